@@ -1,0 +1,212 @@
+"""Neighbourhood graphs and their Laplacians (notes section 1, steps 1-3).
+
+Laplacian Eigenmaps (Belkin & Niyogi, 2003) starts from a graph on the n data
+points. This module builds it and turns it into the matrices the rest of the
+book uses:
+
+- :func:`knn_graph`   the symmetrised k-nearest-neighbour graph W, with 0/1 or
+  heat-kernel weights W_ij = exp(-||y_i - y_j||^2 / t);
+- :func:`laplacian`   L = D - W, L_sym = I - D^{-1/2} W D^{-1/2} or
+  L_rw = I - D^{-1} W, with D = diag(W 1);
+- :func:`graph_energy` the Laplacian-eigenmaps energy sum_ij W_ij ||x_i - x_j||^2,
+  which equals 2 tr(X^T L X) for a symmetric W.
+
+Finding the neighbours is scikit-learn's job (``kneighbors_graph``); this module
+only chooses weights, symmetrises and normalises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import kneighbors_graph
+
+from probdr_lite._validation import check_array, check_choice, check_scalar
+
+__all__ = ["knn_graph", "laplacian", "graph_energy", "check_weights"]
+
+GRAPH_MODES = ("connectivity", "heat")
+SYMMETRIZATIONS = ("max", "mean")
+LAPLACIAN_KINDS = ("unnormalized", "symmetric", "random_walk")
+
+
+def check_weights(W, name: str = "W"):
+    """Return ``W`` as a float CSR matrix or a float NumPy array after checks.
+
+    The weight matrix must be square, finite and non-negative. Sparse input
+    stays sparse (CSR), anything else goes through :func:`check_array`.
+    """
+    if sp.issparse(W):
+        if W.ndim != 2 or W.shape[0] != W.shape[1]:
+            raise ValueError(f"{name} must be a square (n, n) matrix; got shape {W.shape}")
+        if not (np.issubdtype(W.dtype, np.number) or W.dtype == np.bool_):
+            raise TypeError(f"{name} must hold numbers; got dtype {W.dtype}")
+        W = sp.csr_matrix(W)
+        if W.dtype not in (np.float32, np.float64):
+            W = W.astype(np.float64)
+        if not np.all(np.isfinite(W.data)):
+            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    else:
+        W = check_array(W, name, ndim=2, square=True)
+    data = W.data if sp.issparse(W) else W
+    if data.size and data.min() < 0:
+        raise ValueError(f"{name} must have non-negative edge weights; smallest is {data.min():g}")
+    return W
+
+
+def knn_graph(Y, n_neighbors: int = 10, mode: str = "connectivity", bandwidth=None,
+              symmetrize: str = "max"):
+    """Symmetric k-nearest-neighbour graph of the rows of ``Y`` (notes section 1, step 1).
+
+    Each point is joined to its ``n_neighbors`` nearest other points (Euclidean
+    distance, found by :func:`sklearn.neighbors.kneighbors_graph`). The directed
+    graph G is then made symmetric, by default as in Belkin & Niyogi (2003):
+    W = max(G, G^T), i.e. i ~ j if either is among the other's neighbours.
+
+    Weights (``mode``):
+
+    - ``"connectivity"``: W_ij = 1 on every edge;
+    - ``"heat"``: W_ij = exp(-||y_i - y_j||^2 / t), the heat kernel with
+      bandwidth t. By default t is the mean squared distance from a point to
+      its k nearest neighbours, so that a typical edge has weight about e^{-1}
+      whatever the scale of the data (if every such distance is 0, t = 1).
+
+    Parameters
+    ----------
+    Y : array_like or torch.Tensor, shape (n, d)
+        Data, one point per row; n >= 2.
+    n_neighbors : int, default 10
+        k, in [1, n - 1].
+    mode : {"connectivity", "heat"}, default "connectivity"
+    bandwidth : float > 0 or None, default None
+        The heat-kernel t; ignored for ``"connectivity"``. None picks the data
+        default above.
+    symmetrize : {"max", "mean"}, default "max"
+        ``"max"``: W = max(G, G^T) (Belkin & Niyogi). ``"mean"``:
+        W = (G + G^T) / 2, the convention of scikit-learn's
+        ``SpectralEmbedding``.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix, shape (n, n)
+        Symmetric, non-negative, zero diagonal; float64 (float32 if ``Y`` is float32).
+    """
+    Y = check_array(Y, "Y", ndim=2, min_rows=2)
+    n = Y.shape[0]
+    k = check_scalar(n_neighbors, "n_neighbors", low=1, high=n - 1, integer=True)
+    mode = check_choice(mode, "mode", GRAPH_MODES)
+    symmetrize = check_choice(symmetrize, "symmetrize", SYMMETRIZATIONS)
+    if bandwidth is not None:
+        bandwidth = check_scalar(bandwidth, "bandwidth", low=0, low_inclusive=False)
+
+    # Directed graph G: row i holds the distances to the k nearest *other* points
+    # (include_self=False drops i itself, even when it has duplicates).
+    G = kneighbors_graph(Y, k, mode="distance", include_self=False)
+    G = sp.csr_matrix(G, dtype=np.float64)
+    if mode == "connectivity":
+        G.data = np.ones_like(G.data)
+    else:
+        sq = G.data ** 2  # explicit zeros (duplicate points) are kept: weight exp(0) = 1
+        t = bandwidth if bandwidth is not None else float(sq.mean())
+        if t == 0.0:
+            t = 1.0
+        G.data = np.exp(-sq / t)
+
+    W = G.maximum(G.T) if symmetrize == "max" else 0.5 * (G + G.T)
+    W = sp.coo_matrix(W)
+    off = (W.row != W.col) & (W.data != 0)  # zero diagonal, no stored zeros
+    W = sp.csr_matrix((W.data[off], (W.row[off], W.col[off])), shape=(n, n), dtype=Y.dtype)
+    W.sort_indices()
+    return W
+
+
+def laplacian(W, kind: str = "unnormalized"):
+    """Graph Laplacian of a weight matrix (notes section 1, step 2).
+
+    With the degree matrix D = diag(W 1) (row sums),
+
+    - ``"unnormalized"``: L = D - W;
+    - ``"symmetric"``:    L_sym = I - D^{-1/2} W D^{-1/2};
+    - ``"random_walk"``:  L_rw = I - D^{-1} W (the "I - A" of the paper, with
+      A = D^{-1} W row-stochastic).
+
+    All three share the eigenvalue 0 when W is symmetric: L 1 = 0,
+    L_sym D^{1/2} 1 = 0, L_rw 1 = 0. W need not be symmetric (an attention
+    matrix is not); the degree is then the out-degree (row sums).
+
+    Parameters
+    ----------
+    W : array_like or scipy.sparse matrix, shape (n, n)
+        Non-negative edge weights. The normalised kinds need every degree > 0.
+    kind : {"unnormalized", "symmetric", "random_walk"}, default "unnormalized"
+
+    Returns
+    -------
+    L : same kind of matrix as ``W`` (sparse CSR in, CSR out; dense in, dense out).
+    """
+    W = check_weights(W, "W")
+    kind = check_choice(kind, "kind", LAPLACIAN_KINDS)
+    n = W.shape[0]
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    if kind != "unnormalized":
+        isolated = np.flatnonzero(deg <= 0)
+        if isolated.size:
+            raise ValueError(
+                f"W has {isolated.size} isolated node(s) with zero degree (first: index "
+                f"{isolated[0]}); kind={kind!r} divides by the degree. Use more neighbours, "
+                "drop those points, or use kind='unnormalized'."
+            )
+    if sp.issparse(W):
+        D = sp.diags(deg)
+        eye = sp.identity(n, dtype=W.dtype, format="csr")
+        if kind == "unnormalized":
+            L = D - W
+        elif kind == "symmetric":
+            s = sp.diags(1.0 / np.sqrt(deg))
+            L = eye - s @ W @ s
+        else:
+            L = eye - sp.diags(1.0 / deg) @ W
+        return sp.csr_matrix(L, dtype=W.dtype)
+    if kind == "unnormalized":
+        L = np.diag(deg) - W
+    elif kind == "symmetric":
+        s = 1.0 / np.sqrt(deg)
+        L = np.eye(n) - s[:, None] * W * s[None, :]
+    else:
+        L = np.eye(n) - W / deg[:, None]
+    return L.astype(W.dtype, copy=False)
+
+
+def graph_energy(X, W) -> float:
+    """Laplacian-eigenmaps energy E(X) = sum_ij W_ij ||x_i - x_j||^2 (notes section 1, step 3).
+
+    Computed edge by edge from the definition. For a symmetric W it equals
+    2 tr(X^T L X) with L = D - W, the trace term of the ProbDR ELBO; for a
+    general W it equals tr(X^T (D_out + D_in - W - W^T) X).
+
+    Parameters
+    ----------
+    X : array_like or torch.Tensor, shape (n, q)
+        Embedding, one point per row.
+    W : array_like or scipy.sparse matrix, shape (n, n)
+        Non-negative edge weights.
+
+    Returns
+    -------
+    float
+    """
+    X = check_array(X, "X", ndim=2)
+    W = check_weights(W, "W")
+    if W.shape[0] != X.shape[0]:
+        raise ValueError(f"W must be ({X.shape[0]}, {X.shape[0]}) to match X; got shape {W.shape}")
+    C = sp.coo_matrix(W)
+    X = X.astype(np.float64, copy=False)
+    total = 0.0
+    chunk = 1 << 16  # edges per block, to bound memory for big graphs
+    for start in range(0, C.nnz, chunk):
+        r = C.row[start:start + chunk]
+        c = C.col[start:start + chunk]
+        w = C.data[start:start + chunk].astype(np.float64)
+        diff = X[r] - X[c]  # (edges, q)
+        total += float(np.dot(w, np.einsum("eq,eq->e", diff, diff)))
+    return total
