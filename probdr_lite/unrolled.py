@@ -1,0 +1,868 @@
+"""The ELBO's gradient step as a transformer block (notes section 3, objections in section 4).
+
+One idea, read top to bottom:
+
+1. ``layer_norm`` is Pi, the LayerNorm without affine terms or epsilon: the Euclidean projection of every row onto
+   {x : 1^T x = 0, ||x||^2 = d_q} (notes 3.6). ``embed`` maps data to the first latents, Pi(Y W_E).
+2. ``attention_matrix`` is the row softmax A = sigma(S) of the logits S = (kappa / d_q) X X^T - beta I + M
+   (notes 3.1 and 3.3; M is 0 where a point attends and -inf where it is blocked).
+3. ``update_direction`` gives the raw direction D of one step for each ``variant``; ``block_step`` returns
+   Pi(X + eta D) and ``unroll`` repeats it. The variants, with L = I - A and C = X X^T + beta I:
+
+   ===========  =============================================  ======================================
+   variant      direction D                                     reading
+   ===========  =============================================  ======================================
+   attention    2 A X                                           a standard block at diagonal init
+   diffusion    2 (A - I) X = -2 L X                            the paper's A - I (notes 3.3)
+   paper        2 (A - I) X + 2 X / (d_q + beta)                A - I plus the approximated regulariser
+                                                                (notes 3.3 + 3.4)
+   exact        2 C^{-1} X - (L + L^T) X                        the stop-gradient ELBO gradient
+                                                                (notes section 2; objections 1 and 4)
+   symmetric    2 (D^{-1/2} E D^{-1/2} - I) X, E = exp(S)       a symmetric-graph diffusion (objection 1)
+   full         grad_X [log det C - tr(X^T L(X) X)]             A's dependence on X kept (objection 3)
+   ===========  =============================================  ======================================
+
+4. ``DiagonalTransformer`` is an ordinary single-head post-LayerNorm transformer (nn.Linear query, key, value and
+   output weights, an nn.Linear feed-forward in parallel with attention, nn.LayerNorm) whose weights are set to the
+   diagonal values of notes 3.5, so that its forward pass equals ``unroll``.
+
+Memory. No public step ever holds the n x n attention matrix: A X, A^T X and the other n x n products are built from
+blocks of rows of the logits (``block_size`` rows at a time, chosen from ``BLOCK_BYTES`` when not given), so 10,000
+MNIST images go through 8 blocks at d_q = 128 in a few hundred MB. Only the functions that return or differentiate
+the dense matrix (``attention_matrix``, ``full_objective``) refuse n above ``MAX_DENSE_N``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from probdr_lite._validation import check_choice, check_scalar, check_seed, check_tensor
+
+__all__ = [
+    "VARIANTS",
+    "TRANSFORMER_VARIANTS",
+    "KAPPA_MAX",
+    "ETA_MAX",
+    "BETA_MAX",
+    "N_STEPS_MAX",
+    "MAX_DENSE_N",
+    "BLOCK_BYTES",
+    "layer_norm",
+    "embed",
+    "attention_matrix",
+    "attention_times",
+    "regulariser_gradient",
+    "update_direction",
+    "block_step",
+    "unroll",
+    "stop_gradient_objective",
+    "full_objective",
+    "DiagonalTransformer",
+]
+
+VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric", "full")
+TRANSFORMER_VARIANTS = ("attention", "diffusion", "paper")
+
+KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's inverse temperature (bandwidth 1 / kappa)
+ETA_MAX = 10.0  # eta in (0, ETA_MAX]: the step size; the notes use 0.4 (below 0.5 bounds the A - I update)
+BETA_MAX = 1e4  # beta in [0, BETA_MAX]: the jitter of C = X X^T + beta I and the self-attention penalty
+N_STEPS_MAX = 10_000  # unroll at most this many steps
+MAX_DENSE_N = 4096  # the largest n for which a dense (n, n) matrix is formed (64 MiB in float32, 128 MiB in float64)
+BLOCK_BYTES = 64 * 2**20  # default budget for one (rows, n) block of logits: 64 MiB
+_MAX_AUTO_BLOCK = 2048  # larger blocks stop paying off on CPUs (cache), so the automatic choice stops here
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Input checks (every public function calls these first)
+
+
+def _check_latents(X, name: str = "X") -> torch.Tensor:
+    """A finite 2-D float tensor with at least 2 columns (d_q >= 2)."""
+    X = check_tensor(X, name, ndim=2, min_rows=1)
+    if X.shape[1] < 2:
+        raise ValueError(f"{name} must have d_q >= 2 columns (LayerNorm needs two); got shape {tuple(X.shape)}")
+    return X
+
+
+def _check_kappa(kappa) -> float:
+    return check_scalar(kappa, "kappa", low=0.0, high=KAPPA_MAX, low_inclusive=False)
+
+
+def _check_eta(eta) -> float:
+    return check_scalar(eta, "eta", low=0.0, high=ETA_MAX, low_inclusive=False)
+
+
+def _check_beta(beta) -> float:
+    return check_scalar(beta, "beta", low=0.0, high=BETA_MAX)
+
+
+def _check_variant(variant, choices=VARIANTS) -> str:
+    return check_choice(variant, "variant", choices)
+
+
+def _check_block_size(block_size):
+    if block_size is None:
+        return None
+    return check_scalar(block_size, "block_size", low=1, integer=True)
+
+
+def _check_logit_range(X: torch.Tensor, kappa: float, beta: float) -> None:
+    """Refuse latents so large that the logits would overflow X's dtype.
+
+    By Cauchy-Schwarz |S_ij| <= (kappa / d_q) max_i ||x_i||^2 + beta; LayerNormed rows give kappa + beta.
+    """
+    sq = X.detach().to(torch.float64).pow(2).sum(1).max().item()
+    bound = kappa / X.shape[1] * sq + beta
+    if not math.isfinite(bound) or bound > torch.finfo(X.dtype).max / 16:
+        raise ValueError(
+            f"X is too large for its dtype {X.dtype}: the logits (kappa / d_q) X X^T would overflow "
+            f"(bound {bound:.3g}); pass LayerNormed latents (see layer_norm) or use float64"
+        )
+
+
+@dataclass(frozen=True)
+class _Mask:
+    """A validated mask: kind is 'none', 'causal', 'bool' (True attends) or 'add' (added to the logits)."""
+
+    kind: str
+    value: torch.Tensor | None = None
+
+    def dense(self, n: int, like: torch.Tensor) -> torch.Tensor | None:
+        """The additive (n, n) matrix M, or None when there is no mask."""
+        if self.kind == "none":
+            return None
+        if self.kind == "causal":
+            blocked = torch.ones(n, n, dtype=torch.bool, device=like.device).triu(1)
+            return torch.zeros(n, n, dtype=like.dtype, device=like.device).masked_fill(blocked, -math.inf)
+        if self.kind == "bool":
+            return torch.zeros(n, n, dtype=like.dtype, device=like.device).masked_fill(~self.value, -math.inf)
+        return self.value
+
+
+def _check_mask(mask, n: int, like: torch.Tensor) -> _Mask:
+    """Validate ``mask`` for n points: None, "causal", a boolean (n, n) array (True = attend) or an additive one."""
+    if mask is None:
+        return _Mask("none")
+    if isinstance(mask, str):
+        check_choice(mask, "mask", ("causal",))
+        return _Mask("causal")
+    if isinstance(mask, np.ndarray):
+        mask = torch.from_numpy(np.ascontiguousarray(mask))
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(
+            f"mask must be None, 'causal' or an (n, n) boolean or float array; got {type(mask).__name__}"
+        )
+    if mask.ndim != 2 or tuple(mask.shape) != (n, n):
+        raise ValueError(f"mask must have shape (n, n) = ({n}, {n}) to match X; got shape {tuple(mask.shape)}")
+    mask = mask.to(like.device)
+    if mask.dtype == torch.bool:
+        if not bool(mask.any(1).all()):
+            raise ValueError("mask must let every row attend to at least one point (a row of False has no softmax)")
+        return _Mask("bool", mask)
+    if not torch.is_floating_point(mask):  # an integer 0/1 mask is ambiguous (attend flags or additive?)
+        raise TypeError(
+            f"mask must be boolean (True = attend) or floating-point (added to the logits); got {mask.dtype}"
+        )
+    mask = mask.to(like.dtype)
+    if bool(torch.isnan(mask).any()) or bool((mask == math.inf).any()):
+        raise ValueError("an additive mask must be finite or -inf (no NaN, no +inf)")
+    if not bool((mask > -math.inf).any(1).all()):
+        raise ValueError("mask must let every row attend to at least one point (a row of -inf has no softmax)")
+    return _Mask("add", mask)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Pi: LayerNorm without affine terms or epsilon (notes 3.6)
+
+
+def _project(Z: torch.Tensor, where: str = "X") -> torch.Tensor:
+    """Pi(Z) = sqrt(d_q) (Z - mean) / ||Z - mean|| row by row, overflow-safe (rows are rescaled by their max first)."""
+    Zc = Z - Z.mean(1, keepdim=True)  # (n, d_q), rows centred
+    peak = Zc.abs().amax(1, keepdim=True)  # (n, 1); Pi is scale-invariant, so dividing by it changes nothing
+    if bool((peak == 0).any()) or not bool(torch.isfinite(peak).all()):
+        raise ValueError(
+            f"{where}: a row is constant (or not finite), so the LayerNorm projection Pi is undefined"
+            + ("" if where == "X" else "; try a smaller eta")
+        )
+    Zc = Zc / peak
+    return Zc * (math.sqrt(Z.shape[1]) / Zc.norm(dim=1, keepdim=True))
+
+
+def layer_norm(X) -> torch.Tensor:
+    """Pi: LayerNorm without affine terms or epsilon (notes 3.6).
+
+    Each row is centred and rescaled to squared norm d_q,
+
+        Pi(x) = sqrt(d_q) (x - mean(x) 1) / ||x - mean(x) 1||,
+
+    the Euclidean projection of x onto {x : 1^T x = 0, ||x||^2 = d_q}; it equals
+    ``nn.LayerNorm(d_q, elementwise_affine=False, eps=0)``. Pi(c x) = Pi(x) for every c > 0.
+
+    Parameters
+    ----------
+    X : array or tensor of shape (n, d_q), d_q >= 2
+        Finite rows, none of them constant.
+
+    Returns
+    -------
+    torch.Tensor of shape (n, d_q), same dtype as X (numpy input is converted).
+    """
+    X = _check_latents(X)
+    return _project(X, "X")
+
+
+def embed(Y, d_q: int = 128, seed: int = 0) -> torch.Tensor:
+    """The first latents X_0 = Pi(Y W_E) with a seeded Gaussian projection (the notes' default for the MNIST figure).
+
+    W_E has shape (d, d_q) and entries N(0, 1/d), d = Y's number of columns; it is drawn in float64 from a
+    ``torch.Generator`` seeded with ``seed`` and cast to Y's dtype, so the same seed gives the same numbers in
+    float32 and float64.
+
+    Parameters
+    ----------
+    Y : array or tensor of shape (n, d)
+        The data, e.g. flattened MNIST images (d = 784).
+    d_q : int, default 128
+        Latent dimension, in [2, 65536].
+    seed : int, default 0
+        Non-negative seed of the projection.
+
+    Returns
+    -------
+    torch.Tensor of shape (n, d_q), rows centred with squared norm d_q.
+    """
+    Y = check_tensor(Y, "Y", ndim=2, min_rows=1)
+    d_q = check_scalar(d_q, "d_q", low=2, high=65536, integer=True)
+    seed = check_seed(seed)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    d = Y.shape[1]
+    W_E = torch.randn(d, d_q, generator=gen, dtype=torch.float64) / math.sqrt(d)  # (d, d_q)
+    Z = Y @ W_E.to(dtype=Y.dtype, device=Y.device)  # (n, d_q)
+    return _project(Z, "embed: Y W_E")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Attention: the dense matrix (small n) and row blocks of the logits (any n)
+
+
+def _dense_logits(X: torch.Tensor, kappa: float, beta: float, mask: _Mask) -> torch.Tensor:
+    """S = (kappa / d_q) X X^T - beta I + M as one (n, n) matrix, differentiable in X."""
+    n, d_q = X.shape
+    S = (kappa / d_q) * (X @ X.T) - beta * torch.eye(n, dtype=X.dtype, device=X.device)  # (n, n)
+    M = mask.dense(n, X)
+    return S if M is None else S + M
+
+
+def attention_matrix(X, kappa, beta=0.0, mask=None) -> torch.Tensor:
+    """The attention (adjacency) matrix A = sigma(S), S = (kappa / d_q) X X^T - beta I + M (notes 3.1, 3.3).
+
+    sigma is the row-wise softmax, computed after subtracting each row's maximum, so the result is finite for
+    kappa up to 1e4 and any d_q. With LayerNormed rows the logits are kappa cos(x_i, x_j) - beta [i = j]
+    (notes 3.5), and A is the random-walk matrix D^{-1} W of a heat-kernel graph of bandwidth 1 / kappa
+    (notes 3.7). Every row of A sums to 1; L = I - A is the random-walk Laplacian.
+
+    Parameters
+    ----------
+    X : array or tensor of shape (n, d_q), n <= MAX_DENSE_N
+        Latents (normally LayerNormed). Differentiable if it requires grad.
+    kappa : float in (0, 1e4]
+    beta : float in [0, 1e4], default 0
+        Penalty on self-attention (the -beta I of notes 3.3).
+    mask : None, "causal", (n, n) bool (True = attend) or (n, n) float (added to the logits; -inf blocks)
+        Every row must attend to at least one point.
+
+    Returns
+    -------
+    torch.Tensor of shape (n, n), rows summing to 1.
+
+    See Also
+    --------
+    attention_times : A X for any n without forming A.
+    """
+    X = _check_latents(X)
+    kappa, beta = _check_kappa(kappa), _check_beta(beta)
+    n = X.shape[0]
+    if n > MAX_DENSE_N:
+        raise ValueError(
+            f"X has n = {n} rows, above MAX_DENSE_N = {MAX_DENSE_N} for a dense (n, n) attention matrix; "
+            "use attention_times / block_step, which work in row blocks"
+        )
+    mask = _check_mask(mask, n, X)
+    _check_logit_range(X, kappa, beta)
+    return torch.softmax(_dense_logits(X, kappa, beta, mask), dim=1)
+
+
+def _auto_block_size(n: int, itemsize: int, copies: int) -> int:
+    """Rows per block so that ``copies`` (rows, n) buffers fit in BLOCK_BYTES."""
+    rows = BLOCK_BYTES // max(1, copies * n * itemsize)
+    return int(max(1, min(n, _MAX_AUTO_BLOCK, rows)))
+
+
+def _logit_blocks(X, kappa, beta, mask: _Mask, block_size, keep_gram=False):
+    """Yield (r0, r1, c, S, K) for consecutive row blocks of the logits.
+
+    S is the (r1 - r0, c) block of S = (kappa / d_q) X X^T - beta I + M restricted to the first c columns
+    (c = n, or c = r1 under a causal mask, where the later columns are all blocked). K is the block of X X^T
+    when ``keep_gram`` (needed by the "full" gradient), else None. S is a fresh buffer the caller may overwrite.
+    """
+    n, d_q = X.shape
+    scale = kappa / d_q
+    for r0 in range(0, n, block_size):
+        r1 = min(n, r0 + block_size)
+        c = r1 if mask.kind == "causal" else n
+        if keep_gram:
+            K = X[r0:r1] @ X[:c].T  # (b, c)
+            S = K * scale
+        else:
+            K = None
+            S = (X[r0:r1] * scale) @ X[:c].T  # (b, c): scaling the b x d_q factor is cheaper than the b x c block
+        S.diagonal(r0).sub_(beta)  # entries (i, i) of the block: the -beta I term
+        if mask.kind == "causal":
+            b = r1 - r0
+            future = torch.ones(b, b, dtype=torch.bool, device=X.device).triu(1)  # (b, b) j > i in the square part
+            S[:, r0:r1].masked_fill_(future, -math.inf)
+        elif mask.kind == "bool":
+            S.masked_fill_(~mask.value[r0:r1], -math.inf)
+        elif mask.kind == "add":
+            S.add_(mask.value[r0:r1])
+        yield r0, r1, c, S, K
+
+
+def _softmax_rows_(S: torch.Tensor):
+    """In place: S <- exp(S - rowmax); returns the row sums s (b, 1), so the softmax block is S / s."""
+    S.sub_(S.amax(1, keepdim=True)).exp_()
+    return S.sum(1, keepdim=True)
+
+
+def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=False):
+    """A X (and A^T X) accumulated over row blocks; memory O(block_size * n)."""
+    AX = torch.empty_like(X)  # (n, d_q)
+    AtX = torch.zeros_like(X) if transpose_too else None
+    for r0, r1, c, P, _ in _logit_blocks(X, kappa, beta, mask, block_size):
+        s = _softmax_rows_(P)  # P: (b, c) unnormalised, s: (b, 1)
+        AX[r0:r1] = (P @ X[:c]) / s  # rows of A X: normalising the (b, d_q) product is cheaper than P itself
+        if transpose_too:
+            AtX[:c] += P.T @ (X[r0:r1] / s)  # A^T X = sum over blocks of A_blk^T X_blk
+    return AX, AtX
+
+
+def attention_times(X, kappa, beta=0.0, mask=None, block_size=None) -> torch.Tensor:
+    """A X for A = sigma((kappa / d_q) X X^T - beta I + M), without ever holding the (n, n) matrix.
+
+    The rows of A X are computed ``block_size`` rows at a time: the (b, n) block of logits is formed, its rows
+    are exponentiated after subtracting their maximum, multiplied by X, and the (b, d_q) result divided by the
+    row sums. Memory is O(b n) instead of O(n^2); the answer is the same as ``attention_matrix(X, ...) @ X``.
+
+    Parameters
+    ----------
+    X, kappa, beta, mask
+        As in :func:`attention_matrix` (any n).
+    block_size : int >= 1, optional
+        Rows per block; by default as many as fit in BLOCK_BYTES (at most 2048).
+
+    Returns
+    -------
+    torch.Tensor of shape (n, d_q).
+    """
+    X = _check_latents(X)
+    kappa, beta = _check_kappa(kappa), _check_beta(beta)
+    mask = _check_mask(mask, X.shape[0], X)
+    block_size = _check_block_size(block_size) or _auto_block_size(X.shape[0], X.element_size(), 1)
+    _check_logit_range(X, kappa, beta)
+    with torch.no_grad():
+        return _attention_times(X, kappa, beta, mask, block_size)[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The regulariser 2 C^{-1} X, C = X X^T + beta I (notes section 2 and objection 4)
+
+
+def _inverse_gram_times(X: torch.Tensor, beta: float) -> torch.Tensor:
+    """C^{-1} X with C = X X^T + beta I, via the smaller Gram matrix, solved in float64 and cast back.
+
+    For n <= d_q solve (X X^T + beta I_n) Z = X. For n > d_q use the push-through identity
+    (X X^T + beta I_n)^{-1} X = X (X^T X + beta I_{d_q})^{-1}: O(n d_q^2) instead of O(n^3). When n > d_q,
+    X X^T has rank at most d_q < n, so C is singular unless beta > 0.
+    """
+    n, d_q = X.shape
+    X64 = X.detach().to(torch.float64)
+    if n <= d_q:
+        G = X64 @ X64.T + beta * torch.eye(n, dtype=torch.float64, device=X.device)  # (n, n)
+        rhs = X64
+    else:
+        if beta == 0:
+            raise ValueError(
+                f"beta must be > 0 when n > d_q (n = {n}, d_q = {d_q}): then X X^T has rank <= d_q < n and "
+                "C = X X^T + beta I is singular"
+            )
+        G = X64.T @ X64 + beta * torch.eye(d_q, dtype=torch.float64, device=X.device)  # (d_q, d_q)
+        rhs = X64.T  # (d_q, n)
+    chol, info = torch.linalg.cholesky_ex(G)
+    if int(info) != 0:
+        raise ValueError(
+            f"beta = {beta:g} leaves C = X X^T + beta I numerically singular (X's rows are linearly dependent; "
+            "LayerNormed rows span at most d_q - 1 dimensions); use beta > 0 or a larger beta"
+        )
+    Z = torch.cholesky_solve(rhs, chol)
+    Z = Z if n <= d_q else Z.T  # (n, d_q)
+    return Z.to(X.dtype)
+
+
+def regulariser_gradient(X, beta) -> torch.Tensor:
+    """The gradient of the log-det regulariser: d/dX log det(X X^T + beta I) = 2 (X X^T + beta I)^{-1} X.
+
+    The paper replaces it by 2 X / (d_q + beta) (notes 3.4, objection 4); this is the exact term. Computed through
+    the smaller Gram matrix (see ``_inverse_gram_times``): for n > d_q it needs beta > 0.
+
+    Parameters
+    ----------
+    X : array or tensor of shape (n, d_q)
+    beta : float in [0, 1e4]
+
+    Returns
+    -------
+    torch.Tensor of shape (n, d_q).
+    """
+    X = _check_latents(X)
+    beta = _check_beta(beta)
+    return 2.0 * _inverse_gram_times(X, beta)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# One step: the direction of each variant, then the projection
+
+
+def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size):
+    """Rows of (D^{-1/2} E D^{-1/2}) X, each divided by exp(g_i), and the log-scales g (n, 1).
+
+    With E = exp(S) and D = diag(E 1), (D^{-1/2} E D^{-1/2})_ij = exp(S_ij - (l_i + l_j) / 2) where
+    l_i = logsumexp_j S_ij: exact, and two passes over row blocks (first every l_i, then the product) keep memory
+    at O(b n). Without a mask S is symmetric and every exponent is <= 0. With a mask it can be positive (a point
+    with few allowed neighbours has a tiny degree), so row i is returned divided by exp(g_i), g_i =
+    max(0, max_j exponent): Pi is invariant to that per-row scale.
+    """
+    n = X.shape[0]
+    lse = torch.empty(n, 1, dtype=X.dtype, device=X.device)  # (n, 1) log degrees l_i
+    for r0, r1, _, S, _ in _logit_blocks(X, kappa, beta, mask, block_size):
+        lse[r0:r1] = torch.logsumexp(S, dim=1, keepdim=True)
+    out = torch.empty_like(X)
+    g = torch.empty(n, 1, dtype=X.dtype, device=X.device)
+    half = 0.5 * lse
+    for r0, r1, c, T, _ in _logit_blocks(X, kappa, beta, mask, block_size):
+        T.sub_(half[r0:r1]).sub_(half[:c].T)  # (b, c) exponents S_ij - (l_i + l_j) / 2
+        g[r0:r1] = T.amax(1, keepdim=True).clamp_min(0.0)
+        T.sub_(g[r0:r1]).exp_()
+        out[r0:r1] = T @ X[:c]
+    return out, g
+
+
+def _direction(X, kappa, beta, variant, mask: _Mask, block_size):
+    """(D, g): the direction is exp(g) * D row-wise; g is None except for "symmetric" (see _symmetric_scaled)."""
+    n, d_q = X.shape
+    if variant == "symmetric":
+        WX, g = _symmetric_scaled(X, kappa, beta, mask, block_size)
+        return 2.0 * (WX - torch.exp(-g) * X), g  # 2 (A_sym - I) X, row i divided by exp(g_i)
+    if variant in ("attention", "diffusion", "paper"):
+        AX, _ = _attention_times(X, kappa, beta, mask, block_size)
+        if variant == "attention":
+            return 2.0 * AX, None
+        D = 2.0 * (AX - X)  # 2 (A - I) X = -2 L X
+        if variant == "paper":
+            D = D + (2.0 / (d_q + beta)) * X  # the regulariser 2 C^{-1} X approximated by 2 X / (d_q + beta)
+        return D, None
+    reg = 2.0 * _inverse_gram_times(X, beta)  # 2 C^{-1} X
+    if variant == "exact":
+        AX, AtX = _attention_times(X, kappa, beta, mask, block_size, transpose_too=True)
+        return reg - 2.0 * X + AX + AtX, None  # 2 C^{-1} X - (L + L^T) X, with L + L^T = 2 I - A - A^T
+    # variant == "full": grad of F(X) = log det C - tr(X^T X) + tr(X^T A(X) X).
+    # With K = X X^T, G = sum_ij A_ij K_ij and dA_ij = A_ij (dS_ij - sum_k A_ik dS_ik), dS = (kappa / d_q) dK:
+    #   dG = sum_ij H_ij dK_ij,  H = A + (kappa / d_q) A o (K - kbar 1^T),  kbar_i = sum_k A_ik K_ik,
+    # so grad G = (H + H^T) X. H X and H^T X are accumulated over row blocks like A X and A^T X.
+    scale = kappa / d_q
+    HX = torch.empty_like(X)
+    HtX = torch.zeros_like(X)
+    for r0, r1, c, P, K in _logit_blocks(X, kappa, beta, mask, block_size, keep_gram=True):
+        s = _softmax_rows_(P)
+        P.div_(s)  # (b, c) rows of A
+        kbar = (P * K).sum(1, keepdim=True)  # (b, 1)
+        K.sub_(kbar).mul_(P).mul_(scale).add_(P)  # K <- H block = A + scale * A o (K - kbar)
+        HX[r0:r1] = K @ X[:c]
+        HtX[:c] += K.T @ X[r0:r1]
+    return reg - 2.0 * X + HX + HtX, None
+
+
+def _prepare(X, kappa, beta, variant, mask, block_size, variants=VARIANTS):
+    X = _check_latents(X)
+    kappa, beta = _check_kappa(kappa), _check_beta(beta)
+    variant = _check_variant(variant, variants)
+    mask = _check_mask(mask, X.shape[0], X)
+    block_size = _check_block_size(block_size)
+    if block_size is None:
+        copies = 2 if variant == "full" else 1  # "full" keeps the Gram block next to the logits
+        block_size = _auto_block_size(X.shape[0], X.element_size(), copies)
+    if variant in ("exact", "full") and beta == 0 and X.shape[0] > X.shape[1]:
+        raise ValueError(
+            f"beta must be > 0 for variant {variant!r} when n > d_q (n = {X.shape[0]}, d_q = {X.shape[1]}): "
+            "C = X X^T + beta I is singular otherwise"
+        )
+    _check_logit_range(X, kappa, beta)
+    return X, kappa, beta, variant, mask, block_size
+
+
+def update_direction(X, kappa, beta, variant, mask=None, block_size=None) -> torch.Tensor:
+    """The raw (pre-projection) direction D of one step, so that ``block_step`` = Pi(X + eta D).
+
+    With A = sigma((kappa / d_q) X X^T - beta I + M), L = I - A and C = X X^T + beta I:
+
+    - "attention": D = 2 A X (a standard block at diagonal initialisation, notes 3.5);
+    - "diffusion": D = 2 (A - I) X = -2 L X (the paper's update, notes 3.3);
+    - "paper": D = 2 (A - I) X + 2 X / (d_q + beta) (notes 3.3 with the approximation of 3.4);
+    - "exact": D = 2 C^{-1} X - (L + L^T) X, the gradient of the stop-gradient objective
+      F_sg(X) = log det C - tr(X^T L X) with L held fixed (notes section 2; objections 1 and 4);
+    - "symmetric": D = 2 (D_E^{-1/2} E D_E^{-1/2} - I) X, E = exp(S), D_E = diag(E 1) (objection 1);
+    - "full": D = grad F(X), F(X) = log det C - tr(X^T L(X) X) with A's dependence on X kept (objection 3),
+      = 2 C^{-1} X - 2 X + (H + H^T) X, H = A + (kappa / d_q) A o (X X^T - kbar 1^T), kbar_i = sum_k A_ik (X X^T)_ik.
+
+    Everything is computed in row blocks of the logits (O(block_size n) memory), so every variant works for any n.
+    C^{-1} X uses the smaller Gram matrix (X X^T + beta I)^{-1} X = X (X^T X + beta I)^{-1} when n > d_q, which
+    needs beta > 0 ("exact" and "full"; LayerNormed rows span at most d_q - 1 dimensions).
+
+    Parameters
+    ----------
+    X : array or tensor of shape (n, d_q)
+    kappa : float in (0, 1e4]
+    beta : float in [0, 1e4]
+    variant : {"attention", "diffusion", "paper", "exact", "symmetric", "full"}
+    mask : None, "causal", (n, n) bool (True = attend) or (n, n) additive float
+    block_size : int >= 1, optional
+        Rows per block (default from BLOCK_BYTES).
+
+    Returns
+    -------
+    torch.Tensor of shape (n, d_q), X's dtype. Not differentiable (computed without autograd).
+
+    Raises
+    ------
+    ValueError
+        For out-of-range input, or if the "symmetric" direction itself overflows (possible only with a mask and
+        a large beta; ``block_step`` still works there because Pi ignores the scale).
+    """
+    X, kappa, beta, variant, mask, block_size = _prepare(X, kappa, beta, variant, mask, block_size)
+    with torch.no_grad():
+        D, g = _direction(X, kappa, beta, variant, mask, block_size)
+        if g is not None:
+            D = D * torch.exp(g)
+            if not bool(torch.isfinite(D).all()):
+                raise ValueError(
+                    f"the 'symmetric' direction overflows {X.dtype} for this mask and beta = {beta:g} (a masked "
+                    "point's degree is tiny); use a smaller beta or float64, or block_step, which is scale-free"
+                )
+    return D
+
+
+def _step(X, kappa, eta, beta, variant, mask, block_size):
+    D, g = _direction(X, kappa, beta, variant, mask, block_size)
+    Z = X + eta * D if g is None else torch.exp(-g) * X + eta * D  # row i of the latter is exp(-g_i) (X + eta D)
+    return _project(Z, f"block_step (variant {variant!r}, eta = {eta:g})")
+
+
+def block_step(X, kappa, eta, beta, variant, mask=None, block_size=None) -> torch.Tensor:
+    """One unrolled step: Pi(X + eta D), D the direction of ``variant`` (see :func:`update_direction`).
+
+    - "attention": Pi(X + 2 eta A X);
+    - "diffusion": Pi(X + 2 eta (A - I) X), notes 3.3;
+    - "paper": Pi(X + 2 eta (A - I) X + 2 eta / (d_q + beta) X), notes 3.3-3.4;
+    - "exact": Pi(X + eta [2 C^{-1} X - (L + L^T) X]), L = I - A held fixed;
+    - "symmetric": Pi(X + 2 eta (D^{-1/2} E D^{-1/2} - I) X);
+    - "full": Pi(X + eta grad F(X)).
+
+    Pi is the LayerNorm projection (notes 3.6), so each step is projected gradient ascent on the corresponding
+    objective. Never holds the (n, n) matrix.
+
+    Parameters
+    ----------
+    X : array or tensor of shape (n, d_q)
+    kappa : float in (0, 1e4]
+    eta : float in (0, 10]
+        Step size (the notes use 0.4).
+    beta : float in [0, 1e4]
+    variant : {"attention", "diffusion", "paper", "exact", "symmetric", "full"}
+    mask : None, "causal", (n, n) bool or (n, n) additive float
+    block_size : int >= 1, optional
+
+    Returns
+    -------
+    torch.Tensor of shape (n, d_q): rows centred with squared norm d_q.
+    """
+    eta = _check_eta(eta)
+    X, kappa, beta, variant, mask, block_size = _prepare(X, kappa, beta, variant, mask, block_size)
+    with torch.no_grad():
+        return _step(X, kappa, eta, beta, variant, mask, block_size)
+
+
+def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -> list:
+    """Repeat :func:`block_step` n_steps times with the same (shared) parameters: X_{t+1} = Pi(X_t + eta D(X_t)).
+
+    This is the notes' 8-step MNIST experiment (kappa = 30, eta = 0.4, d_q = 128) and a transformer with weights
+    shared across layers at diagonal initialisation (see :class:`DiagonalTransformer`).
+
+    Parameters
+    ----------
+    X0 : array or tensor of shape (n, d_q)
+        First latents (normally ``embed(Y)``); used as given, not projected.
+    n_steps : int in [0, 10000]
+    kappa, eta, beta, variant, mask, block_size
+        As in :func:`block_step`.
+
+    Returns
+    -------
+    list of n_steps + 1 tensors of shape (n, d_q), X0 first.
+    """
+    n_steps = check_scalar(n_steps, "n_steps", low=0, high=N_STEPS_MAX, integer=True)
+    eta = _check_eta(eta)
+    X, kappa, beta, variant, mask, block_size = _prepare(X0, kappa, beta, variant, mask, block_size)
+    path = [X]
+    with torch.no_grad():
+        for _ in range(n_steps):
+            path.append(_step(path[-1], kappa, eta, beta, variant, mask, block_size))
+    return path
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The objectives (dense, differentiable: for autograd checks and for the objections chapter)
+
+
+def _log_det_C(X: torch.Tensor, beta: float) -> torch.Tensor:
+    """log det(X X^T + beta I_n), differentiable; via log det(X^T X + beta I) + (n - d_q) log beta when n > d_q."""
+    n, d_q = X.shape
+    if n <= d_q:
+        G = X @ X.T + beta * torch.eye(n, dtype=X.dtype, device=X.device)
+        extra = 0.0
+    else:
+        if beta == 0:
+            raise ValueError(f"beta must be > 0 when n > d_q (n = {n}, d_q = {d_q}): log det C = -inf otherwise")
+        G = X.T @ X + beta * torch.eye(d_q, dtype=X.dtype, device=X.device)
+        extra = (n - d_q) * math.log(beta)
+    chol, info = torch.linalg.cholesky_ex(G)
+    if int(info) != 0:
+        raise ValueError(f"beta = {beta:g} leaves C = X X^T + beta I numerically singular; use a larger beta")
+    return 2.0 * torch.log(torch.diagonal(chol)).sum() + extra
+
+
+def stop_gradient_objective(X, A_fixed, beta) -> torch.Tensor:
+    """F_sg(X) = log det(X X^T + beta I) - tr(X^T L X), L = I - A_fixed held fixed (the ELBO of notes section 2
+    with q's Laplacian replaced by the attention's, notes 3.2; up to the factor nu / 2 and its sign).
+
+    Its gradient is 2 C^{-1} X - (L + L^T) X, the "exact" direction. Differentiable in X; A_fixed is detached.
+
+    Parameters
+    ----------
+    X : tensor of shape (n, d_q)
+    A_fixed : tensor of shape (n, n)
+        E.g. ``attention_matrix(X, kappa, beta, mask)``.
+    beta : float in [0, 1e4]; must be > 0 when n > d_q.
+
+    Returns
+    -------
+    0-d tensor.
+    """
+    X = _check_latents(X)
+    n = X.shape[0]
+    A = check_tensor(A_fixed, "A_fixed", ndim=2, square=True)
+    if A.shape[0] != n:
+        raise ValueError(f"A_fixed must have shape (n, n) = ({n}, {n}) to match X; got {tuple(A.shape)}")
+    beta = _check_beta(beta)
+    A = A.detach().to(dtype=X.dtype, device=X.device)
+    trace_LXX = (X * X).sum() - (X * (A @ X)).sum()  # tr(X^T (I - A) X)
+    return _log_det_C(X, beta) - trace_LXX
+
+
+def full_objective(X, kappa, beta, mask=None) -> torch.Tensor:
+    """F(X) = log det(X X^T + beta I) - tr(X^T L(X) X) with L(X) = I - A(X) differentiated through (objection 3).
+
+    Differentiable in X (autograd goes through the softmax); forms the dense (n, n) matrix, so n <= MAX_DENSE_N.
+
+    Parameters
+    ----------
+    X : tensor of shape (n, d_q)
+    kappa : float in (0, 1e4]
+    beta : float in [0, 1e4]; must be > 0 when n > d_q.
+    mask : None, "causal", (n, n) bool or (n, n) additive float
+
+    Returns
+    -------
+    0-d tensor.
+    """
+    X = _check_latents(X)
+    kappa, beta = _check_kappa(kappa), _check_beta(beta)
+    n = X.shape[0]
+    if n > MAX_DENSE_N:
+        raise ValueError(f"X has n = {n} rows, above MAX_DENSE_N = {MAX_DENSE_N} for the dense objective")
+    mask = _check_mask(mask, n, X)
+    _check_logit_range(X, kappa, beta)
+    A = torch.softmax(_dense_logits(X, kappa, beta, mask), dim=1)  # (n, n), depends on X
+    return _log_det_C(X, beta) - (X * X).sum() + (X * (A @ X)).sum()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The same steps as an ordinary transformer with diagonal weights (notes 3.5)
+
+
+@dataclass
+class DiagonalConfig:
+    d_q: int = 128
+    n_layers: int = 8
+    kappa: float = 30.0
+    eta: float = 0.4
+    beta: float = 1.0
+    variant: str = "diffusion"
+
+
+class DiagonalAttention(nn.Module):
+    """Single-head self-attention with diagonal weights (notes 3.5).
+
+    W_Q = W_K = a I with a^2 = kappa / sqrt(d_q), so with the usual 1 / sqrt(d_q) scaling the logits are
+    kappa X X^T / d_q; W_V = I and W_O = 2 eta I, so W_V W_O = 2 eta I. For the A - I variants the value is
+    subtracted from the attention output before the output projection (y = A V - V, the one-line change of the
+    paper), giving 2 eta (A - I) X.
+    """
+
+    def __init__(self, config: DiagonalConfig):
+        super().__init__()
+        d = config.d_q
+        self.q_proj = nn.Linear(d, d, bias=False)
+        self.k_proj = nn.Linear(d, d, bias=False)
+        self.v_proj = nn.Linear(d, d, bias=False)
+        self.o_proj = nn.Linear(d, d, bias=False)
+        self.subtract_value = config.variant in ("diffusion", "paper")  # A - I instead of A
+        self.beta = config.beta
+        eye = torch.eye(d)
+        a = math.sqrt(config.kappa / math.sqrt(d))
+        with torch.no_grad():
+            self.q_proj.weight.copy_(a * eye)
+            self.k_proj.weight.copy_(a * eye)
+            self.v_proj.weight.copy_(eye)
+            self.o_proj.weight.copy_(2.0 * config.eta * eye)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta:g}, residual={'A - I' if self.subtract_value else 'A'}"
+
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, n, d_q) each
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)  # (B, n, d_q) = A V
+        if self.subtract_value:
+            y = y - v  # (A - I) V
+        return self.o_proj(y)
+
+
+class DiagonalFeedForward(nn.Module):
+    """The feed-forward block of the "paper" variant: a linear map 2 eta / (d_q + beta) I (ReLU ignored, notes 3.4)."""
+
+    def __init__(self, config: DiagonalConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(config.d_q, config.d_q, bias=False)
+        with torch.no_grad():
+            self.c_fc.weight.copy_(2.0 * config.eta / (config.d_q + config.beta) * torch.eye(config.d_q))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c_fc(x)
+
+
+class DiagonalBlock(nn.Module):
+    """x <- LayerNorm(x + attn(x) + mlp(x)): post-LayerNorm, attention and feed-forward in parallel (as in GPT-J).
+
+    The parallel form is what the paper's update needs: both terms act on the same X. (A feed-forward after the
+    attention would multiply X + 2 eta (A - I) X by 1 + 2 eta / (d_q + beta), which Pi then removes.)
+    """
+
+    def __init__(self, config: DiagonalConfig):
+        super().__init__()
+        self.attn = DiagonalAttention(config)
+        self.mlp = DiagonalFeedForward(config) if config.variant == "paper" else None
+        self.ln = nn.LayerNorm(config.d_q, eps=0.0, elementwise_affine=False)  # Pi
+
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
+        update = self.attn(x, attn_mask)
+        if self.mlp is not None:
+            update = update + self.mlp(x)
+        return self.ln(x + update)
+
+
+class DiagonalTransformer(nn.Module):
+    """A single-head transformer at the paper's diagonal initialisation; its forward pass equals ``unroll``.
+
+    Built from ordinary layers: nn.Linear query/key/value/output weights, an nn.Linear feed-forward (for "paper"),
+    nn.LayerNorm(eps=0, elementwise_affine=False). The weights are set as in notes 3.5 (see DiagonalAttention);
+    the additive attention mask carries -beta I plus the user's mask M. The n_layers blocks share one set of
+    weights (the notes' default reading of "8 steps through a block"): ``self.h`` lists the same block n_layers
+    times, so ``parameters()`` yields it once.
+
+    forward(X) = unroll(X, n_layers, kappa, eta, beta, variant)[-1]. It holds the dense (n, n) attention inside
+    scaled_dot_product_attention, so it is meant for n up to a few thousand; use :func:`unroll` beyond that.
+
+    Parameters
+    ----------
+    d_q : int >= 2
+    n_layers : int in [0, 10000]
+    kappa : float in (0, 1e4]
+    eta : float in (0, 10]
+    beta : float in [0, 1e4]
+    variant : {"attention", "diffusion", "paper"}
+        The others are not a fixed linear-plus-softmax block and are refused.
+    """
+
+    def __init__(self, d_q=128, n_layers=8, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion"):
+        super().__init__()
+        variant_ok = isinstance(variant, str) and variant in TRANSFORMER_VARIANTS
+        if isinstance(variant, str) and variant in VARIANTS and not variant_ok:
+            raise ValueError(
+                f"variant {variant!r} has no fixed-weight transformer form; DiagonalTransformer supports "
+                f"{', '.join(map(repr, TRANSFORMER_VARIANTS))} (use unroll for the others)"
+            )
+        self.config = DiagonalConfig(
+            d_q=check_scalar(d_q, "d_q", low=2, high=65536, integer=True),
+            n_layers=check_scalar(n_layers, "n_layers", low=0, high=N_STEPS_MAX, integer=True),
+            kappa=_check_kappa(kappa),
+            eta=_check_eta(eta),
+            beta=_check_beta(beta),
+            variant=_check_variant(variant, TRANSFORMER_VARIANTS),
+        )
+        block = DiagonalBlock(self.config)
+        self.h = nn.ModuleList([block] * self.config.n_layers)  # one block, shared by every layer
+
+    def extra_repr(self) -> str:
+        c = self.config
+        return (
+            f"variant={c.variant!r}, d_q={c.d_q}, kappa={c.kappa:g}, eta={c.eta:g}, beta={c.beta:g}, "
+            f"n_layers={c.n_layers} (weights shared)"
+        )
+
+    def forward(self, X, mask=None) -> torch.Tensor:
+        """X of shape (n, d_q) or (B, n, d_q), dtype matching the model (call .double() for float64 input)."""
+        if not isinstance(X, torch.Tensor) or X.ndim not in (2, 3):
+            X = check_tensor(X, "X", ndim=2)
+        d_q = self.config.d_q
+        squeeze = X.ndim == 2
+        X = check_tensor(X[None] if squeeze else X, "X", ndim=3)  # (B, n, d_q)
+        if X.shape[-1] != d_q:
+            raise ValueError(f"X must have d_q = {d_q} columns; got shape {tuple(X.shape)}")
+        dtype = self.h[0].attn.q_proj.weight.dtype if len(self.h) else X.dtype
+        if X.dtype != dtype:
+            raise TypeError(f"X has dtype {X.dtype} but the model is {dtype}; convert one (e.g. model.double())")
+        n = X.shape[1]
+        c = self.config
+        mask = _check_mask(mask, n, X)
+        _check_logit_range(X.reshape(-1, d_q), c.kappa, c.beta)
+        M = mask.dense(n, X)
+        attn_mask = -c.beta * torch.eye(n, dtype=X.dtype, device=X.device)  # (n, n): -beta I + M
+        if M is not None:
+            attn_mask = attn_mask + M
+        for block in self.h:
+            X = block(X, attn_mask)
+        return X[0] if squeeze else X
