@@ -1,0 +1,83 @@
+# %% [markdown]
+# # The data
+#
+# Every chapter runs on data that ships with the helper package, so the book builds and runs
+# without a network. This page loads it once and shows what it looks like.
+#
+# - **MNIST test set** {cite:p}`lecun1998mnist`: 10,000 handwritten digits of 28 x 28 pixels with
+#   their labels. The loader checks the files against their published SHA-256 digests, so a
+#   damaged copy is refused rather than silently used. The 60,000-image training set is not
+#   shipped; `load_mnist(split="train")` fetches it with torchvision where a network exists.
+# - **Tiny Shakespeare** {cite:p}`karpathy2015charrnn`: about a million characters of the plays,
+#   used in the chapter on trained language models.
+# - **Toy manifolds** from scikit-learn's generators (swiss roll, S-curve, two moons, circles),
+#   seeded so that every figure is the same on every build.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+from probdr_lite.data import load_mnist, load_shakespeare, toy_manifold
+from probdr_lite.plotting import digit_grid
+
+# %% [markdown]
+# ## MNIST
+#
+# `load_mnist` returns the images as a float32 matrix with one row of 784 pixel intensities in
+# $[0, 1]$ per image, and the labels as integers. The mean and standard deviation of the pixels
+# are the figures usually quoted for this set (0.1325 and 0.3105), a quick check that nothing
+# went wrong in loading.
+
+# %%
+images, labels = load_mnist()
+print(f"images: {images.shape} {images.dtype}, labels: {labels.shape} {labels.dtype}")
+print(f"pixel mean {images.mean():.5f}, pixel std {images.std():.5f}")
+print("images per class:", dict(enumerate(np.bincount(labels).tolist())))
+
+# %%
+fig = digit_grid(images, labels, n_rows=4, n_cols=10)
+fig.suptitle("The first 40 images of the MNIST test set, with their labels", y=1.02)
+plt.show()
+
+# %% [markdown]
+# Later chapters often work on a subset. `load_mnist(n=1000, stratified=True)` picks the images
+# so that the ten classes are as balanced as possible, still deterministically.
+
+# %%
+_, sub_labels = load_mnist(n=1000, stratified=True)
+print("stratified subset of 1,000, images per class:", np.bincount(sub_labels).tolist())
+
+# %% [markdown]
+# ## Tiny Shakespeare
+#
+# The character-level language model of the later chapter reads this text one character at a
+# time. The first 90 % is for training and the last 10 % for validation.
+
+# %%
+corpus = load_shakespeare()
+print(f"{len(corpus.text):,} characters, {len(corpus.vocab)} distinct")
+print(f"train {len(corpus.train):,} / validation {len(corpus.val):,}")
+print(corpus.text[:250])
+
+# %% [markdown]
+# ## Toy manifolds
+#
+# Two-dimensional sheets rolled up in three dimensions are the classic test for a method that
+# claims to find the low-dimensional structure of data: a straight-line method such as PCA
+# cannot unroll them, a graph-based one can. The colour is the position along the sheet.
+
+# %%
+fig = plt.figure(figsize=(10, 2.8))
+for k, name in enumerate(["swiss_roll", "s_curve", "moons", "circles"]):
+    Y, t = toy_manifold(name, n=1000, noise=0.05 if name in ("moons", "circles") else 0.0, seed=0)
+    if Y.shape[1] == 3:
+        ax = fig.add_subplot(1, 4, k + 1, projection="3d")
+        ax.scatter(Y[:, 0], Y[:, 1], Y[:, 2], c=t, s=3, cmap="viridis")
+        ax.set_xticks([]); ax.set_yticks([]); ax.set_zticks([])
+    else:
+        ax = fig.add_subplot(1, 4, k + 1)
+        ax.scatter(Y[:, 0], Y[:, 1], c=t, s=3, cmap="coolwarm")
+        ax.set_xticks([]); ax.set_yticks([])
+    ax.set_title(name.replace("_", " "))
+fig.tight_layout()
+plt.show()

@@ -1,0 +1,170 @@
+"""Input checks shared by every public function.
+
+Each check raises ``ValueError`` or ``TypeError`` with a message that names the
+parameter and the allowed range, so that a reader who moves a slider too far or
+passes the wrong array sees what went wrong instead of a traceback from deep
+inside torch or SciPy.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Iterable
+
+import numpy as np
+
+try:  # torch is a hard dependency of the package, but keep this module light
+    import torch
+except ImportError:  # pragma: no cover - torch is always installed in practice
+    torch = None
+
+
+def _interval(low, high, low_inclusive, high_inclusive) -> str:
+    left = "[" if (low_inclusive and low is not None) else "("
+    right = "]" if (high_inclusive and high is not None) else ")"
+    lo = "-inf" if low is None else f"{low:g}"
+    hi = "inf" if high is None else f"{high:g}"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def check_scalar(
+    value,
+    name: str,
+    *,
+    low=None,
+    high=None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+    integer: bool = False,
+):
+    """Return ``value`` as a Python number after checking type and range.
+
+    Raises ``TypeError`` for a non-number (bools are refused too) and
+    ``ValueError`` for NaN, infinity or a value outside the interval, with a
+    message such as ``"kappa must be in (0, 10000]; got -1"``.
+    """
+    kind = "an integer" if integer else "a real number"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        if torch is not None and isinstance(value, torch.Tensor) and value.numel() == 1:
+            value = value.item()
+        elif isinstance(value, np.ndarray) and value.size == 1 and value.ndim == 0:
+            value = value.item()
+        else:
+            raise TypeError(f"{name} must be {kind}; got {type(value).__name__}")
+    if integer:
+        if isinstance(value, numbers.Integral):
+            value = int(value)
+        elif float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name} must be {kind}; got {value!r}")
+    else:
+        value = float(value)
+        if not np.isfinite(value):
+            raise ValueError(
+                f"{name} must be a finite number in "
+                f"{_interval(low, high, low_inclusive, high_inclusive)}; got {value}"
+            )
+    bad_low = low is not None and (value < low or (value == low and not low_inclusive))
+    bad_high = high is not None and (value > high or (value == high and not high_inclusive))
+    if bad_low or bad_high:
+        raise ValueError(
+            f"{name} must be in {_interval(low, high, low_inclusive, high_inclusive)}; got {value!r}"
+        )
+    return value
+
+
+def check_choice(value, name: str, choices: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``choices``; otherwise raise ``ValueError``."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
+    return value
+
+
+def _shape_message(name, ndim, shape):
+    if ndim == 2:
+        return f"{name} must be a 2-D array of shape (n, d); got shape {tuple(shape)}"
+    if ndim == 1:
+        return f"{name} must be a 1-D array of shape (n,); got shape {tuple(shape)}"
+    return f"{name} must have {ndim} dimensions; got shape {tuple(shape)}"
+
+
+def check_array(
+    X,
+    name: str,
+    *,
+    ndim: int = 2,
+    min_rows: int = 1,
+    square: bool = False,
+    dtype=None,
+) -> np.ndarray:
+    """Return ``X`` as a finite floating-point NumPy array.
+
+    Accepts NumPy arrays, torch tensors (moved to the CPU and detached) and
+    nested lists. Float32 and float64 are kept; anything else becomes float64
+    unless ``dtype`` is given.
+    """
+    if torch is not None and isinstance(X, torch.Tensor):
+        X = X.detach().cpu().numpy()
+    if isinstance(X, (str, bytes)) or X is None:
+        raise TypeError(f"{name} must be an array of numbers; got {type(X).__name__}")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be an array of numbers; got {type(X).__name__}") from exc
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
+    ):
+        raise TypeError(f"{name} must be an array of numbers; got dtype {arr.dtype}")
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    elif arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    if arr.ndim != ndim:
+        raise ValueError(_shape_message(name, ndim, arr.shape))
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} rows; got {arr.shape[0]}")
+    if square and arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name} must be a square (n, n) matrix; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    return arr
+
+
+def check_tensor(
+    X,
+    name: str,
+    *,
+    ndim: int = 2,
+    min_rows: int = 1,
+    square: bool = False,
+):
+    """Return ``X`` as a finite floating-point torch tensor.
+
+    NumPy arrays and lists are converted (float64 stays float64, float32 stays
+    float32, integers become the default torch dtype); tensors keep their
+    device and dtype.
+    """
+    if not isinstance(X, torch.Tensor):
+        arr = check_array(X, name, ndim=ndim, min_rows=min_rows, square=square)
+        return torch.from_numpy(np.ascontiguousarray(arr))
+    if not torch.is_floating_point(X):
+        if X.dtype == torch.bool or X.is_complex():
+            raise TypeError(f"{name} must be a real floating-point tensor; got {X.dtype}")
+        X = X.to(torch.get_default_dtype())
+    if X.ndim != ndim:
+        raise ValueError(_shape_message(name, ndim, X.shape))
+    if X.shape[0] < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} rows; got {X.shape[0]}")
+    if square and X.shape[0] != X.shape[1]:
+        raise ValueError(f"{name} must be a square (n, n) matrix; got shape {tuple(X.shape)}")
+    if not bool(torch.isfinite(X).all()):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    return X
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """Return ``seed`` as a non-negative integer."""
+    return check_scalar(seed, name, low=0, integer=True)

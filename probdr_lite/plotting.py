@@ -1,0 +1,190 @@
+"""Plotting helpers shared by the chapters, and kernel-free "scrub" figures.
+
+A *scrub figure* is the static twin of a slider: the figure is drawn once for
+each value of the parameter, the frames are embedded in the page as PNGs, and
+the reader moves a range control to flip between them. It needs no kernel, so
+it works on the rendered site. It is built on matplotlib's
+``Animation.to_jshtml`` and refuses to produce more than ``max_bytes`` of HTML.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import matplotlib
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import animation
+
+from ._validation import check_array, check_scalar
+
+__all__ = [
+    "CLASS_COLOURS",
+    "ScrubFigure",
+    "class_scatter",
+    "digit_grid",
+    "figure_data",
+    "scrub",
+]
+
+#: One colour per MNIST class (matplotlib's tab10), used in every chapter.
+CLASS_COLOURS = plt.get_cmap("tab10").colors
+
+#: The size budget of one kernel-free figure (issue: at most 2 MB per figure).
+MAX_SCRUB_BYTES = 2_000_000
+
+
+def class_scatter(ax, X, labels, *, s=4.0, alpha=0.7, legend=True, title=None):
+    """Scatter the first two columns of ``X`` coloured by class; return the PathCollection.
+
+    The colours are fixed per class (``CLASS_COLOURS``) so that figures in
+    different chapters can be compared by eye.
+    """
+    X = check_array(X, "X", ndim=2)
+    labels = np.asarray(labels)
+    if labels.shape != (X.shape[0],):
+        raise ValueError(f"labels must have shape ({X.shape[0]},) to match X; got {labels.shape}")
+    if X.shape[1] < 2:
+        raise ValueError(f"X must have at least 2 columns to scatter; got {X.shape[1]}")
+    colours = np.asarray(CLASS_COLOURS)[labels.astype(int) % len(CLASS_COLOURS)]
+    points = ax.scatter(X[:, 0], X[:, 1], c=colours, s=s, alpha=alpha, linewidths=0)
+    if legend:
+        handles = [
+            matplotlib.lines.Line2D([], [], marker="o", ls="", color=CLASS_COLOURS[c % 10], label=str(c))
+            for c in np.unique(labels)
+        ]
+        ax.legend(handles=handles, title="class", fontsize="x-small", title_fontsize="small",
+                  loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, markerscale=0.8)
+    if title is not None:
+        ax.set_title(title)
+    return points
+
+
+def digit_grid(images, labels=None, n_rows=4, n_cols=10, *, size=1.0):
+    """A figure of ``n_rows * n_cols`` digits (28 x 28), each titled with its label."""
+    images = check_array(images, "images", ndim=2)
+    n_rows = check_scalar(n_rows, "n_rows", low=1, high=50, integer=True)
+    n_cols = check_scalar(n_cols, "n_cols", low=1, high=50, integer=True)
+    if images.shape[1] != 784:
+        raise ValueError(f"images must have 784 columns (28 x 28 pixels); got {images.shape[1]}")
+    if images.shape[0] < n_rows * n_cols:
+        raise ValueError(
+            f"images must have at least n_rows * n_cols = {n_rows * n_cols} rows; got {images.shape[0]}"
+        )
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(size * n_cols, size * n_rows * 1.15))
+    for k, ax in enumerate(np.atleast_1d(axes).ravel()):
+        ax.imshow(images[k].reshape(28, 28), cmap="gray_r", vmin=0, vmax=1)
+        if labels is not None:
+            ax.set_title(str(int(labels[k])), fontsize=9, pad=2)
+        ax.set_axis_off()
+    fig.tight_layout(pad=0.3)
+    return fig
+
+
+def figure_data(fig) -> list:
+    """Every data array drawn in ``fig`` (lines, scatter offsets and colours, images, bar heights, texts).
+
+    Used by the tests to check that moving a slider changes what is drawn, not
+    only that a callback ran.
+    """
+    out = []
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            out.append(np.asarray(line.get_xydata(), dtype=float))
+        for coll in ax.collections:
+            out.append(np.asarray(coll.get_offsets(), dtype=float))
+            fc = coll.get_facecolors()
+            if len(fc):
+                out.append(np.asarray(fc, dtype=float))
+            arr = coll.get_array()
+            if arr is not None:
+                out.append(np.asarray(arr, dtype=float))
+        for im in ax.get_images():
+            out.append(np.asarray(im.get_array(), dtype=float))
+        for patch in ax.patches:
+            out.append(np.asarray(patch.get_path().vertices, dtype=float))
+        out.append(np.asarray(ax.get_xlim() + ax.get_ylim(), dtype=float))
+        texts = [ax.get_title()] + [t.get_text() for t in ax.texts]
+        out.append(np.frombuffer("|".join(texts).encode(), dtype=np.uint8).astype(float))
+    return out
+
+
+class ScrubFigure:
+    """HTML of precomputed frames with a range control (a kernel-free slider).
+
+    Displaying it in a notebook shows the frames and the control; ``html`` is
+    the markup and ``n_bytes`` its size.
+    """
+
+    def __init__(self, html: str, values: Sequence, label: str):
+        self.html = html
+        self.values = list(values)
+        self.label = label
+
+    @property
+    def n_bytes(self) -> int:
+        return len(self.html.encode("utf-8"))
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def scrub(
+    fig,
+    update: Callable,
+    values: Sequence,
+    *,
+    label: str = "value",
+    dpi: float = 72,
+    max_bytes: int = MAX_SCRUB_BYTES,
+    interval: int = 400,
+) -> ScrubFigure:
+    """Render ``update(value)`` for each value into a kernel-free scrubbable figure.
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+        The figure to redraw; ``update`` changes its artists in place.
+    update : callable
+        ``update(value)`` draws the frame for one value (and should put the
+        value in a title, since the control itself shows only a frame number).
+    values : sequence
+        The parameter values, one frame each (2 to 200 frames).
+    label : str
+        What the values are (for the reader of ``ScrubFigure.label``).
+    dpi : float
+        Resolution of the embedded PNG frames; lower it to fit the budget.
+    max_bytes : int
+        Size budget of the HTML; exceeding it raises ``ValueError``, so a page
+        never silently grows past it.
+
+    The figure is closed afterwards so that the notebook does not also show it
+    as a static image.
+    """
+    values = list(values)
+    if not 2 <= len(values) <= 200:
+        raise ValueError(f"values must hold between 2 and 200 frames; got {len(values)}")
+    dpi = check_scalar(dpi, "dpi", low=10, high=300)
+    max_bytes = check_scalar(max_bytes, "max_bytes", low=1, integer=True)
+
+    def draw(i):
+        update(values[i])
+        return []
+
+    old_dpi = fig.dpi
+    fig.set_dpi(dpi)
+    try:
+        anim = animation.FuncAnimation(fig, draw, frames=len(values), interval=interval,
+                                       blit=False, repeat=False)
+        html = anim.to_jshtml(default_mode="once")
+    finally:
+        fig.set_dpi(old_dpi)
+        plt.close(fig)
+    result = ScrubFigure(html, values, label)
+    if result.n_bytes > max_bytes:
+        raise ValueError(
+            f"the scrub figure for {label!r} is {result.n_bytes:,} bytes, over max_bytes = {max_bytes:,}; "
+            "lower dpi, the figure size or the number of frames"
+        )
+    return result

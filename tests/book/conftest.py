@@ -1,0 +1,39 @@
+"""Build the book once per test session; the book tests read the result.
+
+Set ``PROBDR_REUSE_BUILD=1`` to test an existing ``_build/html`` without
+rebuilding (handy while editing these tests; ``make test`` always rebuilds).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "_build" / "html"
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+@pytest.fixture(scope="session")
+def built_book():
+    """Path of the built site; fails (with Jupyter Book's error reports printed) if the build fails."""
+    if os.environ.get("PROBDR_REUSE_BUILD") == "1" and (HTML / "index.html").exists():
+        return HTML
+    import build_book
+
+    status = build_book.build(quiet=True)
+    if status != 0:
+        pytest.fail("the book build failed (a notebook raised, or Sphinx warned); reports printed above",
+                    pytrace=False)
+    return HTML
+
+
+def toc_pages():
+    """Every page in the table of contents, as (docname, relative html path)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    docs = [toc["root"]] + [c["file"] for c in toc.get("chapters", [])]
+    for part in toc.get("parts", []):
+        docs += [c["file"] for c in part["chapters"]]
+    return [(d, f"{d}.html") for d in docs]

@@ -1,0 +1,18 @@
+"""Test-suite wiring: unit tests run first, then the tests that need the built book.
+
+``make test`` is one pytest run. The book tests (``tests/book``) share a
+session fixture that builds the book once (every notebook executed); pytest
+runs them after all the unit tests so that a quick failure shows up first.
+"""
+
+import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        path = str(item.fspath)
+        if "/tests/book/" in path:
+            return 2 if item.get_closest_marker("browser") else 1
+        return 0
+
+    items.sort(key=rank)  # sort is stable: order within each group is kept

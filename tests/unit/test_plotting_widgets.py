@@ -1,0 +1,92 @@
+"""The shared figure helpers: scrub figures and slider panels."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from probdr_lite.plotting import class_scatter, digit_grid, figure_data, scrub
+from probdr_lite.widgets import Slider, SliderPanel
+
+
+def _sine_figure():
+    fig, ax = plt.subplots(figsize=(3, 2))
+    (line,) = ax.plot([], [])
+    ax.set_xlim(0, 2 * np.pi)
+    ax.set_ylim(-3, 3)
+    x = np.linspace(0, 2 * np.pi, 50)
+
+    def update(amplitude):
+        line.set_data(x, amplitude * np.sin(x))
+        ax.set_title(f"amplitude = {amplitude:.2f}")
+
+    return fig, update
+
+
+def test_scrub_embeds_every_frame_and_a_range_control():
+    fig, update = _sine_figure()
+    out = scrub(fig, update, [0.5, 1.0, 2.0], label="amplitude")
+    html = out._repr_html_()
+    assert 'type="range"' in html
+    assert html.count("data:image/png;base64") == 3 or html.count("frames[") >= 3
+    assert 0 < out.n_bytes < 2_000_000
+    assert not plt.fignum_exists(fig.number)  # closed, so it is not shown twice
+
+
+def test_scrub_refuses_to_exceed_its_budget():
+    fig, update = _sine_figure()
+    with pytest.raises(ValueError, match="over max_bytes"):
+        scrub(fig, update, [0.5, 1.0], max_bytes=1000)
+
+
+def test_scrub_needs_two_frames():
+    fig, update = _sine_figure()
+    with pytest.raises(ValueError, match="values must hold between 2 and 200"):
+        scrub(fig, update, [1.0])
+
+
+def test_slider_panel_drives_the_figure():
+    fig, update = _sine_figure()
+    panel = SliderPanel(fig, update, [Slider("amplitude", 0.1, 3.0, 1.0)])
+    before = figure_data(fig)
+    panel.sliders["amplitude"].value = 2.5
+    after = figure_data(fig)
+    assert panel.n_updates == 2
+    assert any(a.shape != b.shape or not np.allclose(a, b) for a, b in zip(before, after))
+    np.testing.assert_allclose(fig.axes[0].get_lines()[0].get_ydata().max(), 2.5, rtol=1e-2)
+
+
+def test_log_and_integer_sliders_round_trip_their_values():
+    log = Slider("kappa", 0.1, 1000.0, 30.0, log=True).make_widget()
+    assert log.value == pytest.approx(30.0)
+    log.value = 300.0
+    assert log.value == pytest.approx(300.0)
+    depth = Slider("depth", 0, 8, 8, integer=True).make_widget()
+    assert depth.value == 8 and depth.max == 8
+
+
+def test_slider_spec_is_validated():
+    with pytest.raises(ValueError, match="low must be below high"):
+        Slider("eta", 1.0, 0.5, 0.7)
+    with pytest.raises(ValueError, match="value must be in"):
+        Slider("eta", 0.0, 1.0, 2.0)
+    with pytest.raises(ValueError, match="log slider needs low > 0"):
+        Slider("kappa", 0.0, 10.0, 1.0, log=True)
+
+
+def test_class_scatter_and_digit_grid():
+    rng = np.random.default_rng(0)
+    fig, ax = plt.subplots()
+    pts = class_scatter(ax, rng.normal(size=(30, 3)), np.arange(30) % 10)
+    assert pts.get_offsets().shape == (30, 2)
+    with pytest.raises(ValueError, match="labels must have shape"):
+        class_scatter(ax, rng.normal(size=(30, 2)), np.arange(29))
+    plt.close(fig)
+    grid = digit_grid(rng.uniform(size=(12, 784)), np.arange(12), n_rows=3, n_cols=4)
+    assert len(grid.axes) == 12
+    plt.close(grid)
+    with pytest.raises(ValueError, match="784 columns"):
+        digit_grid(rng.uniform(size=(12, 100)), n_rows=1, n_cols=2)
