@@ -1,0 +1,252 @@
+"""One self-attention module whose ``variant`` switches the graph operator.
+
+Ravuri & Lawrence (arXiv 2507.21040) read a transformer block as one unrolled
+gradient step of probabilistic Laplacian Eigenmaps: the update is
+``X <- X + 2 eta (A - I) X`` with ``A`` the row-stochastic attention matrix, so
+the operator a block should apply is the negative graph Laplacian ``A - I``
+(book section 3, step 3), where a standard transformer applies ``A``. In a
+multi-head model this becomes, per head and before the output projection,
+
+    attention   y = A v                  (the usual transformer)
+    diffusion   y = A v - v              (A - I, the paper's proposal)
+    gated       y = A v - g v            (A - g I, g one learnable scalar per head,
+                                          starting at 0, so training can choose)
+    symmetric   y = A_sym v              (A_sym = D^{-1/2} E D^{-1/2}, the adjacency
+                                          of the symmetric normalised Laplacian)
+
+For ``symmetric`` the logits S = q k^T / sqrt(hs) are first symmetrised,
+S_sym = (S + S^T) / 2, so that E = exp(S_sym) is the weight matrix of an
+undirected graph (with separate query and key maps S itself is not symmetric,
+and D^{-1/2} E D^{-1/2} of a non-symmetric E is not symmetric either, which would
+defeat the purpose of the variant; book section 4, objection 1). D = diag(E 1).
+It is computed in the log domain,
+log A_sym_ij = S_ij - (lse_i + lse_j) / 2 with lse_i = logsumexp_j S_ij, and
+because S is symmetric S_ij <= min(lse_i, lse_j), so every exponent is <= 0 and
+nothing overflows. A causal mask makes the graph directed, so ``symmetric`` is
+refused when ``causal=True``.
+
+The module is shared by the character model (:mod:`.charlm`, causal) and the
+vision transformer (:mod:`.vit`, not causal) together with :class:`Block`, a
+pre-LayerNorm transformer block. The structure imitates nanoGPT's ``model.py``:
+one class, one flag, shape comments.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .._validation import check_choice, check_scalar
+
+#: every attention operator the experiments compare, in the order of the book
+VARIANTS = ("attention", "diffusion", "gated", "symmetric")
+#: the variants admissible with a causal mask (language models)
+CAUSAL_VARIANTS = ("attention", "diffusion", "gated")
+
+
+def check_variant(variant: str, causal: bool) -> str:
+    """Validate ``variant`` for a model with or without a causal mask.
+
+    Raises ``ValueError`` naming the allowed values; ``"symmetric"`` with a
+    causal mask gets its own message, since the symmetric normalisation
+    D^{-1/2} E D^{-1/2} needs an undirected graph and a causal mask makes E
+    lower-triangular (a directed graph).
+    """
+    if causal and variant == "symmetric":
+        raise ValueError(
+            "variant 'symmetric' is not admissible with a causal mask: D^{-1/2} E D^{-1/2} "
+            "needs an undirected graph (symmetric E) and the causal mask makes E "
+            "lower-triangular; use one of " + ", ".join(repr(v) for v in CAUSAL_VARIANTS)
+        )
+    return check_choice(variant, "variant", CAUSAL_VARIANTS if causal else VARIANTS)
+
+
+def symmetric_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Return ``D^{-1/2} E D^{-1/2} v`` with ``E = exp((S + S^T) / 2)``, ``S = q k^T / sqrt(hs)``.
+
+    Parameters
+    ----------
+    q, k, v : tensors of shape (B, nh, T, hs)
+
+    Returns
+    -------
+    tensor of shape (B, nh, T, hs)
+
+    Computed stably in the log domain (see the module docstring); the matrix
+    is symmetric, with largest eigenvalue 1 (eigenvector D^{1/2} 1).
+    """
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, nh, T, T)
+    scores = 0.5 * (scores + scores.transpose(-2, -1))  # undirected graph
+    lse = torch.logsumexp(scores, dim=-1)  # (B, nh, T): log degree
+    log_a = scores - 0.5 * lse.unsqueeze(-1) - 0.5 * lse.unsqueeze(-2)  # <= 0 everywhere
+    return torch.exp(log_a) @ v  # (B, nh, T, hs)
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention with a switchable graph operator.
+
+    Parameters
+    ----------
+    n_embd : int
+        Width of the residual stream; must be divisible by ``n_head``.
+    n_head : int
+        Number of heads.
+    variant : {"attention", "diffusion", "gated", "symmetric"}
+        Which operator each head applies (module docstring).
+    causal : bool
+        Causal mask (language model) or full attention (vision).
+    dropout : float in [0, 1)
+        Dropout on the attention weights and on the output.
+    bias : bool
+        Biases in the query/key/value and output projections.
+
+    The gate of the ``gated`` variant is created last and initialised to the
+    constant 0, so it draws no random numbers: with the same seed the other
+    weights of every variant are identical.
+    """
+
+    def __init__(self, n_embd: int, n_head: int, variant: str = "attention", *,
+                 causal: bool = False, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        n_embd = check_scalar(n_embd, "n_embd", low=1, integer=True)
+        n_head = check_scalar(n_head, "n_head", low=1, integer=True)
+        if n_embd % n_head != 0:
+            raise ValueError(f"n_embd must be divisible by n_head; got n_embd={n_embd}, n_head={n_head}")
+        self.dropout = check_scalar(dropout, "dropout", low=0.0, high=1.0, high_inclusive=False)
+        self.variant = check_variant(variant, bool(causal))
+        self.causal = bool(causal)
+        self.n_head = n_head
+        self.n_embd = n_embd
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=bias)  # q, k, v for all heads at once
+        self.c_proj = nn.Linear(n_embd, n_embd, bias=bias)  # output projection
+        self.resid_dropout = nn.Dropout(self.dropout)
+        if self.variant == "gated":
+            # one scalar g per head; 0 means the block starts as plain attention
+            self.gate = nn.Parameter(torch.zeros(n_head))
+
+    def qkv(self, x: torch.Tensor):
+        """Split the projection of ``x`` (B, T, C) into q, k, v of shape (B, nh, T, hs)."""
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)  # each (B, T, C)
+        hs = C // self.n_head
+        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        v = v.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        return q, k, v
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """The per-head graph operator applied to ``v``: (B, nh, T, hs) -> (B, nh, T, hs).
+
+        This is the line the paper changes: ``A v`` becomes ``A v - v``.
+        """
+        if self.variant == "symmetric":
+            return symmetric_attention(q, k, v)
+        p = self.dropout if self.training else 0.0
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)  # A v
+        if self.variant == "diffusion":
+            y = y - v  # (A - I) v: one explicit Euler step of graph diffusion
+        elif self.variant == "gated":
+            y = y - self.gate.view(1, -1, 1, 1) * v  # (A - g I) v, g per head
+        return y
+
+    def heads(self, x: torch.Tensor) -> torch.Tensor:
+        """Pre-projection output of every head for input ``x`` (B, T, C): (B, nh, T, hs)."""
+        return self.attend(*self.qkv(x))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        y = self.heads(x)  # (B, nh, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # re-assemble the heads side by side
+        return self.resid_dropout(self.c_proj(y))  # (B, T, C)
+
+
+class MLP(nn.Module):
+    """The feed-forward half of a block: C -> 4C -> GELU -> C."""
+
+    def __init__(self, n_embd: int, *, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd, bias=bias)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * n_embd, n_embd, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))  # (B, T, C)
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block: x + attn(ln(x)), then x + mlp(ln(x))."""
+
+    def __init__(self, n_embd: int, n_head: int, variant: str = "attention", *,
+                 causal: bool = False, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd, bias=bias)
+        self.attn = SelfAttention(n_embd, n_head, variant, causal=causal, dropout=dropout, bias=bias)
+        self.ln_2 = nn.LayerNorm(n_embd, bias=bias)
+        self.mlp = MLP(n_embd, dropout=dropout, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln_1(x))  # (B, T, C)
+        x = x + self.mlp(self.ln_2(x))  # (B, T, C)
+        return x
+
+
+def init_weights(model: nn.Module, generator: torch.Generator, *, std: float = 0.02,
+                 n_layer: int = 1) -> None:
+    """Re-initialise ``model`` in place from ``generator``, in a fixed order.
+
+    GPT-2 / nanoGPT scheme: every Linear and Embedding weight ~ N(0, std^2),
+    biases 0, LayerNorm weight 1; the two residual output projections
+    (``*.c_proj.weight``) get std / sqrt(2 n_layer) so the residual stream's
+    variance does not grow with depth. The gates of the ``gated`` variant are
+    set to 0 without drawing from ``generator``, so the same generator state
+    gives the same weights to every variant. Parameters are visited in
+    ``named_parameters()`` order; a parameter shared by two modules (tied
+    embeddings) is visited once.
+    """
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf == "gate":
+                p.zero_()
+            elif leaf == "bias":
+                p.zero_()
+            elif p.ndim == 1:  # LayerNorm weight
+                p.fill_(1.0)
+            else:
+                s = std / math.sqrt(2 * n_layer) if name.endswith("c_proj.weight") else std
+                p.copy_(torch.randn(p.shape, generator=generator, dtype=p.dtype) * s)
+
+
+def configure_optimizer(model: nn.Module, *, lr: float, weight_decay: float,
+                        betas=(0.9, 0.99), device: str = "cpu") -> torch.optim.AdamW:
+    """AdamW with weight decay on the 2-D (and larger) weights only.
+
+    Matrices (linear maps, embeddings) are decayed; biases, LayerNorm gains and
+    the per-head gates are not, since shrinking them toward 0 has no
+    regularising meaning.
+    """
+    decay = [p for p in model.parameters() if p.requires_grad and p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.requires_grad and p.ndim < 2]
+    groups = [{"params": decay, "weight_decay": weight_decay},
+              {"params": no_decay, "weight_decay": 0.0}]
+    fused = device.startswith("cuda")
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=fused) if fused else \
+        torch.optim.AdamW(groups, lr=lr, betas=betas)
+
+
+def cosine_lr(it: int, *, lr: float, min_lr: float, warmup_iters: int, decay_iters: int) -> float:
+    """Learning rate at step ``it``: linear warm-up, cosine decay to ``min_lr``, then flat.
+
+    Warm-up goes from lr/(warmup+1) to lr over ``warmup_iters`` steps; the
+    cosine runs from the end of warm-up to ``decay_iters``.
+    """
+    if it < warmup_iters:
+        return lr * (it + 1) / (warmup_iters + 1)
+    if it >= decay_iters:
+        return min_lr
+    ratio = (it - warmup_iters) / max(1, decay_iters - warmup_iters)
+    return min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (lr - min_lr)

@@ -1,0 +1,323 @@
+"""A GPT-style character language model on Tiny Shakespeare, with A, A - I or A - g I attention.
+
+The experiment behind the paper's first claim (Ravuri & Lawrence, arXiv
+2507.21040: validation loss is lower with A - I), rerun with seeds. The model
+and the recipe follow nanoGPT's ``shakespeare_char`` CPU configuration, whose
+published validation loss (about 1.88) anchors the baseline arm:
+
+- pre-LayerNorm blocks (:class:`.attention.Block`), causal multi-head attention
+  through ``torch.nn.functional.scaled_dot_product_attention``, GELU MLP,
+  learned position embeddings, a final LayerNorm, no biases, the token
+  embedding tied to the output layer;
+- weights ~ N(0, 0.02^2), the residual output projections scaled by
+  1 / sqrt(2 n_layer);
+- AdamW (betas 0.9, 0.99; weight decay 0.1 on the 2-D weights only), learning
+  rate warmed up linearly for 100 steps then cosine-decayed from 1e-3 to 1e-4,
+  gradient norm clipped at 1;
+- the first 90 % of the text for training, the last 10 % for validation;
+  batches of 12 random windows of 64 characters;
+- losses estimated on ``eval_iters`` = 200 random batches of each split every
+  ``eval_interval`` = 250 steps and after the last step.
+
+Reproducibility: one seed drives four independent streams (numpy
+``SeedSequence(seed).spawn(4)``): the initial weights, the order of the
+training batches, the evaluation batches (the same batches at every
+evaluation point) and dropout. None of them depends on ``variant``, so the arms
+of a comparison start from the same weights and see the same data; the only
+difference is the attention operator (and, for ``gated``, the extra per-head
+gate, initialised to 0 without touching the weight stream).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .._validation import check_scalar, check_seed
+from ._runtime import provenance, resolve_device, set_threads
+from .attention import Block, check_variant, configure_optimizer, cosine_lr, init_weights
+
+
+@dataclass
+class CharLMConfig:
+    """Model, optimiser and evaluation settings; the defaults are nanoGPT's CPU configuration."""
+
+    # model
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 128
+    block_size: int = 64  # context length T
+    vocab_size: int = 65  # the 65 characters of Tiny Shakespeare
+    dropout: float = 0.0
+    bias: bool = False  # biases in Linear and LayerNorm (nanoGPT's train.py default)
+    tie_weights: bool = True  # output layer shares the token embedding
+    init_std: float = 0.02
+    # optimisation
+    batch_size: int = 12
+    max_iters: int = 2000
+    lr: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_iters: int = 100
+    lr_decay_iters: int = 0  # end of the cosine; 0 means max_iters
+    beta1: float = 0.9
+    beta2: float = 0.99
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0  # 0 disables clipping
+    # evaluation
+    eval_interval: int = 250
+    eval_iters: int = 200  # batches per split per evaluation
+    train_fraction: float = 0.9
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self) -> "CharLMConfig":
+        """Check every field; raise ``ValueError``/``TypeError`` naming the field and its range."""
+        ints = {"n_layer": (1, 64), "n_head": (1, 64), "n_embd": (1, 8192), "block_size": (1, 8192),
+                "vocab_size": (2, 1_000_000), "batch_size": (1, 1_000_000), "max_iters": (1, 10_000_000),
+                "warmup_iters": (0, 10_000_000), "lr_decay_iters": (0, 10_000_000),
+                "eval_interval": (1, 10_000_000), "eval_iters": (1, 1_000_000)}
+        for name, (lo, hi) in ints.items():
+            setattr(self, name, check_scalar(getattr(self, name), name, low=lo, high=hi, integer=True))
+        if self.n_embd % self.n_head != 0:
+            raise ValueError(f"n_embd must be divisible by n_head; got n_embd={self.n_embd}, n_head={self.n_head}")
+        self.dropout = check_scalar(self.dropout, "dropout", low=0, high=1, high_inclusive=False)
+        self.init_std = check_scalar(self.init_std, "init_std", low=0, high=10, low_inclusive=False)
+        self.lr = check_scalar(self.lr, "lr", low=0, high=10, low_inclusive=False)
+        self.min_lr = check_scalar(self.min_lr, "min_lr", low=0, high=self.lr)
+        self.beta1 = check_scalar(self.beta1, "beta1", low=0, high=1, high_inclusive=False)
+        self.beta2 = check_scalar(self.beta2, "beta2", low=0, high=1, high_inclusive=False)
+        self.weight_decay = check_scalar(self.weight_decay, "weight_decay", low=0, high=10)
+        self.grad_clip = check_scalar(self.grad_clip, "grad_clip", low=0, high=1e6)
+        self.train_fraction = check_scalar(self.train_fraction, "train_fraction", low=0, high=1,
+                                           low_inclusive=False, high_inclusive=False)
+        for name in ("bias", "tie_weights"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        return self
+
+    @property
+    def decay_iters(self) -> int:
+        """Where the cosine reaches ``min_lr``."""
+        return self.lr_decay_iters or self.max_iters
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CharLMConfig":
+        """Build a config from a dict, refusing unknown keys (a typo would otherwise be ignored)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown CharLMConfig field(s) {unknown}; known fields: {sorted(known)}")
+        return cls(**d)
+
+
+class CharLM(nn.Module):
+    """Decoder-only transformer over characters; ``variant`` picks the attention operator.
+
+    Parameters
+    ----------
+    config : CharLMConfig
+    variant : {"attention", "diffusion", "gated"}
+        ``"symmetric"`` is refused: the causal mask makes the graph directed.
+    generator : torch.Generator, optional
+        Source of the initial weights (default: a generator seeded with 0).
+    """
+
+    def __init__(self, config: CharLMConfig, variant: str = "attention", generator=None):
+        super().__init__()
+        self.config = config
+        self.variant = check_variant(variant, causal=True)
+        c = config
+        self.wte = nn.Embedding(c.vocab_size, c.n_embd)  # token embedding
+        self.wpe = nn.Embedding(c.block_size, c.n_embd)  # position embedding
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList(
+            Block(c.n_embd, c.n_head, variant, causal=True, dropout=c.dropout, bias=c.bias)
+            for _ in range(c.n_layer)
+        )
+        self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
+        self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
+        if c.tie_weights:
+            self.lm_head.weight = self.wte.weight  # one matrix reads and writes characters
+        if generator is None:
+            generator = torch.Generator().manual_seed(0)
+        init_weights(self, generator, std=c.init_std, n_layer=c.n_layer)
+
+    def num_parameters(self) -> int:
+        """Number of trainable numbers (a tied matrix counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def gates(self) -> list:
+        """The per-head gates g of every layer (``gated`` only; empty list otherwise)."""
+        return [blk.attn.gate.detach().cpu().tolist() for blk in self.blocks if hasattr(blk.attn, "gate")]
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
+        """Logits (B, T, vocab) for character ids ``idx`` (B, T); the mean cross-entropy if ``targets``."""
+        B, T = idx.shape
+        if T > self.config.block_size:
+            raise ValueError(f"sequence length must be at most block_size={self.config.block_size}; got {T}")
+        pos = torch.arange(T, device=idx.device)  # (T,)
+        x = self.drop(self.wte(idx) + self.wpe(pos))  # (B, T, C)
+        for block in self.blocks:
+            x = block(x)  # (B, T, C)
+        logits = self.lm_head(self.ln_f(x))  # (B, T, vocab)
+        if targets is None:
+            return logits, None
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        return logits, loss
+
+
+def seed_streams(seed: int, n: int = 4) -> list:
+    """``n`` independent 63-bit seeds derived from ``seed`` (numpy ``SeedSequence.spawn``)."""
+    seed = check_seed(seed)
+    return [int(s.generate_state(1, np.uint64)[0] >> np.uint64(1)) for s in np.random.SeedSequence(seed).spawn(n)]
+
+
+def get_batch(data: torch.Tensor, block_size: int, batch_size: int, generator: torch.Generator,
+              device: str = "cpu"):
+    """``batch_size`` random windows of ``data``: inputs (B, T) and next-character targets (B, T)."""
+    ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)  # (B,)
+    offsets = ix.unsqueeze(1) + torch.arange(block_size)  # (B, T)
+    x, y = data[offsets], data[offsets + 1]  # (B, T) each
+    return x.to(device), y.to(device)
+
+
+@torch.no_grad()
+def estimate_loss(model: CharLM, data: torch.Tensor, eval_iters: int, batch_size: int, seed: int,
+                  device: str) -> float:
+    """Mean loss over ``eval_iters`` random batches drawn from a generator seeded with ``seed``."""
+    was_training = model.training
+    model.eval()
+    g = torch.Generator().manual_seed(seed)
+    total = 0.0
+    for _ in range(eval_iters):
+        x, y = get_batch(data, model.config.block_size, batch_size, g, device)
+        total += model(x, y)[1].item()
+    model.train(was_training)
+    return total / eval_iters
+
+
+def load_corpus(train_fraction: float = 0.9):
+    """Tiny Shakespeare encoded as int64 tensors: (train, val, vocab)."""
+    from ..data import load_shakespeare
+
+    sh = load_shakespeare(train_fraction)
+    return torch.from_numpy(sh.encode(sh.train)), torch.from_numpy(sh.encode(sh.val)), list(sh.vocab)
+
+
+def train_charlm(config: CharLMConfig | None = None, variant: str = "attention", seed: int = 0, *,
+                 device: str = "auto", threads: int | None = None, quiet: bool = False,
+                 command: str | None = None) -> dict:
+    """Train one arm for one seed and return its results row (see :mod:`.results` for the schema).
+
+    Parameters
+    ----------
+    config : CharLMConfig, optional
+        Defaults to nanoGPT's CPU configuration.
+    variant : {"attention", "diffusion", "gated"}
+    seed : int >= 0
+    device : {"auto", "cpu", "cuda"}
+    threads : int, optional
+        Torch intra-op threads (default: the usable cores, at most 8).
+    quiet : bool
+        No progress bar (nothing is written to stderr).
+    command : str, optional
+        Command line recorded in the row.
+
+    Returns
+    -------
+    dict
+        ``final_val_loss``, ``best_val_loss``, the evaluation ``curve``
+        ([iter, train_loss, val_loss] rows), ``throughput`` in tokens per
+        second of training (evaluation excluded), timings and provenance.
+    """
+    from tqdm.auto import tqdm
+
+    config = CharLMConfig() if config is None else config
+    if not isinstance(config, CharLMConfig):
+        raise TypeError(f"config must be a CharLMConfig; got {type(config).__name__}")
+    config.validate()
+    variant = check_variant(variant, causal=True)
+    seed = check_seed(seed)
+    device = resolve_device(device)
+    threads = set_threads(threads)
+    wall_start = time.perf_counter()
+
+    train_data, val_data, vocab = load_corpus(config.train_fraction)
+    if len(vocab) != config.vocab_size:
+        raise ValueError(f"vocab_size must equal the corpus vocabulary ({len(vocab)}); got {config.vocab_size}")
+    s_init, s_batch, s_eval, s_dropout = seed_streams(seed)
+    torch.manual_seed(s_dropout)  # dropout is the only user of the global generator
+    model = CharLM(config, variant, torch.Generator().manual_seed(s_init)).to(device)
+    optimizer = configure_optimizer(model, lr=config.lr, weight_decay=config.weight_decay,
+                                    betas=(config.beta1, config.beta2), device=device)
+    batch_gen = torch.Generator().manual_seed(s_batch)
+
+    def evaluate(it):
+        tr = estimate_loss(model, train_data, config.eval_iters, config.batch_size, s_eval, device)
+        va = estimate_loss(model, val_data, config.eval_iters, config.batch_size, s_eval + 1, device)
+        curve.append([it, tr, va])
+        return va
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    curve = []
+    train_seconds = 0.0
+    bar = tqdm(range(config.max_iters), desc=f"charlm {variant} seed {seed}", disable=quiet,
+               leave=False, dynamic_ncols=True)
+    model.train()
+    for it in bar:
+        if it % config.eval_interval == 0:
+            va = evaluate(it)
+            bar.set_postfix(val_loss=f"{va:.4f}")
+        sync()
+        t0 = time.perf_counter()
+        for group in optimizer.param_groups:
+            group["lr"] = cosine_lr(it, lr=config.lr, min_lr=config.min_lr,
+                                    warmup_iters=config.warmup_iters, decay_iters=config.decay_iters)
+        x, y = get_batch(train_data, config.block_size, config.batch_size, batch_gen, device)
+        _, loss = model(x, y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if config.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        sync()
+        train_seconds += time.perf_counter() - t0
+        if not math.isfinite(loss.item()):
+            raise FloatingPointError(f"charlm {variant} seed {seed}: training loss is {loss.item()} at step {it}")
+    bar.close()
+    evaluate(config.max_iters)
+
+    val = [row[2] for row in curve]
+    row = {
+        "schema_version": 1,
+        "task": "charlm",
+        "variant": variant,
+        "seed": seed,
+        "config": config.to_dict(),
+        "final_val_loss": val[-1],
+        "best_val_loss": min(val),
+        "curve_columns": ["iter", "train_loss", "val_loss"],
+        "curve": curve,
+        "throughput": config.max_iters * config.batch_size * config.block_size / train_seconds,
+        "throughput_unit": "tokens/s",
+        "n_params": model.num_parameters(),
+        "train_seconds": train_seconds,
+        "wall_seconds": time.perf_counter() - wall_start,
+    }
+    if variant == "gated":
+        row["gates"] = model.gates()
+    row.update(provenance(device, threads, command))
+    return row

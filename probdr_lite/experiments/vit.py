@@ -1,0 +1,329 @@
+"""A small vision transformer on MNIST, with A, A - I, A - g I or D^{-1/2} E D^{-1/2} attention.
+
+The experiment behind the paper's second claim (Ravuri & Lawrence, arXiv
+2507.21040: validation accuracy is higher with A - I; they used down-sampled
+ImageNet), scaled to what runs offline on a laptop CPU. Each 28 x 28 image is
+cut into 16 patches of 7 x 7 pixels; each patch is mapped linearly to a
+64-wide token, a learned class token is prepended and learned position
+embeddings added, and 4 pre-LayerNorm blocks (:class:`.attention.Block`, no
+causal mask, 4 heads) follow; the class token's final state, after a
+LayerNorm, is mapped to the 10 logits. Without a causal mask the
+``symmetric`` variant (an undirected graph) is admissible too.
+
+Data. Only the MNIST *test* set (10,000 images) ships with the package, so by
+default it is split into 8,000 training and 2,000 validation images by a
+stratified random split with a fixed seed (scikit-learn's
+``train_test_split(..., stratify=labels, random_state=split_seed)``,
+``split_seed`` = 0 whatever the run's seed, so every run sees the same split).
+With ``standard_split=True`` (``--standard-split``) the model is trained on the
+60,000-image training set and validated on the 10,000-image test set; this
+needs torchvision's download and so a network. Pixels are standardised with
+the usual MNIST mean 0.1307 and standard deviation 0.3081; no augmentation.
+
+Training: AdamW (weight decay on the 2-D weights only), linear warm-up then
+cosine decay, gradient clipping, and ``epochs`` passes over the training
+images in an order drawn from the run's batch stream. Evaluation (before
+training and after every epoch): loss and accuracy on the whole validation
+set, and the loss on the first ``n_train_eval`` training images.
+
+Reproducibility: as in :mod:`.charlm`, one seed gives independent streams for
+the initial weights, the batch order and dropout, none of which depends on
+``variant``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .._validation import check_scalar, check_seed
+from ._runtime import provenance, resolve_device, set_threads
+from .attention import Block, check_variant, configure_optimizer, cosine_lr, init_weights
+from .charlm import seed_streams
+
+MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
+
+
+@dataclass
+class ViTConfig:
+    """Model, optimiser, data and evaluation settings of the MNIST vision transformer."""
+
+    # model
+    image_size: int = 28
+    patch_size: int = 7  # 28 / 7 = 4, so 16 patch tokens plus the class token
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 64
+    n_classes: int = 10
+    dropout: float = 0.0
+    bias: bool = True
+    init_std: float = 0.02
+    # optimisation
+    batch_size: int = 128
+    epochs: int = 5
+    lr: float = 1e-3
+    min_lr: float = 1e-5
+    warmup_iters: int = 50
+    beta1: float = 0.9
+    beta2: float = 0.99
+    weight_decay: float = 0.05
+    grad_clip: float = 1.0  # 0 disables clipping
+    # data and evaluation
+    n_train: int = 8000  # ignored with standard_split
+    n_val: int = 2000  # ignored with standard_split
+    split_seed: int = 0  # the train/validation split, the same for every run
+    standard_split: bool = False  # 60,000 train / 10,000 test (needs a network)
+    n_train_eval: int = 2000  # training images whose loss is tracked in the curve
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self) -> "ViTConfig":
+        """Check every field; raise ``ValueError``/``TypeError`` naming the field and its range."""
+        ints = {"image_size": (1, 4096), "patch_size": (1, 4096), "n_layer": (1, 64), "n_head": (1, 64),
+                "n_embd": (1, 8192), "n_classes": (2, 100_000), "batch_size": (1, 1_000_000),
+                "epochs": (1, 100_000), "warmup_iters": (0, 10_000_000), "n_train": (1, 9_999),
+                "n_val": (1, 9_999), "split_seed": (0, 2**32 - 1), "n_train_eval": (1, 60_000)}
+        for name, (lo, hi) in ints.items():
+            setattr(self, name, check_scalar(getattr(self, name), name, low=lo, high=hi, integer=True))
+        if self.image_size % self.patch_size != 0:
+            raise ValueError(f"patch_size must divide image_size={self.image_size}; got {self.patch_size}")
+        if self.n_embd % self.n_head != 0:
+            raise ValueError(f"n_embd must be divisible by n_head; got n_embd={self.n_embd}, n_head={self.n_head}")
+        if self.n_train + self.n_val > 10_000:
+            raise ValueError(f"n_train + n_val must be at most 10000 (the vendored MNIST test set); "
+                             f"got {self.n_train} + {self.n_val}")
+        self.dropout = check_scalar(self.dropout, "dropout", low=0, high=1, high_inclusive=False)
+        self.init_std = check_scalar(self.init_std, "init_std", low=0, high=10, low_inclusive=False)
+        self.lr = check_scalar(self.lr, "lr", low=0, high=10, low_inclusive=False)
+        self.min_lr = check_scalar(self.min_lr, "min_lr", low=0, high=self.lr)
+        self.beta1 = check_scalar(self.beta1, "beta1", low=0, high=1, high_inclusive=False)
+        self.beta2 = check_scalar(self.beta2, "beta2", low=0, high=1, high_inclusive=False)
+        self.weight_decay = check_scalar(self.weight_decay, "weight_decay", low=0, high=10)
+        self.grad_clip = check_scalar(self.grad_clip, "grad_clip", low=0, high=1e6)
+        for name in ("bias", "standard_split"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        return self
+
+    @property
+    def n_patches(self) -> int:
+        return (self.image_size // self.patch_size) ** 2
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ViTConfig":
+        """Build a config from a dict, refusing unknown keys."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown ViTConfig field(s) {unknown}; known fields: {sorted(known)}")
+        return cls(**d)
+
+
+class ViT(nn.Module):
+    """Vision transformer over image patches; ``variant`` picks the attention operator.
+
+    Parameters
+    ----------
+    config : ViTConfig
+    variant : {"attention", "diffusion", "gated", "symmetric"}
+    generator : torch.Generator, optional
+        Source of the initial weights (default: a generator seeded with 0).
+    """
+
+    def __init__(self, config: ViTConfig, variant: str = "attention", generator=None):
+        super().__init__()
+        self.config = config
+        self.variant = check_variant(variant, causal=False)
+        c = config
+        self.patch_embed = nn.Linear(c.patch_size * c.patch_size, c.n_embd, bias=c.bias)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, c.n_embd))
+        self.pos_emb = nn.Parameter(torch.zeros(1, c.n_patches + 1, c.n_embd))
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList(
+            Block(c.n_embd, c.n_head, variant, causal=False, dropout=c.dropout, bias=c.bias)
+            for _ in range(c.n_layer)
+        )
+        self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
+        self.head = nn.Linear(c.n_embd, c.n_classes, bias=c.bias)
+        if generator is None:
+            generator = torch.Generator().manual_seed(0)
+        init_weights(self, generator, std=c.init_std, n_layer=c.n_layer)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def gates(self) -> list:
+        """The per-head gates g of every layer (``gated`` only; empty list otherwise)."""
+        return [blk.attn.gate.detach().cpu().tolist() for blk in self.blocks if hasattr(blk.attn, "gate")]
+
+    def patchify(self, images: torch.Tensor) -> torch.Tensor:
+        """Flattened images (B, H*W) -> non-overlapping patches (B, n_patches, p*p), row-major."""
+        B = images.shape[0]
+        s, p = self.config.image_size, self.config.patch_size
+        g = s // p
+        x = images.view(B, g, p, g, p)  # (B, row block, row in patch, col block, col in patch)
+        return x.permute(0, 1, 3, 2, 4).reshape(B, g * g, p * p)  # (B, N, p*p)
+
+    def forward(self, images: torch.Tensor, labels: torch.Tensor | None = None):
+        """Logits (B, n_classes) for standardised images (B, H*W); mean cross-entropy if ``labels``."""
+        x = self.patch_embed(self.patchify(images))  # (B, N, C)
+        cls = self.cls_token.expand(x.shape[0], -1, -1)  # (B, 1, C)
+        x = self.drop(torch.cat([cls, x], dim=1) + self.pos_emb)  # (B, N+1, C)
+        for block in self.blocks:
+            x = block(x)  # (B, N+1, C)
+        logits = self.head(self.ln_f(x[:, 0]))  # (B, n_classes): read out the class token
+        if labels is None:
+            return logits, None
+        return logits, F.cross_entropy(logits, labels)
+
+
+def load_split(config: ViTConfig):
+    """Standardised (train_x, train_y, val_x, val_y) tensors as described in the module docstring."""
+    from ..data import load_mnist
+
+    if config.standard_split:
+        train_x, train_y = load_mnist(split="train")
+        val_x, val_y = load_mnist(split="test")
+    else:
+        from sklearn.model_selection import train_test_split
+
+        images, labels = load_mnist(split="test")
+        idx_train, idx_val = train_test_split(np.arange(len(labels)), train_size=config.n_train,
+                                              test_size=config.n_val, stratify=labels,
+                                              random_state=config.split_seed)
+        train_x, train_y = images[idx_train], labels[idx_train]
+        val_x, val_y = images[idx_val], labels[idx_val]
+
+    def prep(x, y):
+        return torch.from_numpy((x - MNIST_MEAN) / MNIST_STD).float(), torch.from_numpy(y).long()
+
+    return (*prep(train_x, train_y), *prep(val_x, val_y))
+
+
+@torch.no_grad()
+def evaluate(model: ViT, x: torch.Tensor, y: torch.Tensor, device: str, batch_size: int = 1000):
+    """Mean cross-entropy and accuracy of ``model`` on (x, y)."""
+    was_training = model.training
+    model.eval()
+    loss_sum, correct = 0.0, 0
+    for i in range(0, len(y), batch_size):
+        xb, yb = x[i:i + batch_size].to(device), y[i:i + batch_size].to(device)
+        logits, _ = model(xb)
+        loss_sum += F.cross_entropy(logits, yb, reduction="sum").item()
+        correct += (logits.argmax(dim=1) == yb).sum().item()
+    model.train(was_training)
+    return loss_sum / len(y), correct / len(y)
+
+
+def train_vit(config: ViTConfig | None = None, variant: str = "attention", seed: int = 0, *,
+              device: str = "auto", threads: int | None = None, quiet: bool = False,
+              command: str | None = None) -> dict:
+    """Train one arm for one seed and return its results row (see :mod:`.results` for the schema).
+
+    Parameters as :func:`.charlm.train_charlm`; ``variant`` may also be
+    ``"symmetric"``. The row's ``curve`` has columns [iter, train_loss,
+    val_loss, val_acc]; ``final_val_acc``/``best_val_acc`` and
+    ``final_val_loss``/``best_val_loss`` summarise it; ``throughput`` is
+    training images per second (evaluation excluded).
+    """
+    from tqdm.auto import tqdm
+
+    config = ViTConfig() if config is None else config
+    if not isinstance(config, ViTConfig):
+        raise TypeError(f"config must be a ViTConfig; got {type(config).__name__}")
+    config.validate()
+    variant = check_variant(variant, causal=False)
+    seed = check_seed(seed)
+    device = resolve_device(device)
+    threads = set_threads(threads)
+    wall_start = time.perf_counter()
+
+    train_x, train_y, val_x, val_y = load_split(config)
+    n_train = len(train_y)
+    steps_per_epoch = math.ceil(n_train / config.batch_size)
+    total_steps = steps_per_epoch * config.epochs
+    s_init, s_batch, _, s_dropout = seed_streams(seed)
+    torch.manual_seed(s_dropout)
+    model = ViT(config, variant, torch.Generator().manual_seed(s_init)).to(device)
+    optimizer = configure_optimizer(model, lr=config.lr, weight_decay=config.weight_decay,
+                                    betas=(config.beta1, config.beta2), device=device)
+    batch_gen = torch.Generator().manual_seed(s_batch)
+    n_te = min(config.n_train_eval, n_train)
+
+    curve = []
+
+    def record(it):
+        tr_loss, _ = evaluate(model, train_x[:n_te], train_y[:n_te], device)
+        va_loss, va_acc = evaluate(model, val_x, val_y, device)
+        curve.append([it, tr_loss, va_loss, va_acc])
+        return va_acc
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    record(0)
+    train_seconds, it = 0.0, 0
+    bar = tqdm(total=total_steps, desc=f"vit {variant} seed {seed}", disable=quiet, leave=False,
+               dynamic_ncols=True)
+    model.train()
+    for _ in range(config.epochs):
+        order = torch.randperm(n_train, generator=batch_gen)
+        for b in range(steps_per_epoch):
+            sync()
+            t0 = time.perf_counter()
+            idx = order[b * config.batch_size:(b + 1) * config.batch_size]
+            xb, yb = train_x[idx].to(device), train_y[idx].to(device)
+            for group in optimizer.param_groups:
+                group["lr"] = cosine_lr(it, lr=config.lr, min_lr=config.min_lr,
+                                        warmup_iters=config.warmup_iters, decay_iters=total_steps)
+            _, loss = model(xb, yb)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if config.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            optimizer.step()
+            sync()
+            train_seconds += time.perf_counter() - t0
+            if not math.isfinite(loss.item()):
+                raise FloatingPointError(f"vit {variant} seed {seed}: training loss is {loss.item()} at step {it}")
+            it += 1
+            bar.update(1)
+        acc = record(it)
+        bar.set_postfix(val_acc=f"{acc:.4f}")
+    bar.close()
+
+    val_loss = [r[2] for r in curve]
+    val_acc = [r[3] for r in curve]
+    row = {
+        "schema_version": 1,
+        "task": "vit",
+        "variant": variant,
+        "seed": seed,
+        "config": config.to_dict(),
+        "final_val_loss": val_loss[-1],
+        "best_val_loss": min(val_loss),
+        "final_val_acc": val_acc[-1],
+        "best_val_acc": max(val_acc),
+        "curve_columns": ["iter", "train_loss", "val_loss", "val_acc"],
+        "curve": curve,
+        "throughput": n_train * config.epochs / train_seconds,
+        "throughput_unit": "images/s",
+        "n_params": model.num_parameters(),
+        "train_seconds": train_seconds,
+        "wall_seconds": time.perf_counter() - wall_start,
+    }
+    if variant == "gated":
+        row["gates"] = model.gates()
+    row.update(provenance(device, threads, command))
+    return row
