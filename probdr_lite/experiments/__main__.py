@@ -24,7 +24,7 @@ import shlex
 import sys
 from dataclasses import MISSING, fields
 
-from ._runtime import DEVICES
+from ._runtime import DEVICES, resolve_device
 from .attention import check_variant
 from .charlm import CharLMConfig, train_charlm
 from .results import append_results, load_results
@@ -136,6 +136,7 @@ def main(argv=None) -> int:
         if args.threads < 0:
             raise ValueError(f"--threads must be >= 0; got {args.threads}")
         config = config_cls(**overrides)
+        device = resolve_device(args.device)
         if args.command == "sweep":
             variants = [v.strip() for v in args.variants.split(",")]
             for v in variants:
@@ -165,7 +166,7 @@ def main(argv=None) -> int:
             if (variant, seed) in done:
                 _say(args.quiet, f"{task} {variant} seed {seed}: already in {args.out}, skipped")
                 continue
-            row = train(config, variant, seed, device=args.device, threads=args.threads,
+            row = train(config, variant, seed, device=device, threads=args.threads,
                         quiet=args.quiet, command=command)
             if args.out is None:
                 print(json.dumps(row))

@@ -1,0 +1,323 @@
+"""Tests of probdr_lite.experiments: the attention variants, the two models, reproducibility,
+the results schema, the paired summary and the command line.
+
+Tiny configurations keep the file to a few tens of seconds on two shared cores.
+"""
+
+import copy
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from probdr_lite.experiments import (
+    CharLM, CharLMConfig, SelfAttention, ViT, ViTConfig, load_results, summarise, train_charlm,
+    train_vit, validate_results,
+)
+from probdr_lite.experiments import charlm as charlm_mod
+from probdr_lite.experiments.__main__ import main
+from probdr_lite.experiments.attention import configure_optimizer, cosine_lr, symmetric_attention
+from probdr_lite.experiments.charlm import seed_streams
+from probdr_lite.experiments.results import format_summary
+
+TINY_LM = dict(n_layer=1, n_head=2, n_embd=32, block_size=16, batch_size=16, max_iters=60, lr=1e-2,
+               min_lr=1e-3, warmup_iters=5, eval_interval=30, eval_iters=4)
+TINY_VIT = dict(n_layer=1, n_head=2, n_embd=32, n_train=1000, n_val=500, epochs=3, batch_size=50,
+                lr=3e-3, min_lr=1e-4, warmup_iters=5, n_train_eval=200)
+RUN = dict(device="cpu", threads=1, quiet=True)
+
+
+@pytest.fixture(scope="module")
+def lm_rows():
+    return {v: train_charlm(CharLMConfig(**TINY_LM), v, 0, **RUN) for v in ("attention", "gated")}
+
+
+# ---------------------------------------------------------------- the attention operator
+
+def _hand_softmax(q, k, causal):
+    """Row-wise softmax of q k^T / sqrt(hs) written out with numpy (one head)."""
+    s = q @ k.T / math.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.tril(np.ones_like(s)) > 0, s, -np.inf)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_diffusion_is_A_v_minus_v_on_a_hand_built_example(causal):
+    q = np.array([[1.0, 0.0], [0.5, -1.0], [2.0, 1.0]])
+    k = np.array([[0.0, 1.0], [1.0, 1.0], [-1.0, 0.5]])
+    v = np.array([[1.0, 2.0], [-3.0, 0.5], [0.0, -1.0]])
+    A = _hand_softmax(q, k, causal)
+    assert np.allclose(A.sum(axis=1), 1.0)
+    t = lambda a: torch.tensor(a, dtype=torch.float64)[None, None]  # (1, 1, T, hs)
+    plain = SelfAttention(2, 1, "attention", causal=causal).double().attend(t(q), t(k), t(v))[0, 0]
+    diff = SelfAttention(2, 1, "diffusion", causal=causal).double().attend(t(q), t(k), t(v))[0, 0]
+    np.testing.assert_allclose(plain.numpy(), A @ v, atol=1e-12)
+    np.testing.assert_allclose(diff.numpy(), A @ v - v, atol=1e-12)
+    if causal:  # the first token only sees itself: A v - v = 0 there
+        np.testing.assert_allclose(diff[0].numpy(), 0.0, atol=1e-12)
+
+
+def test_module_heads_are_A_v_minus_v_per_head():
+    torch.manual_seed(0)
+    att = SelfAttention(8, 2, "diffusion", causal=True).double()
+    x = torch.randn(2, 5, 8, dtype=torch.float64)
+    q, k, v = att.qkv(x)  # (B, nh, T, hs)
+    y = att.heads(x)
+    for b in range(2):
+        for h in range(2):
+            A = _hand_softmax(q[b, h].detach().numpy(), k[b, h].detach().numpy(), causal=True)
+            vv = v[b, h].detach().numpy()
+            np.testing.assert_allclose(y[b, h].detach().numpy(), A @ vv - vv, atol=1e-12)
+
+
+def test_gated_interpolates_between_attention_and_diffusion():
+    torch.manual_seed(1)
+    mods = {name: SelfAttention(8, 2, name, causal=True).double() for name in ("attention", "diffusion", "gated")}
+    shared = mods["attention"].state_dict()
+    mods["diffusion"].load_state_dict(shared)
+    mods["gated"].load_state_dict(shared, strict=False)  # everything but the gate
+    x = torch.randn(3, 6, 8, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.equal(mods["gated"].gate, torch.zeros(2))  # starts as plain attention
+        torch.testing.assert_close(mods["gated"](x), mods["attention"](x), rtol=0, atol=1e-12)
+        mods["gated"].gate.fill_(1.0)
+        torch.testing.assert_close(mods["gated"](x), mods["diffusion"](x), rtol=0, atol=1e-12)
+        mods["gated"].gate.copy_(torch.tensor([0.0, 1.0]))  # head 0 plain, head 1 diffusion
+        mixed = mods["gated"].heads(x)
+        torch.testing.assert_close(mixed[:, 0], mods["attention"].heads(x)[:, 0], rtol=0, atol=1e-12)
+        torch.testing.assert_close(mixed[:, 1], mods["diffusion"].heads(x)[:, 1], rtol=0, atol=1e-12)
+
+
+def test_symmetric_attention_matches_naive_formula_and_is_stable():
+    g = torch.Generator().manual_seed(2)
+    q, k = torch.randn(1, 1, 6, 4, generator=g, dtype=torch.float64), torch.randn(1, 1, 6, 4, generator=g,
+                                                                                   dtype=torch.float64)
+    eye = torch.eye(6, dtype=torch.float64)[None, None]
+    A = symmetric_attention(q, k, eye)[0, 0]  # the matrix itself
+    s = (q @ k.transpose(-2, -1))[0, 0] / 2.0
+    E = torch.exp((s + s.T) / 2)
+    d = E.sum(dim=1)
+    torch.testing.assert_close(A, E / torch.sqrt(d[:, None] * d[None, :]), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(A, A.T)
+    # largest eigenvalue of D^{-1/2} E D^{-1/2} is 1 (eigenvector D^{1/2} 1)
+    assert torch.linalg.eigvalsh(A).max().item() == pytest.approx(1.0, abs=1e-10)
+    # logits of order 1e4 would overflow exp() in a naive implementation
+    big = symmetric_attention(300 * q, 300 * k, eye)[0, 0]
+    assert torch.isfinite(big).all() and big.max() <= 1 + 1e-12
+
+
+def test_symmetric_with_causal_mask_is_refused():
+    with pytest.raises(ValueError, match="causal mask"):
+        SelfAttention(8, 2, "symmetric", causal=True)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        SelfAttention(8, 2, "laplacian")
+    with pytest.raises(ValueError, match="divisible"):
+        SelfAttention(10, 4)
+
+
+def test_lr_schedule_and_weight_decay_groups():
+    kw = dict(lr=1e-3, min_lr=1e-4, warmup_iters=100, decay_iters=2000)
+    lrs = np.array([cosine_lr(i, **kw) for i in range(2100)])
+    assert lrs[0] == pytest.approx(1e-3 / 101) and lrs[99] == pytest.approx(1e-3 * 100 / 101)
+    assert lrs[100] == pytest.approx(1e-3)
+    assert np.all(np.diff(lrs[100:2000]) <= 0) and np.all(lrs[2000:] == 1e-4)
+    assert lrs[1050] == pytest.approx(0.5 * (1e-3 + 1e-4))  # cosine midpoint
+    model = CharLM(CharLMConfig(**TINY_LM), "gated")
+    decay, no_decay = configure_optimizer(model, lr=1e-3, weight_decay=0.1).param_groups
+    assert decay["weight_decay"] == 0.1 and all(p.ndim == 2 for p in decay["params"])
+    assert no_decay["weight_decay"] == 0.0 and all(p.ndim == 1 for p in no_decay["params"])
+    assert any(p is model.blocks[0].attn.gate for p in no_decay["params"])
+
+
+# ---------------------------------------------------------------- models and training
+
+def test_charlm_init_matches_gpt2_scheme():
+    model = CharLM(CharLMConfig(), "attention", torch.Generator().manual_seed(0))
+    assert model.lm_head.weight is model.wte.weight  # tied
+    assert model.num_parameters() == 804_096  # nanoGPT's CPU model, no biases, tied
+    assert model.wte.weight.std().item() == pytest.approx(0.02, rel=0.02)
+    assert model.blocks[0].attn.c_proj.weight.std().item() == pytest.approx(0.02 / math.sqrt(8), rel=0.05)
+
+
+@pytest.mark.parametrize("variant", ["attention", "diffusion"])
+def test_charlm_tiny_training_lowers_the_loss(variant):
+    row = train_charlm(CharLMConfig(**TINY_LM), variant, 0, **RUN)
+    first, last = row["curve"][0], row["curve"][-1]
+    assert first[2] == pytest.approx(math.log(65), abs=0.1)  # uniform guess at initialisation
+    assert last[2] < first[2] - 0.7 and last[1] < first[1] - 0.7
+    assert [p[0] for p in row["curve"]] == [0, 30, 60]
+
+
+@pytest.mark.parametrize("variant", ["attention", "symmetric"])
+def test_vit_tiny_training_lowers_the_loss(variant):
+    row = train_vit(ViTConfig(**TINY_VIT), variant, 0, **RUN)
+    first, last = row["curve"][0], row["curve"][-1]
+    assert first[2] == pytest.approx(math.log(10), abs=0.1)
+    # 60 steps on 1,000 images: a ViT starts slowly, but well clear of chance (0.1)
+    assert last[2] < first[2] - 0.25 and last[3] > 0.25
+    assert row["final_val_acc"] == last[3] and row["best_val_acc"] == max(p[3] for p in row["curve"])
+
+
+def test_vit_patchify_is_row_major_7x7_blocks():
+    model = ViT(ViTConfig(n_layer=1, n_embd=32, n_head=2))
+    img = torch.arange(784.0).view(1, 784)
+    patches = model.patchify(img)  # (1, 16, 49)
+    assert patches.shape == (1, 16, 49)
+    pixel = torch.arange(784.0).view(28, 28)
+    torch.testing.assert_close(patches[0, 0], pixel[:7, :7].reshape(-1))
+    torch.testing.assert_close(patches[0, 5], pixel[7:14, 7:14].reshape(-1))  # second row, second column
+
+
+@pytest.mark.parametrize("task", ["charlm", "vit"])
+def test_same_seed_gives_the_same_initial_weights_in_every_arm(task):
+    cls, cfg, variants = ((CharLM, CharLMConfig(**TINY_LM), ("attention", "diffusion", "gated")) if task == "charlm"
+                          else (ViT, ViTConfig(**TINY_VIT), ("attention", "diffusion", "gated", "symmetric")))
+    s_init = seed_streams(3)[0]
+    states = {v: cls(cfg, v, torch.Generator().manual_seed(s_init)).state_dict() for v in variants}
+    ref = states["attention"]
+    for v, sd in states.items():
+        extra = set(sd) - set(ref)
+        assert extra == ({f"blocks.{i}.attn.gate" for i in range(cfg.n_layer)} if v == "gated" else set())
+        for key in ref:
+            assert torch.equal(sd[key], ref[key]), (v, key)
+    other = cls(cfg, "attention", torch.Generator().manual_seed(seed_streams(4)[0])).state_dict()
+    assert not torch.equal(other["blocks.0.attn.c_attn.weight"], ref["blocks.0.attn.c_attn.weight"])
+
+
+def test_same_seed_gives_the_same_batches_in_every_arm(monkeypatch):
+    seen = {}
+    original = charlm_mod.get_batch
+
+    def recording(data, block_size, batch_size, generator, device="cpu"):
+        x, y = original(data, block_size, batch_size, generator, device)
+        seen.setdefault(current, []).append(x.clone())
+        return x, y
+
+    monkeypatch.setattr(charlm_mod, "get_batch", recording)
+    cfg = CharLMConfig(**{**TINY_LM, "max_iters": 8, "eval_interval": 4})
+    for current in ("attention", "diffusion"):
+        train_charlm(cfg, current, 5, **RUN)
+    assert len(seen["attention"]) == len(seen["diffusion"]) == 8 + 3 * 2 * cfg.eval_iters
+    assert all(torch.equal(a, b) for a, b in zip(seen["attention"], seen["diffusion"]))
+
+
+def test_same_seed_same_start_and_repeatable(lm_rows):
+    # with g = 0 the gated arm is plain attention, so the two evaluate identically at step 0:
+    # same weights, same evaluation batches
+    assert lm_rows["gated"]["curve"][0] == lm_rows["attention"]["curve"][0]
+    assert lm_rows["gated"]["curve"][-1] != lm_rows["attention"]["curve"][-1]  # the gates did learn
+    assert len(lm_rows["gated"]["gates"]) == 1 and any(g != 0 for g in lm_rows["gated"]["gates"][0])
+    again = train_charlm(CharLMConfig(**TINY_LM), "attention", 0, **RUN)
+    assert again["curve"] == lm_rows["attention"]["curve"]  # CPU training is deterministic
+
+
+# ---------------------------------------------------------------- results schema and summary
+
+def test_results_rows_pass_the_schema_and_broken_rows_are_refused(lm_rows, tmp_path):
+    rows = validate_results(list(lm_rows.values()))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(rows))
+    assert load_results(path) == rows
+    breakages = {
+        "final_val_loss": lambda r: r.pop("final_val_loss"),
+        "seed": lambda r: r.update(seed="0"),
+        "variant": lambda r: r.update(variant="symmetric"),  # not admissible for charlm
+        "curve": lambda r: r["curve"].append([1, 2.0]),
+        "best_val_loss": lambda r: r.update(best_val_loss=r["best_val_loss"] - 0.1),  # disagrees with curve
+        "task": lambda r: r.update(task="gpt"),
+        "throughput": lambda r: r.update(throughput=float("nan")),
+    }
+    for field, breaker in breakages.items():
+        bad = copy.deepcopy(rows)
+        breaker(bad[1])
+        with pytest.raises(ValueError, match=f"row 1.*'{field}'"):
+            validate_results(bad)
+    with pytest.raises(ValueError, match="JSON list"):
+        validate_results(rows[0])
+    path.write_text("[{")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_results(path)
+
+
+def _fake_row(variant, seed, final, best, task="charlm"):
+    curve = [[0, 4.0, 4.0], [10, best, best], [20, final, final]]
+    row = {"schema_version": 1, "task": task, "variant": variant, "seed": seed, "config": {"x": 1},
+           "final_val_loss": final, "best_val_loss": min(best, final, 4.0), "curve_columns":
+           ["iter", "train_loss", "val_loss"], "curve": curve, "throughput": 1.0, "throughput_unit": "tokens/s",
+           "train_seconds": 1.0, "wall_seconds": 1.0, "torch_version": "x", "device": "cpu", "git_commit": "unknown",
+           "command": "test", "timestamp": "2026-01-01T00:00:00+00:00"}
+    return row
+
+
+def test_summarise_pairs_by_seed_and_matches_scipy():
+    att = [1.90, 1.80, 2.00, 1.85, 1.95]
+    dif = [1.86, 1.79, 1.97, 1.86, 1.90]
+    rows = [_fake_row("diffusion", s, dif[s], dif[s]) for s in (4, 2, 0, 3, 1)]  # shuffled
+    rows += [_fake_row("attention", s, att[s], att[s]) for s in range(5)]
+    summary = summarise(rows)
+    arm = {a["variant"]: a for a in summary["arms"]}
+    assert arm["attention"]["final_val_loss_mean"] == pytest.approx(np.mean(att))
+    assert arm["diffusion"]["final_val_loss_sd"] == pytest.approx(np.std(dif, ddof=1))
+    p = next(p for p in summary["paired"] if p["quantity"] == "final_val_loss")
+    d = np.array(dif) - np.array(att)
+    assert p["n"] == 5 and p["mean_diff"] == pytest.approx(d.mean())
+    assert (p["n_better"], p["n_worse"]) == (4, 1)
+    assert p["t_pvalue"] == pytest.approx(stats.ttest_rel(dif, att).pvalue)
+    assert p["sign_pvalue"] == pytest.approx(0.375)  # P(|K - 2.5| >= 1.5), K ~ Bin(5, 1/2)
+    assert "diffusion - attention" in format_summary(summary)
+    with pytest.raises(ValueError, match="twice"):
+        summarise(rows + [_fake_row("attention", 0, 1.9, 1.9)])
+    mixed = copy.deepcopy(rows)
+    mixed[0]["config"] = {"x": 2}
+    with pytest.raises(ValueError, match="configurations"):
+        summarise(mixed)
+
+
+# ---------------------------------------------------------------- command line
+
+def test_sweep_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "sweep.json"
+    argv = ["sweep", "--task", "charlm", "--variants", "attention,diffusion", "--seeds", "0,1", "--out", str(out),
+            "--iters", "12", "--eval-interval", "6", "--eval-iters", "2", "--n-layer", "1", "--n-embd", "16",
+            "--n-head", "2", "--block-size", "8", "--warmup-iters", "2", "--quiet", "--threads", "1",
+            "--device", "cpu"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""  # --quiet means silent
+    rows = load_results(out)
+    assert sorted((r["variant"], r["seed"]) for r in rows) == [("attention", 0), ("attention", 1),
+                                                              ("diffusion", 0), ("diffusion", 1)]
+    assert all(r["config"]["max_iters"] == 12 and r["config"]["n_embd"] == 16 for r in rows)
+    assert rows[0]["command"].startswith("python -m probdr_lite.experiments sweep --task charlm")
+    assert summarise(rows)["paired"][0]["n"] == 2
+    assert main(argv + ["--skip-existing"]) == 0  # nothing left to run
+    assert len(load_results(out)) == 4
+    vit_out = tmp_path / "vit.json"
+    assert main(["vit", "--variant", "symmetric", "--epochs", "1", "--n-train", "200", "--n-val", "100",
+                 "--n-layer", "1", "--n-embd", "16", "--n-head", "2", "--out", str(vit_out), "--quiet",
+                 "--threads", "1", "--device", "cpu"]) == 0
+    assert load_results(vit_out)[0]["variant"] == "symmetric"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["charlm", "--variant", "laplacian"], "variant must be one of 'attention', 'diffusion', 'gated'"),
+    (["charlm", "--variant", "symmetric"], "not admissible with a causal mask"),
+    (["sweep", "--task", "charlm", "--variants", "attention,symmetric", "--out", "x.json"], "causal mask"),
+    (["sweep", "--task", "vit", "--variants", "attention,bogus", "--out", "x.json"], "variant must be one of"),
+    (["sweep", "--task", "vit", "--seeds", "0,x", "--out", "x.json"], "--seeds"),
+    (["charlm", "--n-embd", "30"], "n_embd must be divisible by n_head"),
+    (["charlm", "--lr", "-1"], "lr must be in"),
+    (["vit", "--n-train", "9000"], "n_train \\+ n_val must be at most 10000"),
+    (["charlm", "--seed", "-2"], "--seed must be >= 0"),
+    (["charlm", "--no-such-option", "1"], "unrecognized arguments"),
+])
+def test_bad_command_lines_exit_with_a_clear_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert __import__("re").search(message, capsys.readouterr().err)
