@@ -1,0 +1,291 @@
+"""Numbers for "does it cluster?" and "do two embeddings agree?" (notes section 4, minor objection).
+
+The paper's clustering claim is a picture; the book backs each picture with
+numbers computed per layer and per attention variant:
+
+- :func:`knn_accuracy`          cross-validated k-NN classification accuracy;
+- :func:`silhouette`            mean silhouette coefficient (optionally on a subsample);
+- :func:`between_within_ratio`  spread of class centroids over spread within classes;
+- :func:`kmeans_nmi`            NMI between k-means clusters and the classes;
+- :func:`cluster_metrics`       all four in one dict;
+- :func:`subspace_agreement`, :func:`procrustes_disparity`  agreement of two embeddings,
+  which are defined only up to sign, rotation and scale (notes section 1, item 4).
+
+scikit-learn and SciPy do the work; this module fixes seeds and checks input.
+Every function accepts NumPy arrays or torch tensors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as la
+from scipy.spatial import procrustes
+from sklearn.cluster import KMeans
+from sklearn.metrics import normalized_mutual_info_score, silhouette_score
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+
+from probdr_lite._validation import check_array, check_scalar, check_seed
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+__all__ = [
+    "knn_accuracy",
+    "silhouette",
+    "between_within_ratio",
+    "kmeans_nmi",
+    "cluster_metrics",
+    "subspace_agreement",
+    "procrustes_disparity",
+]
+
+
+def _check_labels(labels, n: int, *, min_classes: int = 2):
+    """Return (labels as a 1-D array of length n, class counts)."""
+    if torch is not None and isinstance(labels, torch.Tensor):
+        labels = labels.detach().cpu().numpy()
+    lab = np.asarray(labels)
+    if lab.ndim != 1 or lab.shape[0] != n:
+        raise ValueError(f"labels must be a 1-D array of length n = {n}; got shape {lab.shape}")
+    if lab.dtype == object:
+        raise TypeError("labels must be numbers or strings; got dtype object")
+    if np.issubdtype(lab.dtype, np.floating) and not np.all(np.isfinite(lab)):
+        raise ValueError("labels must not contain NaN or inf")
+    _, counts = np.unique(lab, return_counts=True)
+    if counts.size < min_classes:
+        raise ValueError(f"labels must contain at least {min_classes} classes; got {counts.size}")
+    return lab, counts
+
+
+def _check_xy(X, labels, min_classes=2):
+    X = check_array(X, "X", ndim=2, min_rows=2)
+    lab, counts = _check_labels(labels, X.shape[0], min_classes=min_classes)
+    return X, lab, counts
+
+
+def knn_accuracy(X, labels, n_neighbors: int = 5, cv: int = 5, seed: int = 0) -> float:
+    """Cross-validated accuracy of a k-nearest-neighbour classifier on the embedding X.
+
+    Stratified ``cv``-fold split (shuffled with ``seed``); each held-out point is
+    given the majority class of its k nearest training points (Euclidean);
+    returns the mean over folds of the fraction classified correctly.
+
+    Parameters
+    ----------
+    X : array_like or torch.Tensor, shape (n, q)
+    labels : array_like, shape (n,)
+        Class of each point; at least 2 classes.
+    n_neighbors : int, default 5
+        k, in [1, n - ceil(n / cv)] (the smallest training fold).
+    cv : int, default 5
+        Number of folds, in [2, size of the smallest class].
+    seed : int, default 0
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    X, lab, counts = _check_xy(X, labels)
+    n = X.shape[0]
+    cv = check_scalar(cv, "cv", low=2, high=int(counts.min()), integer=True)
+    k = check_scalar(n_neighbors, "n_neighbors", low=1, high=n - int(np.ceil(n / cv)),
+                     integer=True)
+    seed = check_seed(seed)
+    folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
+    scores = cross_val_score(KNeighborsClassifier(n_neighbors=k), X, lab, cv=folds)
+    return float(np.mean(scores))
+
+
+def silhouette(X, labels, max_samples=2000, seed: int = 0) -> float:
+    """Mean silhouette coefficient of the classes in X (Rousseeuw, 1987).
+
+    For point i with mean distance a(i) to its own class and smallest mean
+    distance b(i) to another class, s(i) = (b - a) / max(a, b); returns the
+    mean of s(i), in [-1, 1] (computed by :func:`sklearn.metrics.silhouette_score`).
+    The cost is O(n^2), so above ``max_samples`` points a fixed random subset
+    (drawn with ``seed``) is used.
+
+    Parameters
+    ----------
+    X : array_like or torch.Tensor, shape (n, q)
+    labels : array_like, shape (n,)
+        Between 2 and n - 1 classes.
+    max_samples : int >= 3 or None, default 2000
+        None uses every point.
+    seed : int, default 0
+
+    Returns
+    -------
+    float in [-1, 1]
+    """
+    X, lab, counts = _check_xy(X, labels)
+    n = X.shape[0]
+    if counts.size > n - 1:
+        raise ValueError(f"labels must have between 2 and n - 1 = {n - 1} classes; got {counts.size}")
+    seed = check_seed(seed)
+    if max_samples is not None:
+        max_samples = check_scalar(max_samples, "max_samples", low=3, integer=True)
+        if n > max_samples:
+            idx = np.sort(np.random.default_rng(seed).choice(n, max_samples, replace=False))
+            X, lab = X[idx], lab[idx]
+            n_sub = np.unique(lab).size
+            if not 2 <= n_sub <= max_samples - 1:
+                raise ValueError(
+                    f"the subsample of max_samples = {max_samples} points has {n_sub} classes; "
+                    "increase max_samples"
+                )
+    return float(silhouette_score(X, lab, metric="euclidean"))
+
+
+def between_within_ratio(X, labels) -> float:
+    """Between-class over within-class spread of X.
+
+    With class centroids mu_c,
+
+        ratio = mean_{c < c'} ||mu_c - mu_c'||  /  mean_i ||x_i - mu_{c(i)}||,
+
+    i.e. the mean distance between two class centroids over the mean distance
+    of a point to its own centroid. It does not change when X is scaled,
+    rotated or shifted; larger means better separated classes.
+
+    Parameters
+    ----------
+    X : array_like or torch.Tensor, shape (n, q)
+    labels : array_like, shape (n,)
+        At least 2 classes, not every point at its centroid.
+
+    Returns
+    -------
+    float >= 0
+    """
+    X, lab, _ = _check_xy(X, labels)
+    X = X.astype(np.float64)
+    classes, inverse = np.unique(lab, return_inverse=True)
+    counts = np.bincount(inverse)
+    centroids = np.zeros((classes.size, X.shape[1]))
+    np.add.at(centroids, inverse, X)
+    centroids /= counts[:, None]
+    within = float(np.mean(np.linalg.norm(X - centroids[inverse], axis=1)))
+    if within == 0.0:
+        raise ValueError("X has zero within-class spread (every point sits at its class centroid)")
+    iu = np.triu_indices(classes.size, k=1)
+    diff = centroids[:, None, :] - centroids[None, :, :]
+    between = float(np.mean(np.linalg.norm(diff, axis=2)[iu]))
+    return between / within
+
+
+def kmeans_nmi(X, labels, n_clusters=None, seed: int = 0, n_init: int = 2) -> float:
+    """Normalised mutual information between k-means clusters of X and the classes.
+
+    k-means (scikit-learn, ``n_init`` restarts seeded by ``seed``) with as many
+    clusters as classes by default, scored by
+    NMI = I(clusters; classes) / mean(H(clusters), H(classes)) in [0, 1]
+    (:func:`sklearn.metrics.normalized_mutual_info_score`, arithmetic mean).
+
+    Parameters
+    ----------
+    X : array_like or torch.Tensor, shape (n, q)
+    labels : array_like, shape (n,)
+    n_clusters : int or None
+        In [2, n]; None means the number of classes.
+    seed : int, default 0
+    n_init : int, default 2
+        k-means restarts, in [1, 100].
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    X, lab, counts = _check_xy(X, labels)
+    n = X.shape[0]
+    if n_clusters is None:
+        n_clusters = counts.size
+    n_clusters = check_scalar(n_clusters, "n_clusters", low=2, high=n, integer=True)
+    seed = check_seed(seed)
+    n_init = check_scalar(n_init, "n_init", low=1, high=100, integer=True)
+    pred = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit_predict(
+        X.astype(np.float64))
+    return float(normalized_mutual_info_score(lab, pred))
+
+
+def cluster_metrics(X, labels, n_neighbors: int = 5, cv: int = 5, max_samples=2000,
+                    seed: int = 0) -> dict:
+    """All four clustering numbers of one embedding, for a table per layer.
+
+    Returns
+    -------
+    dict with keys
+        ``"knn_accuracy"`` (:func:`knn_accuracy`), ``"silhouette"`` (:func:`silhouette`),
+        ``"between_within"`` (:func:`between_within_ratio`), ``"kmeans_nmi"`` (:func:`kmeans_nmi`).
+    """
+    X, lab, _ = _check_xy(X, labels)
+    return {
+        "knn_accuracy": knn_accuracy(X, lab, n_neighbors=n_neighbors, cv=cv, seed=seed),
+        "silhouette": silhouette(X, lab, max_samples=max_samples, seed=seed),
+        "between_within": between_within_ratio(X, lab),
+        "kmeans_nmi": kmeans_nmi(X, lab, seed=seed),
+    }
+
+
+def _check_pair(E1, E2):
+    E1 = check_array(E1, "E1", ndim=2, min_rows=2)
+    E2 = check_array(E2, "E2", ndim=2, min_rows=2)
+    if E1.shape[0] != E2.shape[0]:
+        raise ValueError(f"E2 must have the same number of rows as E1 ({E1.shape[0]}); "
+                         f"got {E2.shape[0]}")
+    return E1.astype(np.float64), E2.astype(np.float64)
+
+
+def subspace_agreement(E1, E2) -> np.ndarray:
+    """Cosines of the principal angles between the column spaces of two embeddings.
+
+    Eigenvector embeddings are defined only up to sign and, within repeated
+    eigenvalues, rotation; their column spaces are not. The cosines are the
+    singular values of Q1^T Q2 for orthonormal bases Q1, Q2
+    (:func:`scipy.linalg.subspace_angles`): all 1 means the same subspace.
+
+    Parameters
+    ----------
+    E1 : array_like or torch.Tensor, shape (n, q1)
+    E2 : array_like or torch.Tensor, shape (n, q2)
+
+    Returns
+    -------
+    ndarray, shape (min(q1, q2),)
+        Cosines in [0, 1], in decreasing order (the last one is the worst).
+    """
+    E1, E2 = _check_pair(E1, E2)
+    for name, E in (("E1", E1), ("E2", E2)):
+        if not np.any(E):
+            raise ValueError(f"{name} must have at least one non-zero column")
+    cos = np.cos(la.subspace_angles(E1, E2))
+    return np.sort(np.clip(cos, 0.0, 1.0))[::-1]
+
+
+def procrustes_disparity(E1, E2) -> float:
+    """Procrustes disparity between two embeddings of the same points.
+
+    Both are centred and scaled to unit Frobenius norm, then E2 is rotated
+    (or reflected) and rescaled to best match E1; the disparity is the
+    remaining sum of squared differences, in [0, 1] (0: identical up to
+    shift, scale, rotation and reflection). Computed by
+    :func:`scipy.spatial.procrustes`.
+
+    Parameters
+    ----------
+    E1, E2 : array_like or torch.Tensor, shape (n, q)
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    E1, E2 = _check_pair(E1, E2)
+    if E1.shape != E2.shape:
+        raise ValueError(f"E2 must have the same shape as E1 {E1.shape}; got {E2.shape}")
+    for name, E in (("E1", E1), ("E2", E2)):
+        if not np.any(E - E.mean(axis=0)):
+            raise ValueError(f"{name} must have more than one distinct point")
+    return float(procrustes(E1, E2)[2])
