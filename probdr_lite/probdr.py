@@ -380,7 +380,7 @@ def _gram_error(X, X_star, ref_sq):
 
 
 def fit_le_elbo(L_hat, n_components, beta, eta=None, n_steps=3000, seed=0, centre=False,
-                nu=1.0, init_scale=0.1, store_every=1, max_norm=1e6) -> LEFit:
+                nu=1.0, init_scale=0.1, store_every=None, max_norm=1e6) -> LEFit:
     """Gradient ascent on the LE-ELBO from a random start (notes section 2, last item).
 
     X_{t+1} = X_t + eta * dELBO/dX (X_t),  X_0 = init_scale * N(0, 1)^{n x q},
@@ -411,8 +411,10 @@ def fit_le_elbo(L_hat, n_components, beta, eta=None, n_steps=3000, seed=0, centr
     centre : bool, default False
     nu : float > 0, default 1
     init_scale : float > 0, default 0.1
-    store_every : int >= 1, default 1
-        Keep every ``store_every``-th iterate (the last one is always kept).
+    store_every : int >= 1 or None, default None
+        Keep every ``store_every``-th iterate (the first and last are always
+        kept). None keeps about 100: store_every = max(1, n_steps // 100), so
+        that memory stays O(100 n q) however long the run.
     max_norm : float > 1, default 1e6
         Divergence threshold, relative (see above).
 
@@ -432,6 +434,8 @@ def fit_le_elbo(L_hat, n_components, beta, eta=None, n_steps=3000, seed=0, centr
     T = check_scalar(n_steps, "n_steps", low=0, high=10**7, integer=True)
     seed = check_seed(seed)
     init_scale = check_scalar(init_scale, "init_scale", low=0, low_inclusive=False)
+    if store_every is None:
+        store_every = max(1, T // 100)
     store_every = check_scalar(store_every, "store_every", low=1, integer=True)
     max_norm = check_scalar(max_norm, "max_norm", low=1, low_inclusive=False)
 

@@ -375,6 +375,13 @@ def test_fit_centred_on_raw_laplacian(raw_laplacian):
     np.testing.assert_allclose(fit.X.sum(axis=0), 0, atol=1e-8)
 
 
+def test_fit_default_keeps_about_100_iterates(moons_laplacian):
+    fit = fit_le_elbo(regularize_laplacian(moons_laplacian), 2, 1.0, n_steps=1001)
+    np.testing.assert_array_equal(fit.steps, np.r_[np.arange(0, 1001, 10), 1001])
+    assert fit.iterates.shape == (102, 150, 2)
+    assert len(fit.elbo) == 1002
+
+
 def test_fit_reproducible_and_float32(moons_laplacian):
     L = regularize_laplacian(moons_laplacian, 1e-2)
     a = fit_le_elbo(L, 2, 1.0, n_steps=50, seed=3)
