@@ -309,19 +309,25 @@ def _logit_blocks(X, kappa, beta, mask: _Mask, block_size, keep_gram=False):
 
     S is the (r1 - r0, c) block of S = (kappa / d_q) X X^T - beta I + M restricted to the first c columns
     (c = n, or c = r1 under a causal mask, where the later columns are all blocked). K is the block of X X^T
-    when ``keep_gram`` (needed by the "full" gradient), else None. S is a fresh buffer the caller may overwrite.
+    when ``keep_gram`` (needed by the "full" gradient), else None. S (and K) live in one preallocated buffer that
+    is reused for every block, so the caller may overwrite them but must be done with them before the next block.
+    Reusing the buffer keeps the peak at one block and avoids paging in fresh memory for every block.
     """
     n, d_q = X.shape
     scale = kappa / d_q
+    rows = min(block_size, n)
+    s_buf = torch.empty(rows * n, dtype=X.dtype, device=X.device)  # flat, so any (b, c) view is contiguous
+    k_buf = torch.empty(rows * n, dtype=X.dtype, device=X.device) if keep_gram else None
     for r0 in range(0, n, block_size):
         r1 = min(n, r0 + block_size)
         c = r1 if mask.kind == "causal" else n
+        S = s_buf[: (r1 - r0) * c].view(r1 - r0, c)  # (b, c)
         if keep_gram:
-            K = X[r0:r1] @ X[:c].T  # (b, c)
-            S = K * scale
+            K = torch.mm(X[r0:r1], X[:c].T, out=k_buf[: (r1 - r0) * c].view(r1 - r0, c))  # (b, c)
+            torch.mul(K, scale, out=S)
         else:
             K = None
-            S = (X[r0:r1] * scale) @ X[:c].T  # (b, c): scaling the b x d_q factor is cheaper than the b x c block
+            torch.mm(X[r0:r1] * scale, X[:c].T, out=S)  # scaling the (b, d_q) factor is cheaper than the block
         S.diagonal(r0).sub_(beta)  # entries (i, i) of the block: the -beta I term
         if mask.kind == "causal":
             b = r1 - r0
@@ -334,10 +340,28 @@ def _logit_blocks(X, kappa, beta, mask: _Mask, block_size, keep_gram=False):
         yield r0, r1, c, S, K
 
 
-def _softmax_rows_(S: torch.Tensor):
-    """In place: S <- exp(S - rowmax); returns the row sums s (b, 1), so the softmax block is S / s."""
+_INPLACE_SOFTMAX: bool | None = None  # whether torch.softmax(S, out=S) works here (checked once)
+
+
+def _softmax_rows_(S: torch.Tensor) -> torch.Tensor:
+    """In place: each row of S becomes its softmax (the row maximum is subtracted first, so no overflow).
+
+    torch's fused softmax writing into its own input is the fastest path on CPU (one kernel, no new memory); where a
+    torch version refuses the aliasing, the same result is built from amax, exp_ and a division.
+    """
+    global _INPLACE_SOFTMAX
+    if _INPLACE_SOFTMAX is None:
+        probe = torch.tensor([[0.0, 1.0, -math.inf], [3.0, 3.0, 2.0]], dtype=torch.float64)
+        expected = torch.softmax(probe, dim=1)
+        try:
+            torch.softmax(probe, dim=1, out=probe)
+            _INPLACE_SOFTMAX = bool(torch.allclose(probe, expected, rtol=0, atol=1e-15))
+        except RuntimeError:
+            _INPLACE_SOFTMAX = False
+    if _INPLACE_SOFTMAX:
+        return torch.softmax(S, dim=1, out=S)
     S.sub_(S.amax(1, keepdim=True)).exp_()
-    return S.sum(1, keepdim=True)
+    return S.div_(S.sum(1, keepdim=True))
 
 
 def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=False):
@@ -345,10 +369,10 @@ def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=Fals
     AX = torch.empty_like(X)  # (n, d_q)
     AtX = torch.zeros_like(X) if transpose_too else None
     for r0, r1, c, P, _ in _logit_blocks(X, kappa, beta, mask, block_size):
-        s = _softmax_rows_(P)  # P: (b, c) unnormalised, s: (b, 1)
-        AX[r0:r1] = (P @ X[:c]) / s  # rows of A X: normalising the (b, d_q) product is cheaper than P itself
+        _softmax_rows_(P)  # (b, c) rows of A
+        torch.mm(P, X[:c], out=AX[r0:r1])  # rows of A X
         if transpose_too:
-            AtX[:c] += P.T @ (X[r0:r1] / s)  # A^T X = sum over blocks of A_blk^T X_blk
+            AtX[:c].addmm_(P.T, X[r0:r1])  # A^T X = sum over row blocks of A_blk^T X_blk
     return AX, AtX
 
 
@@ -488,12 +512,11 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size):
     HX = torch.empty_like(X)
     HtX = torch.zeros_like(X)
     for r0, r1, c, P, K in _logit_blocks(X, kappa, beta, mask, block_size, keep_gram=True):
-        s = _softmax_rows_(P)
-        P.div_(s)  # (b, c) rows of A
+        _softmax_rows_(P)  # (b, c) rows of A
         kbar = (P * K).sum(1, keepdim=True)  # (b, 1)
         K.sub_(kbar).mul_(P).mul_(scale).add_(P)  # K <- H block = A + scale * A o (K - kbar)
-        HX[r0:r1] = K @ X[:c]
-        HtX[:c] += K.T @ X[r0:r1]
+        torch.mm(K, X[:c], out=HX[r0:r1])
+        HtX[:c].addmm_(K.T, X[r0:r1])
     return reg - 2.0 * X + HX + HtX, None
 
 
