@@ -24,7 +24,11 @@ Training: AdamW (weight decay on the 2-D weights only), linear warm-up then
 cosine decay, gradient clipping, and ``epochs`` passes over the training
 images in an order drawn from the run's batch stream. Evaluation (before
 training and after every epoch): loss and accuracy on the whole validation
-set, and the loss on the first ``n_train_eval`` training images.
+set, and the loss on the first ``n_train_eval`` training images. The defaults
+(10 epochs of batch 128, learning rate 3e-3) are a budget choice: a 20-run
+sweep (4 arms x 5 seeds) fits in about 20 minutes on two CPU cores. In a pilot
+(attention arm, seed 0) they reached about 93 % validation accuracy, 3e-3 a
+little ahead of 1e-3; longer training would reach higher accuracy.
 
 Reproducibility: as in :mod:`.charlm`, one seed gives independent streams for
 the initial weights, the batch order and dropout, none of which depends on
@@ -66,8 +70,8 @@ class ViTConfig:
     init_std: float = 0.02
     # optimisation
     batch_size: int = 128
-    epochs: int = 5
-    lr: float = 1e-3
+    epochs: int = 10  # 630 steps on 8,000 images: about 30 s on one CPU core
+    lr: float = 3e-3
     min_lr: float = 1e-5
     warmup_iters: int = 50
     beta1: float = 0.9
