@@ -1,0 +1,204 @@
+"""Sphinx extension: serve MathJax, require.js and the ipywidgets HTML manager from the book itself.
+
+By default Sphinx loads MathJax from jsDelivr, and myst-nb loads require.js from
+cdnjs and the ipywidgets HTML manager from jsDelivr, so the site shows raw TeX
+and dead widgets without a network. Here those files come from ``node_modules``
+(``npm ci`` installs the exact versions pinned in ``package-lock.json``; nothing
+of them is committed) and are copied into ``_build/html/vendor/``, outside any
+``_static`` folder (Jupyter Book adds every ``.js`` file under a source
+``_static`` folder to every page).
+
+``_config.yml`` names the files as ``vendor/...`` (``mathjax_path`` and
+``nb_ipywidgets_js``). Sphinx would read such a path as relative to
+``_static/``; this extension rewrites every script and stylesheet whose path is
+``_static/vendor/...`` to ``vendor/...`` on each page, and Sphinx's ``pathto``
+then makes the URL relative to that page (``../vendor/...`` from ``book/``), so
+the site works from any base URL, including ``file://``.
+
+At the end of the build it checks that every ``vendor/`` file a page refers to
+was copied, so a typo in ``_config.yml`` fails the build instead of a page.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shutil
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_MODULES = ROOT / "node_modules"
+PREFIX = "vendor"
+
+#: What is copied: (npm package, glob inside the package, folder under vendor/).
+#: MathJax's "full" TeX bundle has every TeX extension built in, so it never
+#: needs to fetch one; its CHTML output needs only the woff-v2 fonts. The HTML
+#: manager's Font Awesome fonts are loaded from next to embed-amd.js (Chromium,
+#: Firefox and Safari all take woff2; woff is the fallback).
+ASSETS = [
+    ("mathjax", "es5/tex-chtml-full.js", "mathjax"),
+    ("mathjax", "es5/output/chtml/fonts/woff-v2/*.woff", "mathjax/output/chtml/fonts/woff-v2"),
+    ("mathjax", "LICENSE", "mathjax"),
+    ("requirejs", "require.js", "requirejs"),
+    ("@jupyter-widgets/html-manager", "dist/embed-amd.js", "jupyter-widgets/html-manager"),
+    ("@jupyter-widgets/html-manager", "dist/*.woff2", "jupyter-widgets/html-manager"),
+    ("@jupyter-widgets/html-manager", "dist/*.woff", "jupyter-widgets/html-manager"),
+    ("@jupyter-widgets/html-manager", "dist/embed.js.LICENSE.txt", "jupyter-widgets/html-manager"),
+]
+
+
+def copy_assets(outdir: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
+    """Copy the files in ``ASSETS`` into ``outdir/vendor``; return the paths written.
+
+    Writes ``vendor/PACKAGES.txt`` with each package's version and licence.
+    Raises ``ExtensionError`` when a package or file is missing (run ``npm ci``).
+    """
+    target = outdir / PREFIX
+    if target.exists():
+        shutil.rmtree(target)
+    written, notes = [], []
+    for package, pattern, dest in ASSETS:
+        pkg_dir = node_modules / package
+        meta = pkg_dir / "package.json"
+        if not meta.is_file():
+            raise ExtensionError(
+                f"{meta} is missing: the book serves {package} itself; run `npm ci` (or `make install`)"
+            )
+        files = sorted(pkg_dir.glob(pattern))
+        if not files:
+            raise ExtensionError(f"{package} has no file matching {pattern!r}; is package-lock.json current?")
+        for src in files:
+            dst = target / dest / src.name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+            written.append(dst)
+        info = json.loads(meta.read_text(encoding="utf-8"))
+        note = f"{info['name']} {info['version']} ({info.get('license', 'see package')})"
+        if note not in notes:
+            notes.append(note)
+    (target / "PACKAGES.txt").write_text(
+        "Third-party files served by this site, copied from npm at build time (see package-lock.json):\n"
+        + "".join(f"- {n}\n" for n in notes),
+        encoding="utf-8",
+    )
+    return written
+
+
+def _local(filename: str) -> str | None:
+    """``_static/vendor/x`` -> ``vendor/x``; anything else -> None."""
+    head = f"_static/{PREFIX}/"
+    return filename[len("_static/"):] if filename.startswith(head) else None
+
+
+def _builder_inited(app: Sphinx) -> None:
+    if app.builder.format != "html":
+        return
+    written = copy_assets(Path(app.outdir))
+    logger.info(f"[local assets] {len(written)} files copied into {PREFIX}/")
+
+
+#: Inline script for pages with widgets, placed between require.js and embed-amd.js.
+#: 1. The HTML manager's bundles are named AMD modules; webpack takes the folder of their
+#:    require.js URL (by default the page's folder + the module name) as the base of the
+#:    Font Awesome fonts its CSS loads. ``require.config`` maps those names to the folder
+#:    the files are really in (``__jupyter_widgets_assets_path__`` is set too, but the
+#:    bundle reads it only after its CSS is in place).
+#: 2. ipywidgets' base package typesets widget labels with MathJax 2's ``MathJax.Hub.Queue``
+#:    whenever ``window.MathJax`` exists; Sphinx loads MathJax 3, which has no ``Hub``, so
+#:    every widget view threw "Cannot read properties of undefined (reading 'Queue')".
+#:    A small ``Hub.Queue`` that forwards to MathJax 3's ``typesetPromise`` fixes it
+#:    (deferred MathJax has run by DOMContentLoaded; widgets render on window load).
+WIDGET_SETUP_JS = """(function () {
+  var base = new URL("%s", document.baseURI).href;
+  window.__jupyter_widgets_assets_path__ = base;
+  if (window.require && window.require.config) {
+    window.require.config({paths: {
+      "@jupyter-widgets/html-manager": base + "embed-amd",
+      "@jupyter-widgets/html-manager/dist": base.replace(/\\/$/, "")
+    }});
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    var MJ = window.MathJax;
+    if (!MJ || !MJ.version || MJ.Hub || !MJ.startup) return;
+    MJ.Hub = {Queue: function () {
+      Array.prototype.forEach.call(arguments, function (job) {
+        if (Array.isArray(job) && job[0] === "Typeset" && job[2]) {
+          MJ.startup.promise.then(function () { return MJ.typesetPromise([job[2]]); })
+            .catch(function (err) { console.warn("MathJax could not typeset a widget label", err); });
+        }
+      });
+    }};
+  });
+})();"""
+
+#: Stylesheets that notebook outputs link from a CDN, and why dropping the link is safe.
+#: matplotlib's ``Animation.to_jshtml`` (the scrub figures) links Font Awesome 4.4 for its
+#: buttons' ``fa fa-*`` icons; the book theme already ships Font Awesome 6, whose
+#: script on every page draws those icons (v4 names included), so the link is dropped.
+CDN_LINKS_DROPPED = [
+    re.compile(r'<link\b[^>]*\bhref="https?://maxcdn\.bootstrapcdn\.com/font-awesome/[^"]*"[^>]*>\s*'),
+]
+
+
+def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Point this page's vendor scripts and stylesheets at the site's own vendor/ folder.
+
+    Also drops exact duplicate scripts (sphinx-thebe registers its inline
+    ``const THEBE_JS_URL`` twice, a SyntaxError on every page), sets up pages
+    with widgets (``WIDGET_SETUP_JS``) and removes the CDN links in
+    ``CDN_LINKS_DROPPED`` from the page body.
+    """
+    from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
+
+    used = app.__dict__.setdefault("_local_assets_used", set())
+    for key, cls in (("script_files", _JavaScript), ("css_files", _CascadingStyleSheet)):
+        files = context.get(key)
+        if not isinstance(files, list):
+            continue
+        seen, kept = set(), []
+        for asset in files:
+            name = getattr(asset, "filename", None)
+            new = _local(str(name)) if name else None
+            if new is not None:
+                asset = cls(new, priority=asset.priority, **asset.attributes)
+                used.add(new)
+            # an inline script is registered with filename None or "" depending on the route
+            ident = (str(getattr(asset, "filename", asset) or ""),
+                     repr(sorted(getattr(asset, "attributes", {}).items())))
+            if ident in seen:
+                continue
+            seen.add(ident)
+            if new is not None and new.endswith("/embed-amd.js"):
+                folder = context["pathto"](posixpath.dirname(new) + "/", resource=True)
+                kept.append(_JavaScript("", priority=asset.priority, body=WIDGET_SETUP_JS % folder))
+            kept.append(asset)
+        files[:] = kept
+    if isinstance(context.get("body"), str):
+        for pattern in CDN_LINKS_DROPPED:
+            context["body"] = pattern.sub("", context["body"])
+
+
+def _check(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    missing = sorted(u for u in app.__dict__.get("_local_assets_used", ()) if not (Path(app.outdir) / u).is_file())
+    if missing:
+        raise ExtensionError(
+            "pages refer to vendor files that were not copied: " + ", ".join(missing)
+            + " (compare mathjax_path / nb_ipywidgets_js in _config.yml with ASSETS in tools/sphinx_local_assets.py)"
+        )
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("builder-inited", _builder_inited)
+    # after sphinx.ext.mathjax and myst-nb have added their scripts (both at the default 500)
+    app.connect("html-page-context", _rewrite, priority=900)
+    app.connect("build-finished", _check)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
