@@ -1,12 +1,17 @@
 # The two commands a newcomer needs (see README.md):
 #   make book   build the whole book into _build/html (installs what it needs first)
 #   make test   run every test: unit tests, the book build, checks of the built HTML
-# A second run reinstalls nothing unless pyproject.toml or requirements.txt changed.
+# A second run reinstalls nothing unless pyproject.toml, requirements.txt, package.json
+# or package-lock.json changed.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.probdr-lite-installed
+# The JavaScript the site serves itself (MathJax, require.js, the ipywidgets HTML
+# manager), at the exact versions of package-lock.json; npm ci removes node_modules
+# first, so this stamp inside it is rewritten only by a complete install.
+NPM_STAMP := node_modules/.probdr-lite-installed
 
 .PHONY: help install book test unit clean
 
@@ -16,12 +21,17 @@ help:
 	@echo "make unit   run only the fast unit tests"
 	@echo "make clean  remove _build (keeps .venv)"
 
-install: $(STAMP)
+install: $(STAMP) $(NPM_STAMP)
 
 $(STAMP): pyproject.toml requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --disable-pip-version-check --no-deps -e .
+	@touch $@
+
+$(NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is needed to install the book's JavaScript (apt-get install npm)"; exit 1; }
+	npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
 book: install

@@ -10,6 +10,7 @@ build after all pages have been tried.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -38,6 +39,9 @@ def build(quiet: bool = False) -> int:
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
     env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    # Start from an empty _build/html: pages dropped from the toc, stale error reports
+    # and old vendor files must not linger in the site (the tests check all of it).
+    shutil.rmtree(HTML, ignore_errors=True)
     start = time.perf_counter()
     print("$ " + " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, cwd=ROOT, env=env, text=True,
