@@ -1,0 +1,307 @@
+# %% [markdown]
+# # Laplacian Eigenmaps
+#
+# Suppose the data lie on a thin curved sheet inside a high-dimensional space, like a rolled-up
+# carpet. Straight-line distances then mislead: two points on neighbouring turns of the roll can
+# be close in space but far apart along the sheet. Laplacian Eigenmaps {cite:p}`belkin2003laplacian`
+# trusts only *short* distances. It links each point to a few near neighbours, forgets every
+# other distance, and looks for coordinates in which linked points stay close. The whole book
+# grows out of this method, so this chapter builds it slowly and checks each step.
+#
+# **In this chapter you will learn**
+#
+# - how to turn data into a neighbourhood graph $W$ (k nearest neighbours, heat-kernel weights),
+#   and its three Laplacians $L = D - W$, $L_{\mathrm{sym}}$ and $L_{\mathrm{rw}}$;
+# - why the Laplacian energy $\sum_{ij} W_{ij} \lVert x_i - x_j \rVert^2 = 2 \operatorname{tr}(X^\top L X)$
+#   measures how badly an embedding tears the graph apart, and why the generalised eigenproblem
+#   $L v = \lambda D v$ minimises it;
+# - how the number of neighbours $k$ and the bandwidth $t$ decide whether a swiss roll unrolls
+#   or folds;
+# - that `probdr_lite` agrees with scikit-learn's `SpectralEmbedding` on a swiss roll, an
+#   S-curve and MNIST, and how to measure that agreement when eigenvectors have no fixed sign.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import scipy.sparse as sp
+
+from probdr_lite.data import load_mnist, toy_manifold
+from probdr_lite.eigenmaps import embed_graph
+from probdr_lite.figures.eigenmaps import (
+    compare_figure,
+    default_bandwidth,
+    energy_figure,
+    laplacians_figure,
+    neighbours_panel,
+    neighbours_scrub,
+)
+from probdr_lite.graphs import graph_energy, knn_graph, laplacian
+
+# %% [markdown]
+# ## From data to a graph
+#
+# Start with $n$ points $y_1, \dots, y_n$, the rows of $Y \in \mathbb{R}^{n \times d}$. The
+# *k-nearest-neighbour graph* joins $i$ and $j$ when either point is among the other's $k$
+# nearest. Joining on "either" rather than "both" keeps the graph symmetric: if $G$ is the
+# directed neighbour relation, then $W = \max(G, G^\top)$ elementwise. Each edge gets a weight,
+# either 1 or the *heat kernel*
+#
+# $$
+# W_{ij} = \exp\!\left(-\frac{\lVert y_i - y_j \rVert^2}{t}\right),
+# $$
+#
+# which is close to 1 for a very short edge and fades for longer ones; the bandwidth $t$ sets
+# what counts as long. Non-edges have $W_{ij} = 0$. The *degree* of a point is the total weight
+# of its edges, $D = \operatorname{diag}(W \mathbf{1})$, and from $W$ and $D$ come three
+# Laplacians:
+#
+# $$
+# L = D - W, \qquad
+# L_{\mathrm{sym}} = I - D^{-1/2} W D^{-1/2}, \qquad
+# L_{\mathrm{rw}} = I - D^{-1} W .
+# $$
+#
+# $D^{-1} W$ is row-stochastic: its row $i$ is a probability distribution over the neighbours of
+# $i$, the transition matrix of a random walk on the graph, which is where $L_{\mathrm{rw}}$ gets
+# its name. Keep $A = D^{-1} W$ in mind; in chapter 4 it becomes the attention matrix, and
+# $L_{\mathrm{rw}} = I - A$.
+#
+# Here is a graph on twelve points along a wavy line, with two neighbours each.
+
+# %%
+s = np.linspace(0, 3 * np.pi, 12) + np.random.default_rng(0).normal(0, 0.1, 12)
+Y_small = np.column_stack([s, np.sin(s)])  # 12 points along a sine wave, in order
+W = knn_graph(Y_small, n_neighbors=2)  # W = max(G, G^T), 0/1 weights, sparse
+D = sp.diags(np.asarray(W.sum(axis=1)).ravel())  # D = diag(W 1)
+L = laplacian(W, kind="unnormalized")  # L = D - W
+L_sym = laplacian(W, kind="symmetric")  # I - D^{-1/2} W D^{-1/2}
+L_rw = laplacian(W, kind="random_walk")  # I - D^{-1} W
+
+ones = np.ones(12)
+sqrt_d = np.sqrt(D.diagonal())
+print("||L 1||            =", np.abs(L @ ones).max())
+print("||L_rw 1||         =", np.abs(L_rw @ ones).max())
+print("||L_sym D^1/2 1||  =", np.abs(L_sym @ sqrt_d).max())
+print("L symmetric:", abs(L - L.T).max() == 0, "  L_rw symmetric:", abs(L_rw - L_rw.T).max() == 0)
+
+# %%
+fig = laplacians_figure(Y_small, W)
+plt.show()
+
+# %% [markdown]
+# The points are numbered along the wave, so each matrix is a band around its diagonal. All
+# three Laplacians send something to zero: $L$ and $L_{\mathrm{rw}}$ the constant vector, since
+# every row of $D - W$ and of $I - D^{-1}W$ sums to zero, and $L_{\mathrm{sym}}$ the vector
+# $D^{1/2}\mathbf{1}$. $L$ and $L_{\mathrm{sym}}$ are symmetric; $L_{\mathrm{rw}}$ is not, because
+# each row is divided by its own degree, and the degrees differ: count the edges at points 2
+# and 5 in the drawing.
+#
+# ## What the Laplacian measures
+#
+# Give every point a coordinate $x_i \in \mathbb{R}^{q}$, the rows of $X \in \mathbb{R}^{n \times q}$.
+# A good embedding keeps linked points close, so add up the squared lengths of all edges,
+# each weighted by $W_{ij}$. Expanding the square shows where $L$ comes from:
+#
+# $$
+# E(X) = \sum_{ij} W_{ij} \lVert x_i - x_j \rVert^2
+# = \sum_{ij} W_{ij} \left(\lVert x_i\rVert^2 + \lVert x_j\rVert^2 - 2\, x_i^\top x_j\right)
+# = 2 \operatorname{tr}(X^\top D X) - 2 \operatorname{tr}(X^\top W X)
+# = 2 \operatorname{tr}(X^\top L X).
+# $$
+#
+# `graph_energy` adds up the edges one by one; the trace is one line of linear algebra. They agree.
+
+# %%
+X_random = np.random.default_rng(1).normal(size=(12, 2))
+E_edges = graph_energy(X_random, W)  # sum_ij W_ij ||x_i - x_j||^2
+E_trace = 2 * np.trace(X_random.T @ (L @ X_random))  # 2 tr(X^T L X)
+print(f"sum over edges: {E_edges:.10f}\n2 tr(X^T L X):  {E_trace:.10f}")
+
+# %% [markdown]
+# Minimising $E(X)$ alone is pointless: $X = 0$, or every point at the same place, costs
+# nothing. Laplacian Eigenmaps rules that out with two constraints. The scale is fixed,
+# $X^\top D X = I$, and the coordinates must not be constant, $X^\top D \mathbf{1} = 0$. (The
+# weighting by $D$ gives well-connected points more say.) Setting the derivative of the
+# Lagrangian $\operatorname{tr}(X^\top L X) - \operatorname{tr}\big(\Lambda (X^\top D X - I)\big)$
+# to zero gives the *generalised eigenproblem*
+#
+# $$
+# L v = \lambda D v, \qquad 0 = \lambda_0 \le \lambda_1 \le \lambda_2 \le \dots
+# $$
+#
+# For an eigenvector with $v^\top D v = 1$ the energy is $E(v) = 2 v^\top L v = 2\lambda$, so the
+# eigenvectors with the smallest eigenvalues are the cheapest coordinates there are. The first,
+# $\lambda_0 = 0$, belongs to the constant vector and is excluded by the second constraint; the
+# next $q$ are the embedding. `embed_graph` solves the problem in its symmetric form,
+# $L_{\mathrm{sym}} u = \lambda u$ with $v = D^{-1/2} u$, as scikit-learn does. The check below
+# needs nothing but the definition.
+
+# %%
+Y_spiral = toy_manifold("swiss_roll", n=300, seed=0)[0][:, [0, 2]]  # a 2-D spiral
+W_spiral = knn_graph(Y_spiral, n_neighbors=6)
+L_spiral = laplacian(W_spiral)
+D_spiral = sp.diags(np.asarray(W_spiral.sum(axis=1)).ravel())
+V, lam = embed_graph(W_spiral, n_components=2, return_eigenvalues=True)  # v_1, v_2 and lambda_1, lambda_2
+print("lambda_1, lambda_2          =", lam)
+print("max |L v - lambda D v|      =", np.abs(L_spiral @ V - (D_spiral @ V) * lam).max())
+print("V^T D V (should be I):\n", np.round(V.T @ (D_spiral @ V), 12))
+print("V^T D 1 (should be 0)       =", V.T @ D_spiral.diagonal())
+print("energy E(v_k) vs 2 lambda_k =", [graph_energy(V[:, [k]], W_spiral) for k in range(2)], 2 * lam)
+
+# %% [markdown]
+# The figure shows what "cheap" looks like. Each panel colours the points of a spiral by one
+# function $f$, drawn over the graph's edges, with $f$ scaled to the same size
+# ($f^\top D f = 1$, $f^\top D \mathbf{1} = 0$). The first eigenvector changes slowly from one end
+# of the spiral to the other, so every edge joins two similar colours and the energy is tiny. The
+# twelfth oscillates along the spiral; a random vector changes colour at almost every edge, and
+# its energy is thousands of times larger.
+
+# %%
+fig = energy_figure(Y_spiral, W_spiral, colour_index=12)
+plt.show()
+
+# %% [markdown]
+# The first eigenvector alone already *unrolls* the spiral: sorted by $v_1$, the points come out
+# in the order in which they lie along it. That is the whole idea of the method. Distances in
+# the plane are never used beyond choosing the neighbours.
+#
+# ## Neighbours and bandwidth
+#
+# The graph is the only thing the method sees, so the graph has to be right. Take a swiss roll,
+# a rectangle rolled up in three dimensions, coloured by the position along the roll. On the
+# left it is seen from the side, with the graph's edges drawn darker the heavier they are; on the
+# right is its two-dimensional Laplacian-eigenmaps embedding.
+#
+# At the default ($k = 10$, $t$ the mean squared distance to the ten nearest neighbours) the
+# colours run in order along the first coordinate: the roll is unrolled. The second coordinate
+# is mostly a second harmonic of the first, a well-known feature of the method on long thin
+# sheets. With a kernel (Binder, Colab, a local Jupyter) move the sliders:
+#
+# - **more neighbours** eventually reach across the gap between two turns of the roll. A few such
+#   short-cut edges are enough to glue the turns together, and the embedding folds: the colours mix;
+# - **a smaller bandwidth** $t$ gives long edges almost no weight, so the short-cuts fade and the
+#   roll unrolls again even with many neighbours; as $t$ grows every weight tends to 1 and the
+#   graph becomes the plain 0/1 graph;
+# - **too few neighbours** break the graph into pieces, and then no single embedding exists.
+
+# %%
+Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
+panel = neighbours_panel(Y_roll, t_roll, n_neighbors=(5, 60, 10))
+panel.show()
+
+# %% [markdown]
+# Without a kernel, the frames below tell the same story. The first five add neighbours with
+# the bandwidth so large that every edge weighs about 1; the roll short-circuits between 20 and
+# 30 neighbours. The last four keep 40 neighbours and shrink the bandwidth, and the roll unrolls
+# again.
+
+# %%
+t0 = default_bandwidth(Y_roll, 10)
+frames = [(k, 100 * t0) for k in (6, 10, 20, 30, 40)] + [(40, f * t0) for f in (20, 5, 1, 0.25)]
+neighbours_scrub(Y_roll, t_roll, frames)
+
+# %% [markdown]
+# ## The same embedding as scikit-learn
+#
+# scikit-learn's `SpectralEmbedding` solves the same eigenproblem.
+# Its graph differs in two small ways: each point counts as one of its own $k$ neighbours, and
+# the two directions of an edge are averaged, $(G + G^\top)/2$, instead of taking the larger. So we
+# compare twice: with the Belkin-Niyogi graph, and with `probdr_lite` run on scikit-learn's
+# convention, where the two should agree to round-off.
+#
+# Eigenvectors have no fixed sign, and when two eigenvalues are close any rotation of the pair is
+# as good as the original. What *is* fixed is the subspace the columns span. The agreement is
+# therefore measured by the *principal angles* $\theta_1 \le \theta_2$ between the two
+# two-dimensional subspaces: $\cos\theta = 1$ for all of them means the same subspace. The bottom
+# row below is scikit-learn's embedding rotated onto ours, for the eye only.
+
+# %%
+Y_s, t_s = toy_manifold("s_curve", n=800, seed=0)
+Y_mnist, labels_mnist = load_mnist(n=1000, stratified=True)
+fig, rows = compare_figure({
+    "swiss roll": (Y_roll, t_roll, False),
+    "S-curve": (Y_s, t_s, False),
+    "MNIST (1,000 digits)": (Y_mnist, labels_mnist, True),
+}, n_neighbors=10)
+plt.show()
+print(f"{'data set':<22}{'n':>6}   cosines (Belkin-Niyogi graph)   smallest cosine (same graph)")
+for r in rows:
+    print(f"{r['name']:<22}{r['n']:>6}   {np.array2string(r['cosines'], precision=5):<32}{r['agreement_same_graph']:.8f}")
+
+# %% [markdown]
+# On the same graph the two implementations agree to round-off. With the Belkin-Niyogi graph the
+# subspaces still agree to two or three decimals: the convention shifts the embedding slightly,
+# most on MNIST, whose small eigenvalues lie closer together. On MNIST the first two coordinates
+# already separate some digits (the 0s, 1s and 6s) from the rest, with no labels used. Chapter 5
+# returns to this picture through a transformer.
+#
+# ## Summary
+#
+# Laplacian Eigenmaps keeps only local distances (the graph $W$), scores an embedding by the
+# weighted squared length of its edges, $2\operatorname{tr}(X^\top L X)$, and finds the best
+# scaled, non-constant embedding with the eigenvectors of $L v = \lambda D v$ of smallest
+# eigenvalue. The graph carries all the information: too few neighbours and it falls apart, too
+# many with flat weights and it short-circuits. The constraints $X^\top D X = I$ and
+# $X^\top D \mathbf{1} = 0$ look like an add-on here. The next chapter shows that a probabilistic
+# model provides them by itself, through a log-determinant.
+#
+# ## Exercises
+#
+# **Exercise 1.** Show that $L_{\mathrm{sym}}$ and $L_{\mathrm{rw}}$ have the same eigenvalues,
+# and express the eigenvectors of one through those of the other. Which of them gives the
+# Laplacian-eigenmaps coordinates $v$ directly?
+#
+# ```{admonition} Solution
+# :class: dropdown
+#
+# $L_{\mathrm{rw}} = I - D^{-1}W = D^{-1/2}\,(I - D^{-1/2} W D^{-1/2})\,D^{1/2} = D^{-1/2} L_{\mathrm{sym}} D^{1/2}$,
+# so the two are similar matrices and share their eigenvalues. If $L_{\mathrm{sym}} u = \lambda u$
+# then $L_{\mathrm{rw}} (D^{-1/2}u) = \lambda D^{-1/2} u$. Multiplying $L v = \lambda D v$ by
+# $D^{-1}$ gives $L_{\mathrm{rw}} v = \lambda v$: the eigenvectors of $L_{\mathrm{rw}}$ are the
+# coordinates $v$ themselves. The hidden cell checks it on the spiral graph.
+# ```
+
+# %% tags=["hide-cell"]
+Lrw = laplacian(W_spiral, kind="random_walk").toarray()
+eig_rw = np.sort(np.linalg.eigvals(Lrw).real)[:3]
+print("smallest eigenvalues of L_rw:", eig_rw, " lambda_1, lambda_2 from embed_graph:", lam)
+print("max |L_rw v - lambda v|:", np.abs(Lrw @ V - V * lam).max())
+
+# %% [markdown]
+# **Exercise 2.** A graph with $c$ connected components: how many eigenvalues of $L$ are zero,
+# and what are their eigenvectors? Use it to explain why the swiss roll with $k = 3$ neighbours
+# has no sensible two-dimensional embedding.
+#
+# ```{admonition} Solution
+# :class: dropdown
+#
+# $E(v) = \sum_{ij} W_{ij}(v_i - v_j)^2 = 0$ exactly when $v$ is constant on every component, so
+# the eigenvalue 0 has multiplicity $c$, with the components' indicator vectors as a basis.
+# With $c > 1$ the "smallest non-trivial" eigenvectors are just indicators: they say which piece a
+# point is in, and nothing about where in the piece it lies. The 800-point swiss roll with
+# $k = 3$ splits into three pieces (hidden cell).
+# ```
+
+# %% tags=["hide-cell"]
+from scipy.sparse.csgraph import connected_components
+
+W3 = knn_graph(Y_roll, n_neighbors=3)
+n_parts, _ = connected_components(W3, directed=False)
+smallest = np.linalg.eigvalsh(laplacian(W3).toarray())[:5]
+print(f"k = 3: {n_parts} components; the five smallest eigenvalues of L:", np.round(smallest, 10))
+
+# %% [markdown]
+# **Exercise 3.** Show that the energy $E(X)$ does not change when the embedding is rotated,
+# $X \to X R$ with $R^\top R = I$. Why does that force us to compare two embeddings by their
+# subspaces, or after a Procrustes rotation, rather than column by column?
+#
+# ```{admonition} Solution
+# :class: dropdown
+#
+# $\operatorname{tr}(R^\top X^\top L X R) = \operatorname{tr}(X^\top L X R R^\top) = \operatorname{tr}(X^\top L X)$,
+# and the constraint $R^\top X^\top D X R = I$ still holds. So when the constraint is all that fixes
+# the answer, any rotation of the optimum is equally optimal; only the distinct eigenvalues pin
+# the columns down, and then only up to sign. Two correct implementations can therefore return
+# different columns that span the same subspace, which the principal angles (or a Procrustes
+# fit) ignore, as they should.
+# ```
