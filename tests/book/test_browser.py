@@ -1,0 +1,300 @@
+"""Every page of the built book in headless Chromium, with the network cut off.
+
+The site in ``_build/html`` is served by ``http.server`` on 127.0.0.1 (in a
+thread); Playwright drives Debian's Chromium (``/usr/bin/chromium``, or
+``PROBDR_CHROMIUM``; it never downloads a browser). Every request to any other
+host is aborted and recorded, so these tests show that the site works with no
+network. Each page in ``_toc.yml`` is loaded once, in a fresh browser context
+(a reader's first visit), and checked for console errors, maths, scrub figures,
+widgets and images; a full-page screenshot goes to ``_build/screenshots/``.
+
+Without Chromium (or Playwright) the tests are skipped with a message; with
+``PROBDR_REQUIRE_BROWSER=1`` (CI) that is a failure instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from .conftest import ROOT, toc_pages
+
+pytestmark = [pytest.mark.book, pytest.mark.browser]
+
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
+]
+#: Seconds for a page to load, typeset and render its widgets (two busy cores can be slow).
+PAGE_TIMEOUT_S = 120
+
+#: Console errors (console.error, uncaught exceptions) that do not fail a page:
+#: regular expression -> why it is harmless. Keep it short; fix the cause instead.
+CONSOLE_ALLOWED: dict[str, str] = {}
+
+#: Requests to other hosts that a page may make (they are aborted all the same):
+#: regular expression on the URL -> why. Empty: the site needs no network at all.
+REMOTE_ALLOWED: dict[str, str] = {}
+
+PAGES = toc_pages()
+IDS = [d for d, _ in PAGES]
+
+
+def _chromium() -> str | None:
+    for candidate in (os.environ.get("PROBDR_CHROMIUM"), "/usr/bin/chromium",
+                      shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    missing = None
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:  # pragma: no cover - playwright is in requirements.txt
+        missing = f"Playwright for Python is not installed ({exc})"
+    exe = _chromium()
+    if missing is None and exe is None:
+        missing = "no Chromium found (apt-get install chromium, or set PROBDR_CHROMIUM to its path)"
+    if missing:
+        if os.environ.get("PROBDR_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"the browser tests are required here (PROBDR_REQUIRE_BROWSER=1) but {missing}",
+                        pytrace=False)
+        pytest.skip(f"browser tests skipped: {missing}")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(built_book):
+    """Base URL of the built site, served on 127.0.0.1 by a thread."""
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(built_book)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+# Runs in the page after it has loaded: waits for MathJax and the widget manager.
+_SETTLE_JS = """async (timeoutMs) => {
+  const until = Date.now() + timeoutMs;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  const views = () => Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'));
+  const done = (s) => s.previousElementSibling && s.previousElementSibling.classList.contains("widget-subarea")
+                      && s.previousElementSibling.childElementCount > 0;
+  while (views().some((s) => !done(s)) && Date.now() < until) await sleep(200);
+  window.scrollTo(0, document.body.scrollHeight);
+  while (Array.from(document.images).some((i) => !i.complete) && Date.now() < until) await sleep(200);
+  window.scrollTo(0, 0);
+  await sleep(300);
+  return Date.now() < until;
+}"""
+
+_INSPECT_JS = """() => {
+  const maths = Array.from(document.querySelectorAll("span.math, div.math"));
+  const views = Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'));
+  const widgets = views.map((s) => {
+    const area = s.previousElementSibling;
+    const rendered = !!(area && area.classList.contains("widget-subarea") && area.childElementCount > 0);
+    const out = s.closest(".cell_output") || s.parentElement;
+    const pictures = Array.from(out.querySelectorAll("img")).filter(
+      (im) => im.compareDocumentPosition(s) & Node.DOCUMENT_POSITION_FOLLOWING);
+    return {
+      rendered,
+      errors: area ? area.querySelectorAll(".jupyter-widgets-error-widget").length
+                     + (area.textContent.includes("Error displaying widget") ? 1 : 0) : 0,
+      sliders: area ? area.querySelectorAll(".widget-slider, .jupyter-widget-slider").length : 0,
+      picture: pictures.length > 0,
+      pictureLoaded: pictures.some((im) => im.complete && im.naturalWidth > 0),
+    };
+  });
+  const images = Array.from(document.images).map((im) => ({
+    src: im.currentSrc.slice(0, 120), ok: im.complete && im.naturalWidth > 0 }));
+  return {
+    maths: maths.length,
+    mathsTypeset: maths.filter((m) => m.querySelector("mjx-container")).length,
+    untypeset: maths.filter((m) => !m.querySelector("mjx-container")).map((m) => m.textContent.slice(0, 80)),
+    mjx: document.querySelectorAll("mjx-container").length,
+    mathErrors: Array.from(document.querySelectorAll("mjx-merror")).map((e) => e.textContent.slice(0, 80)),
+    widgets,
+    images,
+    height: document.documentElement.scrollHeight,
+  };
+}"""
+
+# Moves every range control inside a cell output through all its values; records the picture.
+_SCRUB_JS = """() => Array.from(document.querySelectorAll(".cell_output input[type=range]")).map((range) => {
+  const box = range.closest(".animation") || range.closest(".output") || range.closest(".cell_output");
+  const img = box.querySelector("img");
+  if (!img) return {id: range.id, error: "no <img> next to the range control"};
+  const set = (v) => {
+    range.value = String(v);
+    range.dispatchEvent(new Event("input", {bubbles: true}));
+    range.dispatchEvent(new Event("change", {bubbles: true}));
+    return img.src;
+  };
+  const lo = Number(range.min || 0), hi = Number(range.max || 100), step = Number(range.step || 1);
+  const first = set(lo);
+  const seen = new Set();
+  for (let v = lo; v <= hi; v += step) seen.add(set(v));
+  const last = img.src;
+  const back = set(lo);
+  return {id: range.id, frames: Math.round((hi - lo) / step) + 1, distinct: seen.size,
+          changed: first !== last, returns: back === first};
+})"""
+
+
+@pytest.fixture(scope="module")
+def visit(browser, server):
+    """visit(page) -> what one load of the page showed (loaded once, then cached)."""
+    cache = {}
+
+    def load(doc, rel):
+        if rel in cache:
+            return cache[rel]
+        result = {"console": [], "remote": [], "local_failures": [], "settled": False}
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+
+        def route(r):
+            if urlsplit(r.request.url).hostname in LOCAL_HOSTS:
+                r.continue_()
+            else:
+                result["remote"].append(r.request.url)
+                r.abort()
+
+        context.route("**/*", route)
+        page = context.new_page()
+        page.set_default_timeout(PAGE_TIMEOUT_S * 1000)
+        page.on("console", lambda m: result["console"].append(f"console.{m.type}: {m.text}")
+                if m.type == "error" else None)
+        page.on("pageerror", lambda e: result["console"].append(f"uncaught: {e}"))
+
+        def failed(req):
+            if urlsplit(req.url).hostname in LOCAL_HOSTS:
+                result["local_failures"].append(f"{req.url}: {req.failure}")
+
+        def response(resp):
+            if urlsplit(resp.url).hostname in LOCAL_HOSTS and resp.status >= 400:
+                result["local_failures"].append(f"{resp.url}: HTTP {resp.status}")
+
+        page.on("requestfailed", failed)
+        page.on("response", response)
+        try:
+            page.goto(f"{server}/{rel}", wait_until="load")
+            result["settled"] = page.evaluate(_SETTLE_JS, PAGE_TIMEOUT_S * 1000)
+            result.update(page.evaluate(_INSPECT_JS))
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            shot = SCREENSHOTS / (doc.replace("/", "__") + ".png")
+            page.screenshot(path=str(shot), full_page=True)
+            result["screenshot"] = shot
+            result["scrubs"] = page.evaluate(_SCRUB_JS)
+            page.wait_for_timeout(200)  # let errors raised by the scrubbing reach the listeners
+        finally:
+            context.close()
+        cache[rel] = result
+        return result
+
+    return load
+
+
+def _unexplained(messages, allowed):
+    return [m for m in messages if not any(re.search(p, m) for p in allowed)]
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_page_loads_without_console_errors(visit, doc, rel):
+    seen = visit(doc, rel)
+    assert seen["settled"], f"{rel} did not finish typesetting / rendering widgets in {PAGE_TIMEOUT_S} s"
+    bad = _unexplained(seen["console"], CONSOLE_ALLOWED)
+    assert not bad, f"console errors on {rel} (fix them, or allow them in CONSOLE_ALLOWED with a reason):\n" + \
+        "\n".join(bad)
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_page_needs_no_network(visit, doc, rel):
+    """Nothing is requested from other hosts (all such requests are aborted, and recorded)."""
+    bad = _unexplained(visit(doc, rel)["remote"], REMOTE_ALLOWED)
+    assert not bad, f"{rel} requested (blocked):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_page_requests_no_missing_local_file(visit, doc, rel):
+    bad = visit(doc, rel)["local_failures"]
+    assert not bad, f"{rel}:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_every_image_renders(visit, doc, rel):
+    broken = [im["src"] for im in visit(doc, rel)["images"] if not im["ok"]]
+    assert not broken, f"images that did not render on {rel}: {broken}"
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_maths_is_typeset(visit, doc, rel):
+    seen = visit(doc, rel)
+    if not seen["maths"]:
+        pytest.skip("no maths on this page")
+    assert seen["mathsTypeset"] == seen["maths"], f"not typeset by MathJax on {rel}: {seen['untypeset'][:5]}"
+    assert seen["mjx"] >= seen["maths"]
+    assert not seen["mathErrors"], f"TeX errors on {rel}: {seen['mathErrors'][:5]}"
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_scrub_figures_change_with_their_control(visit, doc, rel):
+    """Each kernel-free scrub figure shows a different picture when its range control moves."""
+    scrubs = visit(doc, rel)["scrubs"]
+    if not scrubs:
+        pytest.skip("no scrub figure on this page")
+    for s in scrubs:
+        assert "error" not in s, f"{rel}: {s}"
+        assert s["changed"] and s["distinct"] >= 2, f"{rel}: moving the control does not change the figure: {s}"
+        assert s["returns"], f"{rel}: going back to the first value does not restore its picture: {s}"
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_widgets_show_their_static_picture_and_render(visit, doc, rel):
+    """Widget pages: each view is rendered by the HTML manager, with a static figure before it."""
+    widgets = visit(doc, rel)["widgets"]
+    if not widgets:
+        pytest.skip("no widgets on this page")
+    for i, w in enumerate(widgets):
+        assert w["rendered"], f"{rel}: widget view {i} was not rendered by the widget manager"
+        assert not w["errors"], f"{rel}: widget view {i} shows an error"
+        assert w["picture"] and w["pictureLoaded"], (
+            f"{rel}: widget view {i} has no (loaded) static figure before it in its cell output; "
+            "show the figure first (probdr_lite.widgets.SliderPanel.show does)"
+        )
+    assert sum(w["sliders"] for w in widgets) >= 1, f"{rel}: widgets rendered, but no slider among them"
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_screenshot_is_saved(visit, doc, rel):
+    shot = visit(doc, rel)["screenshot"]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, shot

@@ -1,0 +1,99 @@
+"""The site's configuration: self-contained JavaScript, pinned versions, one place for the repository.
+
+Fast checks of the files (no build); tests/book checks the built site itself.
+"""
+
+import importlib.util
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+SPHINX = CONFIG["sphinx"]["config"]
+
+
+def _assets_module():
+    spec = importlib.util.spec_from_file_location("sphinx_local_assets", ROOT / "tools" / "sphinx_local_assets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_npm_packages_are_pinned_exactly_and_locked():
+    deps = json.loads((ROOT / "package.json").read_text())["dependencies"]
+    assert set(deps) == {"mathjax", "requirejs", "@jupyter-widgets/html-manager"}
+    for name, version in deps.items():
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} must be pinned to an exact version: {version}"
+    assert deps["mathjax"].startswith("3."), "Sphinx's mathjax3_config needs MathJax 3"
+    assert deps["@jupyter-widgets/html-manager"].startswith("1.0."), "ipywidgets 8 uses the 1.0.x HTML manager"
+    lock = json.loads((ROOT / "package-lock.json").read_text())
+    assert lock["packages"][""]["dependencies"] == deps, "package-lock.json is stale: run `npm install`"
+    for name, version in deps.items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version
+
+
+def test_the_site_points_at_its_own_copies_of_the_javascript():
+    """mathjax_path and nb_ipywidgets_js name files that tools/sphinx_local_assets.py copies."""
+    assets = _assets_module()
+    copied = {f"{assets.PREFIX}/{dest}/{Path(pattern).name}" for _, pattern, dest in assets.ASSETS}
+    urls = [SPHINX["mathjax_path"], *SPHINX["nb_ipywidgets_js"]]
+    assert [Path(u).name for u in SPHINX["nb_ipywidgets_js"]] == ["require.js", "embed-amd.js"]  # order matters
+    for url in urls:
+        assert "://" not in url and not url.startswith("/"), url
+        assert url in copied, f"{url} is not among the files copied into vendor/: {sorted(copied)}"
+    for attrs in SPHINX["nb_ipywidgets_js"].values():
+        assert not any("://" in str(v) for v in attrs.values()), "no CDN in the widget script attributes"
+    assert "sphinx_local_assets" in CONFIG["sphinx"]["local_extensions"]
+
+
+def test_vendor_assets_copy_from_node_modules(tmp_path):
+    assets = _assets_module()
+    if not (assets.NODE_MODULES / "mathjax" / "package.json").exists():
+        pytest.skip("node_modules is not installed (make install runs npm ci)")
+    written = assets.copy_assets(tmp_path)
+    names = {p.relative_to(tmp_path).as_posix() for p in written}
+    assert "vendor/mathjax/tex-chtml-full.js" in names
+    assert "vendor/requirejs/require.js" in names
+    assert "vendor/jupyter-widgets/html-manager/embed-amd.js" in names
+    assert any(n.startswith("vendor/mathjax/output/chtml/fonts/woff-v2/") for n in names)
+    assert sum(p.stat().st_size for p in written) < 10_000_000
+    assert "Apache" in (tmp_path / "vendor" / "PACKAGES.txt").read_text()
+
+
+def test_no_third_party_javascript_is_committed():
+    try:
+        files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    tracked = files.split()
+    third_party = re.compile(r"(^|/)(node_modules|vendor)/|(^|/)(tex-[\w-]+|mml-[\w-]+|require(\.min)?|embed(-amd)?)\.js$")
+    assert not [f for f in tracked if third_party.search(f)]
+    assert "node_modules/" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_makefile_installs_the_javascript_only_when_the_lock_changes():
+    makefile = (ROOT / "Makefile").read_text()
+    rule = re.search(r"^\$\(NPM_STAMP\):(.*)$", makefile, re.M)
+    assert rule and "package-lock.json" in rule.group(1) and "package.json" in rule.group(1)
+    assert "npm ci" in makefile
+    assert re.search(r"^install: .*\$\(NPM_STAMP\)", makefile, re.M)
+
+
+def test_repository_and_launch_buttons_are_set_in_one_place():
+    repo = CONFIG["repository"]
+    assert re.fullmatch(r"https://github\.com/[^/]+/[^/]+", repo["url"])
+    assert repo["branch"] == "main"
+    launch = CONFIG["launch_buttons"]
+    assert launch["binderhub_url"] == "https://mybinder.org"
+    assert launch["colab_url"] == "https://colab.research.google.com"
+    assert CONFIG["html"]["use_repository_button"] and CONFIG["html"]["use_issues_button"]
+
+
+def test_ci_requires_the_browser_tests():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "PROBDR_REQUIRE_BROWSER=1" in ci and "chromium" in ci and "make test" in ci
