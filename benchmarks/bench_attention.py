@@ -224,9 +224,10 @@ def main(
     print(f"  the same GEMMs alone in this block layout: {t_gemm:.3f} s = {t_gemm / bound:.2f} x the bound; "
           f"wall time / GEMMs alone = {t_blocked / t_gemm:.2f} (the softmax, LayerNorm and checks)")
 
-    # the expected peak from the block sizes: the (rows, n) logits buffer plus a few (n, d_q) latents
+    # the peak expected from the sizes: one (rows, n) logits buffer, the n_blocks + 1 latents unroll returns, and
+    # about ten (n, d_q) temporaries of a step (A X, the direction, the centred rows, a float64 copy in the checks)
     itemsize = X0.element_size()
-    expected = rows * n * itemsize + 6 * n * d_q * itemsize
+    expected = rows * n * itemsize + (n_blocks + 1 + 10) * n * d_q * itemsize
     result["expected_block_bytes"] = expected
     probe = dict(n=n, d_q=d_q, n_blocks=n_blocks, kappa=kappa, eta=eta, beta=beta, variant=variant, data=data,
                  block_size=block_size, seed=seed)
@@ -235,7 +236,8 @@ def main(
         result.update(blocked_peak_extra_bytes=extra, blocked_peak_process_bytes=total)
         print(f"  peak memory (ru_maxrss, subprocess): {extra / MIB:.0f} MiB above baseline, "
               f"{total / MIB:.0f} MiB for the whole process   (target <= 1024 MiB; "
-              f"block sizes predict {expected / MIB:.0f} MiB)")
+              f"sizes predict {expected / MIB:.0f} MiB: {rows * n * itemsize / MIB:.0f} MiB logits block + "
+              f"{(n_blocks + 11) * n * d_q * itemsize / MIB:.0f} MiB latents)")
 
     if naive:
         t_naive, X_naive = _timed(lambda: naive_unroll(X0, n_blocks, kappa, eta, beta), 1)
