@@ -185,7 +185,9 @@ def _project(Z: torch.Tensor, where: str = "X") -> torch.Tensor:
     """Pi(Z) = sqrt(d_q) (Z - mean) / ||Z - mean|| row by row, overflow-safe (rows are rescaled by their max first)."""
     Zc = Z - Z.mean(1, keepdim=True)  # (n, d_q), rows centred
     peak = Zc.abs().amax(1, keepdim=True)  # (n, 1); Pi is scale-invariant, so dividing by it changes nothing
-    if bool((peak == 0).any()) or not bool(torch.isfinite(peak).all()):
+    # a row whose spread is at rounding level of its own size is constant up to rounding: its direction is noise
+    noise = 8 * torch.finfo(Z.dtype).eps * Z.abs().amax(1, keepdim=True)  # (n, 1)
+    if bool((peak <= noise).any()) or not bool(torch.isfinite(peak).all()):
         raise ValueError(
             f"{where}: a row is constant (or not finite), so the LayerNorm projection Pi is undefined"
             + ("" if where == "X" else "; try a smaller eta")

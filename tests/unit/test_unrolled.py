@@ -12,6 +12,15 @@ from probdr_lite import unrolled as U
 F64 = torch.float64
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """These matrices are tiny: one torch thread avoids waiting on a busy second core (restored afterwards)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Dense references written here from the formulas of the notes, independent of the module's row-block code
 
@@ -386,6 +395,7 @@ BAD = [
     (lambda: U.embed(np.ones((3, 5)), d_q=1), ValueError, "d_q"),
     (lambda: U.embed(np.ones((3, 5)), seed=-1), ValueError, "seed"),
     (lambda: U.layer_norm(torch.ones(3, 4)), ValueError, "constant"),
+    (lambda: U.layer_norm(torch.tensor([[1.0, 2.0, 3.0], [0.1, 0.1, 0.1]])), ValueError, "constant"),  # rounding
     (lambda: U.attention_matrix(torch.full((3, 4), 1e30), 30.0), ValueError, "X"),  # logits overflow float32
     (lambda: U.stop_gradient_objective(X_OK, torch.eye(9), 1.0), ValueError, "A_fixed"),
     (lambda: U.DiagonalTransformer(d_q=8, kappa=-1.0), ValueError, "kappa"),
