@@ -63,6 +63,10 @@ __all__ = [
     "unroll",
     "stop_gradient_objective",
     "full_objective",
+    "DiagonalConfig",
+    "DiagonalAttention",
+    "DiagonalFeedForward",
+    "DiagonalBlock",
     "DiagonalTransformer",
 ]
 
@@ -741,6 +745,11 @@ def full_objective(X, kappa, beta, mask=None) -> torch.Tensor:
 
 @dataclass
 class DiagonalConfig:
+    """Settings of the diagonal-weight transformer (defaults: the notes' MNIST figure, beta = 1, shared weights).
+
+    Not validated here; :class:`DiagonalTransformer` validates its arguments before building one.
+    """
+
     d_q: int = 128
     n_layers: int = 8
     kappa: float = 30.0
