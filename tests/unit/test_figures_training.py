@@ -1,0 +1,240 @@
+"""Chapter 6's figures and tables: what they draw is what the results rows say."""
+
+import json
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, validate_results  # noqa: E402
+from probdr_lite.figures import training as T  # noqa: E402
+
+ITERS = [0, 10, 20, 30]
+
+
+def make_row(task, variant, seed, val, *, acc=None, gates=None, command="python -m probdr_lite.experiments sweep"):
+    """A schema-valid row whose validation curve is ``val`` (and ``acc`` for the ViT)."""
+    config = (CharLMConfig(max_iters=30) if task == "charlm" else ViTConfig(epochs=3)).to_dict()
+    if task == "charlm":
+        curve = [[it, v + 0.1, v] for it, v in zip(ITERS, val)]
+        cols = ["iter", "train_loss", "val_loss"]
+    else:
+        curve = [[it, v + 0.1, v, a] for it, v, a in zip(ITERS, val, acc)]
+        cols = ["iter", "train_loss", "val_loss", "val_acc"]
+    row = {
+        "schema_version": 1, "task": task, "variant": variant, "seed": seed, "config": config,
+        "final_val_loss": curve[-1][2], "best_val_loss": min(c[2] for c in curve),
+        "curve_columns": cols, "curve": curve, "throughput": 1000.0 + seed,
+        "throughput_unit": "tokens/s" if task == "charlm" else "images/s",
+        "train_seconds": 10.0, "wall_seconds": 12.0, "torch_version": "2.x", "device": "cpu (test, 1 threads)",
+        "git_commit": "abc", "command": command, "timestamp": f"2026-01-01T00:00:0{seed}+00:00",
+    }
+    if task == "vit":
+        row["final_val_acc"] = curve[-1][3]
+        row["best_val_acc"] = max(c[3] for c in curve)
+    if gates is not None:
+        row["gates"] = gates
+    return row
+
+
+@pytest.fixture
+def charlm_rows():
+    """Three arms x 5 seeds; diffusion is lower than attention by 0.02 + 0.001 * seed at every point."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for seed in range(5):
+        base = 3.0 - 0.3 * np.arange(4) + 0.05 * rng.standard_normal(4)
+        rows.append(make_row("charlm", "attention", seed, base.tolist()))
+        rows.append(make_row("charlm", "diffusion", seed, (base - 0.02 - 0.001 * seed).tolist()))
+        gates = (0.1 * (seed + 1) * np.arange(8).reshape(2, 4)).tolist()
+        rows.append(make_row("charlm", "gated", seed, (base + 0.003 * (-1) ** seed).tolist(), gates=gates))
+    return validate_results(rows)
+
+
+@pytest.fixture
+def vit_rows():
+    rows = []
+    for seed in range(3):
+        val = [2.3, 1.0, 0.5, 0.4 + 0.01 * seed]
+        acc = [0.1, 0.7, 0.9, 0.95 - 0.01 * seed]
+        rows.append(make_row("vit", "attention", seed, val, acc=acc))
+        rows.append(make_row("vit", "symmetric", seed, [v + 0.01 for v in val], acc=[a - 0.02 for a in acc]))
+    return validate_results(rows)
+
+
+def test_seed_band_mean_and_sd_are_the_seed_statistics(charlm_rows):
+    iters, mean, lo, hi, curves = T.seed_band(charlm_rows, "diffusion", "val_loss", "sd")
+    expected = np.array([[c[2] for c in r["curve"]] for r in charlm_rows if r["variant"] == "diffusion"])
+    np.testing.assert_array_equal(iters, ITERS)
+    np.testing.assert_allclose(curves, expected)
+    np.testing.assert_allclose(mean, expected.mean(axis=0))
+    sd = np.array([np.std(expected[:, j], ddof=1) for j in range(4)])
+    np.testing.assert_allclose(hi - mean, sd)
+    np.testing.assert_allclose(mean - lo, sd)
+    _, _, lo, hi, _ = T.seed_band(charlm_rows, "diffusion", "val_loss", "minmax")
+    np.testing.assert_allclose(lo, expected.min(axis=0))
+    np.testing.assert_allclose(hi, expected.max(axis=0))
+
+
+def test_curves_figure_draws_each_arms_mean_and_band(charlm_rows):
+    fig = T.curves_figure(charlm_rows, "val_loss", band="minmax", zoom_after=10, reference=1.88)
+    assert len(fig.axes) == 2
+    ax = fig.axes[0]
+    for k, v in enumerate(["attention", "diffusion", "gated"]):
+        vals = np.array([[c[2] for c in r["curve"]] for r in charlm_rows if r["variant"] == v])
+        line = ax.get_lines()[k]
+        np.testing.assert_allclose(line.get_xdata(), ITERS)
+        np.testing.assert_allclose(line.get_ydata(), vals.mean(axis=0))
+        band = [c for c in ax.collections if isinstance(c, PolyCollection)][k]
+        ys = band.get_paths()[0].vertices[:, 1]
+        assert np.isclose(ys.min(), vals.min()) and np.isclose(ys.max(), vals.max())
+        assert f"(n = 5)" in line.get_label()
+    # the reference line sits at 1.88 and the zoomed panel shows only iterations >= 10
+    assert np.allclose(ax.get_lines()[3].get_ydata(), 1.88)
+    np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_xdata(), [10, 20, 30])
+    plt.close(fig)
+
+
+def test_vit_curves_use_the_accuracy_column(vit_rows):
+    fig = T.curves_figure(vit_rows, "val_acc")
+    acc = np.array([[c[3] for c in r["curve"]] for r in vit_rows if r["variant"] == "symmetric"])
+    np.testing.assert_allclose(fig.axes[0].get_lines()[1].get_ydata(), acc.mean(axis=0))
+    plt.close(fig)
+
+
+def test_paired_differences_and_figure_match_the_rows(charlm_rows):
+    diffs = T.paired_differences(charlm_rows, "final_val_loss")
+    seeds, d = diffs["diffusion"]
+    np.testing.assert_array_equal(seeds, range(5))
+    np.testing.assert_allclose(d, [-0.02 - 0.001 * s for s in range(5)])
+    fig = T.paired_figure(charlm_rows, ("final_val_loss", "best_val_loss"))
+    ax = fig.axes[0]
+    np.testing.assert_allclose(ax.collections[0].get_offsets()[:, 1], d)
+    np.testing.assert_allclose(ax.collections[1].get_offsets()[:, 1], diffs["gated"][1])
+    plt.close(fig)
+
+
+def test_tables_show_the_summary_numbers(charlm_rows, vit_rows):
+    s = summarise(charlm_rows)
+    arms = T.arms_table(s, "charlm")
+    assert [r[0] for r in arms.body] == [T.VARIANT_LABELS[v] for v in ("attention", "diffusion", "gated")]
+    a = s["arms"][1]
+    assert f"{a['final_val_loss_mean']:.4f} ± {a['final_val_loss_sd']:.4f}" in arms.body[1][2]
+    paired = T.paired_table(s, "charlm")
+    p = s["paired"][0]
+    assert paired.body[0][0] == "diffusion − attention"
+    assert paired.body[0][4] == f"{p['n_better']} / {p['n_worse']}" == "5 / 0"
+    assert paired.body[0][5] == f"{p['t_pvalue']:.3g}"
+    assert "<table>" in arms._repr_html_() and "| arm |" in str(arms)
+    vit = T.arms_table(summarise(vit_rows), "vit")
+    assert "95.00 %" not in vit.body[0][2]  # the mean of 0.95, 0.94, 0.93 is 94.00 %
+    assert vit.body[0][2].startswith("94.00 %")
+
+
+def test_verdict_applies_the_stated_rule(charlm_rows, vit_rows):
+    s = summarise(charlm_rows)
+    v = T.verdict(s, "charlm", "diffusion", "final_val_loss")
+    # independent recomputation: 5 of 5 seeds better and a paired t-test far below 0.05
+    d = T.paired_differences(charlm_rows)["diffusion"][1]
+    assert math.isclose(v.t_pvalue, stats.ttest_1samp(d, 0.0).pvalue, rel_tol=1e-9)
+    assert v.outcome == "helps" and "helps" in str(v)
+    # the gated arm differs by +-0.003, alternating: not a difference
+    assert T.verdict(s, "charlm", "gated").outcome == "no detectable difference"
+    # a stricter alpha than the t-test p turns "helps" into "no detectable difference"
+    assert T.verdict(s, "charlm", "diffusion", alpha=v.t_pvalue / 2).outcome == "no detectable difference"
+    # vit: symmetric is worse on all 3 seeds by the same 0.02 (constant difference: no t-test possible)
+    sv = summarise(vit_rows)
+    assert T.verdict(sv, "vit", "symmetric", "final_val_acc").outcome == "no detectable difference"
+
+
+def test_verdict_hurts_mirror(charlm_rows):
+    flipped = []
+    for r in charlm_rows:
+        r = json.loads(json.dumps(r))
+        if r["variant"] in ("attention", "diffusion"):
+            r["variant"] = {"attention": "diffusion", "diffusion": "attention"}[r["variant"]]
+        flipped.append(r)
+    assert T.verdict(summarise(flipped), "charlm", "diffusion").outcome == "hurts"
+
+
+def test_gates_are_read_and_drawn(charlm_rows):
+    seeds, g = T.gate_values(charlm_rows)
+    assert g.shape == (5, 2, 4)
+    np.testing.assert_allclose(g[2], 0.3 * np.arange(8).reshape(2, 4))
+    fig = T.gates_figure(charlm_rows)
+    ax = fig.axes[0]
+    # layer 1, head 3 is the 8th collection: one point per seed
+    np.testing.assert_allclose(ax.collections[7].get_offsets()[:, 1], g[:, 1, 3])
+    plt.close(fig)
+    no_gates = [r for r in charlm_rows if r["variant"] != "gated"]
+    assert T.gate_values(no_gates) is None
+    with pytest.raises(ValueError, match="gates"):
+        T.gates_figure(no_gates)
+
+
+def test_provenance_commands_and_config(charlm_rows, tmp_path):
+    rows = [dict(r) for r in charlm_rows]
+    rows[0]["command"] = "other"
+    assert T.run_commands(rows) == ["other", "python -m probdr_lite.experiments sweep"]
+    info = T.provenance(charlm_rows)
+    assert info["seeds"]["diffusion"] == [0, 1, 2, 3, 4] and info["n_rows"] == 15
+    assert math.isclose(info["wall_hours"], 15 * 12 / 3600)
+    diffs = T.config_differences(info["config"])
+    assert diffs == {"max_iters": (30, 2000)}  # the fixture shortened training, nothing else
+    assert T.config_differences(CharLMConfig().to_dict()) == {}
+    (tmp_path / "README.md").write_text(
+        "Made with\n\n```bash\n$ .venv/bin/python -m probdr_lite.experiments sweep --task charlm \\\n"
+        "    --seeds 0-4 --out x.json\n```\nand `OMP_NUM_THREADS=1 python -m probdr_lite.experiments sweep --task vit`.\n")
+    assert T.readme_commands(tmp_path) == [
+        ".venv/bin/python -m probdr_lite.experiments sweep --task charlm --seeds 0-4 --out x.json",
+        "OMP_NUM_THREADS=1 python -m probdr_lite.experiments sweep --task vit"]
+    assert T.readme_commands(tmp_path / "missing") == []
+
+
+def test_load_task_results_reads_or_returns_none(charlm_rows, tmp_path, monkeypatch):
+    assert T.load_task_results("charlm", tmp_path) is None
+    (tmp_path / "charlm_cpu.json").write_text(json.dumps(charlm_rows))
+    assert len(T.load_task_results("charlm", tmp_path)) == 15
+    monkeypatch.setenv("PROBDR_RESULTS_DIR", str(tmp_path))
+    assert T.results_dir() == tmp_path and len(T.load_task_results("charlm")) == 15
+    (tmp_path / "vit_mnist.json").write_text("[{\"task\": \"vit\"}]")
+    with pytest.raises(ValueError, match="results row 0"):
+        T.load_task_results("vit")
+
+
+def test_bad_input_names_the_parameter(charlm_rows, vit_rows):
+    s = summarise(charlm_rows)
+    cases = [
+        (lambda: T.load_task_results("gpt"), "task"),
+        (lambda: T.seed_band(charlm_rows, "symmetric"), "variant"),
+        (lambda: T.seed_band(charlm_rows, "diffusion", metric="val_acc"), "metric"),
+        (lambda: T.seed_band(charlm_rows, "diffusion", band="iqr"), "band"),
+        (lambda: T.curves_figure([]), "rows"),
+        (lambda: T.curves_figure("rows.json"), "rows"),
+        (lambda: T.curves_figure(charlm_rows + vit_rows), "rows"),
+        (lambda: T.curves_figure(charlm_rows, zoom_after=-1), "zoom_after"),
+        (lambda: T.curves_figure(charlm_rows, variants=["nope"]), "variants"),
+        (lambda: T.paired_differences(charlm_rows, "final_val_acc"), "quantity"),
+        (lambda: T.paired_differences(charlm_rows, baseline="symmetric"), "baseline"),
+        (lambda: T.arms_table({"arms": []}, "charlm"), "summary"),
+        (lambda: T.arms_table(s, "vit"), "task 'vit'"),
+        (lambda: T.verdict(s, "charlm", "symmetric"), "variant"),
+        (lambda: T.verdict(s, "charlm", alpha=1.5), "alpha"),
+        (lambda: T.verdict(s, "charlm", max_disagree=-1), "max_disagree"),
+        (lambda: T.config_differences(None), "config"),
+    ]
+    for call, word in cases:
+        with pytest.raises(ValueError, match=word):
+            call()
+    # curves whose evaluation points differ between seeds cannot be averaged point by point
+    bad = json.loads(json.dumps(charlm_rows))
+    bad[1]["curve"][1][0] = 11
+    with pytest.raises(ValueError, match="evaluation iterations"):
+        T.seed_band(bad, "diffusion")
