@@ -17,12 +17,15 @@ Every builder here draws something the chapter explains:
 
 from __future__ import annotations
 
+import functools
+
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
 from matplotlib.collections import LineCollection
 from scipy.linalg import orthogonal_procrustes
 from scipy.sparse.csgraph import connected_components
+from threadpoolctl import threadpool_limits
 
 from probdr_lite._validation import check_array, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
@@ -31,6 +34,7 @@ from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.widgets import Slider, SliderPanel
 
 __all__ = [
+    "one_thread",
     "range_slider",
     "side_view",
     "laplacians_figure",
@@ -46,6 +50,23 @@ POSITION_CMAP = "viridis"
 
 
 # --- shared helpers ----------------------------------------------------------
+
+def one_thread(func):
+    """Run ``func`` with BLAS and OpenMP limited to one thread (threadpoolctl, a scikit-learn dependency).
+
+    The chapters' matrices are a few hundred points across. On a shared machine
+    (two cores, other jobs) a multi-threaded BLAS spends far longer waiting for
+    its threads than computing: a 300 x 300 ``eigh`` took 1.7 s with two busy
+    threads and 0.02 s with one. Every builder and slider callback here runs
+    under this decorator.
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with threadpool_limits(limits=1):
+            return func(*args, **kwargs)
+
+    return wrapper
+
 
 def range_slider(name, rng, *, lower=None, upper=None, positive=False, integer=False,
                  log=False, description=None, fmt=".3g") -> Slider:
@@ -110,6 +131,7 @@ def _padded_limits(ax, P, pad=0.08):
 
 # --- the three Laplacians ------------------------------------------------------
 
+@one_thread
 def laplacians_figure(Y, W):
     """A small graph (left) and its Laplacians L = D - W, L_sym and L_rw as heat maps.
 
@@ -158,6 +180,7 @@ def laplacians_figure(Y, W):
 
 # --- the Laplacian energy ------------------------------------------------------------
 
+@one_thread
 def energy_figure(Y, W, colour_index: int = 12, seed: int = 0):
     """Three functions f on the graph, drawn over its edges, with their energy.
 
@@ -217,6 +240,7 @@ def energy_figure(Y, W, colour_index: int = 12, seed: int = 0):
 
 # --- the neighbourhood panel -------------------------------------------------------
 
+@one_thread
 def default_bandwidth(Y, n_neighbors: int = 10) -> float:
     """The heat-kernel bandwidth t that :func:`probdr_lite.graphs.knn_graph` picks by default:
     the mean squared distance from a point to its ``n_neighbors`` nearest neighbours."""
@@ -226,6 +250,7 @@ def default_bandwidth(Y, n_neighbors: int = 10) -> float:
     return float(np.mean(np.sum((Y64[G.row] - Y64[G.col]) ** 2, axis=1)))
 
 
+@one_thread
 def _neighbours_figure(Y, t, figsize=(8.4, 3.4)):
     """Figure and update(n_neighbors, bandwidth) for the panel and its scrub twin."""
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
@@ -246,6 +271,7 @@ def _neighbours_figure(Y, t, figsize=(8.4, 3.4)):
     ax_e.set_ylabel("coordinate 2", fontsize=8)
     ax_e.tick_params(labelsize=7)
 
+    @one_thread
     def update(n_neighbors, bandwidth):
         W = knn_graph(Y, n_neighbors=int(n_neighbors), mode="heat", bandwidth=float(bandwidth))
         segs, w = _edges(W, view)
@@ -272,6 +298,7 @@ def _neighbours_figure(Y, t, figsize=(8.4, 3.4)):
     return fig, update, Y
 
 
+@one_thread
 def neighbours_panel(Y, t, *, n_neighbors=(5, 60, 10), bandwidth=None) -> SliderPanel:
     """Sliders for k (``n_neighbors``) and the heat-kernel bandwidth t over a Laplacian-eigenmaps figure.
 
@@ -310,6 +337,7 @@ def neighbours_panel(Y, t, *, n_neighbors=(5, 60, 10), bandwidth=None) -> Slider
     return SliderPanel(fig, update, [k_slider, t_slider])
 
 
+@one_thread
 def neighbours_scrub(Y, t, frames, *, dpi: float = 64, max_bytes: int = 2_000_000):
     """Kernel-free twin of :func:`neighbours_panel`: one frame per ``(n_neighbors, bandwidth)`` pair.
 
@@ -340,6 +368,7 @@ def neighbours_scrub(Y, t, frames, *, dpi: float = 64, max_bytes: int = 2_000_00
 
 # --- agreement with scikit-learn -------------------------------------------------
 
+@one_thread
 def compare_figure(datasets, n_neighbors: int = 10, random_state: int = 0):
     """Our Laplacian Eigenmaps (top row) beside scikit-learn's ``SpectralEmbedding`` (bottom row).
 

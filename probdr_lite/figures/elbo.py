@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from matplotlib import ticker
 
 from probdr_lite._validation import check_array, check_scalar
-from probdr_lite.figures.eigenmaps import range_slider
+from probdr_lite.figures.eigenmaps import one_thread, range_slider
 from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.probdr import (
     le_closed_form,
@@ -61,6 +61,7 @@ def _labels(labels, n):
 
 # --- PCA, the covariance twin -------------------------------------------------------
 
+@one_thread
 def pca_figure(S, labels, sigma2, n_components: int = 2, n_show: int = 20):
     """Spectrum of the sample covariance S with the noise level sigma^2, and the PCA embedding.
 
@@ -114,6 +115,7 @@ def pca_figure(S, labels, sigma2, n_components: int = 2, n_show: int = 20):
 
 # --- the two terms of the LE-ELBO ------------------------------------------------------
 
+@one_thread
 def elbo_terms_figure(L_hat, beta, directions=(1, 12), centre: bool = True, n_grid: int = 200):
     """The ELBO along X = s u for unit eigenvectors u of L_hat, split into its two terms.
 
@@ -182,6 +184,7 @@ def elbo_terms_figure(L_hat, beta, directions=(1, 12), centre: bool = True, n_gr
 
 # --- the zero-eigenvalue trap ---------------------------------------------------------
 
+@one_thread
 def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
     """The ELBO along X_t = t 1 / sqrt(n) for a raw Laplacian and for L + gamma I.
 
@@ -231,6 +234,7 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
 
 # --- the beta panel --------------------------------------------------------------
 
+@one_thread
 def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=(10.5, 3.4)):
     L = _square(L_hat, "L_hat")
     n = L.shape[0]
@@ -252,6 +256,8 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=
     bars = ax_s.bar(idx, np.zeros(n_show), color=DROPPED)
     ax_s.set_ylim(0, 1.05 * (1.0 / lam[0] - beta_min))
     ax_s.set_xlabel(r"eigen-direction $i$", fontsize=8)
+    ax_s.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    ax_l.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax_s.set_ylabel(r"scale$^2$  $s_i^2 = \max(1/\lambda_i - \beta, 0)$", fontsize=8)
     points = class_scatter(ax_x, X_wide[:, :2], labels, s=5)
     ext = 1.1 * float(np.abs(X_wide[:, :2]).max())
@@ -263,6 +269,7 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=
     ax_l.tick_params(labelsize=7)
     ax_s.tick_params(labelsize=7)
 
+    @one_thread
     def update(beta):
         X = le_closed_form(L, n_show, float(beta), centre=centre)
         s2 = np.sum(X * X, axis=0)  # squared column norms = 1/lambda - beta, or 0
@@ -285,6 +292,7 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=
     return fig, update
 
 
+@one_thread
 def beta_panel(L_hat, labels, *, beta=(0.05, 1.0, 0.3), n_components: int = 2, n_show: int = 15,
                centre: bool = True) -> SliderPanel:
     """A beta slider over the closed-form optimum of the Laplacian-eigenmaps ELBO.
@@ -318,6 +326,7 @@ def beta_panel(L_hat, labels, *, beta=(0.05, 1.0, 0.3), n_components: int = 2, n
     return SliderPanel(fig, update, [slider])
 
 
+@one_thread
 def beta_scrub(L_hat, labels, betas, *, n_components: int = 2, n_show: int = 15, centre: bool = True,
                dpi: float = 64, max_bytes: int = 2_000_000):
     """Kernel-free twin of :func:`beta_panel`: one frame per value in ``betas`` (each > 0)."""

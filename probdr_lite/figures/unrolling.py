@@ -18,7 +18,7 @@ import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
 from probdr_lite._validation import check_scalar, check_seed
-from probdr_lite.figures.eigenmaps import range_slider
+from probdr_lite.figures.eigenmaps import one_thread, range_slider
 from probdr_lite.figures.elbo import _labels, _square
 from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.probdr import LEFit, fit_le_elbo, le_closed_form, le_elbo, le_lipschitz
@@ -33,6 +33,7 @@ GRAM_LIMITS = (1e-5, 1e2)
 CONVERGED = 1e-2
 
 
+@one_thread
 def step_sizes(L_hat, beta) -> dict:
     """The two step sizes that mark the regimes of gradient ascent on the LE-ELBO (nu = 1).
 
@@ -55,6 +56,7 @@ def _verdict(fit: LEFit) -> str:
     return "too slow"
 
 
+@one_thread
 def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsize=(10.5, 3.4)):
     L = _square(L_hat, "L_hat")
     labels = _labels(labels, L.shape[0])
@@ -87,6 +89,7 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsiz
     fig.suptitle(rf"safe steps: $\eta \leq 1/\ell$ = {marks['safe']:.3g};   divergence beyond "
                  rf"$2/\lambda_{{max}}$ = {marks['divergent']:.3g}", fontsize=9, y=0.99)
 
+    @one_thread
     def update(eta):
         fit = fit_le_elbo(L, n_components, beta, eta=float(eta), n_steps=T, seed=seed,
                           centre=centre, store_every=T)
@@ -106,6 +109,7 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsiz
     return fig, update
 
 
+@one_thread
 def eta_panel(L_hat, labels, *, beta=0.3, eta=(0.002, 0.08, 0.025), n_components: int = 2,
               n_steps: int = 600, seed: int = 0, centre: bool = True) -> SliderPanel:
     """An eta slider over gradient ascent on the LE-ELBO from a random start.
@@ -139,6 +143,7 @@ def eta_panel(L_hat, labels, *, beta=0.3, eta=(0.002, 0.08, 0.025), n_components
     return SliderPanel(fig, update, [slider])
 
 
+@one_thread
 def eta_scrub(L_hat, labels, etas, *, beta=0.3, n_components: int = 2, n_steps: int = 600,
               seed: int = 0, centre: bool = True, dpi: float = 64, max_bytes: int = 2_000_000):
     """Kernel-free twin of :func:`eta_panel`: one frame per step size in ``etas`` (each > 0)."""
@@ -169,6 +174,7 @@ def _aligned_star(fit):
     return fit.X_star @ R
 
 
+@one_thread
 def steps_figure(fit: LEFit, labels, steps=(0, 10, 50, 150, 600)):
     """Snapshots of the embedding X_t after t steps, then the closed form X* (rotated onto X_T).
 
@@ -206,6 +212,7 @@ def steps_figure(fit: LEFit, labels, steps=(0, 10, 50, 150, 600)):
     return fig
 
 
+@one_thread
 def steps_scrub(fit: LEFit, labels, steps, *, dpi: float = 64, max_bytes: int = 2_000_000):
     """The embedding moving step by step: one frame per stored step in ``steps``.
 

@@ -267,3 +267,10 @@ def test_steps_figure_and_scrub(mnist_graph):
         fun.steps_figure(coarse, labels, steps=(0, 10, 60))
     with pytest.raises(TypeError, match="fit must be the LEFit"):
         fun.steps_scrub(fit.X, labels, [0, 1])
+
+
+def test_builders_run_on_one_blas_thread():
+    from threadpoolctl import threadpool_info
+
+    seen = feig.one_thread(lambda: [p["num_threads"] for p in threadpool_info()])()
+    assert seen and all(k == 1 for k in seen)
