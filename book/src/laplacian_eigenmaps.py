@@ -24,6 +24,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.eigenmaps import embed_graph
@@ -36,6 +37,8 @@ from probdr_lite.figures.eigenmaps import (
     neighbours_scrub,
 )
 from probdr_lite.graphs import graph_energy, knn_graph, laplacian
+
+threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several that wait for each other
 
 # %% [markdown]
 # ## From data to a graph

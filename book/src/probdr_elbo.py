@@ -1,0 +1,403 @@
+# %% [markdown]
+# # Dimensionality reduction as probabilistic inference
+#
+# Chapter 1 found Laplacian Eigenmaps by minimising an energy under two constraints that were
+# simply imposed. This chapter reaches the same embedding by a different road: write down a
+# probability model of a matrix that describes the data, and fit the latent coordinates $X$ by
+# variational inference. This is the ProbDR view {cite:p}`ravuri2023probdr,ravuri2024onemodel`.
+# The constraints then come out of the model, and a single new number, $\beta$, turns out to
+# decide how many coordinates survive and how far each is shrunk. The objective of this chapter,
+# an evidence lower bound (ELBO), is what the next chapter climbs by gradient ascent. The chapter
+# after that recognises the climb as a transformer.
+#
+# **In this chapter you will learn**
+#
+# - PCA as a model of the *covariance* among the $n$ points, $C = X X^\top + \sigma^2 I$, and its
+#   closed-form maximiser;
+# - Laplacian Eigenmaps as a Wishart model of the *precision* among the points, $C^{-1}$ with
+#   $C = X X^\top + \beta I$, fitted to the graph Laplacian by minimising a KL divergence
+#   between Wishart distributions;
+# - why the ELBO's trace term is the Laplacian energy of chapter 1, while its log-determinant
+#   term stops the embedding from collapsing;
+# - the three roles of $\beta$ (jitter, threshold $\lambda < 1/\beta$, shrinkage
+#   $s^2 = 1/\lambda - \beta$), with a slider;
+# - the trap of a raw Laplacian ($L\mathbf{1} = 0$ makes the ELBO unbounded) and its two fixes.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy.stats import wishart
+from sklearn.decomposition import PCA
+from threadpoolctl import threadpool_limits
+
+from probdr_lite.data import load_mnist
+from probdr_lite.eigenmaps import laplacian_eigenmaps
+from probdr_lite.figures.elbo import beta_panel, beta_scrub, elbo_terms_figure, pca_figure, trap_figure
+from probdr_lite.graphs import graph_energy, knn_graph, laplacian
+from probdr_lite.metrics import subspace_agreement
+from probdr_lite.probdr import (
+    le_closed_form,
+    le_elbo,
+    le_elbo_grad,
+    pca_closed_form,
+    pca_elbo,
+    regularize_laplacian,
+    wishart_kl,
+)
+
+threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several that wait for each other
+
+# %% [markdown]
+# Throughout, the data are 300 MNIST digits, 30 of each class, as rows of
+# $Y \in \mathbb{R}^{n \times d}$ with $n = 300$ and $d = 784$.
+
+# %%
+Y, labels = load_mnist(n=300, stratified=True)
+Y = Y.astype(np.float64)
+n, d = Y.shape
+print(f"n = {n} points, d = {d} pixels, {len(np.unique(labels))} classes")
+
+# %% [markdown]
+# ## PCA as a model of the covariance among points
+#
+# Usually PCA is described through the $d \times d$ covariance of the pixels. Turn it around: look
+# at one pixel across all $n$ images, a column of the centred data $Y$. Model each of the $d$
+# columns as an independent draw from a Gaussian over the *points*,
+#
+# $$
+# y_{:,j} \sim \mathcal{N}(0, C), \qquad C = X X^\top + \sigma^2 I \in \mathbb{R}^{n \times n},
+# $$
+#
+# so that two images whose latent rows $x_i, x_k$ point the same way have correlated pixels. The
+# average log-likelihood depends on the data only through the $n \times n$ sample covariance
+# $S = Y Y^\top / d$:
+#
+# $$
+# F(X) = -\frac{d}{2}\left[\log\det C + \operatorname{tr}(C^{-1} S)\right] + \text{const}.
+# $$
+#
+# Put differently, $d\,S$ follows a Wishart distribution with scale $C$ and $d$ degrees of freedom,
+# and $F$ is its log-density. Its maximiser is known in closed form
+# {cite:p}`tipping1999ppca`: with $(\Lambda_q, U_q)$ the $q$ largest eigenpairs of $S$,
+#
+# $$
+# X^* = U_q \left(\Lambda_q - \sigma^2 I\right)^{1/2}.
+# $$
+#
+# A direction survives only if its eigenvalue is above the noise level $\sigma^2$, and it is
+# shrunk by it. We take $\sigma^2$ to be its maximum-likelihood value, the mean of the
+# eigenvalues that are not kept.
+
+# %%
+Yc = Y - Y.mean(axis=0)  # centre every pixel
+S = Yc @ Yc.T / d  # S = Y Y^T / d, an n x n covariance among the points
+lam_S = np.linalg.eigvalsh(S)[::-1]  # eigenvalues, largest first
+q = 2
+sigma2 = lam_S[q:].mean()  # maximum-likelihood sigma^2: the mean of the discarded eigenvalues
+X_pca = pca_closed_form(S, q, sigma2)  # X* = U_q (Lambda_q - sigma^2 I)^{1/2}
+print(f"sigma^2 = {sigma2:.4f}; F(X*) = {pca_elbo(X_pca, S, sigma2, d):.2f}")
+
+rng = np.random.default_rng(0)
+worse = [pca_elbo(X_pca + 0.01 * rng.normal(size=X_pca.shape), S, sigma2, d) for _ in range(5)]
+print("F at five small random perturbations of X*, minus F(X*):",
+      np.round(np.array(worse) - pca_elbo(X_pca, S, sigma2, d), 3))
+print("principal-angle cosines to scikit-learn's PCA scores:",
+      subspace_agreement(X_pca, PCA(n_components=q).fit_transform(Y)))
+
+# %%
+fig = pca_figure(S, labels, sigma2, n_components=q, n_show=80)
+plt.show()
+
+# %% [markdown]
+# The subspace is exactly that of ordinary PCA, and every nearby $X$ scores lower. The spectrum
+# on the left has the pattern to remember. Directions above the line $\sigma^2$ could be kept,
+# those below are noise, and a kept one has squared length $\lambda - \sigma^2$. Laplacian
+# Eigenmaps will turn out to be the same picture turned upside down.
+#
+# ## Laplacian Eigenmaps as a model of the precision
+#
+# A covariance says which points vary *together*. A *precision* matrix, the inverse of a
+# covariance, says which points are tied together once the rest are known. A graph Laplacian looks
+# like one. For a Gaussian with precision $L$ the log-density of a coordinate vector $f$ is
+#
+# $$
+# -\tfrac{1}{2} f^\top L f = -\tfrac{1}{4}\sum_{ij} W_{ij}\,(f_i - f_j)^2 ,
+# $$
+#
+# so coordinates that differ across heavy edges are improbable: the Laplacian energy of
+# chapter 1, read as a prior. ProbDR takes this literally. The model says that the precision
+# among the points is $C^{-1}$ with $C = X X^\top + \beta I$, up to Wishart noise with $\nu$
+# degrees of freedom; the data supply an estimate $\hat L$ of it, the graph Laplacian:
+#
+# $$
+# p(P \mid X) = \mathcal{W}\!\left(P \,\middle|\, C^{-1}/\nu,\ \nu\right), \qquad
+# q(P) = \mathcal{W}\!\left(P \,\middle|\, \hat L/\nu,\ \nu\right).
+# $$
+#
+# A Wishart $\mathcal{W}(V, \nu)$ has mean $\nu V$, so the model's mean precision is $C^{-1}$ and
+# the variational distribution is centred on $\hat L$. Fitting $X$ means making $p$ as close to
+# $q$ as possible in KL divergence. Between two Wisharts with the same $\nu$ the KL divergence has
+# a closed form,
+#
+# $$
+# \mathrm{KL}\big(\mathcal{W}(V_1, \nu)\,\|\,\mathcal{W}(V_2, \nu)\big)
+# = \frac{\nu}{2}\left[\operatorname{tr}(V_2^{-1} V_1) - \log\det(V_2^{-1} V_1) - n\right],
+# $$
+#
+# which `wishart_kl` computes. A Monte-Carlo estimate, the average of
+# $\log \mathcal{W}(P \mid V_1) - \log \mathcal{W}(P \mid V_2)$ over samples $P$ from the first, checks it
+# independently (with SciPy's Wishart):
+
+# %%
+V1 = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, 0.1], [0.0, 0.1, 0.5]])
+V2 = 0.8 * np.eye(3)
+nu = 5
+P = wishart(df=nu, scale=V1).rvs(20_000, random_state=0)  # (20000, 3, 3) samples from W(V1, nu)
+log_ratio = wishart(df=nu, scale=V1).logpdf(P.transpose(1, 2, 0)) - wishart(df=nu, scale=V2).logpdf(P.transpose(1, 2, 0))
+print(f"closed form  KL = {wishart_kl(V1, V2, nu):.4f}")
+print(f"Monte Carlo  KL = {log_ratio.mean():.4f} +- {log_ratio.std() / np.sqrt(len(log_ratio)):.4f}")
+
+# %% [markdown]
+# Now put $V_1 = \hat L/\nu$ and $V_2 = C^{-1}/\nu$. Then $V_2^{-1} V_1 = C \hat L$, and
+# everything that does not involve $X$ is a constant. Minimising the KL divergence is therefore
+# maximising
+#
+# $$
+# \mathrm{ELBO}(X) = \frac{\nu}{2}\left[\log\det(X X^\top + \beta I) - \operatorname{tr}\!\big((X X^\top + \beta I)\,\hat L\big)\right] + \text{const}.
+# $$
+#
+# `le_elbo` computes the bracket. Its difference from $-\mathrm{KL}$ must not depend on $X$; we
+# check that on two random $X$ with a positive-definite $\hat L$ (the next sections explain why it
+# has to be one).
+
+# %%
+W = knn_graph(Y, n_neighbors=10)  # the k-NN graph of chapter 1
+L = laplacian(W)  # L = D - W
+beta = 0.3
+L_hat = regularize_laplacian(L, gamma=0.01).toarray()  # L + gamma I: positive definite
+nu_big = n + 1  # a Wishart on n x n matrices needs nu > n - 1
+for seed in (0, 1):
+    X = np.random.default_rng(seed).normal(size=(n, 2))
+    C = X @ X.T + beta * np.eye(n)  # C = X X^T + beta I
+    kl = wishart_kl(L_hat / nu_big, np.linalg.inv(C) / nu_big, nu_big)
+    print(f"X from seed {seed}: ELBO = {le_elbo(X, L_hat, beta, nu=nu_big):14.4f}   "
+          f"ELBO + KL = {le_elbo(X, L_hat, beta, nu=nu_big) + kl:.6f}")
+
+# %% [markdown]
+# The two terms pull in opposite directions.
+#
+# - The **trace term** expands to $\operatorname{tr}(X^\top \hat L X) + \beta \operatorname{tr}\hat L$,
+#   and for $\hat L = L$ the first part is half the Laplacian energy
+#   $\tfrac{1}{2}\sum_{ij} W_{ij}\lVert x_i - x_j\rVert^2$ of chapter 1. On its own it would
+#   put every point at the same place.
+# - The **log-determinant term** $\log\det(X X^\top + \beta I)$ grows as the columns of $X$ grow
+#   and point in different directions. It plays the part of chapter 1's constraint
+#   $X^\top D X = I$: it rules out collapse, and no constraint has to be imposed.
+
+# %%
+X = np.random.default_rng(2).normal(size=(n, 2))
+print(f"tr(X^T L X)            = {np.trace(X.T @ (L @ X)):.6f}")
+print(f"half the graph energy  = {graph_energy(X, W) / 2:.6f}")
+
+# %% [markdown]
+# Along a single unit eigenvector $u$ of $\hat L$, $\hat L u = \lambda u$, the balance is easy to
+# see. For $X = s\,u$, and with everything that does not depend on $s$ dropped,
+#
+# $$
+# \mathrm{ELBO}(s\,u) = \tfrac{1}{2}\log(\beta + s^2) - \tfrac{1}{2}\lambda s^2 + \text{const},
+# \qquad \frac{d}{ds} = \frac{s}{\beta + s^2} - \lambda s = 0
+# \ \Longrightarrow\ s^2 = \frac{1}{\lambda} - \beta .
+# $$
+#
+# The figure draws the two terms and their sum (computed by `le_elbo`) for a direction with
+# $\lambda < 1/\beta$, which settles at $s^* > 0$, and for one with $\lambda > 1/\beta$, where the
+# trace term wins everywhere and the best scale is 0.
+
+# %%
+fig = elbo_terms_figure(L, beta, directions=(1, 12))  # eigen-directions on 1^T x = 0
+plt.show()
+
+# %% [markdown]
+# Doing this for every direction at once gives the closed-form maximiser: with
+# $(\Lambda_q, U_q)$ the $q$ **smallest** eigenpairs of $\hat L$,
+#
+# $$
+# X^* = U_q\left(\Lambda_q^{-1} - \beta I\right)^{1/2} R ,
+# $$
+#
+# for any rotation $R$, and directions with $\lambda \ge 1/\beta$ get scale 0. Compare PCA: the
+# same formula, with the largest eigenvalues of a covariance in place of the smallest of a
+# precision, and $1/\lambda$ in place of $\lambda$. The gradient,
+#
+# $$
+# \frac{\partial\,\mathrm{ELBO}}{\partial X} = \frac{\nu}{2}\left[2\,C^{-1} X - (\hat L + \hat L^\top) X\right],
+# $$
+#
+# vanishes there. (For now we stay in the subspace $\mathbf{1}^\top X = 0$; the last section
+# explains why.)
+
+# %%
+X_star, lam = le_closed_form(L, q, beta, centre=True, return_eigenvalues=True)  # U_q (Lambda_q^{-1} - beta I)^{1/2}
+print("lambda_1, lambda_2                 =", lam)
+print("squared column norms of X*         =", np.sum(X_star**2, axis=0))
+print("1/lambda - beta                    =", 1 / lam - beta)
+grad = le_elbo_grad(X_star, L, beta)  # (nu/2)[2 C^{-1} X - (L + L^T) X]
+print("largest |gradient| at X*           =", np.abs(grad).max())
+print("cosines to Laplacian Eigenmaps     =", subspace_agreement(X_star, laplacian_eigenmaps(Y, q, n_neighbors=10)))
+
+# %% [markdown]
+# The last line compares with chapter 1's embedding. The two subspaces are close but not equal.
+# Here $\hat L = D - W$ enters as an ordinary eigenproblem $\hat L u = \lambda u$, while classical
+# Laplacian Eigenmaps solves $L v = \lambda D v$, which weights each point by its degree. They
+# coincide when all degrees are equal. Using $\hat L = L_{\mathrm{sym}}$ instead would recover the
+# degree-weighted version, $v = D^{-1/2} u$.
+#
+# ## What $\beta$ does
+#
+# $\beta$ looks like a small technical addition to $X X^\top$, but it does three jobs.
+#
+# 1. **Jitter.** $X X^\top$ has rank $q \ll n$, so it has no inverse and $\log\det(X X^\top) = -\infty$.
+#    Adding $\beta I$ makes $C$ positive definite, so the model's precision $C^{-1}$ exists.
+# 2. **Threshold.** A direction survives only if $\lambda < 1/\beta$. A large $\beta$ keeps only
+#    the very smoothest directions of the graph.
+# 3. **Shrinkage.** A surviving direction gets squared scale $s^2 = 1/\lambda - \beta$, less than
+#    the $1/\lambda$ it would get without $\beta$.
+#
+# In the panel, the left plot shows the 15 smallest eigenvalues of $\hat L$ (on $\mathbf{1}^\top x = 0$)
+# against the threshold $1/\beta$. Red marks the $q = 2$ directions the embedding uses, blue
+# those that would survive with a larger $q$, grey those that are dropped. The middle plot shows
+# their squared scales, read off the columns of the closed form; the right one shows $X^*$ on
+# fixed axes. As $\beta$ grows, the embedding shrinks, then loses its second coordinate (a line)
+# and finally its first (a point).
+
+# %%
+panel = beta_panel(L, labels, beta=(0.05, 1.0, 0.3), n_components=q, n_show=15)
+panel.show()
+
+# %% [markdown]
+# The same, without a kernel:
+
+# %%
+beta_scrub(L, labels, [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], n_components=q, n_show=15)
+
+# %% [markdown]
+# ## The zero-eigenvalue trap
+#
+# So far $X$ was kept centred. Drop that, and a raw Laplacian breaks the model. $L\mathbf{1} = 0$,
+# so along the constant direction $X_t = t\,\mathbf{1}/\sqrt{n}$ the trace term never changes,
+# while the log-determinant keeps growing:
+#
+# $$
+# \mathrm{ELBO}(X_t) = \tfrac{1}{2}\log(\beta + t^2) + \text{const} \;\longrightarrow\; \infty .
+# $$
+#
+# There is no maximiser. In the formula $s^2 = 1/\lambda - \beta$ this is $\lambda = 0$ giving
+# $s = \infty$; in the Wishart model, $\mathcal{W}(L/\nu, \nu)$ is not even a proper distribution,
+# since its scale matrix is singular. `le_closed_form` refuses such input and says why:
+
+# %%
+try:
+    le_closed_form(L, q, beta)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# There are two fixes.
+#
+# - **Regularise**: use $\hat L = L + \gamma I$ with a small $\gamma > 0$. Every eigenvalue moves
+#   up by $\gamma$, the constant vector gets the finite scale $s^2 = 1/\gamma - \beta$ and becomes
+#   the first coordinate of $X^*$. All points share it, so it moves the cloud without changing
+#   its shape. Below, $\gamma = 0.01$ gives a constant first column of length
+#   $\sqrt{1/\gamma - \beta} \approx 9.98$.
+# - **Centre**: require $\mathbf{1}^\top X = 0$, which removes the constant direction from the
+#   problem. The closed form then uses eigenvectors 2 to $q + 1$ of $L$, as classical Laplacian
+#   Eigenmaps does; that is the `centre=True` used above.
+
+# %%
+gamma = 0.01
+X_reg = le_closed_form(regularize_laplacian(L, gamma), q + 1, beta)  # first column: the constant vector
+print(f"first column: spread {np.ptp(X_reg[:, 0]):.1e}, length {np.linalg.norm(X_reg[:, 0]):.4f}, "
+      f"sqrt(1/gamma - beta) = {np.sqrt(1 / gamma - beta):.4f}")
+print("cosines between its other columns and the centred X*:", subspace_agreement(X_reg[:, 1:], X_star))
+
+# %%
+fig = trap_figure(L, beta, gammas=(0.01, 0.1))
+plt.show()
+
+# %% [markdown]
+# Along the constant direction the raw Laplacian's ELBO climbs without end (black). With
+# $\gamma I$ added it peaks where $t^2 = 1/\gamma - \beta$ (dotted lines) and then falls.
+#
+# ## Summary
+#
+# PCA and Laplacian Eigenmaps are two fits of one kind of model. PCA matches a *covariance*
+# $X X^\top + \sigma^2 I$ to the sample covariance; Laplacian Eigenmaps, in ProbDR, matches a
+# *precision* $(X X^\top + \beta I)^{-1}$ to the graph Laplacian, through a KL divergence between
+# Wisharts. The resulting ELBO has a trace term, the Laplacian energy, and a log-determinant that
+# prevents collapse, so chapter 1's constraints are no longer needed. The optimum is
+# $U_q(\Lambda_q^{-1} - \beta I)^{1/2}$: $\beta$ is jitter, threshold and shrinkage at once. A raw
+# Laplacian must be regularised or the embedding centred. The next chapter forgets the closed form
+# and climbs the ELBO step by step, which is where layers come from.
+#
+# ## Exercises
+#
+# **Exercise 1.** The PCA objective along $X = s\,u$, where $u$ is a unit eigenvector of $S$ with
+# eigenvalue $\lambda$, is $-\frac{d}{2}\left[\log(\sigma^2 + s^2) + \frac{\lambda}{\sigma^2 + s^2}\right]$
+# plus a constant. Find the best $s$. Which directions survive, and how does the answer mirror
+# $s^2 = 1/\lambda - \beta$?
+#
+# ```{admonition} Solution
+# :class: dropdown
+#
+# Write $c = \sigma^2 + s^2$. The derivative of $\log c + \lambda / c$ in $c$ is $1/c - \lambda/c^2$,
+# zero at $c = \lambda$. So $s^2 = \lambda - \sigma^2$ if $\lambda > \sigma^2$, and otherwise the
+# constraint $s^2 \ge 0$ binds and $s = 0$. PCA keeps the *large* eigenvalues of a covariance and
+# subtracts the noise; the LE-ELBO keeps the *small* eigenvalues of a precision, inverts them and
+# subtracts $\beta$. The hidden cell checks the PCA case on a grid.
+# ```
+
+# %% tags=["hide-cell"]
+u = pca_closed_form(S, 1, 1e-12)  # the top eigenvector, scale sqrt(lambda_1)
+lam1 = float(np.sum(u**2))
+u = u / np.sqrt(lam1)
+grid = np.linspace(0.0, 2.0, 401)
+F = [pca_elbo(s * u, S, sigma2, d) for s in grid]
+print(f"grid maximiser s = {grid[np.argmax(F)]:.3f};  sqrt(lambda_1 - sigma^2) = {np.sqrt(lam1 - sigma2):.3f}")
+
+# %% [markdown]
+# **Exercise 2.** Show that the gradient of the ELBO at $X = 0$ is zero, yet $X = 0$ is not a
+# maximum as long as $\lambda_1 < 1/\beta$. What does that mean for gradient ascent started at
+# exactly zero, and why does the next chapter start from a small random $X$?
+#
+# ```{admonition} Solution
+# :class: dropdown
+#
+# The gradient $\frac{\nu}{2}[2C^{-1}X - (\hat L + \hat L^\top)X]$ is linear in $X$ up to the factor
+# $C^{-1}$, so it is zero at $X = 0$. Along $X = s\,u_1$ the ELBO is
+# $\frac{1}{2}\log(\beta + s^2) - \frac{1}{2}\lambda_1 s^2 + \text{const}$, whose second
+# derivative at $s = 0$ is $1/\beta - \lambda_1 > 0$: $X = 0$ is a minimum along that direction, a
+# saddle point overall. Gradient ascent started exactly at zero never moves; any small random
+# start has a component along $u_1$ that grows, roughly by a factor $1 + \eta(1/\beta - \lambda_1)$
+# per step.
+# ```
+
+# %% [markdown]
+# **Exercise 3.** Run the closed form with $\hat L = L + \gamma I$ for $\gamma = 0.01$ and
+# $\gamma = 0.1$ and compare the last two columns with the centred solution. Why are they (almost)
+# the same, and what changes with $\gamma$?
+#
+# ```{admonition} Solution
+# :class: dropdown
+#
+# $L$ and $L + \gamma I$ have the same eigenvectors, and the constant vector is an eigenvector of
+# $L$, so the others all lie in $\mathbf{1}^\perp$: the non-constant columns are eigenvectors 2 and
+# 3 of $L$, exactly those of the centred problem. Their eigenvalues move from $\lambda$ to
+# $\lambda + \gamma$, so their scales shrink slightly, $s^2 = 1/(\lambda + \gamma) - \beta$, and the
+# constant column's length $\sqrt{1/\gamma - \beta}$ falls as $\gamma$ grows (hidden cell).
+# ```
+
+# %% tags=["hide-cell"]
+for g in (0.01, 0.1):
+    Xg, lam_g = le_closed_form(regularize_laplacian(L, g), q + 1, beta, return_eigenvalues=True)
+    print(f"gamma = {g}: cosines to the centred X* {subspace_agreement(Xg[:, 1:], X_star)}, "
+          f"squared scales {np.sum(Xg[:, 1:]**2, axis=0)} vs 1/(lambda + gamma) - beta {1 / (lam + g) - beta}")
