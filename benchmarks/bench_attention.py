@@ -194,8 +194,17 @@ def main(
     threads: int | None = None,
 ) -> dict:
     """Run the benchmark, print its ratios and return them as a dict (nothing is asserted)."""
+    before = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
+    try:
+        return _run(n, d_q, n_blocks, kappa, eta, beta, variant, data, block_size, repeats, naive, memory, seed,
+                    gemm_size)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _run(n, d_q, n_blocks, kappa, eta, beta, variant, data, block_size, repeats, naive, memory, seed, gemm_size):
     if data not in ("mnist", "random"):
         raise ValueError(f"data must be 'mnist' or 'random'; got {data!r}")
     Y, source = load_data(n, data, seed)

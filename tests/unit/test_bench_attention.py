@@ -24,7 +24,9 @@ def bench():
 
 
 def test_main_small_random(bench, capsys):
-    r = bench.main(n=300, d_q=32, n_blocks=3, data="random", block_size=128, repeats=1, memory=False, gemm_size=256)
+    threads_before = torch.get_num_threads()
+    r = bench.main(n=300, d_q=32, n_blocks=3, data="random", block_size=128, repeats=1, memory=False, gemm_size=256,
+                   threads=1)
     printed = capsys.readouterr().out
     assert "wall time / matmul bound" in printed and "naive dense" in printed
     # the bound is the formula of the docstring at the measured rate
@@ -33,6 +35,7 @@ def test_main_small_random(bench, capsys):
     # the row-blocked unroll and the naive dense one compute the same latents (float32)
     assert r["max_abs_diff_vs_naive"] < 1e-4
     assert r["block_rows"] == 128 and r["data"] == "random"
+    assert torch.get_num_threads() == threads_before  # main restores torch's thread count
 
 
 def test_naive_unroll_matches_the_package_in_float64(bench):
