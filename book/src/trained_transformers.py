@@ -154,10 +154,15 @@ NOT_YET = ("The {task} results ({file}) are not committed yet, so this section h
            "Nothing is estimated or filled in in their place.")
 
 
+said = set()
+
+
 def missing(rows, task):
-    """Say so and return True when a task's results file is absent."""
+    """Say so (in full the first time) and return True when a task's results file is absent."""
     if rows is None:
-        print(NOT_YET.format(task=task, file=RESULTS_FILES[task]))
+        print(NOT_YET.format(task=task, file=RESULTS_FILES[task]) if task not in said
+              else f"(no {task} results committed yet)")
+        said.add(task)
         return True
     return False
 
