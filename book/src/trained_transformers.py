@@ -172,7 +172,12 @@ for task, rows in (("charlm", charlm), ("vit", vit)):
     print(f"{RESULTS_FILES[task]}: {status}")
 
 readme = readme_commands(RESULTS)
-print("\nCommand lines in the results README:" if readme else "\nNo results README with command lines yet.")
+if readme:
+    print("\nCommand lines in the results README:")
+elif (RESULTS / "README.md").is_file():
+    print("\nThe results README names no command line; the rows record their own below.")
+else:
+    print("\nNo results README yet.")
 for command in readme:
     print("  " + command)
 for task, rows in (("charlm", charlm), ("vit", vit)):
