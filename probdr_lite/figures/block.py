@@ -1,0 +1,379 @@
+"""Chapter 4, the transformer block: a 2-D toy on the LayerNorm sphere, the variants side by side, the causal mask.
+
+The block acts on latents whose rows lie on the LayerNorm sphere {x : 1^T x = 0, ||x||^2 = d_q} (notes 3.6), so a
+2-D toy data set has to be *lifted* there before a block can move it, and the moved latents have to be brought back
+to the plane to be looked at. :func:`make_toy` / :func:`lift_toy` do both without distortion:
+
+- a 2-D point y becomes u = (y, c) / ||(y, c)||, a unit vector in R^3 (c > 0 is the ``offset``);
+- x = sqrt(d_q) u Q, where Q (3, d_q) has orthonormal rows orthogonal to 1, so 1^T x = 0 and ||x||^2 = d_q.
+
+Every variant's update is a combination of rows of X (A X, A^T X, X (X^T X + beta I)^{-1}), and LayerNorm only
+centres and rescales, so the latents never leave the 3-D span of Q: the dynamics happen on an ordinary sphere, and
+:meth:`LiftedToy.unlift` maps them back to the plane exactly (the gnomonic projection c (z_1, z_2) / z_3 with
+z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enters only through the feed-forward term
+2 / (d_q + beta) of the "paper" variant.
+
+The figure builders return a figure plus an ``update`` function, a :class:`~probdr_lite.widgets.SliderPanel` or a
+kernel-free :class:`~probdr_lite.plotting.ScrubFigure`; the checks (:func:`heat_kernel_attention`,
+:func:`euler_diffusion_errors`) are the numbers the chapter prints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from scipy.linalg import expm
+
+from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
+from probdr_lite.figures._threads import single_threaded
+from probdr_lite.graphs import knn_graph
+from probdr_lite.plotting import class_scatter, scrub
+from probdr_lite.unrolled import VARIANTS, attention_matrix, unroll
+from probdr_lite.widgets import Slider, SliderPanel
+
+__all__ = [
+    "CHAPTER_VARIANTS",
+    "VARIANT_LABELS",
+    "LiftedToy",
+    "lift_toy",
+    "make_toy",
+    "toy_paths",
+    "variant_figure",
+    "variant_panel",
+    "variant_depth_scrub",
+    "heat_kernel_attention",
+    "euler_diffusion_errors",
+    "mask_figure",
+]
+
+#: The variants compared in chapters 4 and 5 (``"full"``, the objection-3 gradient, belongs to the objections chapter).
+CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
+
+#: Short plot labels, each saying what the direction D is.
+VARIANT_LABELS = {
+    "attention": "attention: 2 A X",
+    "diffusion": "diffusion: 2 (A - I) X",
+    "paper": "paper: 2 (A - I) X + 2 X / (d_q + β)",
+    "exact": "exact: 2 C⁻¹ X - (L + Lᵀ) X",
+    "symmetric": "symmetric: 2 (A_sym - I) X",
+    "full": "full gradient",
+}
+
+TOY_DEFAULTS = dict(kappa=100.0, eta=0.4, beta=1.0)
+
+
+def _check_variants(variants) -> tuple:
+    if isinstance(variants, str) or len(variants) == 0:
+        raise ValueError(f"variants must be a non-empty list of names from {VARIANTS}; got {variants!r}")
+    return tuple(check_choice(v, "variant", VARIANTS) for v in variants)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The toy, lifted onto the LayerNorm sphere and brought back
+
+
+@dataclass(frozen=True)
+class LiftedToy:
+    """A 2-D data set lifted onto the LayerNorm sphere of R^{d_q} (see the module docstring).
+
+    Attributes
+    ----------
+    Y : ndarray (n, 2)
+        The toy points in the plane (after :func:`lift_toy`'s rescaling).
+    labels : ndarray (n,) of int
+    X0 : torch.Tensor (n, d_q), float64
+        The lifted latents; ``layer_norm(X0) == X0``.
+    Q : ndarray (3, d_q)
+        Orthonormal rows, each orthogonal to the all-ones vector.
+    offset : float
+        The c of u = (y, c) / ||(y, c)||.
+    """
+
+    Y: np.ndarray
+    labels: np.ndarray
+    X0: torch.Tensor
+    Q: np.ndarray
+    offset: float
+
+    @property
+    def d_q(self) -> int:
+        return int(self.Q.shape[1])
+
+    def unlift(self, X) -> np.ndarray:
+        """Map latents (n, d_q) back to the plane: c (z_1, z_2) / z_3 with z = X Q^T / sqrt(d_q).
+
+        Rows with z_3 <= 1e-6 (pushed past the equator, which only a step with eta well above 1/2 does) have no
+        image and come back as NaN, so a scatter plot simply leaves them out.
+        """
+        X = check_array(X, "X", ndim=2)
+        if X.shape[1] != self.d_q:
+            raise ValueError(f"X must have d_q = {self.d_q} columns to match the toy; got shape {X.shape}")
+        z = X.astype(np.float64) @ self.Q.T / math.sqrt(self.d_q)  # (n, 3), unit rows
+        out = np.full((X.shape[0], 2), np.nan)
+        ok = z[:, 2] > 1e-6
+        out[ok] = self.offset * z[ok, :2] / z[ok, 2:3]
+        return out
+
+
+def lift_toy(Y, labels, d_q: int = 16, offset: float = 1.0, seed: int = 0) -> LiftedToy:
+    """Lift 2-D points onto the LayerNorm sphere: x = sqrt(d_q) Q^T (y, c) / ||(y, c)|| (module docstring).
+
+    Parameters
+    ----------
+    Y : array (n, 2), n >= 2
+    labels : array (n,) of non-negative integers (the colours)
+    d_q : int in [4, 4096]
+        Latent width (at least 4: the three directions of Q plus the all-ones direction LayerNorm removes).
+    offset : float in (0, 100]
+        c; the larger it is, the smaller the angles between the lifted points (a smaller c spreads the toy over
+        more of the sphere). With the toy scaled to radius 1 and c = 1 the points span up to 45 degrees.
+    seed : int >= 0
+        Seed of the random orthonormal Q.
+
+    Returns
+    -------
+    LiftedToy
+    """
+    Y = check_array(Y, "Y", ndim=2, min_rows=2).astype(np.float64)
+    if Y.shape[1] != 2:
+        raise ValueError(f"Y must have 2 columns (a 2-D toy); got shape {Y.shape}")
+    labels = np.asarray(labels)
+    if labels.shape != (Y.shape[0],) or not np.issubdtype(labels.dtype, np.integer) or labels.min() < 0:
+        raise ValueError(f"labels must be {Y.shape[0]} non-negative integers to match Y; got {labels.shape} "
+                         f"{labels.dtype}")
+    d_q = check_scalar(d_q, "d_q", low=4, high=4096, integer=True)
+    offset = check_scalar(offset, "offset", low=0.0, high=100.0, low_inclusive=False)
+    rng = np.random.default_rng(check_seed(seed))
+    G = rng.normal(size=(d_q, 3))
+    G -= G.mean(0)  # columns orthogonal to 1, so every lifted row is centred
+    Q = np.linalg.qr(G)[0].T  # (3, d_q), orthonormal rows
+    U = np.c_[Y, np.full(Y.shape[0], offset)]
+    U /= np.linalg.norm(U, axis=1, keepdims=True)  # (n, 3), unit rows
+    X0 = torch.from_numpy(math.sqrt(d_q) * U @ Q)  # (n, d_q): centred, squared norm d_q
+    return LiftedToy(Y=Y, labels=labels.astype(int), X0=X0, Q=Q, offset=offset)
+
+
+def make_toy(name: str = "moons", n: int = 300, noise: float = 0.07, d_q: int = 16, seed: int = 0) -> LiftedToy:
+    """The chapter's toy: scikit-learn's two moons (or circles), centred, scaled to radius 1 and lifted.
+
+    The points are sorted by class and then along the x axis, so that an image of A shows the neighbourhoods as
+    bands and a causal mask means "attend to the points on your left (and to the whole first class)".
+    """
+    from probdr_lite.data import toy_manifold
+
+    name = check_choice(name, "name", ("moons", "circles"))
+    Y, t = toy_manifold(name, n=n, noise=noise, seed=seed)
+    Y = Y - Y.mean(0)
+    Y = Y / np.linalg.norm(Y, axis=1).max()
+    order = np.lexsort((Y[:, 0], t))
+    return lift_toy(Y[order], t[order].astype(int), d_q=d_q, seed=seed)
+
+
+def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_VARIANTS, mask=None) -> dict:
+    """For each variant, the toy's positions in the plane after 0..n_steps blocks: {variant: (n_steps + 1, n, 2)}."""
+    if not isinstance(toy, LiftedToy):
+        raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
+    variants = _check_variants(variants)
+    with single_threaded():  # a few hundred points: threads cost more than they save (see _threads)
+        return {
+            v: np.stack([toy.unlift(X) for X in unroll(toy.X0, n_steps, kappa, eta, beta, v, mask=mask)])
+            for v in variants
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The variants side by side: a slider panel and its kernel-free twin
+
+
+def _limits(Y, pad=0.06):
+    lo, hi = Y.min(0), Y.max(0)
+    margin = pad * (hi - lo).max()
+    return (lo[0] - margin, hi[0] + margin), (lo[1] - margin, hi[1] + margin)
+
+
+def _variant_axes(toy, variants, width=2.4, dpi=72):
+    xlim, ylim = _limits(toy.Y)
+    height = width * (ylim[1] - ylim[0]) / (xlim[1] - xlim[0])
+    fig, axes = plt.subplots(1, len(variants), figsize=(width * len(variants), height + 0.7), dpi=dpi,
+                             squeeze=False)
+    points = []
+    for ax, v in zip(axes[0], variants):
+        ax.scatter(toy.Y[:, 0], toy.Y[:, 1], s=3, c="0.85", linewidths=0)  # layer 0, for reference
+        points.append(class_scatter(ax, toy.Y, toy.labels, s=5, alpha=0.9, legend=False))
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(VARIANT_LABELS[v], fontsize=7.5)
+    return fig, points
+
+
+def variant_figure(toy: LiftedToy, variants=CHAPTER_VARIANTS, n_steps: int = 8, mask=None, dpi=72):
+    """One panel per variant: the toy (grey) and where ``depth`` blocks move it (coloured by class).
+
+    Returns
+    -------
+    fig : Figure
+    update : callable ``update(kappa, eta, beta, depth=n_steps)``
+        Recomputes the blocks and moves the points in place (``set_offsets``).
+    """
+    variants = _check_variants(variants)
+    n_steps = check_scalar(n_steps, "n_steps", low=0, high=64, integer=True)
+    fig, points = _variant_axes(toy, variants, dpi=dpi)
+
+    def update(kappa, eta, beta, depth=n_steps):
+        depth = check_scalar(depth, "depth", low=0, high=64, integer=True)
+        paths = toy_paths(toy, depth, kappa, eta, beta, variants, mask=mask)
+        lost = 0
+        for pts, v in zip(points, variants):
+            pts.set_offsets(paths[v][-1])
+            lost += int(np.isnan(paths[v][-1][:, 0]).sum())
+        fig.suptitle(f"after {depth} block{'s' * (depth != 1)}: κ = {kappa:.3g}, η = {eta:.3g}, β = {beta:.3g}"
+                     + (" (causal mask)" if mask is not None else "")
+                     + (f"; {lost} points overshot past the equator and are not drawn" if lost else ""), fontsize=9)
+
+    update(**TOY_DEFAULTS)
+    fig.tight_layout()
+    return fig, update
+
+
+def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS, kappa=TOY_DEFAULTS["kappa"],
+                  eta=TOY_DEFAULTS["eta"], beta=TOY_DEFAULTS["beta"], depth=8) -> SliderPanel:
+    """Sliders kappa (log, 1 to 1000), eta (0.02 to 1), beta (0.1 to 10) and depth (0 to 16) over :func:`variant_figure`.
+
+    beta stays above 0 because the "exact" variant needs C = X X^T + beta I invertible, and with more points than
+    latent dimensions X X^T alone is singular.
+    """
+    fig, update = variant_figure(toy, variants, n_steps=depth)
+    sliders = [
+        Slider("kappa", 1.0, 1000.0, kappa, log=True, description="κ (sharpness)"),
+        Slider("eta", 0.02, 1.0, eta, step=0.02, description="η (step size)"),
+        Slider("beta", 0.1, 10.0, beta, step=0.1, description="β (regulariser)"),
+        Slider("depth", 0, 16, depth, integer=True, description="depth (blocks)"),
+    ]
+    return SliderPanel(fig, update, sliders)
+
+
+def variant_depth_scrub(toy: LiftedToy, variants=CHAPTER_VARIANTS, depths=range(0, 13), kappa=TOY_DEFAULTS["kappa"],
+                        eta=TOY_DEFAULTS["eta"], beta=TOY_DEFAULTS["beta"], dpi=64):
+    """Kernel-free twin of :func:`variant_panel`: flip through the depths at fixed kappa, eta, beta."""
+    variants = _check_variants(variants)
+    depths = [check_scalar(d, "depth", low=0, high=64, integer=True) for d in depths]
+    paths = toy_paths(toy, max(depths), kappa, eta, beta, variants)
+    fig, points = _variant_axes(toy, variants, dpi=dpi)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
+
+    def update(depth):
+        for pts, v in zip(points, variants):
+            pts.set_offsets(paths[v][depth])
+        fig.suptitle(f"depth {depth} (κ = {kappa:g}, η = {eta:g}, β = {beta:g})", fontsize=9)
+
+    return scrub(fig, update, depths, label="depth", dpi=dpi)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The checks the chapter prints
+
+
+def heat_kernel_attention(X, kappa, beta=0.0) -> np.ndarray:
+    """The random-walk matrix D^{-1} W' of a heat-kernel graph, built without any softmax (notes 3.7).
+
+    The rows of X are first scaled to unit norm, x_i -> x_i / ||x_i||. The graph is chapter 1's heat-kernel graph on
+    all pairs, W_ij = exp(-kappa ||x_i - x_j||^2 / 2) (``knn_graph`` with every other point a neighbour and bandwidth
+    t = 2 / kappa), plus self-loops of weight exp(-beta): W' = W + e^{-beta} I, D = diag(W' 1). For unit rows
+    exp(kappa x_i . x_j) = e^kappa exp(-kappa ||x_i - x_j||^2 / 2), so this equals the softmax attention
+    ``attention_matrix(X, kappa, beta)`` for LayerNormed X (whose logits are kappa cos(x_i, x_j) - beta [i = j]).
+
+    Parameters
+    ----------
+    X : array (n, d), n >= 2, no zero rows
+    kappa : float in (0, 1000]
+    beta : float in [0, 1000]
+
+    Returns
+    -------
+    ndarray (n, n), rows summing to 1.
+    """
+    X = check_array(X, "X", ndim=2, min_rows=2).astype(np.float64)
+    kappa = check_scalar(kappa, "kappa", low=0.0, high=1000.0, low_inclusive=False)
+    beta = check_scalar(beta, "beta", low=0.0, high=1000.0)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("X must have no zero rows (each row is scaled to unit norm)")
+    n = X.shape[0]
+    W = knn_graph(X / norms, n_neighbors=n - 1, mode="heat", bandwidth=2.0 / kappa).toarray()
+    W += math.exp(-beta) * np.eye(n)
+    return W / W.sum(1, keepdims=True)
+
+
+def euler_diffusion_errors(A, X, t: float = 1.0, n_steps=(1, 2, 4, 8, 16, 32, 64)) -> list:
+    """How well k explicit Euler steps of size h = t / k solve the graph diffusion dX/dt = -L X, L = I - A.
+
+    Euler's method gives X_k = (I - h L)^k X_0 = (I + h (A - I))^k X_0; the exact solution is expm(-t L) X_0
+    (scipy). Returns a list of dicts {"steps": k, "h": h, "relative_error": ||X_k - X(t)||_F / ||X(t)||_F}.
+    The error shrinks like h (a first-order method); one block with step 2 eta is the k = 1 row with h = 2 eta.
+    """
+    A = check_array(A, "A", ndim=2, square=True).astype(np.float64)
+    X = check_array(X, "X", ndim=2).astype(np.float64)
+    if X.shape[0] != A.shape[0]:
+        raise ValueError(f"X must have n = {A.shape[0]} rows to match A; got shape {X.shape}")
+    t = check_scalar(t, "t", low=0.0, high=100.0, low_inclusive=False)
+    L = np.eye(A.shape[0]) - A
+    exact = expm(-t * L) @ X
+    rows = []
+    for k in n_steps:
+        k = check_scalar(k, "n_steps", low=1, high=10_000, integer=True)
+        h = t / k
+        Xk = X.copy()
+        for _ in range(k):
+            Xk = Xk - h * (L @ Xk)
+        rows.append({"steps": k, "h": h,
+                     "relative_error": float(np.linalg.norm(Xk - exact) / np.linalg.norm(exact))})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The causal mask
+
+
+def mask_figure(toy: LiftedToy, kappa=TOY_DEFAULTS["kappa"], eta=TOY_DEFAULTS["eta"], beta=TOY_DEFAULTS["beta"],
+                n_steps: int = 8, variant: str = "diffusion", dpi=72):
+    """A without and with the causal mask (images, on a log colour scale), and what 8 blocks do with each.
+
+    The toy's points are ordered by class and along x (see :func:`make_toy`), so under the causal mask point i
+    only sees points 1..i: A is lower-triangular, the first point attends only to itself and never moves.
+    """
+    from matplotlib.colors import LogNorm
+
+    variant = check_choice(variant, "variant", VARIANTS)
+    n_steps = check_scalar(n_steps, "n_steps", low=0, high=64, integer=True)
+    fig, axes = plt.subplots(1, 4, figsize=(11.5, 3.0), dpi=dpi, layout="constrained")
+    floor = 1e-6  # entries below this are shown as the lowest colour (the masked ones are exactly 0)
+    norm = LogNorm(vmin=floor, vmax=1.0)
+    for ax, mask, name in zip(axes[:2], (None, "causal"), ("no mask (M = 0)", "causal mask")):
+        with single_threaded():
+            A = attention_matrix(toy.X0, kappa, beta, mask=mask).numpy()
+        im = ax.imshow(np.maximum(A, floor), norm=norm, cmap="magma_r", interpolation="nearest")
+        ax.set_title(f"A, {name}", fontsize=9)
+        ax.set_xlabel("key j (attended to)")
+        ax.set_ylabel("query i")
+    fig.colorbar(im, ax=axes[:2], fraction=0.025, pad=0.02, label="A_ij")
+    xlim, ylim = _limits(toy.Y)
+    for ax, mask, name in zip(axes[2:], (None, "causal"), ("no mask", "causal mask")):
+        with single_threaded():
+            Xs = unroll(toy.X0, n_steps, kappa, eta, beta, variant, mask=mask)
+        ax.scatter(toy.Y[:, 0], toy.Y[:, 1], s=3, c="0.85", linewidths=0)
+        class_scatter(ax, toy.unlift(Xs[-1]), toy.labels, s=5, alpha=0.9, legend=False)
+        ax.plot(*toy.Y[0], marker="*", ms=11, color="k", ls="")  # the first point: its own only neighbour
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(f"{variant}, {n_steps} blocks, {name}", fontsize=9)
+    return fig

@@ -1,0 +1,585 @@
+"""Chapter 5: an untrained transformer at the diagonal initialisation clusters MNIST, in pictures and in numbers.
+
+The paper's figure (notes, settings below section 3) embeds flattened MNIST images, X_0 = Pi(Y W_E) with d_q = 128,
+runs 8 blocks with kappa = 30 and eta = 0.4, and plots the first two latent coordinates before and after, coloured by
+class. The paper leaves beta, the mask M, the number of images, W_E and weight sharing open; :data:`PAPER` fixes them
+(beta = 1, M = 0, all 10,000 test images, W_E ~ N(0, 1/784) with seed 0, one block shared by all layers).
+
+This module turns that figure into numbers and into things a reader can move:
+
+- :func:`layer_metrics` / :func:`variant_metrics`: per layer and per variant, the four numbers of
+  :mod:`probdr_lite.metrics` (k-NN accuracy, silhouette, between/within-class ratio, NMI of k-means) with the
+  settings of :data:`METRIC_SETTINGS`, as a tidy list of dicts (one dict per variant and layer);
+  :func:`metrics_table` renders it without pandas;
+- :func:`before_after_figure`, :func:`metric_lines_figure`: the paper's picture and the numbers per layer;
+- :class:`MnistPanel` / :func:`mnist_panel`: sliders kappa, eta, beta and depth over 1,000 images, redrawn in place;
+  :func:`depth_scrub` and :func:`kappa_scrub` are its kernel-free twins;
+- :func:`sweep` / :func:`sweep_figure`: one metric after 8 blocks over a grid of kappa and eta.
+
+Every function that runs blocks on a few thousand points or fewer does so on one thread (see ``_threads``).
+"""
+
+from __future__ import annotations
+
+import html
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+
+import matplotlib.pyplot as plt
+from matplotlib.offsetbox import AnnotationBbox, OffsetImage
+from matplotlib.ticker import MaxNLocator
+import numpy as np
+import torch
+
+from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
+from probdr_lite.figures._threads import single_threaded
+from probdr_lite.figures.block import CHAPTER_VARIANTS
+from probdr_lite.metrics import between_within_ratio, kmeans_nmi, knn_accuracy, silhouette
+from probdr_lite.plotting import class_scatter, scrub
+from probdr_lite.unrolled import VARIANTS, embed, unroll
+from probdr_lite.widgets import Slider, SliderPanel
+
+__all__ = [
+    "PAPER",
+    "MnistSettings",
+    "settings_table",
+    "KAPPA_RANGE",
+    "METRICS",
+    "METRIC_LABELS",
+    "METRIC_SETTINGS",
+    "mnist_latents",
+    "run_blocks",
+    "layer_metrics",
+    "variant_metrics",
+    "Table",
+    "metrics_table",
+    "before_after_figure",
+    "metric_lines_figure",
+    "MnistPanel",
+    "mnist_panel",
+    "depth_scrub",
+    "kappa_scrub",
+    "sweep",
+    "sweep_figure",
+]
+
+#: Up to this many points the blocks run on one thread (see ``_threads``); above it torch keeps its own setting.
+SMALL_N = 4096
+
+
+@dataclass(frozen=True)
+class MnistSettings:
+    """The settings of the MNIST figure. Stated by the paper: d_q, kappa, eta, 8 blocks. Chosen here: the rest."""
+
+    d_q: int = 128  # latent width (paper)
+    kappa: float = 30.0  # attention sharpness, logits kappa cos(x_i, x_j) (paper)
+    eta: float = 0.4  # step size, below 1/2 (paper)
+    n_layers: int = 8  # blocks (paper); one block shared by all of them (our choice)
+    beta: float = 1.0  # regulariser and self-attention penalty (our choice)
+    variant: str = "paper"  # 2 (A - I) X + 2 X / (d_q + beta): the paper's update with its feed-forward term
+    seed: int = 0  # of W_E ~ N(0, 1/784) (our choice)
+    mask: None = None  # M = 0: every image attends to every image (our choice)
+
+
+#: The defaults of chapter 5.
+PAPER = MnistSettings()
+
+#: The four numbers per layer, in the order of the tables and plots.
+METRICS = ("knn_accuracy", "silhouette", "between_within", "kmeans_nmi")
+
+METRIC_LABELS = {
+    "knn_accuracy": "5-NN accuracy (5-fold CV)",
+    "silhouette": "silhouette of the classes",
+    "between_within": "between/within-class ratio",
+    "kmeans_nmi": "NMI of k-means (k = 10)",
+}
+
+#: One colour per variant in the line plots (the paper's variant is the dark one).
+VARIANT_COLOURS = {
+    "attention": "#1f77b4",
+    "diffusion": "#ff7f0e",
+    "paper": "#222222",
+    "exact": "#2ca02c",
+    "symmetric": "#9467bd",
+    "full": "#8c564b",
+}
+
+
+def _check_variants(variants) -> tuple:
+    if isinstance(variants, str) or len(variants) == 0:
+        raise ValueError(f"variants must be a non-empty list of names from {VARIANTS}; got {variants!r}")
+    return tuple(check_choice(v, "variant", VARIANTS) for v in variants)
+
+
+def _check_metrics(metrics) -> tuple:
+    if isinstance(metrics, str) or len(metrics) == 0:
+        raise ValueError(f"metrics must be a non-empty list of names from {METRICS}; got {metrics!r}")
+    return tuple(check_choice(m, "metric", METRICS) for m in metrics)
+
+
+def _check_labels(labels, n: int) -> np.ndarray:
+    labels = np.asarray(labels)
+    if labels.shape != (n,) or not np.issubdtype(labels.dtype, np.integer):
+        raise ValueError(f"labels must be {n} integers (one class per row of X); got shape {labels.shape}, "
+                         f"dtype {labels.dtype}")
+    return labels
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The computations: embed, run the blocks, measure every layer
+
+
+def mnist_latents(n=None, d_q: int = PAPER.d_q, seed: int = PAPER.seed):
+    """X_0 = Pi(Y W_E) for MNIST test images, W_E ~ N(0, 1/784) (``unrolled.embed``), float32.
+
+    Parameters
+    ----------
+    n : int in [10, 10000] or None
+        None: all 10,000 test images. Otherwise a stratified subset (classes as balanced as possible, the same
+        images on every run; ``load_mnist(n, stratified=True)``).
+    d_q : int in [2, 4096]
+    seed : int >= 0
+        Seed of W_E.
+
+    Returns
+    -------
+    X0 : torch.Tensor (n, d_q), float32, rows centred with squared norm d_q
+    labels : ndarray (n,), int64
+    """
+    from probdr_lite.data import load_mnist
+
+    if n is not None:
+        n = check_scalar(n, "n", low=10, high=10_000, integer=True)
+    d_q = check_scalar(d_q, "d_q", low=2, high=4096, integer=True)
+    images, labels = load_mnist(n=n, stratified=n is not None)
+    return embed(torch.from_numpy(images), d_q=d_q, seed=check_seed(seed)), labels
+
+
+def run_blocks(X0, n_layers=PAPER.n_layers, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta,
+               variant=PAPER.variant, mask=None) -> list:
+    """``unroll`` (one shared block, n_layers times), on one thread when n <= SMALL_N; a list of n_layers + 1 arrays."""
+    n = X0.shape[0] if hasattr(X0, "shape") else len(X0)
+    if n <= SMALL_N:
+        with single_threaded():
+            path = unroll(X0, n_layers, kappa, eta, beta, variant, mask=mask)
+    else:
+        path = unroll(X0, n_layers, kappa, eta, beta, variant, mask=mask)
+    return [X.numpy() for X in path]
+
+
+#: The settings of the four numbers, fixed here (not left to the metrics module's defaults) so that a table in the
+#: book always means the same thing: 5 neighbours and 5 stratified folds for k-NN, a silhouette on at most 2,000
+#: points, k-means with 10 clusters and 4 restarts.
+METRIC_SETTINGS = {"n_neighbors": 5, "cv": 5, "max_samples": 2000, "n_init": 4}
+
+
+def _metric(name, X, labels, seed, settings=METRIC_SETTINGS):
+    if name == "knn_accuracy":
+        return knn_accuracy(X, labels, n_neighbors=settings["n_neighbors"], cv=settings["cv"], seed=seed)
+    if name == "silhouette":
+        return silhouette(X, labels, max_samples=settings["max_samples"], seed=seed)
+    if name == "between_within":
+        return between_within_ratio(X, labels)
+    return kmeans_nmi(X, labels, seed=seed, n_init=settings["n_init"])
+
+
+def layer_metrics(latents, labels, *, variant=None, metrics=METRICS, seed: int = 0) -> list:
+    """The clustering numbers of every layer: a tidy list with one dict per layer.
+
+    Parameters
+    ----------
+    latents : sequence of arrays (n, d_q)
+        X_0, X_1, ... (e.g. from :func:`run_blocks`), all the same shape.
+    labels : array (n,) of int
+    variant : str or None
+        Copied into every row, so that the rows of several variants can be concatenated.
+    metrics : subset of METRICS
+    seed : int
+        Seed of the k-NN folds, the silhouette subsample and k-means (the same for every layer).
+
+    The numbers are those of :mod:`probdr_lite.metrics` with the settings in :data:`METRIC_SETTINGS`.
+
+    Returns
+    -------
+    list of dicts {"variant", "n", "layer", <metric>: float, ...}; all computed in the full d_q-dimensional space.
+    """
+    if isinstance(latents, (np.ndarray, torch.Tensor)) or len(latents) == 0:
+        raise ValueError("latents must be a non-empty list of (n, d_q) arrays, one per layer")
+    latents = [check_array(X, f"latents[{t}]", ndim=2, min_rows=2) for t, X in enumerate(latents)]
+    shape = latents[0].shape
+    for t, X in enumerate(latents):
+        if X.shape != shape:
+            raise ValueError(f"latents[{t}] has shape {X.shape}; every layer must have the shape of layer 0, {shape}")
+    labels = _check_labels(labels, shape[0])
+    metrics = _check_metrics(metrics)
+    seed = check_seed(seed)
+    rows = []
+    with single_threaded():  # also makes k-means repeat exactly (see _threads)
+        for t, X in enumerate(latents):
+            rows.append({"variant": variant, "n": shape[0], "layer": t,
+                         **{m: _metric(m, X, labels, seed) for m in metrics}})
+    return rows
+
+
+def variant_metrics(X0, labels, variants=CHAPTER_VARIANTS, n_layers=PAPER.n_layers, kappa=PAPER.kappa,
+                    eta=PAPER.eta, beta=PAPER.beta, metrics=METRICS, seed: int = 0, return_latents=False):
+    """Run every variant from the same X_0 and measure every layer: the rows of :func:`layer_metrics`, concatenated.
+
+    With ``return_latents=True`` also returns {variant: [X_0, ..., X_{n_layers}]}.
+    """
+    variants = _check_variants(variants)
+    rows, paths = [], {}
+    for v in variants:
+        paths[v] = run_blocks(X0, n_layers, kappa, eta, beta, v)
+        rows += layer_metrics(paths[v], labels, variant=v, metrics=metrics, seed=seed)
+    return (rows, paths) if return_latents else rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A table without pandas
+
+
+class Table:
+    """A small table that renders as HTML in a notebook and as Markdown in text (``str``).
+
+    ``header`` is a list of column names, ``body`` a list of rows (lists of already formatted strings).
+    """
+
+    def __init__(self, header, body, caption=None):
+        self.header = [str(h) for h in header]
+        self.body = [[str(c) for c in row] for row in body]
+        if any(len(row) != len(self.header) for row in self.body):
+            raise ValueError(f"every row must have {len(self.header)} cells, like the header")
+        self.caption = caption
+
+    def to_markdown(self) -> str:
+        lines = ["| " + " | ".join(self.header) + " |", "|" + "|".join(" --- " for _ in self.header) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in self.body]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in self.body)
+        cap = f"<caption>{esc(self.caption)}</caption>" if self.caption else ""
+        return f'<table class="probdr-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+    __repr__ = __str__
+
+
+def _row_name(row) -> str:
+    return f"{row['variant']} (n = {row['n']:,})"
+
+
+def metrics_table(rows, layers=(0, 8), metrics=METRICS, digits: int = 3, caption=None) -> Table:
+    """One line per (variant, n), one column per metric and layer: e.g. "5-NN accuracy (5-fold CV), layer 8".
+
+    Parameters
+    ----------
+    rows : list of dicts from :func:`layer_metrics` / :func:`variant_metrics`
+    layers : layers to show (each must be present for every variant)
+    metrics : subset of METRICS
+    digits : decimals shown (1 to 6)
+    """
+    metrics = _check_metrics(metrics)
+    digits = check_scalar(digits, "digits", low=1, high=6, integer=True)
+    if not rows:
+        raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
+    groups = OrderedDict()
+    for r in rows:
+        groups.setdefault(_row_name(r), {})[r["layer"]] = r
+    header = ["variant"] + [f"{METRIC_LABELS[m]}, layer {t}" for m in metrics for t in layers]
+    body = []
+    for name, by_layer in groups.items():
+        missing = [t for t in layers if t not in by_layer]
+        if missing:
+            raise ValueError(f"rows have no layer {missing[0]} for {name}; layers available: {sorted(by_layer)}")
+        body.append([name] + [f"{by_layer[t][m]:.{digits}f}" for m in metrics for t in layers])
+    return Table(header, body, caption)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Static figures
+
+
+def before_after_figure(X0, Xn, labels, n_layers=PAPER.n_layers, dpi=72):
+    """The paper's picture: the first two latent coordinates before and after the blocks, coloured by class."""
+    X0 = check_array(X0, "X0", ndim=2)
+    Xn = check_array(Xn, "Xn", ndim=2)
+    if Xn.shape != X0.shape:
+        raise ValueError(f"Xn must have the shape of X0, {X0.shape}; got {Xn.shape}")
+    labels = _check_labels(labels, X0.shape[0])
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.2), dpi=dpi)
+    class_scatter(axes[0], X0, labels, s=2, alpha=0.5, legend=False, title="X₀ = Π(Y W_E): before any block")
+    class_scatter(axes[1], Xn, labels, s=2, alpha=0.5, legend=True,
+                  title=f"X_{n_layers}: after {n_layers} blocks")
+    for ax in axes:
+        ax.set_xlabel("latent coordinate 1")
+        ax.set_ylabel("latent coordinate 2")
+    fig.tight_layout()
+    return fig
+
+
+def metric_lines_figure(rows, metrics=METRICS, dpi=72):
+    """One panel per metric, layer on the x axis, one line per (variant, n); dashed lines for the largest n."""
+    metrics = _check_metrics(metrics)
+    if not rows:
+        raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
+    groups = OrderedDict()
+    for r in rows:
+        groups.setdefault((r["variant"], r["n"]), []).append(r)
+    n_max = max(r["n"] for r in rows)
+    several_n = len({r["n"] for r in rows}) > 1
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.1 * len(metrics), 3.2), dpi=dpi, squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        for (v, n), group in groups.items():
+            group = sorted(group, key=lambda r: r["layer"])
+            dashed = several_n and n == n_max
+            ax.plot([r["layer"] for r in group], [r[m] for r in group], marker="o", ms=3,
+                    ls="--" if dashed else "-", color=VARIANT_COLOURS.get(v, "0.5"),
+                    label=f"{v} (n = {n:,})" if several_n else v)
+        ax.set_xlabel("layer (blocks applied)")
+        ax.set_title(METRIC_LABELS[m], fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0, -1].legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The live panel and its kernel-free twins
+
+
+class _RatioFn:
+    """between/within-class ratio (``metrics.between_within_ratio``) for many X with the same labels, faster.
+
+    The class centroids are one (C, n) @ (n, d_q) product with a precomputed averaging matrix instead of
+    ``np.add.at``, which matters when the live panel recomputes the ratio of 9 layers on every slider move.
+    """
+
+    def __init__(self, labels):
+        classes, self.inverse = np.unique(labels, return_inverse=True)
+        onehot = (self.inverse[None, :] == np.arange(classes.size)[:, None]).astype(np.float64)  # (C, n)
+        self.average = onehot / onehot.sum(1, keepdims=True)
+        self.pairs = np.triu_indices(classes.size, k=1)
+
+    def __call__(self, X) -> float:
+        X = np.asarray(X, dtype=np.float64)
+        centroids = self.average @ X  # (C, d_q)
+        within = np.linalg.norm(X - centroids[self.inverse], axis=1).mean()
+        diff = centroids[:, None, :] - centroids[None, :, :]
+        between = np.linalg.norm(diff, axis=2)[self.pairs].mean()
+        return float(between / within)
+
+
+def _legend_image(classes, dpi=72) -> np.ndarray:
+    """The class legend (colours of ``class_scatter``) rendered once to an RGBA array, cropped to its content."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    from probdr_lite.plotting import CLASS_COLOURS
+
+    fig = Figure(figsize=(1.0, 3.0), dpi=dpi)
+    canvas = FigureCanvasAgg(fig)
+    handles = [Line2D([], [], marker="o", ls="", color=CLASS_COLOURS[int(c) % 10], label=str(c)) for c in classes]
+    fig.legend(handles=handles, title="class", loc="center", frameon=False, fontsize="small", markerscale=0.8)
+    canvas.draw()
+    img = np.asarray(canvas.buffer_rgba()).copy()
+    ink = np.argwhere(img[..., 3] > 0)
+    (r0, c0), (r1, c1) = ink.min(0), ink.max(0) + 1
+    return img[r0:r1, c0:c1]
+
+
+class MnistPanel:
+    """The figure behind the live MNIST panel, with a cache so that moving only ``depth`` costs no blocks.
+
+    Left: the first two latent coordinates after ``depth`` blocks, coloured by class. Right: the between/within-class
+    ratio (computed in all d_q dimensions, cheap enough to redraw live) at every layer for the current kappa, eta and
+    beta, with the current depth marked. ``update(kappa, eta, beta, depth)`` moves the existing artists
+    (``set_offsets``, ``set_data``); nothing is re-created, so a redraw is one Agg render.
+    """
+
+    def __init__(self, X0, labels, variant=PAPER.variant, n_layers=PAPER.n_layers, dpi=72, cache_size=16):
+        X0 = torch.as_tensor(check_array(X0, "X0", ndim=2, min_rows=10))
+        self.labels = _check_labels(labels, X0.shape[0])
+        self.ratio = _RatioFn(self.labels)
+        self.X0 = X0
+        self.variant = check_choice(variant, "variant", VARIANTS)
+        self.n_layers = check_scalar(n_layers, "n_layers", low=1, high=64, integer=True)
+        self._cache = OrderedDict()
+        self._cache_size = check_scalar(cache_size, "cache_size", low=1, integer=True)
+        self.fig, (self.ax_scatter, ax_legend, self.ax_ratio) = plt.subplots(
+            1, 3, figsize=(9.6, 3.9), dpi=dpi, gridspec_kw={"width_ratios": [1.0, 0.15, 0.95]})
+        X = X0.numpy()
+        self.points = class_scatter(self.ax_scatter, X, self.labels, s=4, alpha=0.6, legend=False)
+        self.ax_scatter.set_xlabel("latent coordinate 1")
+        self.ax_scatter.set_ylabel("latent coordinate 2")
+        self.ax_scatter.set_xticks([])  # the coordinates' values mean nothing; their arrangement does
+        self.ax_scatter.set_yticks([])
+        # The class legend never changes: render it once and show it as an image. A live legend is ten texts and
+        # markers, about a quarter of every redraw.
+        # OffsetImage draws it at its own size (scaled by dpi / 72, as text is), whatever the width of this axes.
+        legend = OffsetImage(_legend_image(np.unique(self.labels)), zoom=1.0)
+        ax_legend.add_artist(AnnotationBbox(legend, (0.5, 0.5), xycoords="axes fraction", frameon=False))
+        ax_legend.set_axis_off()
+        layers = np.arange(self.n_layers + 1)
+        (self.ratio_line,) = self.ax_ratio.plot(layers, np.ones_like(layers, dtype=float), "o-", ms=3, color="k")
+        (self.ratio_now,) = self.ax_ratio.plot([0], [1.0], "o", ms=9, mfc="none", mec="C3", mew=2)
+        self.ratio_at_0 = between_within_ratio(X, self.labels)  # the metrics module's own number, once
+        self.ax_ratio.axhline(self.ratio_at_0, color="0.6", ls=":")
+        self.ax_ratio.set_xlabel("layer (blocks applied)")
+        self.ax_ratio.set_ylabel(METRIC_LABELS["between_within"])
+        self.ax_ratio.set_xlim(-0.3, self.n_layers + 0.3)
+        self.ax_ratio.grid(alpha=0.3)
+        self.ax_ratio.yaxis.set_major_locator(MaxNLocator(5))  # few tick labels: text is most of an Agg redraw
+        self.ax_scatter.set_title("depth", fontsize=10)  # placeholders, so that tight_layout leaves room for them
+        self.ax_ratio.set_title("ratio", fontsize=10)
+        self.fig.tight_layout(w_pad=0.2)
+
+    def path(self, kappa, eta, beta):
+        """(latents per layer, between/within ratio per layer) for these parameters, from the cache when possible."""
+        key = (float(kappa), float(eta), float(beta))
+        if key not in self._cache:
+            with single_threaded():  # numpy's BLAS too: even the tiny centroid products stall on a busy machine
+                Xs = [X.numpy() for X in unroll(self.X0, self.n_layers, kappa, eta, beta, self.variant)]
+                ratios = np.array([self.ratio(X) for X in Xs])
+            self._cache[key] = (Xs, ratios)
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(key)
+        return self._cache[key]
+
+    def update(self, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta, depth=None):
+        depth = self.n_layers if depth is None else check_scalar(depth, "depth", low=0, high=self.n_layers,
+                                                                  integer=True)
+        Xs, ratios = self.path(kappa, eta, beta)
+        X = Xs[depth]
+        self.points.set_offsets(X[:, :2])
+        lim = 1.08 * float(np.quantile(np.abs(X[:, :2]), 0.995)) + 1e-9
+        self.ax_scatter.set_xlim(-lim, lim)
+        self.ax_scatter.set_ylim(-lim, lim)
+        self.ax_scatter.set_title(f"depth {depth}: κ = {kappa:.3g}, η = {eta:.3g}, β = {beta:.3g}", fontsize=10)
+        self.ratio_line.set_ydata(ratios)
+        self.ratio_now.set_data([depth], [ratios[depth]])
+        top = max(float(ratios.max()), self.ratio_at_0) * 1.1
+        self.ax_ratio.set_ylim(0, top)
+        self.ax_ratio.set_title(f"between/within at depth {depth}: {ratios[depth]:.2f}", fontsize=10)
+
+
+def mnist_panel(X0, labels, variant=PAPER.variant, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta,
+                depth=None, n_layers=PAPER.n_layers) -> SliderPanel:
+    """Sliders kappa (log, 0.3 to 3000), eta (0.02 to 0.98), beta (0 to 10) and depth (0 to n_layers, default all)."""
+    view = MnistPanel(X0, labels, variant=variant, n_layers=n_layers)
+    depth = view.n_layers if depth is None else depth
+    sliders = [
+        Slider("kappa", 0.3, 3000.0, kappa, log=True, description="κ (sharpness)"),
+        Slider("eta", 0.02, 0.98, eta, step=0.02, description="η (step size)"),
+        Slider("beta", 0.0, 10.0, beta, step=0.25, description="β (regulariser)"),
+        Slider("depth", 0, n_layers, depth, integer=True, description="depth (blocks)"),
+    ]
+    panel = SliderPanel(view.fig, view.update, sliders)
+    panel.view = view
+    return panel
+
+
+def depth_scrub(X0, labels, variant=PAPER.variant, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta,
+                n_layers=PAPER.n_layers, dpi=64):
+    """Kernel-free twin of the panel: depth 0..n_layers at fixed kappa, eta, beta."""
+    view = MnistPanel(X0, labels, variant=variant, n_layers=n_layers, dpi=dpi)
+    return scrub(view.fig, lambda d: view.update(kappa, eta, beta, d), list(range(n_layers + 1)),
+                 label="depth", dpi=dpi)
+
+
+#: Sharpnesses from "everything attends to everything" to "each point attends to itself".
+KAPPA_RANGE = (0.3, 1.0, 3.0, 10.0, 20.0, 30.0, 50.0, 100.0, 300.0, 1000.0, 3000.0)
+
+
+def kappa_scrub(X0, labels, kappas=KAPPA_RANGE, variant=PAPER.variant, eta=PAPER.eta, beta=PAPER.beta,
+                n_layers=PAPER.n_layers, dpi=64):
+    """Kernel-free twin of the panel: kappa over ``kappas`` after n_layers blocks (the right panel shows all layers)."""
+    kappas = [check_scalar(k, "kappa", low=0.0, high=1e4, low_inclusive=False) for k in kappas]
+    view = MnistPanel(X0, labels, variant=variant, n_layers=n_layers, dpi=dpi, cache_size=len(kappas) + 1)
+    return scrub(view.fig, lambda k: view.update(k, eta, beta, n_layers), kappas, label="kappa", dpi=dpi)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Sweeps of kappa and eta
+
+
+_SWEEP_METRICS = ("knn_accuracy", "kmeans_nmi", "between_within", "silhouette")
+
+
+def sweep(X0, labels, kappas, etas, metrics=("knn_accuracy", "kmeans_nmi"), variant=PAPER.variant,
+          beta=PAPER.beta, n_layers=PAPER.n_layers, seed: int = 0) -> dict:
+    """Each metric after n_layers blocks for every (eta, kappa): {metric: array (len(etas), len(kappas))}.
+
+    Also returns the layer-0 value of each metric under the key f"{metric}@0" (a float), the reference the heat map
+    is read against.
+    """
+    if len(kappas) == 0 or len(etas) == 0:
+        raise ValueError("kappas and etas must each hold at least one value")
+    metrics = tuple(check_choice(m, "metric", _SWEEP_METRICS) for m in
+                    ((metrics,) if isinstance(metrics, str) else metrics))
+    labels = _check_labels(labels, X0.shape[0])
+    seed = check_seed(seed)
+    out = {m: np.empty((len(etas), len(kappas))) for m in metrics}
+    with single_threaded():
+        X0np = X0.numpy() if isinstance(X0, torch.Tensor) else np.asarray(X0)
+        for m in metrics:
+            out[f"{m}@0"] = float(_metric(m, X0np, labels, seed))
+        for i, eta in enumerate(etas):
+            for j, kappa in enumerate(kappas):
+                X = unroll(X0, n_layers, kappa, eta, beta, variant)[-1].numpy()
+                for m in metrics:
+                    out[m][i, j] = _metric(m, X, labels, seed)
+    return out
+
+
+def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dpi=72):
+    """Heat maps of :func:`sweep` (one per metric), each cell annotated with its value and the layer-0 value named."""
+    metrics = [m for m in result if "@" not in m] if metrics is None else list(metrics)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.4), dpi=dpi, squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        grid = np.asarray(result[m])
+        if grid.shape != (len(etas), len(kappas)):
+            raise ValueError(f"result[{m!r}] has shape {grid.shape}; expected (len(etas), len(kappas)) = "
+                             f"({len(etas)}, {len(kappas)})")
+        base = result[f"{m}@0"]
+        span = max(abs(grid.max() - base), abs(grid.min() - base), 1e-6)
+        im = ax.imshow(grid - base, cmap="RdBu", vmin=-span, vmax=span, aspect="auto", origin="lower")
+        for i in range(len(etas)):
+            for j in range(len(kappas)):
+                dark = abs(grid[i, j] - base) > 0.6 * span
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if dark else "black")
+        ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=8)
+        ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=8)
+        ax.set_xlabel("κ (sharpness)")
+        ax.set_ylabel("η (step size)")
+        ax.set_title(f"{METRIC_LABELS[m]} after {n_layers} blocks\n(layer 0: {base:.2f}; colour = change)",
+                     fontsize=9)
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="change from layer 0")
+    fig.tight_layout()
+    return fig
+
+
+def settings_table(settings: MnistSettings = PAPER) -> Table:
+    """The settings of the figure, each marked as stated by the paper or chosen here."""
+    stated = {"d_q", "kappa", "eta", "n_layers"}
+    notes = {
+        "d_q": "latent width",
+        "kappa": "attention sharpness (logits κ cos(x_i, x_j))",
+        "eta": "step size",
+        "n_layers": "blocks",
+        "beta": "regulariser and self-attention penalty",
+        "variant": "update: 2 η (A − I) X + 2 η X / (d_q + β), then Π",
+        "seed": "seed of W_E ~ N(0, 1/784)",
+        "mask": "M = 0: no mask",
+    }
+    body = [[k, "none" if v is None else str(v), notes[k], "paper" if k in stated else "chosen here"]
+            for k, v in asdict(settings).items()]
+    return Table(["setting", "value", "meaning", "source"], body)

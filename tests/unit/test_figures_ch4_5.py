@@ -1,0 +1,313 @@
+"""Chapters 4 and 5: the toy on the LayerNorm sphere, the heat-kernel reading of attention, the MNIST metrics,
+the slider panels, their kernel-free twins and the panel benchmark (run small)."""
+
+import importlib.util
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from scipy.linalg import expm  # noqa: E402
+from sklearn.cluster import KMeans  # noqa: E402
+from sklearn.metrics import normalized_mutual_info_score, silhouette_score  # noqa: E402
+from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E402
+from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
+
+from probdr_lite.figures import block as B  # noqa: E402
+from probdr_lite.figures import mnist as M  # noqa: E402
+from probdr_lite.figures._threads import single_threaded  # noqa: E402
+from probdr_lite.plotting import figure_data  # noqa: E402
+from probdr_lite.unrolled import attention_matrix, layer_norm, unroll  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _changed(before, after):
+    return len(before) != len(after) or any(
+        a.shape != b.shape or not np.allclose(a, b, equal_nan=True) for a, b in zip(before, after)
+    )
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return B.make_toy(n=120, d_q=8, seed=1)
+
+
+@pytest.fixture(scope="module")
+def small_mnist():
+    return M.mnist_latents(n=300, d_q=32)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 4: the toy and the checks
+
+
+def test_lift_puts_the_toy_on_the_layernorm_sphere_and_unlift_recovers_it(toy):
+    X0 = toy.X0.numpy()
+    np.testing.assert_allclose(X0.sum(1), 0, atol=1e-12)  # 1^T x = 0
+    np.testing.assert_allclose((X0**2).sum(1), toy.d_q, rtol=1e-12)  # ||x||^2 = d_q
+    np.testing.assert_allclose(layer_norm(toy.X0).numpy(), X0, atol=1e-12)  # a fixed point of Pi
+    np.testing.assert_allclose(toy.unlift(X0), toy.Y, atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", B.CHAPTER_VARIANTS)
+def test_every_variant_keeps_the_latents_in_the_span_of_the_lift(toy, variant):
+    """The claim that lets the chapter draw 16-D latents in the plane without distortion."""
+    X8 = unroll(toy.X0, 8, 100.0, 0.4, 1.0, variant)[-1].numpy()
+    residual = X8 - (X8 @ toy.Q.T) @ toy.Q
+    assert np.abs(residual).max() < 1e-10
+    assert np.isfinite(toy.unlift(X8)).all()
+
+
+def test_softmax_attention_is_the_random_walk_of_a_heat_kernel_graph():
+    """attention_matrix (softmax of logits) against knn_graph's heat kernel with self-loops (no softmax)."""
+    gen = torch.Generator().manual_seed(3)
+    X = layer_norm(torch.randn(40, 12, generator=gen, dtype=torch.float64))
+    for kappa, beta in [(1.0, 0.0), (30.0, 1.0), (200.0, 5.0)]:
+        A = attention_matrix(X, kappa, beta).numpy()
+        A_graph = B.heat_kernel_attention(X, kappa, beta)
+        np.testing.assert_allclose(A_graph.sum(1), 1.0, atol=1e-12)
+        np.testing.assert_allclose(A_graph, A, atol=1e-12, rtol=1e-9)
+
+
+def test_euler_errors_are_first_order_and_agree_with_a_direct_recomputation():
+    rng = np.random.default_rng(0)
+    W = rng.uniform(size=(15, 15))
+    A = W / W.sum(1, keepdims=True)
+    X = rng.normal(size=(15, 3))
+    rows = B.euler_diffusion_errors(A, X, t=1.0, n_steps=(1, 4, 16, 64))
+    errors = [r["relative_error"] for r in rows]
+    assert all(a > b for a, b in zip(errors, errors[1:]))
+    assert 3.0 < errors[2] / errors[3] < 5.0  # h divided by 4, error divided by about 4: first order
+    exact = expm(-(np.eye(15) - A)) @ X
+    one_step = X + (A - np.eye(15)) @ X
+    assert errors[0] == pytest.approx(np.linalg.norm(one_step - exact) / np.linalg.norm(exact))
+
+
+def test_variant_panel_sliders_redraw_the_figure(toy):
+    panel = B.variant_panel(toy)
+    before = figure_data(panel.fig)
+    panel.sliders["kappa"].value = 10.0
+    assert panel.n_updates == 2
+    middle = figure_data(panel.fig)
+    assert _changed(before, middle)
+    panel.sliders["depth"].value = 0
+    # at depth 0 every variant shows the toy itself
+    for pts in [ax.collections[1] for ax in panel.fig.axes]:
+        np.testing.assert_allclose(pts.get_offsets(), toy.Y, atol=1e-12)
+    plt.close(panel.fig)
+
+
+def test_variant_panel_works_at_every_corner_of_its_sliders(toy):
+    """Finite below eta = 1/2; above it a step can overshoot past the equator, and the title then says so."""
+    fig, update = B.variant_figure(toy, n_steps=4)
+    for kappa in (1.0, 1000.0):
+        for eta in (0.02, 0.5, 1.0):
+            for beta in (0.1, 10.0):
+                update(kappa, eta, beta, 16)
+                lost = sum(int(np.isnan(np.asarray(ax.collections[1].get_offsets())[:, 0]).sum()) for ax in fig.axes)
+                if eta <= 0.5:
+                    assert lost == 0, (kappa, eta, beta)
+                assert (f"{lost} points overshot" in fig._suptitle.get_text()) == (lost > 0)
+    plt.close(fig)
+
+
+def test_variant_depth_scrub_holds_its_frames_within_budget(toy):
+    out = B.variant_depth_scrub(toy, variants=("attention", "diffusion"), depths=range(0, 4), dpi=40)
+    html = out._repr_html_()
+    assert 'type="range"' in html
+    assert html.count("data:image/png;base64") >= 4 or html.count("frames[") >= 4
+    assert out.n_bytes < 2_000_000 and out.values == [0, 1, 2, 3]
+
+
+def test_causal_mask_makes_A_lower_triangular_and_pins_the_first_point(toy):
+    A = attention_matrix(toy.X0, 100.0, 1.0, mask="causal").numpy()
+    assert np.all(np.triu(A, 1) == 0) and A[0, 0] == 1.0
+    path = B.toy_paths(toy, 6, 100.0, 0.4, 1.0, variants=("diffusion",), mask="causal")["diffusion"]
+    np.testing.assert_allclose(path[:, 0], np.broadcast_to(path[0, 0], (7, 2)), atol=1e-12)  # only itself
+    fig = B.mask_figure(toy, n_steps=3)
+    masked = np.asarray(fig.axes[1].get_images()[0].get_array())
+    assert np.all(np.triu(masked, 1) <= 1e-6)  # the floor of the log colour scale
+    assert np.any(np.triu(np.asarray(fig.axes[0].get_images()[0].get_array()), 1) > 1e-3)
+    plt.close(fig)
+
+
+def test_chapter4_bad_input_raises_clear_errors(toy):
+    with pytest.raises(ValueError, match="Y must have 2 columns"):
+        B.lift_toy(np.zeros((5, 3)), np.zeros(5, dtype=int))
+    with pytest.raises(ValueError, match="labels must be 5 non-negative integers"):
+        B.lift_toy(np.ones((5, 2)), np.zeros(4, dtype=int))
+    with pytest.raises(ValueError, match="d_q must be in"):
+        B.lift_toy(np.ones((5, 2)), np.zeros(5, dtype=int), d_q=3)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        B.toy_paths(toy, 2, 30.0, 0.4, 1.0, variants=("plain",))
+    with pytest.raises(ValueError, match="non-empty list"):
+        B.toy_paths(toy, 2, 30.0, 0.4, 1.0, variants=())
+    with pytest.raises(TypeError, match="LiftedToy"):
+        B.toy_paths(toy.X0, 2, 30.0, 0.4, 1.0)
+    with pytest.raises(ValueError, match="d_q = 8 columns"):
+        toy.unlift(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="no zero rows"):
+        B.heat_kernel_attention(np.zeros((3, 2)), 1.0)
+    with pytest.raises(ValueError, match="X must have n = 3 rows"):
+        B.euler_diffusion_errors(np.eye(3), np.ones((4, 2)))
+    with pytest.raises(ValueError, match="kappa must be in"):
+        B.variant_figure(toy)[1](-1.0, 0.4, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 5: metrics per layer against sklearn directly, tables, panels, sweeps
+
+
+def test_layer_metrics_match_an_independent_recomputation(small_mnist):
+    X0, labels = small_mnist
+    rows = M.layer_metrics(M.run_blocks(X0, n_layers=3), labels, variant="paper")
+    assert [r["layer"] for r in rows] == [0, 1, 2, 3] and all(r["n"] == 300 for r in rows)
+    with single_threaded():  # k-means is sensitive to the last bit of X, and one thread fixes the summation order
+        path = unroll(X0, 3, 30.0, 0.4, 1.0, "paper")  # straight from unrolled, not through the figures module
+        for row, X in zip(rows, path):
+            X = X.numpy().astype(np.float64)
+            folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
+            knn = cross_val_score(KNeighborsClassifier(n_neighbors=5), X, labels, cv=folds).mean()
+            pred = KMeans(n_clusters=10, n_init=4, random_state=0).fit_predict(X)
+            nmi = normalized_mutual_info_score(labels, pred)
+            centroids = np.stack([X[labels == c].mean(0) for c in range(10)])
+            within = np.mean([np.linalg.norm(X[i] - centroids[labels[i]]) for i in range(len(X))])
+            between = np.mean([np.linalg.norm(centroids[a] - centroids[b]) for a in range(10) for b in range(a + 1, 10)])
+            assert row["knn_accuracy"] == pytest.approx(knn, abs=1e-12)
+            assert row["kmeans_nmi"] == pytest.approx(nmi, abs=1e-6)
+            assert row["silhouette"] == pytest.approx(silhouette_score(X, labels), abs=1e-5)
+            assert row["between_within"] == pytest.approx(between / within, rel=1e-6)
+
+
+def test_variant_metrics_is_a_tidy_table_that_starts_from_one_X0(small_mnist):
+    X0, labels = small_mnist
+    rows, paths = M.variant_metrics(X0, labels, variants=("attention", "diffusion", "exact"), n_layers=2,
+                                    metrics=("between_within",), return_latents=True)
+    assert len(rows) == 3 * 3
+    assert {tuple(sorted(r)) for r in rows} == {("between_within", "layer", "n", "variant")}
+    first = [r["between_within"] for r in rows if r["layer"] == 0]
+    assert max(first) == min(first)  # the same X_0 for every variant
+    np.testing.assert_allclose(paths["exact"][2], unroll(X0, 2, 30.0, 0.4, 1.0, "exact")[-1].numpy(), atol=1e-5)
+    table = M.metrics_table(rows, layers=(0, 2), metrics=("between_within",))
+    html = table._repr_html_()
+    assert html.count("<tr>") == 4 and "exact (n = 300)" in html
+    value = next(r["between_within"] for r in rows if r["variant"] == "exact" and r["layer"] == 2)
+    assert f"{value:.3f}" in html and f"{value:.3f}" in str(table)
+    assert str(table).startswith("| variant |")
+    fig = M.metric_lines_figure(rows, metrics=("between_within",))
+    assert len(fig.axes[0].get_lines()) == 3
+    plt.close(fig)
+
+
+def test_the_panels_ratio_shortcut_equals_the_metrics_module(small_mnist):
+    from probdr_lite.metrics import between_within_ratio
+
+    X0, labels = small_mnist
+    fast = M._RatioFn(labels)
+    for X in M.run_blocks(X0, n_layers=2):
+        assert fast(X) == pytest.approx(between_within_ratio(X, labels), rel=1e-10)
+
+
+def test_mnist_panel_sliders_change_what_is_drawn(small_mnist):
+    X0, labels = small_mnist
+    panel = M.mnist_panel(X0, labels, n_layers=4, depth=4)
+    before = figure_data(panel.fig)
+    panel.sliders["kappa"].value = 300.0
+    after_kappa = figure_data(panel.fig)
+    assert _changed(before, after_kappa)
+    panel.sliders["depth"].value = 0
+    np.testing.assert_allclose(panel.view.points.get_offsets(), X0.numpy()[:, :2], atol=1e-6)
+    assert _changed(after_kappa, figure_data(panel.fig))
+    ratios = panel.view.ratio_line.get_ydata()
+    assert len(ratios) == 5 and ratios[0] == pytest.approx(panel.view.ratio_at_0, rel=1e-6)
+    assert panel.n_updates == 3
+    for name in ("eta", "beta"):
+        spec = panel.specs[name]
+        for value in (spec.low, spec.high):
+            panel.sliders[name].value = value
+            assert np.isfinite(panel.view.points.get_offsets()).all()
+    plt.close(panel.fig)
+
+
+def test_depth_and_kappa_scrubs_hold_their_frames_within_budget(small_mnist):
+    X0, labels = small_mnist
+    for out, n_frames in [
+        (M.depth_scrub(X0, labels, n_layers=3, dpi=40), 4),
+        (M.kappa_scrub(X0, labels, kappas=(1.0, 30.0, 1000.0), n_layers=2, dpi=40), 3),
+    ]:
+        html = out._repr_html_()
+        assert 'type="range"' in html
+        assert html.count("data:image/png;base64") >= n_frames or html.count("frames[") >= n_frames
+        assert len(out.values) == n_frames and out.n_bytes < 2_000_000
+
+
+def test_sweep_cells_equal_a_direct_run(small_mnist):
+    from probdr_lite.metrics import kmeans_nmi, knn_accuracy
+
+    X0, labels = small_mnist
+    kappas, etas = (3.0, 30.0), (0.2,)
+    result = M.sweep(X0, labels, kappas, etas, n_layers=2)
+    assert result["knn_accuracy"].shape == (1, 2)
+    with single_threaded():
+        X = unroll(X0, 2, 30.0, 0.2, 1.0, "paper")[-1].numpy()
+        assert result["knn_accuracy"][0, 1] == pytest.approx(knn_accuracy(X, labels, n_neighbors=5, cv=5))
+        assert result["kmeans_nmi"][0, 1] == pytest.approx(kmeans_nmi(X, labels, n_init=4))
+        assert result["knn_accuracy@0"] == pytest.approx(knn_accuracy(X0.numpy(), labels, n_neighbors=5, cv=5))
+    fig = M.sweep_figure(result, kappas, etas, n_layers=2)
+    assert len(fig.axes) == 4  # two heat maps and their colour bars
+    plt.close(fig)
+
+
+def test_settings_table_says_which_settings_the_paper_left_open():
+    md = str(M.settings_table())
+    assert "| kappa | 30.0 |" in md and "| beta | 1.0 |" in md
+    sources = [line.rsplit("|", 2)[-2].strip() for line in md.splitlines()[2:]]
+    assert sources.count("paper") == 4 and sources.count("chosen here") == 4
+
+
+def test_chapter5_bad_input_raises_clear_errors(small_mnist):
+    X0, labels = small_mnist
+    with pytest.raises(ValueError, match="n must be in"):
+        M.mnist_latents(n=20_000)
+    with pytest.raises(ValueError, match="labels must be 300 integers"):
+        M.layer_metrics([X0], labels[:10])
+    with pytest.raises(ValueError, match="every layer must have the shape"):
+        M.layer_metrics([X0, X0[:10]], labels)
+    with pytest.raises(ValueError, match="non-empty list of"):
+        M.layer_metrics(X0, labels)
+    with pytest.raises(ValueError, match="metric must be one of"):
+        M.layer_metrics([X0], labels, metrics=("accuracy",))
+    with pytest.raises(ValueError, match="variant must be one of"):
+        M.variant_metrics(X0, labels, variants=("softmax",))
+    with pytest.raises(ValueError, match="no layer 8"):
+        M.metrics_table(M.layer_metrics([X0], labels, metrics=("between_within",)), metrics=("between_within",))
+    with pytest.raises(ValueError, match="at least one value"):
+        M.sweep(X0, labels, (), (0.4,))
+    with pytest.raises(ValueError, match="depth must be in"):
+        M.MnistPanel(X0, labels, n_layers=2).update(depth=5)
+    with pytest.raises(ValueError, match="Xn must have the shape of X0"):
+        M.before_after_figure(X0, X0[:5], labels)
+    plt.close("all")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The panel benchmark, run small (no timing assertions)
+
+
+def test_panel_benchmark_runs_small():
+    spec = importlib.util.spec_from_file_location("bench_panel", ROOT / "benchmarks" / "bench_panel.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    result = bench.main(n=200, n_updates=5, n_layers=2, quiet=True)
+    assert result["updates_run"] == 5  # every move changed a value, so every move ran the update
+    assert result["ratio"] == pytest.approx(result["median_ms"] / 150.0)
+    assert math.isfinite(result["matmul_floor_ms"]) and result["matmul_floor_ms"] > 0
+    with pytest.raises(ValueError, match="n_updates must be at least 1"):
+        bench.main(n=200, n_updates=0, quiet=True)
