@@ -34,17 +34,42 @@ CONVERGED = 1e-2
 
 
 @one_thread
-def step_sizes(L_hat, beta) -> dict:
-    """The two step sizes that mark the regimes of gradient ascent on the LE-ELBO (nu = 1).
+def step_sizes(L_hat, beta, n_components: int = 2, centre: bool = True) -> dict:
+    """The step sizes and the rate that mark the regimes of gradient ascent on the LE-ELBO (nu = 1).
 
-    Returns ``{"safe": 1/ell, "divergent": 2/lambda_max}`` with
-    ell = lambda_max + 1/beta (:func:`probdr_lite.probdr.le_lipschitz`): steps up to
-    1/ell raise the ELBO every time; beyond about 2/lambda_max the fastest
-    direction overshoots by more than it corrects and the iterates blow up.
+    Linearise one step X -> X + eta dELBO/dX around the optimum X* (all q columns
+    kept, eigenvalues lambda_1 <= lambda_2 <= ... of L_hat, on 1^T x = 0 when
+    ``centre``). Tilting column j of X* towards an unused eigenvector u_k
+    changes the gradient by -(lambda_k - lambda_j) times the tilt, so each step
+    multiplies that tilt by 1 - eta (lambda_k - lambda_j). Hence:
+
+    - ``"safe"``: 1/ell with ell = lambda_max + 1/beta (:func:`probdr_lite.probdr.le_lipschitz`);
+      steps up to it raise the ELBO every time, from any start;
+    - ``"divergent"``: 2 / (lambda_max - min(lambda_1, 1/beta)); above it the
+      fastest tilt overshoots by more than it corrects and the iterates blow up
+      (with no column kept the factor is 1 - eta (lambda_max - 1/beta));
+    - ``"slowest"``: the slowest mode near X*, min(lambda_{q+1} - lambda_q,
+      min_j 2 lambda_j (1 - beta lambda_j)): the smallest tilt, or the smallest
+      curvature of a column's length (the ELBO along s u_j has second derivative
+      -2 lambda_j (1 - beta lambda_j) at s*). Near X* the error shrinks by about
+      1 - eta * slowest per step, once the start has excited that mode. Rotations
+      of X* among themselves (X* R) cost
+      nothing and do not shrink, which is why the error is measured on X X^T.
+
+    Returns
+    -------
+    dict with float values ``safe``, ``divergent``, ``slowest``, ``lambda_max``.
     """
+    q = check_scalar(n_components, "n_components", low=1, integer=True)
     ell = le_lipschitz(L_hat, beta)
     lam_max = ell - 1.0 / beta
-    return {"safe": 1.0 / ell, "divergent": 2.0 / lam_max if lam_max > 0 else np.inf}
+    _, lam = le_closed_form(L_hat, q + 1, beta, centre=centre, return_eigenvalues=True)
+    low = min(float(lam[0]), 1.0 / beta)
+    kept = lam[:q][lam[:q] < 1.0 / beta]
+    lengths = 2.0 * kept * (1.0 - beta * kept)  # curvature of each kept column's length
+    slowest = min([float(lam[q] - lam[q - 1])] + lengths.tolist())
+    return {"safe": 1.0 / ell, "divergent": 2.0 / (lam_max - low), "slowest": slowest,
+            "lambda_max": lam_max}
 
 
 def _verdict(fit: LEFit) -> str:
@@ -65,7 +90,7 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsiz
     seed = check_seed(seed)
     X_star = le_closed_form(L, n_components, beta, centre=centre)
     elbo_star = le_elbo(X_star, L, beta)
-    marks = step_sizes(L, beta)
+    marks = step_sizes(L, beta, n_components, centre)
 
     fig, (ax_f, ax_g, ax_x) = plt.subplots(1, 3, figsize=figsize)
     (gap_line,) = ax_f.plot([], [], color="k")
@@ -86,8 +111,8 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsiz
     ax_x.set_ylabel(r"$x_2$", fontsize=8)
     for ax in (ax_f, ax_g, ax_x):
         ax.tick_params(labelsize=7)
-    fig.suptitle(rf"safe steps: $\eta \leq 1/\ell$ = {marks['safe']:.3g};   divergence beyond "
-                 rf"$2/\lambda_{{max}}$ = {marks['divergent']:.3g}", fontsize=9, y=0.99)
+    fig.suptitle(rf"always uphill for $\eta \leq 1/\ell$ = {marks['safe']:.3g};   divergent for "
+                 rf"$\eta > 2/(\lambda_{{max}} - \lambda_1)$ = {marks['divergent']:.3g}", fontsize=9, y=0.99)
 
     @one_thread
     def update(eta):
@@ -118,7 +143,7 @@ def eta_panel(L_hat, labels, *, beta=0.3, eta=(0.002, 0.08, 0.025), n_components
     with step size eta and draws, against the step t, the gap to the optimal
     ELBO and the Gram error to the closed form X*, and on the right the last
     iterate X_t coloured by class. Small eta is slow, eta up to 1/ell is
-    stable, eta beyond 2/lambda_max diverges (see :func:`step_sizes`).
+    stable, eta beyond 2/(lambda_max - lambda_1) diverges (see :func:`step_sizes`).
 
     Parameters
     ----------

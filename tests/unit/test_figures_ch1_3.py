@@ -237,6 +237,25 @@ def test_eta_panel_shows_slow_stable_and_divergent_steps(mnist_graph):
     assert np.all(np.isfinite(gram)) and gram[-1] > 1e-2
 
 
+def test_step_sizes_predict_where_gradient_ascent_diverges(mnist_graph):
+    """The linearised threshold 2 / (lambda_max - lambda_1) splits converging from diverging runs."""
+    L, _ = mnist_graph
+    marks = fun.step_sizes(L, 0.3)
+    assert marks["safe"] < 2 / marks["lambda_max"] < marks["divergent"]
+    below = fit_le_elbo(L, 2, 0.3, eta=0.97 * marks["divergent"], n_steps=3000, centre=True)
+    above = fit_le_elbo(L, 2, 0.3, eta=1.03 * marks["divergent"], n_steps=3000, centre=True)
+    assert not below.diverged and below.gram_error[-1] < 1e-6
+    assert above.diverged
+    # near X*, the error shrinks by 1 - eta * slowest per step; with beta = 0.2 the slowest mode
+    # is the tilt of column 2 towards eigenvector 3, which a random start excites
+    marks = fun.step_sizes(L, 0.2)
+    eta = marks["safe"]
+    gram = fit_le_elbo(L, 2, 0.2, eta=eta, n_steps=1200, centre=True).gram_error
+    window = np.flatnonzero((gram < 1e-3) & (gram > 1e-6))
+    rate = -np.polyfit(window, np.log(gram[window]), 1)[0]
+    assert rate == pytest.approx(-np.log(1 - eta * marks["slowest"]), rel=1e-3)
+
+
 def test_eta_panel_and_scrub_validate(mnist_graph):
     L, labels = mnist_graph
     with pytest.raises(ValueError, match="eta low must be in"):
