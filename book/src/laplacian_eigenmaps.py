@@ -38,7 +38,7 @@ from probdr_lite.figures.eigenmaps import (
 )
 from probdr_lite.graphs import graph_energy, knn_graph, laplacian
 
-threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several that wait for each other
+blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 
 # %% [markdown]
 # ## From data to a graph

@@ -45,7 +45,7 @@ from probdr_lite.probdr import (
     wishart_kl,
 )
 
-threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several that wait for each other
+blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 
 # %% [markdown]
 # Throughout, the data are 300 MNIST digits, 30 of each class, as rows of
