@@ -249,9 +249,18 @@ print("cosines to Laplacian Eigenmaps     =", subspace_agreement(X_star, laplaci
 # The last line compares with chapter 1's embedding. The two subspaces are close but not equal.
 # Here $\hat L = D - W$ enters as an ordinary eigenproblem $\hat L u = \lambda u$, while classical
 # Laplacian Eigenmaps solves $L v = \lambda D v$, which weights each point by its degree. They
-# coincide when all degrees are equal. Using $\hat L = L_{\mathrm{sym}}$ instead would recover the
-# degree-weighted version, $v = D^{-1/2} u$.
-#
+# coincide when all degrees are equal. Using $\hat L = L_{\mathrm{sym}} + \gamma I$ instead and mapping
+# back with $v = D^{-1/2} u$ recovers the degree-weighted version exactly (exercise 1 of chapter 1
+# related the two Laplacians). The null vector of $L_{\mathrm{sym}}$ is $D^{1/2}\mathbf{1}$, which
+# centring does not remove, hence the $\gamma I$ explained in the last section.
+
+# %%
+degrees = np.asarray(W.sum(axis=1)).ravel()
+X_sym = le_closed_form(regularize_laplacian(laplacian(W, kind="symmetric"), 0.01), q + 1, beta)
+V_sym = X_sym[:, 1:] / np.sqrt(degrees)[:, None]  # drop the D^{1/2} 1 column, then v = D^{-1/2} u
+print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_sym, laplacian_eigenmaps(Y, q, n_neighbors=10)))
+
+# %% [markdown]
 # ## What $\beta$ does
 #
 # $\beta$ looks like a small technical addition to $X X^\top$, but it does three jobs.
