@@ -327,8 +327,11 @@ def le_lipschitz(L_hat, beta, nu=1.0) -> float:
     The trace term has Hessian -nu S (S the symmetric part of L_hat); the
     log-det term (nu/2) log det(X X^T + beta I) has curvature at most nu/beta
     (attained at X = 0). Gradient ascent with step eta <= 1/ell then increases
-    the ELBO every step; :func:`fit_le_elbo` uses eta = 1/ell by default, and
-    steps beyond about 2/(nu lambda_max) diverge.
+    the ELBO every step; :func:`fit_le_elbo` uses eta = 1/ell by default.
+    Near the optimum the iteration diverges for steps beyond about
+    2/(nu (lambda_max - lambda_1)), lambda_1 the smallest eigenvalue
+    (:func:`probdr_lite.figures.unrolling.step_sizes` computes it, and its
+    tests check it against runs).
 
     Returns
     -------
