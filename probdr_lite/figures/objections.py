@@ -1,0 +1,310 @@
+"""Chapter 7, the objections: one figure per test, drawn from the numbers :mod:`probdr_lite.objections` computes.
+
+Every builder takes the arrays the chapter has already computed (so nothing is computed twice) and returns a
+matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of
+it each number falls on.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from probdr_lite._validation import check_array, check_scalar
+from probdr_lite.figures.training import Table
+from probdr_lite.objections import (CLASS_LEVEL, METRICS, THRESHOLDS, Verdict, attention_logits,
+                                   regulariser_prediction)
+from probdr_lite.plotting import class_scatter
+
+__all__ = [
+    "VARIANT_STYLE",
+    "summary_table",
+    "thresholds_table",
+    "final_metrics_table",
+    "asymmetry_figure",
+    "spectrum_figure",
+    "stop_gradient_figure",
+    "regulariser_figure",
+    "layer_metrics_figure",
+    "latents_figure",
+    "initialisation_figure",
+]
+
+#: Label and colour of each update (the same in every figure of the chapter).
+VARIANT_STYLE = {
+    "attention": ("plain attention: 2 A X", "tab:gray"),
+    "diffusion": ("A - I: 2 (A - I) X", "tab:olive"),
+    "paper": ("paper: 2 (A - I) X + 2 X / (d_q + β)", "tab:blue"),
+    "exact": ("stop-grad gradient: 2 C⁻¹ X - (L + Lᵀ) X", "tab:orange"),
+    "symmetric": ("symmetric: 2 (D^-1/2 E D^-1/2 - I) X", "tab:green"),
+    "full": ("full gradient ∇F", "tab:red"),
+}
+
+_GUIDE = dict(color="0.5", ls="--", lw=1)
+
+
+def _vector(x, name, length=None):
+    x = check_array(x, name, ndim=1)
+    if length is not None and x.shape[0] != length:
+        raise ValueError(f"{name} must have length {length}; got {x.shape[0]}")
+    return x
+
+
+def _style(variant):
+    return VARIANT_STYLE.get(variant, (variant, None))
+
+
+def summary_table(verdicts) -> Table:
+    """The chapter's summary: objection | the test | the number | verdict, one row per :class:`Verdict`."""
+    verdicts = list(verdicts) if not isinstance(verdicts, (str, bytes)) else []
+    if not verdicts or not all(isinstance(v, Verdict) for v in verdicts):
+        raise ValueError("verdicts must be a non-empty list of probdr_lite.objections.Verdict")
+    body = [[v.key, v.objection, v.test, v.number, v.verdict] for v in verdicts]
+    return Table(["#", "objection", "the test", "the number", "verdict"], body,
+                 caption="each number is computed in this chapter; each verdict follows from it by a stated threshold")
+
+
+#: What each threshold of ``THRESHOLDS`` decides, for :func:`thresholds_table`.
+THRESHOLD_MEANING = {
+    "asymmetry": "1: largest relative difference still counted as 'the same direction'",
+    "eigen_tol": "2: an eigenvalue below minus this is negative; a residual below it is zero",
+    "cosine": "3: smallest mean cosine for stop-gradient to pass (and F must rise for every seed)",
+    "approx_error": "4: largest relative error for the approximation to pass",
+    "alpha": "5: significance level of the paired t-test (chapter 6's rule)",
+    "min_seeds": "5: fewest seeds paired across the arms before a task is judged",
+    "identity": "derived: largest difference for an identity to hold to rounding",
+    "correlation": "derived: |correlation| below this means unrelated, above 1 minus this means related",
+}
+
+
+def thresholds_table() -> Table:
+    """The thresholds behind the verdicts, with what each decides."""
+    return Table(["threshold", "value", "decides"],
+                 [[k, f"{v:g}", THRESHOLD_MEANING.get(k, "")] for k, v in THRESHOLDS.items()])
+
+
+def final_metrics_table(metrics: dict, variants=None) -> Table:
+    """The four clustering numbers at the first and the last scored layer, one row per variant.
+
+    ``metrics`` is the dict returned by :func:`probdr_lite.objections.layer_metrics`.
+    """
+    if not isinstance(metrics, dict) or "layers" not in metrics or len(metrics) < 2:
+        raise ValueError("metrics must be the dict returned by layer_metrics")
+    variants = [v for v in metrics if v != "layers"] if variants is None else list(variants)
+    for v in variants:
+        if v not in metrics or v == "layers":
+            raise ValueError(f"variants must name variants in metrics; got {v!r}")
+    first, last = int(metrics["layers"][0]), int(metrics["layers"][-1])
+    header = ["update"] + [f"{label}, layer {first} → {last}" for label in METRICS.values()]
+    body = [[_style(v)[0]] + [f"{metrics[v][k][0]:.3f} → {metrics[v][k][-1]:.3f}" for k in METRICS]
+            for v in variants]
+    return Table(header, body)
+
+
+def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
+    """Objection 1: the relative difference of 2 L X from (L + L^T) X per step, and why.
+
+    Parameters
+    ----------
+    mnist, causal : dicts from :func:`probdr_lite.objections.asymmetry_along_path` (no mask / causal mask)
+    kappas, random_values : the kappas and :func:`probdr_lite.objections.asymmetry_by_kappa` for random latents
+    """
+    for name, d in (("mnist", mnist), ("causal", causal)):
+        if not isinstance(d, dict) or "relative_difference" not in d:
+            raise ValueError(f"{name} must be the dict returned by asymmetry_along_path")
+    rel = _vector(mnist["relative_difference"], "mnist['relative_difference']")
+    rel_c = _vector(causal["relative_difference"], "causal['relative_difference']")
+    kappas = _vector(kappas, "kappas")
+    random_values = _vector(random_values, "random_values", kappas.shape[0])
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    ax = axes[0]
+    ax.plot(np.arange(rel.size), rel, "o-", color="tab:blue", label="MNIST, full attention")
+    ax.plot(np.arange(rel_c.size), rel_c, "s-", color="tab:purple", label="MNIST, causal mask")
+    ax.axhline(THRESHOLDS["asymmetry"], **_GUIDE, label="threshold")
+    ax.set(xlabel="step t", ylabel="||2 L X - (L + Lᵀ) X|| / ||(L + Lᵀ) X||", ylim=(0, 1.05),
+           title="the paper's direction vs the gradient")
+    ax.legend(fontsize="small")
+    ax = axes[1]
+    steps = np.arange(rel.size)
+    ax.fill_between(steps, _vector(mnist["column_sum_min"], "column_sum_min", rel.size),
+                    _vector(mnist["column_sum_max"], "column_sum_max", rel.size), color="tab:blue", alpha=0.3,
+                    label="range over points")
+    ax.axhline(1.0, **_GUIDE, label="1 (A symmetric)")
+    ax.set(xlabel="step t", ylabel="column sum of A (attention received)", title="why: unequal in-degrees")
+    ax.legend(fontsize="small")
+    ax = axes[2]
+    ax.semilogy(kappas, np.maximum(random_values, 1e-17), "o-", color="tab:gray")
+    ax.axhline(THRESHOLDS["asymmetry"], **_GUIDE)
+    ax.set_xscale("log")
+    ax.set(xlabel="κ", ylabel="relative difference", title="random latents (equal degrees)")
+    fig.tight_layout()
+    return fig
+
+
+def spectrum_figure(min_eig_rw, min_eig_sym, gamma):
+    """Objection 2: the smallest eigenvalue of the symmetric part of I - A and of L_sym + gamma I per step."""
+    rw = _vector(min_eig_rw, "min_eig_rw")
+    sym = _vector(min_eig_sym, "min_eig_sym")
+    gamma = check_scalar(gamma, "gamma", low=0.0)
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    ax.plot(np.arange(rw.size), rw, "o-", color="tab:blue", label="(I - A + (I - A)ᵀ) / 2, the paper's run")
+    ax.plot(np.arange(sym.size), sym, "s-", color="tab:green", label=f"L_sym + γ I (γ = {gamma:g}), symmetric run")
+    ax.axhline(0.0, **_GUIDE)
+    ax.set(xlabel="step t", ylabel="smallest eigenvalue", title="is the Wishart scale positive definite?")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def stop_gradient_figure(sweep: dict):
+    """Objection 3: cosine with the full gradient over kappa (mean +- sd over seeds) and the change in F.
+
+    ``sweep`` is the dict returned by :func:`probdr_lite.objections.stop_gradient_sweep`.
+    """
+    keys = ("kappas", "cosine_stop_gradient", "cosine_paper", "delta_F_block")
+    if not isinstance(sweep, dict) or any(k not in sweep for k in keys):
+        raise ValueError(f"sweep must be the dict returned by stop_gradient_sweep (keys {keys})")
+    kappas = _vector(sweep["kappas"], "sweep['kappas']")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    ax = axes[0]
+    for key, label, colour, shift in (("cosine_stop_gradient", "stop-gradient direction", "tab:orange", 0.97),
+                                      ("cosine_paper", "the paper's direction", "tab:blue", 1.03)):
+        c = check_array(sweep[key], f"sweep[{key!r}]", ndim=2)
+        ax.errorbar(kappas * shift, c.mean(1), yerr=c.std(1, ddof=1) if c.shape[1] > 1 else None, fmt="o-",
+                    color=colour, capsize=3, label=label)
+    ax.axhline(THRESHOLDS["cosine"], **_GUIDE, label="threshold")
+    ax.axhline(0.0, color="k", lw=0.6)
+    ax.set_xscale("log")
+    ax.set(xlabel="κ", ylabel="cosine with autograd ∇F", ylim=(-1.05, 1.05),
+           title="direction (mean ± sd over seeds)")
+    ax.legend(fontsize="small", loc="lower left")
+    ax = axes[1]
+    dF = check_array(sweep["delta_F_block"], "sweep['delta_F_block']", ndim=2)
+    for j in range(dF.shape[1]):
+        ax.plot(kappas * (1 + 0.04 * (j - dF.shape[1] / 2)), dF[:, j], "o", color="tab:blue", alpha=0.7,
+                label="one seed" if j == 0 else None)
+    ax.axhline(0.0, color="k", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set(xlabel="κ", ylabel="F(after) - F(before)", title="one paper block step (η = 0.4): does F rise?")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
+    """Objection 4: relative error and cosine of 2 X / (d_q + beta) against 2 C^{-1} X over n.
+
+    Parameters
+    ----------
+    sweep : dict from :func:`probdr_lite.objections.regulariser_sweep`
+    mnist_points : list of (label, n, result) with result a dict from
+        :func:`probdr_lite.objections.regulariser_approximation`, drawn as stars; optional
+    d_q : int, the latent dimension (a vertical line at n = d_q)
+    beta : float, for the dotted asymptotes of :func:`probdr_lite.objections.regulariser_prediction`
+    """
+    keys = ("ns", "relative_error", "cosine")
+    if not isinstance(sweep, dict) or any(k not in sweep for k in keys):
+        raise ValueError(f"sweep must be the dict returned by regulariser_sweep (keys {keys})")
+    ns = _vector(sweep["ns"], "sweep['ns']")
+    d_q = check_scalar(d_q, "d_q", low=2, integer=True)
+    err = check_array(sweep["relative_error"], "sweep['relative_error']", ndim=2)
+    cos = check_array(sweep["cosine"], "sweep['cosine']", ndim=2)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for ax, vals, ylabel in ((axes[0], err, "relative error"), (axes[1], cos, "cosine")):
+        ax.plot(ns, vals.mean(1), "o-", color="tab:blue", label="random LayerNormed latents")
+        ax.fill_between(ns, vals.min(1), vals.max(1), color="tab:blue", alpha=0.2)
+        for k, (label, n, res) in enumerate(mnist_points or []):
+            key = "relative_error" if ylabel == "relative error" else "cosine"
+            ax.plot([n], [res[key]], "*", ms=12, color=("tab:red", "tab:purple", "tab:brown")[k % 3], label=label)
+        ax.axvline(d_q, **_GUIDE)
+        ax.set_xscale("log")
+        ax.set(xlabel="n (points)", ylabel=ylabel)
+    grid = np.unique(np.geomspace(2, max(ns.max(), 4 * d_q), 80).astype(int))
+    pred = np.array([regulariser_prediction(int(n), d_q, beta) for n in grid])
+    for k, part in enumerate((grid <= d_q, grid > d_q)):
+        ok = part & np.isfinite(pred)
+        axes[0].plot(grid[ok], pred[ok], "k:", label="asymptotes (n ≪ d_q, n ≫ d_q)" if k == 0 else None)
+    axes[0].axhline(THRESHOLDS["approx_error"], color="0.5", ls="-.", lw=1, label="threshold")
+    axes[0].set_yscale("log")
+    axes[0].set_title(f"||approx - exact|| / ||exact||  (dashed: n = d_q = {d_q})")
+    axes[1].set_title("direction: cosine(approx, exact)")
+    axes[1].set_ylim(0, 1.02)
+    axes[0].legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
+def layer_metrics_figure(metrics: dict):
+    """The minor objection: the four clustering numbers per layer, one line per variant.
+
+    ``metrics`` is the dict returned by :func:`probdr_lite.objections.layer_metrics`.
+    """
+    if not isinstance(metrics, dict) or "layers" not in metrics or len(metrics) < 2:
+        raise ValueError("metrics must be the dict returned by layer_metrics")
+    layers = _vector(metrics["layers"], "metrics['layers']")
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(14, 3.4))
+    for ax, (key, label) in zip(axes, METRICS.items()):
+        for variant, m in metrics.items():
+            if variant == "layers":
+                continue
+            name, colour = _style(variant)
+            ax.plot(layers, _vector(m[key], f"metrics[{variant!r}][{key!r}]", layers.size), "o-", ms=3,
+                    color=colour, label=name)
+        ax.set(xlabel="layer")
+        ax.set_title(label + ("\n(class level)" if key in CLASS_LEVEL else "\n(local)"), fontsize="medium")
+    axes[0].legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
+def latents_figure(paths: dict, labels, layer=-1):
+    """The MNIST picture for every variant: first two latent coordinates at layer 0 and at ``layer``."""
+    if not isinstance(paths, dict) or not paths:
+        raise ValueError("paths must be a non-empty dict {variant: list of latents}")
+    labels = np.asarray(labels)
+    first = next(iter(paths.values()))
+    panels = [("layer 0 (all variants)", first[0])]
+    for variant, path in paths.items():
+        if not -len(path) <= layer < len(path):
+            raise ValueError(f"layer must index the paths (length {len(path)}); got {layer}")
+        t = layer % len(path)
+        panels.append((f"{_style(variant)[0]}\nlayer {t}", path[layer]))
+    cols = 3
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    for k, ax in enumerate(axes.ravel()):
+        if k >= len(panels):
+            ax.set_axis_off()
+            continue
+        title, X = panels[k]
+        class_scatter(ax, check_array(X, "paths", ndim=2), labels, s=3, legend=(k == cols - 1))
+        ax.set_title(title, fontsize="small")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    return fig
+
+
+def initialisation_figure(X, kappa=30.0, std=0.02, seed=0, max_pairs=4000):
+    """Derived: attention logits against token cosine similarity at the standard and the diagonal initialisation.
+
+    At most ``max_pairs`` pairs i < j are drawn (a fixed random subset), so the page stays small.
+    """
+    X = check_array(X, "X", ndim=2, min_rows=3)
+    max_pairs = check_scalar(max_pairs, "max_pairs", low=10, high=10**6, integer=True)
+    n = X.shape[0]
+    iu, ju = np.triu_indices(n, k=1)
+    pick = np.random.default_rng(seed).choice(iu.size, min(max_pairs, iu.size), replace=False)
+    iu, ju = iu[pick], ju[pick]
+    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+    cos = np.einsum("pd,pd->p", Xn[iu], Xn[ju])
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, init, title in ((axes[0], "standard", f"standard init: W ~ N(0, {std:g}²)"),
+                            (axes[1], "diagonal", f"diagonal init: W_Q = W_K = a I (κ = {kappa:g})")):
+        S = attention_logits(X, init, kappa, std, seed).numpy()
+        ax.plot(cos, S[iu, ju], ".", ms=2, alpha=0.5, color="tab:blue")
+        r = np.corrcoef(cos, S[iu, ju])[0, 1]
+        ax.set(xlabel="cos(x_i, x_j)", ylabel="attention logit", title=f"{title}\ncorrelation {r:+.3f}")
+    fig.tight_layout()
+    return fig

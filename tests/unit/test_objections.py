@@ -1,0 +1,588 @@
+"""Tests of probdr_lite.objections (and its figures) against answers computed independently here.
+
+References: autograd and finite differences for gradients, numpy / scipy eigensolvers for spectra, closed forms for
+orthogonal rows, dense formulas written from the notes for the attention and LayerNorm identities.
+"""
+
+import json
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+import scipy.sparse.linalg as ssl
+import torch
+
+from probdr_lite import objections as O
+from probdr_lite import unrolled as U
+from probdr_lite.figures import objections as figs
+from probdr_lite.metrics import cluster_metrics
+from probdr_lite.plotting import figure_data
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+F64 = torch.float64
+
+
+def ln(Z):
+    """LayerNorm without affine terms, written out (rows centred, squared norm d_q)."""
+    Z = Z - Z.mean(1, keepdim=True)
+    return math.sqrt(Z.shape[1]) * Z / Z.norm(dim=1, keepdim=True)
+
+
+def latents(n, d_q, seed=0):
+    return ln(torch.randn(n, d_q, generator=torch.Generator().manual_seed(seed), dtype=F64))
+
+
+def ref_A(X, kappa, beta, causal=False):
+    n, d = X.shape
+    S = kappa / d * X @ X.T - beta * torch.eye(n, dtype=F64)
+    if causal:
+        S = S.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -math.inf)
+    return torch.softmax(S, dim=1)
+
+
+def orthogonal_rows(sq_norms, d_q, seed=0):
+    """Rows orthogonal to each other and to 1, with the given squared norms."""
+    n = len(sq_norms)
+    M = torch.randn(d_q, n + 1, generator=torch.Generator().manual_seed(seed), dtype=F64)
+    M[:, 0] = 1.0
+    Q = torch.linalg.qr(M)[0][:, 1:].T  # (n, d_q), orthonormal, orthogonal to 1
+    return torch.sqrt(torch.as_tensor(sq_norms, dtype=F64))[:, None] * Q
+
+
+@pytest.fixture(scope="module")
+def X():
+    return latents(40, 12, seed=1)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Objection 1
+
+
+def test_gradient_asymmetry_against_autograd_of_the_trace(X):
+    """With L = I - A held fixed, autograd of tr(X^T L X) is the true gradient; 2 L X is the paper's."""
+    A = ref_A(X, 3.0, 1.0)
+    L = torch.eye(40, dtype=F64) - A
+    Xg = X.clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(torch.trace(Xg.T @ L @ Xg), Xg)
+    expected = float((2 * L @ X - g).norm() / g.norm())
+    assert O.gradient_asymmetry(X, 3.0, 1.0) == pytest.approx(expected, rel=1e-12)
+    assert expected > 1e-3  # random latents at this kappa: small but not zero
+
+
+def test_gradient_asymmetry_with_a_causal_mask(X):
+    A = ref_A(X, 3.0, 1.0, causal=True)
+    L = torch.eye(40, dtype=F64) - A
+    expected = float(((L - L.T) @ X).norm() / ((L + L.T) @ X).norm())
+    assert O.gradient_asymmetry(X, 3.0, 1.0, mask="causal") == pytest.approx(expected, rel=1e-12)
+    assert expected > 5 * O.gradient_asymmetry(X, 3.0, 1.0)  # the mask, not the data, makes A non-symmetric
+
+
+def test_equal_degrees_make_the_two_directions_agree():
+    """Orthogonal rows of equal norm: every pair is equally similar, all degrees equal, A symmetric."""
+    X = orthogonal_rows([16.0] * 6, 16)  # LayerNormed: centred, squared norm d_q = 16
+    assert torch.allclose(ln(X), X, atol=1e-12)
+    assert O.gradient_asymmetry(X, 5.0, 1.0) < 1e-12
+    assert O.gradient_asymmetry(X, 5.0, 1.0, mask="causal") > 0.1  # a causal mask breaks the symmetry again
+
+
+def test_asymmetry_along_path_and_by_kappa(X):
+    path = U.unroll(X, 2, 10.0, 0.4, 1.0, "paper")
+    out = O.asymmetry_along_path(path, 10.0, 1.0)
+    for t, Xt in enumerate(path):
+        A = ref_A(Xt, 10.0, 1.0)
+        assert out["column_sum_min"][t] == pytest.approx(float(A.sum(0).min()), rel=1e-12)
+        assert out["column_sum_max"][t] == pytest.approx(float(A.sum(0).max()), rel=1e-12)
+        assert out["relative_difference"][t] == pytest.approx(O.gradient_asymmetry(Xt, 10.0, 1.0), rel=1e-12)
+    by_kappa = O.asymmetry_by_kappa(X, [1.0, 3.0], 1.0)
+    assert by_kappa[1] == pytest.approx(O.gradient_asymmetry(X, 3.0, 1.0))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda X: O.asymmetry_along_path([], 3.0), "path"),
+    (lambda X: O.asymmetry_along_path(X, 3.0), "path"),
+    (lambda X: O.asymmetry_by_kappa(X, []), "kappas"),
+    (lambda X: O.asymmetry_by_kappa(X, [1.0, -2.0]), "kappas"),
+    (lambda X: O.gradient_asymmetry(X, 0.0), "kappa"),
+    (lambda X: O.gradient_asymmetry(X[:, :1], 1.0), "X"),
+])
+def test_objection_1_bad_input(X, call, name):
+    with pytest.raises(ValueError, match=name):
+        call(X)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Objection 2
+
+
+def test_symmetric_part_min_eigenvalue_against_numpy_and_scipy():
+    M = np.random.default_rng(0).standard_normal((60, 60))
+    S = (M + M.T) / 2
+    value = O.symmetric_part_min_eigenvalue(M)
+    assert value == pytest.approx(np.linalg.eigvalsh(S)[0], abs=1e-10)
+    lanczos = ssl.eigsh(S, k=1, which="SA", return_eigenvectors=False, tol=1e-12)[0]
+    assert value == pytest.approx(lanczos, abs=1e-8)
+
+
+def test_symmetric_part_min_eigenvalue_of_a_two_by_two_counterexample():
+    """Exercise 1 of the chapter: A = [[0, 1], [0, 1]] gives (1 - sqrt 2) / 2."""
+    A = np.array([[0.0, 1.0], [0.0, 1.0]])
+    assert O.symmetric_part_min_eigenvalue(np.eye(2) - A) == pytest.approx((1 - math.sqrt(2)) / 2, abs=1e-14)
+
+
+def test_random_walk_laplacian_is_singular_and_not_positive(X):
+    out = O.laplacian_spectrum(X, 10.0, 1.0)
+    A = ref_A(X, 10.0, 1.0).numpy()
+    S = np.eye(40) - (A + A.T) / 2
+    assert out["min_eigenvalue"] == pytest.approx(np.linalg.eigvalsh(S)[0], abs=1e-12)
+    assert out["min_eigenvalue"] <= 1e-12  # 1^T (I - A) 1 = 0
+    assert out["null_residual"] < 1e-14
+    shifted = O.laplacian_spectrum(X, 10.0, 1.0, gamma=0.5)
+    assert shifted["min_eigenvalue"] == pytest.approx(out["min_eigenvalue"] + 0.5, abs=1e-12)
+    assert shifted["null_residual"] == pytest.approx(0.5, abs=1e-12)
+
+
+def test_symmetric_laplacian_plus_gamma_is_positive_definite(X):
+    n, d = X.shape
+    E = torch.exp(10.0 / d * X @ X.T - torch.eye(n, dtype=F64)).numpy()  # no rescaling: kappa = 10 is safe
+    s = 1 / np.sqrt(E.sum(1))
+    L_sym = np.eye(n) - s[:, None] * E * s[None, :]
+    ev = np.linalg.eigvalsh(L_sym + 0.01 * np.eye(n))
+    out = O.laplacian_spectrum(X, 10.0, 1.0, kind="symmetric", gamma=0.01)
+    assert out["min_eigenvalue"] == pytest.approx(ev[0], abs=1e-12)
+    assert out["min_eigenvalue"] == pytest.approx(0.01, abs=1e-10)
+    assert out["null_residual"] == pytest.approx(0.01, abs=1e-12)
+    along = O.spectrum_along_path([X, X], 10.0, 1.0, kind="symmetric", gamma=0.01)
+    assert along["min_eigenvalue"].shape == (2,)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda X: O.laplacian_spectrum(X, 3.0, kind="sym"), "kind"),
+    (lambda X: O.laplacian_spectrum(X, 3.0, gamma=-1.0), "gamma"),
+    (lambda X: O.symmetric_part_min_eigenvalue(np.ones((2, 3))), "M"),
+    (lambda X: O.spectrum_along_path(None, 3.0), "path"),
+])
+def test_objection_2_bad_input(X, call, name):
+    with pytest.raises(ValueError, match=name):
+        call(X)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Objection 3
+
+
+def test_full_gradient_against_finite_differences():
+    X = latents(7, 5, seed=2)
+    g = O.full_gradient(X, 3.0, 1.0)
+    gen = torch.Generator().manual_seed(3)
+    h = 1e-6
+    for _ in range(3):
+        V = torch.randn(7, 5, generator=gen, dtype=F64)
+        fd = (float(U.full_objective(X + h * V, 3.0, 1.0)) - float(U.full_objective(X - h * V, 3.0, 1.0))) / (2 * h)
+        assert float((g * V).sum()) == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+def test_full_gradient_against_the_closed_form_of_unrolled(X):
+    """unrolled's "full" direction builds the softmax derivative by hand (H = A + kappa/d_q A o (K - kbar))."""
+    g = O.full_gradient(X, 10.0, 1.0)
+    closed = U.update_direction(X, 10.0, 1.0, "full")
+    assert torch.allclose(g, closed, rtol=1e-10, atol=1e-10)
+
+
+def test_stop_gradient_check_against_autograd_of_the_stop_gradient_objective(X):
+    out = O.stop_gradient_check(X, 10.0, 1.0, step=1e-5)
+    A = ref_A(X, 10.0, 1.0)
+    Xg = X.clone().requires_grad_(True)
+    (g_sg,) = torch.autograd.grad(U.stop_gradient_objective(Xg, A, 1.0), Xg)
+    g_full = O.full_gradient(X, 10.0, 1.0)
+    assert out["cosine_stop_gradient"] == pytest.approx(O.cosine(g_sg, g_full), rel=1e-9)
+    # a small step changes F by (step ||X||) <grad F, g_sg / ||g_sg||> to first order
+    first_order = 1e-5 * float(X.norm()) * float((g_full * g_sg).sum() / g_sg.norm())
+    assert out["delta_F_small"] == pytest.approx(first_order, rel=1e-2)
+    X1 = U.block_step(X, 10.0, 0.4, 1.0, "paper")
+    F = U.full_objective
+    assert out["delta_F_block"] == pytest.approx(float(F(X1, 10.0, 1.0) - F(X, 10.0, 1.0)))
+
+
+def test_stop_gradient_is_exact_when_attention_ignores_x(X):
+    """As kappa -> 0 the attention is uniform whatever X is, so the dropped terms vanish."""
+    out = O.stop_gradient_check(X, 1e-4, 1.0)
+    assert out["cosine_stop_gradient"] > 1 - 1e-6
+    assert out["delta_F_small"] > 0
+
+
+def test_stop_gradient_sweep_matches_single_checks():
+    images = np.random.default_rng(0).random((30, 20)).astype(np.float32)
+    out = O.stop_gradient_sweep(images, kappas=[1.0, 30.0], seeds=[4], n=10, d_q=8)
+    assert out["cosine_paper"].shape == (2, 1)
+    idx = np.random.default_rng(4).choice(30, 10, replace=False)
+    X = U.embed(torch.from_numpy(images[idx]).double(), d_q=8, seed=4)
+    one = O.stop_gradient_check(X, 30.0, 1.0)
+    assert out["cosine_stop_gradient"][1, 0] == pytest.approx(one["cosine_stop_gradient"], rel=1e-12)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda X: O.stop_gradient_check(X, 3.0, beta=0.0), "beta"),
+    (lambda X: O.stop_gradient_check(X, 3.0, step=0.0), "step"),
+    (lambda X: O.stop_gradient_sweep(np.ones((5, 4)), n=10), "n"),
+    (lambda X: O.stop_gradient_sweep(np.ones((5, 4)), seeds=[], n=3), "seeds"),
+    (lambda X: O.cosine(torch.zeros(3), torch.ones(3)), "zero"),
+])
+def test_objection_3_bad_input(X, call, name):
+    with pytest.raises(ValueError, match=name):
+        call(X)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Objection 4
+
+
+def test_regulariser_approximation_closed_form_for_orthogonal_rows():
+    d_q, beta = 32, 1.0
+    s = np.array([32.0, 32.0, 10.0, 50.0, 5.0])
+    X = orthogonal_rows(s, d_q)
+    # exact row i = 2 x_i / (s_i + beta); approx row i = 2 x_i / (d_q + beta)
+    a, e = 1 / (d_q + beta), 1 / (s + beta)
+    rel = math.sqrt(np.sum(s * (a - e) ** 2) / np.sum(s * e ** 2))
+    cos = np.sum(s * a * e) / math.sqrt(np.sum(s * a ** 2) * np.sum(s * e ** 2))
+    out = O.regulariser_approximation(X, beta)
+    assert out["relative_error"] == pytest.approx(rel, rel=1e-10)
+    assert out["cosine"] == pytest.approx(cos, rel=1e-10)
+    assert out["norm_ratio"] == pytest.approx(math.sqrt(np.sum(s * e ** 2) / np.sum(s * a ** 2)), rel=1e-10)
+    exact_case = O.regulariser_approximation(orthogonal_rows([32.0] * 4, d_q), beta)
+    assert exact_case["relative_error"] < 1e-12 and exact_case["cosine"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_regulariser_approximation_when_n_exceeds_d_q():
+    X = latents(300, 16, seed=5)
+    exact = 2 * np.linalg.solve(X.numpy() @ X.numpy().T + np.eye(300), X.numpy())  # the n x n system, directly
+    approx = 2 * X.numpy() / 17
+    out = O.regulariser_approximation(X, 1.0)
+    assert out["relative_error"] == pytest.approx(np.linalg.norm(approx - exact) / np.linalg.norm(exact), rel=1e-8)
+
+
+@pytest.mark.parametrize("n, d_q", [(4, 2048), (8192, 64)])
+def test_regulariser_prediction_matches_random_latents_far_from_n_equal_d_q(n, d_q):
+    measured = O.regulariser_approximation(latents(n, d_q, seed=7), 1.0)["relative_error"]
+    assert measured == pytest.approx(O.regulariser_prediction(n, d_q, 1.0), rel=0.15)
+
+
+def test_regulariser_sweep_shapes_and_values():
+    out = O.regulariser_sweep([8, 40], d_q=16, seeds=[0, 1])
+    assert out["relative_error"].shape == (2, 2)
+    assert math.isnan(out["prediction"][1])  # 40 is neither << 16 nor >> 16
+    X = ln(torch.randn(8, 16, generator=torch.Generator().manual_seed(1), dtype=F64))
+    assert out["cosine"][0, 1] == pytest.approx(O.regulariser_approximation(X, 1.0)["cosine"], rel=1e-12)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: O.regulariser_approximation(latents(4, 8), beta=0.0), "beta"),
+    (lambda: O.regulariser_sweep([]), "ns"),
+    (lambda: O.regulariser_sweep([1]), "ns"),
+    (lambda: O.regulariser_prediction(0, 8), "n"),
+])
+def test_objection_4_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The MNIST runs and the clustering numbers
+
+
+@pytest.fixture(scope="module")
+def small_runs():
+    from probdr_lite.data import load_mnist
+
+    images, labels = load_mnist(n=150, stratified=True)
+    paths = O.mnist_paths(images, ("attention", "paper"), n_steps=2, d_q=16)
+    return images, labels, paths
+
+
+def test_mnist_paths_start_at_the_embedding(small_runs):
+    images, _, paths = small_runs
+    X0 = U.embed(torch.from_numpy(images).double(), d_q=16, seed=0)
+    for v, path in paths.items():
+        assert len(path) == 3 and torch.equal(path[0], X0)
+        expected = U.unroll(X0, 2, 30.0, 0.4, 1.0, v)
+        assert torch.allclose(path[-1], expected[-1], atol=1e-12)
+
+
+def test_layer_metrics_equal_cluster_metrics(small_runs):
+    _, labels, paths = small_runs
+    out = O.layer_metrics(paths, labels, layers=[0, 2])
+    direct = cluster_metrics(paths["paper"][2].numpy(), labels)
+    for key in O.METRICS:
+        assert out["paper"][key][1] == pytest.approx(direct[key], abs=1e-12)
+        assert out["paper"][key][0] == out["attention"][key][0]  # layer 0 is shared
+    assert list(out["layers"]) == [0, 2]
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda p, l: O.layer_metrics({}, l), "paths"),
+    (lambda p, l: O.layer_metrics({"a": p["paper"], "b": p["paper"][:2]}, l), "paths"),
+    (lambda p, l: O.layer_metrics(p, l, layers=[5]), "layers"),
+    (lambda p, l: O.mnist_paths(np.ones((4, 6)), variants="paper"), "variants"),
+    (lambda p, l: O.mnist_paths(np.ones((4, 6)), variants=["nope"]), "variants"),
+])
+def test_mnist_bad_input(small_runs, call, name):
+    _, labels, paths = small_runs
+    with pytest.raises(ValueError, match=name):
+        call(paths, labels)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Derived points
+
+
+def test_rescaled_step_identity_one_step_by_hand(X):
+    """Pi(X - h L X) = Pi(X + h / (1 - h) A X) for h = 2 eta < 1, written out densely here."""
+    h = 0.8
+    A = ref_A(X, 30.0, 1.0)
+    L = torch.eye(40, dtype=F64) - A
+    assert torch.allclose(ln(X - h * L @ X), ln(X + h / (1 - h) * A @ X), atol=1e-13)
+    gaps = O.rescaled_step_gaps(X, 3.0, 0.4, 1.0, n_steps=3)
+    assert gaps["attention_gap"] < 1e-12 and gaps["paper_gap"] < 1e-12
+    assert gaps["eta_attention"] == pytest.approx(2.0)
+    assert gaps["eta_diffusion"] == pytest.approx(0.4 / (1 + 0.8 / 13))
+    # the identity is not empty: the same eta in both variants gives different latents
+    same_eta = U.unroll(X, 3, 3.0, 0.4, 1.0, "attention")[-1] - U.unroll(X, 3, 3.0, 0.4, 1.0, "diffusion")[-1]
+    assert float(same_eta.abs().max()) > 1e-2
+
+
+def test_diagonal_logits_are_kappa_times_cosine(X):
+    S = O.attention_logits(X, "diagonal", kappa=7.0)
+    Xn = X / X.norm(dim=1, keepdim=True)
+    assert torch.allclose(S, 7.0 * Xn @ Xn.T, atol=1e-12)
+    assert O.logit_similarity(X, "diagonal", kappa=7.0)["correlation"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_standard_logits_are_small_and_unrelated_to_similarity():
+    X = latents(200, 64, seed=3)
+    sds, corrs = [], []
+    for seed in range(4):
+        out = O.logit_similarity(X, "standard", std=0.02, seed=seed)
+        sds.append(out["logit_sd"])
+        corrs.append(out["correlation"])
+    assert np.mean(sds) == pytest.approx(0.02 ** 2 * 64, rel=0.2)  # the spread of a random bilinear form
+    assert abs(np.mean(corrs)) < 0.1
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda X: O.rescaled_step_gaps(X, eta=0.5), "eta"),
+    (lambda X: O.attention_logits(X, "gpt2"), "init"),
+    (lambda X: O.attention_logits(X, std=0.0), "std"),
+    (lambda X: O.logit_similarity(X[:2]), "X"),
+])
+def test_derived_bad_input(X, call, name):
+    with pytest.raises(ValueError, match=name):
+        call(X)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Objection 5: chapter 6's results files
+
+
+ITERS = [0, 10, 20]
+
+
+def make_row(task, variant, seed, val, acc=None):
+    config = {"max_iters": 20} if task == "charlm" else {"epochs": 3}
+    curve = ([[it, v + 0.1, v] for it, v in zip(ITERS, val)] if task == "charlm"
+             else [[it, v + 0.1, v, a] for it, v, a in zip(ITERS, val, acc)])
+    row = {"schema_version": 1, "task": task, "variant": variant, "seed": seed, "config": config,
+           "final_val_loss": curve[-1][2], "best_val_loss": min(c[2] for c in curve),
+           "curve_columns": ["iter", "train_loss", "val_loss"] + ([] if task == "charlm" else ["val_acc"]),
+           "curve": curve, "throughput": 100.0, "throughput_unit": "tokens/s" if task == "charlm" else "images/s",
+           "train_seconds": 1.0, "wall_seconds": 1.0, "torch_version": "x", "device": "cpu", "git_commit": "x",
+           "command": "test", "timestamp": "2026-01-01T00:00:00+00:00"}
+    if task == "vit":
+        row["final_val_acc"], row["best_val_acc"] = curve[-1][3], max(c[3] for c in curve)
+    return row
+
+
+def write_charlm(path, n_seeds, shift):
+    rows = []
+    for s in range(n_seeds):
+        base = [3.0, 2.5, 2.0 + 0.01 * s]
+        rows.append(make_row("charlm", "attention", s, base))
+        rows.append(make_row("charlm", "diffusion", s, [v + shift + 0.001 * s for v in base]))
+    (path / "charlm_cpu.json").write_text(json.dumps(rows))
+
+
+def test_training_evidence_without_results(tmp_path):
+    evidence = O.training_evidence(tmp_path)
+    assert evidence == {"charlm": None, "vit": None}
+    v = O.verdict_training(evidence)
+    assert v.verdict == "not yet tested" and "not committed" in v.because
+
+
+def test_training_evidence_reads_and_judges_the_paired_runs(tmp_path):
+    write_charlm(tmp_path, 5, -0.05)  # A - I lower loss on every seed
+    evidence = O.training_evidence(tmp_path)
+    assert evidence["vit"] is None
+    e = evidence["charlm"]
+    assert len(e["rows"]) == 10 and e["verdict"].outcome == "helps"
+    diffs = [-0.05 + 0.001 * s for s in range(5)]
+    assert e["verdict"].mean_diff == pytest.approx(np.mean(diffs))
+    v = O.verdict_training(evidence)
+    assert v.verdict.startswith("fails") and "too few seeds yet for vit" in v.verdict
+
+
+def test_training_verdict_needs_the_protocol_number_of_seeds(tmp_path):
+    write_charlm(tmp_path, 2, -0.05)
+    v = O.verdict_training(O.training_evidence(tmp_path))
+    assert v.verdict == "not yet tested" and "charlm: 2" in v.because
+
+
+def test_training_verdict_holds_when_a_minus_i_does_not_help(tmp_path):
+    write_charlm(tmp_path, 5, +0.05)  # A - I worse on every seed
+    v = O.verdict_training(O.training_evidence(tmp_path))
+    assert v.verdict.startswith("holds")
+
+
+def test_training_verdict_bad_input():
+    with pytest.raises(ValueError, match="evidence"):
+        O.verdict_training({})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Verdicts follow the numbers
+
+
+def test_verdict_asymmetry_follows_the_threshold():
+    assert O.verdict_asymmetry([0.4, 0.7], [0.9], [1e-4], [1, 30]).verdict.startswith("holds")
+    assert O.verdict_asymmetry([0.01, 0.02], [0.03], [1e-4], [1, 30]).verdict == "fails"
+    assert O.verdict_asymmetry([0.01], [0.9], [1e-4], [1]).verdict == "depends on the data"
+    v = O.verdict_asymmetry([0.4, 0.7], [0.9], [1e-4], [1, 30])
+    assert "40 % to 70 %" in v.because
+
+
+def test_verdict_wishart_follows_the_eigenvalues():
+    assert O.verdict_wishart([-0.1, -0.01], [1e-16, 1e-16], [0.01, 0.01], 0.01).verdict == "holds"
+    assert O.verdict_wishart([0.2, 0.3], [0.2, 0.2], [0.01], 0.01).verdict == "fails"
+
+
+def test_verdict_stop_gradient_follows_cosine_and_sign():
+    k = [1, 30]
+    good, bad = [0.99, 0.98], [-0.5, -0.6]
+    assert O.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]]).verdict == "depends on κ"
+    assert O.verdict_stop_gradient(k, [good, good], [[1, 1], [1, 1]]).verdict == "fails"
+    assert O.verdict_stop_gradient(k, [bad, bad], [[-1, -1], [-1, -1]]).verdict == "holds"
+    # a high cosine is not enough if one seed's step lowers F
+    assert O.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on κ"
+    with pytest.raises(ValueError, match="cos_sg"):
+        O.verdict_stop_gradient([1, 3, 10], [good, good], [[1, 1], [1, 1]])
+
+
+def test_verdict_regulariser_follows_the_errors():
+    assert O.verdict_regulariser([8, 32], [0.2, 0.5], 128, 4.0, 0.3, 2000).verdict == "holds"
+    assert O.verdict_regulariser([8, 32], [0.01, 0.05], 128, 0.05, 0.99, 2000).verdict == "fails"
+    v = O.verdict_regulariser([8, 32], [0.05, 0.5], 128, 4.0, 0.3, 2000)
+    assert v.verdict == "depends on n / d_q" and "[8]" in v.because
+
+
+def metrics_dict(paper, attention):
+    out = {"layers": np.array([0, 8])}
+    for name, (first, last) in (("paper", paper), ("attention", attention)):
+        out[name] = {k: np.array([first[i], last[i]]) for i, k in enumerate(O.METRICS)}
+    return out
+
+
+def test_verdict_clustering_and_plain_attention():
+    m = metrics_dict(([0.9, 0.05, 0.8, 0.4], [0.7, 0.01, 1.5, 0.5]), ([0.9, 0.05, 0.8, 0.4], [0.85, 0.08, 1.2, 0.45]))
+    assert O.verdict_clustering(m).verdict == "depends on the metric"
+    assert O.verdict_plain_attention(m).verdict == "confirmed"
+    up = metrics_dict(([0.1, 0.0, 0.5, 0.1], [0.2, 0.1, 0.9, 0.2]), ([0.1, 0.0, 0.5, 0.1], [0.1, 0.0, 0.4, 0.05]))
+    assert O.verdict_clustering(up).verdict == "fails"
+    assert O.verdict_plain_attention(up).verdict == "not confirmed"
+    with pytest.raises(ValueError, match="variant"):
+        O.verdict_clustering(m, "symmetric")
+
+
+def test_verdict_derived_points():
+    ok = {"attention_gap": 1e-14, "paper_gap": 2e-14, "eta_attention": 2.0, "eta_diffusion": 0.3975}
+    assert O.verdict_reparameterisation(ok).verdict == "confirmed"
+    assert O.verdict_reparameterisation({**ok, "paper_gap": 1e-3}).verdict == "not confirmed"
+    std = {"correlation": 0.02, "logit_sd": 0.05, "max_weight": 0.002}
+    diag = {"correlation": 1.0, "logit_sd": 4.0, "max_weight": 0.9}
+    assert O.verdict_initialisation(std, diag).verdict == "confirmed"
+    assert O.verdict_initialisation({**std, "correlation": 0.6}, diag).verdict == "not confirmed"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Figures and tables
+
+
+def test_summary_and_threshold_tables():
+    v = O.verdict_reparameterisation({"attention_gap": 1e-14, "paper_gap": 1e-14, "eta_attention": 2.0,
+                                      "eta_diffusion": 0.4})
+    table = figs.summary_table([v])
+    assert table.header == ["#", "objection", "the test", "the number", "verdict"]
+    assert table.body[0][-1] == "confirmed" and "<table>" in table._repr_html_()
+    assert [row[0] for row in figs.thresholds_table().body] == list(O.THRESHOLDS)
+    with pytest.raises(ValueError, match="verdicts"):
+        figs.summary_table([])
+
+
+def test_asymmetry_and_spectrum_figures_draw_the_numbers():
+    mnist = {"relative_difference": np.array([0.4, 0.6]), "column_sum_min": np.array([0.5, 0.4]),
+             "column_sum_max": np.array([1.5, 2.0])}
+    causal = {**mnist, "relative_difference": np.array([0.9, 0.95])}
+    fig = figs.asymmetry_figure(mnist, causal, [1, 30], [1e-4, 1e-9])
+    drawn = figure_data(fig)
+    assert len(fig.axes) == 3
+    assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [0.9, 0.95]) for a in drawn)
+    fig = figs.spectrum_figure([-0.1, -0.05], [0.01, 0.01], 0.01)
+    assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [-0.1, -0.05]) for a in figure_data(fig))
+    with pytest.raises(ValueError, match="random_values"):
+        figs.asymmetry_figure(mnist, causal, [1, 30], [1e-4])
+    with pytest.raises(ValueError, match="mnist"):
+        figs.asymmetry_figure({}, causal, [1], [1e-4])
+
+
+def test_stop_gradient_and_regulariser_figures():
+    sweep = {"kappas": np.array([1.0, 30.0]), "cosine_stop_gradient": np.array([[1.0, 0.99], [-0.5, -0.6]]),
+             "cosine_paper": np.array([[0.9, 0.95], [-0.4, -0.5]]), "delta_F_block": np.array([[5, 6], [-2, -3]])}
+    fig = figs.stop_gradient_figure(sweep)
+    assert len(fig.axes) == 2
+    assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [0.995, -0.55]) for a in figure_data(fig))
+    reg = O.regulariser_sweep([8, 512], d_q=32, seeds=[0])
+    fig = figs.regulariser_figure(reg, [("MNIST", 100, {"relative_error": 3.0, "cosine": 0.3})], d_q=32)
+    assert any(a.shape == (1, 2) and np.allclose(a, [[100, 3.0]]) for a in figure_data(fig))
+    with pytest.raises(ValueError, match="sweep"):
+        figs.stop_gradient_figure({"kappas": [1]})
+    with pytest.raises(ValueError, match="d_q"):
+        figs.regulariser_figure(reg, d_q=1)
+
+
+def test_metric_figures_and_tables(small_runs):
+    _, labels, paths = small_runs
+    m = metrics_dict(([0.9, 0.05, 0.8, 0.4], [0.7, 0.01, 1.5, 0.5]), ([0.9, 0.05, 0.8, 0.4], [0.85, 0.08, 1.2, 0.45]))
+    fig = figs.layer_metrics_figure(m)
+    assert len(fig.axes) == 4
+    assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [0.8, 1.5]) for a in figure_data(fig))
+    table = figs.final_metrics_table(m, ["paper"])
+    assert table.body[0][1] == "0.900 → 0.700"
+    fig = figs.latents_figure(paths, labels)
+    assert sum(ax.axison for ax in fig.axes) == 3  # layer 0 and one panel per variant
+    assert any(a.shape == (150, 2) and np.allclose(a, paths["paper"][-1][:, :2].numpy()) for a in figure_data(fig))
+    with pytest.raises(ValueError, match="variants"):
+        figs.final_metrics_table(m, ["exact"])
+    with pytest.raises(ValueError, match="layer"):
+        figs.latents_figure(paths, labels, layer=5)
+
+
+def test_initialisation_figure(X):
+    fig = figs.initialisation_figure(X, kappa=5.0, max_pairs=50)
+    assert len(fig.axes) == 2 and "+1.000" in fig.axes[1].get_title()
+    with pytest.raises(ValueError, match="max_pairs"):
+        figs.initialisation_figure(X, max_pairs=1)
