@@ -743,8 +743,9 @@ def verdict_asymmetry(mnist, causal, random_by_kappa, kappas, threshold=None) ->
         f"'the same direction'. For random latents (κ from {min(kappas):g} to {max(kappas):g}) the largest "
         f"difference is only {rnd.max():.1e}: their attention has nearly equal column sums, so A is nearly symmetric."
     )
-    change = ("The objection would fail if A were (nearly) doubly stochastic, i.e. every point received as much "
-              "attention as it gave, which the symmetric normalisation D^{-1/2} E D^{-1/2} arranges by construction.")
+    change = ("The objection would fail only if A were (nearly) symmetric. For softmax attention without a mask that "
+              "means (nearly) equal degrees, so that every column of A sums to 1 like every row; the symmetric "
+              "normalisation D^{-1/2} E D^{-1/2} is symmetric by construction, and a causal mask rules it out.")
     return Verdict("1", "2 L X is not the gradient of tr(Xᵀ L X) when A is not symmetric",
                    "relative difference ||2 L X - (L + Lᵀ) X|| / ||(L + Lᵀ) X|| per step",
                    f"{_pct(mnist.max())} (MNIST), {_pct(causal.max())} (causal), {rnd.max():.0e} (random)",
@@ -766,9 +767,10 @@ def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdic
         f"{lo.min():.3f}), and (I - A) 1 = 0 to {null.max():.0e} at {singular} of {null.size} steps, so the "
         f"scale is singular everywhere and indefinite where an eigenvalue is negative."
     )
-    change = (f"With L_sym + γ I (γ = {gamma:g}) the smallest eigenvalue is {sym.min():.4f} at every step, "
-              f"{'so that scale is a valid Wishart parameter' if valid_sym else 'still not positive'}; the objection "
-              "would fail only for a symmetric, shifted Laplacian like this one.")
+    change = (f"With L_sym + γ I (γ = {gamma:g}) the smallest eigenvalue is at least {sym.min():.4f} at every step, "
+              f"{'so that scale is a valid Wishart parameter' if valid_sym else 'so even that scale is not valid'}. "
+              "The objection is about the paper's choice of I - A; it would not apply to a symmetric, shifted "
+              "Laplacian like this one.")
     return Verdict("2", "W(L / ν, ν) needs a symmetric positive definite scale; I - A is neither",
                    "smallest eigenvalue of (I - A + (I - A)ᵀ) / 2 and ||(I - A) 1|| per step",
                    f"λ_min = {lo.min():.3f}; ||(I - A) 1|| ≤ {null.max():.0e}; with L_sym + γ I: {sym.min():.4f}",
