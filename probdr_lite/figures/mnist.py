@@ -51,8 +51,11 @@ __all__ = [
     "run_blocks",
     "layer_metrics",
     "variant_metrics",
+    "kmeans_nmi_spread",
+    "pick",
     "Table",
     "metrics_table",
+    "layer_table",
     "before_after_figure",
     "metric_lines_figure",
     "MnistPanel",
@@ -221,6 +224,17 @@ def layer_metrics(latents, labels, *, variant=None, metrics=METRICS, seed: int =
     return rows
 
 
+def kmeans_nmi_spread(X, labels, seeds=range(5)) -> np.ndarray:
+    """NMI of k-means (METRIC_SETTINGS) for several k-means seeds on the same X: how much of a difference is noise."""
+    seeds = [check_seed(s) for s in seeds]
+    if len(seeds) < 2:
+        raise ValueError(f"seeds must hold at least 2 seeds to show a spread; got {len(seeds)}")
+    X = check_array(X, "X", ndim=2, min_rows=2)
+    labels = _check_labels(labels, X.shape[0])
+    with single_threaded():
+        return np.array([_metric("kmeans_nmi", X, labels, s) for s in seeds])
+
+
 def variant_metrics(X0, labels, variants=CHAPTER_VARIANTS, n_layers=PAPER.n_layers, kappa=PAPER.kappa,
                     eta=PAPER.eta, beta=PAPER.beta, metrics=METRICS, seed: int = 0, return_latents=False):
     """Run every variant from the same X_0 and measure every layer: the rows of :func:`layer_metrics`, concatenated.
@@ -233,6 +247,27 @@ def variant_metrics(X0, labels, variants=CHAPTER_VARIANTS, n_layers=PAPER.n_laye
         paths[v] = run_blocks(X0, n_layers, kappa, eta, beta, v)
         rows += layer_metrics(paths[v], labels, variant=v, metrics=metrics, seed=seed)
     return (rows, paths) if return_latents else rows
+
+
+def pick(rows, metric, *, variant, layer=None, n=None):
+    """The value of ``metric`` in the one row with this variant (and n, if given) at ``layer``.
+
+    With ``layer=None`` returns the list of values over the layers, in layer order. Raises if no row, or more than
+    one row per layer, matches (e.g. two sizes n of the same variant and n not given).
+    """
+    metric = check_choice(metric, "metric", METRICS)
+    chosen = [r for r in rows if r["variant"] == variant and (n is None or r["n"] == n)]
+    layers = [r["layer"] for r in chosen]
+    if not chosen:
+        raise ValueError(f"no rows for variant {variant!r}" + (f" and n = {n}" if n is not None else ""))
+    if len(set(layers)) != len(layers):
+        raise ValueError(f"rows for variant {variant!r} hold several n ({sorted({r['n'] for r in chosen})}); pass n")
+    by_layer = {r["layer"]: r[metric] for r in chosen}
+    if layer is None:
+        return [by_layer[t] for t in sorted(by_layer)]
+    if layer not in by_layer:
+        raise ValueError(f"no layer {layer} for variant {variant!r}; layers available: {sorted(by_layer)}")
+    return by_layer[layer]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -299,6 +334,19 @@ def metrics_table(rows, layers=(0, 8), metrics=METRICS, digits: int = 3, caption
             raise ValueError(f"rows have no layer {missing[0]} for {name}; layers available: {sorted(by_layer)}")
         body.append([name] + [f"{by_layer[t][m]:.{digits}f}" for m in metrics for t in layers])
     return Table(header, body, caption)
+
+
+def layer_table(rows, metrics=METRICS, digits: int = 3, caption=None) -> Table:
+    """One line per layer, one column per metric, for the rows of a single (variant, n)."""
+    metrics = _check_metrics(metrics)
+    digits = check_scalar(digits, "digits", low=1, high=6, integer=True)
+    if not rows:
+        raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
+    names = {_row_name(r) for r in rows}
+    if len(names) != 1:
+        raise ValueError(f"rows must come from one variant and one n; got {sorted(names)}")
+    body = [[str(r["layer"])] + [f"{r[m]:.{digits}f}" for m in metrics] for r in sorted(rows, key=lambda r: r["layer"])]
+    return Table(["layer"] + [METRIC_LABELS[m] for m in metrics], body, caption)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -519,6 +567,10 @@ def sweep(X0, labels, kappas, etas, metrics=("knn_accuracy", "kmeans_nmi"), vari
 
     Also returns the layer-0 value of each metric under the key f"{metric}@0" (a float), the reference the heat map
     is read against.
+
+    The blocks run in float64. With eta near 1/2 each block keeps only a fraction 1 - 2 eta of every point's own
+    position, (1 - 2 eta)^8 = 1e-8 after 8 blocks at eta = 0.45: near float32's resolution, so float64 keeps
+    rounding out of the comparison.
     """
     if len(kappas) == 0 or len(etas) == 0:
         raise ValueError("kappas and etas must each hold at least one value")
@@ -527,8 +579,9 @@ def sweep(X0, labels, kappas, etas, metrics=("knn_accuracy", "kmeans_nmi"), vari
     labels = _check_labels(labels, X0.shape[0])
     seed = check_seed(seed)
     out = {m: np.empty((len(etas), len(kappas))) for m in metrics}
+    X0 = torch.as_tensor(check_array(X0, "X0", ndim=2, min_rows=10), dtype=torch.float64)
     with single_threaded():
-        X0np = X0.numpy() if isinstance(X0, torch.Tensor) else np.asarray(X0)
+        X0np = X0.numpy()
         for m in metrics:
             out[f"{m}@0"] = float(_metric(m, X0np, labels, seed))
         for i, eta in enumerate(etas):

@@ -195,15 +195,37 @@ def test_variant_metrics_is_a_tidy_table_that_starts_from_one_X0(small_mnist):
     first = [r["between_within"] for r in rows if r["layer"] == 0]
     assert max(first) == min(first)  # the same X_0 for every variant
     np.testing.assert_allclose(paths["exact"][2], unroll(X0, 2, 30.0, 0.4, 1.0, "exact")[-1].numpy(), atol=1e-5)
+    assert M.pick(rows, "between_within", variant="exact", layer=2) == rows[8]["between_within"]
+    assert M.pick(rows, "between_within", variant="exact") == [r["between_within"] for r in rows[6:9]]
+    with pytest.raises(ValueError, match="no rows for variant 'paper'"):
+        M.pick(rows, "between_within", variant="paper", layer=0)
+    with pytest.raises(ValueError, match="several n"):
+        M.pick(rows + [dict(rows[0], n=10)], "between_within", variant="attention", layer=0)
     table = M.metrics_table(rows, layers=(0, 2), metrics=("between_within",))
     html = table._repr_html_()
     assert html.count("<tr>") == 4 and "exact (n = 300)" in html
     value = next(r["between_within"] for r in rows if r["variant"] == "exact" and r["layer"] == 2)
     assert f"{value:.3f}" in html and f"{value:.3f}" in str(table)
     assert str(table).startswith("| variant |")
+    per_layer = M.layer_table([r for r in rows if r["variant"] == "exact"], metrics=("between_within",))
+    assert str(per_layer).splitlines()[-1] == f"| 2 | {value:.3f} |"
+    with pytest.raises(ValueError, match="one variant and one n"):
+        M.layer_table(rows)
     fig = M.metric_lines_figure(rows, metrics=("between_within",))
     assert len(fig.axes[0].get_lines()) == 3
     plt.close(fig)
+
+
+def test_kmeans_nmi_spread_is_one_nmi_per_seed(small_mnist):
+    from probdr_lite.metrics import kmeans_nmi
+
+    X0, labels = small_mnist
+    spread = M.kmeans_nmi_spread(X0, labels, seeds=(0, 3))
+    with single_threaded():
+        expected = [kmeans_nmi(X0.numpy(), labels, seed=s, n_init=4) for s in (0, 3)]
+    np.testing.assert_allclose(spread, expected, atol=1e-12)
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        M.kmeans_nmi_spread(X0, labels, seeds=(0,))
 
 
 def test_the_panels_ratio_shortcut_equals_the_metrics_module(small_mnist):
@@ -256,7 +278,7 @@ def test_sweep_cells_equal_a_direct_run(small_mnist):
     result = M.sweep(X0, labels, kappas, etas, n_layers=2)
     assert result["knn_accuracy"].shape == (1, 2)
     with single_threaded():
-        X = unroll(X0, 2, 30.0, 0.2, 1.0, "paper")[-1].numpy()
+        X = unroll(X0.double(), 2, 30.0, 0.2, 1.0, "paper")[-1].numpy()  # the sweep runs in float64
         assert result["knn_accuracy"][0, 1] == pytest.approx(knn_accuracy(X, labels, n_neighbors=5, cv=5))
         assert result["kmeans_nmi"][0, 1] == pytest.approx(kmeans_nmi(X, labels, n_init=4))
         assert result["knn_accuracy@0"] == pytest.approx(knn_accuracy(X0.numpy(), labels, n_neighbors=5, cv=5))
