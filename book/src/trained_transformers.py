@@ -335,6 +335,9 @@ for task, rows in (("charlm", charlm), ("vit", vit)):
     if missing(rows, task):
         continue
     summary = summaries[task]
+    if not any(p["task"] == task and p["variant"] == "diffusion" and p["n"] for p in summary["paired"]):
+        print(f"{task}: no seed has both the attention and the diffusion arm yet, so there is nothing to compare")
+        continue
     v = verdict(summary, task, "diffusion", HEADLINE[task])
     print("HEADLINE  " + str(v))
     # what would change it: seeds needed for 80 % power at this effect size (normal approximation)
