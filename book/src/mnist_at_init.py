@@ -189,18 +189,18 @@ lines = [f"**The variants ({n_sub:,} images, after {L_} blocks).** Highest on ea
 for m in METRIC_LABELS:
     lines.append(f"- {METRIC_LABELS[m]}: `{best[m]}` ({at8[m][best[m]]:.3f}); the five variants span "
                  f"{min(at8[m].values()):.3f} to {max(at8[m].values()):.3f}"
-                 + (f", a range within about two standard deviations of k-means' own noise ({nmi_sd:.3f}), so "
-                    "the NMI does not separate the variants." if m == "kmeans_nmi" and spread[m] < 2.5 * nmi_sd
+                 + (f", a range narrower than two standard deviations of k-means' own noise ({nmi_sd:.3f}), so "
+                    "the NMI does not separate the variants." if m == "kmeans_nmi" and spread[m] < 2 * nmi_sd
                     else "."))
 att, dif = at8["knn_accuracy"]["attention"], at8["knn_accuracy"]["diffusion"]
 lines.append(
-    f"\nPlain attention ends with k-NN accuracy {att:.3f} and the $A - I$ block with {dif:.3f} "
+    f"\nPlain attention ends with k-NN accuracy {att:.3f} and the A - I block with {dif:.3f} "
     f"(layer 0: {knn_sub0:.3f}). "
-    + ("At the same $\\eta$ plain attention takes the smaller step (chapter 4: it equals diffusion with "
-       f"$\\eta = {PAPER.eta / (1 + 2 * PAPER.eta):.3f}$), so it smooths less and loses less. "
+    + ("At the same η plain attention takes the smaller step (chapter 4: it equals diffusion with "
+       f"η = {PAPER.eta / (1 + 2 * PAPER.eta):.3f}), so it smooths less and loses less. "
        if att > dif else "")
     + ("`paper` and `diffusion` are nearly indistinguishable, as chapter 4 predicts: the feed-forward term "
-       f"only adds $2\\eta/(d_q + \\beta) = {2 * PAPER.eta / (PAPER.d_q + PAPER.beta):.4f}$ to the weight on $X$. "
+       f"only adds 2η/(d_q + β) = {2 * PAPER.eta / (PAPER.d_q + PAPER.beta):.4f} to the weight on X. "
        if abs(at8["knn_accuracy"]["paper"] - dif) < 0.01 else "")
     + ("No variant ends with purer k-NN neighbourhoods than the random embedding starts with. "
        if max(at8["knn_accuracy"].values()) <= knn_sub0 + 0.005 else
@@ -295,24 +295,24 @@ j_most = int(np.argmax(bw_row))
 small_ends = max(abs(bw_row[0]), abs(bw_row[-1])) < 0.1 * bw_row.max()
 knn_top_small = grid["knn_accuracy"][-1, 0] - grid["knn_accuracy@0"]
 display(Markdown(
-    f"Along the row $\\eta = {PAPER.eta}$ the between/within ratio changes by {bw_row[0]:+.3f} at "
-    f"$\\kappa = {kappas[0]:g}$, by {bw_row[-1]:+.3f} at $\\kappa = {kappas[-1]:g}$, and by {bw_row[j_most]:+.3f} "
-    f"at $\\kappa = {kappas[j_most]:g}$"
+    f"Along the row η = {PAPER.eta} the between/within ratio changes by {bw_row[0]:+.3f} at "
+    f"κ = {kappas[0]:g}, by {bw_row[-1]:+.3f} at κ = {kappas[-1]:g}, and by {bw_row[j_most]:+.3f} "
+    f"at κ = {kappas[j_most]:g}"
     + (", so the blocks act only in the middle of the range. " if small_ends else ". ")
-    + "The two ends are the two limits of exercise 2 in chapter 4. With a very wide kernel $A$ is nearly "
+    + "The two ends are the two limits of exercise 2 in chapter 4. With a very wide kernel A is nearly "
     "uniform: every image is pulled towards the same global mean by about the same fraction, which shrinks the "
-    "picture (the smallest $\\kappa$ in the scrub figure) without changing much of who is near whom. With a very "
-    "narrow kernel and $\\beta > 0$ each image attends almost only to itself, $A \\approx I$, and nothing moves. "
+    "picture (the smallest κ in the scrub figure) without changing much of who is near whom. With a very "
+    "narrow kernel and β > 0 each image attends almost only to itself, A ≈ I, and nothing moves. "
     f"Where the ratio grows most, the k-NN accuracy changes by {knn_row[j_most]:+.3f}"
     + (": wherever the blocks clump strongly, the neighbourhoods become less pure. " if knn_row[j_most] < -0.01
        else ". ")
-    + (f"The top row is the exception at small $\\kappa$: with $\\eta = {etas[-1]}$ only "
+    + (f"The top row is the exception at small κ: with η = {etas[-1]} only "
        f"{100 * (1 - 2 * etas[-1]):.0f} % of each image's own position survives a block, and the slight "
-       "preference of a wide kernel for similar images takes over. To first order in $\\kappa$ the attention "
-       "output is $\\bar x + \\tfrac{\\kappa}{n d_q} X^\\top X x_i$ (up to a multiple of $\\bar x$), a multiplication "
+       "preference of a wide kernel for similar images takes over. To first order in κ the attention "
+       "output is x̄ + (κ / (n d_q)) Xᵀ X xᵢ (up to a multiple of x̄), a multiplication "
        "by the latents' second-moment matrix, so eight such blocks act like power iteration and squeeze the "
        f"latents towards their leading directions: k-NN accuracy {grid['knn_accuracy'][-1, 0]:.2f} at "
-       f"$\\kappa = {kappas[0]:g}$."
+       f"κ = {kappas[0]:g}."
        if knn_top_small < -0.1 else "")
 ))
 
@@ -332,10 +332,10 @@ display(Markdown(
        "neighbourhoods become purer (k-NN accuracy rises), ")
     + ("the grouping by class is best after a few blocks rather than eight, " if early else "")
     + "plain attention makes clumps too, and "
-    + ("the paper's $A - I$ groups by class better than the other variants here. " if a_minus_i_best else
-       "the paper's $A - I$ does not group by class better than the other variants here. ")
+    + ("the paper's A - I groups by class better than the other variants here. " if a_minus_i_best else
+       "the paper's A - I does not group by class better than the other variants here. ")
     + "The clustering comes from repeated smoothing over a similarity graph, which every variant shares. "
-    "Whether $A - I$ helps once the weights are *trained* is the next chapter's question."
+    "Whether A - I helps once the weights are *trained* is the next chapter's question."
 ))
 
 # %% [markdown]

@@ -155,8 +155,8 @@ for variant in CHAPTER_VARIANTS:
 c_A, c_sym = cosines["diffusion"], cosines["symmetric"]
 same = max(abs(cosines[v] - c_A) for v in ("attention", "paper")) < 1e-9
 display(Markdown(
-    ("`attention`, `diffusion` and `paper` share one tangent direction, since their $D$ differ by multiples "
-     "of $X$: to first order they differ only in the length of the step. " if same else "")
+    ("`attention`, `diffusion` and `paper` share one tangent direction, since their D differ by multiples "
+     "of X: to first order they differ only in the length of the step. " if same else "")
     + f"That direction has cosine {c_A:.3f} with the exact one; the `symmetric` variant has {c_sym:.3f}. "
     + ("Without a mask, on this toy, the simplifications hardly turn the step; they change how long it is."
        if c_A > 0.95 else "The simplifications turn the step noticeably.")
@@ -215,7 +215,7 @@ for r in rows:
 # %% tags=["remove-input"]
 halving = rows[-2]["relative_error"] / rows[-1]["relative_error"]
 display(Markdown(
-    f"One block is the first row. Halving $h$ divides the error by about {halving:.1f} (last two rows), "
+    f"One block is the first row. Halving h divides the error by about {halving:.1f} (last two rows), "
     + ("the mark of a first-order method." if 1.6 < halving < 2.4 else "not by the factor 2 of a first-order method.")
 ))
 
@@ -414,9 +414,9 @@ plt.show()
 # %% tags=["remove-input"]
 display(Markdown(
     f"Without the mask about {100 * upper_full:.0f} % of the attention goes to later points; with it, none "
-    f"does. The asymmetry of $A$, which is why $2LX$ differs from $(L + L^\\top)X$, "
+    f"does. The asymmetry of A, which is why 2LX differs from (L + Lᵀ)X, "
     + (f"grows from {asym_full:.2f} to {asym_causal:.2f}, and the cosine between the paper's direction and "
-       f"the exact gradient drops from {c_A:.2f} to {cos_causal:.2f}. The simplification $2LX$ is furthest from "
+       f"the exact gradient drops from {c_A:.2f} to {cos_causal:.2f}. The simplification 2LX is furthest from "
        "the true gradient for the causal models it is mostly applied to."
        if asym_causal > asym_full and cos_causal < c_A else
        f"is {asym_full:.2f} without the mask and {asym_causal:.2f} with it; the cosine between the paper's "
