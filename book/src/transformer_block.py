@@ -372,8 +372,9 @@ display(Markdown(
 # of blocks. At the default values the points gather into beads along each moon: each point moves
 # towards the weighted mean of its neighbours, and a bead is a group of points that have become
 # each other's only neighbours. Things to try: a small $\kappa$ (a wide kernel) pulls the whole
-# data set towards one point; a large $\kappa$ makes each point its own nearest neighbour, and
-# with $\beta > 0$ nothing moves; $\eta$ above $1/2$ overshoots.
+# data set towards one point; a large $\kappa$ shrinks every neighbourhood, so the beads become
+# smaller and more numerous and the points move less (in the limit, exercise 2, nothing moves);
+# $\eta$ above $1/2$ overshoots.
 
 # %%
 panel = variant_panel(toy)
