@@ -10,6 +10,7 @@ run, since its sums are then always added in the same order.
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 
 import torch
@@ -27,3 +28,14 @@ def single_threaded():
             yield
     finally:
         torch.set_num_threads(old)
+
+
+def one_thread(func):
+    """Decorator form of :func:`single_threaded`: every figure builder and slider callback runs under it."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with single_threaded():
+            return func(*args, **kwargs)
+
+    return wrapper

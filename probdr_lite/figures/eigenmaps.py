@@ -17,7 +17,6 @@ Every builder here draws something the chapter explains:
 
 from __future__ import annotations
 
-import functools
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -25,16 +24,15 @@ import scipy.sparse as sp
 from matplotlib.collections import LineCollection
 from scipy.linalg import orthogonal_procrustes
 from scipy.sparse.csgraph import connected_components
-from threadpoolctl import threadpool_limits
 
 from probdr_lite._validation import check_array, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
+from probdr_lite.figures._threads import one_thread
 from probdr_lite.graphs import check_weights, graph_energy, knn_graph, laplacian
 from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.widgets import Slider, SliderPanel
 
 __all__ = [
-    "one_thread",
     "range_slider",
     "side_view",
     "laplacians_figure",
@@ -50,23 +48,6 @@ POSITION_CMAP = "viridis"
 
 
 # --- shared helpers ----------------------------------------------------------
-
-def one_thread(func):
-    """Run ``func`` with BLAS and OpenMP limited to one thread (threadpoolctl, a scikit-learn dependency).
-
-    The chapters' matrices are a few hundred points across. On a shared machine
-    (two cores, other jobs) a multi-threaded BLAS spends far longer waiting for
-    its threads than computing: a 300 x 300 ``eigh`` took 1.7 s with two busy
-    threads and 0.02 s with one. Every builder and slider callback here runs
-    under this decorator.
-    """
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1):
-            return func(*args, **kwargs)
-
-    return wrapper
-
 
 def range_slider(name, rng, *, lower=None, upper=None, positive=False, integer=False,
                  log=False, description=None, fmt=".3g") -> Slider:

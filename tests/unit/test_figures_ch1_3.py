@@ -20,6 +20,7 @@ from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.figures import elbo as fel
 from probdr_lite.figures import eigenmaps as feig
 from probdr_lite.figures import unrolling as fun
+from probdr_lite.figures._threads import one_thread
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.plotting import ScrubFigure, figure_data
 from probdr_lite.probdr import fit_le_elbo, le_closed_form
@@ -291,5 +292,5 @@ def test_steps_figure_and_scrub(mnist_graph):
 def test_builders_run_on_one_blas_thread():
     from threadpoolctl import threadpool_info
 
-    seen = feig.one_thread(lambda: [p["num_threads"] for p in threadpool_info()])()
+    seen = one_thread(lambda: [p["num_threads"] for p in threadpool_info()])()
     assert seen and all(k == 1 for k in seen)
