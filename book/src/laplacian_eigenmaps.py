@@ -106,10 +106,12 @@ plt.show()
 # each weighted by $W_{ij}$. Expanding the square shows where $L$ comes from:
 #
 # $$
-# E(X) = \sum_{ij} W_{ij} \lVert x_i - x_j \rVert^2
-# = \sum_{ij} W_{ij} \left(\lVert x_i\rVert^2 + \lVert x_j\rVert^2 - 2\, x_i^\top x_j\right)
-# = 2 \operatorname{tr}(X^\top D X) - 2 \operatorname{tr}(X^\top W X)
+# \begin{aligned}
+# E(X) &= \sum_{ij} W_{ij} \lVert x_i - x_j \rVert^2
+# = \sum_{ij} W_{ij} \left(\lVert x_i\rVert^2 + \lVert x_j\rVert^2 - 2\, x_i^\top x_j\right) \\
+# &= 2 \operatorname{tr}(X^\top D X) - 2 \operatorname{tr}(X^\top W X)
 # = 2 \operatorname{tr}(X^\top L X).
+# \end{aligned}
 # $$
 #
 # `graph_energy` adds up the edges one by one; the trace is one line of linear algebra. They agree.

@@ -59,9 +59,11 @@ from probdr_lite.metrics import between_within_ratio, knn_accuracy
 # Then the same block is applied eight times:
 #
 # $$
-# X_{t+1} = \Pi\big(X_t + \eta\, D(X_t)\big), \qquad
-# D = 2 (A - I) X + \frac{2}{d_q + \beta} X, \qquad
-# A = \sigma\Big(\frac{\kappa}{d_q} X X^\top - \beta I + M\Big).
+# \begin{aligned}
+# X_{t+1} &= \Pi\big(X_t + \eta\, D(X_t)\big), \qquad
+# D = 2 (A - I) X + \frac{2}{d_q + \beta} X, \\
+# A &= \sigma\Big(\frac{\kappa}{d_q} X X^\top - \beta I + M\Big).
+# \end{aligned}
 # $$
 #
 # The paper states $d_q$, $\kappa$, $\eta$ and the number of blocks. The rest is chosen here and

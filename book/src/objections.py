@@ -244,7 +244,11 @@ display(Markdown(V["4"].sentence()))
 #
 # $$
 # \Pi\Big(X + 2\eta (A - I) X + \tfrac{2\eta}{d_q + \beta} X\Big)
-# = \Pi\big(X + 2\eta'' (A - I) X\big), \qquad \eta'' = \frac{\eta}{1 + 2\eta / (d_q + \beta)} .
+# = \Pi\big(X + 2\eta'' (A - I) X\big),
+# $$
+#
+# $$
+# \eta'' = \frac{\eta}{1 + 2\eta / (d_q + \beta)} .
 # $$
 #
 # The approximated regulariser only shortens the step a little (from 0.4 to 0.3975 here). It

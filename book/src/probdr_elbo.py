@@ -204,9 +204,11 @@ print(f"half the graph energy  = {graph_energy(X, W) / 2:.6f}")
 # see. For $X = s\,u$, and with everything that does not depend on $s$ dropped,
 #
 # $$
-# \mathrm{ELBO}(s\,u) = \tfrac{1}{2}\log(\beta + s^2) - \tfrac{1}{2}\lambda s^2 + \text{const},
-# \qquad \frac{d}{ds} = \frac{s}{\beta + s^2} - \lambda s = 0
+# \begin{aligned}
+# \mathrm{ELBO}(s\,u) &= \tfrac{1}{2}\log(\beta + s^2) - \tfrac{1}{2}\lambda s^2 + \text{const}, \\
+# \frac{d}{ds}\,\mathrm{ELBO}(s\,u) &= \frac{s}{\beta + s^2} - \lambda s = 0
 # \ \Longrightarrow\ s^2 = \frac{1}{\lambda} - \beta .
+# \end{aligned}
 # $$
 #
 # The figure draws the two terms and their sum (computed by `le_elbo`) for a direction with

@@ -142,6 +142,12 @@ _INSPECT_JS = """() => {
     untypeset: maths.filter((m) => !m.querySelector("mjx-container")).map((m) => m.textContent.slice(0, 80)),
     mjx: document.querySelectorAll("mjx-container").length,
     mathErrors: Array.from(document.querySelectorAll("mjx-merror")).map((e) => e.textContent.slice(0, 80)),
+    // display equations wider than the text column (the reader would have to scroll sideways)
+    mathTooWide: Array.from(document.querySelectorAll("div.math")).map((d) => {
+      const inner = d.querySelector("mjx-container > *");
+      return inner ? {width: Math.round(inner.getBoundingClientRect().width), column: d.clientWidth,
+                      tex: d.textContent.trim().slice(0, 60)} : null;
+    }).filter((m) => m && m.width > m.column + 1),
     widgets,
     images,
     height: document.documentElement.scrollHeight,
@@ -263,6 +269,15 @@ def test_maths_is_typeset(visit, doc, rel):
     assert seen["mathsTypeset"] == seen["maths"], f"not typeset by MathJax on {rel}: {seen['untypeset'][:5]}"
     assert seen["mjx"] >= seen["maths"]
     assert not seen["mathErrors"], f"TeX errors on {rel}: {seen['mathErrors'][:5]}"
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_display_maths_fits_the_text_column(visit, doc, rel):
+    """At a 1280-pixel window no display equation is wider than the column (break long ones with aligned)."""
+    seen = visit(doc, rel)
+    if not seen["maths"]:
+        pytest.skip("no maths on this page")
+    assert not seen["mathTooWide"], f"display maths wider than the text column on {rel}: {seen['mathTooWide']}"
 
 
 @pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
