@@ -756,6 +756,7 @@ class DiagonalConfig:
     eta: float = 0.4
     beta: float = 1.0
     variant: str = "diffusion"
+    dtype: torch.dtype | None = None  # of the weights; None: torch's default dtype
 
 
 class DiagonalAttention(nn.Module):
@@ -769,14 +770,14 @@ class DiagonalAttention(nn.Module):
 
     def __init__(self, config: DiagonalConfig):
         super().__init__()
-        d = config.d_q
-        self.q_proj = nn.Linear(d, d, bias=False)
-        self.k_proj = nn.Linear(d, d, bias=False)
-        self.v_proj = nn.Linear(d, d, bias=False)
-        self.o_proj = nn.Linear(d, d, bias=False)
+        d, dtype = config.d_q, config.dtype
+        self.q_proj = nn.Linear(d, d, bias=False, dtype=dtype)
+        self.k_proj = nn.Linear(d, d, bias=False, dtype=dtype)
+        self.v_proj = nn.Linear(d, d, bias=False, dtype=dtype)
+        self.o_proj = nn.Linear(d, d, bias=False, dtype=dtype)
         self.subtract_value = config.variant in ("diffusion", "paper")  # A - I instead of A
         self.beta = config.beta
-        eye = torch.eye(d)
+        eye = torch.eye(d, dtype=dtype)  # the diagonal values are computed in the weights' own precision
         a = math.sqrt(config.kappa / math.sqrt(d))
         with torch.no_grad():
             self.q_proj.weight.copy_(a * eye)
@@ -800,9 +801,10 @@ class DiagonalFeedForward(nn.Module):
 
     def __init__(self, config: DiagonalConfig):
         super().__init__()
-        self.c_fc = nn.Linear(config.d_q, config.d_q, bias=False)
+        self.c_fc = nn.Linear(config.d_q, config.d_q, bias=False, dtype=config.dtype)
         with torch.no_grad():
-            self.c_fc.weight.copy_(2.0 * config.eta / (config.d_q + config.beta) * torch.eye(config.d_q))
+            eye = torch.eye(config.d_q, dtype=config.dtype)
+            self.c_fc.weight.copy_(2.0 * config.eta / (config.d_q + config.beta) * eye)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.c_fc(x)
@@ -828,6 +830,12 @@ class DiagonalBlock(nn.Module):
         return self.ln(x + update)
 
 
+def _check_dtype(dtype):
+    if dtype is None or dtype in (torch.float32, torch.float64):
+        return dtype
+    raise TypeError(f"dtype must be None, torch.float32 or torch.float64; got {dtype!r}")
+
+
 class DiagonalTransformer(nn.Module):
     """A single-head transformer at the paper's diagonal initialisation; its forward pass equals ``unroll``.
 
@@ -849,9 +857,12 @@ class DiagonalTransformer(nn.Module):
     beta : float in [0, 1e4]
     variant : {"attention", "diffusion", "paper"}
         The others are not a fixed linear-plus-softmax block and are refused.
+    dtype : torch.float32 or torch.float64, optional
+        Precision of the weights (default: torch's default dtype). Build in float64 to compare with ``unroll``
+        in float64: converting a float32 model with ``.double()`` keeps the float32 rounding of its weights.
     """
 
-    def __init__(self, d_q=128, n_layers=8, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion"):
+    def __init__(self, d_q=128, n_layers=8, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion", dtype=None):
         super().__init__()
         variant_ok = isinstance(variant, str) and variant in TRANSFORMER_VARIANTS
         if isinstance(variant, str) and variant in VARIANTS and not variant_ok:
@@ -866,6 +877,7 @@ class DiagonalTransformer(nn.Module):
             eta=_check_eta(eta),
             beta=_check_beta(beta),
             variant=_check_variant(variant, TRANSFORMER_VARIANTS),
+            dtype=_check_dtype(dtype),
         )
         block = DiagonalBlock(self.config)
         self.h = nn.ModuleList([block] * self.config.n_layers)  # one block, shared by every layer
