@@ -1,5 +1,5 @@
 # %% [markdown]
-# # A transformer at initialisation clusters MNIST
+# # Does a transformer at initialisation cluster MNIST?
 #
 # The paper's most striking figure {cite:p}`ravuri2025transformers` shows MNIST digits before and
 # after eight blocks of an *untrained* transformer with the diagonal weights of chapter 4. Before,
