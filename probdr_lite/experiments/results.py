@@ -23,9 +23,9 @@ train_seconds     float       time in training steps (evaluation excluded)
 wall_seconds      float       the whole run, data loading and evaluation included
 torch_version     str         ``torch.__version__``
 device            str         e.g. "cpu (x86_64, 1 threads)" or "cuda (NVIDIA ...)"
-git_commit        str         ``git rev-parse HEAD``, or "unknown"
+git_commit        str         ``git rev-parse HEAD`` when the row was written, or "unknown"
 command           str         the command line that produced the row
-timestamp         str         ISO 8601, UTC
+timestamp         str         ISO 8601, UTC, when the row was written (end of the run)
 ================  ==========  =====================================================
 
 Optional: ``gates`` (gated arm: the learned g per layer and head), ``n_params``,
