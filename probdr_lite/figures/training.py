@@ -57,8 +57,11 @@ __all__ = [
     "arms_table",
     "paired_table",
     "verdict",
+    "seeds_needed",
+    "verdict_text",
     "gate_values",
     "gates_figure",
+    "gates_text",
 ]
 
 #: Where the committed results live (``probdr_lite/results/``).
@@ -314,7 +317,7 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
             pad = 0.08 * (hi - lo) if hi > lo else 0.01 * max(abs(hi), 1.0)
             ax.set_xlim(zoom_after, max_iter + 0.02 * max_iter)
             ax.set_ylim(lo - pad, hi + pad)
-            ax.set_title(f"zoom: iterations ≥ {zoom_after:g}", fontsize=10)
+            ax.set_title(f"zoom: from {'iteration' if task == 'charlm' else 'step'} {zoom_after:g}", fontsize=10)
         else:
             ax.set_title(band_text, fontsize=10)
         ax.set_xlabel("training iteration" if task == "charlm" else "training step (batches)")
@@ -563,6 +566,60 @@ def verdict(summary: dict, task: str, variant: str = "diffusion", quantity: str 
                    t_pvalue=t_p, sign_pvalue=p["sign_pvalue"], alpha=alpha, max_disagree=max_disagree)
 
 
+def seeds_needed(mean_diff: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Paired seeds a two-sided test at level ``alpha`` needs to detect ``mean_diff`` with probability ``power``.
+
+    Normal approximation, n = ((z_{1 - alpha/2} + z_{power}) sd_diff / |mean_diff|)^2 rounded up, with
+    ``sd_diff`` the standard deviation of the paired differences (a t-test at small n needs a
+    seed or two more).
+    """
+    from scipy import stats
+
+    mean_diff = check_scalar(mean_diff, "mean_diff")
+    sd_diff = check_scalar(sd_diff, "sd_diff", low=0, low_inclusive=False)
+    alpha = check_scalar(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
+    power = check_scalar(power, "power", low=0, high=1, low_inclusive=False, high_inclusive=False)
+    if mean_diff == 0:
+        raise ValueError("mean_diff must be non-zero: no number of seeds detects a difference of 0")
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    return max(2, math.ceil((z * sd_diff / abs(mean_diff)) ** 2))
+
+
+def verdict_text(v: Verdict, paper_claim: str | None = None) -> str:
+    """One paragraph (Markdown) saying what a :class:`Verdict` means, and for the paper's claim if given.
+
+    ``paper_claim`` describes the paper's single-run result in a few words, e.g.
+    "a lower validation loss with A − I"; ``None`` for an arm the paper did not try.
+    """
+    if not isinstance(v, Verdict):
+        raise ValueError(f"v must be a Verdict from verdict(); got {type(v).__name__}")
+    if paper_claim is not None and (not isinstance(paper_claim, str) or not paper_claim.strip()):
+        raise ValueError("paper_claim must be None or a non-empty description of the paper's result")
+    q, op, base = v.quantity, OPERATOR_TEXT[v.variant], OPERATOR_TEXT[v.baseline]
+    numbers = (f"mean paired difference in {QUANTITY_LABELS[q]} {_fmt_diff(v.mean_diff, q)} "
+               f"(sd {_fmt_diff(v.sd_diff, q).lstrip('+')}), paired t-test p = {_fmt_p(v.t_pvalue)}")
+    task = {"charlm": "character model", "vit": "vision transformer"}[v.task]
+    if v.outcome == "helps":
+        return (f"**{task.capitalize()}: {op} helps.** It beat {base} on {v.n_better} of {v.n} paired seeds "
+                f"({numbers})." + ("" if paper_claim is None else
+                                   f" This is the direction of the paper's single run ({paper_claim}), now "
+                                   f"with a measured spread."))
+    if v.outcome == "hurts":
+        return (f"**{task.capitalize()}: {op} hurts.** It did worse than {base} on {v.n_worse} of {v.n} paired "
+                f"seeds ({numbers})." + ("" if paper_claim is None else
+                                         f" The paper's single run reported the opposite ({paper_claim}); with "
+                                         f"this recipe and at this scale the change costs more than "
+                                         f"seed-to-seed noise can explain."))
+    more = ""
+    if v.mean_diff != 0 and v.sd_diff > 0:
+        more = (f" A true difference of this size would need about {seeds_needed(v.mean_diff, v.sd_diff)} "
+                f"paired seeds to be detected four times in five.")
+    paper = ("" if paper_claim is None else
+             f" The paper's single run ({paper_claim}) is neither confirmed nor contradicted.")
+    return (f"**{task.capitalize()}: no detectable difference between {op} and {base} at {v.n} seeds.** "
+            f"{op} was better on {v.n_better} seeds and worse on {v.n_worse} ({numbers}).{paper}{more}")
+
+
 # -------------------------------------------------------------------------------------------------------- gates
 
 def gate_values(rows):
@@ -614,3 +671,16 @@ def gates_figure(rows):
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
+
+
+def gates_text(rows) -> str:
+    """One sentence on where the learned gates ended, relative to g = 0 (A) and g = 1 (A − I)."""
+    got = gate_values(rows)
+    if got is None:
+        return "The rows of the gated arm do not record their gates."
+    seeds, g = got
+    far = int((g > 0.5).sum())
+    where = ("every head stayed closer to plain attention (g = 0) than to A − I (g = 1)" if far == 0 else
+             f"{far} of {g.size} heads moved past g = 0.5, towards A − I (g = 1)")
+    return (f"Over {len(seeds)} seeds, {g.shape[1]} layers and {g.shape[2]} heads the learned g ended between "
+            f"{g.min():.2f} and {g.max():.2f} (mean {g.mean():.2f}): {where}.")

@@ -238,3 +238,46 @@ def test_bad_input_names_the_parameter(charlm_rows, vit_rows):
     bad[1]["curve"][1][0] = 11
     with pytest.raises(ValueError, match="evaluation iterations"):
         T.seed_band(bad, "diffusion")
+
+
+def test_seeds_needed_gives_the_requested_power():
+    # s / delta = 2: (2.80 * 2)^2 = 31.4, so 32 seeds
+    assert T.seeds_needed(0.01, 0.02) == 32
+    assert T.seeds_needed(-0.01, 0.02) == 32
+    # Monte Carlo: with that many paired seeds a two-sided z-test at 0.05 detects the effect about 80 % of the time
+    rng = np.random.default_rng(1)
+    n = T.seeds_needed(0.5, 1.0)
+    means = rng.normal(0.5, 1.0, size=(20000, n)).mean(axis=1)
+    power = np.mean(np.abs(means) / (1.0 / np.sqrt(n)) > stats.norm.ppf(0.975))
+    assert 0.78 < power < 0.85
+    for kwargs, word in [({"mean_diff": 0.0, "sd_diff": 1.0}, "mean_diff"), ({"mean_diff": 1.0, "sd_diff": 0.0}, "sd_diff"),
+                         ({"mean_diff": 1.0, "sd_diff": 1.0, "power": 1.0}, "power")]:
+        with pytest.raises(ValueError, match=word):
+            T.seeds_needed(**kwargs)
+
+
+def test_verdict_text_states_the_outcome_and_its_numbers(charlm_rows):
+    s = summarise(charlm_rows)
+    v = T.verdict(s, "charlm", "diffusion")
+    text = T.verdict_text(v, "a lower loss with A − I")
+    assert "A − I helps" in text and f"{v.n_better} of 5" in text and f"{v.t_pvalue:.3g}" in text
+    none = T.verdict_text(T.verdict(s, "charlm", "gated"))
+    assert "no detectable difference between A − gI and A at 5 seeds" in none and "paired seeds to be" in none
+    assert "paper" not in none
+    with pytest.raises(ValueError, match="paper_claim"):
+        T.verdict_text(v, "")
+    with pytest.raises(ValueError, match="Verdict"):
+        T.verdict_text(s, "x")
+
+
+def test_gates_text_reports_the_range(charlm_rows):
+    g = T.gate_values(charlm_rows)[1]
+    text = T.gates_text(charlm_rows)
+    assert f"between {g.min():.2f} and {g.max():.2f}" in text
+    assert f"{int((g > 0.5).sum())} of {g.size} heads moved past g = 0.5" in text
+    small = json.loads(json.dumps(charlm_rows))
+    for r in small:
+        if "gates" in r:
+            r["gates"] = [[0.1, 0.2], [0.0, 0.3]]
+    assert "every head stayed closer to plain attention" in T.gates_text(small)
+    assert "do not record" in T.gates_text([r for r in charlm_rows if r["variant"] != "gated"])
