@@ -11,6 +11,7 @@ import platform
 import shlex
 import subprocess
 import sys
+from dataclasses import asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,6 +20,22 @@ import torch
 from .._validation import check_choice, check_scalar
 
 DEVICES = ("auto", "cpu", "cuda")
+
+
+class ConfigDict:
+    """Round trip of a config dataclass through a plain dict (the results rows store configs as dicts)."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        """Build a config from a dict, refusing unknown keys (a typo would otherwise be ignored)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} field(s) {unknown}; known fields: {sorted(known)}")
+        return cls(**d)
 
 
 def resolve_device(device: str = "auto") -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -40,12 +40,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .._validation import check_scalar, check_seed
-from ._runtime import provenance, resolve_device, set_threads
+from ._runtime import ConfigDict, provenance, resolve_device, set_threads
 from .attention import Block, check_variant, configure_optimizer, cosine_lr, init_weights
 
 
 @dataclass
-class CharLMConfig:
+class CharLMConfig(ConfigDict):
     """Model, optimiser and evaluation settings; the defaults are nanoGPT's CPU configuration."""
 
     # model
@@ -106,18 +106,6 @@ class CharLMConfig:
     def decay_iters(self) -> int:
         """Where the cosine reaches ``min_lr``."""
         return self.lr_decay_iters or self.max_iters
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "CharLMConfig":
-        """Build a config from a dict, refusing unknown keys (a typo would otherwise be ignored)."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown CharLMConfig field(s) {unknown}; known fields: {sorted(known)}")
-        return cls(**d)
 
 
 class CharLM(nn.Module):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -47,7 +47,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .._validation import check_scalar, check_seed
-from ._runtime import provenance, resolve_device, set_threads
+from ._runtime import ConfigDict, provenance, resolve_device, set_threads
 from .attention import Block, check_variant, configure_optimizer, cosine_lr, init_weights
 from .charlm import seed_streams
 
@@ -55,7 +55,7 @@ MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 
 
 @dataclass
-class ViTConfig:
+class ViTConfig(ConfigDict):
     """Model, optimiser, data and evaluation settings of the MNIST vision transformer."""
 
     # model
@@ -119,18 +119,6 @@ class ViTConfig:
     @property
     def n_patches(self) -> int:
         return (self.image_size // self.patch_size) ** 2
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "ViTConfig":
-        """Build a config from a dict, refusing unknown keys."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown ViTConfig field(s) {unknown}; known fields: {sorted(known)}")
-        return cls(**d)
 
 
 class ViT(nn.Module):
