@@ -321,3 +321,15 @@ def test_bad_command_lines_exit_with_a_clear_message(argv, message, capsys):
         main(argv)
     assert exc.value.code == 2
     assert __import__("re").search(message, capsys.readouterr().err)
+
+
+def test_config_round_trips_through_a_results_row_and_refuses_typos():
+    """A results row's config rebuilds the exact config of that run (how a reader reproduces one row)."""
+    from probdr_lite.experiments.charlm import CharLMConfig
+    from probdr_lite.experiments.vit import ViTConfig
+
+    for cls, changed in ((CharLMConfig, {"max_iters": 7, "lr": 5e-4}), (ViTConfig, {"epochs": 2})):
+        config = cls(**changed)
+        assert cls.from_dict(config.to_dict()) == config
+        with pytest.raises(ValueError, match=f"unknown {cls.__name__} field"):
+            cls.from_dict({**config.to_dict(), "learning_rate": 1e-3})
