@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Does $A - I$ help a trained transformer?
+# # Does A − I help a trained transformer?
 #
 # The earlier chapters read a transformer block as one step of gradient ascent on the ELBO of
 # probabilistic Laplacian Eigenmaps. That reading says the block should apply the negative graph

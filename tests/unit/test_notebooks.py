@@ -58,3 +58,13 @@ def test_notebook_matches_its_source(path, tmp_path):
     assert json.loads(out.read_text()) == json.loads(path.read_text()), (
         f"run: python tools/mknb.py {src.relative_to(ROOT)} {path.relative_to(ROOT)}"
     )
+
+
+@pytest.mark.parametrize("path", toc_notebooks(), ids=lambda p: p.name)
+def test_chapter_title_has_no_maths(path):
+    """The title appears in the sidebar of every page, and pages without maths do not load MathJax:
+    a $...$ in a title would show as raw TeX there (write A − I, κ, η in Unicode instead)."""
+    cells = json.loads(path.read_text())["cells"]
+    title = next(l for c in cells if c["cell_type"] == "markdown"
+                 for l in "".join(c["source"]).splitlines() if l.startswith("# "))
+    assert "$" not in title and "\\(" not in title, title
