@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --disable-pip-version-check --no-deps -e .
+	@# Colab ships ipywidgets 7.7: a copy beside the venv lets the tests run the widget code against it too
+	$(PY) -m pip install --disable-pip-version-check --quiet --no-deps --upgrade --target $(VENV)/ipywidgets7 \
+		"ipywidgets==7.7.5" "ipython_genutils==0.2.0"
 	@touch $@
 
 $(NPM_STAMP): package.json package-lock.json
