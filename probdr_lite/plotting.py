@@ -9,6 +9,7 @@ it works on the rendered site. It is built on matplotlib's
 
 from __future__ import annotations
 
+import html
 from typing import Callable, Sequence
 
 import matplotlib
@@ -22,6 +23,7 @@ from ._validation import check_array, check_scalar
 __all__ = [
     "CLASS_COLOURS",
     "ScrubFigure",
+    "Table",
     "class_scatter",
     "digit_grid",
     "figure_data",
@@ -188,3 +190,35 @@ def scrub(
             "lower dpi, the figure size or the number of frames"
         )
     return result
+
+
+class Table:
+    """A small table without pandas: HTML in a notebook, a Markdown table in plain text (``str``).
+
+    ``header`` is a list of column names, ``body`` a list of rows of already formatted cells; the
+    caption goes above the HTML table and below the Markdown one.
+    """
+
+    def __init__(self, header, body, caption=None):
+        self.header = [str(h) for h in header]
+        self.body = [[str(c) for c in row] for row in body]
+        if any(len(row) != len(self.header) for row in self.body):
+            raise ValueError(f"every row of body must have {len(self.header)} cells, like the header")
+        self.caption = caption
+
+    def to_markdown(self) -> str:
+        lines = ["| " + " | ".join(self.header) + " |", "|" + "|".join(" --- " for _ in self.header) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in self.body]
+        return "\n".join(lines) + (f"\n\n{self.caption}" if self.caption else "")
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in self.body)
+        cap = f"<caption>{esc(self.caption)}</caption>" if self.caption else ""
+        return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+    __repr__ = __str__

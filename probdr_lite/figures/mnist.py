@@ -21,7 +21,6 @@ Every function that runs blocks on a few thousand points or fewer does so on one
 
 from __future__ import annotations
 
-import html
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
@@ -35,7 +34,7 @@ from probdr_lite._validation import check_array, check_choice, check_scalar, che
 from probdr_lite.figures._threads import single_threaded
 from probdr_lite.figures.block import CHAPTER_VARIANTS
 from probdr_lite.metrics import between_within_ratio, kmeans_nmi, knn_accuracy, silhouette
-from probdr_lite.plotting import class_scatter, scrub
+from probdr_lite.plotting import Table, class_scatter, scrub
 from probdr_lite.unrolled import VARIANTS, embed, unroll
 from probdr_lite.widgets import Slider, SliderPanel
 
@@ -274,35 +273,7 @@ def pick(rows, metric, *, variant, layer=None, n=None):
 # A table without pandas
 
 
-class Table:
-    """A small table that renders as HTML in a notebook and as Markdown in text (``str``).
-
-    ``header`` is a list of column names, ``body`` a list of rows (lists of already formatted strings).
-    """
-
-    def __init__(self, header, body, caption=None):
-        self.header = [str(h) for h in header]
-        self.body = [[str(c) for c in row] for row in body]
-        if any(len(row) != len(self.header) for row in self.body):
-            raise ValueError(f"every row must have {len(self.header)} cells, like the header")
-        self.caption = caption
-
-    def to_markdown(self) -> str:
-        lines = ["| " + " | ".join(self.header) + " |", "|" + "|".join(" --- " for _ in self.header) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in self.body]
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        esc = html.escape
-        head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in self.body)
-        cap = f"<caption>{esc(self.caption)}</caption>" if self.caption else ""
-        return f'<table class="probdr-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-    def __str__(self) -> str:
-        return self.to_markdown()
-
-    __repr__ = __str__
+# (Table lives in probdr_lite.plotting, shared with the other chapters.)
 
 
 def _row_name(row) -> str:

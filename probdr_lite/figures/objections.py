@@ -11,10 +11,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_array, check_scalar
-from probdr_lite.figures.training import Table
 from probdr_lite.objections import (CLASS_LEVEL, METRICS, THRESHOLDS, Verdict, attention_logits,
                                    regulariser_prediction)
-from probdr_lite.plotting import class_scatter
+from probdr_lite.plotting import Table, class_scatter
 
 __all__ = [
     "VARIANT_STYLE",

@@ -20,7 +20,6 @@ The statistics themselves (means, paired t-test, sign test) are computed by
 
 from __future__ import annotations
 
-import html
 import math
 import os
 import re
@@ -32,6 +31,7 @@ import numpy as np
 
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS, load_results, validate_results
+from probdr_lite.plotting import Table
 
 __all__ = [
     "RESULTS_DIR",
@@ -396,30 +396,7 @@ def paired_figure(rows, quantities=("final_val_loss",), baseline: str = "attenti
 
 
 # ------------------------------------------------------------------------------------------------------- tables
-
-class Table:
-    """A small table shown as HTML in a notebook and as a Markdown table in plain text."""
-
-    def __init__(self, header, body, caption=None):
-        self.header = [str(h) for h in header]
-        self.body = [[str(c) for c in row] for row in body]
-        if any(len(row) != len(self.header) for row in self.body):
-            raise ValueError("body rows must have as many cells as header")
-        self.caption = caption
-
-    def _repr_html_(self) -> str:
-        esc = html.escape
-        head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in self.body)
-        cap = f"<caption>{esc(self.caption)}</caption>" if self.caption else ""
-        return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-    def __str__(self) -> str:
-        lines = ["| " + " | ".join(self.header) + " |", "|" + " --- |" * len(self.header)]
-        lines += ["| " + " | ".join(row) + " |" for row in self.body]
-        return (self.caption + "\n\n" if self.caption else "") + "\n".join(lines)
-
-    __repr__ = __str__
+# (Table lives in probdr_lite.plotting, shared with the other chapters.)
 
 
 def _fmt(value, quantity, digits=4):

@@ -90,3 +90,15 @@ def test_class_scatter_and_digit_grid():
     plt.close(grid)
     with pytest.raises(ValueError, match="784 columns"):
         digit_grid(rng.uniform(size=(12, 100)), n_rows=1, n_cols=2)
+
+
+def test_table_renders_html_and_markdown_and_refuses_ragged_rows():
+    from probdr_lite.plotting import Table
+
+    t = Table(["a", "b"], [[1, "<x>"], [2.5, "y"]], caption="note")
+    html = t._repr_html_()
+    assert html.startswith("<table><caption>note</caption>") and "<td>&lt;x&gt;</td>" in html
+    assert str(t).splitlines()[:3] == ["| a | b |", "| --- | --- |", "| 1 | <x> |"]
+    assert str(t).endswith("\n\nnote")
+    with pytest.raises(ValueError, match="every row of body must have 2 cells"):
+        Table(["a", "b"], [[1]])
