@@ -1,7 +1,10 @@
 # The two commands a newcomer needs (see README.md):
 #   make book   build the whole book into _build/html (installs what it needs first)
 #   make test   run every test: unit tests, the book build, checks of the built HTML
-# A second run reinstalls nothing unless pyproject.toml, requirements.txt, package.json
+# and, for readers and maintainers:
+#   make lab    open the chapters in JupyterLab (with MyST rendered) on 127.0.0.1
+#   make lock   re-resolve requirements-lock.txt from pyproject.toml's ranges
+# A second run reinstalls nothing unless pyproject.toml, requirements-lock.txt, package.json
 # or package-lock.json changed.
 
 PYTHON ?= python3
@@ -12,20 +15,36 @@ STAMP  := $(VENV)/.probdr-lite-installed
 # manager), at the exact versions of package-lock.json; npm ci removes node_modules
 # first, so this stamp inside it is rewritten only by a complete install.
 NPM_STAMP := node_modules/.probdr-lite-installed
+# The exact versions every install uses (the book's numbers depend on them); `make lock`
+# writes it from the ranges in pyproject.toml, for Linux and macOS, Python 3.10 and later.
+LOCK   := requirements-lock.txt
+# make install TORCH=cpu: PyTorch's CPU-only wheels instead of PyPI's CUDA build on Linux
+# (about 1.6 GB of .venv instead of 6.3 GB; the CUDA libraries of the lock are left out).
+TORCH  ?= default
+CPU_INDEX := https://download.pytorch.org/whl/cpu
+UV_VERSION := 0.13.9
+UV     ?= $(VENV)/bin/uv
 
-.PHONY: help install book test unit clean
+.PHONY: help install book test unit lab lock clean
 
 help:
 	@echo "make book   build the book into _build/html"
 	@echo "make test   run every test (unit, book build, built-HTML and browser checks)"
 	@echo "make unit   run only the fast unit tests"
+	@echo "make lab    open the chapters in JupyterLab on 127.0.0.1 (MyST rendered)"
+	@echo "make lock   refresh requirements-lock.txt from pyproject.toml, then run make test"
 	@echo "make clean  remove _build (keeps .venv)"
 
 install: $(STAMP) $(NPM_STAMP)
 
-$(STAMP): pyproject.toml requirements.txt
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check -r requirements.txt
+ifeq ($(TORCH),cpu)
+	grep -vE '^(nvidia-|cuda-|triton)' $(LOCK) > $(VENV)/lock-cpu.txt
+	$(PY) -m pip install --disable-pip-version-check --extra-index-url $(CPU_INDEX) -r $(VENV)/lock-cpu.txt
+else
+	$(PY) -m pip install --disable-pip-version-check -r $(LOCK)
+endif
 	$(PY) -m pip install --disable-pip-version-check --no-deps -e .
 	@# Colab ships ipywidgets 7.7: a copy beside the venv lets the tests run the widget code against it too
 	$(PY) -m pip install --disable-pip-version-check --quiet --no-deps --upgrade --target $(VENV)/ipywidgets7 \
@@ -45,6 +64,24 @@ test: install
 
 unit: install
 	$(PY) -m pytest tests/unit
+
+# JupyterLab and jupyterlab-myst come with make install (the tests drive JupyterLab too).
+# Loopback only; Jupyter prints the URL with its token.
+lab: install
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=book
+
+# Re-resolve the lock from pyproject.toml's ranges (all extras), for every platform at once
+# (uv's universal mode: environment markers choose per Python version and OS). pip's own
+# site-wide constraint, where a machine sets one, is honoured so the lock names only releases
+# pip there will install; its path is not written into the lock. Then run make test and
+# commit both files: a newer dependency shows up as a diff and must pass the whole book.
+lock:
+	@test -x $(UV) || { test -x $(PY) || $(PYTHON) -m venv $(VENV); $(PY) -m pip install --quiet "uv==$(UV_VERSION)"; }
+	$(UV) pip compile pyproject.toml --all-extras --universal --python-version 3.10 --quiet \
+		$$($(PYTHON) -m pip config list 2>/dev/null | sed -n "s/^global\.constraint='\(.*\)'$$/--constraint \1/p") \
+		--custom-compile-command "make lock" -o $(LOCK).new
+	sed -i -E 's|-c /[^ ]*|-c (the pip constraint of the machine that locked)|' $(LOCK).new
+	mv $(LOCK).new $(LOCK)
 
 clean:
 	rm -rf _build

@@ -9,7 +9,9 @@ Every chapter notebook
 - uses the ``python3`` kernel.
 
 ``python -m probdr_lite._notebooks fix book/*.ipynb`` rewrites notebooks to
-follow these rules; ``check`` reports the ones that do not (the tests call it).
+follow these rules; ``check`` reports the ones that do not (the tests call it);
+``badges`` prints README's badges. The repository URL and branch come from
+``_config.yml`` and from nowhere else.
 """
 
 from __future__ import annotations
@@ -20,24 +22,87 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-#: The ref of the repository the Colab cell installs from. A tag, so that a
-#: chapter opened on Colab runs against the package it was written for.
-COLAB_REF = "v0.1.0"
+CONFIG = ROOT / "_config.yml"
 
 
-def repository_url(config_path: Path = ROOT / "_config.yml") -> str:
-    """The repository URL, read from ``_config.yml`` (the one place it is set)."""
-    text = config_path.read_text(encoding="utf-8")
-    match = re.search(r"^repository:\s*\n(?:\s+.*\n)*?\s+url\s*:\s*(\S+)", text, re.M)
-    if not match:
-        raise ValueError(f"no repository.url in {config_path}")
-    return match.group(1).strip("\"'")
+def _config(config_path: Path = CONFIG) -> dict:
+    import yaml  # a build and test dependency; reading the notebooks on Colab never gets here
+
+    return yaml.safe_load(Path(config_path).read_text(encoding="utf-8"))
 
 
-def colab_cell_source(url: str | None = None, ref: str = COLAB_REF) -> str:
+def repository(config_path: Path = CONFIG) -> tuple[str, str]:
+    """``(url, branch)`` of the repository, from ``_config.yml``: the one place they are set.
+
+    The branch is what the book's launch buttons (Binder, Colab) open, and so the ref the
+    Colab cell installs the package from: notebook and package come from the same commit.
+    """
+    repo = _config(config_path).get("repository") or {}
+    url, branch = repo.get("url"), repo.get("branch")
+    if not (isinstance(url, str) and re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", url)):
+        raise ValueError(f"repository.url in {config_path} must be https://github.com/OWNER/NAME, got {url!r}")
+    if not (isinstance(branch, str) and re.fullmatch(r"[\w./-]+", branch)):
+        raise ValueError(f"repository.branch in {config_path} must be a branch or tag name, got {branch!r}")
+    return url, branch
+
+
+def repository_url(config_path: Path = CONFIG) -> str:
+    """The repository URL, read from ``_config.yml``."""
+    return repository(config_path)[0]
+
+
+def colab_ref(config_path: Path = CONFIG) -> str:
+    """The ref the Colab cell installs: ``repository.branch``, the one the launch buttons open."""
+    return repository(config_path)[1]
+
+
+def __getattr__(name):
+    # COLAB_REF is read from _config.yml when asked for, not at import time
+    if name == "COLAB_REF":
+        return colab_ref()
+    raise AttributeError(name)
+
+
+def pages_url(config_path: Path = CONFIG) -> str:
+    """Where .github/workflows/pages.yml publishes the site (GitHub Pages of the repository)."""
+    owner, name = repository_url(config_path).rstrip("/").split("/")[-2:]
+    return f"https://{owner.lower()}.github.io/{name}/"
+
+
+def project_urls(config_path: Path = CONFIG) -> dict[str, str]:
+    """``[project.urls]`` of pyproject.toml, as they follow from ``_config.yml`` (a test compares)."""
+    url = repository_url(config_path)
+    return {"Homepage": pages_url(config_path), "Source": url, "Issues": f"{url}/issues"}
+
+
+def first_notebook(toc_path: Path = ROOT / "_toc.yml") -> str:
+    import yaml
+
+    toc = yaml.safe_load(Path(toc_path).read_text(encoding="utf-8"))
+    chapters = toc.get("chapters") or [c for part in toc.get("parts", []) for c in part["chapters"]]
+    return f"{chapters[0]['file']}.ipynb"
+
+
+def readme_badges(config_path: Path = CONFIG) -> str:
+    """The badges at the top of README.md: CI, the published book, Binder and Colab on the first chapter."""
+    config = _config(config_path)
+    url, branch = repository(config_path)
+    owner_name = url.split("github.com/", 1)[1]
+    binder = config["launch_buttons"]["binderhub_url"].rstrip("/")
+    colab = config["launch_buttons"]["colab_url"].rstrip("/")
+    nb = first_notebook(Path(config_path).parent / "_toc.yml")
+    return "\n".join([
+        f"[![CI]({url}/actions/workflows/ci.yml/badge.svg?branch={branch})]({url}/actions/workflows/ci.yml)",
+        f"[![Book]({url}/actions/workflows/pages.yml/badge.svg?branch={branch})]({pages_url(config_path)})",
+        f"[![Binder]({binder}/badge_logo.svg)]({binder}/v2/gh/{owner_name}/{branch}?urlpath=lab/tree/{nb})",
+        f"[![Open in Colab]({colab}/assets/colab-badge.svg)]({colab}/github/{owner_name}/blob/{branch}/{nb})",
+    ])
+
+
+def colab_cell_source(url: str | None = None, ref: str | None = None) -> str:
     """Source of the first cell of every chapter."""
     url = url or repository_url()
+    ref = ref or colab_ref()
     return (
         "# Colab only: install this book's helper package when it is missing.\n"
         "# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.\n"
@@ -99,8 +164,11 @@ def fix(path: Path) -> None:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["badges"]:
+        print(readme_badges())
+        return 0
     if not argv or argv[0] not in ("check", "fix"):
-        print("usage: python -m probdr_lite._notebooks check|fix NOTEBOOK...", file=sys.stderr)
+        print("usage: python -m probdr_lite._notebooks check|fix NOTEBOOK... | badges", file=sys.stderr)
         return 2
     bad = 0
     for name in argv[1:]:

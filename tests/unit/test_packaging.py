@@ -1,60 +1,133 @@
-"""The project's install files agree with each other."""
+"""The project's install files agree with each other and with pyproject.toml, which holds the ranges.
 
+pyproject.toml: run-time `dependencies` (what the notebooks import) and the extras `book`,
+`lab` and `test` (tools). environment.yml: everything, for a local conda install. binder/:
+run time and JupyterLab only, for readers on Binder. requirements-lock.txt (tests/unit/test_lock.py)
+pins what `make install` installs.
+"""
+
+import os
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+from probdr_lite import _notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+PROJECT = PYPROJECT["project"]
 
 # conda-forge names that differ from PyPI's
-CONDA_TO_PYPI = {"pytorch-cpu": "torch"}
+CONDA_TO_PYPI = {"pytorch-cpu": "torch", "matplotlib-base": "matplotlib", "playwright-python": "playwright"}
+TOOLS = {"jupyter-book", "pytest", "nbformat", "pyyaml", "packaging", "playwright", "sphinx", "uv"}
 
 
-def _name(requirement: str) -> str:
-    return re.split(r"[<>=!~;\[ ]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+def pypi_requirements(reqs):
+    """{name: SpecifierSet} of PEP 508 strings."""
+    out = {}
+    for text in reqs:
+        req = Requirement(text)
+        out[canonicalize_name(req.name)] = req.specifier
+    return out
 
 
-def requirements_names():
-    lines = (ROOT / "requirements.txt").read_text().splitlines()
-    return {_name(l) for l in lines if l.strip() and not l.lstrip().startswith(("#", "-"))}
-
-
-def environment_names():
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    assert env["channels"][0] == "conda-forge" and "defaults" not in env["channels"]
-    names = set()
+def conda_requirements(path):
+    """{PyPI name: SpecifierSet} of a conda environment file's conda packages (python and pip aside)."""
+    env = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert env["channels"][0] == "conda-forge" and "defaults" not in env["channels"], path
+    out = {}
     for dep in env["dependencies"]:
         if isinstance(dep, str):
-            name = _name(dep)
-            if name not in ("python", "pip"):
-                names.add(CONDA_TO_PYPI.get(name, name))
-    return names
+            name, spec = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(.*)", dep).groups()
+            if name in ("python", "pip"):
+                continue
+            out[canonicalize_name(CONDA_TO_PYPI.get(name, name))] = SpecifierSet(spec)
+    return out
 
 
-def test_requirements_and_environment_name_the_same_packages():
-    req, env = requirements_names(), environment_names()
-    assert req == env, f"only in requirements.txt: {req - env}; only in environment.yml: {env - req}"
+def all_extras():
+    reqs = list(PROJECT["dependencies"])
+    for extra in PROJECT["optional-dependencies"].values():
+        reqs += extra
+    return pypi_requirements(reqs)
 
 
-def test_environment_uses_cpu_pytorch_and_installs_the_package():
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    deps = [d for d in env["dependencies"] if isinstance(d, str)]
-    assert any(d.startswith("pytorch-cpu") for d in deps)
-    pip_section = [d for d in env["dependencies"] if isinstance(d, dict)][0]["pip"]
-    assert "-e ." in pip_section or "." in pip_section
+def test_environment_yml_names_every_requirement_with_the_same_range():
+    assert conda_requirements(ROOT / "environment.yml") == all_extras()
 
 
-def test_pyproject_declares_every_runtime_requirement():
-    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    declared = {_name(d) for d in meta["dependencies"]}
-    for extra in meta["optional-dependencies"].values():
-        declared |= {_name(d) for d in extra}
-    assert requirements_names() <= declared, requirements_names() - declared
-    assert meta["requires-python"] == ">=3.10"
-    jb = [d for d in meta["optional-dependencies"]["book"] if d.startswith("jupyter-book")][0]
-    assert ">=1.0.4" in jb and "<2" in jb
+def test_environment_yml_uses_conda_forge_names():
+    """conda-forge's `playwright` is the Node.js command line; the Python package is `playwright-python`."""
+    deps = [d for d in yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"] if isinstance(d, str)]
+    names = {re.split(r"[<>=! ]", d)[0] for d in deps}
+    assert "playwright-python" in names and "playwright" not in names
+    assert "pytorch-cpu" in names and "torch" not in names and "pytorch" not in names
+    pip_section = [d for d in yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"] if isinstance(d, dict)]
+    assert pip_section and any(re.search(r"-e \.$", line) for line in pip_section[0]["pip"])
+
+
+def test_binder_environment_is_run_time_only_with_an_exact_python():
+    path = ROOT / "binder" / "environment.yml"
+    env = yaml.safe_load(path.read_text(encoding="utf-8"))
+    pythons = [d for d in env["dependencies"] if isinstance(d, str) and re.match(r"python\b", d)]
+    assert len(pythons) == 1 and re.fullmatch(r"python=3\.\d+\.\d+", pythons[0]), pythons
+    runtime = pypi_requirements(PROJECT["dependencies"])
+    lab = pypi_requirements(PROJECT["optional-dependencies"]["lab"])
+    assert conda_requirements(path) == {**runtime, **lab}
+    assert not set(conda_requirements(path)) & TOOLS
+    # no pip section: installing the checkout from environment.yml would make every commit rebuild the image
+    assert not [d for d in env["dependencies"] if isinstance(d, dict)]
+
+
+def test_binder_python_is_one_the_package_supports():
+    env = yaml.safe_load((ROOT / "binder" / "environment.yml").read_text(encoding="utf-8"))
+    python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
+    assert SpecifierSet(PROJECT["requires-python"]).contains(python.split("=", 1)[1])
+
+
+def test_binder_postbuild_installs_the_package_without_dependencies():
+    post = ROOT / "binder" / "postBuild"
+    text = post.read_text(encoding="utf-8")
+    assert text.startswith("#!/bin/bash") and "set -euo pipefail" in text
+    commands = [l for l in text.splitlines() if l.strip() and not l.lstrip().startswith("#") and not l.startswith("set ")]
+    assert commands == ["python -m pip install --no-deps --no-cache-dir ."]
+    assert os.access(post, os.X_OK)
+    try:
+        mode = subprocess.run(["git", "ls-files", "-s", "binder/postBuild"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.split()[0]
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        pytest.skip("not a git checkout")
+    assert mode == "100755", "postBuild must be committed executable"
+
+
+def test_binder_ignores_the_root_files_it_must_not_use():
+    """repo2docker reads binder/ instead of the root when binder/ exists; no root file may be a second recipe there."""
+    assert not (ROOT / "binder" / "requirements.txt").exists()
+    assert not (ROOT / "requirements.txt").exists(), "ranges live in pyproject.toml, exact versions in requirements-lock.txt"
+
+
+def test_pyproject_ranges():
+    assert PROJECT["requires-python"] == ">=3.10"
+    jb = pypi_requirements(PROJECT["optional-dependencies"]["book"])["jupyter-book"]
+    assert jb == SpecifierSet(">=1.0.4,<2")
     # ranges, not pins: Colab and Binder bring their own torch and ipywidgets 7
-    assert not any("==" in d for d in meta["dependencies"])
-    assert "ipywidgets>=7.6,<9" in meta["dependencies"]
+    assert not any("==" in d for d in PROJECT["dependencies"])
+    assert pypi_requirements(PROJECT["dependencies"])["ipywidgets"] == SpecifierSet(">=7.6,<9")
+    assert not set(pypi_requirements(PROJECT["dependencies"])) & (TOOLS | {"jupyterlab", "jupyterlab-myst"})
+
+
+def test_tests_and_lab_get_jupyterlab_with_myst():
+    for extra in ("lab", "test"):
+        names = set(pypi_requirements(PROJECT["optional-dependencies"][extra]))
+        assert {"jupyterlab", "jupyterlab-myst"} <= names, extra
+
+
+def test_project_urls_follow_from_config_yml():
+    assert PROJECT["urls"] == _notebooks.project_urls()
