@@ -40,6 +40,13 @@ fig.suptitle("The first 40 images of the MNIST test set, with their labels", y=1
 plt.show()
 
 # %% [markdown]
+# The MNIST database is the work of Yann LeCun, Corinna Cortes and Christopher J. C. Burges
+# {cite:p}`lecun1998mnist`, licensed under Creative Commons Attribution-ShareAlike 3.0
+# (CC BY-SA 3.0). The package ships its test set unchanged (`probdr_lite/data/NOTICE.md`); this
+# figure and the others in the book that show digits are adaptations, shared alike under the
+# book's CC BY-SA 4.0 licence.
+
+# %% [markdown]
 # Later chapters often work on a subset. `load_mnist(n=1000, stratified=True)` picks the images
 # so that the ten classes are as balanced as possible, still deterministically.
 

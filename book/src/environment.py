@@ -1,0 +1,29 @@
+# %% [markdown]
+# # Environment
+#
+# The numbers in this book come from code, and code's answers depend on the versions of the
+# libraries under it: a new NumPy, SciPy or PyTorch can move a figure's last digits or change a
+# random stream. This page is computed while the book is built, so it always names the versions
+# of the build you are reading.
+#
+# `make install` installs the exact versions pinned in `requirements-lock.txt`; `make lock`
+# re-resolves that file from the ranges in `pyproject.toml` when a dependency should move on,
+# and `make test` then rebuilds the whole book with the new versions before the change is
+# committed. The notebooks themselves ask only for ranges (see `pyproject.toml`), so they also
+# run on Colab and Binder with the versions installed there.
+
+# %% tags=["hide-input"]
+from IPython.display import Markdown, display
+
+from probdr_lite import environment
+
+display(Markdown(environment.summary_markdown()))
+
+# %% [markdown]
+# ## Every locked package
+#
+# The whole set that the lock pins for the platform of this build, with the version that was
+# installed beside each.
+
+# %% tags=["hide-input"]
+display(Markdown(environment.lock_table_markdown()))

@@ -1,0 +1,190 @@
+"""The versions the book is built with: ``requirements-lock.txt`` against what is installed.
+
+``make install`` installs the exact versions of ``requirements-lock.txt`` (``make lock``
+re-resolves them from pyproject.toml's ranges). The book's Environment page calls
+:func:`summary_markdown` and :func:`lock_table_markdown` while it is built, so the page
+always states the versions of the build that produced it, and says so when an installed
+version differs from the lock.
+
+Needs ``packaging`` (a dependency of the book's build tools, and present on Colab).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import platform
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK_NAME = "requirements-lock.txt"
+LOCK = ROOT / LOCK_NAME
+GROUPS = {None: "the notebooks", "book": "building the book", "lab": "JupyterLab", "test": "the tests"}
+
+_PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[^\s;]+)\s*(?:;\s*(?P<marker>.+?))?\s*$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One line of the lock: an exact version, for the environments its marker selects."""
+
+    name: str
+    version: str
+    marker: str | None = None
+
+    def applies(self, environment: dict | None = None) -> bool:
+        if self.marker is None:
+            return True
+        from packaging.markers import Marker
+
+        return Marker(self.marker).evaluate(environment)
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def read_lock(path: Path = LOCK) -> list[Pin]:
+    """Every pin of a lock file written by ``make lock`` (comments and blank lines skipped)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"lock file {path} not found: run `make lock` in a checkout")
+    pins = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        match = _PIN.match(text)
+        if not match:
+            raise ValueError(f"{path.name}, line {number}: expected NAME==VERSION [; MARKER], got {text!r}")
+        pins.append(Pin(_canonical(match["name"]), match["version"], match["marker"]))
+    return pins
+
+
+def pins_for(pins: list[Pin], environment: dict | None = None) -> dict[str, Pin]:
+    """The pins that apply to one environment (default: this interpreter), by package name.
+
+    A lock for several platforms may pin a package twice under exclusive markers; if two pins
+    of one package both apply, the lock is broken and this raises.
+    """
+    chosen: dict[str, Pin] = {}
+    for pin in pins:
+        if pin.applies(environment):
+            if pin.name in chosen:
+                raise ValueError(f"{pin.name} is pinned twice for this environment: "
+                                 f"{chosen[pin.name].version} and {pin.version}")
+            chosen[pin.name] = pin
+    return chosen
+
+
+def installed_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    locked: str
+    installed: str | None
+
+    @property
+    def matches(self) -> bool:
+        if self.installed is None:
+            return False
+        from packaging.version import Version
+
+        # a CPU-only PyTorch (2.14.1+cpu) is the locked release (2.14.1)
+        return Version(self.installed).public == Version(self.locked).public
+
+
+def find_lock() -> Path | None:
+    """The lock of the checkout this package comes from, or of the one the notebook runs in.
+
+    An editable install (``make install``) sits in its checkout; a regular one (Binder's) does
+    not, but its notebooks run inside the checkout. On Colab there is none: ``None``.
+    """
+    cwd = Path.cwd().resolve()
+    for folder in (ROOT, cwd, *cwd.parents):
+        if (folder / LOCK_NAME).is_file():
+            return folder / LOCK_NAME
+    return None
+
+
+def compare(path: Path = LOCK) -> list[Row]:
+    """The lock's pins for this interpreter beside the installed versions, sorted by name."""
+    here = pins_for(read_lock(path))
+    return [Row(name, pin.version, installed_version(name)) for name, pin in sorted(here.items())]
+
+
+def direct_requirements(dist: str = "probdr-lite") -> dict[str, str]:
+    """{package: what for} of the package's own requirements (run time, or the extras that add it)."""
+    from packaging.requirements import Requirement
+
+    uses: dict[str, list[str]] = {}
+    for text in metadata.requires(dist) or []:
+        req = Requirement(text)
+        extra = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", str(req.marker or ""))
+        use = GROUPS.get(extra.group(1) if extra else None, extra and f"the `{extra.group(1)}` extra")
+        found = uses.setdefault(_canonical(req.name), [])
+        if use not in found:
+            found.append(use)
+    return {name: ", ".join(sorted(found, key=_use_rank)) for name, found in uses.items()}
+
+
+def _use_rank(use: str) -> int:
+    order = list(GROUPS.values())
+    return order.index(use) if use in order else len(order)
+
+
+def _platform_words() -> str:
+    system = {"Darwin": "macOS"}.get(platform.system(), platform.system())
+    return (f"{platform.python_implementation()} {platform.python_version()} "
+            f"on {system} ({platform.machine()})")
+
+
+def summary_markdown(path: Path | None = None) -> str:
+    """A paragraph on the build's platform and whether every package is at its locked version
+    (the lock found by :func:`find_lock` unless ``path`` is given), then a table of the
+    package's own requirements with their installed versions."""
+    path = path or find_lock()
+    lines = [f"This copy of the book was built with {_platform_words()}."]
+    by_name = {}
+    if path is None:
+        lines[0] += (f" No `{LOCK_NAME}` was found beside the package or the notebook (as on Colab), "
+                     "so the versions below are simply the ones installed.")
+    else:
+        rows = compare(path)
+        by_name = {r.name: r for r in rows}
+        differ = [r for r in rows if not r.matches]
+        n = len(rows)
+        if not differ:
+            lines[0] += (f" All {n} packages that `{Path(path).name}` pins for this platform were installed "
+                         "at exactly their locked versions.")
+        else:
+            lines[0] += (f" {n - len(differ)} of the {n} packages that `{Path(path).name}` pins for this "
+                         f"platform were installed at their locked versions; {len(differ)} "
+                         f"{'was' if len(differ) == 1 else 'were'} not:")
+            lines += ["", "| package | locked | installed |", "| --- | --- | --- |"]
+            lines += [f"| {r.name} | {r.locked} | {r.installed or 'not installed'} |" for r in differ]
+    lines += ["", "The packages that this book's code and tools ask for by name:", "",
+              "| package | needed for | installed version |", "| --- | --- | --- |"]
+    rows = sorted(direct_requirements().items(), key=lambda kv: (_use_rank(kv[1].split(", ")[0]), kv[0]))
+    for name, use in rows:
+        version = by_name[name].installed if name in by_name else installed_version(name)
+        lines.append(f"| {name} | {use} | {version or 'not installed'} |")
+    return "\n".join(lines)
+
+
+def lock_table_markdown(path: Path | None = None) -> str:
+    """Every package the lock pins for this platform, with its locked and installed versions."""
+    path = path or find_lock()
+    if path is None:
+        return f"No `{LOCK_NAME}` was found, so there is no list of locked versions to compare with."
+    lines = ["| package | locked | installed |", "| --- | --- | --- |"]
+    lines += [f"| {r.name} | {r.locked} | {r.installed or 'not installed'} |" for r in compare(path)]
+    return "\n".join(lines)

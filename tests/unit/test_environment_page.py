@@ -1,0 +1,46 @@
+"""probdr_lite.environment: the Environment page compares the installed versions with the lock."""
+
+import importlib.metadata as metadata
+import json
+from pathlib import Path
+
+import yaml
+
+from probdr_lite import environment
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_installed_versions_are_compared_with_the_lock(tmp_path):
+    have = metadata.version("packaging")
+    lock = tmp_path / "requirements-lock.txt"
+    lock.write_text(f"# comment\npackaging=={have}\n    # via pytest\nno-such-package-probdr==1.0\n"
+                    "never-here==9.9 ; sys_platform == 'no-such-os'\n")
+    rows = {r.name: r for r in environment.compare(lock)}
+    assert set(rows) == {"packaging", "no-such-package-probdr"}  # the pin for another OS does not apply
+    assert rows["packaging"].matches and rows["packaging"].installed == have
+    assert not rows["no-such-package-probdr"].matches and rows["no-such-package-probdr"].installed is None
+    text = environment.summary_markdown(lock)
+    assert "1 of the 2 packages" in text and "1 was not" in text and "| no-such-package-probdr | 1.0 | not installed |" in text
+
+
+def test_a_cpu_build_of_the_locked_release_counts_as_locked():
+    assert environment.Row("torch", "2.14.1", "2.14.1+cpu").matches
+    assert not environment.Row("torch", "2.14.1", "2.15.0").matches
+
+
+def test_summary_states_agreement_when_everything_matches(tmp_path):
+    lock = tmp_path / "requirements-lock.txt"
+    lock.write_text(f"packaging=={metadata.version('packaging')}\npytest=={metadata.version('pytest')}\n")
+    text = environment.summary_markdown(lock)
+    assert "All 2 packages" in text and "exactly their locked versions" in text
+    # the package's own requirements are listed with their purpose
+    assert "| numpy | the notebooks |" in text
+
+
+def test_the_page_is_in_the_table_of_contents_and_calls_the_package():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    assert "book/environment" in [c["file"] for c in toc["chapters"]]
+    cells = json.loads((ROOT / "book" / "environment.ipynb").read_text())["cells"]
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "environment.summary_markdown()" in code and "environment.lock_table_markdown()" in code
