@@ -91,10 +91,12 @@ def readme_badges(config_path: Path = CONFIG) -> str:
     binder = config["launch_buttons"]["binderhub_url"].rstrip("/")
     colab = config["launch_buttons"]["colab_url"].rstrip("/")
     nb = first_notebook(Path(config_path).parent / "_toc.yml")
+    # the same path as the book's own Binder buttons (classic: tree/, jupyterlab: lab/tree/)
+    tree = "lab/tree" if config["launch_buttons"].get("notebook_interface") == "jupyterlab" else "tree"
     return "\n".join([
         f"[![CI]({url}/actions/workflows/ci.yml/badge.svg?branch={branch})]({url}/actions/workflows/ci.yml)",
         f"[![Book]({url}/actions/workflows/pages.yml/badge.svg?branch={branch})]({pages_url(config_path)})",
-        f"[![Binder]({binder}/badge_logo.svg)]({binder}/v2/gh/{owner_name}/{branch}?urlpath=lab/tree/{nb})",
+        f"[![Binder]({binder}/badge_logo.svg)]({binder}/v2/gh/{owner_name}/{branch}?urlpath={tree}/{nb})",
         f"[![Open in Colab]({colab}/assets/colab-badge.svg)]({colab}/github/{owner_name}/blob/{branch}/{nb})",
     ])
 
