@@ -66,9 +66,9 @@ unit: install
 	$(PY) -m pytest tests/unit
 
 # JupyterLab and jupyterlab-myst come with make install (the tests drive JupyterLab too).
-# Loopback only; Jupyter prints the URL with its token.
+# Loopback only; Jupyter prints the URL with its token (and refuses root unless told).
 lab: install
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=book
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=book $$([ "$$(id -u)" -eq 0 ] && echo --allow-root)
 
 # Re-resolve the lock from pyproject.toml's ranges (all extras), for every platform at once
 # (uv's universal mode: environment markers choose per Python version and OS). pip's own
