@@ -2,9 +2,9 @@
 
 ``make install`` installs the exact versions of ``requirements-lock.txt`` (``make lock``
 re-resolves them from pyproject.toml's ranges). The book's Environment page calls
-:func:`summary_markdown` and :func:`lock_table_markdown` while it is built, so the page
-always states the versions of the build that produced it, and says so when an installed
-version differs from the lock.
+:func:`summary_markdown`, :func:`requirements_table` and :func:`lock_table` while it is
+built, so the page always states the versions of the build that produced it, and says so
+when an installed version differs from the lock.
 
 Needs ``packaging`` (a dependency of the book's build tools, and present on Colab).
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.metadata as metadata
 import platform
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,43 +147,43 @@ def _platform_words() -> str:
 
 
 def summary_markdown(path: Path | None = None) -> str:
-    """A paragraph on the build's platform and whether every package is at its locked version
-    (the lock found by :func:`find_lock` unless ``path`` is given), then a table of the
-    package's own requirements with their installed versions."""
+    """One paragraph: the build's platform, and whether every package is at its locked version
+    (the lock found by :func:`find_lock` unless ``path`` is given)."""
     path = path or find_lock()
-    lines = [f"This copy of the book was built with {_platform_words()}."]
-    by_name = {}
+    text = f"This copy of the book was built with {_platform_words()}."
     if path is None:
-        lines[0] += (f" No `{LOCK_NAME}` was found beside the package or the notebook (as on Colab), "
-                     "so the versions below are simply the ones installed.")
-    else:
-        rows = compare(path)
-        by_name = {r.name: r for r in rows}
-        differ = [r for r in rows if not r.matches]
-        n = len(rows)
-        if not differ:
-            lines[0] += (f" All {n} packages that `{Path(path).name}` pins for this platform were installed "
-                         "at exactly their locked versions.")
-        else:
-            lines[0] += (f" {n - len(differ)} of the {n} packages that `{Path(path).name}` pins for this "
-                         f"platform were installed at their locked versions; {len(differ)} "
-                         f"{'was' if len(differ) == 1 else 'were'} not:")
-            lines += ["", "| package | locked | installed |", "| --- | --- | --- |"]
-            lines += [f"| {r.name} | {r.locked} | {r.installed or 'not installed'} |" for r in differ]
-    lines += ["", "The packages that this book's code and tools ask for by name:", "",
-              "| package | needed for | installed version |", "| --- | --- | --- |"]
+        return text + (f" No `{LOCK_NAME}` was found beside the package or the notebook (as on Colab), "
+                       "so the versions below are simply the ones installed.")
+    rows = compare(path)
+    differ = [r for r in rows if not r.matches]
+    n = len(rows)
+    if not differ:
+        return text + (f" All {n} packages that `{Path(path).name}` pins for this platform were installed "
+                       "at exactly their locked versions.")
+    return text + (f" {n - len(differ)} of the {n} packages that `{Path(path).name}` pins for this platform "
+                   f"were installed at their locked versions; {len(differ)} "
+                   f"{'was' if len(differ) == 1 else 'were'} not: "
+                   + ", ".join(f"{r.name} ({r.installed or 'not installed'}, locked {r.locked})" for r in differ)
+                   + ".")
+
+
+def requirements_table():
+    """A :class:`~probdr_lite.plotting.Table` of the package's own requirements: what each is
+    needed for, and the version installed."""
+    from probdr_lite.plotting import Table
+
     rows = sorted(direct_requirements().items(), key=lambda kv: (_use_rank(kv[1].split(", ")[0]), kv[0]))
-    for name, use in rows:
-        version = by_name[name].installed if name in by_name else installed_version(name)
-        lines.append(f"| {name} | {use} | {version or 'not installed'} |")
-    return "\n".join(lines)
+    body = [[name, use, installed_version(name) or "not installed"] for name, use in rows]
+    return Table(["package", "needed for", "installed version"], body)
 
 
-def lock_table_markdown(path: Path | None = None) -> str:
-    """Every package the lock pins for this platform, with its locked and installed versions."""
+def lock_table(path: Path | None = None):
+    """A :class:`~probdr_lite.plotting.Table` of every package the lock pins for this platform,
+    with its locked and installed versions (``None`` when there is no lock)."""
+    from probdr_lite.plotting import Table
+
     path = path or find_lock()
     if path is None:
-        return f"No `{LOCK_NAME}` was found, so there is no list of locked versions to compare with."
-    lines = ["| package | locked | installed |", "| --- | --- | --- |"]
-    lines += [f"| {r.name} | {r.locked} | {r.installed or 'not installed'} |" for r in compare(path)]
-    return "\n".join(lines)
+        return None
+    body = [[r.name, r.locked, r.installed or "not installed"] for r in compare(path)]
+    return Table(["package", "locked", "installed"], body)

@@ -20,10 +20,16 @@ from probdr_lite import environment
 display(Markdown(environment.summary_markdown()))
 
 # %% [markdown]
+# The packages that the book's code and tools ask for by name, and what for:
+
+# %% tags=["hide-input"]
+environment.requirements_table()
+
+# %% [markdown]
 # ## Every locked package
 #
 # The whole set that the lock pins for the platform of this build, with the version that was
 # installed beside each.
 
 # %% tags=["hide-input"]
-display(Markdown(environment.lock_table_markdown()))
+environment.lock_table()

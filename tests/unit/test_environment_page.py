@@ -21,7 +21,9 @@ def test_installed_versions_are_compared_with_the_lock(tmp_path):
     assert rows["packaging"].matches and rows["packaging"].installed == have
     assert not rows["no-such-package-probdr"].matches and rows["no-such-package-probdr"].installed is None
     text = environment.summary_markdown(lock)
-    assert "1 of the 2 packages" in text and "1 was not" in text and "| no-such-package-probdr | 1.0 | not installed |" in text
+    assert "1 of the 2 packages" in text and "1 was not: no-such-package-probdr (not installed, locked 1.0)." in text
+    table = environment.lock_table(lock)
+    assert table.body == [["no-such-package-probdr", "1.0", "not installed"], ["packaging", have, have]]
 
 
 def test_a_cpu_build_of_the_locked_release_counts_as_locked():
@@ -34,8 +36,14 @@ def test_summary_states_agreement_when_everything_matches(tmp_path):
     lock.write_text(f"packaging=={metadata.version('packaging')}\npytest=={metadata.version('pytest')}\n")
     text = environment.summary_markdown(lock)
     assert "All 2 packages" in text and "exactly their locked versions" in text
-    # the package's own requirements are listed with their purpose
-    assert "| numpy | the notebooks |" in text
+
+
+def test_the_package_requirements_are_listed_with_their_purpose():
+    body = environment.requirements_table().body
+    uses = {row[0]: row[1] for row in body}
+    assert uses["numpy"] == "the notebooks" and uses["torch"] == "the notebooks"
+    assert "building the book" in uses["jupyter-book"] and "the tests" in uses["pytest"]
+    assert all(row[2] == metadata.version(row[0]) for row in body if row[2] != "not installed")
 
 
 def test_the_page_is_in_the_table_of_contents_and_calls_the_package():
@@ -43,4 +51,4 @@ def test_the_page_is_in_the_table_of_contents_and_calls_the_package():
     assert "book/environment" in [c["file"] for c in toc["chapters"]]
     cells = json.loads((ROOT / "book" / "environment.ipynb").read_text())["cells"]
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert "environment.summary_markdown()" in code and "environment.lock_table_markdown()" in code
+    assert "environment.summary_markdown()" in code and "environment.lock_table()" in code
