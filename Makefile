@@ -80,8 +80,8 @@ lock:
 	$(UV) pip compile pyproject.toml --all-extras --universal --python-version 3.10 --quiet \
 		$$($(PYTHON) -m pip config list 2>/dev/null | sed -n "s/^global\.constraint='\(.*\)'$$/--constraint \1/p") \
 		--custom-compile-command "make lock" -o $(LOCK).new
-	sed -i -E 's|-c /[^ ]*|-c (the pip constraint of the machine that locked)|' $(LOCK).new
-	mv $(LOCK).new $(LOCK)
+	sed -E 's|-c /[^ ]*|-c (the pip constraint of the machine that locked)|' $(LOCK).new > $(LOCK)
+	rm $(LOCK).new
 
 clean:
 	rm -rf _build
