@@ -1,5 +1,7 @@
 """The shared figure helpers: scrub figures and slider panels."""
 
+import base64
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -9,7 +11,7 @@ import numpy as np
 import pytest
 
 from probdr_lite.plotting import class_scatter, digit_grid, figure_data, scrub
-from probdr_lite.widgets import Slider, SliderPanel
+from probdr_lite.widgets import SLIDER_WIDTH, Slider, SliderPanel
 
 
 def _sine_figure():
@@ -59,6 +61,61 @@ def test_slider_panel_drives_the_figure():
     np.testing.assert_allclose(fig.axes[0].get_lines()[0].get_ydata().max(), 2.5, rtol=1e-2)
 
 
+def _png_pixels(data: bytes) -> np.ndarray:
+    import io
+
+    import matplotlib.image
+
+    return matplotlib.image.imread(io.BytesIO(data), format="png")
+
+
+def test_shown_panel_puts_the_current_figure_into_its_image_widget():
+    """The picture is the Image widget's PNG (kernel-side state, so a reloaded page still redraws):
+    it is the figure at the current slider values, pixel for pixel as Agg renders it."""
+    fig, update = _sine_figure()
+    fig.set_facecolor("white")
+    panel = SliderPanel(fig, update, [Slider("amplitude", 0.1, 3.0, 1.0)])
+    assert panel.image.value == b""  # nothing rendered until the panel is shown
+    bundle = panel._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.widget.model_id
+    assert panel.image in panel.widget.children
+    assert set(panel.sliders.values()) <= set(panel.widget.children[1].children)
+    first = _png_pixels(panel.image.value)
+    static = _png_pixels(base64.b64decode(bundle["image/png"]))  # the static fallback is the same picture
+    np.testing.assert_array_equal(first, static)
+
+    def agg_pixels():  # the raw RGBA buffer Agg renders, no PNG involved
+        import io
+
+        buf = io.BytesIO()
+        fig.savefig(buf, format="raw", dpi=fig.dpi)
+        w, h = (int(round(v)) for v in fig.get_size_inches() * fig.dpi)
+        return np.frombuffer(buf.getvalue(), dtype=np.uint8).reshape(h, w, 4).astype(np.float32) / 255
+
+    np.testing.assert_allclose(first, agg_pixels(), atol=1 / 255)
+    panel.sliders["amplitude"].value = 2.5
+    second = _png_pixels(panel.image.value)
+    assert first.shape == second.shape  # same size: the picture does not jump
+    assert np.abs(first - second).max() > 0.5  # the curve moved
+    np.testing.assert_allclose(second, agg_pixels(), atol=1 / 255)
+    assert not plt.fignum_exists(fig.number)  # closed when shown, so the inline backend does not show it again
+
+
+def test_panel_sliders_share_one_geometry():
+    """All sliders of a panel get one description width (from the longest description) and one width,
+    so that their tracks line up."""
+    fig, update = _sine_figure()
+    panel = SliderPanel(fig, lambda amplitude, kappa, n: update(amplitude), [
+        Slider("amplitude", 0.1, 3.0, 1.0),
+        Slider("kappa", 0.3, 3000.0, 30.0, log=True, description="κ (sharpness)"),
+        Slider("n", 1, 9, 3, integer=True),
+    ])
+    widths = {s.style.description_width for s in panel.sliders.values()}
+    assert widths == {f"{len('κ (sharpness)') + 2}ch"}
+    assert {s.layout.width for s in panel.sliders.values()} == {SLIDER_WIDTH}
+    plt.close(fig)
+
+
 def test_log_and_integer_sliders_round_trip_their_values():
     log = Slider("kappa", 0.1, 1000.0, 30.0, log=True).make_widget()
     assert log.value == pytest.approx(30.0)
@@ -75,6 +132,34 @@ def test_slider_spec_is_validated():
         Slider("eta", 0.0, 1.0, 2.0)
     with pytest.raises(ValueError, match="log slider needs low > 0"):
         Slider("kappa", 0.0, 10.0, 1.0, log=True)
+    with pytest.raises(ValueError, match="spans 3.0 decades; a range of 2 decades or more needs log=True"):
+        Slider("kappa", 1.0, 1000.0, 10.0)
+    assert Slider("eta", 0.02, 1.0, 0.5).decades < 2  # 1.7 decades: linear is allowed
+    assert Slider("depth", 1, 100, 8, integer=True).integer  # integer ranges stay linear
+
+
+@pytest.mark.parametrize("module", ["block", "mnist", "eigenmaps", "elbo", "unrolling"])
+def test_every_slider_spanning_two_decades_in_the_figure_modules_is_logarithmic(module):
+    """The Slider(...) specs written in the figure modules, read from their source: every float range from
+    low > 0 spanning two decades or more says log=True (Slider also refuses it when built)."""
+    import ast
+    import importlib
+    import math
+
+    mod = importlib.import_module(f"probdr_lite.figures.{module}")
+    source = open(mod.__file__, encoding="utf-8").read()
+    checked = 0
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Slider" and len(node.args) >= 3:
+            checked += 1
+            try:
+                low, high = (ast.literal_eval(a) for a in node.args[1:3])
+            except ValueError:
+                continue  # computed bounds: Slider checks them when built
+            kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("log", "integer")}
+            if low > 0 and not kw.get("integer") and math.log10(high / low) >= 2:
+                assert kw.get("log"), f"{module}.py line {node.lineno}: {low} to {high} needs log=True"
+    assert checked or "Slider(" not in source, f"no Slider spec of {module}.py was read"
 
 
 def test_class_scatter_and_digit_grid():
