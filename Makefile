@@ -13,6 +13,15 @@ STAMP  := $(VENV)/.probdr-lite-installed
 # first, so this stamp inside it is rewritten only by a complete install.
 NPM_STAMP := node_modules/.probdr-lite-installed
 
+# Colab's kernel-side widget stack at the versions of Colab's published package list (2026-08-19):
+# IPython 7.34.0, ipykernel 6.17.1, ipywidgets 7.7.1, traitlets 5.7.1, jupyter_client 7.4.9, and the
+# pure-Python packages they need at Colab's versions. Installed without dependencies into a folder that
+# tests/unit/test_ipywidgets7.py puts first on PYTHONPATH, so the widget tests run under them together
+# (with the venv's numpy, matplotlib and torch, on the venv's Python rather than Colab's 3.13).
+COLAB_WIDGETS := $(VENV)/colab-widgets
+COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 \
+	ipython_genutils==0.2.0 backcall==0.2.0 pickleshare==0.7.5 decorator==4.4.2 entrypoints==0.4 nest_asyncio==1.6.0
+
 .PHONY: help install book test unit clean
 
 help:
@@ -21,15 +30,17 @@ help:
 	@echo "make unit   run only the fast unit tests"
 	@echo "make clean  remove _build (keeps .venv)"
 
-install: $(STAMP) $(NPM_STAMP)
+install: $(STAMP) $(NPM_STAMP) $(COLAB_WIDGETS)/.installed
 
 $(STAMP): pyproject.toml requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --disable-pip-version-check --no-deps -e .
-	@# Colab ships ipywidgets 7.7: a copy beside the venv lets the tests run the widget code against it too
-	$(PY) -m pip install --disable-pip-version-check --quiet --no-deps --upgrade --target $(VENV)/ipywidgets7 \
-		"ipywidgets==7.7.5" "ipython_genutils==0.2.0"
+	@touch $@
+
+$(COLAB_WIDGETS)/.installed: Makefile | $(STAMP)
+	rm -rf $(COLAB_WIDGETS)
+	$(PY) -m pip install --disable-pip-version-check --quiet --no-deps --no-compile --target $(COLAB_WIDGETS) $(COLAB_PINS)
 	@touch $@
 
 $(NPM_STAMP): package.json package-lock.json

@@ -187,3 +187,96 @@ def test_table_renders_html_and_markdown_and_refuses_ragged_rows():
     assert str(t).endswith("\n\nnote")
     with pytest.raises(ValueError, match="every row of body must have 2 cells"):
         Table(["a", "b"], [[1]])
+
+
+_KERNEL_PANEL = """
+import matplotlib.pyplot as plt
+import numpy as np
+from probdr_lite.widgets import Slider, SliderPanel
+fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
+x = np.linspace(0, 2 * np.pi, 50)
+(line,) = ax.plot(x, np.sin(x))
+ax.set_ylim(-3, 3)
+panel = SliderPanel(fig, lambda amplitude: line.set_ydata(amplitude * np.sin(x)), [Slider("amplitude", 0.1, 3.0, 1.0)])
+panel.show()
+print(panel.image.model_id, panel.sliders["amplitude"].model_id)
+import IPython, ipykernel, ipywidgets, traitlets
+print(IPython.__version__, ipykernel.__version__, ipywidgets.__version__, traitlets.__version__)
+"""
+
+
+def test_panel_state_lives_in_the_kernel_as_a_front_end_sees_it():
+    """In a real kernel, talking the widget protocol as JupyterLab, Notebook or Colab do.
+
+    ``show()`` sends one display with the widget view and a static PNG; a slider update sent over the
+    slider's comm comes back as a new PNG on the Image's comm; and asking the Image for its state, as a
+    reloaded page does, returns the new picture, not the default: the picture lives in the kernel.
+    """
+    import os
+    import queue
+    import sys
+    from pathlib import Path
+
+    from jupyter_client.manager import start_new_kernel
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [root, os.environ.get("PYTHONPATH")] if p),
+           "MPLBACKEND": "agg"}
+    km, kc = start_new_kernel(startup_timeout=120, kernel_name="python3", env=env)
+
+    def messages(msg_id):
+        """iopub messages answering msg_id, up to its idle status."""
+        out = []
+        while True:
+            try:
+                msg = kc.get_iopub_msg(timeout=120)
+            except queue.Empty:
+                pytest.fail(f"the kernel went quiet; got so far: {[m['msg_type'] for m in out]}")
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return out
+            out.append(msg)
+
+    def send_comm(comm_id, data):
+        msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        kc.shell_channel.send(msg)
+        return messages(msg["header"]["msg_id"])
+
+    def png_of(msgs, comm_id):
+        found = [m for m in msgs if m["msg_type"] in ("comm_open", "comm_msg") and m["content"]["comm_id"] == comm_id
+                 and ["value"] in m["content"]["data"].get("buffer_paths", [])]
+        assert found, f"no PNG sent on the Image's comm: {[m['msg_type'] for m in msgs]}"
+        return bytes(found[-1]["buffers"][0])
+
+    try:
+        msgs = messages(kc.execute(_KERNEL_PANEL))
+        errors = [m["content"] for m in msgs if m["msg_type"] == "error"]
+        assert not errors, errors
+        printed = "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream").split()
+        image_id, slider_id = printed[:2]
+        import IPython
+        import ipykernel
+        import ipywidgets
+        import traitlets
+
+        # the kernel runs the same widget stack as this test (Colab's, under tests/unit/test_ipywidgets7.py)
+        assert printed[2:] == [m.__version__ for m in (IPython, ipykernel, ipywidgets, traitlets)]
+        displays = [m["content"]["data"] for m in msgs if m["msg_type"] == "display_data"]
+        assert len(displays) == 1, "show() sends one output"
+        view = displays[0]["application/vnd.jupyter.widget-view+json"]
+        first = png_of(msgs, image_id)  # the Image's state as the front end first receives it
+        assert first == base64.b64decode(displays[0]["image/png"])  # the static fallback shows the same picture
+        assert first[:8] == b"\x89PNG\r\n\x1a\n"
+        assert view["model_id"] not in (image_id, slider_id)  # the view is the box holding both
+
+        moved = png_of(send_comm(slider_id, {"method": "update", "state": {"value": 2.5}, "buffer_paths": []}),
+                       image_id)
+        a, b = _png_pixels(first), _png_pixels(moved)
+        assert a.shape == b.shape and np.abs(a - b).max() > 0.5, "the slider update did not redraw the picture"
+        # what a reloaded page asks for: the Image's current state
+        assert png_of(send_comm(image_id, {"method": "request_state"}), image_id) == moved
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+        sys.stdout.flush()
