@@ -40,6 +40,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "transformer_block.ipynb"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
 #: The panel's sliders, by the description the reader sees (probdr_lite.figures.block.variant_panel).
 SLIDERS = {"kappa": "κ (sharpness)", "eta": "η (step size)", "beta": "β (regulariser)", "depth": "depth (blocks)"}
 #: Key presses per slider (one step each way); every press must change the picture.
@@ -260,9 +261,11 @@ def test_panel_redraws_on_every_key_press_and_after_a_reload(page):
     assert not errors, f"cells raised in JupyterLab: {errors}"
     img, handles = _panel(page)
     assert img.evaluate("(im) => im.complete && im.naturalWidth > 0"), "the panel's picture did not load"
-    tracks = [h.evaluate("(h) => h.parentElement.closest('.noUi-target, .ui-slider').getBoundingClientRect().left")
-              for h in handles.values()]
-    assert max(tracks) - min(tracks) < 1.5, f"the slider tracks do not line up: left edges at {tracks} px"
+    tracks = [h.evaluate("""(h) => { const r = h.closest('.noUi-target, .ui-slider').getBoundingClientRect();
+                                      return [r.left, r.right]; }""") for h in handles.values()]
+    for side, edges in zip(("left", "right"), zip(*tracks)):
+        assert max(edges) - min(edges) < 1.5, f"the slider tracks do not line up: {side} ends at {edges} px"
+    print(f"slider tracks: {tracks[0][1] - tracks[0][0]:.0f} px long")
 
     times = {}
     shown = _pixels(img)
@@ -274,6 +277,9 @@ def test_panel_redraws_on_every_key_press_and_after_a_reload(page):
             before, shown = shown, _pixels(img)
             assert _changed(before, shown), f"{name}: the picture on screen did not change after {key}"
             times[name].append(ms)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".probdr-panel", has=page.get_by_text(SLIDERS["kappa"], exact=True)).screenshot(
+        path=SCREENSHOTS / "jupyterlab_panel.png")
     print("\nJupyterLab redraw, key press to new picture decoded (ms), median of "
           f"{len(KEYS)}: " + ", ".join(f"{n} {statistics.median(t):.0f}" for n, t in times.items()))
 
