@@ -99,13 +99,29 @@ class Slider:
             common["layout"] = w.Layout(width=width, max_width="100%")
         if self.log:
             lo, hi = math.log10(self.low), math.log10(self.high)
+            step = self.step or _log_step(lo, hi, math.log10(self.value))
             return w.FloatLogSlider(value=self.value, base=10, min=lo, max=hi,
-                                    step=self.step or (hi - lo) / 40, readout_format=self.fmt, **common)
+                                    step=step, readout_format=self.fmt, **common)
         if self.integer:
             return w.IntSlider(value=int(self.value), min=int(self.low), max=int(self.high),
                                step=int(self.step or 1), **common)
         return w.FloatSlider(value=self.value, min=self.low, max=self.high,
                              step=self.step or (self.high - self.low) / 50, readout_format=self.fmt, **common)
+
+
+def _log_step(lo: float, hi: float, at: float, n: int = 40) -> float:
+    """An exponent step near ``(hi - lo) / n`` whose grid (from ``lo``) holds ``at``, the default's exponent.
+
+    Off the grid, a slider snaps on the first key press, and a press back does not
+    return to the default (kappa 1 to 1000 in 40 steps put 100 between two points).
+    Whole steps from ``n / 2`` to ``2 n`` are tried, nearest ``n`` first; ``(hi - lo) / n``
+    when none fits.
+    """
+    for k in sorted(range(n // 2, 2 * n + 1), key=lambda k: abs(k - n)):
+        where = (at - lo) * k / (hi - lo)
+        if abs(where - round(where)) < 1e-6:
+            return (hi - lo) / k
+    return (hi - lo) / n
 
 
 def figure_png(fig) -> bytes:

@@ -271,12 +271,18 @@ def test_panel_redraws_on_every_key_press_and_after_a_reload(page):
     shown = _pixels(img)
     for name, handle in handles.items():
         times[name] = []
+        readout = handle.locator("xpath=ancestor::*[contains(@class, 'widget-slider')][1]").locator(
+            ".widget-readout")
+        assert readout.count() == 1, f"{name}: no readout beside the slider"
+        start = readout.text_content()
         for key in KEYS:
             ms = _move(page, img, handle, key)
             assert ms is not None, f"{name}: no new picture {REDRAW_TIMEOUT_S} s after {key}"
             before, shown = shown, _pixels(img)
             assert _changed(before, shown), f"{name}: the picture on screen did not change after {key}"
             times[name].append(ms)
+        # one step each way: back at the default, which lies on the slider's grid
+        assert readout.text_content() == start, f"{name}: {KEYS} went from {start} to {readout.text_content()}"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator(".probdr-panel", has=page.get_by_text(SLIDERS["kappa"], exact=True)).screenshot(
         path=SCREENSHOTS / "jupyterlab_panel.png")

@@ -125,6 +125,25 @@ def test_log_and_integer_sliders_round_trip_their_values():
     assert depth.value == 8 and depth.max == 8
 
 
+@pytest.mark.parametrize("low, high, value", [(1.0, 1000.0, 100.0), (0.3, 3000.0, 30.0), (0.1, 10.0, 1.0),
+                                               (0.5, 5000.0, 5.0)])
+def test_log_slider_default_lies_on_its_grid(low, high, value):
+    """A key press and its reverse return to the default: the default's exponent is a whole number of steps
+    from the low end, as is the high end, and there are 20 to 80 steps."""
+    import math
+
+    s = Slider("kappa", low, high, value, log=True).make_widget()
+    steps_to_default = (math.log10(value) - s.min) / s.step
+    steps_to_high = (s.max - s.min) / s.step
+    assert steps_to_default == pytest.approx(round(steps_to_default), abs=1e-6)
+    assert steps_to_high == pytest.approx(round(steps_to_high), abs=1e-6) and 20 <= round(steps_to_high) <= 80
+
+
+def test_log_slider_keeps_forty_steps_when_no_grid_holds_the_default():
+    s = Slider("kappa", 1.0, 1000.0, 7.0, log=True).make_widget()  # log10(7) / 3 is irrational
+    assert s.step == pytest.approx(3 / 40)
+
+
 def test_slider_spec_is_validated():
     with pytest.raises(ValueError, match="low must be below high"):
         Slider("eta", 1.0, 0.5, 0.7)
