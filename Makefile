@@ -25,6 +25,15 @@ CPU_INDEX := https://download.pytorch.org/whl/cpu
 UV_VERSION := 0.13.9
 UV     ?= $(VENV)/bin/uv
 
+# Colab's kernel-side widget stack at the versions of Colab's published package list (2026-08-19):
+# IPython 7.34.0, ipykernel 6.17.1, ipywidgets 7.7.1, traitlets 5.7.1, jupyter_client 7.4.9, and the
+# pure-Python packages they need at Colab's versions. Installed without dependencies into a folder that
+# tests/unit/test_ipywidgets7.py puts first on PYTHONPATH, so the widget tests run under them together
+# (with the venv's numpy, matplotlib and torch, on the venv's Python rather than Colab's 3.13).
+COLAB_WIDGETS := $(VENV)/colab-widgets
+COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 \
+	ipython_genutils==0.2.0 backcall==0.2.0 pickleshare==0.7.5 decorator==4.4.2 entrypoints==0.4 nest_asyncio==1.6.0
+
 .PHONY: help install book test unit lab lock clean
 
 help:
@@ -35,7 +44,7 @@ help:
 	@echo "make lock   refresh requirements-lock.txt from pyproject.toml, then run make test"
 	@echo "make clean  remove _build (keeps .venv)"
 
-install: $(STAMP) $(NPM_STAMP)
+install: $(STAMP) $(NPM_STAMP) $(COLAB_WIDGETS)/.installed
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,9 +55,11 @@ else
 	$(PY) -m pip install --disable-pip-version-check -r $(LOCK)
 endif
 	$(PY) -m pip install --disable-pip-version-check --no-deps -e .
-	@# Colab ships ipywidgets 7.7: a copy beside the venv lets the tests run the widget code against it too
-	$(PY) -m pip install --disable-pip-version-check --quiet --no-deps --upgrade --target $(VENV)/ipywidgets7 \
-		"ipywidgets==7.7.5" "ipython_genutils==0.2.0"
+	@touch $@
+
+$(COLAB_WIDGETS)/.installed: Makefile | $(STAMP)
+	rm -rf $(COLAB_WIDGETS)
+	$(PY) -m pip install --disable-pip-version-check --quiet --no-deps --no-compile --target $(COLAB_WIDGETS) $(COLAB_PINS)
 	@touch $@
 
 $(NPM_STAMP): package.json package-lock.json

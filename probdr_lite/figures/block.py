@@ -244,7 +244,7 @@ def variant_figure(toy: LiftedToy, variants=CHAPTER_VARIANTS, n_steps: int = 8, 
 
 def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS, kappa=TOY_DEFAULTS["kappa"],
                   eta=TOY_DEFAULTS["eta"], beta=TOY_DEFAULTS["beta"], depth=8) -> SliderPanel:
-    """Sliders kappa (log, 1 to 1000), eta (0.02 to 1), beta (0.1 to 10) and depth (0 to 16) over :func:`variant_figure`.
+    """Sliders kappa (log, 1 to 1000), eta (0.02 to 1), beta (log, 0.1 to 10) and depth (0 to 16) over :func:`variant_figure`.
 
     beta stays above 0 because the "exact" variant needs C = X X^T + beta I invertible, and with more points than
     latent dimensions X X^T alone is singular.
@@ -253,7 +253,7 @@ def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS, kappa=TOY_DEFAULTS[
     sliders = [
         Slider("kappa", 1.0, 1000.0, kappa, log=True, description="κ (sharpness)"),
         Slider("eta", 0.02, 1.0, eta, step=0.02, description="η (step size)"),
-        Slider("beta", 0.1, 10.0, beta, step=0.1, description="β (regulariser)"),
+        Slider("beta", 0.1, 10.0, beta, log=True, description="β (regulariser)"),
         Slider("depth", 0, 16, depth, integer=True, description="depth (blocks)"),
     ]
     return SliderPanel(fig, update, sliders)
