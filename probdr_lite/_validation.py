@@ -168,3 +168,30 @@ def check_tensor(
 def check_seed(seed, name: str = "seed") -> int:
     """Return ``seed`` as a non-negative integer."""
     return check_scalar(seed, name, low=0, integer=True)
+
+
+def check_square(M, name: str, *, allow_sparse: bool = False):
+    """Return ``M`` as a finite float64 (n, n) matrix; a SciPy sparse M stays sparse (CSR) if ``allow_sparse``,
+    else it is densified."""
+    import scipy.sparse as sp
+
+    if sp.issparse(M):
+        if M.ndim != 2 or M.shape[0] != M.shape[1]:
+            raise ValueError(f"{name} must be a square (n, n) matrix; got shape {M.shape}")
+        if not np.issubdtype(M.dtype, np.number):
+            raise TypeError(f"{name} must hold numbers; got dtype {M.dtype}")
+        M = sp.csr_matrix(M, dtype=np.float64)
+        if not np.all(np.isfinite(M.data)):
+            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        return M if allow_sparse else M.toarray()
+    return check_array(M, name, ndim=2, square=True).astype(np.float64)
+
+
+def check_class_labels(labels, n: int, what: str = "the matrix") -> np.ndarray:
+    """Return ``labels`` as an (n,) integer array: one class per row of ``what``."""
+    labels = np.asarray(labels)
+    if labels.shape != (n,):
+        raise ValueError(f"labels must have shape ({n},) to match {what}; got {labels.shape}")
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be integer class labels; got dtype {labels.dtype}")
+    return labels

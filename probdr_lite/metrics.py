@@ -49,6 +49,7 @@ __all__ = [
     "kmeans_nmi",
     "cluster_metrics",
     "metric_value",
+    "check_metric_names",
     "layer_metrics",
     "subspace_agreement",
     "procrustes_disparity",
@@ -262,7 +263,8 @@ def kmeans_nmi(X, labels, n_clusters=None, seed: int = 0, n_init: int = METRICS.
     return float(normalized_mutual_info_score(lab, pred))
 
 
-def _check_names(names) -> tuple:
+def check_metric_names(names) -> tuple:
+    """A non-empty list of names from :data:`METRIC_NAMES`, as a tuple."""
     if isinstance(names, str) or len(names) == 0:
         raise ValueError(f"metrics must be a non-empty list of names from {METRIC_NAMES}; got {names!r}")
     return tuple(check_choice(m, "metric", METRIC_NAMES) for m in names)
@@ -302,7 +304,7 @@ def cluster_metrics(X, labels, settings: MetricSettings = METRICS, seed: int = 0
         ``"between_within"`` (:func:`between_within_ratio`), ``"kmeans_nmi"`` (:func:`kmeans_nmi`)).
     """
     X, lab, _ = _check_xy(X, labels)
-    settings, seed, metrics = _check_settings(settings), check_seed(seed), _check_names(metrics)
+    settings, seed, metrics = _check_settings(settings), check_seed(seed), check_metric_names(metrics)
     return {m: _value(m, X, lab, settings, seed) for m in metrics}
 
 
@@ -335,7 +337,7 @@ def layer_metrics(path, labels, settings: MetricSettings = METRICS, *, seed: int
         if X.shape != shape:
             raise ValueError(f"latents[{t}] has shape {X.shape}; every layer must have the shape of layer 0, {shape}")
     lab, _ = _check_labels(labels, shape[0])
-    settings, seed, metrics = _check_settings(settings), check_seed(seed), _check_names(metrics)
+    settings, seed, metrics = _check_settings(settings), check_seed(seed), check_metric_names(metrics)
     rows = []
     with single_threaded():
         for t, X in enumerate(path):
