@@ -1,3 +1,10 @@
+# %% tags=["colab", "remove-cell"]
+# Colab only: install this book's helper package when it is missing.
+# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
+import importlib.util, sys
+if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
+    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@v0.1.0"
+
 # %% [markdown]
 # # Does a transformer at initialisation cluster MNIST?
 #
@@ -30,25 +37,27 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from probdr_lite.figures.mnist import (
-    PAPER,
     before_after_figure,
     depth_scrub,
     kappa_scrub,
-    kmeans_nmi_spread,
     layer_table,
     metric_lines_figure,
     metrics_table,
-    mnist_latents,
     mnist_panel,
-    pick,
-    run_blocks,
     settings_table,
-    sweep,
     sweep_figure,
-    variant_metrics,
 )
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
+from probdr_lite.mnist_blocks import (
+    PAPER,
+    kmeans_nmi_spread,
+    mnist_latents,
+    pick,
+    run_blocks,
+    sweep,
+    variant_metrics,
+)
 
 # %% [markdown]
 # ## The settings
