@@ -140,7 +140,11 @@ def knn_accuracy(X, labels, n_neighbors: int = METRICS.n_neighbors, cv: int = ME
     -------
     float in [0, 1]
     """
-    X, lab, counts = _check_xy(X, labels)
+    return _knn_accuracy(*_check_xy(X, labels), n_neighbors, cv, seed)
+
+
+def _knn_accuracy(X, lab, counts, n_neighbors, cv, seed) -> float:
+    """:func:`knn_accuracy` on checked X and labels (the range checks that depend on them stay here)."""
     n = X.shape[0]
     cv = check_scalar(cv, "cv", low=2, high=int(counts.min()), integer=True)
     k = check_scalar(n_neighbors, "n_neighbors", low=1, high=n - int(np.ceil(n / cv)),
@@ -173,7 +177,10 @@ def silhouette(X, labels, max_samples=METRICS.max_samples, seed: int = 0) -> flo
     -------
     float in [-1, 1]
     """
-    X, lab, counts = _check_xy(X, labels)
+    return _silhouette(*_check_xy(X, labels), max_samples, seed)
+
+
+def _silhouette(X, lab, counts, max_samples, seed) -> float:
     n = X.shape[0]
     if counts.size > n - 1:
         raise ValueError(f"labels must have between 2 and n - 1 = {n - 1} classes; got {counts.size}")
@@ -213,7 +220,10 @@ def between_within_ratio(X, labels) -> float:
     -------
     float >= 0
     """
-    X, lab, _ = _check_xy(X, labels)
+    return _between_within_ratio(*_check_xy(X, labels))
+
+
+def _between_within_ratio(X, lab, counts=None) -> float:
     X = X.astype(np.float64)
     classes, inverse = np.unique(lab, return_inverse=True)
     # Class centroids as one (C, n) @ (n, q) product with an averaging matrix: fast enough for a live panel that
@@ -249,9 +259,12 @@ def kmeans_nmi(X, labels, n_clusters=None, seed: int = 0, n_init: int = METRICS.
 
     Returns
     -------
-    float in [0, 1]
+    float in [0, 1]: 1 when the clusters are exactly the classes, near 0 when they are unrelated.
     """
-    X, lab, counts = _check_xy(X, labels)
+    return _kmeans_nmi(*_check_xy(X, labels), n_clusters, seed, n_init)
+
+
+def _kmeans_nmi(X, lab, counts, n_clusters, seed, n_init) -> float:
     n = X.shape[0]
     if n_clusters is None:
         n_clusters = counts.size
@@ -276,22 +289,22 @@ def _check_settings(settings) -> MetricSettings:
     return settings
 
 
-def _value(name, X, lab, settings: MetricSettings, seed: int) -> float:
-    """One number on checked input (no re-validation of X and labels beyond what each metric needs)."""
+def _value(name, X, lab, counts, settings: MetricSettings, seed: int) -> float:
+    """One number on checked X, labels and class counts (validated once by the caller, not once per metric)."""
     if name == "knn_accuracy":
-        return knn_accuracy(X, lab, n_neighbors=settings.n_neighbors, cv=settings.cv, seed=seed)
+        return _knn_accuracy(X, lab, counts, settings.n_neighbors, settings.cv, seed)
     if name == "silhouette":
-        return silhouette(X, lab, max_samples=settings.max_samples, seed=seed)
+        return _silhouette(X, lab, counts, settings.max_samples, seed)
     if name == "between_within":
-        return between_within_ratio(X, lab)
-    return kmeans_nmi(X, lab, seed=seed, n_init=settings.n_init)
+        return _between_within_ratio(X, lab)
+    return _kmeans_nmi(X, lab, counts, None, seed, settings.n_init)
 
 
 def metric_value(name: str, X, labels, settings: MetricSettings = METRICS, seed: int = 0) -> float:
     """One of the four numbers (``name`` in :data:`METRIC_NAMES`) of X, measured with ``settings``."""
     name = check_choice(name, "metric", METRIC_NAMES)
-    X, lab, _ = _check_xy(X, labels)
-    return _value(name, X, lab, _check_settings(settings), check_seed(seed))
+    X, lab, counts = _check_xy(X, labels)
+    return _value(name, X, lab, counts, _check_settings(settings), check_seed(seed))
 
 
 def cluster_metrics(X, labels, settings: MetricSettings = METRICS, seed: int = 0, metrics=METRIC_NAMES) -> dict:
@@ -303,9 +316,9 @@ def cluster_metrics(X, labels, settings: MetricSettings = METRICS, seed: int = 0
         ``"knn_accuracy"`` (:func:`knn_accuracy`), ``"silhouette"`` (:func:`silhouette`),
         ``"between_within"`` (:func:`between_within_ratio`), ``"kmeans_nmi"`` (:func:`kmeans_nmi`)).
     """
-    X, lab, _ = _check_xy(X, labels)
+    X, lab, counts = _check_xy(X, labels)
     settings, seed, metrics = _check_settings(settings), check_seed(seed), check_metric_names(metrics)
-    return {m: _value(m, X, lab, settings, seed) for m in metrics}
+    return {m: _value(m, X, lab, counts, settings, seed) for m in metrics}
 
 
 def layer_metrics(path, labels, settings: MetricSettings = METRICS, *, seed: int = 0, metrics=METRIC_NAMES,
@@ -336,13 +349,13 @@ def layer_metrics(path, labels, settings: MetricSettings = METRICS, *, seed: int
     for t, X in enumerate(path):
         if X.shape != shape:
             raise ValueError(f"latents[{t}] has shape {X.shape}; every layer must have the shape of layer 0, {shape}")
-    lab, _ = _check_labels(labels, shape[0])
+    lab, counts = _check_labels(labels, shape[0])
     settings, seed, metrics = _check_settings(settings), check_seed(seed), check_metric_names(metrics)
     rows = []
     with single_threaded():
         for t, X in enumerate(path):
             rows.append({"variant": variant, "n": shape[0], "layer": t,
-                         **{m: _value(m, X, lab, settings, seed) for m in metrics}})
+                         **{m: _value(m, X, lab, counts, settings, seed) for m in metrics}})
     return rows
 
 

@@ -312,9 +312,15 @@ def le_lipschitz(L_hat, beta, nu=1.0) -> float:
     -------
     float
     """
-    S = _sym_part(check_square(L_hat, "L_hat", allow_sparse=True))
+    L = check_square(L_hat, "L_hat", allow_sparse=True)
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     nu = check_scalar(nu, "nu", low=0, low_inclusive=False)
+    return _le_lipschitz(L, beta, nu)
+
+
+def _le_lipschitz(L, beta: float, nu: float) -> float:
+    """:func:`le_lipschitz` of a checked L (float64, dense or CSR)."""
+    S = _sym_part(L)
     n = S.shape[0]
     lam_max = float(la.eigvalsh(S, subset_by_index=[n - 1, n - 1])[0])
     return nu * (max(lam_max, 0.0) + 1.0 / beta)
@@ -329,7 +335,7 @@ def step_sizes(L_hat, beta, n_components: int = 2, centre: bool = True) -> dict:
     changes the gradient by -(lambda_k - lambda_j) times the tilt, so each step
     multiplies that tilt by 1 - eta (lambda_k - lambda_j). Hence:
 
-    - ``"safe"``: 1/ell with ell = lambda_max + 1/beta (:func:`probdr_lite.probdr.le_lipschitz`);
+    - ``"safe"``: 1/ell with ell = lambda_max + 1/beta (:func:`le_lipschitz`);
       steps up to it raise the ELBO every time, from any start;
     - ``"divergent"``: 2 / (lambda_max - min(lambda_1, 1/beta)); above it the
       fastest tilt overshoots by more than it corrects and the iterates blow up
@@ -346,10 +352,12 @@ def step_sizes(L_hat, beta, n_components: int = 2, centre: bool = True) -> dict:
     -------
     dict with float values ``safe``, ``divergent``, ``slowest``, ``lambda_max``.
     """
+    L = check_square(L_hat, "L_hat", allow_sparse=True)
+    beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     q = check_scalar(n_components, "n_components", low=1, integer=True)
-    ell = le_lipschitz(L_hat, beta)
+    ell = _le_lipschitz(L, beta, 1.0)
     lam_max = ell - 1.0 / beta
-    _, lam = le_closed_form(L_hat, q + 1, beta, centre=centre, return_eigenvalues=True)
+    _, lam = le_closed_form(L, q + 1, beta, centre=centre, return_eigenvalues=True)
     low = min(float(lam[0]), 1.0 / beta)
     kept = lam[:q][lam[:q] < 1.0 / beta]
     lengths = 2.0 * kept * (1.0 - beta * kept)  # curvature of each kept column's length
@@ -447,7 +455,7 @@ def fit_le_elbo(L_hat, n_components, beta, eta=None, n_steps=3000, seed=0, centr
     X_star = le_closed_form(L, n_components, beta, centre=centre)  # validates q, singular L
     q = X_star.shape[1]
     if eta is None:
-        eta = 1.0 / le_lipschitz(L, beta, nu)
+        eta = 1.0 / _le_lipschitz(L, beta, nu)
     eta = check_scalar(eta, "eta", low=0, low_inclusive=False)
     T = check_scalar(n_steps, "n_steps", low=0, high=10**7, integer=True)
     seed = check_seed(seed)
