@@ -22,7 +22,13 @@ One idea, read top to bottom:
    full         grad_X [log det C - tr(X^T L(X) X)]             A's dependence on X kept (objection 3)
    ===========  =============================================  ======================================
 
-4. ``DiagonalTransformer`` is an ordinary single-head post-LayerNorm transformer (nn.Linear query, key, value and
+   "exact" is not re-derived here: it is chapter 2's ELBO gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with
+   L = I - A and nu = 2, computed by the same kernel as ``probdr.le_elbo_grad`` (:mod:`probdr_lite._elbo`, which
+   also gives log det C and judges C's singularity with a relative tolerance). The variant names are
+   :data:`BLOCK_VARIANTS`, distinct from the attention operators of the trained transformers in
+   ``probdr_lite.experiments``.
+4. ``euler_diffusion_errors`` measures how far one block, an explicit Euler step of dX/dt = -L X, is from the flow.
+5. ``DiagonalTransformer`` is an ordinary single-head post-LayerNorm transformer (nn.Linear query, key, value and
    output weights, an nn.Linear feed-forward in parallel with attention, nn.LayerNorm) whose weights are set to the
    diagonal values of notes 3.5, so that its forward pass equals ``unroll``.
 
