@@ -64,14 +64,26 @@ def resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def imports(module: str):
-    """Yield (line, imported module, imported name or None) for every import, and (line, module, attribute) for
-    every attribute read through a name bound to a probdr_lite module."""
+def module_source(module: str) -> tuple[str, bool]:
+    """(source text, is a package) of a probdr_lite module."""
     path = PACKAGE.parent / (module.replace(".", "/") + ".py")
-    is_package = not path.exists()
-    if is_package:
-        path = PACKAGE.parent / module.replace(".", "/") / "__init__.py"
-    tree = ast.parse(path.read_text(), str(path))
+    if path.exists():
+        return path.read_text(), False
+    return (PACKAGE.parent / module.replace(".", "/") / "__init__.py").read_text(), True
+
+
+def is_module(name: str) -> bool:
+    base = PACKAGE.parent / name.replace(".", "/")
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def imports(module: str, source: str | None = None, is_package: bool = False):
+    """Yield (line, imported module, imported name or None) for every import of ``module`` (read from the package
+    unless ``source`` is given), and (line, module, attribute) for every attribute read through a name bound to a
+    probdr_lite module."""
+    if source is None:
+        source, is_package = module_source(module)
+    tree = ast.parse(source)
     bound = {}  # local name -> probdr_lite module it refers to
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -80,25 +92,24 @@ def imports(module: str):
                     yield node.lineno, alias.name, None
                     bound[alias.asname or alias.name] = alias.name
         elif isinstance(node, ast.ImportFrom):
-            source = resolve(module, is_package, node)
-            if not source.startswith("probdr_lite"):
+            source_module = resolve(module, is_package, node)
+            if not source_module.startswith("probdr_lite"):
                 continue
             for alias in node.names:
-                submodule = f"{source}.{alias.name}"
-                if (PACKAGE.parent / (submodule.replace(".", "/") + ".py")).exists() or \
-                        (PACKAGE.parent / submodule.replace(".", "/") / "__init__.py").exists():
-                    yield node.lineno, submodule, None  # "from probdr_lite import unrolled as U"
+                submodule = f"{source_module}.{alias.name}"
+                if is_module(submodule):  # "from probdr_lite import unrolled as U"
+                    yield node.lineno, submodule, None
                     bound[alias.asname or alias.name] = submodule
                 else:
-                    yield node.lineno, source, alias.name
+                    yield node.lineno, source_module, alias.name
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
             yield node.lineno, bound[node.value.id], node.attr
 
 
-def violations(module: str) -> list:
+def violations(module: str, source: str | None = None, is_package: bool = False) -> list:
     found = []
-    for line, target, name in imports(module):
+    for line, target, name in imports(module, source, is_package):
         if not is_presentation(module) and is_presentation(target):
             found.append(f"{module}:{line} (core) imports {target} (presentation)")
         if name is not None and is_private(name) and target != module:
@@ -106,15 +117,33 @@ def violations(module: str) -> list:
     return found
 
 
+SAMPLE = """
+import numpy as np
+from probdr_lite import unrolled as U
+from .._validation import check_scalar
+from . import attention
+
+
+def f():
+    from probdr_lite.figures.style import VARIANT_STYLE
+    from probdr_lite.figures.eigenmaps import _edges
+    return U._check_kappa(1.0), U.unroll, VARIANT_STYLE
+"""
+
+
 def test_the_walk_sees_every_kind_of_import():
-    """The checker itself, on the known shapes (so that a clean result means something)."""
-    names = MODULES
-    assert "probdr_lite.unrolled" in names and "probdr_lite.figures.mnist" in names
-    assert "probdr_lite.experiments" in names and "probdr_lite.experiments.charlm" in names
-    seen = list(imports("probdr_lite.experiments.charlm"))
-    assert (42, "probdr_lite._validation", "check_scalar") in [s[:3] for s in seen]  # relative, two dots
-    assert any(t == "probdr_lite.data" and n == "load_shakespeare" for _, t, n in seen)  # inside a function
-    assert is_presentation("probdr_lite.figures.style") and not is_presentation("probdr_lite.metrics")
+    """The checker itself, on a sample with every shape (so that a clean result means something)."""
+    assert "probdr_lite.unrolled" in MODULES and "probdr_lite.figures.mnist" in MODULES
+    assert "probdr_lite.experiments" in MODULES and "probdr_lite.experiments.charlm" in MODULES
+    seen = {(t, n) for _, t, n in imports("probdr_lite.experiments.charlm", SAMPLE)}
+    assert ("probdr_lite._validation", "check_scalar") in seen  # relative, two dots
+    assert ("probdr_lite.experiments.attention", None) in seen  # "from . import module"
+    assert ("probdr_lite.unrolled", "_check_kappa") in seen and ("probdr_lite.unrolled", "unroll") in seen
+    found = violations("probdr_lite.experiments.charlm", SAMPLE)
+    assert len(found) == 4, found  # two upward imports inside f, _edges, U._check_kappa
+    assert violations("probdr_lite.figures.sample", SAMPLE) == [  # presentation may import presentation
+        "probdr_lite.figures.sample:10 uses the private name _edges of probdr_lite.figures.eigenmaps",
+        "probdr_lite.figures.sample:11 uses the private name _check_kappa of probdr_lite.unrolled"]
     assert is_private("_labels") and not is_private("__version__")
 
 
