@@ -34,7 +34,7 @@ COLAB_WIDGETS := $(VENV)/colab-widgets
 COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 \
 	ipython_genutils==0.2.0 backcall==0.2.0 pickleshare==0.7.5 decorator==4.4.2 entrypoints==0.4 nest_asyncio==1.6.0
 
-.PHONY: help install book test unit lab lock clean
+.PHONY: help install book test unit lab lock notebooks clean
 
 help:
 	@echo "make book   build the book into _build/html"
@@ -42,6 +42,7 @@ help:
 	@echo "make unit   run only the fast unit tests"
 	@echo "make lab    open the chapters in JupyterLab on 127.0.0.1 (MyST rendered)"
 	@echo "make lock   refresh requirements-lock.txt from pyproject.toml, then run make test"
+	@echo "make notebooks  rewrite book/*.ipynb from book/src/*.py (Jupytext)"
 	@echo "make clean  remove _build (keeps .venv)"
 
 install: $(STAMP) $(NPM_STAMP) $(COLAB_WIDGETS)/.installed
@@ -93,6 +94,9 @@ lock:
 		--custom-compile-command "make lock" -o $(LOCK).new
 	sed -E 's|-c /[^ ]*|-c (the pip constraint of the machine that locked)|' $(LOCK).new > $(LOCK)
 	rm $(LOCK).new
+
+notebooks: install
+	$(PY) -m probdr_lite._notebooks sync
 
 clean:
 	rm -rf _build

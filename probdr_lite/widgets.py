@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt
 
 from ._validation import check_scalar
 
-__all__ = ["Slider", "SliderPanel", "SLIDER_WIDTH", "LOG_DECADES"]
+__all__ = ["Slider", "SliderPanel", "SLIDER_WIDTH", "LOG_DECADES", "range_slider"]
 
 #: Total width of every slider of a panel (description, track and readout); the
 #: description width is set per panel from its longest description.
@@ -224,3 +224,24 @@ class SliderPanel:
 
         display(self._repr_mimebundle_(), raw=True)
         return None
+
+
+def range_slider(name, rng, *, lower=None, upper=None, positive=False, integer=False,
+                 log=False, description=None, fmt=".3g") -> Slider:
+    """A :class:`~probdr_lite.widgets.Slider` from a ``(low, high, default)`` triple.
+
+    Each of the three numbers must lie in ``[lower, upper]`` (``(0, upper]`` with
+    ``positive=True``); the Slider itself checks ``low < high`` and that the
+    default lies between them. Every message names the slider.
+    """
+    if not isinstance(rng, (tuple, list)) or len(rng) != 3:
+        raise TypeError(f"{name} must be a (low, high, default) triple; got {rng!r}")
+    lo_incl = not positive
+    low = 0 if positive and lower is None else lower
+    parts = [
+        check_scalar(v, f"{name} {part}", low=low, high=upper, low_inclusive=lo_incl,
+                     integer=integer)
+        for v, part in zip(rng, ("low", "high", "default"))
+    ]
+    return Slider(name, parts[0], parts[1], parts[2], log=log, integer=integer,
+                  description=description, fmt=fmt)

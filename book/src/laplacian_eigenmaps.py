@@ -1,3 +1,10 @@
+# %% tags=["colab", "remove-cell"]
+# Colab only: install this book's helper package when it is missing.
+# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
+import importlib.util, sys
+if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
+    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
+
 # %% [markdown]
 # # Laplacian Eigenmaps
 #
@@ -30,13 +37,12 @@ from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.eigenmaps import embed_graph
 from probdr_lite.figures.eigenmaps import (
     compare_figure,
-    default_bandwidth,
     energy_figure,
     laplacians_figure,
     neighbours_panel,
     neighbours_scrub,
 )
-from probdr_lite.graphs import graph_energy, knn_graph, laplacian
+from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 
