@@ -1,10 +1,11 @@
 """The versions the book is built with: ``requirements-lock.txt`` against what is installed.
 
 ``make install`` installs the exact versions of ``requirements-lock.txt`` (``make lock``
-re-resolves them from pyproject.toml's ranges). The book's Environment page calls
-:func:`summary_markdown`, :func:`requirements_table` and :func:`lock_table` while it is
-built, so the page always states the versions of the build that produced it, and says so
-when an installed version differs from the lock.
+re-resolves them from pyproject.toml's ranges). This module reads and compares
+versions (core); :mod:`probdr_lite.figures.environment` words them as the book's
+Environment page, which is computed while the book is built, so the page always states the
+versions of the build that produced it, and says so when an installed version differs from
+the lock.
 
 Needs ``packaging`` (a dependency of the book's build tools, and present on Colab).
 """
@@ -12,7 +13,6 @@ Needs ``packaging`` (a dependency of the book's build tools, and present on Cola
 from __future__ import annotations
 
 import importlib.metadata as metadata
-import platform
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,58 +132,9 @@ def direct_requirements(dist: str = "probdr-lite") -> dict[str, str]:
         found = uses.setdefault(_canonical(req.name), [])
         if use not in found:
             found.append(use)
-    return {name: ", ".join(sorted(found, key=_use_rank)) for name, found in uses.items()}
+    return {name: ", ".join(sorted(found, key=use_rank)) for name, found in uses.items()}
 
 
-def _use_rank(use: str) -> int:
+def use_rank(use: str) -> int:
     order = list(GROUPS.values())
     return order.index(use) if use in order else len(order)
-
-
-def _platform_words() -> str:
-    system = {"Darwin": "macOS"}.get(platform.system(), platform.system())
-    return (f"{platform.python_implementation()} {platform.python_version()} "
-            f"on {system} ({platform.machine()})")
-
-
-def summary_markdown(path: Path | None = None) -> str:
-    """One paragraph: the build's platform, and whether every package is at its locked version
-    (the lock found by :func:`find_lock` unless ``path`` is given)."""
-    path = path or find_lock()
-    text = f"This copy of the book was built with {_platform_words()}."
-    if path is None:
-        return text + (f" No `{LOCK_NAME}` was found beside the package or the notebook (as on Colab), "
-                       "so the versions below are simply the ones installed.")
-    rows = compare(path)
-    differ = [r for r in rows if not r.matches]
-    n = len(rows)
-    if not differ:
-        return text + (f" All {n} packages that `{Path(path).name}` pins for this platform were installed "
-                       "at exactly their locked versions.")
-    return text + (f" {n - len(differ)} of the {n} packages that `{Path(path).name}` pins for this platform "
-                   f"were installed at their locked versions; {len(differ)} "
-                   f"{'was' if len(differ) == 1 else 'were'} not: "
-                   + ", ".join(f"{r.name} ({r.installed or 'not installed'}, locked {r.locked})" for r in differ)
-                   + ".")
-
-
-def requirements_table():
-    """A :class:`~probdr_lite.plotting.Table` of the package's own requirements: what each is
-    needed for, and the version installed."""
-    from probdr_lite.plotting import Table
-
-    rows = sorted(direct_requirements().items(), key=lambda kv: (_use_rank(kv[1].split(", ")[0]), kv[0]))
-    body = [[name, use, installed_version(name) or "not installed"] for name, use in rows]
-    return Table(["package", "needed for", "installed version"], body)
-
-
-def lock_table(path: Path | None = None):
-    """A :class:`~probdr_lite.plotting.Table` of every package the lock pins for this platform,
-    with its locked and installed versions (``None`` when there is no lock)."""
-    from probdr_lite.plotting import Table
-
-    path = path or find_lock()
-    if path is None:
-        return None
-    body = [[r.name, r.locked, r.installed or "not installed"] for r in compare(path)]
-    return Table(["package", "locked", "installed"], body)

@@ -22,7 +22,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
-from probdr_lite import environment
+from probdr_lite.figures import environment
 
 display(Markdown(environment.summary_markdown()))
 

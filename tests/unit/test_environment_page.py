@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from probdr_lite import environment
+from probdr_lite.figures import environment as page
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,9 +21,9 @@ def test_installed_versions_are_compared_with_the_lock(tmp_path):
     assert set(rows) == {"packaging", "no-such-package-probdr"}  # the pin for another OS does not apply
     assert rows["packaging"].matches and rows["packaging"].installed == have
     assert not rows["no-such-package-probdr"].matches and rows["no-such-package-probdr"].installed is None
-    text = environment.summary_markdown(lock)
+    text = page.summary_markdown(lock)
     assert "1 of the 2 packages" in text and "1 was not: no-such-package-probdr (not installed, locked 1.0)." in text
-    table = environment.lock_table(lock)
+    table = page.lock_table(lock)
     assert table.body == [["no-such-package-probdr", "1.0", "not installed"], ["packaging", have, have]]
 
 
@@ -34,12 +35,12 @@ def test_a_cpu_build_of_the_locked_release_counts_as_locked():
 def test_summary_states_agreement_when_everything_matches(tmp_path):
     lock = tmp_path / "requirements-lock.txt"
     lock.write_text(f"packaging=={metadata.version('packaging')}\npytest=={metadata.version('pytest')}\n")
-    text = environment.summary_markdown(lock)
+    text = page.summary_markdown(lock)
     assert "All 2 packages" in text and "exactly their locked versions" in text
 
 
 def test_the_package_requirements_are_listed_with_their_purpose():
-    body = environment.requirements_table().body
+    body = page.requirements_table().body
     uses = {row[0]: row[1] for row in body}
     assert uses["numpy"] == "the notebooks" and uses["torch"] == "the notebooks"
     assert "building the book" in uses["jupyter-book"] and "the tests" in uses["pytest"]
