@@ -236,7 +236,7 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
         "panels": [
             {"type": "lines", "x": list(range(1, n_show + 1)), "logy": True,
              "ylim": [0.8 * float(lam[0]), 1.3 * max(float(lam[-1]), 1.0 / min(betas))],
-             "series": [{"y": array(np.tile(lam, (len(betas), 1)), dims), "colour": "#BBBBBB",
+             "series": [{"y": array(np.tile(lam, (len(betas), 1)), dims), "colour": "#BBBBBB", "nolines": True,
                          "point_colours": array(np.array(cats, dtype=np.uint8), dims, "u8")}],
              "category_colours": _CATEGORY_COLOURS,
              "hlines": [{"y": array(1.0 / np.array(betas)[:, None], dims), "colour": "#000000"}],

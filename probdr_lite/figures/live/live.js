@@ -243,7 +243,10 @@
       const out = [];
       const a = Math.ceil(Math.log10(lo)), b = Math.floor(Math.log10(hi));
       const every = Math.max(1, Math.ceil((b - a + 1) / 5));
-      for (let e = a; e <= b; e += every) out.push(Math.pow(10, e));
+      const mantissas = b - a < 2 ? [1, 2, 5] : [1];  // fewer than two decades: 1, 2, 5 of each
+      for (let e = a - 1; e <= b; e += every) {
+        for (const m of mantissas) { const v = m * Math.pow(10, e); if (v >= lo && v <= hi) out.push(v); }
+      }
       return out;
     }
     const span = hi - lo || 1, raw = span / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -373,6 +376,7 @@
         pen = true;
       }
       if (!s.nolines) ctx.stroke();
+      ctx.beginPath();
       if (s.points) {
         for (let i = 0; i < x.length; i++) {
           if (!Number.isFinite(s.y[i])) continue;
@@ -487,6 +491,7 @@
       input.addEventListener("input", onChange);
       input.addEventListener("change", onChange);
       if (c.kind === "checkbox") { row.appendChild(input); row.appendChild(label); }
+      else if (c.kind === "select") { row.appendChild(label); row.appendChild(input); }
       else { row.appendChild(label); row.appendChild(input); row.appendChild(out); }
       this.inputs[c.name] = input;
       this.outputs[c.name] = out;
@@ -571,7 +576,7 @@
         const note = panel.note ? this.fill(panel.note, readouts) : "";
         drawScatter(canvas, panel, pts, bg, colours, title, note);
       } else if (panel.type === "lines") {
-        const series = panel.series.map((s) => ({y: current(s.y, state, controls), colour: s.colour,
+        const series = panel.series.map((s) => ({y: current(s.y, state, controls), colour: s.colour, nolines: s.nolines,
           points: s.point_colours ? Array.from(current(s.point_colours, state, controls), (c) => panel.category_colours[c]) : s.points}));
         const hlines = (panel.hlines || []).map((l) => ({y: l.value !== undefined ? l.value : current(l.y, state, controls)[0], colour: l.colour, dash: l.dash}));
         let marker = null;
@@ -619,7 +624,19 @@
     });
   }
 
+  // Figures that appear later (an output that Thebe's kernel writes into the page) are drawn too.
+  function watch() {
+    init();
+    if (!window.MutationObserver) return;
+    let pending = false;
+    new MutationObserver(() => {
+      if (pending) return;
+      pending = true;
+      setTimeout(() => { pending = false; init(); }, 50);
+    }).observe(document.body, {childList: true, subtree: true});
+  }
+
   window.probdrLive = {init, toyStep, toyStart, unlift};
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
+  else watch();
 })();
