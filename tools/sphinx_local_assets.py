@@ -73,6 +73,11 @@ ASSETS = [
 #: Where Thebe's bundle is served (``THEBE_JS_URL`` of sphinx-thebe points here).
 THEBE_JS = f"{PREFIX}/thebe/index.js"
 
+#: Widget pages: the state and view MIME types myst-nb writes, and the scripts that render them.
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_SCRIPTS = ("/require.js", "/embed-amd.js")
+
 #: The live figures' script and stylesheet: package resources of probdr_lite, copied to vendor/probdr-live/.
 LIVE_DIR = f"{PREFIX}/probdr-live"
 LIVE_MARKER = 'data-probdr-live="1"'
@@ -231,6 +236,10 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
     from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
 
     used = app.__dict__.setdefault("_local_assets_used", set())
+    # A notebook whose widget outputs are all removed (remove-output: the slider panels are for a kernel)
+    # still carries its saved widget state; without a view on the page it and the manager are dead weight.
+    body_html = context.get("body")
+    views = not isinstance(body_html, str) or WIDGET_VIEW in body_html
     for key, cls in (("script_files", _JavaScript), ("css_files", _CascadingStyleSheet)):
         files = context.get(key)
         if not isinstance(files, list):
@@ -238,6 +247,9 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
         seen, kept = set(), []
         for asset in files:
             name = getattr(asset, "filename", None)
+            if not views and (getattr(asset, "attributes", {}).get("type") == WIDGET_STATE
+                              or str(name or "").endswith(WIDGET_SCRIPTS)):
+                continue
             new = _local(str(name)) if name else None
             if new is not None:
                 asset = cls(new, priority=asset.priority, **asset.attributes)
@@ -262,7 +274,6 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
                     "/sphinx-thebe.js"):
                 kept.append(_JavaScript("", priority=asset.priority, body=THEBE_SETUP_JS))
         files[:] = kept
-    body_html = context.get("body")
     if isinstance(body_html, str) and LIVE_MARKER in body_html:
         for name, cls, extra in (("live.js", _JavaScript, {"defer": "defer"}), ("live.css", _CascadingStyleSheet, {})):
             target = f"{LIVE_DIR}/{name}"

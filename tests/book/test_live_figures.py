@@ -401,3 +401,23 @@ def test_benchmark_redraw_time_per_figure(figure_page, capsys):
         print("\nkey press to painted frame (ms, median / max of 6 presses per control; budget 50 ms):")
         for name, per in results.items():
             print(f"  {name:11s} " + ", ".join(f"{c} {v['median_ms']:.1f}/{v['max_ms']:.1f}" for c, v in per.items()))
+
+
+def test_benchmark_first_paint(browser, server, capsys):  # noqa: F811
+    """First contentful paint of each page with a live figure, a fresh visit each time (printed, not asserted)."""
+    out = {}
+    for name, rel in LIVE.items():
+        times = []
+        for _ in range(3):
+            ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+            ctx.route("**/*", lambda r: r.continue_() if urlsplit(r.request.url).hostname in LOCAL_HOSTS else r.abort())
+            page = ctx.new_page()
+            page.goto(f"{server}/{rel}", wait_until="load")
+            times.append(page.evaluate("""() => { const e = performance.getEntriesByName('first-contentful-paint')[0];
+                                                  return e ? e.startTime : NaN; }"""))
+            ctx.close()
+        out[rel] = float(np.median(times))
+    with capsys.disabled():
+        print("\nfirst contentful paint (ms, median of 3 fresh visits):")
+        for rel, ms in out.items():
+            print(f"  {rel:34s} {ms:.0f}")

@@ -81,3 +81,38 @@ def test_live_figure_html_holds_its_spec_and_keeps_its_budget():
     assert "</script>" not in data and json.loads(data)["caption"] == spec["caption"]
     with pytest.raises(ValueError, match="max_bytes"):
         LiveFigure({**spec, "caption": "x" * 5000}, "big", max_bytes=4000)
+
+
+def _readout(fig, name):
+    spec = [r for r in fig.spec["readouts"] if r["name"] == name][0]
+    dtype = {"f64": "<f8", "f32": "<f4", "u8": "u1"}[spec["dtype"]]
+    return np.frombuffer(base64.b64decode(spec["b64"]), dtype=dtype).reshape(spec["grid"] + spec["item"])
+
+
+def test_beta_live_numbers_are_the_closed_forms():
+    from probdr_lite.figures.live.chapters import beta_live
+    from probdr_lite.graphs import knn_graph, laplacian
+    from probdr_lite.probdr import le_closed_form
+
+    rng = np.random.default_rng(1)
+    Y = np.r_[rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + 4]
+    labels = np.repeat([0, 1], 20)
+    L = laplacian(knn_graph(Y, n_neighbors=5))
+    betas = [0.05, 0.3, 1.0]
+    fig = beta_live(L, labels, betas=betas, n_show=6, beta=0.3)
+    s1 = _readout(fig, "s1")
+    for k, b in enumerate(betas):
+        X = le_closed_form(L, 6, b, centre=True)
+        assert s1[k] == pytest.approx(float(np.sum(X[:, 0] ** 2)), rel=1e-12)
+    assert np.allclose(_readout(fig, "threshold"), 1 / np.array(betas))
+    with pytest.raises(ValueError, match="betas entry"):
+        beta_live(L, labels, betas=[0.3, -1.0])
+
+
+def test_toy_controls_cover_chapter_4s_panel():
+    from probdr_lite.figures.live.chapters import toy_controls
+
+    c = {x["name"]: x for x in toy_controls()}
+    assert c["kappa"]["values"][0] == 1.0 and c["kappa"]["values"][-1] == 1000.0 and 100.0 in c["kappa"]["values"]
+    assert c["eta"]["values"][c["eta"]["default"]] == 0.4 and c["depth"]["values"] == list(range(17))
+    assert c["variant"]["kind"] == "select" and c["mask"]["kind"] == "checkbox"

@@ -270,9 +270,10 @@
     return {ctx, w, h};
   }
 
-  function frame(ctx, w, h, title, xlabel, ylabel) {
-    ctx.strokeStyle = "#888"; ctx.lineWidth = 1;
+  function frame(ctx, w, h, title, xlabel, ylabel, accent) {
+    ctx.strokeStyle = accent || "#888"; ctx.lineWidth = accent ? 2 : 1;
     ctx.strokeRect(PAD.left + 0.5, PAD.top + 0.5, w - PAD.left - PAD.right, h - PAD.top - PAD.bottom);
+    ctx.lineWidth = 1;
     ctx.fillStyle = "#222"; ctx.font = "12px sans-serif"; ctx.textAlign = "center";
     if (title) ctx.fillText(title, (PAD.left + w - PAD.right) / 2, 16, w - 8);
     ctx.font = "11px sans-serif";
@@ -302,7 +303,7 @@
     return [lo, hi];
   }
 
-  function drawScatter(canvas, panel, pts, bg, colours, title, note) {
+  function drawScatter(canvas, panel, pts, bg, colours, title, note, accent) {
     const {ctx, w, h} = setupCanvas(canvas);
     let xr, yr;
     if (panel.bounds) { xr = panel.bounds.slice(0, 2); yr = panel.bounds.slice(2, 4); }
@@ -318,7 +319,7 @@
       xr = [cx - u * W / 2, cx + u * W / 2]; yr = [cy - u * H / 2, cy + u * H / 2];
     }
     const sx = scale(xr[0], xr[1], PAD.left, w - PAD.right, false), sy = scale(yr[0], yr[1], h - PAD.bottom, PAD.top, false);
-    frame(ctx, w, h, title, panel.xlabel, panel.ylabel);
+    frame(ctx, w, h, title, panel.xlabel, panel.ylabel, accent);
     ctx.save();
     ctx.beginPath(); ctx.rect(PAD.left, PAD.top, W, H); ctx.clip();
     const r = panel.radius || 2;
@@ -574,7 +575,9 @@
           colours = t.map((v) => viridis((v - lo) / (hi - lo || 1)));
         }
         const note = panel.note ? this.fill(panel.note, readouts) : "";
-        drawScatter(canvas, panel, pts, bg, colours, title, note);
+        // a frame in the colour of the chosen option (e.g. the variant's colour, as in every other figure)
+        const accent = panel.accent ? panel.accent.colours[state[panel.accent.control]] : null;
+        drawScatter(canvas, panel, pts, bg, colours, title, note, accent);
       } else if (panel.type === "lines") {
         const series = panel.series.map((s) => ({y: current(s.y, state, controls), colour: s.colour, nolines: s.nolines,
           points: s.point_colours ? Array.from(current(s.point_colours, state, controls), (c) => panel.category_colours[c]) : s.points}));
