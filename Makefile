@@ -13,12 +13,13 @@ STAMP  := $(VENV)/.probdr-lite-installed
 # first, so this stamp inside it is rewritten only by a complete install.
 NPM_STAMP := node_modules/.probdr-lite-installed
 
-.PHONY: help install book test unit clean
+.PHONY: help install book test unit notebooks clean
 
 help:
 	@echo "make book   build the book into _build/html"
 	@echo "make test   run every test (unit, book build, built-HTML and browser checks)"
 	@echo "make unit   run only the fast unit tests"
+	@echo "make notebooks  rewrite book/*.ipynb from book/src/*.py (Jupytext)"
 	@echo "make clean  remove _build (keeps .venv)"
 
 install: $(STAMP) $(NPM_STAMP)
@@ -45,6 +46,9 @@ test: install
 
 unit: install
 	$(PY) -m pytest tests/unit
+
+notebooks: install
+	$(PY) -m probdr_lite._notebooks sync
 
 clean:
 	rm -rf _build

@@ -19,7 +19,7 @@ what the machine could do at that moment; the load average is printed too.
 
 What makes it fast: the embedding X_0 = Pi(Y W_E) is computed once, the blocks run in float32 on one thread (at
 n = 1,000 a block is a few sub-millisecond products and threads cost more than they save; see
-``probdr_lite/figures/_threads.py``), a depth move reuses the cached layers, and the artists are created once and
+``probdr_lite/_threads.py``), a depth move reuses the cached layers, and the artists are created once and
 moved with ``set_offsets`` / ``set_data`` instead of re-creating the axes.
 
 Usage: ``python benchmarks/bench_panel.py`` (n = 1,000, 20 updates), ``--n 2000``, ``--updates 40``.
@@ -47,6 +47,7 @@ try:
 except ImportError:  # run as a script from a checkout without installing the package
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     from probdr_lite.figures import mnist as M
+from probdr_lite.mnist_blocks import mnist_latents  # noqa: E402
 
 TARGET_MS = 150.0
 
@@ -64,7 +65,7 @@ def _moves(n_layers: int):
 
 def matmul_floor_ms(n: int, d_q: int, n_layers: int, repeats: int = 5) -> float:
     """Best-of-``repeats`` time of the 2 * n_layers unavoidable (n, d_q) x (d_q, n)-sized float32 products, one thread."""
-    from probdr_lite.figures._threads import single_threaded
+    from probdr_lite._threads import single_threaded
 
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(n, d_q, generator=gen)
@@ -84,7 +85,7 @@ def main(n: int = 1000, n_updates: int = 20, n_layers: int = 8, quiet: bool = Fa
     """Time ``n_updates`` slider moves of the panel on ``n`` images; return (and print) the summary."""
     if n_updates < 1:
         raise ValueError(f"n_updates must be at least 1; got {n_updates}")
-    X0, labels = M.mnist_latents(n)
+    X0, labels = mnist_latents(n)
     floor_before = matmul_floor_ms(n, X0.shape[1], n_layers)
     start = time.perf_counter()
     panel = M.mnist_panel(X0, labels, n_layers=n_layers)

@@ -1,14 +1,30 @@
 """probdr-lite: the helper package behind the book *From Laplacian Eigenmaps to Transformers*.
 
-Modules (each one idea, read top to bottom):
+The package has three layers, and imports only go downward (``tests/unit/test_layers.py`` checks it):
+core maths and measurements, then presentation (figures, labels, colours, widgets), then the chapters
+(``book/src``), which call both.
 
-- :mod:`probdr_lite.data`      vendored MNIST test set, Tiny Shakespeare, toy manifolds
-- :mod:`probdr_lite.graphs`    k-NN and heat-kernel graphs, the three Laplacians
-- :mod:`probdr_lite.eigenmaps` Laplacian Eigenmaps (Belkin & Niyogi, 2003)
-- :mod:`probdr_lite.probdr`    Wishart KL, the ProbDR ELBOs and their closed-form optima
-- :mod:`probdr_lite.unrolled`  the ELBO's gradient step as a transformer block
-- :mod:`probdr_lite.metrics`   clustering and embedding-agreement numbers
-- :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets` figures, sliders and kernel-free twins
+Core (no matplotlib, no widgets):
+
+- :mod:`probdr_lite.data`          vendored MNIST test set, Tiny Shakespeare, toy manifolds
+- :mod:`probdr_lite.graphs`        k-NN and heat-kernel graphs, the three Laplacians, heat-kernel attention
+- :mod:`probdr_lite.eigenmaps`     Laplacian Eigenmaps (Belkin & Niyogi, 2003)
+- :mod:`probdr_lite.probdr`        Wishart KL, the ProbDR ELBOs, their closed-form optima and step sizes
+- :mod:`probdr_lite.unrolled`      the ELBO's gradient step as a transformer block (torch), its variants
+- :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
+- :mod:`probdr_lite.mnist_blocks`  chapter 5's experiment: untrained blocks on MNIST, measured per layer
+- :mod:`probdr_lite.objections`    the measurements behind the objections chapter
+- :mod:`probdr_lite.experiments`   trained transformers (character model, ViT), their results and statistics
+- :mod:`probdr_lite._elbo`         the one ELBO gradient, C^{-1} X and log det C (NumPy or torch), used by
+  ``probdr`` and ``unrolled``
+- :mod:`probdr_lite._validation`, :mod:`probdr_lite._threads`  input checks; one-thread execution
+- :mod:`probdr_lite._notebooks`    the chapters' notebooks written from their Jupytext sources
+
+Presentation:
+
+- :mod:`probdr_lite.figures`       one module of figures, sliders and kernel-free twins per chapter;
+  :mod:`probdr_lite.figures.style` the label and colour of every variant and number
+- :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures
 """
 
 __version__ = "0.1.0"

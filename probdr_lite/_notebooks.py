@@ -1,15 +1,17 @@
-"""Conventions for the chapter notebooks, and a small tool that enforces them.
+"""Conventions for the chapter notebooks, and the one command that writes them from their sources.
 
-Every chapter notebook
+Chapters are written in ``book/src/NAME.py`` in Jupytext's percent format; ``book/NAME.ipynb`` is Jupytext's
+conversion of that file, never edited by hand. Every chapter
 
-- starts with the Colab cell below (it installs this package only on Colab,
-  and only when the import fails; anywhere else it does nothing and touches
-  no network);
-- is committed without outputs or execution counts (the book build executes it);
+- starts with the Colab cell, a code cell tagged ``colab`` and ``remove-cell`` whose text is
+  :func:`colab_cell_source` (it installs this package only on Colab, and only when the import fails; anywhere else
+  it does nothing and touches no network);
+- is committed without outputs or execution counts (the book build executes it), like ``nbstripout`` leaves it;
 - uses the ``python3`` kernel.
 
-``python -m probdr_lite._notebooks fix book/*.ipynb`` rewrites notebooks to
-follow these rules; ``check`` reports the ones that do not (the tests call it).
+``python -m probdr_lite._notebooks sync`` (or ``make notebooks``) refreshes the Colab cell in every source and
+rewrites every notebook from its source; ``python -m probdr_lite._notebooks check`` reports notebooks that break a
+rule or differ from their source (the tests call :func:`problems`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def colab_cell_source(url: str | None = None, ref: str = COLAB_REF) -> str:
 
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+#: The tags of the Colab cell in a source; ``remove-cell`` keeps it out of the rendered book.
+COLAB_TAGS = ["colab", "remove-cell"]
+SOURCES = ROOT / "book" / "src"
 
 
 def _cell_source(cell) -> str:
@@ -55,59 +60,113 @@ def _cell_source(cell) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
+def _read_source(src: Path):
+    import jupytext
+
+    return jupytext.read(Path(src), fmt="py:percent")
+
+
+def notebook_for(src: Path) -> dict:
+    """The notebook ``src`` (a percent-format chapter) converts to: Jupytext's conversion, without outputs,
+    execution counts, cell ids or Jupytext's own metadata, with the python3 kernel (nbformat 4.4, as JSON data)."""
+    nb = _read_source(src)
+    cells = []
+    for cell in nb.cells:
+        out = {"cell_type": cell.cell_type, "metadata": {"tags": list(cell.metadata["tags"])}
+               if cell.metadata.get("tags") else {}, "source": cell.source}
+        if cell.cell_type == "code":
+            out.update(execution_count=None, outputs=[])
+        cells.append(out)
+    return {"cells": cells, "metadata": {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}},
+            "nbformat": 4, "nbformat_minor": 4}
+
+
+def notebook_text(src: Path) -> str:
+    """:func:`notebook_for` as the JSON text committed in ``book/``."""
+    return json.dumps(notebook_for(src), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def notebook_path(src: Path) -> Path:
+    return Path(src).resolve().parents[1] / f"{Path(src).stem}.ipynb"
+
+
+def source_path(notebook: Path) -> Path:
+    return Path(notebook).resolve().parent / "src" / f"{Path(notebook).stem}.py"
+
+
 def problems(path: Path) -> list[str]:
     """What is wrong with one notebook (an empty list if nothing)."""
-    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    path = Path(path)
+    nb = json.loads(path.read_text(encoding="utf-8"))
     out = []
     cells = nb.get("cells", [])
-    if not cells or cells[0].get("cell_type") != "code" or _cell_source(cells[0]) != colab_cell_source():
-        out.append("first cell is not the Colab install cell")
+    first = cells[0] if cells else {}
+    if first.get("cell_type") != "code" or _cell_source(first) != colab_cell_source() or \
+            first.get("metadata", {}).get("tags") != COLAB_TAGS:
+        out.append("first cell is not the Colab install cell (tags colab, remove-cell)")
     for i, cell in enumerate(cells):
         if cell.get("cell_type") == "code" and (cell.get("outputs") or cell.get("execution_count")):
             out.append(f"cell {i} has outputs or an execution count")
     if nb.get("metadata", {}).get("kernelspec", {}).get("name") != "python3":
         out.append("kernel is not python3")
+    src = source_path(path)
+    if not src.exists():
+        out.append(f"no source {src.name} in book/src")
+    elif nb != notebook_for(src):
+        out.append(f"differs from Jupytext's conversion of book/src/{src.name}: run python -m probdr_lite._notebooks sync")
     return out
 
 
-def fix(path: Path) -> None:
-    """Insert or refresh the Colab cell, strip outputs, set the kernel."""
-    path = Path(path)
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    cells = nb.setdefault("cells", [])
-    colab = {
-        "cell_type": "code",
-        "execution_count": None,
-        "metadata": {"tags": ["remove-cell"]},
-        "outputs": [],
-        "source": colab_cell_source(),
-    }
-    if cells and cells[0].get("cell_type") == "code" and "google.colab" in _cell_source(cells[0]):
-        cells[0] = colab
+def sync_source(src: Path) -> bool:
+    """Put the current :func:`colab_cell_source` into the Colab cell of ``src`` (first, tagged); True if changed."""
+    import jupytext
+    from nbformat.v4 import new_code_cell
+
+    src = Path(src)
+    nb = _read_source(src)
+    colab = new_code_cell(colab_cell_source(), metadata={"tags": list(COLAB_TAGS)})
+    if nb.cells and ("colab" in nb.cells[0].metadata.get("tags", []) or "google.colab" in nb.cells[0].source):
+        if nb.cells[0].source == colab.source and nb.cells[0].metadata.get("tags") == COLAB_TAGS:
+            return False
+        nb.cells[0] = colab
     else:
-        cells.insert(0, colab)
-    for cell in cells:
-        if cell.get("cell_type") == "code":
-            cell["outputs"] = []
-            cell["execution_count"] = None
-        cell.pop("id", None)
-    nb["metadata"]["kernelspec"] = KERNELSPEC
-    nb["metadata"].pop("widgets", None)
-    nb["nbformat"], nb["nbformat_minor"] = 4, 4
-    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        nb.cells.insert(0, colab)
+    # no YAML header in the source; cell tags kept (Jupytext drops every cell key of a file that had none)
+    nb.metadata["jupytext"] = {"notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
+    src.write_text(jupytext.writes(nb, fmt="py:percent"), encoding="utf-8")
+    return True
+
+
+def sync(sources=None) -> list[Path]:
+    """Refresh the Colab cell of every source and rewrite every notebook from its source; return what changed."""
+    sources = sorted(SOURCES.glob("*.py")) if not sources else [Path(s) for s in sources]
+    changed = []
+    for src in sources:
+        if sync_source(src):
+            changed.append(src)
+        dst = notebook_path(src)
+        text = notebook_text(src)
+        if not dst.exists() or dst.read_text(encoding="utf-8") != text:
+            dst.write_text(text, encoding="utf-8")
+            changed.append(dst)
+    return changed
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in ("check", "fix"):
-        print("usage: python -m probdr_lite._notebooks check|fix NOTEBOOK...", file=sys.stderr)
+    if not argv or argv[0] not in ("check", "sync"):
+        print("usage: python -m probdr_lite._notebooks sync [book/src/NAME.py ...]\n"
+              "       python -m probdr_lite._notebooks check [book/NAME.ipynb ...]", file=sys.stderr)
         return 2
+    if argv[0] == "sync":
+        for path in sync(argv[1:]):
+            print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+        return 0
+    notebooks = [Path(n) for n in argv[1:]] or [notebook_path(s) for s in sorted(SOURCES.glob("*.py"))]
     bad = 0
-    for name in argv[1:]:
-        if argv[0] == "fix":
-            fix(Path(name))
-        for p in problems(Path(name)):
-            print(f"{name}: {p}")
+    for path in notebooks:
+        for p in problems(path):
+            print(f"{path}: {p}")
             bad += 1
     return 1 if bad else 0
 

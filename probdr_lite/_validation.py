@@ -91,6 +91,20 @@ def _shape_message(name, ndim, shape):
     return f"{name} must have {ndim} dimensions; got shape {tuple(shape)}"
 
 
+_FINITE = "{name} must contain only finite values (no NaN or inf)"
+
+
+def _check_shape(X, name, ndim, min_rows, square) -> None:
+    """Number of dimensions, rows and squareness of an array or tensor, with messages naming ``name``."""
+    shape = tuple(X.shape)
+    if len(shape) != ndim:
+        raise ValueError(_shape_message(name, ndim, shape))
+    if shape[0] < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} rows; got {shape[0]}")
+    if square and shape[0] != shape[1]:
+        raise ValueError(f"{name} must be a square (n, n) matrix; got shape {shape}")
+
+
 def check_array(
     X,
     name: str,
@@ -122,14 +136,9 @@ def check_array(
         arr = arr.astype(dtype, copy=False)
     elif arr.dtype not in (np.float32, np.float64):
         arr = arr.astype(np.float64)
-    if arr.ndim != ndim:
-        raise ValueError(_shape_message(name, ndim, arr.shape))
-    if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} rows; got {arr.shape[0]}")
-    if square and arr.shape[0] != arr.shape[1]:
-        raise ValueError(f"{name} must be a square (n, n) matrix; got shape {arr.shape}")
+    _check_shape(arr, name, ndim, min_rows, square)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        raise ValueError(_FINITE.format(name=name))
     return arr
 
 
@@ -154,17 +163,39 @@ def check_tensor(
         if X.dtype == torch.bool or X.is_complex():
             raise TypeError(f"{name} must be a real floating-point tensor; got {X.dtype}")
         X = X.to(torch.get_default_dtype())
-    if X.ndim != ndim:
-        raise ValueError(_shape_message(name, ndim, X.shape))
-    if X.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} rows; got {X.shape[0]}")
-    if square and X.shape[0] != X.shape[1]:
-        raise ValueError(f"{name} must be a square (n, n) matrix; got shape {tuple(X.shape)}")
+    _check_shape(X, name, ndim, min_rows, square)
     if not bool(torch.isfinite(X).all()):
-        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        raise ValueError(_FINITE.format(name=name))
     return X
 
 
 def check_seed(seed, name: str = "seed") -> int:
     """Return ``seed`` as a non-negative integer."""
     return check_scalar(seed, name, low=0, integer=True)
+
+
+def check_square(M, name: str, *, allow_sparse: bool = False):
+    """Return ``M`` as a finite float64 (n, n) matrix; a SciPy sparse M stays sparse (CSR) if ``allow_sparse``,
+    else it is densified."""
+    import scipy.sparse as sp
+
+    if sp.issparse(M):
+        if M.ndim != 2 or M.shape[0] != M.shape[1]:
+            raise ValueError(f"{name} must be a square (n, n) matrix; got shape {M.shape}")
+        if not np.issubdtype(M.dtype, np.number):
+            raise TypeError(f"{name} must hold numbers; got dtype {M.dtype}")
+        M = sp.csr_matrix(M, dtype=np.float64)
+        if not np.all(np.isfinite(M.data)):
+            raise ValueError(_FINITE.format(name=name))
+        return M if allow_sparse else M.toarray()
+    return check_array(M, name, ndim=2, square=True).astype(np.float64)
+
+
+def check_class_labels(labels, n: int, what: str = "the matrix") -> np.ndarray:
+    """Return ``labels`` as an (n,) integer array: one class per row of ``what``."""
+    labels = np.asarray(labels)
+    if labels.shape != (n,):
+        raise ValueError(f"labels must have shape ({n},) to match {what}; got {labels.shape}")
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be integer class labels; got dtype {labels.dtype}")
+    return labels

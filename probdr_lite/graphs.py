@@ -9,7 +9,10 @@ book uses:
 - :func:`laplacian`   L = D - W, L_sym = I - D^{-1/2} W D^{-1/2} or
   L_rw = I - D^{-1} W, with D = diag(W 1);
 - :func:`graph_energy` the Laplacian-eigenmaps energy sum_ij W_ij ||x_i - x_j||^2,
-  which equals 2 tr(X^T L X) for a symmetric W.
+  which equals 2 tr(X^T L X) for a symmetric W;
+- :func:`default_bandwidth` the heat-kernel bandwidth ``knn_graph`` picks by default;
+- :func:`heat_kernel_attention` the random walk D^{-1} W' of an all-pairs heat-kernel graph, which is softmax
+  attention on the LayerNorm sphere (notes 3.7).
 
 Finding the neighbours is scikit-learn's job (``kneighbors_graph``); this module
 only chooses weights, symmetrises and normalises.
@@ -17,13 +20,15 @@ only chooses weights, symmetrises and normalises.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import kneighbors_graph
 
 from probdr_lite._validation import check_array, check_choice, check_scalar
 
-__all__ = ["knn_graph", "laplacian", "graph_energy", "check_weights"]
+__all__ = ["knn_graph", "default_bandwidth", "heat_kernel_attention", "laplacian", "graph_energy", "check_weights"]
 
 GRAPH_MODES = ("connectivity", "heat")
 SYMMETRIZATIONS = ("max", "mean")
@@ -210,3 +215,43 @@ def graph_energy(X, W) -> float:
         diff = X[r] - X[c]  # (edges, q)
         total += float(np.dot(w, np.einsum("eq,eq->e", diff, diff)))
     return total
+
+
+def default_bandwidth(Y, n_neighbors: int = 10) -> float:
+    """The heat-kernel bandwidth t that :func:`knn_graph` picks by default: the mean squared distance from a point
+    to its ``n_neighbors`` nearest neighbours."""
+    Y = check_array(Y, "Y", ndim=2, min_rows=2)
+    G = sp.coo_matrix(knn_graph(Y, n_neighbors))
+    Y64 = Y.astype(np.float64)
+    return float(np.mean(np.sum((Y64[G.row] - Y64[G.col]) ** 2, axis=1)))
+
+
+def heat_kernel_attention(X, kappa, beta=0.0) -> np.ndarray:
+    """The random-walk matrix D^{-1} W' of a heat-kernel graph, built without any softmax (notes 3.7).
+
+    The rows of X are first scaled to unit norm, x_i -> x_i / ||x_i||. The graph is chapter 1's heat-kernel graph on
+    all pairs, W_ij = exp(-kappa ||x_i - x_j||^2 / 2) (``knn_graph`` with every other point a neighbour and bandwidth
+    t = 2 / kappa), plus self-loops of weight exp(-beta): W' = W + e^{-beta} I, D = diag(W' 1). For unit rows
+    exp(kappa x_i . x_j) = e^kappa exp(-kappa ||x_i - x_j||^2 / 2), so this equals the softmax attention
+    ``attention_matrix(X, kappa, beta)`` for LayerNormed X (whose logits are kappa cos(x_i, x_j) - beta [i = j]).
+
+    Parameters
+    ----------
+    X : array (n, d), n >= 2, no zero rows
+    kappa : float in (0, 1000]
+    beta : float in [0, 1000]
+
+    Returns
+    -------
+    ndarray (n, n), rows summing to 1.
+    """
+    X = check_array(X, "X", ndim=2, min_rows=2).astype(np.float64)
+    kappa = check_scalar(kappa, "kappa", low=0.0, high=1000.0, low_inclusive=False)
+    beta = check_scalar(beta, "beta", low=0.0, high=1000.0)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("X must have no zero rows (each row is scaled to unit norm)")
+    n = X.shape[0]
+    W = knn_graph(X / norms, n_neighbors=n - 1, mode="heat", bandwidth=2.0 / kappa).toarray()
+    W += math.exp(-beta) * np.eye(n)
+    return W / W.sum(1, keepdims=True)

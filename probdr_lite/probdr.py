@@ -20,13 +20,13 @@ numerically; shapes are (n, q) for latents and (n, n) for L_hat, S.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
-from probdr_lite._validation import check_array, check_scalar, check_seed
+from probdr_lite._elbo import elbo_gradient, is_regular, log_det_covariance
+from probdr_lite._validation import check_array, check_scalar, check_seed, check_square
 
 __all__ = [
     "wishart_kl",
@@ -34,6 +34,7 @@ __all__ = [
     "le_elbo_grad",
     "le_closed_form",
     "le_lipschitz",
+    "step_sizes",
     "fit_le_elbo",
     "LEFit",
     "regularize_laplacian",
@@ -49,20 +50,6 @@ _SINGULAR_RTOL = 1e-6
 
 # --- input helpers -----------------------------------------------------------
 
-def _square(M, name: str, *, allow_sparse: bool = False):
-    """Finite float64 (n, n) matrix; sparse stays sparse (CSR) if allowed, else densified."""
-    if sp.issparse(M):
-        if M.ndim != 2 or M.shape[0] != M.shape[1]:
-            raise ValueError(f"{name} must be a square (n, n) matrix; got shape {M.shape}")
-        if not np.issubdtype(M.dtype, np.number):
-            raise TypeError(f"{name} must hold numbers; got dtype {M.dtype}")
-        M = sp.csr_matrix(M, dtype=np.float64)
-        if not np.all(np.isfinite(M.data)):
-            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
-        return M if allow_sparse else M.toarray()
-    return check_array(M, name, ndim=2, square=True).astype(np.float64)
-
-
 def _sym_part(M) -> np.ndarray:
     M = M.toarray() if sp.issparse(M) else M
     return 0.5 * (M + M.T)
@@ -74,10 +61,6 @@ def _match_rows(X, M, xname: str, mname: str):
             f"{mname} must be ({X.shape[0]}, {X.shape[0]}) to match {xname} with "
             f"{X.shape[0]} rows; got shape {M.shape}"
         )
-
-
-def _logdet_spd(K: np.ndarray) -> float:
-    return 2.0 * float(np.sum(np.log(np.diag(la.cholesky(K, lower=True)))))
 
 
 def _check_spd(V: np.ndarray, name: str) -> np.ndarray:
@@ -125,8 +108,8 @@ def wishart_kl(V1, V2, nu) -> float:
     float
         The KL divergence (>= 0, zero iff V1 = V2).
     """
-    V1 = _square(V1, "V1")
-    V2 = _square(V2, "V2")
+    V1 = check_square(V1, "V1")
+    V2 = check_square(V2, "V2")
     _match_rows(V1, V2, "V1", "V2")
     n = V1.shape[0]
     nu = check_scalar(nu, "nu", low=n - 1, low_inclusive=False)
@@ -142,21 +125,19 @@ def wishart_kl(V1, V2, nu) -> float:
 
 def _check_le(X, L_hat, beta, nu):
     X = check_array(X, "X", ndim=2)
-    L = _square(L_hat, "L_hat", allow_sparse=True)
+    L = check_square(L_hat, "L_hat", allow_sparse=True)
     _match_rows(X, L, "X", "L_hat")
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     nu = check_scalar(nu, "nu", low=0, low_inclusive=False)
     return X, L, beta, nu
 
 
-def _elbo_parts(X64, LX, L, beta, nu):
-    """ELBO from X (float64) and L X, using (X X^T + beta I) X = X (X^T X + beta I)."""
-    n, q = X64.shape
-    K = X64.T @ X64 + beta * np.eye(q)  # (q, q)
-    logdet_C = (n - q) * np.log(beta) + _logdet_spd(K)  # Sylvester's determinant identity
+def _elbo(X64, LX, L, beta, nu):
+    """ELBO from X (float64) and L X; log det C through the smaller Gram matrix (Sylvester's identity)."""
+    logdet_C = log_det_covariance(X64, beta)
     trace_L = float(L.diagonal().sum())
     tr_CL = float(np.sum(X64 * LX)) + beta * trace_L  # tr(X^T L X) + beta tr(L)
-    return 0.5 * nu * (logdet_C - tr_CL), K
+    return 0.5 * nu * (logdet_C - tr_CL)
 
 
 def le_elbo(X, L_hat, beta, nu=1.0) -> float:
@@ -188,7 +169,7 @@ def le_elbo(X, L_hat, beta, nu=1.0) -> float:
     """
     X, L, beta, nu = _check_le(X, L_hat, beta, nu)
     X64 = X.astype(np.float64)
-    return _elbo_parts(X64, L @ X64, L, beta, nu)[0]
+    return _elbo(X64, L @ X64, L, beta, nu)
 
 
 def le_elbo_grad(X, L_hat, beta, nu=1.0) -> np.ndarray:
@@ -196,7 +177,9 @@ def le_elbo_grad(X, L_hat, beta, nu=1.0) -> np.ndarray:
 
     dELBO/dX = (nu/2) [ 2 C^{-1} X - (L_hat + L_hat^T) X ],  C = X X^T + beta I,
 
-    with C^{-1} X = X (X^T X + beta I)^{-1} so that no n x n inverse is formed.
+    with C^{-1} X = X (X^T X + beta I)^{-1} so that no n x n inverse is formed. This is the one implementation
+    of the gradient in the package (:func:`probdr_lite._elbo.elbo_gradient`): the "exact" transformer-block
+    direction of :func:`probdr_lite.unrolled.update_direction` is the same call with L = I - A and nu = 2.
     For a symmetric L_hat the second term is 2 L_hat X; the paper's transformer
     update uses 2 L~ X also for a non-symmetric L~ (objection 1 of the notes).
 
@@ -209,15 +192,8 @@ def le_elbo_grad(X, L_hat, beta, nu=1.0) -> np.ndarray:
     ndarray, shape (n, q), same dtype as ``X``.
     """
     X, L, beta, nu = _check_le(X, L_hat, beta, nu)
-    return _grad(X.astype(np.float64), L, beta, nu).astype(X.dtype, copy=False)
-
-
-def _grad(X64, L, beta, nu):
-    q = X64.shape[1]
-    K = X64.T @ X64 + beta * np.eye(q)
-    CinvX = la.solve(K, X64.T, assume_a="pos").T  # X K^{-1} = C^{-1} X
-    sym_LX = L @ X64 + L.T @ X64  # (L + L^T) X
-    return 0.5 * nu * (2.0 * CinvX - sym_LX)
+    X64 = X.astype(np.float64)
+    return elbo_gradient(X64, L @ X64 + L.T @ X64, beta, nu).astype(X.dtype, copy=False)
 
 
 def regularize_laplacian(L, gamma=1e-2):
@@ -237,7 +213,7 @@ def regularize_laplacian(L, gamma=1e-2):
     -------
     Same kind as ``L`` (sparse CSR or dense float64).
     """
-    M = _square(L, "L", allow_sparse=True)
+    M = check_square(L, "L", allow_sparse=True)
     gamma = check_scalar(gamma, "gamma", low=0, low_inclusive=False)
     n = M.shape[0]
     if sp.issparse(M):
@@ -300,7 +276,7 @@ def le_closed_form(L_hat, n_components, beta, centre=False, return_eigenvalues=F
         If the smallest eigenvalue is <= 0 (up to round-off): the ELBO is then
         unbounded along that eigenvector.
     """
-    S = _sym_part(_square(L_hat, "L_hat", allow_sparse=True))
+    S = _sym_part(check_square(L_hat, "L_hat", allow_sparse=True))
     n = S.shape[0]
     q = check_scalar(n_components, "n_components", low=1, high=n - 1 if centre else n,
                      integer=True)
@@ -330,19 +306,65 @@ def le_lipschitz(L_hat, beta, nu=1.0) -> float:
     the ELBO every step; :func:`fit_le_elbo` uses eta = 1/ell by default.
     Near the optimum the iteration diverges for steps beyond about
     2/(nu (lambda_max - lambda_1)), lambda_1 the smallest eigenvalue
-    (:func:`probdr_lite.figures.unrolling.step_sizes` computes it, and its
-    tests check it against runs).
+    (:func:`step_sizes` computes it, and its tests check it against runs).
 
     Returns
     -------
     float
     """
-    S = _sym_part(_square(L_hat, "L_hat", allow_sparse=True))
+    L = check_square(L_hat, "L_hat", allow_sparse=True)
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     nu = check_scalar(nu, "nu", low=0, low_inclusive=False)
+    return _le_lipschitz(L, beta, nu)
+
+
+def _le_lipschitz(L, beta: float, nu: float) -> float:
+    """:func:`le_lipschitz` of a checked L (float64, dense or CSR)."""
+    S = _sym_part(L)
     n = S.shape[0]
     lam_max = float(la.eigvalsh(S, subset_by_index=[n - 1, n - 1])[0])
     return nu * (max(lam_max, 0.0) + 1.0 / beta)
+
+
+def step_sizes(L_hat, beta, n_components: int = 2, centre: bool = True) -> dict:
+    """The step sizes and the rate that mark the regimes of gradient ascent on the LE-ELBO (nu = 1).
+
+    Linearise one step X -> X + eta dELBO/dX around the optimum X* (all q columns
+    kept, eigenvalues lambda_1 <= lambda_2 <= ... of L_hat, on 1^T x = 0 when
+    ``centre``). Tilting column j of X* towards an unused eigenvector u_k
+    changes the gradient by -(lambda_k - lambda_j) times the tilt, so each step
+    multiplies that tilt by 1 - eta (lambda_k - lambda_j). Hence:
+
+    - ``"safe"``: 1/ell with ell = lambda_max + 1/beta (:func:`le_lipschitz`);
+      steps up to it raise the ELBO every time, from any start;
+    - ``"divergent"``: 2 / (lambda_max - min(lambda_1, 1/beta)); above it the
+      fastest tilt overshoots by more than it corrects and the iterates blow up
+      (with no column kept the factor is 1 - eta (lambda_max - 1/beta));
+    - ``"slowest"``: the slowest mode near X*, min(lambda_{q+1} - lambda_q,
+      min_j 2 lambda_j (1 - beta lambda_j)): the smallest tilt, or the smallest
+      curvature of a column's length (the ELBO along s u_j has second derivative
+      -2 lambda_j (1 - beta lambda_j) at s*). Near X* the error shrinks by about
+      1 - eta * slowest per step, once the start has excited that mode. Rotations
+      of X* among themselves (X* R) cost
+      nothing and do not shrink, which is why the error is measured on X X^T.
+
+    Returns
+    -------
+    dict with float values ``safe``, ``divergent``, ``slowest``, ``lambda_max``.
+    """
+    L = check_square(L_hat, "L_hat", allow_sparse=True)
+    beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
+    q = check_scalar(n_components, "n_components", low=1, integer=True)
+    ell = _le_lipschitz(L, beta, 1.0)
+    lam_max = ell - 1.0 / beta
+    _, lam = le_closed_form(L, q + 1, beta, centre=centre, return_eigenvalues=True)
+    low = min(float(lam[0]), 1.0 / beta)
+    kept = lam[:q][lam[:q] < 1.0 / beta]
+    lengths = 2.0 * kept * (1.0 - beta * kept)  # curvature of each kept column's length
+    slowest = min([float(lam[q] - lam[q - 1])] + lengths.tolist())
+    return {"safe": 1.0 / ell, "divergent": 2.0 / (lam_max - low), "slowest": slowest,
+            "lambda_max": lam_max}
+
 
 
 @dataclass
@@ -395,7 +417,8 @@ def fit_le_elbo(L_hat, n_components, beta, eta=None, n_steps=3000, seed=0, centr
 
     The default step eta = 1 / :func:`le_lipschitz` is stable. Larger steps
     can diverge: as soon as an iterate leaves the ball ||X||_F <= max_norm *
-    max(1, ||X*||_F, ||X_0||_F), or stops being finite, the run stops and
+    max(1, ||X*||_F, ||X_0||_F), stops being finite, or makes C = X X^T + beta I
+    numerically singular (see :mod:`probdr_lite._elbo`), the run stops and
     ``diverged`` is True; every number returned is finite.
 
     Parameters
@@ -425,14 +448,14 @@ def fit_le_elbo(L_hat, n_components, beta, eta=None, n_steps=3000, seed=0, centr
     -------
     LEFit
     """
-    L = _square(L_hat, "L_hat", allow_sparse=True)
+    L = check_square(L_hat, "L_hat", allow_sparse=True)
     n = L.shape[0]
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     nu = check_scalar(nu, "nu", low=0, low_inclusive=False)
     X_star = le_closed_form(L, n_components, beta, centre=centre)  # validates q, singular L
     q = X_star.shape[1]
     if eta is None:
-        eta = 1.0 / le_lipschitz(L, beta, nu)
+        eta = 1.0 / _le_lipschitz(L, beta, nu)
     eta = check_scalar(eta, "eta", low=0, low_inclusive=False)
     T = check_scalar(n_steps, "n_steps", low=0, high=10**7, integer=True)
     seed = check_seed(seed)
@@ -452,18 +475,16 @@ def fit_le_elbo(L_hat, n_components, beta, eta=None, n_steps=3000, seed=0, centr
     diverged = False
     for t in range(T + 1):
         LX = L @ X
-        value, K = _elbo_parts(X, LX, L, beta, nu)
-        elbo.append(value)
+        elbo.append(_elbo(X, LX, L, beta, nu))
         gram.append(_gram_error(X, X_star, ref_sq))
         if t == T:
             break
-        CinvX = la.solve(K, X.T, assume_a="pos").T
-        X_new = X + eta * 0.5 * nu * (2.0 * CinvX - LX - L.T @ X)
+        X_new = X + eta * elbo_gradient(X, LX + L.T @ X, beta, nu)
         if centre:
             X_new -= X_new.mean(axis=0, keepdims=True)
         norm = float(np.linalg.norm(X_new))
-        if not np.isfinite(norm) or norm > limit:
-            diverged = True
+        if not np.isfinite(norm) or norm > limit or not is_regular(X_new, beta):
+            diverged = True  # blown up (C = X X^T + beta I is then numerically singular too)
             break
         X = X_new
         if (t + 1) % store_every == 0:
@@ -503,7 +524,7 @@ def unbounded_direction_demo(L, beta, ts, nu=1.0, v=None) -> np.ndarray:
     ndarray, shape (m,)
         ELBO(X_t) for each t.
     """
-    M = _square(L, "L", allow_sparse=True)
+    M = check_square(L, "L", allow_sparse=True)
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     nu = check_scalar(nu, "nu", low=0, low_inclusive=False)
     ts = check_array(ts, "ts", ndim=1).astype(np.float64)
@@ -514,13 +535,13 @@ def unbounded_direction_demo(L, beta, ts, nu=1.0, v=None) -> np.ndarray:
     n = M.shape[0]
     base = np.outer(np.ones(n) / np.sqrt(n), v / norm_v)  # (n, q), unit Frobenius norm
     L1 = M @ base
-    return np.array([_elbo_parts(t * base, t * L1, M, beta, nu)[0] for t in ts])
+    return np.array([_elbo(t * base, t * L1, M, beta, nu) for t in ts])
 
 
 # --- the PCA twin ------------------------------------------------------------
 
 def _check_pca(S, sigma2):
-    S = _sym_part(_square(S, "S"))
+    S = _sym_part(check_square(S, "S"))
     sigma2 = check_scalar(sigma2, "sigma2", low=0, low_inclusive=False)
     return S, sigma2
 
@@ -554,7 +575,7 @@ def pca_elbo(X, S, sigma2, d) -> float:
     d = check_scalar(d, "d", low=0, low_inclusive=False)
     n, q = X.shape
     K = X.T @ X + sigma2 * np.eye(q)
-    logdet_C = (n - q) * np.log(sigma2) + _logdet_spd(K)
+    logdet_C = log_det_covariance(X, sigma2)
     XtSX = X.T @ S @ X
     tr_CinvS = (np.trace(S) - np.trace(la.solve(K, XtSX, assume_a="pos"))) / sigma2
     return -0.5 * d * (logdet_C + tr_CinvS)

@@ -41,11 +41,16 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from scipy.linalg import expm
 
-from probdr_lite._validation import check_choice, check_scalar, check_seed, check_tensor
+from probdr_lite._elbo import elbo_gradient, inverse_covariance_times, log_det_covariance
+from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed, check_tensor
 
 __all__ = [
+    "BLOCK_VARIANTS",
+    "CHAPTER_VARIANTS",
     "VARIANTS",
+    "check_block_variants",
     "TRANSFORMER_VARIANTS",
     "KAPPA_MAX",
     "ETA_MAX",
@@ -61,6 +66,7 @@ __all__ = [
     "update_direction",
     "block_step",
     "unroll",
+    "euler_diffusion_errors",
     "stop_gradient_objective",
     "full_objective",
     "DiagonalConfig",
@@ -70,8 +76,15 @@ __all__ = [
     "DiagonalTransformer",
 ]
 
-VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric", "full")
+#: The update directions D of an untrained block, X <- Pi(X + eta D) (see :func:`update_direction`). Not to be
+#: confused with the attention operators of the trained transformers (``probdr_lite.experiments``).
+BLOCK_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric", "full")
+#: The block variants chapters 4 and 5 compare ("full", the objection-3 gradient, belongs to the objections chapter).
+CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
+#: The block variants with a fixed-weight transformer form (:class:`DiagonalTransformer`).
 TRANSFORMER_VARIANTS = ("attention", "diffusion", "paper")
+#: Old name of BLOCK_VARIANTS, kept only until probdr_lite/objections.py uses BLOCK_VARIANTS; then delete.
+VARIANTS = BLOCK_VARIANTS
 
 KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's inverse temperature (bandwidth 1 / kappa)
 ETA_MAX = 10.0  # eta in (0, ETA_MAX]: the step size; the notes use 0.4 (below 0.5 bounds the A - I update)
@@ -106,8 +119,15 @@ def _check_beta(beta) -> float:
     return check_scalar(beta, "beta", low=0.0, high=BETA_MAX)
 
 
-def _check_variant(variant, choices=VARIANTS) -> str:
+def _check_variant(variant, choices=BLOCK_VARIANTS) -> str:
     return check_choice(variant, "variant", choices)
+
+
+def check_block_variants(variants) -> tuple:
+    """A non-empty list of block variant names, each from :data:`BLOCK_VARIANTS`, as a tuple."""
+    if isinstance(variants, str) or not hasattr(variants, "__len__") or len(variants) == 0:
+        raise ValueError(f"variants must be a non-empty list of names from {BLOCK_VARIANTS}; got {variants!r}")
+    return tuple(_check_variant(v) for v in variants)
 
 
 def _check_block_size(block_size):
@@ -413,42 +433,12 @@ def attention_times(X, kappa, beta=0.0, mask=None, block_size=None) -> torch.Ten
 # The regulariser 2 C^{-1} X, C = X X^T + beta I (notes section 2 and objection 4)
 
 
-def _inverse_gram_times(X: torch.Tensor, beta: float) -> torch.Tensor:
-    """C^{-1} X with C = X X^T + beta I, via the smaller Gram matrix, solved in float64 and cast back.
-
-    For n <= d_q solve (X X^T + beta I_n) Z = X. For n > d_q use the push-through identity
-    (X X^T + beta I_n)^{-1} X = X (X^T X + beta I_{d_q})^{-1}: O(n d_q^2) instead of O(n^3). When n > d_q,
-    X X^T has rank at most d_q < n, so C is singular unless beta > 0.
-    """
-    n, d_q = X.shape
-    X64 = X.detach().to(torch.float64)
-    if n <= d_q:
-        G = X64 @ X64.T + beta * torch.eye(n, dtype=torch.float64, device=X.device)  # (n, n)
-        rhs = X64
-    else:
-        if beta == 0:
-            raise ValueError(
-                f"beta must be > 0 when n > d_q (n = {n}, d_q = {d_q}): then X X^T has rank <= d_q < n and "
-                "C = X X^T + beta I is singular"
-            )
-        G = X64.T @ X64 + beta * torch.eye(d_q, dtype=torch.float64, device=X.device)  # (d_q, d_q)
-        rhs = X64.T  # (d_q, n)
-    chol, info = torch.linalg.cholesky_ex(G)
-    if int(info) != 0:
-        raise ValueError(
-            f"beta = {beta:g} leaves C = X X^T + beta I numerically singular (X's rows are linearly dependent; "
-            "LayerNormed rows span at most d_q - 1 dimensions); use beta > 0 or a larger beta"
-        )
-    Z = torch.cholesky_solve(rhs, chol)
-    Z = Z if n <= d_q else Z.T  # (n, d_q)
-    return Z.to(X.dtype)
-
-
 def regulariser_gradient(X, beta) -> torch.Tensor:
     """The gradient of the log-det regulariser: d/dX log det(X X^T + beta I) = 2 (X X^T + beta I)^{-1} X.
 
     The paper replaces it by 2 X / (d_q + beta) (notes 3.4, objection 4); this is the exact term. Computed through
-    the smaller Gram matrix (see ``_inverse_gram_times``): for n > d_q it needs beta > 0.
+    the smaller Gram matrix by the kernel chapter 2 uses (:func:`probdr_lite._elbo.inverse_covariance_times`): for
+    n > d_q it needs beta > 0, and a numerically singular C (relative tolerance) raises ``ValueError``.
 
     Parameters
     ----------
@@ -461,7 +451,7 @@ def regulariser_gradient(X, beta) -> torch.Tensor:
     """
     X = _check_latents(X)
     beta = _check_beta(beta)
-    return 2.0 * _inverse_gram_times(X, beta)
+    return 2.0 * inverse_covariance_times(X, beta)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -506,10 +496,12 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size):
         if variant == "paper":
             D = D + (2.0 / (d_q + beta)) * X  # the regulariser 2 C^{-1} X approximated by 2 X / (d_q + beta)
         return D, None
-    reg = 2.0 * _inverse_gram_times(X, beta)  # 2 C^{-1} X
     if variant == "exact":
+        # Chapter 2's ELBO gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with L = I - A and nu = 2, so that
+        # D = 2 C^{-1} X - (L + L^T) X; (L + L^T) X = 2 X - A X - A^T X is accumulated over row blocks.
         AX, AtX = _attention_times(X, kappa, beta, mask, block_size, transpose_too=True)
-        return reg - 2.0 * X + AX + AtX, None  # 2 C^{-1} X - (L + L^T) X, with L + L^T = 2 I - A - A^T
+        return elbo_gradient(X, 2.0 * X - AX - AtX, beta, nu=2.0), None
+    reg = 2.0 * inverse_covariance_times(X, beta)  # 2 C^{-1} X
     # variant == "full": grad of F(X) = log det C - tr(X^T X) + tr(X^T A(X) X).
     # With K = X X^T, G = sum_ij A_ij K_ij and dA_ij = A_ij (dS_ij - sum_k A_ik dS_ik), dS = (kappa / d_q) dK:
     #   dG = sum_ij H_ij dK_ij,  H = A + (kappa / d_q) A o (K - kbar 1^T),  kbar_i = sum_k A_ik K_ik,
@@ -526,7 +518,7 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size):
     return reg - 2.0 * X + HX + HtX, None
 
 
-def _prepare(X, kappa, beta, variant, mask, block_size, variants=VARIANTS):
+def _prepare(X, kappa, beta, variant, mask, block_size, variants=BLOCK_VARIANTS):
     X = _check_latents(X)
     kappa, beta = _check_kappa(kappa), _check_beta(beta)
     variant = _check_variant(variant, variants)
@@ -664,24 +656,37 @@ def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# One block as one Euler step of graph diffusion (notes 3.3)
+
+
+def euler_diffusion_errors(A, X, t: float = 1.0, n_steps=(1, 2, 4, 8, 16, 32, 64)) -> list:
+    """How well k explicit Euler steps of size h = t / k solve the graph diffusion dX/dt = -L X, L = I - A.
+
+    Euler's method gives X_k = (I - h L)^k X_0 = (I + h (A - I))^k X_0; the exact solution is expm(-t L) X_0
+    (scipy). Returns a list of dicts {"steps": k, "h": h, "relative_error": ||X_k - X(t)||_F / ||X(t)||_F}.
+    The error shrinks like h (a first-order method); one block with step 2 eta is the k = 1 row with h = 2 eta.
+    """
+    A = check_array(A, "A", ndim=2, square=True).astype(np.float64)
+    X = check_array(X, "X", ndim=2).astype(np.float64)
+    if X.shape[0] != A.shape[0]:
+        raise ValueError(f"X must have n = {A.shape[0]} rows to match A; got shape {X.shape}")
+    t = check_scalar(t, "t", low=0.0, high=100.0, low_inclusive=False)
+    L = np.eye(A.shape[0]) - A
+    exact = expm(-t * L) @ X
+    rows = []
+    for k in n_steps:
+        k = check_scalar(k, "n_steps", low=1, high=10_000, integer=True)
+        h = t / k
+        Xk = X.copy()
+        for _ in range(k):
+            Xk = Xk - h * (L @ Xk)
+        rows.append({"steps": k, "h": h,
+                     "relative_error": float(np.linalg.norm(Xk - exact) / np.linalg.norm(exact))})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # The objectives (dense, differentiable: for autograd checks and for the objections chapter)
-
-
-def _log_det_C(X: torch.Tensor, beta: float) -> torch.Tensor:
-    """log det(X X^T + beta I_n), differentiable; via log det(X^T X + beta I) + (n - d_q) log beta when n > d_q."""
-    n, d_q = X.shape
-    if n <= d_q:
-        G = X @ X.T + beta * torch.eye(n, dtype=X.dtype, device=X.device)
-        extra = 0.0
-    else:
-        if beta == 0:
-            raise ValueError(f"beta must be > 0 when n > d_q (n = {n}, d_q = {d_q}): log det C = -inf otherwise")
-        G = X.T @ X + beta * torch.eye(d_q, dtype=X.dtype, device=X.device)
-        extra = (n - d_q) * math.log(beta)
-    chol, info = torch.linalg.cholesky_ex(G)
-    if int(info) != 0:
-        raise ValueError(f"beta = {beta:g} leaves C = X X^T + beta I numerically singular; use a larger beta")
-    return 2.0 * torch.log(torch.diagonal(chol)).sum() + extra
 
 
 def stop_gradient_objective(X, A_fixed, beta) -> torch.Tensor:
@@ -709,7 +714,7 @@ def stop_gradient_objective(X, A_fixed, beta) -> torch.Tensor:
     beta = _check_beta(beta)
     A = A.detach().to(dtype=X.dtype, device=X.device)
     trace_LXX = (X * X).sum() - (X * (A @ X)).sum()  # tr(X^T (I - A) X)
-    return _log_det_C(X, beta) - trace_LXX
+    return log_det_covariance(X, beta) - trace_LXX
 
 
 def full_objective(X, kappa, beta, mask=None) -> torch.Tensor:
@@ -736,7 +741,7 @@ def full_objective(X, kappa, beta, mask=None) -> torch.Tensor:
     mask = _check_mask(mask, n, X)
     _check_logit_range(X, kappa, beta)
     A = torch.softmax(_dense_logits(X, kappa, beta, mask), dim=1)  # (n, n), depends on X
-    return _log_det_C(X, beta) - (X * X).sum() + (X * (A @ X)).sum()
+    return log_det_covariance(X, beta) - (X * X).sum() + (X * (A @ X)).sum()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -865,7 +870,7 @@ class DiagonalTransformer(nn.Module):
     def __init__(self, d_q=128, n_layers=8, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion", dtype=None):
         super().__init__()
         variant_ok = isinstance(variant, str) and variant in TRANSFORMER_VARIANTS
-        if isinstance(variant, str) and variant in VARIANTS and not variant_ok:
+        if isinstance(variant, str) and variant in BLOCK_VARIANTS and not variant_ok:
             raise ValueError(
                 f"variant {variant!r} has no fixed-weight transformer form; DiagonalTransformer supports "
                 f"{', '.join(map(repr, TRANSFORMER_VARIANTS))} (use unroll for the others)"

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 
 from ._validation import check_scalar
 
-__all__ = ["Slider", "SliderPanel"]
+__all__ = ["Slider", "SliderPanel", "range_slider"]
 
 
 @dataclass(frozen=True)
@@ -122,3 +122,24 @@ class SliderPanel:
         display(w.VBox(list(self.sliders.values())))
         plt.close(self.fig)  # the inline backend must not show it a second time
         return None
+
+
+def range_slider(name, rng, *, lower=None, upper=None, positive=False, integer=False,
+                 log=False, description=None, fmt=".3g") -> Slider:
+    """A :class:`~probdr_lite.widgets.Slider` from a ``(low, high, default)`` triple.
+
+    Each of the three numbers must lie in ``[lower, upper]`` (``(0, upper]`` with
+    ``positive=True``); the Slider itself checks ``low < high`` and that the
+    default lies between them. Every message names the slider.
+    """
+    if not isinstance(rng, (tuple, list)) or len(rng) != 3:
+        raise TypeError(f"{name} must be a (low, high, default) triple; got {rng!r}")
+    lo_incl = not positive
+    low = 0 if positive and lower is None else lower
+    parts = [
+        check_scalar(v, f"{name} {part}", low=low, high=upper, low_inclusive=lo_incl,
+                     integer=integer)
+        for v, part in zip(rng, ("low", "high", "default"))
+    ]
+    return Slider(name, parts[0], parts[1], parts[2], log=log, integer=integer,
+                  description=description, fmt=fmt)

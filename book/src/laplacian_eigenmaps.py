@@ -1,3 +1,10 @@
+# %% tags=["colab", "remove-cell"]
+# Colab only: install this book's helper package when it is missing.
+# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
+import importlib.util, sys
+if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
+    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@v0.1.0"
+
 # %% [markdown]
 # # Laplacian Eigenmaps
 #

@@ -1,3 +1,10 @@
+# %% tags=["colab", "remove-cell"]
+# Colab only: install this book's helper package when it is missing.
+# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
+import importlib.util, sys
+if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
+    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@v0.1.0"
+
 # %% [markdown]
 # # Does a transformer at initialisation cluster MNIST?
 #
@@ -29,27 +36,27 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
+from probdr_lite.figures.live.chapters import mnist_live
 from probdr_lite.figures.mnist import (
-    METRIC_LABELS,
-    METRIC_SETTINGS,
-    PAPER,
     before_after_figure,
-    kmeans_nmi_spread,
-    layer_metrics,
     layer_table,
     metric_lines_figure,
     metrics_table,
-    mnist_latents,
     mnist_panel,
+    settings_table,
+    sweep_figure,
+)
+from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
+from probdr_lite.mnist_blocks import (
+    PAPER,
+    kmeans_nmi_spread,
+    mnist_latents,
     pick,
     run_blocks,
-    settings_table,
     sweep,
-    sweep_figure,
     variant_metrics,
 )
-from probdr_lite.figures.live.chapters import mnist_live
-from probdr_lite.metrics import between_within_ratio, knn_accuracy
 
 # %% [markdown]
 # ## The settings
@@ -93,7 +100,7 @@ plt.show()
 # ## Four numbers per layer
 #
 # All four are computed in the full $d_q = 128$-dimensional latent space by
-# `probdr_lite.metrics`, with settings fixed in `METRIC_SETTINGS`:
+# `probdr_lite.metrics`, with settings fixed in `METRICS`:
 #
 # - **k-NN accuracy**: the share of images whose class is the majority class of their 5 nearest
 #   neighbours, over 5 stratified folds. It asks whether *neighbours* share a class.
@@ -110,7 +117,7 @@ plt.show()
 # First the paper's block on all 10,000 images, every layer:
 
 # %%
-print(METRIC_SETTINGS)
+print(METRICS)
 rows_full = layer_metrics(Xs, labels, variant="paper")  # one dict per layer, in the full latent space
 layer_table(rows_full)
 
@@ -224,7 +231,7 @@ display(Markdown("\n".join(lines)))
 knn_2d = {}
 for layer in (0, PAPER.n_layers):
     X = Xs[layer]
-    knn_2d[layer] = knn_accuracy(X[:, :2], labels, n_neighbors=METRIC_SETTINGS["n_neighbors"], cv=METRIC_SETTINGS["cv"])
+    knn_2d[layer] = knn_accuracy(X[:, :2], labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv)
     print(f"layer {layer}: k-NN accuracy {knn_2d[layer]:.3f} in the picture's 2 coordinates, "
           f"{pick(rows_full, 'knn_accuracy', variant='paper', layer=layer):.3f} in all {X.shape[1]}; "
           f"between/within {between_within_ratio(X[:, :2], labels):.2f} in 2, "

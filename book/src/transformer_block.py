@@ -1,3 +1,10 @@
+# %% tags=["colab", "remove-cell"]
+# Colab only: install this book's helper package when it is missing.
+# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
+import importlib.util, sys
+if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
+    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@v0.1.0"
+
 # %% [markdown]
 # # The transformer block
 #
@@ -30,18 +37,18 @@ import torch
 from IPython.display import Markdown, display
 
 from probdr_lite.figures.block import (
-    CHAPTER_VARIANTS,
-    euler_diffusion_errors,
-    heat_kernel_attention,
     make_toy,
     mask_figure,
     variant_panel,
 )
 from probdr_lite.figures.live.chapters import toy_live
+from probdr_lite.graphs import heat_kernel_attention
 from probdr_lite.unrolled import (
+    CHAPTER_VARIANTS,
     DiagonalTransformer,
     attention_matrix,
     block_step,
+    euler_diffusion_errors,
     layer_norm,
     regulariser_gradient,
     unroll,

@@ -1,3 +1,10 @@
+# %% tags=["colab", "remove-cell"]
+# Colab only: install this book's helper package when it is missing.
+# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
+import importlib.util, sys
+if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
+    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@v0.1.0"
+
 # %% [markdown]
 # # Inference unrolled
 #
@@ -26,10 +33,10 @@ from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
 from probdr_lite.figures.live.chapters import eta_live
-from probdr_lite.figures.unrolling import eta_panel, step_sizes, steps_figure, steps_scrub
+from probdr_lite.figures.unrolling import eta_panel, steps_figure, steps_scrub
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
-from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo, le_elbo_grad
+from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo, le_elbo_grad, step_sizes
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 

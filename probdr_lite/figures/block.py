@@ -14,8 +14,8 @@ z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enter
 2 / (d_q + beta) of the "paper" variant.
 
 The figure builders return a figure plus an ``update`` function, a :class:`~probdr_lite.widgets.SliderPanel` or a
-kernel-free :class:`~probdr_lite.plotting.ScrubFigure`; the checks (:func:`heat_kernel_attention`,
-:func:`euler_diffusion_errors`) are the numbers the chapter prints.
+kernel-free :class:`~probdr_lite.plotting.ScrubFigure`. The checks the chapter prints are core maths:
+:func:`probdr_lite.graphs.heat_kernel_attention` and :func:`probdr_lite.unrolled.euler_diffusion_errors`.
 """
 
 from __future__ import annotations
@@ -26,18 +26,15 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from scipy.linalg import expm
 
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
-from probdr_lite.figures._threads import single_threaded
-from probdr_lite.graphs import knn_graph
+from probdr_lite._threads import single_threaded
+from probdr_lite.figures.style import variant_label
 from probdr_lite.plotting import class_scatter, scrub
-from probdr_lite.unrolled import VARIANTS, attention_matrix, unroll
+from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 from probdr_lite.widgets import Slider, SliderPanel
 
 __all__ = [
-    "CHAPTER_VARIANTS",
-    "VARIANT_LABELS",
     "LiftedToy",
     "lift_toy",
     "make_toy",
@@ -45,31 +42,11 @@ __all__ = [
     "variant_figure",
     "variant_panel",
     "variant_depth_scrub",
-    "heat_kernel_attention",
-    "euler_diffusion_errors",
     "mask_figure",
 ]
 
-#: The variants compared in chapters 4 and 5 (``"full"``, the objection-3 gradient, belongs to the objections chapter).
-CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
-
-#: Short plot labels, each saying what the direction D is.
-VARIANT_LABELS = {
-    "attention": "attention: 2 A X",
-    "diffusion": "diffusion: 2 (A - I) X",
-    "paper": "paper: 2 (A - I) X + 2 X / (d_q + β)",
-    "exact": "exact: 2 C⁻¹ X - (L + Lᵀ) X",
-    "symmetric": "symmetric: 2 (A_sym - I) X",
-    "full": "full gradient",
-}
 
 TOY_DEFAULTS = dict(kappa=100.0, eta=0.4, beta=1.0)
-
-
-def _check_variants(variants) -> tuple:
-    if isinstance(variants, str) or len(variants) == 0:
-        raise ValueError(f"variants must be a non-empty list of names from {VARIANTS}; got {variants!r}")
-    return tuple(check_choice(v, "variant", VARIANTS) for v in variants)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -177,7 +154,7 @@ def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_V
     """For each variant, the toy's positions in the plane after 0..n_steps blocks: {variant: (n_steps + 1, n, 2)}."""
     if not isinstance(toy, LiftedToy):
         raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
-    variants = _check_variants(variants)
+    variants = check_block_variants(variants)
     with single_threaded():  # a few hundred points: threads cost more than they save (see _threads)
         return {
             v: np.stack([toy.unlift(X) for X in unroll(toy.X0, n_steps, kappa, eta, beta, v, mask=mask)])
@@ -209,7 +186,7 @@ def _variant_axes(toy, variants, width=2.4, dpi=72):
         ax.set_aspect("equal")
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_title(VARIANT_LABELS[v], fontsize=7.5)
+        ax.set_title(variant_label(v), fontsize=7.5)
     return fig, points
 
 
@@ -222,7 +199,7 @@ def variant_figure(toy: LiftedToy, variants=CHAPTER_VARIANTS, n_steps: int = 8, 
     update : callable ``update(kappa, eta, beta, depth=n_steps)``
         Recomputes the blocks and moves the points in place (``set_offsets``).
     """
-    variants = _check_variants(variants)
+    variants = check_block_variants(variants)
     n_steps = check_scalar(n_steps, "n_steps", low=0, high=64, integer=True)
     fig, points = _variant_axes(toy, variants, dpi=dpi)
 
@@ -262,7 +239,7 @@ def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS, kappa=TOY_DEFAULTS[
 def variant_depth_scrub(toy: LiftedToy, variants=CHAPTER_VARIANTS, depths=range(0, 13), kappa=TOY_DEFAULTS["kappa"],
                         eta=TOY_DEFAULTS["eta"], beta=TOY_DEFAULTS["beta"], dpi=64):
     """Kernel-free twin of :func:`variant_panel`: flip through the depths at fixed kappa, eta, beta."""
-    variants = _check_variants(variants)
+    variants = check_block_variants(variants)
     depths = [check_scalar(d, "depth", low=0, high=64, integer=True) for d in depths]
     paths = toy_paths(toy, max(depths), kappa, eta, beta, variants)
     fig, points = _variant_axes(toy, variants, dpi=dpi)
@@ -274,67 +251,6 @@ def variant_depth_scrub(toy: LiftedToy, variants=CHAPTER_VARIANTS, depths=range(
         fig.suptitle(f"depth {depth} (κ = {kappa:g}, η = {eta:g}, β = {beta:g})", fontsize=9)
 
     return scrub(fig, update, depths, label="depth", dpi=dpi)
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The checks the chapter prints
-
-
-def heat_kernel_attention(X, kappa, beta=0.0) -> np.ndarray:
-    """The random-walk matrix D^{-1} W' of a heat-kernel graph, built without any softmax (notes 3.7).
-
-    The rows of X are first scaled to unit norm, x_i -> x_i / ||x_i||. The graph is chapter 1's heat-kernel graph on
-    all pairs, W_ij = exp(-kappa ||x_i - x_j||^2 / 2) (``knn_graph`` with every other point a neighbour and bandwidth
-    t = 2 / kappa), plus self-loops of weight exp(-beta): W' = W + e^{-beta} I, D = diag(W' 1). For unit rows
-    exp(kappa x_i . x_j) = e^kappa exp(-kappa ||x_i - x_j||^2 / 2), so this equals the softmax attention
-    ``attention_matrix(X, kappa, beta)`` for LayerNormed X (whose logits are kappa cos(x_i, x_j) - beta [i = j]).
-
-    Parameters
-    ----------
-    X : array (n, d), n >= 2, no zero rows
-    kappa : float in (0, 1000]
-    beta : float in [0, 1000]
-
-    Returns
-    -------
-    ndarray (n, n), rows summing to 1.
-    """
-    X = check_array(X, "X", ndim=2, min_rows=2).astype(np.float64)
-    kappa = check_scalar(kappa, "kappa", low=0.0, high=1000.0, low_inclusive=False)
-    beta = check_scalar(beta, "beta", low=0.0, high=1000.0)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    if np.any(norms == 0):
-        raise ValueError("X must have no zero rows (each row is scaled to unit norm)")
-    n = X.shape[0]
-    W = knn_graph(X / norms, n_neighbors=n - 1, mode="heat", bandwidth=2.0 / kappa).toarray()
-    W += math.exp(-beta) * np.eye(n)
-    return W / W.sum(1, keepdims=True)
-
-
-def euler_diffusion_errors(A, X, t: float = 1.0, n_steps=(1, 2, 4, 8, 16, 32, 64)) -> list:
-    """How well k explicit Euler steps of size h = t / k solve the graph diffusion dX/dt = -L X, L = I - A.
-
-    Euler's method gives X_k = (I - h L)^k X_0 = (I + h (A - I))^k X_0; the exact solution is expm(-t L) X_0
-    (scipy). Returns a list of dicts {"steps": k, "h": h, "relative_error": ||X_k - X(t)||_F / ||X(t)||_F}.
-    The error shrinks like h (a first-order method); one block with step 2 eta is the k = 1 row with h = 2 eta.
-    """
-    A = check_array(A, "A", ndim=2, square=True).astype(np.float64)
-    X = check_array(X, "X", ndim=2).astype(np.float64)
-    if X.shape[0] != A.shape[0]:
-        raise ValueError(f"X must have n = {A.shape[0]} rows to match A; got shape {X.shape}")
-    t = check_scalar(t, "t", low=0.0, high=100.0, low_inclusive=False)
-    L = np.eye(A.shape[0]) - A
-    exact = expm(-t * L) @ X
-    rows = []
-    for k in n_steps:
-        k = check_scalar(k, "n_steps", low=1, high=10_000, integer=True)
-        h = t / k
-        Xk = X.copy()
-        for _ in range(k):
-            Xk = Xk - h * (L @ Xk)
-        rows.append({"steps": k, "h": h,
-                     "relative_error": float(np.linalg.norm(Xk - exact) / np.linalg.norm(exact))})
-    return rows
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -350,7 +266,7 @@ def mask_figure(toy: LiftedToy, kappa=TOY_DEFAULTS["kappa"], eta=TOY_DEFAULTS["e
     """
     from matplotlib.colors import LogNorm
 
-    variant = check_choice(variant, "variant", VARIANTS)
+    variant = check_choice(variant, "variant", BLOCK_VARIANTS)
     n_steps = check_scalar(n_steps, "n_steps", low=0, high=64, integer=True)
     fig, axes = plt.subplots(1, 4, figsize=(11.5, 3.0), dpi=dpi, layout="constrained")
     floor = 1e-6  # entries below this are shown as the lowest colour (the masked ones are exactly 0)

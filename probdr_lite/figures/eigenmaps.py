@@ -11,8 +11,7 @@ Every builder here draws something the chapter explains:
 - :func:`compare_figure`     our embedding beside scikit-learn's ``SpectralEmbedding``,
   with the agreement of the two subspaces.
 
-:func:`range_slider` turns a ``(low, high, default)`` triple into a validated
-:class:`probdr_lite.widgets.Slider`; the other chapters' builders use it too.
+The sliders come from :func:`probdr_lite.widgets.range_slider`.
 """
 
 from __future__ import annotations
@@ -27,19 +26,17 @@ from scipy.sparse.csgraph import connected_components
 
 from probdr_lite._validation import check_array, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
-from probdr_lite.figures._threads import one_thread
-from probdr_lite.graphs import check_weights, graph_energy, knn_graph, laplacian
+from probdr_lite._threads import one_thread
+from probdr_lite.graphs import check_weights, default_bandwidth, graph_energy, knn_graph, laplacian
 from probdr_lite.plotting import class_scatter, scrub
-from probdr_lite.widgets import Slider, SliderPanel
+from probdr_lite.widgets import SliderPanel, range_slider
 
 __all__ = [
-    "range_slider",
     "side_view",
     "laplacians_figure",
     "energy_figure",
     "neighbours_panel",
     "neighbours_scrub",
-    "default_bandwidth",
     "compare_figure",
 ]
 
@@ -48,27 +45,6 @@ POSITION_CMAP = "viridis"
 
 
 # --- shared helpers ----------------------------------------------------------
-
-def range_slider(name, rng, *, lower=None, upper=None, positive=False, integer=False,
-                 log=False, description=None, fmt=".3g") -> Slider:
-    """A :class:`~probdr_lite.widgets.Slider` from a ``(low, high, default)`` triple.
-
-    Each of the three numbers must lie in ``[lower, upper]`` (``(0, upper]`` with
-    ``positive=True``); the Slider itself checks ``low < high`` and that the
-    default lies between them. Every message names the slider.
-    """
-    if not isinstance(rng, (tuple, list)) or len(rng) != 3:
-        raise TypeError(f"{name} must be a (low, high, default) triple; got {rng!r}")
-    lo_incl = not positive
-    low = 0 if positive and lower is None else lower
-    parts = [
-        check_scalar(v, f"{name} {part}", low=low, high=upper, low_inclusive=lo_incl,
-                     integer=integer)
-        for v, part in zip(rng, ("low", "high", "default"))
-    ]
-    return Slider(name, parts[0], parts[1], parts[2], log=log, integer=integer,
-                  description=description, fmt=fmt)
-
 
 def side_view(Y) -> np.ndarray:
     """Two columns to draw the data with: the (x, z) plane for 3-D data, where the
@@ -222,16 +198,6 @@ def energy_figure(Y, W, colour_index: int = 12, seed: int = 0):
 # --- the neighbourhood panel -------------------------------------------------------
 
 @one_thread
-def default_bandwidth(Y, n_neighbors: int = 10) -> float:
-    """The heat-kernel bandwidth t that :func:`probdr_lite.graphs.knn_graph` picks by default:
-    the mean squared distance from a point to its ``n_neighbors`` nearest neighbours."""
-    Y = check_array(Y, "Y", ndim=2, min_rows=2)
-    G = sp.coo_matrix(knn_graph(Y, n_neighbors))
-    Y64 = Y.astype(np.float64)
-    return float(np.mean(np.sum((Y64[G.row] - Y64[G.col]) ** 2, axis=1)))
-
-
-@one_thread
 def _neighbours_figure(Y, t, figsize=(8.4, 3.4)):
     """Figure and update(n_neighbors, bandwidth) for the panel and its scrub twin."""
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
@@ -300,7 +266,7 @@ def neighbours_panel(Y, t, *, n_neighbors=(5, 60, 10), bandwidth=None) -> Slider
         Integers in [1, n - 1].
     bandwidth : (low, high, default) or None
         Positive numbers; None means (t0 / 4, 100 t0, t0) with t0 =
-        :func:`default_bandwidth` ``(Y, default k)``. A logarithmic slider.
+        :func:`probdr_lite.graphs.default_bandwidth` ``(Y, default k)``. A logarithmic slider.
 
     Returns
     -------

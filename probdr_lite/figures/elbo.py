@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import scipy.sparse as sp
 from matplotlib import ticker
 
-from probdr_lite._validation import check_array, check_scalar
-from probdr_lite.figures._threads import one_thread
-from probdr_lite.figures.eigenmaps import range_slider
+from probdr_lite._validation import check_array, check_class_labels, check_scalar, check_square
+from probdr_lite._threads import one_thread
 from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.probdr import (
     le_closed_form,
@@ -31,17 +29,11 @@ from probdr_lite.probdr import (
     regularize_laplacian,
     unbounded_direction_demo,
 )
-from probdr_lite.widgets import SliderPanel
+from probdr_lite.widgets import SliderPanel, range_slider
 
 __all__ = ["pca_figure", "elbo_terms_figure", "trap_figure", "beta_panel", "beta_scrub"]
 
 KEPT, SURVIVES, DROPPED = "C3", "C0", "0.6"
-
-
-def _square(M, name):
-    if sp.issparse(M):
-        M = M.toarray()
-    return check_array(M, name, ndim=2, square=True).astype(np.float64)
 
 
 def _plain_log_axis(axis):
@@ -49,15 +41,6 @@ def _plain_log_axis(axis):
     axis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(ticker.FormatStrFormatter("%g"))
     axis.set_minor_formatter(ticker.NullFormatter())
-
-
-def _labels(labels, n):
-    labels = np.asarray(labels)
-    if labels.shape != (n,):
-        raise ValueError(f"labels must have shape ({n},) to match the matrix; got {labels.shape}")
-    if not np.issubdtype(labels.dtype, np.integer):
-        raise TypeError(f"labels must be integer class labels; got dtype {labels.dtype}")
-    return labels
 
 
 # --- PCA, the covariance twin -------------------------------------------------------
@@ -86,9 +69,9 @@ def pca_figure(S, labels, sigma2, n_components: int = 2, n_show: int = 20):
     -------
     matplotlib Figure
     """
-    S = _square(S, "S")
+    S = check_square(S, "S")
     n = S.shape[0]
-    labels = _labels(labels, n)
+    labels = check_class_labels(labels, n)
     sigma2 = check_scalar(sigma2, "sigma2", low=0, low_inclusive=False)
     n_show = check_scalar(n_show, "n_show", low=2, high=n, integer=True)
     q = check_scalar(n_components, "n_components", low=2, high=n_show, integer=True)
@@ -146,7 +129,7 @@ def elbo_terms_figure(L_hat, beta, directions=(1, 12), centre: bool = True, n_gr
     -------
     matplotlib Figure
     """
-    L = _square(L_hat, "L_hat")
+    L = check_square(L_hat, "L_hat")
     n = L.shape[0]
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     n_grid = check_scalar(n_grid, "n_grid", low=10, high=2000, integer=True)
@@ -237,9 +220,9 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
 
 @one_thread
 def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=(10.5, 3.4)):
-    L = _square(L_hat, "L_hat")
+    L = check_square(L_hat, "L_hat")
     n = L.shape[0]
-    labels = _labels(labels, n)
+    labels = check_class_labels(labels, n)
     n_show = check_scalar(n_show, "n_show", low=2, high=n - 1 if centre else n, integer=True)
     q = check_scalar(n_components, "n_components", low=2, high=n_show, integer=True)
     # The eigenvalues do not depend on beta; the widest embedding is at the smallest beta.

@@ -1,28 +1,20 @@
-"""Chapter 5: an untrained transformer at the diagonal initialisation clusters MNIST, in pictures and in numbers.
+"""Chapter 5's tables, figures and live panel: an untrained transformer at the diagonal initialisation on MNIST.
 
-The paper's figure (notes, settings below section 3) embeds flattened MNIST images, X_0 = Pi(Y W_E) with d_q = 128,
-runs 8 blocks with kappa = 30 and eta = 0.4, and plots the first two latent coordinates before and after, coloured by
-class. The paper leaves beta, the mask M, the number of images, W_E and weight sharing open; :data:`PAPER` fixes them
-(beta = 1, M = 0, all 10,000 test images, W_E ~ N(0, 1/784) with seed 0, one block shared by all layers).
+The numbers come from :mod:`probdr_lite.mnist_blocks` (the experiment) and :mod:`probdr_lite.metrics`; this module
+draws them:
 
-This module turns that figure into numbers and into things a reader can move:
-
-- :func:`layer_metrics` / :func:`variant_metrics`: per layer and per variant, the four numbers of
-  :mod:`probdr_lite.metrics` (k-NN accuracy, silhouette, between/within-class ratio, NMI of k-means) with the
-  settings of :data:`METRIC_SETTINGS`, as a tidy list of dicts (one dict per variant and layer);
-  :func:`metrics_table` renders it without pandas;
+- :func:`settings_table`: the figure's settings, each marked as stated by the paper or chosen here;
+- :func:`metrics_table`, :func:`layer_table`: the rows of ``variant_metrics`` / ``layer_metrics`` without pandas;
 - :func:`before_after_figure`, :func:`metric_lines_figure`: the paper's picture and the numbers per layer;
 - :class:`MnistPanel` / :func:`mnist_panel`: sliders kappa, eta, beta and depth over 1,000 images, redrawn in place;
   :func:`depth_scrub` and :func:`kappa_scrub` are its kernel-free twins;
-- :func:`sweep` / :func:`sweep_figure`: one metric after 8 blocks over a grid of kappa and eta.
-
-Every function that runs blocks on a few thousand points or fewer does so on one thread (see ``_threads``).
+- :func:`sweep_figure`: heat maps of ``mnist_blocks.sweep``.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import matplotlib.pyplot as plt
 from matplotlib.offsetbox import AnnotationBbox, OffsetImage
@@ -30,29 +22,18 @@ from matplotlib.ticker import MaxNLocator
 import numpy as np
 import torch
 
-from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
-from probdr_lite.figures._threads import single_threaded
-from probdr_lite.figures.block import CHAPTER_VARIANTS
-from probdr_lite.metrics import between_within_ratio, kmeans_nmi, knn_accuracy, silhouette
+from probdr_lite._threads import single_threaded
+from probdr_lite._validation import check_array, check_choice, check_class_labels, check_scalar
+from probdr_lite.figures.style import METRIC_LABELS, variant_colour
+from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names
+from probdr_lite.mnist_blocks import PAPER, MnistSettings
 from probdr_lite.plotting import Table, class_scatter, scrub
-from probdr_lite.unrolled import VARIANTS, embed, unroll
+from probdr_lite.unrolled import BLOCK_VARIANTS, unroll
 from probdr_lite.widgets import Slider, SliderPanel
 
 __all__ = [
-    "PAPER",
-    "MnistSettings",
     "settings_table",
     "KAPPA_RANGE",
-    "METRICS",
-    "METRIC_LABELS",
-    "METRIC_SETTINGS",
-    "mnist_latents",
-    "run_blocks",
-    "layer_metrics",
-    "variant_metrics",
-    "kmeans_nmi_spread",
-    "pick",
-    "Table",
     "metrics_table",
     "layer_table",
     "before_after_figure",
@@ -61,212 +42,8 @@ __all__ = [
     "mnist_panel",
     "depth_scrub",
     "kappa_scrub",
-    "sweep",
     "sweep_figure",
 ]
-
-#: Up to this many points the blocks run on one thread (see ``_threads``); above it torch keeps its own setting.
-SMALL_N = 4096
-
-
-@dataclass(frozen=True)
-class MnistSettings:
-    """The settings of the MNIST figure. Stated by the paper: d_q, kappa, eta, 8 blocks. Chosen here: the rest."""
-
-    d_q: int = 128  # latent width (paper)
-    kappa: float = 30.0  # attention sharpness, logits kappa cos(x_i, x_j) (paper)
-    eta: float = 0.4  # step size, below 1/2 (paper)
-    n_layers: int = 8  # blocks (paper); one block shared by all of them (our choice)
-    beta: float = 1.0  # regulariser and self-attention penalty (our choice)
-    variant: str = "paper"  # 2 (A - I) X + 2 X / (d_q + beta): the paper's update with its feed-forward term
-    seed: int = 0  # of W_E ~ N(0, 1/784) (our choice)
-    mask: None = None  # M = 0: every image attends to every image (our choice)
-
-
-#: The defaults of chapter 5.
-PAPER = MnistSettings()
-
-#: The four numbers per layer, in the order of the tables and plots.
-METRICS = ("knn_accuracy", "silhouette", "between_within", "kmeans_nmi")
-
-METRIC_LABELS = {
-    "knn_accuracy": "5-NN accuracy (5-fold CV)",
-    "silhouette": "silhouette of the classes",
-    "between_within": "between/within-class ratio",
-    "kmeans_nmi": "NMI of k-means (k = 10)",
-}
-
-#: One colour per variant in the line plots (the paper's variant is the dark one).
-VARIANT_COLOURS = {
-    "attention": "#1f77b4",
-    "diffusion": "#ff7f0e",
-    "paper": "#222222",
-    "exact": "#2ca02c",
-    "symmetric": "#9467bd",
-    "full": "#8c564b",
-}
-
-
-def _check_variants(variants) -> tuple:
-    if isinstance(variants, str) or len(variants) == 0:
-        raise ValueError(f"variants must be a non-empty list of names from {VARIANTS}; got {variants!r}")
-    return tuple(check_choice(v, "variant", VARIANTS) for v in variants)
-
-
-def _check_metrics(metrics) -> tuple:
-    if isinstance(metrics, str) or len(metrics) == 0:
-        raise ValueError(f"metrics must be a non-empty list of names from {METRICS}; got {metrics!r}")
-    return tuple(check_choice(m, "metric", METRICS) for m in metrics)
-
-
-def _check_labels(labels, n: int) -> np.ndarray:
-    labels = np.asarray(labels)
-    if labels.shape != (n,) or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(f"labels must be {n} integers (one class per row of X); got shape {labels.shape}, "
-                         f"dtype {labels.dtype}")
-    return labels
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The computations: embed, run the blocks, measure every layer
-
-
-def mnist_latents(n=None, d_q: int = PAPER.d_q, seed: int = PAPER.seed):
-    """X_0 = Pi(Y W_E) for MNIST test images, W_E ~ N(0, 1/784) (``unrolled.embed``), float32.
-
-    Parameters
-    ----------
-    n : int in [10, 10000] or None
-        None: all 10,000 test images. Otherwise a stratified subset (classes as balanced as possible, the same
-        images on every run; ``load_mnist(n, stratified=True)``).
-    d_q : int in [2, 4096]
-    seed : int >= 0
-        Seed of W_E.
-
-    Returns
-    -------
-    X0 : torch.Tensor (n, d_q), float32, rows centred with squared norm d_q
-    labels : ndarray (n,), int64
-    """
-    from probdr_lite.data import load_mnist
-
-    if n is not None:
-        n = check_scalar(n, "n", low=10, high=10_000, integer=True)
-    d_q = check_scalar(d_q, "d_q", low=2, high=4096, integer=True)
-    images, labels = load_mnist(n=n, stratified=n is not None)
-    return embed(torch.from_numpy(images), d_q=d_q, seed=check_seed(seed)), labels
-
-
-def run_blocks(X0, n_layers=PAPER.n_layers, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta,
-               variant=PAPER.variant, mask=None) -> list:
-    """``unroll`` (one shared block, n_layers times), on one thread when n <= SMALL_N; a list of n_layers + 1 arrays."""
-    n = X0.shape[0] if hasattr(X0, "shape") else len(X0)
-    if n <= SMALL_N:
-        with single_threaded():
-            path = unroll(X0, n_layers, kappa, eta, beta, variant, mask=mask)
-    else:
-        path = unroll(X0, n_layers, kappa, eta, beta, variant, mask=mask)
-    return [X.numpy() for X in path]
-
-
-#: The settings of the four numbers, fixed here (not left to the metrics module's defaults) so that a table in the
-#: book always means the same thing: 5 neighbours and 5 stratified folds for k-NN, a silhouette on at most 2,000
-#: points, k-means with 10 clusters and 4 restarts.
-METRIC_SETTINGS = {"n_neighbors": 5, "cv": 5, "max_samples": 2000, "n_init": 4}
-
-
-def _metric(name, X, labels, seed, settings=METRIC_SETTINGS):
-    if name == "knn_accuracy":
-        return knn_accuracy(X, labels, n_neighbors=settings["n_neighbors"], cv=settings["cv"], seed=seed)
-    if name == "silhouette":
-        return silhouette(X, labels, max_samples=settings["max_samples"], seed=seed)
-    if name == "between_within":
-        return between_within_ratio(X, labels)
-    return kmeans_nmi(X, labels, seed=seed, n_init=settings["n_init"])
-
-
-def layer_metrics(latents, labels, *, variant=None, metrics=METRICS, seed: int = 0) -> list:
-    """The clustering numbers of every layer: a tidy list with one dict per layer.
-
-    Parameters
-    ----------
-    latents : sequence of arrays (n, d_q)
-        X_0, X_1, ... (e.g. from :func:`run_blocks`), all the same shape.
-    labels : array (n,) of int
-    variant : str or None
-        Copied into every row, so that the rows of several variants can be concatenated.
-    metrics : subset of METRICS
-    seed : int
-        Seed of the k-NN folds, the silhouette subsample and k-means (the same for every layer).
-
-    The numbers are those of :mod:`probdr_lite.metrics` with the settings in :data:`METRIC_SETTINGS`.
-
-    Returns
-    -------
-    list of dicts {"variant", "n", "layer", <metric>: float, ...}; all computed in the full d_q-dimensional space.
-    """
-    if isinstance(latents, (np.ndarray, torch.Tensor)) or len(latents) == 0:
-        raise ValueError("latents must be a non-empty list of (n, d_q) arrays, one per layer")
-    latents = [check_array(X, f"latents[{t}]", ndim=2, min_rows=2) for t, X in enumerate(latents)]
-    shape = latents[0].shape
-    for t, X in enumerate(latents):
-        if X.shape != shape:
-            raise ValueError(f"latents[{t}] has shape {X.shape}; every layer must have the shape of layer 0, {shape}")
-    labels = _check_labels(labels, shape[0])
-    metrics = _check_metrics(metrics)
-    seed = check_seed(seed)
-    rows = []
-    with single_threaded():  # also makes k-means repeat exactly (see _threads)
-        for t, X in enumerate(latents):
-            rows.append({"variant": variant, "n": shape[0], "layer": t,
-                         **{m: _metric(m, X, labels, seed) for m in metrics}})
-    return rows
-
-
-def kmeans_nmi_spread(X, labels, seeds=range(5)) -> np.ndarray:
-    """NMI of k-means (METRIC_SETTINGS) for several k-means seeds on the same X: how much of a difference is noise."""
-    seeds = [check_seed(s) for s in seeds]
-    if len(seeds) < 2:
-        raise ValueError(f"seeds must hold at least 2 seeds to show a spread; got {len(seeds)}")
-    X = check_array(X, "X", ndim=2, min_rows=2)
-    labels = _check_labels(labels, X.shape[0])
-    with single_threaded():
-        return np.array([_metric("kmeans_nmi", X, labels, s) for s in seeds])
-
-
-def variant_metrics(X0, labels, variants=CHAPTER_VARIANTS, n_layers=PAPER.n_layers, kappa=PAPER.kappa,
-                    eta=PAPER.eta, beta=PAPER.beta, metrics=METRICS, seed: int = 0, return_latents=False):
-    """Run every variant from the same X_0 and measure every layer: the rows of :func:`layer_metrics`, concatenated.
-
-    With ``return_latents=True`` also returns {variant: [X_0, ..., X_{n_layers}]}.
-    """
-    variants = _check_variants(variants)
-    rows, paths = [], {}
-    for v in variants:
-        paths[v] = run_blocks(X0, n_layers, kappa, eta, beta, v)
-        rows += layer_metrics(paths[v], labels, variant=v, metrics=metrics, seed=seed)
-    return (rows, paths) if return_latents else rows
-
-
-def pick(rows, metric, *, variant, layer=None, n=None):
-    """The value of ``metric`` in the one row with this variant (and n, if given) at ``layer``.
-
-    With ``layer=None`` returns the list of values over the layers, in layer order. Raises if no row, or more than
-    one row per layer, matches (e.g. two sizes n of the same variant and n not given).
-    """
-    metric = check_choice(metric, "metric", METRICS)
-    chosen = [r for r in rows if r["variant"] == variant and (n is None or r["n"] == n)]
-    layers = [r["layer"] for r in chosen]
-    if not chosen:
-        raise ValueError(f"no rows for variant {variant!r}" + (f" and n = {n}" if n is not None else ""))
-    if len(set(layers)) != len(layers):
-        raise ValueError(f"rows for variant {variant!r} hold several n ({sorted({r['n'] for r in chosen})}); pass n")
-    by_layer = {r["layer"]: r[metric] for r in chosen}
-    if layer is None:
-        return [by_layer[t] for t in sorted(by_layer)]
-    if layer not in by_layer:
-        raise ValueError(f"no layer {layer} for variant {variant!r}; layers available: {sorted(by_layer)}")
-    return by_layer[layer]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -280,17 +57,17 @@ def _row_name(row) -> str:
     return f"{row['variant']} (n = {row['n']:,})"
 
 
-def metrics_table(rows, layers=(0, 8), metrics=METRICS, digits: int = 3, caption=None) -> Table:
+def metrics_table(rows, layers=(0, 8), metrics=METRIC_NAMES, digits: int = 3, caption=None) -> Table:
     """One line per (variant, n), one column per metric and layer: e.g. "5-NN accuracy (5-fold CV), layer 8".
 
     Parameters
     ----------
     rows : list of dicts from :func:`layer_metrics` / :func:`variant_metrics`
     layers : layers to show (each must be present for every variant)
-    metrics : subset of METRICS
+    metrics : subset of ``probdr_lite.metrics.METRIC_NAMES``
     digits : decimals shown (1 to 6)
     """
-    metrics = _check_metrics(metrics)
+    metrics = check_metric_names(metrics)
     digits = check_scalar(digits, "digits", low=1, high=6, integer=True)
     if not rows:
         raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
@@ -307,9 +84,9 @@ def metrics_table(rows, layers=(0, 8), metrics=METRICS, digits: int = 3, caption
     return Table(header, body, caption)
 
 
-def layer_table(rows, metrics=METRICS, digits: int = 3, caption=None) -> Table:
+def layer_table(rows, metrics=METRIC_NAMES, digits: int = 3, caption=None) -> Table:
     """One line per layer, one column per metric, for the rows of a single (variant, n)."""
-    metrics = _check_metrics(metrics)
+    metrics = check_metric_names(metrics)
     digits = check_scalar(digits, "digits", low=1, high=6, integer=True)
     if not rows:
         raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
@@ -330,7 +107,7 @@ def before_after_figure(X0, Xn, labels, n_layers=PAPER.n_layers, dpi=72):
     Xn = check_array(Xn, "Xn", ndim=2)
     if Xn.shape != X0.shape:
         raise ValueError(f"Xn must have the shape of X0, {X0.shape}; got {Xn.shape}")
-    labels = _check_labels(labels, X0.shape[0])
+    labels = check_class_labels(labels, X0.shape[0], "X0")
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.2), dpi=dpi)
     class_scatter(axes[0], X0, labels, s=2, alpha=0.5, legend=False, title="X₀ = Π(Y W_E): before any block")
     class_scatter(axes[1], Xn, labels, s=2, alpha=0.5, legend=True,
@@ -342,9 +119,9 @@ def before_after_figure(X0, Xn, labels, n_layers=PAPER.n_layers, dpi=72):
     return fig
 
 
-def metric_lines_figure(rows, metrics=METRICS, dpi=72):
+def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=72):
     """One panel per metric, layer on the x axis, one line per (variant, n); dashed lines for the largest n."""
-    metrics = _check_metrics(metrics)
+    metrics = check_metric_names(metrics)
     if not rows:
         raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
     groups = OrderedDict()
@@ -358,7 +135,7 @@ def metric_lines_figure(rows, metrics=METRICS, dpi=72):
             group = sorted(group, key=lambda r: r["layer"])
             dashed = several_n and n == n_max
             ax.plot([r["layer"] for r in group], [r[m] for r in group], marker="o", ms=3,
-                    ls="--" if dashed else "-", color=VARIANT_COLOURS.get(v, "0.5"),
+                    ls="--" if dashed else "-", color=variant_colour(v),
                     label=f"{v} (n = {n:,})" if several_n else v)
         ax.set_xlabel("layer (blocks applied)")
         ax.set_title(METRIC_LABELS[m], fontsize=9)
@@ -370,28 +147,6 @@ def metric_lines_figure(rows, metrics=METRICS, dpi=72):
 
 # ---------------------------------------------------------------------------------------------------------------------
 # The live panel and its kernel-free twins
-
-
-class _RatioFn:
-    """between/within-class ratio (``metrics.between_within_ratio``) for many X with the same labels, faster.
-
-    The class centroids are one (C, n) @ (n, d_q) product with a precomputed averaging matrix instead of
-    ``np.add.at``, which matters when the live panel recomputes the ratio of 9 layers on every slider move.
-    """
-
-    def __init__(self, labels):
-        classes, self.inverse = np.unique(labels, return_inverse=True)
-        onehot = (self.inverse[None, :] == np.arange(classes.size)[:, None]).astype(np.float64)  # (C, n)
-        self.average = onehot / onehot.sum(1, keepdims=True)
-        self.pairs = np.triu_indices(classes.size, k=1)
-
-    def __call__(self, X) -> float:
-        X = np.asarray(X, dtype=np.float64)
-        centroids = self.average @ X  # (C, d_q)
-        within = np.linalg.norm(X - centroids[self.inverse], axis=1).mean()
-        diff = centroids[:, None, :] - centroids[None, :, :]
-        between = np.linalg.norm(diff, axis=2)[self.pairs].mean()
-        return float(between / within)
 
 
 def _legend_image(classes, dpi=72) -> np.ndarray:
@@ -424,10 +179,9 @@ class MnistPanel:
 
     def __init__(self, X0, labels, variant=PAPER.variant, n_layers=PAPER.n_layers, dpi=72, cache_size=16):
         X0 = torch.as_tensor(check_array(X0, "X0", ndim=2, min_rows=10))
-        self.labels = _check_labels(labels, X0.shape[0])
-        self.ratio = _RatioFn(self.labels)
+        self.labels = check_class_labels(labels, X0.shape[0], "X0")
         self.X0 = X0
-        self.variant = check_choice(variant, "variant", VARIANTS)
+        self.variant = check_choice(variant, "variant", BLOCK_VARIANTS)
         self.n_layers = check_scalar(n_layers, "n_layers", low=1, high=64, integer=True)
         self._cache = OrderedDict()
         self._cache_size = check_scalar(cache_size, "cache_size", low=1, integer=True)
@@ -465,7 +219,7 @@ class MnistPanel:
         if key not in self._cache:
             with single_threaded():  # numpy's BLAS too: even the tiny centroid products stall on a busy machine
                 Xs = [X.numpy() for X in unroll(self.X0, self.n_layers, kappa, eta, beta, self.variant)]
-                ratios = np.array([self.ratio(X) for X in Xs])
+                ratios = np.array([between_within_ratio(X, self.labels) for X in Xs])
             self._cache[key] = (Xs, ratios)
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
@@ -526,41 +280,7 @@ def kappa_scrub(X0, labels, kappas=KAPPA_RANGE, variant=PAPER.variant, eta=PAPER
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Sweeps of kappa and eta
-
-
-_SWEEP_METRICS = ("knn_accuracy", "kmeans_nmi", "between_within", "silhouette")
-
-
-def sweep(X0, labels, kappas, etas, metrics=("knn_accuracy", "kmeans_nmi"), variant=PAPER.variant,
-          beta=PAPER.beta, n_layers=PAPER.n_layers, seed: int = 0) -> dict:
-    """Each metric after n_layers blocks for every (eta, kappa): {metric: array (len(etas), len(kappas))}.
-
-    Also returns the layer-0 value of each metric under the key f"{metric}@0" (a float), the reference the heat map
-    is read against.
-
-    The blocks run in float64. With eta near 1/2 each block keeps only a fraction 1 - 2 eta of every point's own
-    position, (1 - 2 eta)^8 = 1e-8 after 8 blocks at eta = 0.45: near float32's resolution, so float64 keeps
-    rounding out of the comparison.
-    """
-    if len(kappas) == 0 or len(etas) == 0:
-        raise ValueError("kappas and etas must each hold at least one value")
-    metrics = tuple(check_choice(m, "metric", _SWEEP_METRICS) for m in
-                    ((metrics,) if isinstance(metrics, str) else metrics))
-    labels = _check_labels(labels, X0.shape[0])
-    seed = check_seed(seed)
-    out = {m: np.empty((len(etas), len(kappas))) for m in metrics}
-    X0 = torch.as_tensor(check_array(X0, "X0", ndim=2, min_rows=10), dtype=torch.float64)
-    with single_threaded():
-        X0np = X0.numpy()
-        for m in metrics:
-            out[f"{m}@0"] = float(_metric(m, X0np, labels, seed))
-        for i, eta in enumerate(etas):
-            for j, kappa in enumerate(kappas):
-                X = unroll(X0, n_layers, kappa, eta, beta, variant)[-1].numpy()
-                for m in metrics:
-                    out[m][i, j] = _metric(m, X, labels, seed)
-    return out
+# The sweep of kappa and eta (computed by probdr_lite.mnist_blocks.sweep)
 
 
 def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dpi=72):

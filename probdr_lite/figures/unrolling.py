@@ -17,60 +17,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
-from probdr_lite._validation import check_scalar, check_seed
-from probdr_lite.figures._threads import one_thread
-from probdr_lite.figures.eigenmaps import range_slider
-from probdr_lite.figures.elbo import _labels, _square
+from probdr_lite._validation import check_class_labels, check_scalar, check_seed, check_square
+from probdr_lite._threads import one_thread
 from probdr_lite.plotting import class_scatter, scrub
-from probdr_lite.probdr import LEFit, fit_le_elbo, le_closed_form, le_elbo, le_lipschitz
-from probdr_lite.widgets import SliderPanel
+from probdr_lite.probdr import LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
+from probdr_lite.widgets import SliderPanel, range_slider
 
-__all__ = ["step_sizes", "eta_panel", "eta_scrub", "steps_figure", "steps_scrub"]
+__all__ = ["eta_panel", "eta_scrub", "steps_figure", "steps_scrub"]
 
 # Fixed y ranges, so that the slow, stable and divergent runs are drawn on the same axes.
 GAP_LIMITS = (1e-9, 1e5)
 GRAM_LIMITS = (1e-5, 1e2)
 #: A run "has converged" when its Gram error is below this (the notes' 1e-2 criterion).
 CONVERGED = 1e-2
-
-
-@one_thread
-def step_sizes(L_hat, beta, n_components: int = 2, centre: bool = True) -> dict:
-    """The step sizes and the rate that mark the regimes of gradient ascent on the LE-ELBO (nu = 1).
-
-    Linearise one step X -> X + eta dELBO/dX around the optimum X* (all q columns
-    kept, eigenvalues lambda_1 <= lambda_2 <= ... of L_hat, on 1^T x = 0 when
-    ``centre``). Tilting column j of X* towards an unused eigenvector u_k
-    changes the gradient by -(lambda_k - lambda_j) times the tilt, so each step
-    multiplies that tilt by 1 - eta (lambda_k - lambda_j). Hence:
-
-    - ``"safe"``: 1/ell with ell = lambda_max + 1/beta (:func:`probdr_lite.probdr.le_lipschitz`);
-      steps up to it raise the ELBO every time, from any start;
-    - ``"divergent"``: 2 / (lambda_max - min(lambda_1, 1/beta)); above it the
-      fastest tilt overshoots by more than it corrects and the iterates blow up
-      (with no column kept the factor is 1 - eta (lambda_max - 1/beta));
-    - ``"slowest"``: the slowest mode near X*, min(lambda_{q+1} - lambda_q,
-      min_j 2 lambda_j (1 - beta lambda_j)): the smallest tilt, or the smallest
-      curvature of a column's length (the ELBO along s u_j has second derivative
-      -2 lambda_j (1 - beta lambda_j) at s*). Near X* the error shrinks by about
-      1 - eta * slowest per step, once the start has excited that mode. Rotations
-      of X* among themselves (X* R) cost
-      nothing and do not shrink, which is why the error is measured on X X^T.
-
-    Returns
-    -------
-    dict with float values ``safe``, ``divergent``, ``slowest``, ``lambda_max``.
-    """
-    q = check_scalar(n_components, "n_components", low=1, integer=True)
-    ell = le_lipschitz(L_hat, beta)
-    lam_max = ell - 1.0 / beta
-    _, lam = le_closed_form(L_hat, q + 1, beta, centre=centre, return_eigenvalues=True)
-    low = min(float(lam[0]), 1.0 / beta)
-    kept = lam[:q][lam[:q] < 1.0 / beta]
-    lengths = 2.0 * kept * (1.0 - beta * kept)  # curvature of each kept column's length
-    slowest = min([float(lam[q] - lam[q - 1])] + lengths.tolist())
-    return {"safe": 1.0 / ell, "divergent": 2.0 / (lam_max - low), "slowest": slowest,
-            "lambda_max": lam_max}
 
 
 def _verdict(fit: LEFit) -> str:
@@ -84,8 +43,8 @@ def _verdict(fit: LEFit) -> str:
 
 @one_thread
 def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsize=(10.5, 3.4)):
-    L = _square(L_hat, "L_hat")
-    labels = _labels(labels, L.shape[0])
+    L = check_square(L_hat, "L_hat")
+    labels = check_class_labels(labels, L.shape[0])
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     T = check_scalar(n_steps, "n_steps", low=1, high=100_000, integer=True)
     seed = check_seed(seed)
@@ -144,7 +103,7 @@ def eta_panel(L_hat, labels, *, beta=0.3, eta=(0.002, 0.08, 0.025), n_components
     with step size eta and draws, against the step t, the gap to the optimal
     ELBO and the Gram error to the closed form X*, and on the right the last
     iterate X_t coloured by class. Small eta is slow, eta up to 1/ell is
-    stable, eta beyond 2/(lambda_max - lambda_1) diverges (see :func:`step_sizes`).
+    stable, eta beyond 2/(lambda_max - lambda_1) diverges (see :func:`probdr_lite.probdr.step_sizes`).
 
     Parameters
     ----------
@@ -184,7 +143,7 @@ def eta_scrub(L_hat, labels, etas, *, beta=0.3, n_components: int = 2, n_steps: 
 def _check_fit(fit, labels, steps):
     if not isinstance(fit, LEFit):
         raise TypeError(f"fit must be the LEFit returned by fit_le_elbo; got {type(fit).__name__}")
-    labels = _labels(labels, fit.X.shape[0])
+    labels = check_class_labels(labels, fit.X.shape[0])
     stored = {int(s): i for i, s in enumerate(fit.steps)}
     steps = [check_scalar(s, "steps entry", low=0, high=int(fit.steps[-1]), integer=True) for s in steps]
     missing = [s for s in steps if s not in stored]

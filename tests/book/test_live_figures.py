@@ -249,7 +249,7 @@ def test_chapter4_browser_blocks_equal_probdr_lites(figure_page, setting):
 
 
 def test_chapter5_numbers_are_probdr_lites(figure_page):
-    from probdr_lite.figures.mnist import mnist_latents, run_blocks
+    from probdr_lite.mnist_blocks import mnist_latents, run_blocks
     from probdr_lite.metrics import between_within_ratio
 
     page, _ = figure_page("mnist")

@@ -20,10 +20,11 @@ from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.figures import elbo as fel
 from probdr_lite.figures import eigenmaps as feig
 from probdr_lite.figures import unrolling as fun
-from probdr_lite.figures._threads import one_thread
-from probdr_lite.graphs import knn_graph, laplacian
+from probdr_lite._threads import one_thread
+from probdr_lite.graphs import default_bandwidth, knn_graph, laplacian
 from probdr_lite.plotting import ScrubFigure, figure_data
-from probdr_lite.probdr import fit_le_elbo, le_closed_form
+from probdr_lite.probdr import fit_le_elbo, le_closed_form, step_sizes
+from probdr_lite.widgets import range_slider
 
 BUDGET = 2_000_000
 
@@ -62,25 +63,25 @@ def mnist_graph():
 # --- chapter 1 ---------------------------------------------------------------------
 
 def test_range_slider_validates_the_triple():
-    s = feig.range_slider("k", (2, 9, 4), lower=1, upper=10, integer=True)
+    s = range_slider("k", (2, 9, 4), lower=1, upper=10, integer=True)
     assert (s.low, s.high, s.value, s.integer) == (2, 9, 4, True)
     with pytest.raises(TypeError, match=r"k must be a \(low, high, default\) triple"):
-        feig.range_slider("k", (2, 9))
+        range_slider("k", (2, 9))
     with pytest.raises(ValueError, match="k high must be in"):
-        feig.range_slider("k", (2, 11, 4), lower=1, upper=10, integer=True)
+        range_slider("k", (2, 11, 4), lower=1, upper=10, integer=True)
     with pytest.raises(ValueError, match="beta low must be in \\(0, inf\\)"):
-        feig.range_slider("beta", (0.0, 1.0, 0.5), positive=True)
+        range_slider("beta", (0.0, 1.0, 0.5), positive=True)
     with pytest.raises(ValueError, match="low must be below high"):
-        feig.range_slider("beta", (1.0, 0.5, 0.7), positive=True)
+        range_slider("beta", (1.0, 0.5, 0.7), positive=True)
     with pytest.raises(ValueError, match="value must be in"):
-        feig.range_slider("beta", (0.1, 0.5, 0.7), positive=True)
+        range_slider("beta", (0.1, 0.5, 0.7), positive=True)
 
 
 def test_neighbours_panel_sliders_change_the_figure(roll):
     Y, t = roll
     panel = feig.neighbours_panel(Y, t, n_neighbors=(5, 40, 8))
     assert set(panel.sliders) == {"n_neighbors", "bandwidth"}
-    t0 = feig.default_bandwidth(Y, 8)
+    t0 = default_bandwidth(Y, 8)
     assert panel.sliders["bandwidth"].value == pytest.approx(t0)
     before = figure_data(panel.fig)
     panel.sliders["n_neighbors"].value = 30
@@ -223,7 +224,7 @@ def test_static_elbo_figures(mnist_graph):
 
 def test_eta_panel_shows_slow_stable_and_divergent_steps(mnist_graph):
     L, labels = mnist_graph
-    marks = fun.step_sizes(L, 0.3)
+    marks = step_sizes(L, 0.3)
     assert marks["safe"] < marks["divergent"]
     panel = fun.eta_panel(L, labels, beta=0.3, eta=(1e-3, 0.2, 0.8 * marks["divergent"]), n_steps=300)
     title = lambda: panel.fig.axes[0].get_title()
@@ -241,7 +242,7 @@ def test_eta_panel_shows_slow_stable_and_divergent_steps(mnist_graph):
 def test_step_sizes_predict_where_gradient_ascent_diverges(mnist_graph):
     """The linearised threshold 2 / (lambda_max - lambda_1) splits converging from diverging runs."""
     L, _ = mnist_graph
-    marks = fun.step_sizes(L, 0.3)
+    marks = step_sizes(L, 0.3)
     assert marks["safe"] < 2 / marks["lambda_max"] < marks["divergent"]
     below = fit_le_elbo(L, 2, 0.3, eta=0.97 * marks["divergent"], n_steps=3000, centre=True)
     above = fit_le_elbo(L, 2, 0.3, eta=1.03 * marks["divergent"], n_steps=3000, centre=True)
@@ -249,7 +250,7 @@ def test_step_sizes_predict_where_gradient_ascent_diverges(mnist_graph):
     assert above.diverged
     # near X*, the error shrinks by 1 - eta * slowest per step; with beta = 0.2 the slowest mode
     # is the tilt of column 2 towards eigenvector 3, which a random start excites
-    marks = fun.step_sizes(L, 0.2)
+    marks = step_sizes(L, 0.2)
     eta = marks["safe"]
     gram = fit_le_elbo(L, 2, 0.2, eta=eta, n_steps=1200, centre=True).gram_error
     window = np.flatnonzero((gram < 1e-3) & (gram > 1e-6))

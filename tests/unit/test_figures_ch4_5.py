@@ -20,10 +20,13 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E4
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 
 from probdr_lite.figures import block as B  # noqa: E402
+from probdr_lite import mnist_blocks as MB  # noqa: E402
 from probdr_lite.figures import mnist as M  # noqa: E402
-from probdr_lite.figures._threads import single_threaded  # noqa: E402
+from probdr_lite._threads import single_threaded  # noqa: E402
+from probdr_lite.metrics import layer_metrics  # noqa: E402
 from probdr_lite.plotting import figure_data  # noqa: E402
-from probdr_lite.unrolled import attention_matrix, layer_norm, unroll  # noqa: E402
+from probdr_lite.graphs import heat_kernel_attention  # noqa: E402
+from probdr_lite.unrolled import CHAPTER_VARIANTS, attention_matrix, euler_diffusion_errors, layer_norm, unroll  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +44,7 @@ def toy():
 
 @pytest.fixture(scope="module")
 def small_mnist():
-    return M.mnist_latents(n=300, d_q=32)
+    return MB.mnist_latents(n=300, d_q=32)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -56,7 +59,7 @@ def test_lift_puts_the_toy_on_the_layernorm_sphere_and_unlift_recovers_it(toy):
     np.testing.assert_allclose(toy.unlift(X0), toy.Y, atol=1e-12)
 
 
-@pytest.mark.parametrize("variant", B.CHAPTER_VARIANTS)
+@pytest.mark.parametrize("variant", CHAPTER_VARIANTS)
 def test_every_variant_keeps_the_latents_in_the_span_of_the_lift(toy, variant):
     """The claim that lets the chapter draw 16-D latents in the plane without distortion."""
     X8 = unroll(toy.X0, 8, 100.0, 0.4, 1.0, variant)[-1].numpy()
@@ -71,7 +74,7 @@ def test_softmax_attention_is_the_random_walk_of_a_heat_kernel_graph():
     X = layer_norm(torch.randn(40, 12, generator=gen, dtype=torch.float64))
     for kappa, beta in [(1.0, 0.0), (30.0, 1.0), (200.0, 5.0)]:
         A = attention_matrix(X, kappa, beta).numpy()
-        A_graph = B.heat_kernel_attention(X, kappa, beta)
+        A_graph = heat_kernel_attention(X, kappa, beta)
         np.testing.assert_allclose(A_graph.sum(1), 1.0, atol=1e-12)
         np.testing.assert_allclose(A_graph, A, atol=1e-12, rtol=1e-9)
 
@@ -81,7 +84,7 @@ def test_euler_errors_are_first_order_and_agree_with_a_direct_recomputation():
     W = rng.uniform(size=(15, 15))
     A = W / W.sum(1, keepdims=True)
     X = rng.normal(size=(15, 3))
-    rows = B.euler_diffusion_errors(A, X, t=1.0, n_steps=(1, 4, 16, 64))
+    rows = euler_diffusion_errors(A, X, t=1.0, n_steps=(1, 4, 16, 64))
     errors = [r["relative_error"] for r in rows]
     assert all(a > b for a, b in zip(errors, errors[1:]))
     assert 3.0 < errors[2] / errors[3] < 5.0  # h divided by 4, error divided by about 4: first order
@@ -154,9 +157,9 @@ def test_chapter4_bad_input_raises_clear_errors(toy):
     with pytest.raises(ValueError, match="d_q = 8 columns"):
         toy.unlift(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="no zero rows"):
-        B.heat_kernel_attention(np.zeros((3, 2)), 1.0)
+        heat_kernel_attention(np.zeros((3, 2)), 1.0)
     with pytest.raises(ValueError, match="X must have n = 3 rows"):
-        B.euler_diffusion_errors(np.eye(3), np.ones((4, 2)))
+        euler_diffusion_errors(np.eye(3), np.ones((4, 2)))
     with pytest.raises(ValueError, match="kappa must be in"):
         B.variant_figure(toy)[1](-1.0, 0.4, 1.0)
 
@@ -167,7 +170,7 @@ def test_chapter4_bad_input_raises_clear_errors(toy):
 
 def test_layer_metrics_match_an_independent_recomputation(small_mnist):
     X0, labels = small_mnist
-    rows = M.layer_metrics(M.run_blocks(X0, n_layers=3), labels, variant="paper")
+    rows = layer_metrics(MB.run_blocks(X0, n_layers=3), labels, variant="paper")
     assert [r["layer"] for r in rows] == [0, 1, 2, 3] and all(r["n"] == 300 for r in rows)
     with single_threaded():  # k-means is sensitive to the last bit of X, and one thread fixes the summation order
         path = unroll(X0, 3, 30.0, 0.4, 1.0, "paper")  # straight from unrolled, not through the figures module
@@ -188,19 +191,19 @@ def test_layer_metrics_match_an_independent_recomputation(small_mnist):
 
 def test_variant_metrics_is_a_tidy_table_that_starts_from_one_X0(small_mnist):
     X0, labels = small_mnist
-    rows, paths = M.variant_metrics(X0, labels, variants=("attention", "diffusion", "exact"), n_layers=2,
+    rows, paths = MB.variant_metrics(X0, labels, variants=("attention", "diffusion", "exact"), n_layers=2,
                                     metrics=("between_within",), return_latents=True)
     assert len(rows) == 3 * 3
     assert {tuple(sorted(r)) for r in rows} == {("between_within", "layer", "n", "variant")}
     first = [r["between_within"] for r in rows if r["layer"] == 0]
     assert max(first) == min(first)  # the same X_0 for every variant
     np.testing.assert_allclose(paths["exact"][2], unroll(X0, 2, 30.0, 0.4, 1.0, "exact")[-1].numpy(), atol=1e-5)
-    assert M.pick(rows, "between_within", variant="exact", layer=2) == rows[8]["between_within"]
-    assert M.pick(rows, "between_within", variant="exact") == [r["between_within"] for r in rows[6:9]]
+    assert MB.pick(rows, "between_within", variant="exact", layer=2) == rows[8]["between_within"]
+    assert MB.pick(rows, "between_within", variant="exact") == [r["between_within"] for r in rows[6:9]]
     with pytest.raises(ValueError, match="no rows for variant 'paper'"):
-        M.pick(rows, "between_within", variant="paper", layer=0)
+        MB.pick(rows, "between_within", variant="paper", layer=0)
     with pytest.raises(ValueError, match="several n"):
-        M.pick(rows + [dict(rows[0], n=10)], "between_within", variant="attention", layer=0)
+        MB.pick(rows + [dict(rows[0], n=10)], "between_within", variant="attention", layer=0)
     table = M.metrics_table(rows, layers=(0, 2), metrics=("between_within",))
     html = table._repr_html_()
     assert html.count("<tr>") == 4 and "exact (n = 300)" in html
@@ -220,21 +223,12 @@ def test_kmeans_nmi_spread_is_one_nmi_per_seed(small_mnist):
     from probdr_lite.metrics import kmeans_nmi
 
     X0, labels = small_mnist
-    spread = M.kmeans_nmi_spread(X0, labels, seeds=(0, 3))
+    spread = MB.kmeans_nmi_spread(X0, labels, seeds=(0, 3))
     with single_threaded():
         expected = [kmeans_nmi(X0.numpy(), labels, seed=s, n_init=4) for s in (0, 3)]
     np.testing.assert_allclose(spread, expected, atol=1e-12)
     with pytest.raises(ValueError, match="at least 2 seeds"):
-        M.kmeans_nmi_spread(X0, labels, seeds=(0,))
-
-
-def test_the_panels_ratio_shortcut_equals_the_metrics_module(small_mnist):
-    from probdr_lite.metrics import between_within_ratio
-
-    X0, labels = small_mnist
-    fast = M._RatioFn(labels)
-    for X in M.run_blocks(X0, n_layers=2):
-        assert fast(X) == pytest.approx(between_within_ratio(X, labels), rel=1e-10)
+        MB.kmeans_nmi_spread(X0, labels, seeds=(0,))
 
 
 def test_mnist_panel_sliders_change_what_is_drawn(small_mnist):
@@ -275,7 +269,7 @@ def test_sweep_cells_equal_a_direct_run(small_mnist):
 
     X0, labels = small_mnist
     kappas, etas = (3.0, 30.0), (0.2,)
-    result = M.sweep(X0, labels, kappas, etas, n_layers=2)
+    result = MB.sweep(X0, labels, kappas, etas, n_layers=2)
     assert result["knn_accuracy"].shape == (1, 2)
     with single_threaded():
         X = unroll(X0.double(), 2, 30.0, 0.2, 1.0, "paper")[-1].numpy()  # the sweep runs in float64
@@ -297,21 +291,21 @@ def test_settings_table_says_which_settings_the_paper_left_open():
 def test_chapter5_bad_input_raises_clear_errors(small_mnist):
     X0, labels = small_mnist
     with pytest.raises(ValueError, match="n must be in"):
-        M.mnist_latents(n=20_000)
-    with pytest.raises(ValueError, match="labels must be 300 integers"):
-        M.layer_metrics([X0], labels[:10])
+        MB.mnist_latents(n=20_000)
+    with pytest.raises(ValueError, match="labels must be a 1-D array of length n = 300"):
+        layer_metrics([X0], labels[:10])
     with pytest.raises(ValueError, match="every layer must have the shape"):
-        M.layer_metrics([X0, X0[:10]], labels)
+        layer_metrics([X0, X0[:10]], labels)
     with pytest.raises(ValueError, match="non-empty list of"):
-        M.layer_metrics(X0, labels)
+        layer_metrics(X0, labels)
     with pytest.raises(ValueError, match="metric must be one of"):
-        M.layer_metrics([X0], labels, metrics=("accuracy",))
+        layer_metrics([X0], labels, metrics=("accuracy",))
     with pytest.raises(ValueError, match="variant must be one of"):
-        M.variant_metrics(X0, labels, variants=("softmax",))
+        MB.variant_metrics(X0, labels, variants=("softmax",))
     with pytest.raises(ValueError, match="no layer 8"):
-        M.metrics_table(M.layer_metrics([X0], labels, metrics=("between_within",)), metrics=("between_within",))
+        M.metrics_table(layer_metrics([X0], labels, metrics=("between_within",)), metrics=("between_within",))
     with pytest.raises(ValueError, match="at least one value"):
-        M.sweep(X0, labels, (), (0.4,))
+        MB.sweep(X0, labels, (), (0.4,))
     with pytest.raises(ValueError, match="depth must be in"):
         M.MnistPanel(X0, labels, n_layers=2).update(depth=5)
     with pytest.raises(ValueError, match="Xn must have the shape of X0"):

@@ -305,7 +305,7 @@ def test_unroll_path_and_automatic_block_size():
 # Corners stay finite; float32 and float64
 
 
-@pytest.mark.parametrize("variant", U.VARIANTS)
+@pytest.mark.parametrize("variant", U.BLOCK_VARIANTS)
 @pytest.mark.parametrize("mask", [None, "causal"])
 def test_corners_stay_finite(variant, mask):
     X32 = latents(24, 1024, seed=10, dtype=torch.float32)
@@ -320,7 +320,7 @@ def test_corners_stay_finite(variant, mask):
 
 def test_float32_agrees_with_float64_and_numpy_accepted():
     X = latents(40, 16, seed=11)
-    for variant in U.VARIANTS:
+    for variant in U.BLOCK_VARIANTS:
         a = U.block_step(X.float().numpy(), 30.0, 0.4, 1.0, variant)
         b = U.block_step(X.numpy(), 30.0, 0.4, 1.0, variant)
         assert a.dtype == torch.float32 and b.dtype == F64

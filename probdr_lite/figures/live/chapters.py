@@ -22,13 +22,13 @@ from matplotlib.colors import to_hex
 from scipy.sparse.csgraph import connected_components
 
 from probdr_lite._validation import check_array, check_scalar
-from probdr_lite.figures._threads import single_threaded
+from probdr_lite._threads import single_threaded
 from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
+from probdr_lite.figures.style import VARIANT_STYLE
 from probdr_lite.plotting import CLASS_COLOURS
 
 __all__ = [
     "CLASS_PALETTE",
-    "VARIANT_COLOURS",
     "TOY_VARIANTS",
     "toy_controls",
     "toy_live",
@@ -41,15 +41,6 @@ __all__ = [
 
 #: The class colours of every other figure in the book (plotting.CLASS_COLOURS), as hex for the browser.
 CLASS_PALETTE = [to_hex(c) for c in CLASS_COLOURS]
-
-#: Okabe-Ito colours per variant (distinguishable with every common colour-vision deficiency).
-VARIANT_COLOURS = {
-    "attention": "#E69F00",
-    "diffusion": "#56B4E9",
-    "paper": "#000000",
-    "exact": "#009E73",
-    "symmetric": "#CC79A7",
-}
 
 TOY_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
 
@@ -72,15 +63,14 @@ def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> li
     kappas = [_sig(10 ** (i / 20)) for i in range(61)]
     etas = [round(0.02 * k, 2) for k in range(1, 51)]
     betas = [round(0.1 * k, 1) for k in range(1, 101)]
-    from probdr_lite.figures.block import VARIANT_LABELS
-
+    styles = VARIANT_STYLE["block"]
     return [
         control("kappa", "κ (sharpness)", kappas, kappa),
         control("eta", "η (step size)", etas, eta),
         control("beta", "β (regulariser)", betas, beta),
         control("depth", "depth (blocks)", list(range(17)), depth),
         control("variant", "variant", list(TOY_VARIANTS), variant, kind="select",
-                labels=[VARIANT_LABELS[v] for v in TOY_VARIANTS]),
+                labels=[styles[v].label for v in TOY_VARIANTS]),
         control("mask", "causal mask", [False, True], False, kind="checkbox"),
     ]
 
@@ -103,6 +93,7 @@ def toy_live(toy, name="toy", **defaults) -> LiveFigure:
         "panels": [{
             "type": "scatter", "source": "toy", "background": True, "bounds_include_background": True,
             "equal_aspect": True, "classes": labels, "palette": CLASS_PALETTE, "radius": 2.2,
+            "accent": {"control": "variant", "colours": [VARIANT_STYLE["block"][v].colour for v in TOY_VARIANTS]},
             "title": "{variant}: {depth} blocks",
             "alt": "The toy (grey) and where {depth} blocks of the {variant} variant move it (κ {kappa}, η {eta}, "
                    "β {beta}, causal mask {mask}); {=lost} points past the equator",
@@ -114,7 +105,8 @@ def toy_live(toy, name="toy", **defaults) -> LiveFigure:
         ],
         "height": 360,
         "caption": "Computed in your browser: the same blocks as probdr_lite.unrolled, on the 300 points of the toy. "
-                   "Grey: the toy; coloured by moon: after the chosen number of blocks.",
+                   "Grey: the toy; coloured by moon: after the chosen number of blocks; the frame has the "
+                   "variant's colour of the other figures.",
     }
     return LiveFigure(spec, name)
 
@@ -345,8 +337,7 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
     at the default k. The signs of the two coordinates are chosen to agree with the default setting's, so that a
     small move of a control does not mirror the picture."""
     from probdr_lite.eigenmaps import embed_graph
-    from probdr_lite.figures.eigenmaps import default_bandwidth
-    from probdr_lite.graphs import knn_graph
+    from probdr_lite.graphs import default_bandwidth, knn_graph
 
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
     t = np.asarray(t, dtype=float)
