@@ -284,6 +284,11 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
     if isinstance(context.get("body"), str):
         for pattern in CDN_LINKS_DROPPED:
             context["body"] = pattern.sub("", context["body"])
+        # Thebe would fetch MathJax 2 from cdnjs to typeset LaTeX outputs; the site has only MathJax 3, so
+        # an empty URL turns that renderer off (such outputs show as text) instead of reaching a CDN.
+        context["body"] = context["body"].replace(
+            '<script type="text/x-thebe-config">\n    {\n        requestKernel: true,',
+            '<script type="text/x-thebe-config">\n    {\n        requestKernel: true,\n        mathjaxUrl: "",')
 
 
 def _check(app: Sphinx, exception) -> None:

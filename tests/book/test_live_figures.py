@@ -331,6 +331,7 @@ def test_thebe_is_configured_and_served_from_the_site(built_book):
         target, _ = sitemap.resolve(built_book, rel, urls[0])
         assert target == "vendor/thebe/index.js", (rel, urls[0])
         assert '<script type="text/x-thebe-config">' in html
+        assert 'mathjaxUrl: ""' in html, f"Thebe on {rel} would load MathJax 2 from a CDN"
 
 
 def test_thebe_loads_nothing_before_the_click_and_fails_politely_offline(context, server):  # noqa: F811

@@ -95,9 +95,9 @@ def test_beta_live_numbers_are_the_closed_forms():
     from probdr_lite.probdr import le_closed_form
 
     rng = np.random.default_rng(1)
-    Y = np.r_[rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + 4]
+    Y = np.r_[rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + 1.0]
     labels = np.repeat([0, 1], 20)
-    L = laplacian(knn_graph(Y, n_neighbors=5))
+    L = laplacian(knn_graph(Y, n_neighbors=8))
     betas = [0.05, 0.3, 1.0]
     fig = beta_live(L, labels, betas=betas, n_show=6, beta=0.3)
     s1 = _readout(fig, "s1")

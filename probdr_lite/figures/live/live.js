@@ -83,41 +83,6 @@
     return Z;
   }
 
-  // Logits S_ij = kappa z_i.z_j - beta [i = j] for j < c(i) (c = i + 1 under the causal mask).
-  function logits(Z, n, kappa, beta, causal) {
-    const S = new Float64Array(n * n).fill(-Infinity);
-    for (let i = 0; i < n; i++) {
-      const c = causal ? i + 1 : n;
-      for (let j = 0; j < c; j++) {
-        S[i * n + j] = kappa * (Z[3 * i] * Z[3 * j] + Z[3 * i + 1] * Z[3 * j + 1] + Z[3 * i + 2] * Z[3 * j + 2]);
-      }
-      S[i * n + i] -= beta;
-    }
-    return S;
-  }
-
-  function softmaxRows(S, n) {
-    for (let i = 0; i < n; i++) {
-      let m = -Infinity, s = 0;
-      for (let j = 0; j < n; j++) m = Math.max(m, S[i * n + j]);
-      for (let j = 0; j < n; j++) { const e = Math.exp(S[i * n + j] - m); S[i * n + j] = e; s += e; }
-      for (let j = 0; j < n; j++) S[i * n + j] /= s;
-    }
-    return S;
-  }
-
-  function times(P, Z, n, transpose) {  // P Z or P^T Z, P (n, n), Z (n, 3)
-    const out = new Float64Array(3 * n);
-    for (let i = 0; i < n; i++) {
-      for (let j = 0; j < n; j++) {
-        const p = transpose ? P[j * n + i] : P[i * n + j];
-        if (p === 0) continue;
-        out[3 * i] += p * Z[3 * j]; out[3 * i + 1] += p * Z[3 * j + 1]; out[3 * i + 2] += p * Z[3 * j + 2];
-      }
-    }
-    return out;
-  }
-
   function inverse3(M) {
     const [a, b, c, d, e, f, g, h, k] = M;
     const A = e * k - f * h, B = -(d * k - f * g), C = d * h - e * g;
@@ -128,59 +93,78 @@
   }
 
   // One block: returns the new Z (n, 3).
+  // The logits S_ij = kappa z_i.z_j - beta [i = j] are at most kappa (unit rows), so every row's softmax
+  // can be taken after subtracting kappa instead of the row's maximum: E_ij = exp(kappa (z_i.z_j - 1)),
+  // E_ii = exp(-beta) >= exp(-10), so no row sum underflows. E is symmetric: one exp per pair. Under the
+  // causal mask row i keeps only j <= i. A = E / rowsum; the symmetric graph is E_ij / sqrt(s_i s_j).
+  let buffer = null;
   function toyStep(Z, n, p) {
     const {kappa, eta, beta, variant, causal, d_q} = p;
-    const S = logits(Z, n, kappa, beta, causal);
-    const next = new Float64Array(3 * n);
-    let D, scale = null;  // the direction; for "symmetric" row i is divided by exp(g_i)
-    if (variant === "symmetric") {
-      const half = new Float64Array(n);
-      for (let i = 0; i < n; i++) {  // half log-degree l_i / 2, l_i = logsumexp_j S_ij
-        let m = -Infinity, s = 0;
-        for (let j = 0; j < n; j++) m = Math.max(m, S[i * n + j]);
-        for (let j = 0; j < n; j++) s += Math.exp(S[i * n + j] - m);
-        half[i] = 0.5 * (m + Math.log(s));
+    if (!buffer || buffer.length !== n * n) buffer = new Float64Array(n * n);
+    const E = buffer, s = new Float64Array(n), diag = Math.exp(-beta);
+    for (let i = 0; i < n; i++) {
+      const a = Z[3 * i], b = Z[3 * i + 1], c = Z[3 * i + 2];
+      for (let j = 0; j < i; j++) {
+        const e = Math.exp(kappa * (a * Z[3 * j] + b * Z[3 * j + 1] + c * Z[3 * j + 2] - 1));
+        E[i * n + j] = e; E[j * n + i] = e;
       }
-      scale = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        let g = 0;
-        for (let j = 0; j < n; j++) { S[i * n + j] -= half[i] + half[j]; g = Math.max(g, S[i * n + j]); }
-        for (let j = 0; j < n; j++) S[i * n + j] = Math.exp(S[i * n + j] - g);
-        scale[i] = Math.exp(-g);
-      }
-      const WZ = times(S, Z, n, false);
-      D = new Float64Array(3 * n);
-      for (let i = 0; i < n; i++) for (let k = 0; k < 3; k++) D[3 * i + k] = 2 * (WZ[3 * i + k] - scale[i] * Z[3 * i + k]);
-    } else {
-      const A = softmaxRows(S, n);
-      const AZ = times(A, Z, n, false);
-      D = new Float64Array(3 * n);
-      if (variant === "attention") {
-        for (let i = 0; i < 3 * n; i++) D[i] = 2 * AZ[i];
-      } else if (variant === "diffusion" || variant === "paper") {
-        const ff = variant === "paper" ? 2 / (d_q + beta) : 0;
-        for (let i = 0; i < 3 * n; i++) D[i] = 2 * (AZ[i] - Z[i]) + ff * Z[i];
-      } else if (variant === "exact") {  // 2 C^{-1} X - (L + L^T) X = 2 C^{-1} X - 2 X + A X + A^T X
-        const AtZ = times(A, Z, n, true);
-        const G = new Array(9).fill(0);
-        for (let i = 0; i < n; i++) for (let a = 0; a < 3; a++) for (let b = 0; b < 3; b++) G[3 * a + b] += d_q * Z[3 * i + a] * Z[3 * i + b];
-        for (let a = 0; a < 3; a++) G[4 * a] += beta;
-        const Gi = inverse3(G);
-        for (let i = 0; i < n; i++) {
-          for (let b = 0; b < 3; b++) {
-            let r = 0;
-            for (let a = 0; a < 3; a++) r += Z[3 * i + a] * Gi[3 * a + b];
-            D[3 * i + b] = 2 * r - 2 * Z[3 * i + b] + AZ[3 * i + b] + AtZ[3 * i + b];
-          }
-        }
-      } else {
-        throw new Error("unknown variant " + variant);
-      }
+      E[i * n + i] = diag;
     }
     for (let i = 0; i < n; i++) {
-      const s = scale ? scale[i] : 1;
-      const a = s * Z[3 * i] + eta * D[3 * i], b = s * Z[3 * i + 1] + eta * D[3 * i + 1], c = s * Z[3 * i + 2] + eta * D[3 * i + 2];
-      const r = Math.hypot(a, b, c);
+      const c = causal ? i + 1 : n;
+      let sum = 0;
+      for (let j = 0; j < c; j++) sum += E[i * n + j];
+      s[i] = sum;
+    }
+    const D = new Float64Array(3 * n), keep = new Float64Array(n).fill(1);
+    const AZ = new Float64Array(3 * n), AtZ = variant === "exact" ? new Float64Array(3 * n) : null;
+    const sym = variant === "symmetric", rs = sym ? s.map(Math.sqrt) : null;
+    for (let i = 0; i < n; i++) {
+      const c = causal ? i + 1 : n, Ei = i * n;
+      // "symmetric" with a mask: exp(T_ij) = E_ij / sqrt(s_i s_j) can exceed 1; row i is then divided by
+      // exp(g_i), g_i = max(0, max_j T_ij), as probdr_lite does (LayerNorm ignores the row's scale)
+      let scale = 1 / s[i];
+      if (sym) {
+        let g = 0;
+        for (let j = 0; j < c; j++) { const t = E[Ei + j] / (rs[i] * rs[j]); if (t > g) g = t; }
+        keep[i] = g > 1 ? 1 / g : 1;
+        scale = keep[i] / rs[i];
+      }
+      let x = 0, y = 0, w = 0;
+      const zi0 = Z[3 * i], zi1 = Z[3 * i + 1], zi2 = Z[3 * i + 2];
+      for (let j = 0; j < c; j++) {
+        const v = sym ? E[Ei + j] * scale / rs[j] : E[Ei + j] * scale;
+        x += v * Z[3 * j]; y += v * Z[3 * j + 1]; w += v * Z[3 * j + 2];
+        if (AtZ) { AtZ[3 * j] += v * zi0; AtZ[3 * j + 1] += v * zi1; AtZ[3 * j + 2] += v * zi2; }
+      }
+      AZ[3 * i] = x; AZ[3 * i + 1] = y; AZ[3 * i + 2] = w;
+    }
+    if (variant === "attention") {
+      for (let i = 0; i < 3 * n; i++) D[i] = 2 * AZ[i];
+    } else if (variant === "diffusion" || variant === "paper") {
+      const ff = variant === "paper" ? 2 / (d_q + beta) : 0;  // the feed-forward term 2 X / (d_q + beta)
+      for (let i = 0; i < 3 * n; i++) D[i] = 2 * (AZ[i] - Z[i]) + ff * Z[i];
+    } else if (sym) {  // 2 (A_sym - I) Z, row i divided by exp(g_i)
+      for (let i = 0; i < n; i++) for (let k = 0; k < 3; k++) D[3 * i + k] = 2 * (AZ[3 * i + k] - keep[i] * Z[3 * i + k]);
+    } else if (variant === "exact") {  // 2 C^{-1} X - (L + L^T) X = 2 C^{-1} X - 2 X + A X + A^T X
+      const G = new Array(9).fill(0);  // d_q Z^T Z + beta I_3
+      for (let i = 0; i < n; i++) for (let a = 0; a < 3; a++) for (let b = 0; b < 3; b++) G[3 * a + b] += d_q * Z[3 * i + a] * Z[3 * i + b];
+      for (let a = 0; a < 3; a++) G[4 * a] += beta;
+      const Gi = inverse3(G);
+      for (let i = 0; i < n; i++) {
+        for (let b = 0; b < 3; b++) {
+          let r = 0;
+          for (let a = 0; a < 3; a++) r += Z[3 * i + a] * Gi[3 * a + b];
+          D[3 * i + b] = 2 * r - 2 * Z[3 * i + b] + AZ[3 * i + b] + AtZ[3 * i + b];
+        }
+      }
+    } else {
+      throw new Error("unknown variant " + variant);
+    }
+    const next = new Float64Array(3 * n);  // LayerNorm: back to unit rows
+    for (let i = 0; i < n; i++) {
+      const a = keep[i] * Z[3 * i] + eta * D[3 * i], b = keep[i] * Z[3 * i + 1] + eta * D[3 * i + 1];
+      const c = keep[i] * Z[3 * i + 2] + eta * D[3 * i + 2], r = Math.hypot(a, b, c);
       next[3 * i] = a / r; next[3 * i + 1] = b / r; next[3 * i + 2] = c / r;
     }
     return next;
