@@ -97,7 +97,7 @@ def toy_live(toy, name="toy", **defaults) -> LiveFigure:
             "title": "{variant}: {depth} blocks",
             "alt": "The toy (grey) and where {depth} blocks of the {variant} variant move it (κ {kappa}, η {eta}, "
                    "β {beta}, causal mask {mask}); {=lost} points past the equator",
-            "xlabel": "the plane of the toy (axes follow the points)",
+            "xlabel": "the plane of the toy (axes cover the toy and the moved points)",
         }],
         "readouts": [
             {"name": "moved", "label": "mean distance moved from the start", "toy": "moved", "digits": 4},
