@@ -377,6 +377,8 @@ def test_benchmark_redraw_time_per_figure(figure_page, capsys):
     results = {}
     for name in LIVE:
         page, _ = figure_page(name)
+        page.bring_to_front()  # a background tab gets few animation frames
+        page.wait_for_timeout(300)
         page.evaluate(_LATENCY_SETUP)
         per_control = {}
         for c in _snapshot(page, name)["controls"]:

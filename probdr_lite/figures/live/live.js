@@ -599,9 +599,14 @@
   };
 
   function init() {
-    document.querySelectorAll("div.probdr-live:not(.probdr-live-ready)").forEach((root) => {
+    document.querySelectorAll("div.probdr-live").forEach((root) => {
+      if (root.probdrLive) return;
       const script = root.querySelector("script.probdr-live-spec");
       if (!script) return;
+      // A copy of a drawn figure (Thebe re-renders a cell's output from its HTML) has the controls but
+      // not the script behind them: drop them and draw it again.
+      root.querySelectorAll(":scope > figure.probdr-live-figure").forEach((old) => old.remove());
+      root.classList.remove("probdr-live-ready", "probdr-live-broken");
       try {
         root.probdrLive = new LiveFigure(root, JSON.parse(script.textContent));
       } catch (err) {
