@@ -469,8 +469,10 @@
       const out = document.createElement("output");
       out.htmlFor = inputId;
       out.className = "probdr-live-value";
-      const onChange = () => {
-        this.state[c.name] = c.kind === "checkbox" ? (input.checked ? c.values.indexOf(true) : c.values.indexOf(false)) : Number(input.value);
+      const onChange = () => {  // "input" and then "change" both fire: draw once per new value
+        const k = c.kind === "checkbox" ? c.values.indexOf(input.checked) : Number(input.value);
+        if (k === this.state[c.name]) return;
+        this.state[c.name] = k;
         this.redraw();
       };
       input.addEventListener("input", onChange);
