@@ -1,4 +1,4 @@
-"""Sphinx extension: serve MathJax, require.js and the ipywidgets HTML manager from the book itself.
+"""Sphinx extension: serve MathJax, require.js, the ipywidgets HTML manager, Thebe and the live figures from the book.
 
 By default Sphinx loads MathJax from jsDelivr, and myst-nb loads require.js from
 cdnjs and the ipywidgets HTML manager from jsDelivr, so the site shows raw TeX
@@ -17,6 +17,19 @@ the site works from any base URL, including ``file://``.
 
 At the end of the build it checks that every ``vendor/`` file a page refers to
 was copied, so a typo in ``_config.yml`` fails the build instead of a page.
+
+Two more things come from here:
+
+- Thebe (``launch_buttons.thebe`` in ``_config.yml``): sphinx-thebe loads Thebe's
+  bundle from unpkg when the reader clicks "Live Code". Its inline
+  ``THEBE_JS_URL`` is pointed at ``vendor/thebe/index.js`` (npm package
+  ``thebe``; its code-split chunks sit next to it and are found from the
+  script's own URL), so nothing but Binder itself is fetched from elsewhere,
+  and only after the click. ``THEBE_SETUP_JS`` reports a failed launch (no
+  network, Binder down) in the button instead of leaving a spinner.
+- The kernel-free live figures (``probdr_lite.figures.live``): ``live.js`` and
+  ``live.css`` are package resources, copied to ``vendor/probdr-live/`` and
+  loaded only on pages that have a live figure.
 """
 
 from __future__ import annotations
@@ -51,7 +64,24 @@ ASSETS = [
     ("@jupyter-widgets/html-manager", "dist/*.woff2", "jupyter-widgets/html-manager"),
     ("@jupyter-widgets/html-manager", "dist/*.woff", "jupyter-widgets/html-manager"),
     ("@jupyter-widgets/html-manager", "dist/embed.js.LICENSE.txt", "jupyter-widgets/html-manager"),
+    # Thebe's bundle and its chunks (no source maps: they are 3/4 of the package and only help debugging)
+    ("thebe", "lib/*.js", "thebe"),
+    ("thebe", "lib/*.css", "thebe"),
+    ("thebe", "lib/*.LICENSE.txt", "thebe"),
 ]
+
+#: Where Thebe's bundle is served (``THEBE_JS_URL`` of sphinx-thebe points here).
+THEBE_JS = f"{PREFIX}/thebe/index.js"
+
+#: Widget pages: the state and view MIME types myst-nb writes, and the scripts that render them.
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_SCRIPTS = ("/require.js", "/embed-amd.js")
+
+#: The live figures' script and stylesheet: package resources of probdr_lite, copied to vendor/probdr-live/.
+LIVE_DIR = f"{PREFIX}/probdr-live"
+LIVE_MARKER = 'data-probdr-live="1"'
+
 
 
 def copy_assets(outdir: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
@@ -83,6 +113,13 @@ def copy_assets(outdir: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
         note = f"{info['name']} {info['version']} ({info.get('license', 'see package')})"
         if note not in notes:
             notes.append(note)
+    from probdr_lite.figures.live import ASSET_FILES, asset_text
+
+    live = outdir / LIVE_DIR
+    live.mkdir(parents=True, exist_ok=True)
+    for name in ASSET_FILES:
+        (live / name).write_text(asset_text(name), encoding="utf-8")
+        written.append(live / name)
     (target / "PACKAGES.txt").write_text(
         "Third-party files served by this site, copied from npm at build time (see package-lock.json):\n"
         + "".join(f"- {n}\n" for n in notes),
@@ -147,6 +184,47 @@ CDN_LINKS_DROPPED = [
 ]
 
 
+#: Inline script on every page, after sphinx-thebe's: when a Thebe launch fails (no network, Binder
+#: unreachable), say so in the launch button and keep the page as it was. sphinx-thebe shows the status
+#: it gets from Thebe; a failure to reach Binder at all can also surface as a rejected promise or an
+#: error event only, so both are caught here and turned into one sentence.
+THEBE_SETUP_JS = """window.addEventListener("load", function () {
+  var say = function (text) {
+    document.querySelectorAll(".thebe-launch-button").forEach(function (b) {
+      var slot = b.querySelector(".loading-text");
+      if (slot) slot.textContent = text; else b.textContent = text;
+      b.classList.add("thebe-launch-failed");
+      b.setAttribute("role", "status");
+    });
+  };
+  var message = "Could not start a live kernel (no connection to mybinder.org?). " +
+                "Everything else on this page works without one.";
+  var original = window.initThebe;
+  if (typeof original !== "function") return;
+  window.initThebe = function () {
+    if (navigator.onLine === false) { say(message); return; }
+    try { original(); } catch (err) { console.warn("Thebe did not start", err); say(message); return; }
+    var tries = 0;
+    var timer = setInterval(function () {
+      if (typeof thebelab !== "undefined" && thebelab.on) {
+        clearInterval(timer);
+        thebelab.on("status", function (evt, data) {
+          if (data && (data.status === "failed" || data.status === "dead")) setTimeout(function () { say(message); }, 0);
+        });
+      } else if (++tries > 300) {
+        clearInterval(timer);
+      }
+    }, 100);
+  };
+  window.addEventListener("unhandledrejection", function (e) {
+    if (typeof thebelab === "undefined") return;
+    e.preventDefault();
+    console.warn("Thebe:", e.reason);
+    say(message);
+  });
+});"""
+
+
 def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Point this page's vendor scripts and stylesheets at the site's own vendor/ folder.
 
@@ -158,6 +236,10 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
     from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
 
     used = app.__dict__.setdefault("_local_assets_used", set())
+    # A notebook whose widget outputs are all removed (remove-output: the slider panels are for a kernel)
+    # still carries its saved widget state; without a view on the page it and the manager are dead weight.
+    body_html = context.get("body")
+    views = not isinstance(body_html, str) or WIDGET_VIEW in body_html
     for key, cls in (("script_files", _JavaScript), ("css_files", _CascadingStyleSheet)):
         files = context.get(key)
         if not isinstance(files, list):
@@ -165,6 +247,9 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
         seen, kept = set(), []
         for asset in files:
             name = getattr(asset, "filename", None)
+            if not views and (getattr(asset, "attributes", {}).get("type") == WIDGET_STATE
+                              or str(name or "").endswith(WIDGET_SCRIPTS)):
+                continue
             new = _local(str(name)) if name else None
             if new is not None:
                 asset = cls(new, priority=asset.priority, **asset.attributes)
@@ -178,11 +263,32 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
             if new is not None and new.endswith("/embed-amd.js"):
                 folder = context["pathto"](posixpath.dirname(new) + "/", resource=True)
                 kept.append(_JavaScript("", priority=asset.priority, body=WIDGET_SETUP_JS % folder))
+            body = getattr(asset, "attributes", {}).get("body", "") if key == "script_files" else ""
+            if "THEBE_JS_URL" in body:
+                local = context["pathto"](THEBE_JS, resource=True)
+                body = re.sub(r'const THEBE_JS_URL = "[^"]*"', f'const THEBE_JS_URL = "{local}"', body)
+                asset = cls(asset.filename, priority=asset.priority, **{**asset.attributes, "body": body})
+                used.add(THEBE_JS)
             kept.append(asset)
+            if getattr(asset, "filename", None) == "sphinx-thebe.js" or str(getattr(asset, "filename", "")).endswith(
+                    "/sphinx-thebe.js"):
+                kept.append(_JavaScript("", priority=asset.priority, body=THEBE_SETUP_JS))
         files[:] = kept
+    if isinstance(body_html, str) and LIVE_MARKER in body_html:
+        for name, cls, extra in (("live.js", _JavaScript, {"defer": "defer"}), ("live.css", _CascadingStyleSheet, {})):
+            target = f"{LIVE_DIR}/{name}"
+            files = context.get("script_files" if cls is _JavaScript else "css_files")
+            if isinstance(files, list):
+                files.append(cls(target, priority=900, **extra))
+                used.add(target)
     if isinstance(context.get("body"), str):
         for pattern in CDN_LINKS_DROPPED:
             context["body"] = pattern.sub("", context["body"])
+        # Thebe would fetch MathJax 2 from cdnjs to typeset LaTeX outputs; the site has only MathJax 3, so
+        # an empty URL turns that renderer off (such outputs show as text) instead of reaching a CDN.
+        context["body"] = context["body"].replace(
+            '<script type="text/x-thebe-config">\n    {\n        requestKernel: true,',
+            '<script type="text/x-thebe-config">\n    {\n        requestKernel: true,\n        mathjaxUrl: "",')
 
 
 def _check(app: Sphinx, exception) -> None:

@@ -40,9 +40,9 @@ from probdr_lite.figures.eigenmaps import (
     energy_figure,
     laplacians_figure,
     neighbours_panel,
-    neighbours_scrub,
 )
-from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
+from probdr_lite.figures.live.chapters import neighbours_live
+from probdr_lite.graphs import graph_energy, knn_graph, laplacian
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 
@@ -195,21 +195,18 @@ plt.show()
 #   graph becomes the plain 0/1 graph;
 # - **too few neighbours** break the graph into pieces, and then no single embedding exists.
 
-# %%
+# %% tags=["remove-output"]
 Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
 panel = neighbours_panel(Y_roll, t_roll, n_neighbors=(5, 60, 10))
 panel.show()
 
 # %% [markdown]
-# Without a kernel, the frames below tell the same story. The first five add neighbours with
-# the bandwidth so large that every edge weighs about 1; the roll short-circuits between 20 and
-# 30 neighbours. The last four keep 40 neighbours and shrink the bandwidth, and the roll unrolls
-# again.
+# Without a kernel, the figure below tells the same story. With the bandwidth at its largest
+# (every edge weighs about 1), add neighbours: the roll short-circuits between 20 and 30
+# neighbours. Then keep 40 neighbours and shrink the bandwidth, and the roll unrolls again.
 
 # %%
-t0 = default_bandwidth(Y_roll, 10)
-frames = [(k, 100 * t0) for k in (6, 10, 20, 30, 40)] + [(40, f * t0) for f in (20, 5, 1, 0.25)]
-neighbours_scrub(Y_roll, t_roll, frames)
+neighbours_live(Y_roll, t_roll)
 
 # %% [markdown]
 # ## The same embedding as scikit-learn

@@ -29,17 +29,16 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #   symmetric graph compare on those numbers;
 # - why the two-coordinate picture and the numbers disagree;
 # - how $\kappa$ and $\eta$ decide whether the blocks do nothing, cluster, or freeze (live sliders,
-#   scrub figures and sweeps).
+#   a kernel-free live figure and sweeps).
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
+from probdr_lite.figures.live.chapters import mnist_live
 from probdr_lite.figures.mnist import (
     before_after_figure,
-    depth_scrub,
-    kappa_scrub,
     layer_table,
     metric_lines_figure,
     metrics_table,
@@ -264,24 +263,20 @@ display(Markdown(
 
 # %%
 X0_1k, labels_1k = mnist_latents(n=1000)
+
+# %% tags=["remove-output"]
 panel = mnist_panel(X0_1k, labels_1k)
 panel.show()
 
 # %% [markdown]
-# Without a kernel, the same panel in precomputed frames. First depth, at the paper's
-# $\kappa = 30$, $\eta = 0.4$, $\beta = 1$:
+# Without a kernel, the same panel precomputed for 300 of the images (30 per class) over a grid
+# of settings. Move $\kappa$ from a kernel wider than the data ($\kappa = 0.3$) to one narrower
+# than the distance to the nearest neighbour ($\kappa = 3000$). At the small end the points
+# gather in one spot (the axes follow them) while the ratio on the right hardly changes: the
+# picture shrinks, but who is near whom stays the same. At the large end nothing moves at all.
 
 # %%
-depth_scrub(X0_1k, labels_1k)
-
-# %% [markdown]
-# Then $\kappa$, from a kernel wider than the data ($\kappa = 0.3$) to one narrower than the
-# distance to the nearest neighbour ($\kappa = 3000$), after eight blocks. At the small end the
-# points gather in one spot while the ratio on the right hardly changes: the picture shrinks, but
-# who is near whom stays the same. At the large end nothing moves at all.
-
-# %%
-kappa_scrub(X0_1k, labels_1k)
+mnist_live(*mnist_latents(n=300))
 
 # %% [markdown]
 # ## Sweeps of $\kappa$ and $\eta$
@@ -310,7 +305,7 @@ display(Markdown(
     + (", so the blocks act only in the middle of the range. " if small_ends else ". ")
     + "The two ends are the two limits of exercise 2 in chapter 4. With a very wide kernel A is nearly "
     "uniform: every image is pulled towards the same global mean by about the same fraction, which shrinks the "
-    "picture (the smallest κ in the scrub figure) without changing much of who is near whom. With a very "
+    "picture (the smallest κ in the live figure) without changing much of who is near whom. With a very "
     "narrow kernel and β > 0 each image attends almost only to itself, A ≈ I, and nothing moves. "
     f"Where the ratio grows most, the k-NN accuracy changes by {knn_row[j_most]:+.3f}"
     + (": wherever the blocks clump strongly, the neighbourhoods become less pure. " if knn_row[j_most] < -0.01
@@ -379,7 +374,7 @@ display(Markdown(
 # deep attention stacks, seen here without any training.
 # ```
 #
-# **3.** In the limit of a very wide kernel the scrub figure shows all the points gathering in one
+# **3.** In the limit of a very wide kernel the live figure shows all the points gathering in one
 # spot, yet the numbers beside it hardly move. Explain, using the limit
 # $A \to \tfrac{1}{n}\mathbf{1}\mathbf{1}^\top$.
 #

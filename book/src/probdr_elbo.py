@@ -39,7 +39,8 @@ from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
 from probdr_lite.eigenmaps import laplacian_eigenmaps
-from probdr_lite.figures.elbo import beta_panel, beta_scrub, elbo_terms_figure, pca_figure, trap_figure
+from probdr_lite.figures.elbo import beta_panel, elbo_terms_figure, pca_figure, trap_figure
+from probdr_lite.figures.live.chapters import beta_live
 from probdr_lite.graphs import graph_energy, knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
 from probdr_lite.probdr import (
@@ -288,7 +289,7 @@ print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_s
 # fixed axes. As $\beta$ grows, the embedding shrinks, then loses its second coordinate (a line)
 # and finally its first (a point).
 
-# %%
+# %% tags=["remove-output"]
 panel = beta_panel(L, labels, beta=(0.05, 1.0, 0.3), n_components=q, n_show=15)
 panel.show()
 
@@ -296,7 +297,7 @@ panel.show()
 # The same, without a kernel:
 
 # %%
-beta_scrub(L, labels, [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], n_components=q, n_show=15)
+beta_live(L, labels, n_components=q, n_show=15)
 
 # %% [markdown]
 # ## The zero-eigenvalue trap

@@ -39,9 +39,9 @@ from IPython.display import Markdown, display
 from probdr_lite.figures.block import (
     make_toy,
     mask_figure,
-    variant_depth_scrub,
     variant_panel,
 )
+from probdr_lite.figures.live.chapters import toy_live
 from probdr_lite.graphs import heat_kernel_attention
 from probdr_lite.unrolled import (
     CHAPTER_VARIANTS,
@@ -383,16 +383,16 @@ display(Markdown(
 # smaller and more numerous and the points move less (in the limit, exercise 2, nothing moves);
 # $\eta$ above $1/2$ overshoots.
 
-# %%
+# %% tags=["remove-output"]
 panel = variant_panel(toy)
 panel.show()
 
 # %% [markdown]
-# Without a kernel, the same figure as precomputed frames: drag the control to add blocks one at
-# a time ($\kappa = 100$, $\eta = 0.4$, $\beta = 1$).
+# Without a kernel, the figure below runs the same blocks in your browser, one variant at a time,
+# with every parameter and the causal mask of the next section.
 
 # %%
-variant_depth_scrub(toy, depths=range(0, 13))
+toy_live(toy)
 
 # %% [markdown]
 # ## The causal mask

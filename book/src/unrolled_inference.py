@@ -32,7 +32,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
-from probdr_lite.figures.unrolling import eta_panel, eta_scrub, steps_figure, steps_scrub
+from probdr_lite.figures.live.chapters import eta_live
+from probdr_lite.figures.unrolling import eta_panel, steps_figure, steps_scrub
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
 from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo, le_elbo_grad, step_sizes
@@ -136,17 +137,16 @@ print(f"slowest rate near X*                          = {marks['slowest']:.4f} p
 #
 # and the run counts as converged below $10^{-2}$.
 
-# %%
+# %% tags=["remove-output"]
 panel = eta_panel(L, labels, beta=beta, eta=(0.002, 0.08, 0.025), n_components=q, n_steps=600)
 panel.show()
 
 # %% [markdown]
-# Without a kernel, scrub through the step sizes. The frames run from slow (0.002) through stable
-# and fast to divergent (0.06 and 0.07).
+# Without a kernel, move the step size below. It runs from slow (0.002) through stable and fast
+# to divergent (above the threshold).
 
 # %%
-eta_scrub(L, labels, [0.002, 0.005, 0.01, 0.025, 0.04, 0.05, 0.056, 0.06, 0.07],
-          beta=beta, n_components=q, n_steps=600)
+eta_live(L, labels, beta=beta, n_components=q, n_steps=600)
 
 # %% [markdown]
 # ## From noise to the answer, layer by layer

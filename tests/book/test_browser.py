@@ -155,7 +155,9 @@ _INSPECT_JS = """() => {
 }"""
 
 # Moves every range control inside a cell output through all its values; records the picture.
-_SCRUB_JS = """() => Array.from(document.querySelectorAll(".cell_output input[type=range]")).map((range) => {
+# (The live figures' range controls are tested in test_live_figures.py.)
+_SCRUB_JS = """() => Array.from(document.querySelectorAll(".cell_output input[type=range]"))
+  .filter((range) => !range.closest(".probdr-live")).map((range) => {
   const box = range.closest(".animation") || range.closest(".output") || range.closest(".cell_output");
   const img = box.querySelector("img");
   if (!img) return {id: range.id, error: "no <img> next to the range control"};

@@ -26,11 +26,13 @@ def _assets_module():
 
 def test_npm_packages_are_pinned_exactly_and_locked():
     deps = json.loads((ROOT / "package.json").read_text())["dependencies"]
-    assert set(deps) == {"mathjax", "requirejs", "@jupyter-widgets/html-manager"}
+    assert set(deps) == {"mathjax", "requirejs", "@jupyter-widgets/html-manager", "thebe"}
     for name, version in deps.items():
         assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} must be pinned to an exact version: {version}"
     assert deps["mathjax"].startswith("3."), "Sphinx's mathjax3_config needs MathJax 3"
     assert deps["@jupyter-widgets/html-manager"].startswith("1.0."), "ipywidgets 8 uses the 1.0.x HTML manager"
+    # sphinx-thebe 0.3 drives Thebe through window.thebelab (bootstrap, on("status")), which 0.9 still provides
+    assert deps["thebe"].startswith("0.9."), "sphinx-thebe's launch code needs Thebe's thebelab API"
     lock = json.loads((ROOT / "package-lock.json").read_text())
     assert lock["packages"][""]["dependencies"] == deps, "package-lock.json is stale: run `npm install`"
     for name, version in deps.items():

@@ -1,0 +1,210 @@
+"""Kernel-free live figures: data computed here at build time, drawn and redrawn in the reader's browser.
+
+A :class:`LiveFigure` displays in a notebook as HTML: a ``<div class="probdr-live">`` holding a JSON spec (the
+controls, the panels, the numbers to print, and the data as base64 typed arrays). On the book's web page the
+script ``live.js`` (next to this file; ``tools/sphinx_local_assets.py`` copies it into the site and loads it on
+every page with a live figure) builds labelled controls, one canvas per panel and the list of current numbers, and
+redraws when a control moves. Nothing runs on a server, so the rendered site needs no kernel.
+
+Most figures are precomputed over a grid of their controls (every array names the controls it depends on, in
+order, and is stored cell after cell, row-major). Scatter coordinates are quantised per frame, inside that frame's
+bounding box, to 8 or 16 bits (:func:`points`). Chapter 4's toy is small enough to be computed in the browser from
+the same equations as :mod:`probdr_lite.unrolled` (``spec["toy"]``); the book's tests compare the two.
+
+The builders for the chapters are in :mod:`probdr_lite.figures.live.chapters`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import itertools
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+
+from probdr_lite._validation import check_scalar
+
+__all__ = [
+    "ASSET_FILES",
+    "LiveFigure",
+    "MAX_LIVE_BYTES",
+    "array",
+    "asset_text",
+    "control",
+    "points",
+]
+
+#: The files the web page needs, in this package (copied into the site by tools/sphinx_local_assets.py).
+ASSET_FILES = ("live.js", "live.css")
+
+#: Size budget of one live figure's HTML (the page budget is 5 MB; leave room for the rest of the page).
+MAX_LIVE_BYTES = 3_000_000
+
+_DTYPES = {"u8": np.uint8, "u16": np.uint16, "f32": np.float32, "f64": np.float64}
+
+
+def asset_text(name: str) -> str:
+    """The text of ``live.js`` or ``live.css``."""
+    if name not in ASSET_FILES:
+        raise ValueError(f"name must be one of {ASSET_FILES}; got {name!r}")
+    return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+
+
+def _b64(a: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes()).decode("ascii")
+
+
+def array(values, dims=(), dtype: str = "f64") -> dict:
+    """An array for the spec: ``values`` has one axis per control in ``dims`` (in order), then the item axes."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(_DTYPES)}; got {dtype!r}")
+    a = np.asarray(values, dtype=_DTYPES[dtype])
+    dims = list(dims)
+    if a.ndim < len(dims):
+        raise ValueError(f"values must have at least {len(dims)} axes (one per dim {dims}); got shape {a.shape}")
+    return {"dims": dims, "grid": list(a.shape[: len(dims)]), "item": list(a.shape[len(dims):]), "dtype": dtype,
+            "b64": _b64(a)}
+
+
+def points(xy, dims=(), bits: int = 8, box=None) -> dict:
+    """Scatter coordinates (..., n, 2), one frame per grid cell, quantised to ``bits`` bits inside each frame's box.
+
+    NaN coordinates (no point) get the largest code. ``box`` (xmin, xmax, ymin, ymax) fixes the box of every frame;
+    by default each frame's own bounding box is used, so the error is at most half a step of 1/254 (8 bits) or
+    1/65534 (16 bits) of that frame's extent: below a pixel in a figure of 250 pixels at 8 bits.
+    """
+    bits = check_scalar(bits, "bits", low=8, high=16, integer=True)
+    if bits not in (8, 16):
+        raise ValueError(f"bits must be 8 or 16; got {bits}")
+    xy = np.asarray(xy, dtype=np.float64)
+    dims = list(dims)
+    if xy.ndim != len(dims) + 2 or xy.shape[-1] != 2:
+        raise ValueError(f"xy must have shape (grid..., n, 2) with one grid axis per dim {dims}; got {xy.shape}")
+    grid, n = xy.shape[: len(dims)], xy.shape[-2]
+    frames = xy.reshape(-1, n, 2)
+    top = 255 if bits == 8 else 65535
+    levels = top - 1
+    boxes = np.empty((frames.shape[0], 4))
+    codes = np.full(frames.shape, top, dtype=np.uint8 if bits == 8 else np.uint16)
+    for f, P in enumerate(frames):
+        ok = np.isfinite(P).all(1)
+        if box is not None:
+            b = np.asarray(box, dtype=np.float64)
+        elif ok.any():
+            b = np.array([P[ok, 0].min(), P[ok, 0].max(), P[ok, 1].min(), P[ok, 1].max()])
+        else:
+            b = np.array([-1.0, 1.0, -1.0, 1.0])
+        b[1] = max(b[1], b[0] + 1e-12 * max(1.0, abs(b[0])))
+        b[3] = max(b[3], b[2] + 1e-12 * max(1.0, abs(b[2])))
+        boxes[f] = b
+        q = np.rint((P[ok] - b[[0, 2]]) / (b[[1, 3]] - b[[0, 2]]) * levels)
+        codes[f, ok] = np.clip(q, 0, levels)
+    return {"dims": dims, "grid": list(grid), "item": [n, 2],
+            "q": array(codes.reshape(*grid, n, 2), dims, "u8" if bits == 8 else "u16"),
+            "box": array(boxes.reshape(*grid, 4), dims, "f64")}
+
+
+def decode_points(ref: dict) -> np.ndarray:
+    """The coordinates a :func:`points` reference decodes to in the browser (grid..., n, 2); for the tests."""
+    q = np.frombuffer(base64.b64decode(ref["q"]["b64"]), dtype=_DTYPES[ref["q"]["dtype"]]).astype(np.float64)
+    box = np.frombuffer(base64.b64decode(ref["box"]["b64"]), dtype=np.float64).reshape(-1, 4)
+    n = ref["item"][0]
+    top = 255 if ref["q"]["dtype"] == "u8" else 65535
+    q = q.reshape(-1, n, 2)
+    out = np.empty_like(q)
+    out[..., 0] = box[:, None, 0] + (box[:, None, 1] - box[:, None, 0]) * q[..., 0] / (top - 1)
+    out[..., 1] = box[:, None, 2] + (box[:, None, 3] - box[:, None, 2]) * q[..., 1] / (top - 1)
+    out[q == top] = np.nan
+    return out.reshape(*ref["grid"], n, 2)
+
+
+def control(name: str, label: str, values, default, kind: str = "range", labels=None, digits: int = 3) -> dict:
+    """One control of a live figure: a range over ``values`` (indices on the page), a select or a checkbox.
+
+    ``default`` is one of ``values``. The page prints the current value beside the control (``labels`` if
+    given, else the value to ``digits`` significant digits) and gives the range input that text as
+    ``aria-valuetext``.
+    """
+    if kind not in ("range", "select", "checkbox"):
+        raise ValueError(f"kind must be 'range', 'select' or 'checkbox'; got {kind!r}")
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    if len(values) < 2:
+        raise ValueError(f"control {name!r}: values must hold at least 2 choices; got {values!r}")
+    if default not in values:
+        raise ValueError(f"control {name!r}: default {default!r} is not one of its values {values!r}")
+    if labels is not None and len(labels) != len(values):
+        raise ValueError(f"control {name!r}: labels must have one entry per value")
+    out = {"name": name, "label": label, "kind": kind, "values": values, "default": values.index(default),
+           "digits": int(digits)}
+    if labels is not None:
+        out["labels"] = [str(s) for s in labels]
+    return out
+
+
+def grid_cells(controls, dims):
+    """Every cell of the grid over the controls named in ``dims``: iterator of (index tuple, value dict)."""
+    by_name = {c["name"]: c for c in controls}
+    axes = [range(len(by_name[d]["values"])) for d in dims]
+    for idx in itertools.product(*axes):
+        yield idx, {d: by_name[d]["values"][i] for d, i in zip(dims, idx)}
+
+
+_counter = itertools.count()
+
+
+@dataclass
+class LiveFigure:
+    """A kernel-free live figure; displays as HTML (see the module docstring).
+
+    Attributes
+    ----------
+    spec : dict
+        What ``live.js`` draws: ``controls``, ``panels``, ``readouts``, optional ``toy``, ``caption``, ``height``.
+    name : str
+        Used in the element id (``probdr-live-<name>``), so the tests can find the figure.
+    max_bytes : int
+        The HTML may not be larger (``ValueError`` otherwise), so a page never silently outgrows its budget.
+    """
+
+    spec: dict
+    name: str
+    max_bytes: int = MAX_LIVE_BYTES
+    _html: str | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        names = [c["name"] for c in self.spec.get("controls", [])]
+        if len(set(names)) != len(names) or not names:
+            raise ValueError(f"a live figure needs controls with distinct names; got {names}")
+        html_text = self.html
+        if len(html_text.encode("utf-8")) > self.max_bytes:
+            raise ValueError(f"the live figure {self.name!r} is {len(html_text.encode()):,} bytes, over "
+                             f"max_bytes = {self.max_bytes:,}; use a coarser grid or fewer points")
+
+    @property
+    def element_id(self) -> str:
+        return f"probdr-live-{self.name}"
+
+    @property
+    def html(self) -> str:
+        if self._html is None:
+            data = json.dumps(self.spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+            self._html = (
+                f'<div class="probdr-live" id="{html.escape(self.element_id)}" data-probdr-live="1">'
+                '<p class="probdr-live-fallback"><em>This is a kernel-free figure drawn by the script of the book\'s '
+                "web page; in a notebook, use the slider panel above instead.</em></p>"
+                f'<script type="application/json" class="probdr-live-spec">{data}</script></div>'
+            )
+        return self._html
+
+    @property
+    def n_bytes(self) -> int:
+        return len(self.html.encode("utf-8"))
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return f"LiveFigure({self.name!r}, {self.n_bytes:,} bytes)"

@@ -1,0 +1,391 @@
+"""The live figures of chapters 1 to 5, each computed by probdr_lite at build time (or, for the toy, in the browser).
+
+- :func:`neighbours_live` (chapter 1): Laplacian Eigenmaps of the Swiss roll over a grid of k and the bandwidth t;
+- :func:`beta_live` (chapter 2): which eigen-directions survive the threshold 1/beta, and how much they shrink;
+- :func:`eta_live` (chapter 3): gradient ascent on the LE-ELBO over a grid of step sizes (slow, stable, divergent);
+- :func:`toy_live` (chapter 4): the 2-D toy under kappa, eta, beta, depth, the variant and the causal mask, computed
+  in the browser from the toy's 2-D points (see ``live.js``, ``toyStep``);
+- :func:`mnist_live` (chapter 5): the paper's block on MNIST over a grid of kappa, eta, beta and depth, the first
+  two latent coordinates and the between/within-class ratio at every layer.
+
+Every scatter's axes follow the data of the current setting, except chapter 2's, which are fixed on purpose (the
+caption says why).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from matplotlib.colors import to_hex
+from scipy.sparse.csgraph import connected_components
+
+from probdr_lite._validation import check_array, check_scalar
+from probdr_lite._threads import single_threaded
+from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
+from probdr_lite.figures.style import VARIANT_STYLE
+from probdr_lite.plotting import CLASS_COLOURS
+
+__all__ = [
+    "CLASS_PALETTE",
+    "TOY_VARIANTS",
+    "toy_controls",
+    "toy_live",
+    "mnist_grid",
+    "mnist_live",
+    "beta_live",
+    "eta_live",
+    "neighbours_live",
+]
+
+#: The class colours of every other figure in the book (plotting.CLASS_COLOURS), as hex for the browser.
+CLASS_PALETTE = [to_hex(c) for c in CLASS_COLOURS]
+
+TOY_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
+
+#: The three categories of chapter 2's eigen-directions and their colours (Okabe-Ito vermilion, blue, grey).
+_KEPT, _SURVIVES, _DROPPED = 0, 1, 2
+_CATEGORY_COLOURS = ["#D55E00", "#0072B2", "#BBBBBB"]
+
+
+def _sig(x: float, digits: int = 3) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 4: the toy, computed in the browser
+
+
+def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> list:
+    """kappa (log, 1 to 1000, 61 values), eta (0.02 to 1 by 0.02), beta (0.1 to 10 by 0.1), depth (0 to 16),
+    the variant and the causal mask: the ranges of chapter 4's slider panel."""
+    kappas = [_sig(10 ** (i / 20)) for i in range(61)]
+    etas = [round(0.02 * k, 2) for k in range(1, 51)]
+    betas = [round(0.1 * k, 1) for k in range(1, 101)]
+    styles = VARIANT_STYLE["block"]
+    return [
+        control("kappa", "κ (sharpness)", kappas, kappa),
+        control("eta", "η (step size)", etas, eta),
+        control("beta", "β (regulariser)", betas, beta),
+        control("depth", "depth (blocks)", list(range(17)), depth),
+        control("variant", "variant", list(TOY_VARIANTS), variant, kind="select",
+                labels=[styles[v].label for v in TOY_VARIANTS]),
+        control("mask", "causal mask", [False, True], False, kind="checkbox"),
+    ]
+
+
+def toy_live(toy, name="toy", **defaults) -> LiveFigure:
+    """Chapter 4's toy as a live figure: the browser runs the blocks (``live.js``) from the toy's 2-D points.
+
+    The lifted latents live in a 3-D span (see :mod:`probdr_lite.figures.block`), so the browser works with unit
+    vectors z_i in R^3 and the same update as :func:`probdr_lite.unrolled.block_step`; the book's tests compare its
+    positions with :func:`probdr_lite.figures.block.toy_paths` at several settings.
+    """
+    from probdr_lite.figures.block import LiftedToy
+
+    if not isinstance(toy, LiftedToy):
+        raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
+    labels = [int(c) for c in toy.labels]
+    spec = {
+        "controls": toy_controls(**defaults),
+        "toy": {"Y": [float(v) for v in toy.Y.ravel()], "offset": float(toy.offset), "d_q": toy.d_q},
+        "panels": [{
+            "type": "scatter", "source": "toy", "background": True, "bounds_include_background": True,
+            "equal_aspect": True, "classes": labels, "palette": CLASS_PALETTE, "radius": 2.2,
+            "accent": {"control": "variant", "colours": [VARIANT_STYLE["block"][v].colour for v in TOY_VARIANTS]},
+            "title": "{variant}: {depth} blocks",
+            "alt": "The toy (grey) and where {depth} blocks of the {variant} variant move it (κ {kappa}, η {eta}, "
+                   "β {beta}, causal mask {mask}); {=lost} points past the equator",
+            "xlabel": "the plane of the toy (axes cover the toy and the moved points)",
+        }],
+        "readouts": [
+            {"name": "moved", "label": "mean distance moved from the start", "toy": "moved", "digits": 4},
+            {"name": "lost", "label": "points pushed past the equator (not drawn)", "toy": "lost", "digits": 3},
+        ],
+        "height": 360,
+        "caption": "Computed in your browser: the same blocks as probdr_lite.unrolled, on the 300 points of the toy. "
+                   "Grey: the toy; coloured by moon: after the chosen number of blocks; the frame has the "
+                   "variant's colour of the other figures.",
+    }
+    return LiveFigure(spec, name)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 5: MNIST over a grid of kappa, eta, beta and depth
+
+MNIST_KAPPAS = (0.3, 1.0, 3.0, 10.0, 20.0, 30.0, 50.0, 100.0, 300.0, 1000.0, 3000.0)
+MNIST_ETAS = (0.1, 0.2, 0.3, 0.4, 0.6, 0.9)
+MNIST_BETAS = (0.0, 1.0, 3.0, 10.0)
+
+
+def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=8, variant="paper"):
+    """Latents (first two coordinates) and between/within ratios for every (kappa, eta, beta) and layer.
+
+    Returns ``xy`` (len(kappas), len(etas), len(betas), n_layers + 1, n, 2) and ``ratio`` (..., n_layers + 1).
+    The ratio is :func:`probdr_lite.metrics.between_within_ratio` in all d_q dimensions.
+    """
+    from probdr_lite.metrics import between_within_ratio
+    from probdr_lite.unrolled import unroll
+
+    X0 = torch.as_tensor(check_array(X0, "X0", ndim=2, min_rows=10))
+    n = X0.shape[0]
+    shape = (len(kappas), len(etas), len(betas), n_layers + 1)
+    xy = np.empty(shape + (n, 2))
+    ratio = np.empty(shape)
+    with single_threaded():
+        for (a, kappa), (b, eta), (c, beta) in ((x, y, z) for x in enumerate(kappas) for y in enumerate(etas)
+                                                for z in enumerate(betas)):
+            for t, X in enumerate(unroll(X0, n_layers, kappa, eta, beta, variant)):
+                X = X.numpy()
+                xy[a, b, c, t] = X[:, :2]
+                ratio[a, b, c, t] = between_within_ratio(X, labels)
+    return xy, ratio
+
+
+def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=8,
+               variant="paper", kappa=30.0, eta=0.4, beta=1.0) -> LiveFigure:
+    """Chapter 5's panel without a kernel: the first two latent coordinates after ``depth`` blocks and the
+    between/within-class ratio at every layer, precomputed over ``kappas`` x ``etas`` x ``betas``.
+
+    The scatter's axes follow the points of the current setting (at a small kappa they gather in a small region,
+    which fixed axes would show as an almost empty frame).
+    """
+    labels = np.asarray(labels)
+    n_layers = check_scalar(n_layers, "n_layers", low=1, high=16, integer=True)
+    xy, ratio = mnist_grid(X0, labels, kappas, etas, betas, n_layers, variant)
+    controls = [
+        control("kappa", "κ (sharpness)", list(kappas), kappa),
+        control("eta", "η (step size)", list(etas), eta),
+        control("beta", "β (regulariser)", list(betas), beta),
+        control("depth", "depth (blocks)", list(range(n_layers + 1)), n_layers),
+    ]
+    dims = ["kappa", "eta", "beta"]
+    spec = {
+        "controls": controls,
+        "panels": [
+            {"type": "scatter", "xy": points(xy, dims + ["depth"]), "classes": [int(c) for c in labels],
+             "palette": CLASS_PALETTE, "radius": 2.0, "alpha": 0.75, "width": 1.1,
+             "title": "depth {depth}: κ = {kappa}, η = {eta}, β = {beta}",
+             "alt": "First two latent coordinates of {n} MNIST images after {depth} blocks, coloured by digit; "
+                    "between/within ratio {=ratio}".replace("{n}", str(len(labels))),
+             "xlabel": "latent coordinate 1 (axes follow the points)", "ylabel": "latent coordinate 2"},
+            {"type": "lines", "x": list(range(n_layers + 1)), "marker": "depth",
+             "series": [{"y": array(ratio, dims), "colour": "#000000", "points": True}],
+             "hlines": [{"value": float(ratio[0, 0, 0, 0]), "colour": "#999999"}],
+             "title": "between/within at depth {depth}: {=ratio}",
+             "alt": "Between/within-class ratio at every layer; at depth {depth} it is {=ratio}",
+             "xlabel": "layer (blocks applied)", "ylabel": "between/within-class ratio"},
+        ],
+        "readouts": [
+            {"name": "ratio", **array(ratio, dims + ["depth"]), "label": "between/within-class ratio at this depth",
+             "digits": 3},
+            {"name": "ratio0", "label": "the same before any block (dotted line)", **array(ratio[0, 0, 0, :1], []),
+             "digits": 3},
+        ],
+        "height": 330,
+        "caption": f"Precomputed by probdr_lite for {len(labels)} test images ({len(labels) // 10} per class), "
+                   f"the '{variant}' block, over {len(kappas)} × {len(etas)} × {len(betas)} settings of κ, η and β "
+                   "and every depth; coordinates stored to 8 bits within each frame.",
+    }
+    return LiveFigure(spec, name)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 2: beta thresholds and shrinks
+
+
+def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15, beta=0.3) -> LiveFigure:
+    """Chapter 2's beta figure without a kernel, over ``betas`` (default: 31 values from 0.05 to 1, and 0.3).
+
+    Left: the ``n_show`` smallest eigenvalues of L_hat (on 1^T x = 0) and the threshold 1/beta; middle: the squared
+    scales s_i^2 = max(1/lambda_i - beta, 0) of the closed form; right: X*'s first two coordinates on axes fixed at
+    the widest embedding, so the shrinkage shows. Every number comes from :func:`probdr_lite.probdr.le_closed_form`.
+    """
+    from probdr_lite.probdr import le_closed_form
+
+    if betas is None:
+        betas = sorted({_sig(b) for b in np.geomspace(0.05, 1.0, 31)} | {beta})
+    betas = [check_scalar(b, "betas entry", low=0.0, low_inclusive=False) for b in betas]
+    labels = np.asarray(labels)
+    q = n_components
+    with single_threaded():
+        X_wide, lam = le_closed_form(L_hat, n_show, min(betas), centre=True, return_eigenvalues=True)
+        frames, s2, cats, n_below = [], [], [], []
+        for b in betas:
+            X = le_closed_form(L_hat, n_show, b, centre=True)
+            frames.append(X[:, :2])
+            s2.append(np.sum(X * X, axis=0))
+            alive = lam < 1.0 / b
+            cats.append([_KEPT if alive[i] and i < q else (_SURVIVES if alive[i] else _DROPPED)
+                         for i in range(n_show)])
+            n_below.append(int(alive.sum()))
+    ext = 1.1 * float(np.abs(X_wide[:, :2]).max())
+    s2 = np.array(s2)
+    dims = ["beta"]
+    spec = {
+        "controls": [control("beta", "β", betas, beta)],
+        "panels": [
+            {"type": "lines", "x": list(range(1, n_show + 1)), "logy": True,
+             "ylim": [0.8 * float(lam[0]), 1.3 * max(float(lam[-1]), 1.0 / min(betas))],
+             "series": [{"y": array(np.tile(lam, (len(betas), 1)), dims), "colour": "#BBBBBB", "nolines": True,
+                         "point_colours": array(np.array(cats, dtype=np.uint8), dims, "u8")}],
+             "category_colours": _CATEGORY_COLOURS,
+             "hlines": [{"y": array(1.0 / np.array(betas)[:, None], dims), "colour": "#000000"}],
+             "title": "threshold 1/β = {=threshold}: {=below} of %d below" % n_show,
+             "alt": "The %d smallest eigenvalues and the threshold 1/β = {=threshold}; {=below} lie below it" % n_show,
+             "xlabel": "eigen-direction i (smallest λ first)", "ylabel": "eigenvalue λ_i (log scale)"},
+            {"type": "bars", "heights": array(s2, dims), "categories": array(np.array(cats, dtype=np.uint8), dims,
+                                                                               "u8"),
+             "category_colours": _CATEGORY_COLOURS, "ymax": 1.05 * float(s2.max()),
+             "title": "shrinkage at β = {beta}", "alt": "Squared scales s_i² at β = {beta}",
+             "xlabel": "eigen-direction i", "ylabel": "s_i² = max(1/λ_i − β, 0)"},
+            {"type": "scatter", "xy": points(np.array(frames), dims, bits=16, box=(-ext, ext, -ext, ext)),
+             "bounds": [-ext, ext, -ext, ext], "equal_aspect": True, "classes": [int(c) for c in labels],
+             "palette": CLASS_PALETTE, "radius": 2.0,
+             "title": "X*: {=kept} of q = %d directions kept" % q,
+             "alt": "X* at β = {beta}, on axes fixed at the widest embedding", "xlabel": "x_1", "ylabel": "x_2"},
+        ],
+        "readouts": [
+            {"name": "threshold", "label": "threshold 1/β", **array(1.0 / np.array(betas), dims), "digits": 4},
+            {"name": "below", "label": f"eigenvalues below it (of the {n_show} smallest)",
+             **array(np.array(n_below, dtype=float), dims), "digits": 3},
+            {"name": "kept", "label": f"directions kept (of q = {q})",
+             **array(np.array([min(k, q) for k in n_below], dtype=float), dims), "digits": 3},
+            {"name": "s1", "label": "s_1² (first direction)", **array(s2[:, 0], dims), "digits": 4},
+            {"name": "s2", "label": "s_2² (second direction)", **array(s2[:, 1], dims), "digits": 4},
+        ],
+        "height": 270,
+        "caption": "Vermilion: the q = 2 directions the embedding uses; blue: would survive with a larger q; grey: "
+                   "dropped. The right panel's axes stay fixed at the widest embedding (the smallest β) so that "
+                   "the shrinkage shows.",
+    }
+    return LiveFigure(spec, name)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 3: eta, stable, slow or divergent
+
+
+def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_steps=600, seed=0,
+             eta=0.025) -> LiveFigure:
+    """Chapter 3's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
+    (default: 30 values from 0.002 to 0.08, and 0.025), the ELBO gap and Gram error per step and the last iterate."""
+    from probdr_lite.figures.unrolling import CONVERGED, GAP_LIMITS, GRAM_LIMITS, _verdict
+    from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo
+
+    if etas is None:
+        etas = sorted({_sig(e) for e in np.geomspace(0.002, 0.08, 30)} | {eta})
+    etas = [check_scalar(e, "etas entry", low=0.0, low_inclusive=False) for e in etas]
+    labels = np.asarray(labels)
+    T = check_scalar(n_steps, "n_steps", low=1, high=100_000, integer=True)
+    gaps = np.full((len(etas), T + 1), np.nan)
+    grams = np.full((len(etas), T + 1), np.nan)
+    last, verdicts, final_gram = [], [], []
+    with single_threaded():
+        elbo_star = le_elbo(le_closed_form(L_hat, n_components, beta, centre=True), L_hat, beta)
+        for k, e in enumerate(etas):
+            fit = fit_le_elbo(L_hat, n_components, beta, eta=e, n_steps=T, seed=seed, centre=True, store_every=T)
+            m = len(fit.elbo)
+            gaps[k, :m] = np.clip(elbo_star - fit.elbo, GAP_LIMITS[0], None)
+            grams[k, :m] = np.clip(fit.gram_error, GRAM_LIMITS[0], None)
+            last.append(fit.X[:, :2])
+            verdicts.append(_verdict(fit))
+            final_gram.append(float(fit.gram_error[-1]))
+    # draw at most ~150 points per curve (every 4th step), the last one included
+    keep = np.unique(np.r_[np.arange(0, T + 1, max(1, T // 150)), T])
+    last = np.array(last)
+    last[~np.isfinite(last)] = np.nan
+    dims = ["eta"]
+    spec = {
+        "controls": [control("eta", "step size η", etas, eta, digits=3)],
+        "panels": [
+            {"type": "lines", "x": [int(t) for t in keep], "logy": True, "ylim": list(GAP_LIMITS),
+             "series": [{"y": array(gaps[:, keep], dims, "f32"), "colour": "#000000"}],
+             "title": "η = {eta}: {=verdict}", "alt": "ELBO gap per step at η = {eta}: {=verdict}",
+             "xlabel": "step t (= layer)", "ylabel": "ELBO(X*) − ELBO(X_t)"},
+            {"type": "lines", "x": [int(t) for t in keep], "logy": True, "ylim": list(GRAM_LIMITS),
+             "series": [{"y": array(grams[:, keep], dims, "f32"), "colour": "#D55E00"}],
+             "hlines": [{"value": CONVERGED, "colour": "#888888"}],
+             "title": "distance to X*: {=gram} at the last step",
+             "alt": "Gram error per step; {=gram} at the last step", "xlabel": "step t (= layer)",
+             "ylabel": "Gram error to X*"},
+            {"type": "scatter", "xy": points(last, dims), "classes": [int(c) for c in labels],
+             "palette": CLASS_PALETTE, "radius": 2.0, "equal_aspect": True,
+             "title": "where it ends: X_t at the last step", "alt": "The last iterate at η = {eta}",
+             "xlabel": "x_1 (axes follow the points)", "ylabel": "x_2"},
+        ],
+        "readouts": [
+            {"name": "verdict", "label": "the run", "dims": dims, "text": verdicts},
+            {"name": "gram", "label": "Gram error at the last step", **array(final_gram, dims), "digits": 3},
+        ],
+        "height": 270,
+        "caption": f"Precomputed by probdr_lite: {T} steps of gradient ascent from the same random start for each "
+                   f"of {len(etas)} step sizes (curves drawn every {keep[1]} steps).",
+    }
+    return LiveFigure(spec, name)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 1: neighbours and bandwidth
+
+
+def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=(0.25, 0.5, 1, 2, 5, 20, 100),
+                    name="neighbours", k=10, factor=1) -> LiveFigure:
+    """Chapter 1's figure without a kernel: Laplacian Eigenmaps (:func:`probdr_lite.eigenmaps.embed_graph`) of the
+    heat-kernel k-NN graph for every k in ``ks`` and bandwidth ``factor`` x t0, t0 = ``default_bandwidth(Y, k)``
+    at the default k. The signs of the two coordinates are chosen to agree with the default setting's, so that a
+    small move of a control does not mirror the picture."""
+    from probdr_lite.eigenmaps import embed_graph
+    from probdr_lite.graphs import default_bandwidth, knn_graph
+
+    Y = check_array(Y, "Y", ndim=2, min_rows=10)
+    t = np.asarray(t, dtype=float)
+    t0 = default_bandwidth(Y, k)
+    bandwidths = [_sig(f * t0, 4) for f in factors]
+    n = Y.shape[0]
+    xy = np.full((len(ks), len(bandwidths), n, 2), np.nan)
+    lam = np.full((len(ks), len(bandwidths), 2), np.nan)
+    edges = np.zeros((len(ks), len(bandwidths)))
+    notes = []
+    with single_threaded():
+        for a, kk in enumerate(ks):
+            for b, bw in enumerate(bandwidths):
+                W = knn_graph(Y, n_neighbors=int(kk), mode="heat", bandwidth=float(bw))
+                edges[a, b] = (W != 0).sum() // 2 if hasattr(W, "nnz") else np.count_nonzero(np.triu(W, 1))
+                parts, _ = connected_components(W, directed=False)
+                if parts > 1:
+                    notes.append(f"the graph falls apart into {parts} pieces:\nno single embedding")
+                    continue
+                notes.append("")
+                X, ev = embed_graph(W, n_components=2, return_eigenvalues=True)
+                xy[a, b], lam[a, b] = X, ev
+    ref = xy[list(ks).index(k), list(factors).index(factor)]
+    for a in range(len(ks)):
+        for b in range(len(bandwidths)):
+            for j in range(2):
+                if np.isfinite(xy[a, b, :, j]).all() and float(xy[a, b, :, j] @ ref[:, j]) < 0:
+                    xy[a, b, :, j] *= -1
+    dims = ["n_neighbors", "bandwidth"]
+    spec = {
+        "controls": [control("n_neighbors", "neighbours k", list(ks), k),
+                     control("bandwidth", "bandwidth t", bandwidths, bandwidths[list(factors).index(factor)],
+                             digits=3)],
+        "panels": [{"type": "scatter", "xy": points(xy, dims), "colour_values": [float(v) for v in t],
+                    "radius": 2.0, "equal_aspect": False, "note": "{=note}",
+                    "title": "Laplacian Eigenmaps, k = {n_neighbors}, t = {bandwidth}",
+                    "alt": "Embedding of the Swiss roll coloured by position along the roll, k = {n_neighbors}, "
+                           "t = {bandwidth}; λ₁ = {=lam1}, λ₂ = {=lam2}",
+                    "xlabel": "coordinate 1 (axes follow the points)", "ylabel": "coordinate 2"}],
+        "readouts": [
+            {"name": "edges", "label": "edges in the graph", **array(edges, dims), "digits": 6},
+            {"name": "lam1", "label": "λ₁", **array(lam[..., 0], dims), "digits": 3},
+            {"name": "lam2", "label": "λ₂", **array(lam[..., 1], dims), "digits": 3},
+            {"name": "note", "label": "note", "dims": dims, "text": notes},
+        ],
+        "height": 320,
+        "caption": f"Precomputed by probdr_lite for {len(ks)} × {len(bandwidths)} settings (t from "
+                   f"{factors[0]:g} to {factors[-1]:g} times t0 = {t0:.3g}, the mean squared distance to the ten "
+                   "nearest neighbours). Colour: position along the roll (viridis).",
+    }
+    return LiveFigure(spec, name)
