@@ -23,7 +23,7 @@ from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.probdr import LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
 from probdr_lite.widgets import SliderPanel, range_slider
 
-__all__ = ["eta_panel", "eta_scrub", "steps_figure", "steps_scrub"]
+__all__ = ["eta_panel", "eta_scrub", "run_verdict", "steps_figure", "steps_scrub"]
 
 # Fixed y ranges, so that the slow, stable and divergent runs are drawn on the same axes.
 GAP_LIMITS = (1e-9, 1e5)
@@ -32,7 +32,7 @@ GRAM_LIMITS = (1e-5, 1e2)
 CONVERGED = 1e-2
 
 
-def _verdict(fit: LEFit) -> str:
+def run_verdict(fit: LEFit) -> str:
     """A few words on how the run went: diverged, converged (and when), or too slow."""
     if fit.diverged:
         return f"diverged at step {fit.n_steps + 1}"
@@ -86,7 +86,7 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsiz
         ext = 1.1 * float(np.abs(fit.X[:, :2]).max()) or 1.0
         ax_x.set_xlim(-ext, ext)
         ax_x.set_ylim(-ext, ext)
-        ax_f.set_title(rf"$\eta$ = {eta:.3g}: {_verdict(fit)}", fontsize=9)
+        ax_f.set_title(rf"$\eta$ = {eta:.3g}: {run_verdict(fit)}", fontsize=9)
         ax_g.set_title(f"distance to $X^*$: {fit.gram_error[-1]:.2g} at t = {fit.n_steps}", fontsize=9)
         ax_x.set_title(f"where it ends: $X_t$ at t = {fit.n_steps}", fontsize=9)
 

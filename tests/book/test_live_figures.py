@@ -206,7 +206,7 @@ def test_chapter2_numbers_are_probdr_lites(figure_page):
 
 def test_chapter3_numbers_are_probdr_lites(figure_page):
     from probdr_lite.data import load_mnist
-    from probdr_lite.figures.unrolling import _verdict
+    from probdr_lite.figures.unrolling import run_verdict
     from probdr_lite.graphs import knn_graph, laplacian
     from probdr_lite.probdr import fit_le_elbo
 
@@ -217,7 +217,7 @@ def test_chapter3_numbers_are_probdr_lites(figure_page):
     for eta in (etas[0], 0.025, etas[-1]):  # slow, stable, divergent
         snap = _set(page, "eta", eta=eta)
         fit = fit_le_elbo(L, 2, 0.3, eta=eta, n_steps=600, seed=0, centre=True, store_every=600)
-        _check_printed(snap, {"verdict": _verdict(fit), "gram": float(fit.gram_error[-1])}, {"gram": 3})
+        _check_printed(snap, {"verdict": run_verdict(fit), "gram": float(fit.gram_error[-1])}, {"gram": 3})
 
 
 #: Chapter 4's toy: settings where the comparison is well conditioned. (With eta near 1, beta = 0.1 and the

@@ -52,7 +52,8 @@ def test_the_repository_url_is_written_only_where_it_is_checked():
     checked = {"_config.yml", "README.md", "pyproject.toml", "CITATION.cff", "requirements-lock.txt"}
     naming = {name for name, text in tracked_text_files()
               if url in text or f"{owner}.github.io" in text}
-    naming -= {n for n in naming if n.startswith("book/") and n.endswith(".ipynb")}  # the Colab cell, tests/unit/test_notebooks.py
+    # the Colab cell of each chapter source and its notebook: tests/unit/test_notebooks.py compares it
+    naming -= {n for n in naming if n.startswith("book/") and n.endswith((".ipynb", ".py"))}
     assert naming <= checked, naming - checked
 
 

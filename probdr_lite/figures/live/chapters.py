@@ -271,7 +271,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
              eta=0.025) -> LiveFigure:
     """Chapter 3's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
     (default: 30 values from 0.002 to 0.08, and 0.025), the ELBO gap and Gram error per step and the last iterate."""
-    from probdr_lite.figures.unrolling import CONVERGED, GAP_LIMITS, GRAM_LIMITS, _verdict
+    from probdr_lite.figures.unrolling import CONVERGED, GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo
 
     if etas is None:
@@ -290,7 +290,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
             gaps[k, :m] = np.clip(elbo_star - fit.elbo, GAP_LIMITS[0], None)
             grams[k, :m] = np.clip(fit.gram_error, GRAM_LIMITS[0], None)
             last.append(fit.X[:, :2])
-            verdicts.append(_verdict(fit))
+            verdicts.append(run_verdict(fit))
             final_gram.append(float(fit.gram_error[-1]))
     # draw at most ~150 points per curve (every 4th step), the last one included
     keep = np.unique(np.r_[np.arange(0, T + 1, max(1, T // 150)), T])
