@@ -1,4 +1,4 @@
-"""The published objections to the paper's derivation, each turned into a number (chapter 7).
+"""The published objections to the paper's derivation, each turned into a number (the objections chapter).
 
 A public review of Ravuri & Lawrence (arXiv 2507.21040) raises five major objections and a few minor ones. Each
 function here computes the number that settles one of them; this module only measures. The verdicts (a word and a
@@ -8,7 +8,8 @@ A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention, L = I - A
 
 - objection 1, d tr(X^T L X) / dX is (L + L^T) X, not 2 L X: :func:`gradient_asymmetry`,
   :func:`asymmetry_along_path`, :func:`asymmetry_by_kappa`, measured in the full space and in the tangent space of
-  the LayerNorm sphere (:func:`tangent_part`, the part of a step that LayerNorm keeps, chapter 4);
+  the LayerNorm sphere (:func:`tangent_part`, the part of a step that LayerNorm keeps; see the
+  transformer-block chapter);
 - objection 2, the Wishart scale I - A is not symmetric positive definite: :func:`symmetric_part_min_eigenvalue`,
   :func:`laplacian_spectrum`, :func:`spectrum_along_path`;
 - objection 3, stop-gradient drops terms of the gradient: :func:`full_gradient`, :func:`stop_gradient_check`,
@@ -16,10 +17,10 @@ A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention, L = I - A
 - objection 4, 2 C^{-1} X ~ 2 X / (d_q + beta): :func:`regulariser_approximation`, :func:`regulariser_prediction`,
   :func:`regulariser_sweep`;
 - objection 5, single training runs: :func:`single_run_evidence` (how often one pair of runs points the other way,
-  from chapter 6's multi-seed results);
+  from the trained-transformers chapter's multi-seed results);
 - minor, clustering shown only as a picture: :func:`mnist_paths`, :func:`layer_metrics`;
-- identities chapter 4 derives and chapter 7 reuses: :func:`rescaled_step_gaps`, :func:`attention_logits`,
-  :func:`logit_similarity`.
+- identities the transformer-block chapter derives and the objections chapter reuses:
+  :func:`rescaled_step_gaps`, :func:`attention_logits`, :func:`logit_similarity`.
 
 The steps themselves come from :mod:`probdr_lite.unrolled` and the clustering numbers from
 :mod:`probdr_lite.metrics`.
@@ -82,7 +83,7 @@ THRESHOLDS = {
     # objection 5: one pair of runs is enough evidence only if the mean paired difference is at least this many
     # standard deviations of the paired differences (then a single pair rarely points the other way) ...
     "single_run_snr": 2.0,
-    # ... judged only with at least this many seeds paired across the arms (chapter 6's protocol)
+    # ... judged only with at least this many seeds paired across the arms (the trained-transformers chapter's protocol)
     "min_seeds": 5,
     # derived: an identity holds "to rounding" if the largest difference is below this (float64)
     "identity": 1e-10,
@@ -139,9 +140,9 @@ def tangent_part(D, X) -> torch.Tensor:
 
         J d = P d - (x^T P d / ||x||^2) x,    P = I - 1 1^T / d_q  (centring),
 
-    the projection of d onto the tangent space of the sphere at x (chapter 4). Off the set the same formula is the
-    Jacobian up to the positive factor sqrt(d_q) / ||P x||, which a cosine does not see. Returns a float64 tensor of
-    D's shape (n, d_q).
+    the projection of d onto the tangent space of the sphere at x (the transformer-block chapter). Off the set the
+    same formula is the Jacobian up to the positive factor sqrt(d_q) / ||P x||, which a cosine does not see.
+    Returns a float64 tensor of D's shape (n, d_q).
     """
     X = _latents(X)
     D = check_tensor(D, "D", ndim=2).to(F64)
@@ -225,9 +226,10 @@ def asymmetry_along_path(path, kappa, beta=1.0, mask=None) -> dict:
     """Objection 1 at every step of a path, in the full space and in the tangent space of the LayerNorm sphere.
 
     The full-space measure is :func:`gradient_asymmetry`. The tangent measure compares what LayerNorm keeps of the
-    two directions (:func:`tangent_part`, chapter 4): their cosine, and the relative difference
-    ||T(2 L X) - T((L + L^T) X)|| / ||T((L + L^T) X)||. A row-softmax A has rows summing to 1; its columns sum to
-    the in-degrees, and A is symmetric only if they are all 1, so their range says why the two directions differ.
+    two directions (:func:`tangent_part`, as in the transformer-block chapter): their cosine, and the relative
+    difference ||T(2 L X) - T((L + L^T) X)|| / ||T((L + L^T) X)||. A row-softmax A has rows summing to 1; its
+    columns sum to the in-degrees, and A is symmetric only if they are all 1, so their range says why the two
+    directions differ.
 
     Returns
     -------
@@ -703,15 +705,16 @@ def logit_similarity(X, init="diagonal", kappa=30.0, std=0.02, seed=0) -> dict:
 def single_run_evidence(rows, quantity, variant="diffusion", baseline="attention") -> dict:
     """How far one pair of training runs can be trusted, from multi-seed results (objection 5).
 
-    Pairs the runs of ``variant`` and ``baseline`` by seed (same initial weights and batches, chapter 6's protocol)
-    and takes the per-seed differences d_s = variant - baseline of ``quantity``. A single pair of runs, as in the
-    paper, shows one d_s. Its sign matches the mean difference only if the noise in d_s is small against the mean,
-    so this returns the numbers that say whether it is:
+    Pairs the runs of ``variant`` and ``baseline`` by seed (same initial weights and batches, the protocol of the
+    trained-transformers chapter) and takes the per-seed differences d_s = variant - baseline of ``quantity``. A
+    single pair of runs, as in the paper, shows one d_s. Its sign matches the mean difference only if the noise in
+    d_s is small against the mean, so this returns the numbers that say whether it is.
 
     Parameters
     ----------
     rows : list of dict
-        Results rows of one task (chapter 6's schema: ``variant``, ``seed`` and the quantity).
+        Results rows of one task (the results schema of the trained-transformers chapter: ``variant``, ``seed``
+        and the quantity).
     quantity : str
         The number compared, e.g. ``final_val_loss``.
     variant, baseline : str

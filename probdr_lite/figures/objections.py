@@ -290,4 +290,4 @@ def single_runs_table(runs: dict) -> Table:
                      f"{e['n_opposite']} of {e['n']}"])
     return Table(["task", "number", "A − I minus attention, seed by seed", "mean ± sd", "|mean| / sd",
                   "single pairs pointing the other way"], body,
-                 caption="each seed is one pair of runs with the same initial weights and batches (chapter 6)")
+                 caption="each seed is one pair of runs with the same initial weights and batches")

@@ -8,7 +8,6 @@ printed by :mod:`probdr_lite.figures.prose`. A verdict is about the objection: "
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,7 @@ METRIC_LABELS = {
     "kmeans_nmi": "NMI of k-means with the classes",
 }
 
-#: The number each training task is judged on, as in chapter 6.
+#: The number each training task is judged on, as in the trained-transformers chapter.
 HEADLINE = {"charlm": "final_val_loss", "vit": "final_val_acc"}
 
 
@@ -85,7 +84,7 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
 
     The verdict looks at both spaces. In the full space two directions count as the same when their relative
     difference is at most ``threshold``; in the tangent space of the LayerNorm sphere (what a block keeps of the
-    step, chapter 4) when the cosine of their tangent parts is at least ``tangent_threshold``.
+    step, see the transformer-block chapter) when the cosine of their tangent parts is at least ``tangent_threshold``.
     """
     t = THRESHOLDS["asymmetry"] if threshold is None else float(threshold)
     tc = THRESHOLDS["tangent_cosine"] if tangent_threshold is None else float(tangent_threshold)
@@ -113,7 +112,8 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
 
     full_angle = deg(np.concatenate([m["cosine"], c["cosine"]])) if "cosine" in m else None
     because = (
-        f"Along the MNIST steps ‖2 L X − (L + Lᵀ) X‖ / ‖(L + Lᵀ) X‖ is {_range(m['relative_difference'], fmt=pct)} "
+        "Along the MNIST steps ‖2 L X − (L + Lᵀ) X‖ / ‖(L + Lᵀ) X‖ is "
+        f"{_range(m['relative_difference'], fmt=pct)} "
         f"without a mask and {_range(c['relative_difference'], fmt=pct)} with the causal mask"
         + (f" (angles {degrees(m['cosine'])} and {degrees(c['cosine'])})" if full_angle is not None else "")
         + f", against a threshold of {pct(t)}. LayerNorm keeps only the parts of a step tangent to its sphere; "
@@ -124,8 +124,8 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
            "Only the full-space measure is past its threshold. " if full else
            "Only the tangent measure is past its threshold. " if tangent else
            "Neither measure is past its threshold. ")
-        + (f"The tangent angles are smaller than the full-space ones: part of the full-space difference is radial, "
-           f"and LayerNorm removes it. " if full_angle is not None and
+        + ("The tangent angles are smaller than the full-space ones: part of the full-space difference is radial, "
+           "and LayerNorm removes it. " if full_angle is not None and
            deg(np.concatenate([m["tangent_cosine"], c["tangent_cosine"]])).max() < full_angle.max() else "")
         + f"For random latents (κ from {num(kappas.min(), 0)} to {num(kappas.max(), 0)}) the largest full-space "
         f"difference is {sci(rnd.max())}"
@@ -169,13 +169,15 @@ def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdic
         + (" and indefinite at every step." if negative == lo.size else
            f" and indefinite at {negative} of them." if negative else ", and never indefinite.")
     )
-    change = (f"With L_sym + γ I (γ = {gamma:g}) the smallest eigenvalue is at least {num(sym.min(), 4)} at every step, "
+    change = (f"With L_sym + γ I (γ = {gamma:g}) the smallest eigenvalue is at least {num(sym.min(), 4)} "
+              "at every step, "
               f"{'so that scale is a valid Wishart parameter' if valid_sym else 'so even that scale is not valid'}. "
               "The objection is about the paper's choice of I − A"
               + ("; it would not apply to a symmetric, shifted Laplacian like this one." if valid_sym else "."))
     return Verdict("2", "W(L / ν, ν) needs a symmetric positive definite scale; I − A is neither",
                    "smallest eigenvalue of (I − A + (I − A)ᵀ) / 2 and ‖(I − A) 1‖ per step",
-                   f"λ_min = {num(lo.min())}; ‖(I − A) 1‖ ≤ {sci(null.max(), 0)}; with L_sym + γ I: {num(sym.min(), 4)}",
+                   f"λ_min = {num(lo.min())}; ‖(I − A) 1‖ ≤ {sci(null.max(), 0)}; "
+                   f"with L_sym + γ I: {num(sym.min(), 4)}",
                    word, because, change)
 
 
@@ -257,11 +259,11 @@ def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, bet
 
 
 def training_runs(directory=None) -> dict:
-    """Chapter 6's committed results, read as evidence about single runs (objection 5).
+    """The trained-transformers chapter's committed results, read as evidence about single runs (objection 5).
 
     For each task of ``HEADLINE``, the rows of :func:`probdr_lite.figures.training.load_task_results` and
     :func:`probdr_lite.objections.single_run_evidence` of the A − I arm ("diffusion") against plain attention on
-    the headline number. Whether A − I *helps* is chapter 6's question and is not judged here.
+    the headline number. Whether A − I *helps* is that chapter's question and is not judged here.
 
     Returns
     -------
@@ -298,7 +300,7 @@ def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
     if not judged:
         return Verdict("5", objection, test, "too few paired seeds committed yet", "not yet tested",
                        f"The committed results pair fewer than {min_seeds} seeds per task, so there is nothing to "
-                       "test yet.", "The verdict will follow once chapter 6's results files are complete.")
+                       "test yet.", "The verdict will follow once the training results files are complete.")
     noisy = {t: r["evidence"]["snr"] < snr_t for t, r in judged.items()}
     word = "holds" if all(noisy.values()) else "fails" if not any(noisy.values()) else "depends on the task"
     if missing:
@@ -310,10 +312,11 @@ def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
             f"{t} ({r['quantity']}): the A − I minus attention difference is {num(e['mean_diff'], 4)} ± "
             f"{num(e['sd_diff'], 4)} over {e['n']} seeds, |mean| / sd = {num(e['snr'], 2)}, and "
             f"{count_phrase(e['n_opposite'], e['n'], 'seeds')} "
-            f"{'has' if e['n_opposite'] == 1 else 'have'} a single pair pointing the other way")
+            f"{'have' if 1 < e['n_opposite'] < e['n'] else 'has'} a single pair pointing the other way")
     because = ("; ".join(parts) + f". One pair of runs is taken as enough only where |mean| / sd ≥ {snr_t:g}.")
-    change = ("This verdict is about the evidence, not about A − I: whether A − I helps is chapter 6's question, "
-              "answered there by paired tests over the seeds. A much larger effect, or much less seed-to-seed noise, "
+    change = ("This verdict is about the evidence, not about A − I: whether A − I helps is the question of the "
+              "chapter on trained transformers, answered there by paired tests over the seeds. A much larger "
+              "effect, or much less seed-to-seed noise, "
               "would make a single run enough.")
     number = "; ".join(f"{t}: |mean| / sd = {num(r['evidence']['snr'], 2)}, "
                        f"{r['evidence']['n_opposite']}/{r['evidence']['n']} opposite" for t, r in judged.items())
