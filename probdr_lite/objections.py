@@ -37,12 +37,13 @@ import torch
 
 from probdr_lite import unrolled as U
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed, check_tensor
-from probdr_lite.figures._threads import single_threaded
+from probdr_lite._threads import single_threaded
 from probdr_lite.graphs import laplacian
+from probdr_lite.metrics import METRIC_NAMES, METRICS, MetricSettings, cluster_metrics
 
 __all__ = [
     "THRESHOLDS",
-    "METRICS",
+    "METRIC_NAMES",
     "cosine",
     "tangent_part",
     "tangent_cosine",
@@ -91,14 +92,6 @@ THRESHOLDS = {
     "correlation": 0.20,
 }
 
-#: The four clustering numbers of :func:`probdr_lite.metrics.cluster_metrics`, with plot labels.
-METRICS = {
-    "knn_accuracy": "k-NN accuracy (5-fold)",
-    "silhouette": "silhouette of the classes",
-    "between_within": "between / within-class spread",
-    "kmeans_nmi": "NMI of k-means with the classes",
-}
-
 F64 = torch.float64
 
 
@@ -107,7 +100,7 @@ F64 = torch.float64
 
 
 def _one_thread(func):
-    """Run ``func`` on one thread (torch, BLAS, OpenMP); see :mod:`probdr_lite.figures._threads`.
+    """Run ``func`` on one thread (torch, BLAS, OpenMP); see :mod:`probdr_lite._threads`.
 
     Every computation here works on (n, n) matrices with n of a few thousand at most, where extra threads cost
     more than they save; on a shared machine they made this chapter's computations four times slower.
@@ -557,8 +550,12 @@ def mnist_paths(Y, variants=("attention", "diffusion", "paper", "exact", "symmet
 
 
 @_one_thread
-def layer_metrics(paths: dict, labels, layers=None, seed=0) -> dict:
-    """:func:`probdr_lite.metrics.cluster_metrics` of each variant's latents at the chosen layers.
+def layer_metrics(paths: dict, labels, layers=None, settings: MetricSettings = METRICS, seed=0) -> dict:
+    """The book's clustering numbers (:func:`probdr_lite.metrics.cluster_metrics` with the book-wide settings
+    :data:`probdr_lite.metrics.METRICS`) of each variant's latents at the chosen layers.
+
+    The same pipeline and settings as the MNIST chapter's tables, so the two chapters print the same number for the
+    same latents.
 
     Parameters
     ----------
@@ -567,14 +564,14 @@ def layer_metrics(paths: dict, labels, layers=None, seed=0) -> dict:
     layers : sequence of ints, optional
         Layer indices into every path (default: all). A layer whose latents equal an already scored one (layer 0,
         shared by every variant) is scored once.
+    settings : probdr_lite.metrics.MetricSettings, default the book-wide METRICS
     seed : int, default 0
 
     Returns
     -------
-    dict with ``layers`` (array) and, per variant, a dict {metric: array over layers} (keys of ``METRICS``).
+    dict with ``layers`` (array) and, per variant, a dict {metric: array over layers} (keys of
+    :data:`probdr_lite.metrics.METRIC_NAMES`).
     """
-    from probdr_lite.metrics import cluster_metrics
-
     if not isinstance(paths, dict) or not paths:
         raise ValueError("paths must be a non-empty dict {variant: list of latents}")
     lengths = {len(p) for p in paths.values()}
@@ -591,13 +588,13 @@ def layer_metrics(paths: dict, labels, layers=None, seed=0) -> dict:
     for variant, path in paths.items():
         rows = []
         for t in layers:
-            X = _latents(path[t], f"paths[{variant!r}][{t}]")
+            X = check_tensor(path[t], f"paths[{variant!r}][{t}]", ndim=2, min_rows=2)
             hit = next((m for Z, m in cache if Z.shape == X.shape and torch.equal(Z, X)), None)
             if hit is None:
-                hit = cluster_metrics(X.numpy(), labels, seed=seed)
+                hit = cluster_metrics(X.numpy(), labels, settings, seed=seed)
                 cache.append((X, hit))
             rows.append(hit)
-        out[variant] = {m: np.array([r[m] for r in rows]) for m in METRICS}
+        out[variant] = {m: np.array([r[m] for r in rows]) for m in METRIC_NAMES}
     return out
 
 

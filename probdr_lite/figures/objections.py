@@ -12,7 +12,8 @@ import numpy as np
 
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.figures.prose import num
-from probdr_lite.figures.verdicts import METRIC_LABELS as METRICS
+from probdr_lite.figures.style import METRIC_LABELS as METRICS
+from probdr_lite.figures.style import variant_style
 from probdr_lite.figures.verdicts import Verdict
 from probdr_lite.objections import THRESHOLDS, regulariser_prediction
 from probdr_lite.plotting import Table
@@ -21,7 +22,6 @@ from probdr_lite.plotting import Table
 CLASS_LEVEL = ("between_within", "kmeans_nmi")
 
 __all__ = [
-    "VARIANT_STYLE",
     "summary_table",
     "thresholds_table",
     "final_metrics_table",
@@ -32,16 +32,6 @@ __all__ = [
     "layer_metrics_figure",
     "single_runs_table",
 ]
-
-#: Label and colour of each update (the same in every figure of the chapter).
-VARIANT_STYLE = {
-    "attention": ("plain attention: 2 A X", "tab:gray"),
-    "diffusion": ("A - I: 2 (A - I) X", "tab:olive"),
-    "paper": ("paper: 2 (A - I) X + 2 X / (d_q + β)", "tab:blue"),
-    "exact": ("stop-grad gradient: 2 C⁻¹ X - (L + Lᵀ) X", "tab:orange"),
-    "symmetric": ("symmetric: 2 (D^-1/2 E D^-1/2 - I) X", "tab:green"),
-    "full": ("full gradient ∇F", "tab:red"),
-}
 
 _GUIDE = dict(color="0.5", ls="--", lw=1)
 
@@ -54,7 +44,11 @@ def _vector(x, name, length=None):
 
 
 def _style(variant):
-    return VARIANT_STYLE.get(variant, (variant, None))
+    """(label, colour) of a block variant from the book-wide :data:`probdr_lite.figures.style.VARIANT_STYLE`."""
+    try:
+        return tuple(variant_style(variant, "block"))
+    except ValueError:
+        return (variant, None)
 
 
 def summary_table(verdicts) -> Table:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from probdr_lite.figures.prose import count_phrase, listing, num, pct, sci
+from probdr_lite.figures.prose import count_phrase, listing, num, pct, sci, trend
+from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.objections import THRESHOLDS, single_run_evidence
 
 __all__ = [
@@ -27,14 +28,6 @@ __all__ = [
     "verdict_single_runs",
     "verdict_clustering",
 ]
-
-#: Plot and sentence labels of the four clustering numbers (keys of :func:`probdr_lite.objections.layer_metrics`).
-METRIC_LABELS = {
-    "knn_accuracy": "k-NN accuracy (5-fold)",
-    "silhouette": "silhouette of the classes",
-    "between_within": "between / within-class spread",
-    "kmeans_nmi": "NMI of k-means with the classes",
-}
 
 #: The number each training task is judged on, as in the trained-transformers chapter.
 HEADLINE = {"charlm": "final_val_loss", "vit": "final_val_acc"}
@@ -339,8 +332,6 @@ def verdict_clustering(metrics: dict, variant="paper", rel_tol=0.01) -> Verdict:
         raise ValueError("metrics must be the dict returned by layer_metrics")
     if variant not in metrics or variant == "layers":
         raise ValueError(f"variant {variant!r} is not in metrics (has {[k for k in metrics if k != 'layers']})")
-    from probdr_lite.figures.prose import trend
-
     layers = metrics["layers"]
     m = metrics[variant]
     moves = {k: trend(m[k][0], m[k][-1], rel_tol) for k in METRIC_LABELS}

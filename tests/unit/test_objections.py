@@ -349,7 +349,7 @@ def test_layer_metrics_equal_cluster_metrics(small_runs):
     _, labels, paths = small_runs
     out = O.layer_metrics(paths, labels, layers=[0, 2])
     direct = cluster_metrics(paths["paper"][2].numpy(), labels)
-    for key in V.METRIC_LABELS:
+    for key in O.METRIC_NAMES:
         assert out["paper"][key][1] == pytest.approx(direct[key], abs=1e-12)
         assert out["paper"][key][0] == out["attention"][key][0]  # layer 0 is shared
     assert list(out["layers"]) == [0, 2]
@@ -555,7 +555,7 @@ def test_verdict_regulariser_follows_the_errors():
 def metrics_dict(paper, attention):
     out = {"layers": np.array([0, 8])}
     for name, (first, last) in (("paper", paper), ("attention", attention)):
-        out[name] = {k: np.array([first[i], last[i]]) for i, k in enumerate(V.METRIC_LABELS)}
+        out[name] = {k: np.array([first[i], last[i]]) for i, k in enumerate(O.METRIC_NAMES)}
     return out
 
 
