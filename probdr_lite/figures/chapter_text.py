@@ -17,8 +17,10 @@ from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.eigenmaps import embed_graph
 from probdr_lite.figures.prose import listing, num
 from probdr_lite.graphs import knn_graph
+from probdr_lite.probdr import fit_le_elbo
 
-__all__ = ["order_along_roll", "unrolling_sentence", "agreement_sentence", "decimals_of_agreement"]
+__all__ = ["order_along_roll", "unrolling_sentence", "agreement_sentence", "decimals_of_agreement", "eta_outcomes",
+           "eta_sentence"]
 
 
 def order_along_roll(Y, t, frames) -> list:
@@ -88,4 +90,41 @@ def agreement_sentence(rows, roundoff: int = 10) -> str:
             + "With the Belkin-Niyogi graph it agrees to "
             + listing(f"{d} ({name})" for name, d in bn.items())
             + f" decimals, the fewest on {worst}.")
+    return text
+
+
+def eta_outcomes(L_hat, beta, etas, *, n_components=2, n_steps=600, seed=0, converged=1e-2) -> list:
+    """For each step size, what the unrolled-inference chapter's run does in ``n_steps`` steps (the scrub's runs):
+    ``"diverged"``, ``"converged"`` (Gram error below ``converged``) or ``"short"`` (neither)."""
+    out = []
+    for eta in etas:
+        fit = fit_le_elbo(L_hat, n_components, beta, eta=float(eta), n_steps=n_steps, seed=seed, centre=True,
+                          store_every=n_steps)
+        if fit.diverged:
+            out.append("diverged")
+        elif fit.gram_error[-1] < converged:
+            out.append("converged")
+        else:
+            out.append("short")
+    return out
+
+
+def eta_sentence(L_hat, beta, etas, *, n_components=2, n_steps=600, marks=None, seed=0, converged=1e-2) -> str:
+    """The scrub figure's step sizes grouped by what the run did, beside the thresholds of ``step_sizes``."""
+    outcomes = eta_outcomes(L_hat, beta, etas, n_components=n_components, n_steps=n_steps, seed=seed,
+                            converged=converged)
+    groups = {k: [e for e, o in zip(etas, outcomes) if o == k] for k in ("short", "converged", "diverged")}
+    words = {"short": f"stayed above a Gram error of {converged:g} after {n_steps} steps",
+             "converged": f"converged (Gram error below {converged:g}) within {n_steps} steps",
+             "diverged": "diverged"}
+    parts = [f"η = {listing(f'{e:g}' for e in g)} {words[k]}" for k, g in groups.items() if g]
+    text = "In the scrub figure, " + "; ".join(parts) + "."
+    if marks is not None:
+        text += (f" The thresholds printed above are 1/ℓ = {num(marks['safe'], 4)} (uphill from any start) and "
+                 f"2/(λ_max − λ_1) = {num(marks['divergent'], 4)} (divergence near the optimum)")
+        above = [e for e in etas if e > marks["divergent"]]
+        agree = set(above) == set(groups["diverged"])
+        text += ("; the runs that diverged are exactly those past the second." if agree else
+                 "; the runs that diverged are not exactly those past the second, which describes only the "
+                 "neighbourhood of the optimum.")
     return text
