@@ -1,7 +1,9 @@
 # %% [markdown]
 # # Does A − I help a trained transformer?
 #
-# The earlier chapters read a transformer block as one step of gradient ascent on the ELBO of
+# The earlier chapters, from [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) to
+# [the transformer block](transformer_block.ipynb), read a transformer block as one step of
+# gradient ascent on the ELBO of
 # probabilistic Laplacian Eigenmaps. That reading says the block should apply the negative graph
 # Laplacian $A - I$ to the tokens, where a standard transformer applies the attention matrix $A$
 # alone. Ravuri and Lawrence turn this into a practical suggestion {cite:p}`ravuri2025transformers`:
@@ -61,8 +63,9 @@ from probdr_lite.figures.training import (
 # ## Three ways to use the attention matrix
 #
 # In a head of a transformer, the token states are mapped to queries $q$, keys $k$ and values $v$,
-# and the row-stochastic matrix $A = \operatorname{softmax}(q k^\top / \sqrt{h})$ (with a causal
-# mask in a language model) mixes the values {cite:p}`vaswani2017attention`. The arms differ only
+# and the row-stochastic matrix $A = \operatorname{softmax}(q k^\top / \sqrt{d_h})$, with $d_h$ the
+# width of a head (and a causal mask in a language model), mixes the values
+# {cite:p}`vaswani2017attention`. The arms differ only
 # in what each head hands to the output projection:
 #
 # | arm | per head | reading |
@@ -84,9 +87,9 @@ print(inspect.getsource(SelfAttention.attend))
 
 # %% [markdown]
 # The vision transformer has no causal mask, which allows a fourth arm, **symmetric**. One
-# published objection to the paper (the subject of the next chapter) is that $A$ is not
+# published objection to the paper (the subject of [the next chapter](objections.ipynb)) is that $A$ is not
 # symmetric, so the update $2(A - I)X$ is not the gradient of the trace term. The symmetric arm uses an undirected graph instead: the logits
-# $S = q k^\top / \sqrt{h}$ are symmetrised, $E = \exp\big((S + S^\top)/2\big)$, $D$ is the
+# $S = q k^\top / \sqrt{d_h}$ are symmetrised, $E = \exp\big((S + S^\top)/2\big)$, $D$ is the
 # diagonal matrix of the row sums of $E$, and each head returns $D^{-1/2} E D^{-1/2}\, v$, the
 # adjacency matrix of the symmetric normalised Laplacian. A causal mask would make $E$
 # triangular, so the language model has no symmetric arm.

@@ -51,7 +51,7 @@ def unrolling_sentence(Y, t, frames, in_order: float = 0.9) -> str:
     frames = [(int(k), float(bw)) for k, bw in frames]
     rho = order_along_roll(Y, t, frames)
     ok = [r >= in_order if not math.isnan(r) else False for r in rho]
-    parts = ", ".join(f"k = {k}, t = {bw:.3g}: {'apart' if math.isnan(r) else num(r, 2)}"
+    parts = "; ".join(f"k = {k}, t = {bw:.3g}: {'apart' if math.isnan(r) else num(r, 2)}"
                       for (k, bw), r in zip(frames, rho))
     text = (f"How well the first coordinate sorts the points along the roll (|Spearman correlation| with the "
             f"position, 1 = perfectly; 'in order' from {num(in_order, 2)}), frame by frame: {parts}. ")
