@@ -212,9 +212,10 @@ display(Markdown(V["3"].sentence()))
 # Why $\kappa$ decides it. Differentiating through the softmax adds to $A$ the matrix
 # $\tfrac{\kappa}{d_q} A \circ (X X^\top - \bar k \mathbf{1}^\top)$, where $\bar k_i$ is the
 # attention-weighted average of $x_i^\top x_j$ over $j$ (this is the "full" direction of
-# `probdr_lite.unrolled`, the update the paper would get without the stop-gradient). The extra term grows with $\kappa$. At small $\kappa$ the attention
-# barely reacts to $X$ and the dropped terms are small; at large $\kappa$ each row of $A$ sits on
-# a few neighbours, moves sharply with $X$, and the dropped terms can outweigh the kept ones.
+# `probdr_lite.unrolled`, the update the paper would get without the stop-gradient). The extra
+# term grows with $\kappa$. At small $\kappa$ the attention barely reacts to $X$ and the dropped
+# terms are small; at large $\kappa$ each row of $A$ sits on a few neighbours, moves sharply with
+# $X$, and the dropped terms can outweigh the kept ones.
 
 # %% [markdown]
 # ## 4. The regulariser approximation

@@ -52,6 +52,7 @@ from probdr_lite.figures.bridge import (
     laplacian_eigenvalues,
     spectra_figure,
 )
+from probdr_lite.figures.prose import num, signed
 from probdr_lite.figures.unrolling import step_sizes
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.unrolled import (
@@ -191,7 +192,7 @@ same = max(abs(cosines[v] - c_A) for v in ("attention", "paper")) < 1e-9
 display(Markdown(
     ("`attention`, `diffusion` and `paper` share one tangent direction, since their Δ differ by multiples "
      "of X: to first order they differ only in the length of the step. " if same else "")
-    + f"That direction has cosine {c_A:.3f} with the exact one; the `symmetric` variant has {c_sym:.3f}. "
+    + f"That direction has cosine {num(c_A, 3)} with the exact one; the `symmetric` variant has {num(c_sym, 3)}. "
     + ("Without a mask, on this toy, the simplifications hardly turn the step; they change how long it is."
        if c_A > 0.95 else "The simplifications turn the step noticeably.")
 ))
@@ -272,7 +273,7 @@ for r in rows:
 # %% tags=["remove-input"]
 halving = rows[-2]["relative_error"] / rows[-1]["relative_error"]
 display(Markdown(
-    f"One block is the first row. Halving h divides the error by about {halving:.1f} (last two rows), "
+    f"One block is the first row. Halving h divides the error by about {num(halving, 1)} (last two rows), "
     + ("the mark of a first-order method." if 1.6 < halving < 2.4 else "not by the factor 2 of a first-order method.")
 ))
 
@@ -361,7 +362,7 @@ print(f"norm of the exact term / norm of the approximation: {ratio_reg:.3f}")
 
 # %% tags=["remove-input"]
 display(Markdown(
-    f"On this toy the two terms point in directions with cosine {cos_reg:.2f}, and the exact term is "
+    f"On this toy the two terms point in directions with cosine {num(cos_reg, 2)}, and the exact term is "
     f"{ratio_reg:.3g} times as long as the approximation"
     + (": here the approximation is poor in direction and in size." if cos_reg < 0.9 or not 0.5 < ratio_reg < 2
        else ": here the approximation is close.")
@@ -450,8 +451,8 @@ print(f"correlation of the logits with the cosines: diagonal weights {r_diagonal
 
 # %% tags=["remove-input"]
 display(Markdown(
-    f"With diagonal weights the logits *are* the scaled cosines (correlation {r_diagonal:.2f}); with random "
-    f"weights the correlation is {r_random:+.2f}, "
+    f"With diagonal weights the logits *are* the scaled cosines (correlation {num(r_diagonal, 2)}); with random "
+    f"weights the correlation is {signed(r_random, 2)}, "
     + ("so the attention pattern says little about which points are similar. "
        if abs(r_random) < 0.3 else "a much weaker link than the diagonal weights give. ")
     + "The chain from the ELBO to the block holds only at this special initialisation."
@@ -509,12 +510,12 @@ plt.show()
 display(Markdown(
     f"Without the mask about {100 * upper_full:.0f} % of the attention goes to later points; with it, none "
     f"does. The asymmetry of A, which is why 2LX differs from (L + Lᵀ)X, "
-    + (f"grows from {asym_full:.2f} to {asym_causal:.2f}, and the cosine between the paper's direction and "
-       f"the exact gradient drops from {c_A:.2f} to {cos_causal:.2f}. The simplification 2LX is furthest from "
+    + (f"grows from {num(asym_full, 2)} to {num(asym_causal, 2)}, and the cosine between the paper's direction and "
+       f"the exact gradient drops from {num(c_A, 2)} to {num(cos_causal, 2)}. The simplification 2LX is furthest from "
        "the true gradient for the causal models it is mostly applied to."
        if asym_causal > asym_full and cos_causal < c_A else
-       f"is {asym_full:.2f} without the mask and {asym_causal:.2f} with it; the cosine between the paper's "
-       f"direction and the exact gradient is {c_A:.2f} without and {cos_causal:.2f} with the mask.")
+       f"is {num(asym_full, 2)} without the mask and {num(asym_causal, 2)} with it; the cosine between the paper's "
+       f"direction and the exact gradient is {num(c_A, 2)} without and {num(cos_causal, 2)} with the mask.")
     + " The objections chapter measures the gap along the MNIST steps."
 ))
 
