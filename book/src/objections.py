@@ -232,11 +232,13 @@ display(Markdown(V["3"].sentence()))
 # $X X^\top \approx d_q I$ and $(X X^\top + \beta I)^{-1} X \approx X / (d_q + \beta)$: this is
 # the paper's approximation, exact for orthogonal rows. The off-diagonal overlaps are of size
 # $\sqrt{d_q}$, and summed over $n$ rows they give a relative error of about
-# $\sqrt{(n - 1)/(d_q - 1)}$, already about 0.23 at $n = 8$ and $d_q = 128$. Once $n > d_q$ the rows cannot be
-# orthogonal any more: $X^\top X \approx n I$ on the $d_q - 1$ centred directions, the exact term
-# is close to $X / (n + \beta)$, and the approximation is too large by a factor of about
-# $n / d_q$, although it still points roughly the right way. Real latents are worse: MNIST
-# digits resemble each other, so their rows are far from orthogonal even when $n$ is small.
+# $\sqrt{(n - 1)/(d_q - 1)}$, which at $d_q = 128$ is 0.1 only for $n$ of about 2 (the dotted
+# line in the figure). Once $n > d_q$ the rows cannot be orthogonal any more:
+# $X^\top X \approx n I$ on the $d_q - 1$ centred directions, the exact term is close to
+# $X / (n + \beta)$, and the approximation is too large by a factor of about $n / d_q$, although
+# it can still point roughly the right way. Real latents need not be random: MNIST digits
+# resemble each other, so their rows can be far from orthogonal even when $n$ is small, which the
+# MNIST points of the figure test.
 
 # %%
 fig = figs.regulariser_figure(reg, reg_mnist, D_Q, BETA)
@@ -260,9 +262,10 @@ display(Markdown(V["4"].sentence()))
 # \eta'' = \frac{\eta}{1 + 2\eta / (d_q + \beta)} .
 # $$
 #
-# The approximated regulariser only shortens the step a little (from 0.4 to 0.3975 here). It
-# cannot do the job of the exact term, which is to stop the latents from collapsing. The gap
-# between the two sides, unrolled eight steps in float64:
+# With $d_q = 128$ and $\beta = 1$ the approximated regulariser shortens the step from
+# $\eta = 0.4$ to $\eta'' = 0.4 / (1 + 0.8/129)$. Being parallel to $X$, it cannot do the job of
+# the exact term, which is to stop the latents from collapsing. The gap between the two sides,
+# unrolled eight steps in float64:
 
 # %%
 print(f"paper update at eta = {ETA} vs A - I at eta'' = {gaps['eta_diffusion']:.4f}: "
