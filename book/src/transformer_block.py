@@ -100,10 +100,10 @@ print(f"mapped back to the plane, largest distance to the data: {np.abs(toy.unli
 #
 # $$
 # F(X) = \log\det C - \operatorname{tr}(X^\top L X) = 2\,\mathrm{ELBO}(X) + \text{const},
-# \qquad C = X X^\top + \beta I,
 # $$
 #
-# (the constant is $-\beta \operatorname{tr} L$) whose gradient for a fixed $L$ is
+# with $C = X X^\top + \beta I$ (the constant is $-\beta \operatorname{tr} L$), whose gradient for
+# a fixed $L$ is
 #
 # $$
 # \nabla F(X) = 2 C^{-1} X - (L + L^\top) X .
