@@ -731,7 +731,11 @@ def single_run_evidence(rows, quantity, variant="diffusion", baseline="attention
     for r in rows:
         if not isinstance(r, dict) or not {"variant", "seed", quantity} <= set(r):
             raise ValueError(f"every row must be a dict with 'variant', 'seed' and {quantity!r}")
-        by[(r["variant"], r["seed"])] = float(r[quantity])
+        key = (r["variant"], r["seed"])
+        if key in by:
+            raise ValueError(f"rows must hold each (variant, seed) once; {key} appears twice (several "
+                             "configurations mixed?)")
+        by[key] = float(r[quantity])
     seeds = sorted(s for (v, s) in by if v == variant and (baseline, s) in by)
     if len(seeds) < 2:
         raise ValueError(f"rows must pair at least 2 seeds of {variant!r} with {baseline!r}; got {len(seeds)}")

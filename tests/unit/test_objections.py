@@ -463,6 +463,8 @@ def test_single_run_evidence_against_the_paired_differences_by_hand():
         O.single_run_evidence(rows[:2], "final_val_loss")
     with pytest.raises(ValueError, match="final_val_acc"):
         O.single_run_evidence(rows, "final_val_acc")
+    with pytest.raises(ValueError, match="twice"):
+        O.single_run_evidence(rows + rows[:1], "final_val_loss")
 
 
 def test_training_runs_without_results(tmp_path):
