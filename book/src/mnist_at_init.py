@@ -290,7 +290,7 @@ for r in layer_metrics([deep[t] for t in keep], labels_1k, variant="paper"):
 
 # %% tags=["hide-cell"]
 wide = run_blocks(X0_1k, n_layers=PAPER.n_layers, kappa=0.01, eta=PAPER.eta, beta=PAPER.beta, variant=PAPER.variant)
-spread = [float((X - X.mean(0)).pow(2).sum(1).mean().sqrt()) for X in (wide[0], wide[-1])]
+spread = [float(np.sqrt(((X - X.mean(0)) ** 2).sum(1).mean())) for X in (wide[0], wide[-1])]
 ratio = [between_within_ratio(X, labels_1k) for X in (wide[0], wide[-1])]
 print(f"kappa = 0.01: rms distance to the mean {spread[0]:.3f} -> {spread[1]:.3f}; "
       f"between/within {ratio[0]:.4f} -> {ratio[1]:.4f}")
