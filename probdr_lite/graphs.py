@@ -1,4 +1,4 @@
-"""Neighbourhood graphs and their Laplacians (notes section 1, steps 1-3).
+"""Neighbourhood graphs and their Laplacians (the Laplacian Eigenmaps chapter).
 
 Laplacian Eigenmaps (Belkin & Niyogi, 2003) starts from a graph on the n data
 points. This module builds it and turns it into the matrices the rest of the
@@ -61,7 +61,7 @@ def check_weights(W, name: str = "W"):
 
 def knn_graph(Y, n_neighbors: int = 10, mode: str = "connectivity", bandwidth=None,
               symmetrize: str = "max"):
-    """Symmetric k-nearest-neighbour graph of the rows of ``Y`` (notes section 1, step 1).
+    """Symmetric k-nearest-neighbour graph of the rows of ``Y`` (the Laplacian Eigenmaps chapter).
 
     Each point is joined to its ``n_neighbors`` nearest other points (Euclidean
     distance, found by :func:`sklearn.neighbors.kneighbors_graph`). The directed
@@ -72,7 +72,8 @@ def knn_graph(Y, n_neighbors: int = 10, mode: str = "connectivity", bandwidth=No
 
     - ``"connectivity"``: W_ij = 1 on every edge;
     - ``"heat"``: W_ij = exp(-||y_i - y_j||^2 / t), the heat kernel with
-      bandwidth t. By default t is the mean squared distance from a point to
+      bandwidth t (the book's convention everywhere: softmax attention with
+      sharpness kappa on unit rows is this kernel with t = 2 / kappa). By default t is the mean squared distance from a point to
       its k nearest neighbours, so that a typical edge has weight about e^{-1}
       whatever the scale of the data (if every such distance is 0, t = 1).
 
@@ -126,7 +127,7 @@ def knn_graph(Y, n_neighbors: int = 10, mode: str = "connectivity", bandwidth=No
 
 
 def laplacian(W, kind: str = "unnormalized"):
-    """Graph Laplacian of a weight matrix (notes section 1, step 2).
+    """Graph Laplacian of a weight matrix (the Laplacian Eigenmaps chapter).
 
     With the degree matrix D = diag(W 1) (row sums),
 
@@ -183,7 +184,7 @@ def laplacian(W, kind: str = "unnormalized"):
 
 
 def graph_energy(X, W) -> float:
-    """Laplacian-eigenmaps energy E(X) = sum_ij W_ij ||x_i - x_j||^2 (notes section 1, step 3).
+    """Laplacian-eigenmaps energy E(X) = sum_ij W_ij ||x_i - x_j||^2 (the Laplacian Eigenmaps chapter).
 
     Computed edge by edge from the definition. For a symmetric W it equals
     2 tr(X^T L X) with L = D - W, the trace term of the ProbDR ELBO; for a

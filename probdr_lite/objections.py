@@ -1,34 +1,35 @@
-"""The published objections to the paper's derivation, each turned into a number (notes section 4).
+"""The published objections to the paper's derivation, each turned into a number (the objections chapter).
 
 A public review of Ravuri & Lawrence (arXiv 2507.21040) raises five major objections and a few minor ones. Each
-function here computes the number that settles one of them; the ``verdict_*`` functions turn those numbers into a
-verdict with a threshold stated in the code (``THRESHOLDS``), so that the chapter's sentences follow from what it
-computed. Notation as in the notes: latents X (n, d_q) with LayerNormed rows, A = sigma((kappa / d_q) X X^T - beta I
-+ M) the row-softmax attention, L = I - A, C = X X^T + beta I.
+function here computes the number that settles one of them; this module only measures. The verdicts (a word and a
+sentence built from these numbers with the thresholds ``THRESHOLDS``) are presentation and live in
+:mod:`probdr_lite.figures.verdicts`. Notation as in the book: latents X (n, d_q) with LayerNormed rows,
+A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention, L = I - A, C = X X^T + beta I.
 
 - objection 1, d tr(X^T L X) / dX is (L + L^T) X, not 2 L X: :func:`gradient_asymmetry`,
-  :func:`asymmetry_along_path`, :func:`asymmetry_by_kappa`;
+  :func:`asymmetry_along_path`, :func:`asymmetry_by_kappa`, measured in the full space and in the tangent space of
+  the LayerNorm sphere (:func:`tangent_part`, the part of a step that LayerNorm keeps; see the
+  transformer-block chapter);
 - objection 2, the Wishart scale I - A is not symmetric positive definite: :func:`symmetric_part_min_eigenvalue`,
   :func:`laplacian_spectrum`, :func:`spectrum_along_path`;
 - objection 3, stop-gradient drops terms of the gradient: :func:`full_gradient`, :func:`stop_gradient_check`,
   :func:`stop_gradient_sweep`;
 - objection 4, 2 C^{-1} X ~ 2 X / (d_q + beta): :func:`regulariser_approximation`, :func:`regulariser_prediction`,
   :func:`regulariser_sweep`;
-- objection 5, single training runs: :func:`training_evidence` (chapter 6's results and decision rule);
+- objection 5, single training runs: :func:`single_run_evidence` (how often one pair of runs points the other way,
+  from the trained-transformers chapter's multi-seed results);
 - minor, clustering shown only as a picture: :func:`mnist_paths`, :func:`layer_metrics`;
-- derived, A - I is a plain-attention step with another step size: :func:`rescaled_step_gaps`;
-- derived, the chain needs the diagonal initialisation: :func:`attention_logits`, :func:`logit_similarity`.
+- identities the transformer-block chapter derives and the objections chapter reuses:
+  :func:`rescaled_step_gaps`, :func:`attention_logits`, :func:`logit_similarity`.
 
-The steps themselves come from :mod:`probdr_lite.unrolled`, the clustering numbers from :mod:`probdr_lite.metrics`
-and the training results and their decision rule from chapter 6 (:mod:`probdr_lite.figures.training`); this
-module only measures.
+The steps themselves come from :mod:`probdr_lite.unrolled` and the clustering numbers from
+:mod:`probdr_lite.metrics`.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
@@ -36,14 +37,16 @@ import torch
 
 from probdr_lite import unrolled as U
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed, check_tensor
-from probdr_lite.figures._threads import single_threaded
+from probdr_lite._threads import single_threaded
 from probdr_lite.graphs import laplacian
+from probdr_lite.metrics import METRIC_NAMES, METRICS, MetricSettings, cluster_metrics
 
 __all__ = [
     "THRESHOLDS",
-    "METRICS",
-    "Verdict",
+    "METRIC_NAMES",
     "cosine",
+    "tangent_part",
+    "tangent_cosine",
     "gradient_asymmetry",
     "asymmetry_along_path",
     "asymmetry_by_kappa",
@@ -56,29 +59,21 @@ __all__ = [
     "regulariser_approximation",
     "regulariser_prediction",
     "regulariser_sweep",
+    "single_run_evidence",
     "mnist_paths",
     "layer_metrics",
     "rescaled_step_gaps",
     "attention_logits",
     "logit_similarity",
-    "HEADLINE",
-    "training_evidence",
-    "verdict_asymmetry",
-    "verdict_wishart",
-    "verdict_stop_gradient",
-    "verdict_regulariser",
-    "verdict_training",
-    "verdict_clustering",
-    "verdict_plain_attention",
-    "CLASS_LEVEL",
-    "verdict_reparameterisation",
-    "verdict_initialisation",
 ]
 
 #: The thresholds every verdict uses (the chapter prints them next to the verdicts).
 THRESHOLDS = {
     # objection 1: two directions whose relative difference is below this count as the same direction
     "asymmetry": 0.10,
+    # ... and in the tangent space of the LayerNorm sphere, two directions count as the same if their cosine is at
+    # least this: the cosine of two equal-length directions whose relative difference is 10 % (1 - 0.1^2 / 2)
+    "tangent_cosine": 0.995,
     # objection 2: an eigenvalue below -tol is negative; a residual below tol is zero (float64 rounding)
     "eigen_tol": 1e-10,
     # objection 3: stop-gradient is a fair stand-in for the gradient if the mean cosine is at least this
@@ -86,22 +81,15 @@ THRESHOLDS = {
     "cosine": 0.90,
     # objection 4: the approximation is acceptable where its relative error is below this
     "approx_error": 0.10,
-    # objection 5: a paired difference counts as real if the paired t-test gives p below this ...
-    "alpha": 0.05,
-    # ... and it is judged at all only with at least this many seeds paired across the arms (chapter 6's protocol)
+    # objection 5: one pair of runs is enough evidence only if the mean paired difference is at least this many
+    # standard deviations of the paired differences (then a single pair rarely points the other way) ...
+    "single_run_snr": 2.0,
+    # ... judged only with at least this many seeds paired across the arms (the trained-transformers chapter's protocol)
     "min_seeds": 5,
     # derived: an identity holds "to rounding" if the largest difference is below this (float64)
     "identity": 1e-10,
     # derived: logits and similarities count as unrelated if |correlation| is below this
     "correlation": 0.20,
-}
-
-#: The four clustering numbers of :func:`probdr_lite.metrics.cluster_metrics`, with plot labels.
-METRICS = {
-    "knn_accuracy": "k-NN accuracy (5-fold)",
-    "silhouette": "silhouette of the classes",
-    "between_within": "between / within-class spread",
-    "kmeans_nmi": "NMI of k-means with the classes",
 }
 
 F64 = torch.float64
@@ -112,7 +100,7 @@ F64 = torch.float64
 
 
 def _one_thread(func):
-    """Run ``func`` on one thread (torch, BLAS, OpenMP); see :mod:`probdr_lite.figures._threads`.
+    """Run ``func`` on one thread (torch, BLAS, OpenMP); see :mod:`probdr_lite._threads`.
 
     Every computation here works on (n, n) matrices with n of a few thousand at most, where extra threads cost
     more than they save; on a shared machine they made this chapter's computations four times slower.
@@ -136,6 +124,37 @@ def cosine(a, b) -> float:
     if na == 0 or nb == 0:
         raise ValueError("cosine is undefined for a zero array (a or b is all zeros)")
     return float(a @ b) / (na * nb)
+
+
+def tangent_part(D, X) -> torch.Tensor:
+    """What LayerNorm keeps of a step direction, to first order: Pi's Jacobian at X applied to D, row by row.
+
+    For a row x on the LayerNorm set {x : 1^T x = 0, ||x||^2 = d_q}, Pi(x + eps d) = x + eps J d + O(eps^2) with
+
+        J d = P d - (x^T P d / ||x||^2) x,    P = I - 1 1^T / d_q  (centring),
+
+    the projection of d onto the tangent space of the sphere at x (the transformer-block chapter). Off the set the
+    same formula is the Jacobian up to the positive factor sqrt(d_q) / ||P x||, which a cosine does not see.
+    Returns a float64 tensor of D's shape (n, d_q).
+    """
+    X = _latents(X)
+    D = check_tensor(D, "D", ndim=2).to(F64)
+    if D.shape != X.shape:
+        raise ValueError(f"D must have the shape of X {tuple(X.shape)}; got {tuple(D.shape)}")
+    return _tangent(D, X)
+
+
+def _tangent(D, X):
+    Xc = X - X.mean(1, keepdim=True)  # P x, (n, d_q)
+    Dc = D - D.mean(1, keepdim=True)  # P d
+    radial = (Dc * Xc).sum(1, keepdim=True) / (Xc * Xc).sum(1, keepdim=True)  # (n, 1)
+    return Dc - radial * Xc
+
+
+def tangent_cosine(D1, D2, X) -> float:
+    """Cosine between the tangent parts (:func:`tangent_part`) of two step directions at X: 1 means that, after
+    LayerNorm, the two steps move the points the same way (to first order), whatever their radial parts."""
+    return cosine(tangent_part(D1, X), tangent_part(D2, X))
 
 
 def _latents(X, name="X") -> torch.Tensor:
@@ -182,35 +201,50 @@ def gradient_asymmetry(X, kappa, beta=1.0, mask=None) -> float:
 
 
 def _asymmetry(X, A) -> float:
-    AX, AtX = A @ X, A.T @ X  # (n, d_q) each
-    paper = 2.0 * (X - AX)  # 2 L X
-    true = 2.0 * X - AX - AtX  # (L + L^T) X
+    paper, true = _two_directions(X, A)
     denom = float(true.norm())
     if denom == 0.0:
         raise ValueError("(L + L^T) X is zero for this X (every point attends only to itself); no direction")
     return float((paper - true).norm()) / denom
 
 
+def _two_directions(X, A):
+    """The paper's data-term direction 2 L X and the true one (L + L^T) X, L = I - A; (n, d_q) each."""
+    AX, AtX = A @ X, A.T @ X  # (n, d_q) each
+    return 2.0 * (X - AX), 2.0 * X - AX - AtX
+
+
 @_one_thread
 def asymmetry_along_path(path, kappa, beta=1.0, mask=None) -> dict:
-    """:func:`gradient_asymmetry` at every step of a path, with the spread of the attention's column sums.
+    """Objection 1 at every step of a path, in the full space and in the tangent space of the LayerNorm sphere.
 
-    A row-softmax A has rows summing to 1; its columns sum to the in-degrees. A is symmetric only if they are all
-    1 (the degrees D of the heat-kernel graph are equal), so their range says why the two directions differ.
+    The full-space measure is :func:`gradient_asymmetry`. The tangent measure compares what LayerNorm keeps of the
+    two directions (:func:`tangent_part`, as in the transformer-block chapter): their cosine, and the relative
+    difference ||T(2 L X) - T((L + L^T) X)|| / ||T((L + L^T) X)||. A row-softmax A has rows summing to 1; its
+    columns sum to the in-degrees, and A is symmetric only if they are all 1, so their range says why the two
+    directions differ.
 
     Returns
     -------
-    dict of float arrays of length len(path): ``relative_difference``, ``column_sum_min``, ``column_sum_max``.
+    dict of float arrays of length len(path): ``relative_difference`` (full space), ``cosine`` (full space),
+    ``tangent_relative_difference``, ``tangent_cosine``, ``column_sum_min``, ``column_sum_max``.
     """
     path = _path(path)
-    rel, lo, hi = [], [], []
+    keys = ("relative_difference", "cosine", "tangent_relative_difference", "tangent_cosine", "column_sum_min",
+            "column_sum_max")
+    out = {k: [] for k in keys}
     for X in path:
         A = U.attention_matrix(X, kappa, beta, mask)  # (n, n)
-        rel.append(_asymmetry(X, A))
+        paper, true = _two_directions(X, A)
+        out["relative_difference"].append(_asymmetry(X, A))
+        out["cosine"].append(cosine(paper, true))
+        t_paper, t_true = _tangent(paper, X), _tangent(true, X)
+        out["tangent_relative_difference"].append(float((t_paper - t_true).norm() / t_true.norm()))
+        out["tangent_cosine"].append(cosine(t_paper, t_true))
         cs = A.sum(0)  # (n,) in-degrees
-        lo.append(float(cs.min()))
-        hi.append(float(cs.max()))
-    return {"relative_difference": np.array(rel), "column_sum_min": np.array(lo), "column_sum_max": np.array(hi)}
+        out["column_sum_min"].append(float(cs.min()))
+        out["column_sum_max"].append(float(cs.max()))
+    return {k: np.array(v) for k, v in out.items()}
 
 
 @_one_thread
@@ -516,8 +550,12 @@ def mnist_paths(Y, variants=("attention", "diffusion", "paper", "exact", "symmet
 
 
 @_one_thread
-def layer_metrics(paths: dict, labels, layers=None, seed=0) -> dict:
-    """:func:`probdr_lite.metrics.cluster_metrics` of each variant's latents at the chosen layers.
+def layer_metrics(paths: dict, labels, layers=None, settings: MetricSettings = METRICS, seed=0) -> dict:
+    """The book's clustering numbers (:func:`probdr_lite.metrics.cluster_metrics` with the book-wide settings
+    :data:`probdr_lite.metrics.METRICS`) of each variant's latents at the chosen layers.
+
+    The same pipeline and settings as the MNIST chapter's tables, so the two chapters print the same number for the
+    same latents.
 
     Parameters
     ----------
@@ -526,14 +564,14 @@ def layer_metrics(paths: dict, labels, layers=None, seed=0) -> dict:
     layers : sequence of ints, optional
         Layer indices into every path (default: all). A layer whose latents equal an already scored one (layer 0,
         shared by every variant) is scored once.
+    settings : probdr_lite.metrics.MetricSettings, default the book-wide METRICS
     seed : int, default 0
 
     Returns
     -------
-    dict with ``layers`` (array) and, per variant, a dict {metric: array over layers} (keys of ``METRICS``).
+    dict with ``layers`` (array) and, per variant, a dict {metric: array over layers} (keys of
+    :data:`probdr_lite.metrics.METRIC_NAMES`).
     """
-    from probdr_lite.metrics import cluster_metrics
-
     if not isinstance(paths, dict) or not paths:
         raise ValueError("paths must be a non-empty dict {variant: list of latents}")
     lengths = {len(p) for p in paths.values()}
@@ -550,13 +588,13 @@ def layer_metrics(paths: dict, labels, layers=None, seed=0) -> dict:
     for variant, path in paths.items():
         rows = []
         for t in layers:
-            X = _latents(path[t], f"paths[{variant!r}][{t}]")
+            X = check_tensor(path[t], f"paths[{variant!r}][{t}]", ndim=2, min_rows=2)
             hit = next((m for Z, m in cache if Z.shape == X.shape and torch.equal(Z, X)), None)
             if hit is None:
-                hit = cluster_metrics(X.numpy(), labels, seed=seed)
+                hit = cluster_metrics(X.numpy(), labels, settings, seed=seed)
                 cache.append((X, hit))
             rows.append(hit)
-        out[variant] = {m: np.array([r[m] for r in rows]) for m in METRICS}
+        out[variant] = {m: np.array([r[m] for r in rows]) for m in METRIC_NAMES}
     return out
 
 
@@ -658,306 +696,53 @@ def logit_similarity(X, init="diagonal", kappa=30.0, std=0.02, seed=0) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Objection 5: chapter 6's multi-seed training results
-
-#: The number each task is judged on, as in chapter 6.
-HEADLINE = {"charlm": "final_val_loss", "vit": "final_val_acc"}
+# Objection 5: is one training run per arm enough evidence?
 
 
-def training_evidence(directory=None) -> dict:
-    """Chapter 6's committed multi-seed results, summarised and judged by chapter 6's own rule (objection 5).
+def single_run_evidence(rows, quantity, variant="diffusion", baseline="attention") -> dict:
+    """How far one pair of training runs can be trusted, from multi-seed results (objection 5).
 
-    For each task the rows are read with :func:`probdr_lite.figures.training.load_task_results` (the files
-    ``charlm_cpu.json`` and ``vit_mnist.json`` in ``probdr_lite/results``, or ``directory``), summarised by
-    :func:`probdr_lite.experiments.summarise` (mean +- sd per arm, paired t-test and sign test against plain
-    attention) and judged by :func:`probdr_lite.figures.training.verdict` for the A - I arm ("diffusion") on the
-    headline number ``HEADLINE[task]``. Using chapter 6's rule keeps the two chapters from disagreeing.
+    Pairs the runs of ``variant`` and ``baseline`` by seed (same initial weights and batches, the protocol of the
+    trained-transformers chapter) and takes the per-seed differences d_s = variant - baseline of ``quantity``. A
+    single pair of runs, as in the paper, shows one d_s. Its sign matches the mean difference only if the noise in
+    d_s is small against the mean, so this returns the numbers that say whether it is.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Results rows of one task (the results schema of the trained-transformers chapter: ``variant``, ``seed``
+        and the quantity).
+    quantity : str
+        The number compared, e.g. ``final_val_loss``.
+    variant, baseline : str
 
     Returns
     -------
-    dict {task: None while its results are not committed, else {"rows": list, "summary": dict,
-    "verdict": probdr_lite.figures.training.Verdict or None if the results hold no paired A - I arm}}.
+    dict with ``n`` (paired seeds), ``differences`` (array, one per seed), ``mean_diff``, ``sd_diff`` (ddof=1),
+    ``snr`` = |mean_diff| / sd_diff (inf when every difference is equal and non-zero), ``n_opposite`` (seeds whose
+    single pair has the sign opposite to the mean, ties included) and ``arm_sd`` {arm: sd over seeds of the quantity}.
     """
-    from probdr_lite.experiments import summarise
-    from probdr_lite.figures.training import load_task_results, verdict
-
-    out = {}
-    for task, quantity in HEADLINE.items():
-        rows = load_task_results(task, directory)
-        if rows is None:
-            out[task] = None
-            continue
-        summary = summarise(rows)
-        paired = any(p["variant"] == "diffusion" and p["quantity"] == quantity for p in summary["paired"])
-        out[task] = {"rows": rows, "summary": summary,
-                     "verdict": verdict(summary, task, "diffusion", quantity, alpha=THRESHOLDS["alpha"]) if paired
-                     else None}
-    return out
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Verdicts: numbers in, a word and a sentence out
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One row of the chapter's summary table.
-
-    ``verdict`` is about the objection: "holds" (the numbers back it), "fails" (they do not), or "depends on ..."
-    when they back it in one regime and not in another; derived points get "confirmed" or "not confirmed".
-    ``because`` says why, from the numbers; ``would_change`` says what would turn the verdict around.
-    """
-
-    key: str
-    objection: str
-    test: str
-    number: str
-    verdict: str
-    because: str
-    would_change: str
-
-    def sentence(self) -> str:
-        return f"**Verdict: {self.verdict}.** {self.because} {self.would_change}"
-
-
-def _pct(x) -> str:
-    return f"{100 * x:.0f} %"
-
-
-def verdict_asymmetry(mnist, causal, random_by_kappa, kappas, threshold=None) -> Verdict:
-    """Objection 1 from the relative differences along the MNIST path, the causal path and random latents."""
-    t = THRESHOLDS["asymmetry"] if threshold is None else threshold
-    mnist, causal, rnd = (np.asarray(v, dtype=float) for v in (mnist, causal, random_by_kappa))
-    big_mnist, big_causal, big_rnd = mnist.max() > t, causal.max() > t, rnd.max() > t
-    if big_mnist and big_causal and not big_rnd:
-        word = "holds on MNIST; fails on random latents"
-    elif big_mnist and big_causal:
-        word = "holds"
-    elif not (big_mnist or big_causal or big_rnd):
-        word = "fails"
-    else:
-        word = "depends on the data"
-    because = (
-        f"Along the MNIST steps 2 L X and (L + Lᵀ) X differ by {_pct(mnist.min())} to {_pct(mnist.max())}, and by "
-        f"{_pct(causal.min())} to {_pct(causal.max())} under a causal mask, against a threshold of {_pct(t)} for "
-        f"'the same direction'. For random latents (κ from {min(kappas):g} to {max(kappas):g}) the largest "
-        f"difference is only {rnd.max():.1e}: their attention has nearly equal column sums, so A is nearly symmetric."
-    )
-    change = ("The objection would fail only if A were (nearly) symmetric. For softmax attention without a mask that "
-              "means (nearly) equal degrees, so that every column of A sums to 1 like every row; the symmetric "
-              "normalisation D^{-1/2} E D^{-1/2} is symmetric by construction, and a causal mask rules it out.")
-    return Verdict("1", "2 L X is not the gradient of tr(Xᵀ L X) when A is not symmetric",
-                   "relative difference ||2 L X - (L + Lᵀ) X|| / ||(L + Lᵀ) X|| per step",
-                   f"{_pct(mnist.max())} (MNIST), {_pct(causal.max())} (causal), {rnd.max():.0e} (random)",
-                   word, because, change)
-
-
-def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdict:
-    """Objection 2 from the smallest eigenvalues of sym(I - A) and of L_sym + gamma I along a path."""
-    tol = THRESHOLDS["eigen_tol"] if tol is None else tol
-    lo = np.asarray(min_eig_rw, dtype=float)
-    null = np.asarray(null_rw, dtype=float)
-    sym = np.asarray(min_eig_sym, dtype=float)
-    negative = int((lo < -tol).sum())
-    singular = int((null < tol).sum())
-    valid_sym = bool((sym > tol).all())
-    word = "holds" if (negative or singular) else "fails"
-    because = (
-        f"The symmetric part of I - A has a negative eigenvalue at {negative} of {lo.size} steps (smallest "
-        f"{lo.min():.3f}), and (I - A) 1 = 0 to {null.max():.0e} at {singular} of {null.size} steps, so the "
-        f"scale is singular everywhere and indefinite where an eigenvalue is negative."
-    )
-    change = (f"With L_sym + γ I (γ = {gamma:g}) the smallest eigenvalue is at least {sym.min():.4f} at every step, "
-              f"{'so that scale is a valid Wishart parameter' if valid_sym else 'so even that scale is not valid'}. "
-              "The objection is about the paper's choice of I - A; it would not apply to a symmetric, shifted "
-              "Laplacian like this one.")
-    return Verdict("2", "W(L / ν, ν) needs a symmetric positive definite scale; I - A is neither",
-                   "smallest eigenvalue of (I - A + (I - A)ᵀ) / 2 and ||(I - A) 1|| per step",
-                   f"λ_min = {lo.min():.3f}; ||(I - A) 1|| ≤ {null.max():.0e}; with L_sym + γ I: {sym.min():.4f}",
-                   word, because, change)
-
-
-def verdict_stop_gradient(kappas, cos_sg, delta_small, threshold=None) -> Verdict:
-    """Objection 3 from the cosine of the stop-gradient direction with grad F and the sign of the change in F.
-
-    kappas (k,), cos_sg and delta_small of shape (k, seeds). A kappa passes if the mean cosine is at least the
-    threshold and the small step raised F for every seed.
-    """
-    t = THRESHOLDS["cosine"] if threshold is None else threshold
-    kappas = np.asarray(kappas, dtype=float)
-    cos_sg, delta_small = np.atleast_2d(cos_sg), np.atleast_2d(delta_small)
-    if cos_sg.shape != (kappas.size, cos_sg.shape[1]) or delta_small.shape != cos_sg.shape:
-        raise ValueError("cos_sg and delta_small must have shape (len(kappas), n_seeds)")
-    mean = cos_sg.mean(1)
-    ok = (mean >= t) & (delta_small > 0).all(1)
-    if ok.all():
-        word = "fails"
-    elif not ok.any():
-        word = "holds"
-    else:
-        word = "depends on κ"
-    parts = [f"κ = {k:g}: {m:.2f} ± {s:.2f}" for k, m, s in zip(kappas, mean, cos_sg.std(1, ddof=1))]
-    rises = [int((delta_small[i] > 0).sum()) for i in range(kappas.size)]
-    because = (f"Cosine between the stop-gradient direction and the full gradient (mean ± sd over "
-               f"{cos_sg.shape[1]} seeds): {'; '.join(parts)}. A small step along it raised F for "
-               f"{', '.join(f'{r}/{cos_sg.shape[1]}' for r in rises)} seeds at these κ. The threshold is a mean "
-               f"cosine of {t:g} with F rising for every seed.")
-    good, bad = kappas[ok], kappas[~ok]
-    if word == "depends on κ":
-        change = (f"Stop-gradient passes at κ = {', '.join(f'{k:g}' for k in good)} and fails at κ = "
-                  f"{', '.join(f'{k:g}' for k in bad)}; the paper's κ = 30 "
-                  f"{'passes' if 30.0 in good else 'fails' if 30.0 in bad else 'was not tested'}. A wider heat "
-                  "kernel (smaller κ) makes A depend less on X, which is what turns the verdict.")
-    else:
-        change = "Only a different κ (the sharpness of the attention) could turn it around."
-    return Verdict("3", "stop-gradient through A(X) drops terms of the true gradient",
-                   "cosine(stop-gradient direction, autograd ∇F) and sign of ΔF, over κ and seeds",
-                   ", ".join(f"{m:.2f} (κ={k:g})" for k, m in zip(kappas, mean)), word, because, change)
-
-
-def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=1.0, threshold=None) -> Verdict:
-    """Objection 4 from the relative error over n (random latents, mean over seeds) and on MNIST latents."""
-    t = THRESHOLDS["approx_error"] if threshold is None else threshold
-    ns = np.asarray(ns)
-    err = np.asarray(rel_err, dtype=float)
-    err = err.mean(1) if err.ndim == 2 else err
-    good = ns[err < t]
-    if good.size == ns.size and mnist_rel_err < t:
-        word = "fails"
-    elif good.size == 0 and mnist_rel_err >= t:
-        word = "holds"
-    else:
-        word = "depends on n / d_q"
-    because = (f"For random LayerNormed latents (d_q = {d_q}) the relative error is "
-               + ", ".join(f"{e:.2f} (n = {n})" for n, e in zip(ns, err))
-               + (f"; below the {t:g} threshold only for n in {list(map(int, good))}" if good.size else
-                  f"; none of these n gets below the {t:g} threshold")
-               + f". On {mnist_n} MNIST latents it is {mnist_rel_err:.2f} (cosine {mnist_cos:.2f}).")
-    # the small-n asymptote of regulariser_prediction, solved for the n at which it reaches the threshold
-    n_ok = 1 + (t * (d_q + beta) / d_q) ** 2 * (d_q - 1)
-    change = ("It is accurate only when the n rows are nearly orthogonal with squared norm d_q. The error grows "
-              f"like sqrt(n / d_q), so staying below {t:g} needs n ≤ {n_ok:.1f} at d_q = {d_q} (d_q of at least "
-              f"about {1 / t ** 2:.0f} (n - 1) in general); for n above d_q the size is off by about n / d_q, and "
-              "correlated rows such as MNIST digits spoil the direction as well.")
-    return Verdict("4", "2 (X Xᵀ + β I)⁻¹ X ≈ 2 X / (d_q + β) is not justified",
-                   "cosine and relative error of the approximation over n, and on MNIST latents",
-                   f"error {err.min():.2f}-{err.max():.1f} (random), {mnist_rel_err:.2f} (MNIST)", word, because,
-                   change)
-
-
-def verdict_training(evidence: dict) -> Verdict:
-    """Objection 5 from :func:`training_evidence`: do the multi-seed runs confirm the paper's single runs?
-
-    The objection 'fails' for a task if chapter 6's rule says A - I **helps** there (the single runs pointed the
-    right way after all), and 'holds' if the rule finds no detectable difference or finds that A - I hurts.
-    """
-    if not isinstance(evidence, dict) or not evidence:
-        raise ValueError("evidence must be the dict returned by training_evidence")
-    objection = "single runs, no seeds or error bars"
-    test = f"≥ {THRESHOLDS['min_seeds']} seeds per arm, paired by seed, paired t-test vs A"
-    min_seeds = THRESHOLDS["min_seeds"]
-    judged = {t: e["verdict"] for t, e in evidence.items()
-              if e is not None and e["verdict"] is not None and e["verdict"].n >= min_seeds}
-    missing = [t for t in evidence if t not in judged]
-    if not judged:
-        partial = {t: (e["verdict"].n if e["verdict"] is not None else 0)
-                   for t, e in evidence.items() if e is not None}
-        because = ("Chapter 6's multi-seed results (probdr_lite/results) are not committed yet, so this chapter has "
-                   "no numbers to judge the training claims by." if not partial else
-                   "The results in probdr_lite/results so far hold too few seeds with both arms ("
-                   + ", ".join(f"{t}: {n}" for t, n in partial.items())
-                   + f" paired seeds, against the {min_seeds} of the protocol), so there is nothing to test yet.")
-        return Verdict("5", objection, test, "too few paired seeds committed yet", "not yet tested", because,
-                       "The verdict will follow from chapter 6's paired tests once its results files are complete.")
-    helps = {t: v.outcome == "helps" for t, v in judged.items()}
-    word = "fails" if all(helps.values()) else "holds" if not any(helps.values()) else "depends on the task"
-    if missing:
-        word += f" (too few seeds yet for {', '.join(missing)})"
-    because = " ".join(str(v) + "." for v in judged.values())
-    change = ("Here 'fails' would mean the multi-seed runs confirm the paper's single runs. With five seeds a "
-              "difference smaller than the seed-to-seed spread of the paired differences cannot be seen; more "
-              "seeds, longer training or larger models could change the verdict.")
-    number = "; ".join(f"{t}: {v.outcome} ({v.mean_diff:+.4f}, p = {v.t_pvalue:.2g})" for t, v in judged.items())
-    return Verdict("5", objection, test, number, word, because, change)
-
-
-#: The two numbers that measure clustering *by class* (the claim of the MNIST figure); the other two are local.
-CLASS_LEVEL = ("between_within", "kmeans_nmi")
-
-
-def verdict_clustering(metrics: dict, variant="paper") -> Verdict:
-    """The minor objection from :func:`layer_metrics`: do the numbers back 'the block clusters MNIST'?
-
-    'fails' if all four numbers rise from the first to the last scored layer (the picture told the truth), 'holds'
-    if none rises, 'depends on the metric' otherwise.
-    """
-    if not isinstance(metrics, dict) or "layers" not in metrics:
-        raise ValueError("metrics must be the dict returned by layer_metrics")
-    if variant not in metrics or variant == "layers":
-        raise ValueError(f"variant {variant!r} is not in metrics (has {[k for k in metrics if k != 'layers']})")
-    layers = metrics["layers"]
-    m = metrics[variant]
-    up = [k for k in METRICS if m[k][-1] > m[k][0]]
-    down = [k for k in METRICS if m[k][-1] <= m[k][0]]
-    word = "fails" if not down else "holds" if not up else "depends on the metric"
-    first, last = int(layers[0]), int(layers[-1])
-    change_str = "; ".join(f"{METRICS[k]} {m[k][0]:.3f} → {m[k][-1]:.3f}" for k in METRICS)
-    because = (f"From layer {first} to layer {last} of the '{variant}' update: {change_str}. "
-               + (f"Rising: {', '.join(METRICS[k] for k in up)}" if up else "None of the numbers rises")
-               + (f"; not rising: {', '.join(METRICS[k] for k in down)}." if down else "."))
-    change = ("'Clusters' is true of class centroids pulled apart relative to the spread within classes, and "
-              "false of local neighbourhoods when k-NN accuracy falls: a picture of two coordinates cannot show "
-              "which of the two is happening.")
-    return Verdict("minor", "the clustering claim rests on a picture", "four clustering numbers per layer",
-                   f"k-NN {m['knn_accuracy'][0]:.2f} → {m['knn_accuracy'][-1]:.2f}, between/within "
-                   f"{m['between_within'][0]:.2f} → {m['between_within'][-1]:.2f}", word, because, change)
-
-
-def verdict_plain_attention(metrics: dict, variant="paper", baseline="attention") -> Verdict:
-    """Derived: does plain attention cluster MNIST too, i.e. raise the class-level numbers ``CLASS_LEVEL``?"""
-    for v in (variant, baseline):
-        if v not in metrics:
-            raise ValueError(f"variant {v!r} is not in metrics")
-    a, b = metrics[variant], metrics[baseline]
-    rises = [k for k in CLASS_LEVEL if b[k][-1] > b[k][0]]
-    word = "confirmed" if len(rises) == len(CLASS_LEVEL) else "not confirmed"
-    because = ("From the first to the last layer, plain attention takes "
-               + "; ".join(f"{METRICS[k]} from {b[k][0]:.3f} to {b[k][-1]:.3f} (the '{variant}' update: "
-                           f"{a[k][-1]:.3f})" for k in CLASS_LEVEL)
-               + f", and ends with k-NN accuracy {b['knn_accuracy'][-1]:.3f} against {a['knn_accuracy'][-1]:.3f}.")
-    change = ("A picture of clusters therefore cannot tell the Laplacian reading from plain attention; it would "
-              "take a number on which the two differ, such as trained performance (objection 5).")
-    return Verdict("derived", "plain attention also clusters MNIST", "the same numbers for A instead of A - I",
-                   f"between/within {b['between_within'][-1]:.2f} (A) vs {a['between_within'][-1]:.2f} (A - I)",
-                   word, because, change)
-
-
-def verdict_reparameterisation(gaps: dict, tol=None) -> Verdict:
-    """Derived: A - I as a rescaled plain-attention step (from :func:`rescaled_step_gaps`)."""
-    tol = THRESHOLDS["identity"] if tol is None else tol
-    ok = gaps["attention_gap"] < tol and gaps["paper_gap"] < tol
-    because = (f"Over the steps, 'diffusion' at η and 'attention' at η' = {gaps['eta_attention']:.4g} differ by at "
-               f"most {gaps['attention_gap']:.1e}; 'paper' at η and 'diffusion' at η'' = {gaps['eta_diffusion']:.4g} "
-               f"by {gaps['paper_gap']:.1e} (float64, threshold {tol:.0e}).")
-    change = ("This holds at the diagonal initialisation with isotropic value/output weights; trained weights "
-              "W_V W_O break it, since the residual becomes X (I - W_V W_O) + A X W_V W_O.")
-    return Verdict("derived", "under LayerNorm, A - I is plain attention with a rescaled step",
-                   "largest |difference| of the two unrolled runs",
-                   f"{max(gaps['attention_gap'], gaps['paper_gap']):.0e}",
-                   "confirmed" if ok else "not confirmed", because, change)
-
-
-def verdict_initialisation(standard: dict, diagonal: dict, threshold=None) -> Verdict:
-    """Derived: the chain needs the diagonal initialisation (from two :func:`logit_similarity` results)."""
-    t = THRESHOLDS["correlation"] if threshold is None else threshold
-    ok = abs(standard["correlation"]) < t and diagonal["correlation"] > 1 - t
-    because = (f"Correlation of the attention logits with cos(x_i, x_j): {standard['correlation']:+.3f} at the "
-               f"standard N(0, 0.02²) weights (logit sd {standard['logit_sd']:.3f}, largest weight per row "
-               f"{standard['max_weight']:.4f}, nearly uniform) and {diagonal['correlation']:.3f} at the diagonal "
-               f"initialisation (largest weight {diagonal['max_weight']:.2f}).")
-    change = ("Only weights with W_Q W_Kᵀ close to a multiple of I make attention a similarity graph; "
-              "training could produce such weights, but nothing at a standard initialisation does.")
-    return Verdict("derived", "the chain needs diagonal query/key weights",
-                   "correlation(logits, token cosine) at two initialisations",
-                   f"{standard['correlation']:+.2f} (standard) vs {diagonal['correlation']:.2f} (diagonal)",
-                   "confirmed" if ok else "not confirmed", because, change)
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise ValueError("rows must be a list of results rows (dicts with variant, seed and the quantity)")
+    rows = list(rows)
+    if not isinstance(quantity, str) or not quantity:
+        raise ValueError(f"quantity must be the name of a number in the rows, e.g. 'final_val_loss'; got {quantity!r}")
+    by = {}
+    for r in rows:
+        if not isinstance(r, dict) or not {"variant", "seed", quantity} <= set(r):
+            raise ValueError(f"every row must be a dict with 'variant', 'seed' and {quantity!r}")
+        key = (r["variant"], r["seed"])
+        if key in by:
+            raise ValueError(f"rows must hold each (variant, seed) once; {key} appears twice (several "
+                             "configurations mixed?)")
+        by[key] = float(r[quantity])
+    seeds = sorted(s for (v, s) in by if v == variant and (baseline, s) in by)
+    if len(seeds) < 2:
+        raise ValueError(f"rows must pair at least 2 seeds of {variant!r} with {baseline!r}; got {len(seeds)}")
+    d = np.array([by[(variant, s)] - by[(baseline, s)] for s in seeds])
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    snr = abs(mean) / sd if sd > 0 else (math.inf if mean != 0 else 0.0)
+    opposite = int((np.sign(d) != np.sign(mean)).sum()) if mean != 0 else len(d)
+    arm_sd = {a: float(np.std([by[(a, s)] for s in seeds], ddof=1)) for a in (baseline, variant)}
+    return {"n": len(seeds), "differences": d, "mean_diff": mean, "sd_diff": sd, "snr": snr,
+            "n_opposite": opposite, "arm_sd": arm_sd}

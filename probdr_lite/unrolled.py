@@ -92,7 +92,7 @@ TRANSFORMER_VARIANTS = ("attention", "diffusion", "paper")
 #: Old name of BLOCK_VARIANTS, kept only until probdr_lite/objections.py uses BLOCK_VARIANTS; then delete.
 VARIANTS = BLOCK_VARIANTS
 
-KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's inverse temperature (bandwidth 1 / kappa)
+KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's sharpness (heat-kernel bandwidth t = 2 / kappa)
 ETA_MAX = 10.0  # eta in (0, ETA_MAX]: the step size; the notes use 0.4 (below 0.5 bounds the A - I update)
 BETA_MAX = 1e4  # beta in [0, BETA_MAX]: the jitter of C = X X^T + beta I and the self-attention penalty
 N_STEPS_MAX = 10_000  # unroll at most this many steps
@@ -296,8 +296,9 @@ def attention_matrix(X, kappa, beta=0.0, mask=None) -> torch.Tensor:
 
     sigma is the row-wise softmax, computed after subtracting each row's maximum, so the result is finite for
     kappa up to 1e4 and any d_q. With LayerNormed rows the logits are kappa cos(x_i, x_j) - beta [i = j]
-    (notes 3.5), and A is the random-walk matrix D^{-1} W of a heat-kernel graph of bandwidth 1 / kappa
-    (notes 3.7). Every row of A sums to 1; L = I - A is the random-walk Laplacian.
+    (notes 3.5), and A is the random-walk matrix D^{-1} W of the heat-kernel graph
+    W_ij = exp(-||x_i - x_j||^2 / t) of the unit rows, bandwidth t = 2 / kappa (notes 3.7). Every row of A sums
+    to 1; L = I - A is the random-walk Laplacian.
 
     Parameters
     ----------

@@ -16,7 +16,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #   damaged copy is refused rather than silently used. The 60,000-image training set is not
 #   shipped; `load_mnist(split="train")` fetches it with torchvision where a network exists.
 # - **Tiny Shakespeare** {cite:p}`karpathy2015charrnn`: about a million characters of the plays,
-#   used in the chapter on trained language models.
+#   used in the chapter on [trained transformers](trained_transformers.ipynb).
 # - **Toy manifolds** from scikit-learn's generators (swiss roll, S-curve, two moons, circles),
 #   seeded so that every figure is the same on every build.
 
@@ -64,7 +64,8 @@ print("stratified subset of 1,000, images per class:", np.bincount(sub_labels).t
 # %% [markdown]
 # ## Tiny Shakespeare
 #
-# The character-level language model of the later chapter reads this text one character at a
+# The character-level language model of [trained transformers](trained_transformers.ipynb) reads
+# this text one character at a
 # time. The first 90 % is for training and the last 10 % for validation.
 
 # %%

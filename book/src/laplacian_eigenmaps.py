@@ -31,6 +31,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
+from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist, toy_manifold
@@ -41,8 +42,9 @@ from probdr_lite.figures.eigenmaps import (
     laplacians_figure,
     neighbours_panel,
 )
+from probdr_lite.figures.chapter_text import agreement_sentence, unrolling_sentence
 from probdr_lite.figures.live.chapters import neighbours_live
-from probdr_lite.graphs import graph_energy, knn_graph, laplacian
+from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 
@@ -72,8 +74,9 @@ blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beat
 #
 # $D^{-1} W$ is row-stochastic: its row $i$ is a probability distribution over the neighbours of
 # $i$, the transition matrix of a random walk on the graph, which is where $L_{\mathrm{rw}}$ gets
-# its name. Keep $A = D^{-1} W$ in mind; in chapter 4 it becomes the attention matrix, and
-# $L_{\mathrm{rw}} = I - A$.
+# its name. Keep $A = D^{-1} W$ in mind; in [the transformer-block chapter](transformer_block.ipynb)
+# it becomes the attention matrix, and $L_{\mathrm{rw}} = I - A$. Until then, $L$ on its own
+# always means $D - W$.
 #
 # Here is a graph on twelve points along a wavy line, with two neighbours each.
 
@@ -92,6 +95,7 @@ print("||L 1||            =", np.abs(L @ ones).max())
 print("||L_rw 1||         =", np.abs(L_rw @ ones).max())
 print("||L_sym D^1/2 1||  =", np.abs(L_sym @ sqrt_d).max())
 print("L symmetric:", abs(L - L.T).max() == 0, "  L_rw symmetric:", abs(L_rw - L_rw.T).max() == 0)
+print("degrees (edges per point):", D.diagonal().astype(int).tolist())
 
 # %%
 fig = laplacians_figure(Y_small, W)
@@ -102,8 +106,8 @@ plt.show()
 # three Laplacians send something to zero: $L$ and $L_{\mathrm{rw}}$ the constant vector, since
 # every row of $D - W$ and of $I - D^{-1}W$ sums to zero, and $L_{\mathrm{sym}}$ the vector
 # $D^{1/2}\mathbf{1}$. $L$ and $L_{\mathrm{sym}}$ are symmetric; $L_{\mathrm{rw}}$ is not, because
-# each row is divided by its own degree, and the degrees differ: count the edges at points 2
-# and 5 in the drawing.
+# each row is divided by its own degree, and the degrees differ from point to point (printed
+# above; count the edges of a point in the drawing to check one).
 #
 # ## What the Laplacian measures
 #
@@ -163,9 +167,9 @@ print("energy E(v_k) vs 2 lambda_k =", [graph_energy(V[:, [k]], W_spiral) for k 
 # The figure shows what "cheap" looks like. Each panel colours the points of a spiral by one
 # function $f$, drawn over the graph's edges, with $f$ scaled to the same size
 # ($f^\top D f = 1$, $f^\top D \mathbf{1} = 0$). The first eigenvector changes slowly from one end
-# of the spiral to the other, so every edge joins two similar colours and the energy is tiny. The
-# twelfth oscillates along the spiral; a random vector changes colour at almost every edge, and
-# its energy is thousands of times larger.
+# of the spiral to the other, so every edge joins two similar colours. The twelfth oscillates along
+# the spiral; a random vector changes colour at almost every edge. Each panel's title gives its
+# energy, so the three can be compared.
 
 # %%
 fig = energy_figure(Y_spiral, W_spiral, colour_index=12)
@@ -202,11 +206,18 @@ panel.show()
 
 # %% [markdown]
 # Without a kernel, the figure below tells the same story. With the bandwidth at its largest
-# (every edge weighs about 1), add neighbours: the roll short-circuits between 20 and 30
-# neighbours. Then keep 40 neighbours and shrink the bandwidth, and the roll unrolls again.
+# (every edge weighs about 1), add neighbours until the colours stop running in order; then keep
+# 40 neighbours and shrink the bandwidth until they run in order again. The sentence under the
+# figure says where that happens at nine of its settings, measured by how well the first
+# coordinate sorts the points along the roll.
 
 # %%
 neighbours_live(Y_roll, t_roll)
+
+# %% tags=["remove-input"]
+t0 = default_bandwidth(Y_roll, 10)  # the live figure's bandwidth at its default k = 10
+frames = [(k, 100 * t0) for k in (6, 10, 20, 30, 40)] + [(40, f * t0) for f in (20, 5, 1, 0.25)]
+display(Markdown(unrolling_sentence(Y_roll, t_roll, frames)))
 
 # %% [markdown]
 # ## The same embedding as scikit-learn
@@ -236,12 +247,14 @@ print(f"{'data set':<22}{'n':>6}   cosines (Belkin-Niyogi graph)   smallest cosi
 for r in rows:
     print(f"{r['name']:<22}{r['n']:>6}   {np.array2string(r['cosines'], precision=5):<32}{r['agreement_same_graph']:.8f}")
 
+# %% tags=["remove-input"]
+display(Markdown(agreement_sentence(rows)))
+
 # %% [markdown]
-# On the same graph the two implementations agree to round-off. With the Belkin-Niyogi graph the
-# subspaces still agree to two or three decimals: the convention shifts the embedding slightly,
-# most on MNIST, whose small eigenvalues lie closer together. On MNIST the first two coordinates
-# already separate some digits (the 0s, 1s and 6s) from the rest, with no labels used. Chapter 5
-# returns to this picture through a transformer.
+# The convention shifts the embedding most where the small eigenvalues lie close together, since
+# there a small change of the graph can rotate the eigenvectors. On MNIST, look at which digits
+# the first two coordinates already set apart from the rest, with no labels used.
+# [The MNIST chapter](mnist_at_init.ipynb) returns to this picture through a transformer.
 #
 # ## Summary
 #
@@ -250,8 +263,8 @@ for r in rows:
 # scaled, non-constant embedding with the eigenvectors of $L v = \lambda D v$ of smallest
 # eigenvalue. The graph carries all the information: too few neighbours and it falls apart, too
 # many with flat weights and it short-circuits. The constraints $X^\top D X = I$ and
-# $X^\top D \mathbf{1} = 0$ look like an add-on here. The next chapter shows that a probabilistic
-# model provides them by itself, through a log-determinant.
+# $X^\top D \mathbf{1} = 0$ look like an add-on here. [The next chapter](probdr_elbo.ipynb) shows
+# that a probabilistic model provides them by itself, through a log-determinant.
 #
 # ## Exercises
 #
@@ -259,15 +272,13 @@ for r in rows:
 # and express the eigenvectors of one through those of the other. Which of them gives the
 # Laplacian-eigenmaps coordinates $v$ directly?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # $L_{\mathrm{rw}} = I - D^{-1}W = D^{-1/2}\,(I - D^{-1/2} W D^{-1/2})\,D^{1/2} = D^{-1/2} L_{\mathrm{sym}} D^{1/2}$,
 # so the two are similar matrices and share their eigenvalues. If $L_{\mathrm{sym}} u = \lambda u$
 # then $L_{\mathrm{rw}} (D^{-1/2}u) = \lambda D^{-1/2} u$. Multiplying $L v = \lambda D v$ by
 # $D^{-1}$ gives $L_{\mathrm{rw}} v = \lambda v$: the eigenvectors of $L_{\mathrm{rw}}$ are the
 # coordinates $v$ themselves. The hidden cell checks it on the spiral graph.
-# ```
+# :::
 
 # %% tags=["hide-cell"]
 Lrw = laplacian(W_spiral, kind="random_walk").toarray()
@@ -280,15 +291,13 @@ print("max |L_rw v - lambda v|:", np.abs(Lrw @ V - V * lam).max())
 # and what are their eigenvectors? Use it to explain why the swiss roll with $k = 3$ neighbours
 # has no sensible two-dimensional embedding.
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # $E(v) = \sum_{ij} W_{ij}(v_i - v_j)^2 = 0$ exactly when $v$ is constant on every component, so
 # the eigenvalue 0 has multiplicity $c$, with the components' indicator vectors as a basis.
 # With $c > 1$ the "smallest non-trivial" eigenvectors are just indicators: they say which piece a
-# point is in, and nothing about where in the piece it lies. The 800-point swiss roll with
-# $k = 3$ splits into three pieces (hidden cell).
-# ```
+# point is in, and nothing about where in the piece it lies. The hidden cell counts the pieces
+# of the 800-point swiss roll with $k = 3$ and the zero eigenvalues of its $L$.
+# :::
 
 # %% tags=["hide-cell"]
 from scipy.sparse.csgraph import connected_components
@@ -303,13 +312,11 @@ print(f"k = 3: {n_parts} components; the five smallest eigenvalues of L:", np.ro
 # $X \to X R$ with $R^\top R = I$. Why does that force us to compare two embeddings by their
 # subspaces, or after a Procrustes rotation, rather than column by column?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # $\operatorname{tr}(R^\top X^\top L X R) = \operatorname{tr}(X^\top L X R R^\top) = \operatorname{tr}(X^\top L X)$,
 # and the constraint $R^\top X^\top D X R = I$ still holds. So when the constraint is all that fixes
 # the answer, any rotation of the optimum is equally optimal; only the distinct eigenvalues pin
 # the columns down, and then only up to sign. Two correct implementations can therefore return
 # different columns that span the same subspace, which the principal angles (or a Procrustes
 # fit) ignore, as they should.
-# ```
+# :::

@@ -9,7 +9,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # # Does a transformer at initialisation cluster MNIST?
 #
 # The paper's most striking figure {cite:p}`ravuri2025transformers` shows MNIST digits before and
-# after eight blocks of an *untrained* transformer with the diagonal weights of chapter 4. Before,
+# after eight blocks of an *untrained* transformer with the diagonal weights of
+# [the transformer-block chapter](transformer_block.ipynb). Before,
 # the first two latent coordinates form one shapeless cloud. After, they form tight clumps, and the
 # clumps carry the class colours. No weight was learned: the clumps come from the attention
 # graph alone, because every block moves each image towards the images it resembles.
@@ -46,6 +47,16 @@ from probdr_lite.figures.mnist import (
     settings_table,
     sweep_figure,
 )
+from probdr_lite.figures.mnist_text import (
+    numbers_text,
+    paper_numbers,
+    peaks_premise,
+    picture_text,
+    pixel_text,
+    summary_text,
+    sweep_text,
+    variants_text,
+)
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
 from probdr_lite.mnist_blocks import (
@@ -66,8 +77,8 @@ from probdr_lite.mnist_blocks import (
 #
 # $$
 # \begin{aligned}
-# X_{t+1} &= \Pi\big(X_t + \eta\, D(X_t)\big), \qquad
-# D = 2 (A - I) X + \frac{2}{d_q + \beta} X, \\
+# X_{t+1} &= \Pi\big(X_t + \eta\, \Delta(X_t)\big), \qquad
+# \Delta = 2 (A - I) X + \frac{2}{d_q + \beta} X, \\
 # A &= \sigma\Big(\frac{\kappa}{d_q} X X^\top - \beta I + M\Big).
 # \end{aligned}
 # $$
@@ -122,7 +133,7 @@ rows_full = layer_metrics(Xs, labels, variant="paper")  # one dict per layer, in
 layer_table(rows_full)
 
 # %% [markdown]
-# Then the five variants of chapter 4 from one common starting point. The `exact` and `symmetric`
+# Then the five variants of the transformer-block chapter from one common starting point. The `exact` and `symmetric`
 # directions cost two to three times as much per block as the others, so the variants run on a
 # stratified subset of 2,000 images (200 per class). The paper's block appears at both sizes,
 # which shows how much the subset changes the numbers.
@@ -149,75 +160,11 @@ print(f"NMI of k-means over 5 seeds, paper's block, layer {PAPER.n_layers}, {len
       f"{np.round(nmi_seeds, 3).tolist()} (standard deviation {nmi_seeds.std(ddof=1):.3f})")
 
 # %% tags=["remove-input"]
-L_ = PAPER.n_layers
-N = X0.shape[0]
-
-
-def full(metric, layer=None):
-    return pick(rows_full, metric, variant="paper", layer=layer)
-
-
-def trend(a, b, tol=0.01):
-    return "rises" if b > a * (1 + tol) else "falls" if b < a * (1 - tol) else "barely changes"
-
-
-knn0, knn8 = full("knn_accuracy", 0), full("knn_accuracy", L_)
-bw0, bw8 = full("between_within", 0), full("between_within", L_)
-sil, nmi = full("silhouette"), full("kmeans_nmi")
-sil_peak, nmi_peak = int(np.argmax(sil)), int(np.argmax(nmi))
-display(Markdown(
-    f"**What the numbers say (all {N:,} images, the paper's block).** "
-    f"The between/within-class ratio {trend(bw0, bw8)} from {bw0:.2f} to {bw8:.2f}: the class centres move apart "
-    f"relative to the spread around them, which is the clumping the picture shows. "
-    f"The k-NN accuracy {trend(knn0, knn8)} from {knn0:.3f} to {knn8:.3f}. "
-    + (f"So the blocks make neighbourhoods *less* pure: when images collapse into a clump, images of different "
-       f"classes collapse together, and a neighbour in the same clump is no longer evidence of the same class. "
-       if knn8 < knn0 - 0.01 else "")
-    + f"The silhouette goes from {sil[0]:.3f} to {sil[-1]:.3f}"
-    + (f", peaking at {sil[sil_peak]:.3f} after {sil_peak} blocks" if 0 < sil_peak < L_ else "")
-    + f"; the NMI of k-means goes from {nmi[0]:.3f} to {nmi[-1]:.3f}"
-    + (f", peaking at {nmi[nmi_peak]:.3f} after {nmi_peak} blocks" if 0 < nmi_peak < L_ else "")
-    + ". "
-    + ("Both peak before the last block: a few blocks group the images by class better than eight do. Later "
-       "blocks keep merging clumps, and merged clumps mix classes: the smoothing overshoots. "
-       if 0 < sil_peak < L_ and 0 < nmi_peak < L_ else "")
-    + ("The silhouette stays small throughout: the classes never become compact, well-separated groups in "
-       "the full space." if max(sil) < 0.25 else "")
-))
+numbers = paper_numbers(rows_full, PAPER.n_layers)  # first/last values and peaks of the paper's block
+display(Markdown(numbers_text(numbers)))
 
 # %% tags=["remove-input"]
-var_names = ["attention", "diffusion", "paper", "exact", "symmetric"]
-n_sub = X0_sub.shape[0]
-at8 = {m: {v: pick(rows_var, m, variant=v, layer=L_) for v in var_names} for m in METRIC_LABELS}
-best = {m: max(at8[m], key=at8[m].get) for m in at8}
-spread = {m: max(at8[m].values()) - min(at8[m].values()) for m in at8}
-knn_sub0 = pick(rows_var, "knn_accuracy", variant="paper", layer=0)
-nmi_sd = nmi_seeds.std(ddof=1)
-lines = [f"**The variants ({n_sub:,} images, after {L_} blocks).** Highest on each number:"]
-for m in METRIC_LABELS:
-    lines.append(f"- {METRIC_LABELS[m]}: `{best[m]}` ({at8[m][best[m]]:.3f}); the five variants span "
-                 f"{min(at8[m].values()):.3f} to {max(at8[m].values()):.3f}"
-                 + (f", a range narrower than two standard deviations of k-means' own noise ({nmi_sd:.3f}), so "
-                    "the NMI does not separate the variants." if m == "kmeans_nmi" and spread[m] < 2 * nmi_sd
-                    else "."))
-att, dif = at8["knn_accuracy"]["attention"], at8["knn_accuracy"]["diffusion"]
-lines.append(
-    f"\nPlain attention ends with k-NN accuracy {att:.3f} and the A - I block with {dif:.3f} "
-    f"(layer 0: {knn_sub0:.3f}). "
-    + ("At the same η plain attention takes the smaller step (chapter 4: it equals diffusion with "
-       f"η = {PAPER.eta / (1 + 2 * PAPER.eta):.3f}), so it smooths less and loses less. "
-       if att > dif else "")
-    + ("`paper` and `diffusion` are nearly indistinguishable, as chapter 4 predicts: the feed-forward term "
-       f"only adds 2η/(d_q + β) = {2 * PAPER.eta / (PAPER.d_q + PAPER.beta):.4f} to the weight on X. "
-       if abs(at8["knn_accuracy"]["paper"] - dif) < 0.01 else "")
-    + ("No variant ends with purer k-NN neighbourhoods than the random embedding starts with. "
-       if max(at8["knn_accuracy"].values()) <= knn_sub0 + 0.005 else
-       f"`{best['knn_accuracy']}` ends with purer k-NN neighbourhoods than the random embedding starts with. ")
-    + ("The figure cannot tell the interpretations apart: every variant raises the between/within ratio, "
-       "so every variant makes clumps."
-       if min(at8["between_within"].values()) > pick(rows_var, "between_within", variant="paper", layer=0) else "")
-)
-display(Markdown("\n".join(lines)))
+display(Markdown(variants_text(rows_var, PAPER.n_layers, nmi_seeds, PAPER.eta, PAPER.d_q, PAPER.beta)))
 
 # %% [markdown]
 # ## Where the picture and the numbers disagree
@@ -238,19 +185,7 @@ for layer in (0, PAPER.n_layers):
           f"{pick(rows_full, 'between_within', variant='paper', layer=layer):.2f} in all {X.shape[1]}")
 
 # %% tags=["remove-input"]
-knn2 = [knn_2d[0], knn_2d[L_]]
-display(Markdown(
-    f"Before any block, the picture looks like noise (k-NN accuracy {knn2[0]:.2f} on two coordinates), yet "
-    f"the full latents already place {100 * knn0:.0f} % of images next to their own class: a random projection "
-    f"to 128 dimensions keeps most of the pixel-space neighbourhoods. After {L_} blocks the picture "
-    + ("looks far better" if knn2[1] > knn2[0] + 0.05 else "changes")
-    + f" (k-NN accuracy {knn2[1]:.2f} on two coordinates), while in the full space k-NN accuracy "
-    + (f"fell to {knn8:.2f}. " if knn8 < knn0 - 0.01 else f"is {knn8:.2f}. ")
-    + "The blocks do not create class information; what they do is pull neighbours together, so that the "
-    "clusters already present in the high-dimensional space become visible in *any* two coordinates. That "
-    "is a real effect, but it is what makes the picture persuasive, and it is not evidence that the classes "
-    "have become better separated."
-))
+display(Markdown(picture_text(numbers, knn_2d)))
 
 # %% [markdown]
 # ## Try it: sharpness, step size, regulariser and depth
@@ -292,55 +227,13 @@ fig = sweep_figure(grid, kappas, etas)
 plt.show()
 
 # %% tags=["remove-input"]
-row = etas.index(PAPER.eta)
-bw_row = grid["between_within"][row] - grid["between_within@0"]
-knn_row = grid["knn_accuracy"][row] - grid["knn_accuracy@0"]
-j_most = int(np.argmax(bw_row))
-small_ends = max(abs(bw_row[0]), abs(bw_row[-1])) < 0.1 * bw_row.max()
-knn_top_small = grid["knn_accuracy"][-1, 0] - grid["knn_accuracy@0"]
-display(Markdown(
-    f"Along the row η = {PAPER.eta} the between/within ratio changes by {bw_row[0]:+.3f} at "
-    f"κ = {kappas[0]:g}, by {bw_row[-1]:+.3f} at κ = {kappas[-1]:g}, and by {bw_row[j_most]:+.3f} "
-    f"at κ = {kappas[j_most]:g}"
-    + (", so the blocks act only in the middle of the range. " if small_ends else ". ")
-    + "The two ends are the two limits of exercise 2 in chapter 4. With a very wide kernel A is nearly "
-    "uniform: every image is pulled towards the same global mean by about the same fraction, which shrinks the "
-    "picture (the smallest κ in the live figure) without changing much of who is near whom. With a very "
-    "narrow kernel and β > 0 each image attends almost only to itself, A ≈ I, and nothing moves. "
-    f"Where the ratio grows most, the k-NN accuracy changes by {knn_row[j_most]:+.3f}"
-    + (": wherever the blocks clump strongly, the neighbourhoods become less pure. " if knn_row[j_most] < -0.01
-       else ". ")
-    + (f"The top row is the exception at small κ: with η = {etas[-1]} only "
-       f"{100 * (1 - 2 * etas[-1]):.0f} % of each image's own position survives a block, and the slight "
-       "preference of a wide kernel for similar images takes over. To first order in κ the attention "
-       "output is x̄ + (κ / (n d_q)) Xᵀ X xᵢ (up to a multiple of x̄), a multiplication "
-       "by the latents' second-moment matrix, so eight such blocks act like power iteration and squeeze the "
-       f"latents towards their leading directions: k-NN accuracy {grid['knn_accuracy'][-1, 0]:.2f} at "
-       f"κ = {kappas[0]:g}."
-       if knn_top_small < -0.1 else "")
-))
+display(Markdown(sweep_text(grid, kappas, etas, PAPER.eta)))
 
 # %% [markdown]
 # ## Summary
 
 # %% tags=["remove-input"]
-clumps = bw8 > bw0
-purer = knn8 > knn0 + 0.005
-early = 0 < sil_peak < L_ and 0 < nmi_peak < L_
-a_minus_i_best = best["knn_accuracy"] in ("diffusion", "paper") and best["silhouette"] in ("diffusion", "paper")
-display(Markdown(
-    ("Eight untrained blocks with diagonal weights do pull MNIST into clumps, and the two-coordinate picture "
-     "shows that faithfully. " if clumps else "Eight untrained blocks do not raise the between/within ratio here. ")
-    + "The numbers add what the picture cannot: "
-    + ("the clumps are not pure classes (k-NN accuracy falls), " if not purer else
-       "neighbourhoods become purer (k-NN accuracy rises), ")
-    + ("the grouping by class is best after a few blocks rather than eight, " if early else "")
-    + "plain attention makes clumps too, and "
-    + ("the paper's A - I groups by class better than the other variants here. " if a_minus_i_best else
-       "the paper's A - I does not group by class better than the other variants here. ")
-    + "The clustering comes from repeated smoothing over a similarity graph, which every variant shares. "
-    "Whether A - I helps once the weights are *trained* is the next chapter's question."
-))
+display(Markdown(summary_text(numbers, rows_var)))
 
 # %% [markdown]
 #
@@ -349,42 +242,59 @@ display(Markdown(
 # **1.** Before any block, the two plotted coordinates show no class structure, yet the k-NN
 # accuracy in the full latent space is high. Why? What would it be on the raw 784 pixels?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # $X_0$ is a random Gaussian projection of the images to 128 dimensions, followed by LayerNorm.
 # Random projections approximately preserve distances (the Johnson-Lindenstrauss lemma), so the
 # neighbours of an image in pixel space are mostly still its neighbours in the latents, and k-NN
-# on raw MNIST pixels is already very accurate. `knn_accuracy(load_mnist()[0], labels)` gives the
-# pixel-space figure, practically the same as in the latents. Two coordinates are a 2-dimensional
-# projection, far too few to keep those neighbourhoods.
-# ```
-#
-# **2.** The silhouette and the NMI peak after a few blocks and then fall. What happens after
-# many more blocks? Predict, then check with `run_blocks(X0_1k, n_layers=40)` and `layer_metrics`.
-#
-# ```{admonition} Solution
-# :class: dropdown
-#
+# on raw MNIST pixels is already accurate. `knn_accuracy(load_mnist()[0], labels)` gives the
+# pixel-space figure; the hidden cell compares it with the latents'. Two coordinates are a
+# 2-dimensional projection, far too few to keep those neighbourhoods.
+# :::
+
+# %% tags=["hide-cell"]
+from probdr_lite.data import load_mnist
+
+pixels, _ = load_mnist()
+print(pixel_text(knn_accuracy(pixels, labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv), numbers["knn0"]))
+
+# %% tags=["remove-input"]
+display(Markdown(peaks_premise(numbers)))
+
+# %% [markdown]
+# :::{dropdown} Solution
 # Each block is a step of diffusion on a graph that is rebuilt from the current latents. Clumps
 # that have formed attend almost only to themselves, but clumps whose kernels overlap keep
 # merging, and merged clumps mix classes. Over many blocks the number of distinct positions
 # shrinks until only a few remain (or, with a wide kernel, one). The between/within ratio can
 # keep growing while k-NN accuracy, silhouette and NMI fall. This is the over-smoothing of
-# deep attention stacks, seen here without any training.
-# ```
-#
+# deep attention stacks, seen here without any training. The hidden cell runs 40 blocks on the
+# 1,000 images of the live panel.
+# :::
+
+# %% tags=["hide-cell"]
+deep = run_blocks(X0_1k, n_layers=40, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta, variant=PAPER.variant)
+keep = (0, 2, 4, 8, 16, 40)
+for r in layer_metrics([deep[t] for t in keep], labels_1k, variant="paper"):
+    print(f"layer {keep[r['layer']]:>2}: " + ", ".join(f"{m} {r[m]:.3f}" for m in METRIC_LABELS))
+
+# %% [markdown]
 # **3.** In the limit of a very wide kernel the live figure shows all the points gathering in one
 # spot, yet the numbers beside it hardly move. Explain, using the limit
 # $A \to \tfrac{1}{n}\mathbf{1}\mathbf{1}^\top$.
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # With uniform $A$, $A X = \mathbf{1}\bar x^\top$ with $\bar x$ the mean latent, so one diffusion
 # step is $X \leftarrow \Pi\big((1 - 2\eta) X + 2\eta \mathbf{1}\bar x^\top\big)$: every row moves
 # the same fraction of the way towards the same point. Before $\Pi$, this is a scaling plus a shift,
 # which leaves every distance ratio, hence every neighbourhood, silhouette and between/within ratio,
 # unchanged. $\Pi$ rescales each row to the sphere; near a common point this is close to the same
 # scaling for every row. So the picture shrinks towards $\Pi(\bar x)$ while the numbers stay put.
-# ```
+# The hidden cell runs eight blocks at a very small $\kappa$ and compares.
+# :::
+
+# %% tags=["hide-cell"]
+wide = run_blocks(X0_1k, n_layers=PAPER.n_layers, kappa=0.01, eta=PAPER.eta, beta=PAPER.beta, variant=PAPER.variant)
+spread = [float(np.sqrt(((X - X.mean(0)) ** 2).sum(1).mean())) for X in (wide[0], wide[-1])]
+ratio = [between_within_ratio(X, labels_1k) for X in (wide[0], wide[-1])]
+print(f"kappa = 0.01: rms distance to the mean {spread[0]:.3f} -> {spread[1]:.3f}; "
+      f"between/within {ratio[0]:.4f} -> {ratio[1]:.4f}")

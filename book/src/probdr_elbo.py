@@ -8,14 +8,15 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %% [markdown]
 # # Dimensionality reduction as probabilistic inference
 #
-# Chapter 1 found Laplacian Eigenmaps by minimising an energy under two constraints that were
-# simply imposed. This chapter reaches the same embedding by a different road: write down a
+# [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) were found by minimising an energy under two
+# constraints that were simply imposed. This chapter reaches the same embedding by a different road: write down a
 # probability model of a matrix that describes the data, and fit the latent coordinates $X$ by
 # variational inference. This is the ProbDR view {cite:p}`ravuri2023probdr,ravuri2024onemodel`.
 # The constraints then come out of the model, and a single new number, $\beta$, turns out to
 # decide how many coordinates survive and how far each is shrunk. The objective of this chapter,
-# an evidence lower bound (ELBO), is what the next chapter climbs by gradient ascent. The chapter
-# after that recognises the climb as a transformer.
+# an evidence lower bound (ELBO), is what [the next chapter](unrolled_inference.ipynb) climbs by
+# gradient ascent. [The chapter after that](transformer_block.ipynb) recognises the climb as a
+# transformer.
 #
 # **In this chapter you will learn**
 #
@@ -24,8 +25,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # - Laplacian Eigenmaps as a Wishart model of the *precision* among the points, $C^{-1}$ with
 #   $C = X X^\top + \beta I$, fitted to the graph Laplacian by minimising a KL divergence
 #   between Wishart distributions;
-# - why the ELBO's trace term is the Laplacian energy of chapter 1, while its log-determinant
-#   term stops the embedding from collapsing;
+# - why the ELBO's trace term is the Laplacian energy of Laplacian Eigenmaps, while its
+#   log-determinant term stops the embedding from collapsing;
 # - the three roles of $\beta$ (jitter, threshold $\lambda < 1/\beta$, shrinkage
 #   $s^2 = 1/\lambda - \beta$), with a slider;
 # - the trap of a raw Laplacian ($L\mathbf{1} = 0$ makes the ELBO unbounded) and its two fixes.
@@ -85,8 +86,11 @@ print(f"n = {n} points, d = {d} pixels, {len(np.unique(labels))} classes")
 # $$
 #
 # Put differently, $d\,S$ follows a Wishart distribution with scale $C$ and $d$ degrees of freedom,
-# and $F$ is its log-density. Its maximiser is known in closed form
-# {cite:p}`tipping1999ppca`: with $(\Lambda_q, U_q)$ the $q$ largest eigenpairs of $S$,
+# and $F$ is its log-density. This *dual* form, a Gaussian over the $n$ points with the latent
+# coordinates in its covariance rather than over the $d$ pixels, is Lawrence's
+# {cite:p}`lawrence2005gplvm`, who showed that its maximiser is the same eigenvector solution as
+# Tipping and Bishop's probabilistic PCA {cite:p}`tipping1999ppca`: with $(\Lambda_q, U_q)$ the
+# $q$ largest eigenpairs of $S$,
 #
 # $$
 # X^* = U_q \left(\Lambda_q - \sigma^2 I\right)^{1/2}.
@@ -133,7 +137,7 @@ plt.show()
 # $$
 #
 # so coordinates that differ across heavy edges are improbable: the Laplacian energy of
-# chapter 1, read as a prior. ProbDR takes this literally. The model says that the precision
+# [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb), read as a prior. ProbDR takes this literally. The model says that the precision
 # among the points is $C^{-1}$ with $C = X X^\top + \beta I$, up to Wishart noise with $\nu$
 # degrees of freedom; the data supply an estimate $\hat L$ of it, the graph Laplacian:
 #
@@ -143,7 +147,10 @@ plt.show()
 # $$
 #
 # A Wishart $\mathcal{W}(V, \nu)$ has mean $\nu V$, so the model's mean precision is $C^{-1}$ and
-# the variational distribution is centred on $\hat L$. Fitting $X$ means making $p$ as close to
+# the variational distribution is centred on $\hat L$. The degrees of freedom $\nu$ say how
+# concentrated the two distributions are around those means. As the ELBO below shows, $\nu$ only
+# multiplies the whole objective, so it changes neither the maximiser nor the direction of the
+# gradient, only its length; the book mostly takes $\nu = 1$. Fitting $X$ means making $p$ as close to
 # $q$ as possible in KL divergence. Between two Wisharts with the same $\nu$ the KL divergence has
 # a closed form,
 #
@@ -174,12 +181,12 @@ print(f"Monte Carlo  KL = {log_ratio.mean():.4f} +- {log_ratio.std() / np.sqrt(l
 # \mathrm{ELBO}(X) = \frac{\nu}{2}\left[\log\det(X X^\top + \beta I) - \operatorname{tr}\!\big((X X^\top + \beta I)\,\hat L\big)\right] + \text{const}.
 # $$
 #
-# `le_elbo` computes the bracket. Its difference from $-\mathrm{KL}$ must not depend on $X$; we
+# `le_elbo` computes the bracket (times $\nu/2$). Its difference from $-\mathrm{KL}$ must not depend on $X$; we
 # check that on two random $X$ with a positive-definite $\hat L$ (the next sections explain why it
 # has to be one).
 
 # %%
-W = knn_graph(Y, n_neighbors=10)  # the k-NN graph of chapter 1
+W = knn_graph(Y, n_neighbors=10)  # the k-NN graph of Laplacian Eigenmaps
 L = laplacian(W)  # L = D - W
 beta = 0.3
 L_hat = regularize_laplacian(L, gamma=0.01).toarray()  # L + gamma I: positive definite
@@ -196,10 +203,10 @@ for seed in (0, 1):
 #
 # - The **trace term** expands to $\operatorname{tr}(X^\top \hat L X) + \beta \operatorname{tr}\hat L$,
 #   and for $\hat L = L$ the first part is half the Laplacian energy
-#   $\tfrac{1}{2}\sum_{ij} W_{ij}\lVert x_i - x_j\rVert^2$ of chapter 1. On its own it would
+#   $\tfrac{1}{2}\sum_{ij} W_{ij}\lVert x_i - x_j\rVert^2$ of Laplacian Eigenmaps. On its own it would
 #   put every point at the same place.
 # - The **log-determinant term** $\log\det(X X^\top + \beta I)$ grows as the columns of $X$ grow
-#   and point in different directions. It plays the part of chapter 1's constraint
+#   and point in different directions. It plays the part of Laplacian Eigenmaps' constraint
 #   $X^\top D X = I$: it rules out collapse, and no constraint has to be imposed.
 
 # %%
@@ -256,12 +263,12 @@ print("largest |gradient| at X*           =", np.abs(grad).max())
 print("cosines to Laplacian Eigenmaps     =", subspace_agreement(X_star, laplacian_eigenmaps(Y, q, n_neighbors=10)))
 
 # %% [markdown]
-# The last line compares with chapter 1's embedding. The two subspaces are close but not equal.
+# The last line compares with the embedding of [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb). The two subspaces are close but not equal.
 # Here $\hat L = D - W$ enters as an ordinary eigenproblem $\hat L u = \lambda u$, while classical
 # Laplacian Eigenmaps solves $L v = \lambda D v$, which weights each point by its degree. They
 # coincide when all degrees are equal. Using $\hat L = L_{\mathrm{sym}} + \gamma I$ instead and mapping
-# back with $v = D^{-1/2} u$ recovers the degree-weighted version exactly (exercise 1 of chapter 1
-# related the two Laplacians). The null vector of $L_{\mathrm{sym}}$ is $D^{1/2}\mathbf{1}$, which
+# back with $v = D^{-1/2} u$ recovers the degree-weighted version exactly (exercise 1 of
+# [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) related the two Laplacians). The null vector of $L_{\mathrm{sym}}$ is $D^{1/2}\mathbf{1}$, which
 # centring does not remove, hence the $\gamma I$ explained in the last section.
 
 # %%
@@ -353,10 +360,10 @@ plt.show()
 # $X X^\top + \sigma^2 I$ to the sample covariance; Laplacian Eigenmaps, in ProbDR, matches a
 # *precision* $(X X^\top + \beta I)^{-1}$ to the graph Laplacian, through a KL divergence between
 # Wisharts. The resulting ELBO has a trace term, the Laplacian energy, and a log-determinant that
-# prevents collapse, so chapter 1's constraints are no longer needed. The optimum is
+# prevents collapse, so the constraints of Laplacian Eigenmaps are no longer needed. The optimum is
 # $U_q(\Lambda_q^{-1} - \beta I)^{1/2}$: $\beta$ is jitter, threshold and shrinkage at once. A raw
-# Laplacian must be regularised or the embedding centred. The next chapter forgets the closed form
-# and climbs the ELBO step by step, which is where layers come from.
+# Laplacian must be regularised or the embedding centred. [The next chapter](unrolled_inference.ipynb)
+# forgets the closed form and climbs the ELBO step by step, which is where layers come from.
 #
 # ## Exercises
 #
@@ -365,15 +372,13 @@ plt.show()
 # plus a constant. Find the best $s$. Which directions survive, and how does the answer mirror
 # $s^2 = 1/\lambda - \beta$?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # Write $c = \sigma^2 + s^2$. The derivative of $\log c + \lambda / c$ in $c$ is $1/c - \lambda/c^2$,
 # zero at $c = \lambda$. So $s^2 = \lambda - \sigma^2$ if $\lambda > \sigma^2$, and otherwise the
 # constraint $s^2 \ge 0$ binds and $s = 0$. PCA keeps the *large* eigenvalues of a covariance and
 # subtracts the noise; the LE-ELBO keeps the *small* eigenvalues of a precision, inverts them and
 # subtracts $\beta$. The hidden cell checks the PCA case on a grid.
-# ```
+# :::
 
 # %% tags=["hide-cell"]
 u = pca_closed_form(S, 1, 1e-12)  # the top eigenvector, scale sqrt(lambda_1)
@@ -386,11 +391,10 @@ print(f"grid maximiser s = {grid[np.argmax(F)]:.3f};  sqrt(lambda_1 - sigma^2) =
 # %% [markdown]
 # **Exercise 2.** Show that the gradient of the ELBO at $X = 0$ is zero, yet $X = 0$ is not a
 # maximum as long as $\lambda_1 < 1/\beta$. What does that mean for gradient ascent started at
-# exactly zero, and why does the next chapter start from a small random $X$?
+# exactly zero, and why does [the next chapter](unrolled_inference.ipynb) start from a small
+# random $X$?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # The gradient $\frac{\nu}{2}[2C^{-1}X - (\hat L + \hat L^\top)X]$ is linear in $X$ up to the factor
 # $C^{-1}$, so it is zero at $X = 0$. Along $X = s\,u_1$ the ELBO is
 # $\frac{1}{2}\log(\beta + s^2) - \frac{1}{2}\lambda_1 s^2 + \text{const}$, whose second
@@ -398,22 +402,20 @@ print(f"grid maximiser s = {grid[np.argmax(F)]:.3f};  sqrt(lambda_1 - sigma^2) =
 # saddle point overall. Gradient ascent started exactly at zero never moves; any small random
 # start has a component along $u_1$ that grows, roughly by a factor $1 + \eta(1/\beta - \lambda_1)$
 # per step.
-# ```
+# :::
 
 # %% [markdown]
 # **Exercise 3.** Run the closed form with $\hat L = L + \gamma I$ for $\gamma = 0.01$ and
 # $\gamma = 0.1$ and compare the last two columns with the centred solution. Why are they (almost)
 # the same, and what changes with $\gamma$?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # $L$ and $L + \gamma I$ have the same eigenvectors, and the constant vector is an eigenvector of
 # $L$, so the others all lie in $\mathbf{1}^\perp$: the non-constant columns are eigenvectors 2 and
 # 3 of $L$, exactly those of the centred problem. Their eigenvalues move from $\lambda$ to
 # $\lambda + \gamma$, so their scales shrink slightly, $s^2 = 1/(\lambda + \gamma) - \beta$, and the
 # constant column's length $\sqrt{1/\gamma - \beta}$ falls as $\gamma$ grows (hidden cell).
-# ```
+# :::
 
 # %% tags=["hide-cell"]
 for g in (0.01, 0.1):

@@ -8,7 +8,9 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %% [markdown]
 # # Does A − I help a trained transformer?
 #
-# The earlier chapters read a transformer block as one step of gradient ascent on the ELBO of
+# The earlier chapters, from [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) to
+# [the transformer block](transformer_block.ipynb), read a transformer block as one step of
+# gradient ascent on the ELBO of
 # probabilistic Laplacian Eigenmaps. That reading says the block should apply the negative graph
 # Laplacian $A - I$ to the tokens, where a standard transformer applies the attention matrix $A$
 # alone. Ravuri and Lawrence turn this into a practical suggestion {cite:p}`ravuri2025transformers`:
@@ -68,8 +70,9 @@ from probdr_lite.figures.training import (
 # ## Three ways to use the attention matrix
 #
 # In a head of a transformer, the token states are mapped to queries $q$, keys $k$ and values $v$,
-# and the row-stochastic matrix $A = \operatorname{softmax}(q k^\top / \sqrt{h})$ (with a causal
-# mask in a language model) mixes the values {cite:p}`vaswani2017attention`. The arms differ only
+# and the row-stochastic matrix $A = \operatorname{softmax}(q k^\top / \sqrt{d_h})$, with $d_h$ the
+# width of a head (and a causal mask in a language model), mixes the values
+# {cite:p}`vaswani2017attention`. The arms differ only
 # in what each head hands to the output projection:
 #
 # | arm | per head | reading |
@@ -91,9 +94,9 @@ print(inspect.getsource(SelfAttention.attend))
 
 # %% [markdown]
 # The vision transformer has no causal mask, which allows a fourth arm, **symmetric**. One
-# published objection to the paper (the subject of the next chapter) is that $A$ is not
+# published objection to the paper (the subject of [the next chapter](objections.ipynb)) is that $A$ is not
 # symmetric, so the update $2(A - I)X$ is not the gradient of the trace term. The symmetric arm uses an undirected graph instead: the logits
-# $S = q k^\top / \sqrt{h}$ are symmetrised, $E = \exp\big((S + S^\top)/2\big)$, $D$ is the
+# $S = q k^\top / \sqrt{d_h}$ are symmetrised, $E = \exp\big((S + S^\top)/2\big)$, $D$ is the
 # diagonal matrix of the row sums of $E$, and each head returns $D^{-1/2} E D^{-1/2}\, v$, the
 # adjacency matrix of the symmetric normalised Laplacian. A causal mask would make $E$
 # triangular, so the language model has no symmetric arm.
@@ -435,23 +438,19 @@ print(f"\nfinal validation loss, A − I minus A, seed 0: {d:+.4f}")
 # **Exercise 1.** With $n$ seeds and every seed favouring the same arm, what is the two-sided
 # sign-test $p$-value? How many seeds are needed before a clean sweep can reach $p < 0.05$?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # Under the null hypothesis each seed favours either arm with probability $1/2$, independently,
 # so $n$ out of $n$ has probability $2^{-n}$, and the two-sided test doubles it: $p = 2^{1-n}$.
 # For $n = 5$ that is $0.0625$, above $0.05$ whatever the data. $n = 6$ gives $0.03125$, so six
 # seeds is the minimum. The paired t-test uses the sizes of the differences as well, which is why
 # it can reach $p < 0.05$ with five seeds when the differences are consistent.
 # `scipy.stats.binomtest(n, n, 0.5).pvalue` checks the formula.
-# ```
+# :::
 #
 # **Exercise 2.** Why pair the runs by seed instead of comparing the two arms' lists of final
 # losses with an ordinary two-sample t-test? Try both on the character-model rows.
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # Part of the seed-to-seed variation (the initial weights, the batch order) is shared by the arms
 # of one seed. The difference within a seed removes it, and the two-sample test does not. When the
 # arms move together from seed to seed, the standard deviation of the paired differences is much
@@ -459,18 +458,16 @@ print(f"\nfinal validation loss, A − I minus A, seed 0: {d:+.4f}")
 # sensitive. With `a`, `b` the arrays of final losses ordered by seed, compare
 # `scipy.stats.ttest_rel(a, b).pvalue` with `scipy.stats.ttest_ind(a, b).pvalue`. The table above
 # shows both kinds of spread: the sd column per arm, and the sd of the paired difference.
-# ```
+# :::
 #
 # **Exercise 3.** Suppose the true mean paired difference is $\delta$ and the paired differences
 # have standard deviation $s$. Roughly how many seeds does a two-sided test at level 0.05 need to
 # detect it four times out of five? Apply it to $\delta = 0.01$ nats and $s = 0.02$.
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # With the normal approximation, $n \approx \big((z_{0.975} + z_{0.8})\, s / \delta\big)^2
 # = (2.80\, s/\delta)^2 \approx 7.85\,(s/\delta)^2$. For $s/\delta = 2$ this is about 32 seeds,
 # and a little more with the t distribution at such small $n$. This is the formula behind the
 # "seeds needed" line of the verdict. An effect half the size of the paired noise is invisible
 # at five seeds, and a single pair of runs cannot detect it at all.
-# ```
+# :::

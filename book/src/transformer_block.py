@@ -8,8 +8,9 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %% [markdown]
 # # The transformer block
 #
-# Chapter 3 climbed the ELBO by gradient ascent with the graph held fixed, and noticed that a stack
-# of identical steps is a network of identical layers. This chapter makes the network a
+# [The unrolled-inference chapter](unrolled_inference.ipynb) climbed the ELBO by gradient ascent
+# with the graph held fixed, and noticed that a stack of identical steps is a network of identical
+# layers. This chapter makes the network a
 # transformer. The argument of {cite:t}`ravuri2025transformers` needs four moves: build the graph
 # from the latents themselves with a heat kernel, hold it fixed for one step, simplify the
 # regulariser, and project back with LayerNorm. Each move is checked here with numbers, and each
@@ -20,8 +21,12 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #
 # - how the gradient step on $F(X) = \log\det(X X^\top + \beta I) - \operatorname{tr}(X^\top L X)$
 #   becomes the residual update $X \leftarrow \Pi\big(X + 2\eta(A - I)X + \tfrac{2\eta}{d_q + \beta} X\big)$;
+# - why the step sizes of the two chapters are not comparable as numbers: a factor 2 from the
+#   objective, and the spectra of $D - W$ and $I - A$, which turn the earlier step thresholds into
+#   $\eta < 1/2$;
 # - why softmax attention with sharpness $\kappa$ *is* the random-walk matrix $D^{-1}W$ of a
-#   heat-kernel graph with bandwidth $2/\kappa$ (checked against chapter 1's graph code);
+#   heat-kernel graph with bandwidth $t = 2/\kappa$ (checked against the graph code of
+#   [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb)), and what that bump looks like on the sphere;
 # - why $A - I$ is one explicit Euler step of graph diffusion, and why plain attention $A$ differs
 #   from it at initialisation only by the size of the step;
 # - LayerNorm as the projection $\Pi$ onto $\{x : \mathbf{1}^\top x = 0,\ \|x\|^2 = d_q\}$;
@@ -36,13 +41,24 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
+from probdr_lite.data import load_mnist
 from probdr_lite.figures.block import (
     make_toy,
     mask_figure,
     variant_panel,
 )
+from probdr_lite.figures.bridge import (
+    bridge_sentence,
+    bump_panel,
+    bump_scrub,
+    euler_limits,
+    laplacian_eigenvalues,
+    spectra_figure,
+)
 from probdr_lite.figures.live.chapters import toy_live
-from probdr_lite.graphs import heat_kernel_attention
+from probdr_lite.figures.prose import num, signed
+from probdr_lite.graphs import heat_kernel_attention, knn_graph, laplacian
+from probdr_lite.probdr import step_sizes
 from probdr_lite.unrolled import (
     CHAPTER_VARIANTS,
     DiagonalTransformer,
@@ -81,24 +97,40 @@ print(f"mapped back to the plane, largest distance to the data: {np.abs(toy.unli
 # %% [markdown]
 # ## From the gradient step to a residual update
 #
-# Chapter 3 maximised
+# [The unrolled-inference chapter](unrolled_inference.ipynb) climbed the ELBO of
+# [the ELBO chapter](probdr_elbo.ipynb),
+# $\mathrm{ELBO}(X) = \tfrac{\nu}{2}\left[\log\det C - \operatorname{tr}(C L)\right] + \text{const}$,
+# with $\nu = 1$. The degrees of freedom $\nu$ of the Wishart only multiply the whole objective, so
+# they move its maximiser nowhere and only rescale the gradient. The paper works with twice that
+# ELBO,
 #
 # $$
-# F(X) = \log\det C - \operatorname{tr}(X^\top L X), \qquad C = X X^\top + \beta I,
+# F(X) = \log\det C - \operatorname{tr}(X^\top L X) = 2\,\mathrm{ELBO}(X) + \text{const},
 # $$
 #
-# whose gradient for a fixed $L$ is
+# with $C = X X^\top + \beta I$ (the constant is $-\beta \operatorname{tr} L$), whose gradient for
+# a fixed $L$ is
 #
 # $$
 # \nabla F(X) = 2 C^{-1} X - (L + L^\top) X .
 # $$
 #
+# A step $X + \eta \nabla F$ is therefore a step of size $2\eta$ on the ELBO: this is where the
+# factor 2 in the paper's $2\eta$ comes from. It is also one reason why the unrolled-inference
+# chapter's default step and this chapter's $\eta = 0.4$ cannot be compared as numbers; the other
+# is that the two Laplacians have very different spectra (see "Two Laplacians, two step sizes"
+# below).
+#
 # The paper turns the step $X + \eta \nabla F$ into a transformer block with four moves
 # {cite:p}`ravuri2025transformers`:
 #
 # 1. **The graph comes from the latents.** $L = I - A$ with $A = \sigma(S)$ the row-wise softmax of
-#    the logits $S = \tfrac{\kappa}{d_q} X X^\top - \beta I + M$. The mask $M$ is 0 for full
-#    attention. $A$ is held fixed during the step (a stop-gradient), as $L$ was in chapter 3.
+#    the logits $S = \tfrac{\kappa}{d_q} X X^\top - \beta I + M$. The mask $M$ is 0 where a point
+#    may attend and $-\infty$ where it may not (0 everywhere for full attention). $A$ is held fixed
+#    during the step (a stop-gradient), as $L$ was in the unrolled-inference chapter. The paper
+#    writes $\sigma(\kappa X X^\top - \beta I - M)$ for rows of unit norm; the book's latents have
+#    squared norm $d_q$ after LayerNorm, hence the $1/d_q$, and the book *adds* its mask, so its $M$
+#    is the paper's with the sign flipped. The two logits are the same numbers.
 # 2. **The data term is written $2 L X$.** That is the gradient of the trace term only when $L$ is
 #    symmetric. A softmax is not symmetric, so this is a simplification: the variant `"exact"` keeps
 #    $(L + L^\top) X$.
@@ -106,50 +138,52 @@ print(f"mapped back to the plane, largest distance to the data: {np.abs(toy.unli
 #    $X$ that plays the role of the feed-forward block.
 # 4. **LayerNorm $\Pi$ projects the result back** onto the sphere the latents started on.
 #
-# Together, with $-2LX = 2(A - I)X$:
+# Together, with $-2LX = 2(A - I)X$, and writing $\Delta$ for the step direction (the letter $D$
+# stays the degree matrix):
 #
 # $$
-# X \leftarrow \Pi\Big(X + \eta\, D\Big), \qquad
-# D = 2 (A - I) X + \frac{2}{d_q + \beta} X .
+# X \leftarrow \Pi\Big(X + \eta\, \Delta\Big), \qquad
+# \Delta = 2 (A - I) X + \frac{2}{d_q + \beta} X .
 # $$
 #
-# `update_direction` returns $D$ for each variant. Here it is next to the same formula typed out
-# with the dense matrix $A$:
+# `update_direction` returns $\Delta$ for each variant. Here it is next to the same formula typed
+# out with the dense matrix $A$:
 
 # %%
 kappa, eta, beta = 100.0, 0.4, 1.0
 A = attention_matrix(X0, kappa, beta)  # A = softmax((kappa / d_q) X X^T - beta I), rows sum to 1
 I = torch.eye(n, dtype=X0.dtype)
 L = I - A
-D_formula = 2 * (A - I) @ X0 + 2 / (d_q + beta) * X0
-D_package = update_direction(X0, kappa, beta, "paper")
+Delta_formula = 2 * (A - I) @ X0 + 2 / (d_q + beta) * X0
+Delta_package = update_direction(X0, kappa, beta, "paper")
 print(f"rows of A sum to 1: max |A 1 - 1| = {(A.sum(1) - 1).abs().max():.1e}")
-print(f"'paper' direction, package vs formula: max |difference| = {(D_package - D_formula).abs().max():.1e}")
+print(f"'paper' direction, package vs formula: max |difference| = {(Delta_package - Delta_formula).abs().max():.1e}")
 X1 = block_step(X0, kappa, eta, beta, "paper")
-print(f"one block, Pi(X + eta D) vs block_step: max |difference| = {(layer_norm(X0 + eta * D_formula) - X1).abs().max():.1e}")
+print(f"one block, Pi(X + eta Delta) vs block_step: "
+      f"max |difference| = {(layer_norm(X0 + eta * Delta_formula) - X1).abs().max():.1e}")
 
 # %% [markdown]
-# The variants that the rest of the book compares differ only in $D$ (with $L = I - A$ and
+# The variants that the rest of the book compares differ only in $\Delta$ (with $L = I - A$ and
 # $C = X X^\top + \beta I$):
 #
-# | variant | direction $D$ | what it is |
+# | variant | direction $\Delta$ | what it is |
 # | --- | --- | --- |
 # | `attention` | $2 A X$ | a standard attention block at the diagonal initialisation |
 # | `diffusion` | $2 (A - I) X = -2 L X$ | the paper's $A - I$ without the feed-forward term |
 # | `paper` | $2 (A - I) X + \tfrac{2}{d_q + \beta} X$ | the paper's block |
 # | `exact` | $2 C^{-1} X - (L + L^\top) X$ | the true gradient of $F$ with $A$ held fixed |
-# | `symmetric` | $2 (D^{-1/2} W D^{-1/2} - I) X$ | diffusion on the symmetrically normalised graph, $W = e^{S}$ |
+# | `symmetric` | $2 (D^{-1/2} W D^{-1/2} - I) X$ | diffusion on the symmetrically normalised graph, $W = e^{S}$, $D = \operatorname{diag}(W \mathbf{1})$ |
 #
 # How far apart are the simplified directions and the exact one? To first order in $\eta$, $\Pi$
-# removes from each row $D_i$ its component along $x_i$ (every $D$ here is already centred), so a
-# multiple of $X$ added to $D$ changes nothing but the step size. The fair comparison is between the
-# parts of the directions tangent to the sphere, $D_i - (D_i^\top x_i / d_q)\, x_i$:
+# keeps of each row $\Delta_i$ only its part tangent to the sphere at $x_i$: it removes the mean of
+# $\Delta_i$ and its component along $x_i$ (this is the Jacobian of $\Pi$). Every $\Delta$ here is
+# already centred, so the tangent part is $\Delta_i - (\Delta_i^\top x_i / d_q)\, x_i$, and a
+# multiple of $X$ added to $\Delta$ changes nothing but the step size. The fair comparison is
+# between tangent parts. `tangent_part` computes them; [the objections chapter](objections.ipynb)
+# uses the same function on MNIST.
 
 # %%
-def tangent(D, X):
-    """The part of each row D_i orthogonal to x_i: what Pi keeps of the step, to first order in eta."""
-    return D - (D * X).sum(1, keepdim=True) / X.shape[1] * X
-
+from probdr_lite.objections import tangent_part as tangent  # Pi's Jacobian at X applied to each row of Delta
 
 T_exact = tangent(update_direction(X0, kappa, beta, "exact"), X0)
 cosines = {}
@@ -162,9 +196,9 @@ for variant in CHAPTER_VARIANTS:
 c_A, c_sym = cosines["diffusion"], cosines["symmetric"]
 same = max(abs(cosines[v] - c_A) for v in ("attention", "paper")) < 1e-9
 display(Markdown(
-    ("`attention`, `diffusion` and `paper` share one tangent direction, since their D differ by multiples "
+    ("`attention`, `diffusion` and `paper` share one tangent direction, since their Δ differ by multiples "
      "of X: to first order they differ only in the length of the step. " if same else "")
-    + f"That direction has cosine {c_A:.3f} with the exact one; the `symmetric` variant has {c_sym:.3f}. "
+    + f"That direction has cosine {num(c_A, 3)} with the exact one; the `symmetric` variant has {num(c_sym, 3)}. "
     + ("Without a mask, on this toy, the simplifications hardly turn the step; they change how long it is."
        if c_A > 0.95 else "The simplifications turn the step noticeably.")
 ))
@@ -182,11 +216,13 @@ display(Markdown(
 #
 # The factor $e^\kappa$ is the same in every entry and cancels when a row is normalised. So the
 # softmax is the random-walk matrix $A = D^{-1} W'$ of the heat-kernel graph
-# $W_{ij} = e^{-\|\hat x_i - \hat x_j\|^2 / t}$ of chapter 1 with bandwidth $t = 2/\kappa$, plus a
-# self-loop of weight $e^{-\beta}$: $W' = W + e^{-\beta} I$, $D = \operatorname{diag}(W' \mathbf{1})$.
-# $\kappa$ is an inverse bandwidth, and $I - A$ is the random-walk Laplacian $L_{\mathrm{rw}}$.
-# `heat_kernel_attention` builds $D^{-1}W'$ with chapter 1's `knn_graph` (every other point a
-# neighbour), without any softmax:
+# $W_{ij} = e^{-\|\hat x_i - \hat x_j\|^2 / t}$ of [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb)
+# with bandwidth $t = 2/\kappa$, plus a self-loop of weight $e^{-\beta}$: $W' = W + e^{-\beta} I$,
+# $D = \operatorname{diag}(W' \mathbf{1})$. The book uses this convention throughout: the
+# bandwidth is $t$ in $e^{-\|\cdot\|^2/t}$, measured on unit rows, and $\kappa = 2/t$ is an
+# inverse bandwidth. $I - A$ is the random-walk Laplacian $L_{\mathrm{rw}}$.
+# `heat_kernel_attention` builds $D^{-1}W'$ with the graph code of that chapter, `knn_graph`
+# (every other point a neighbour), without any softmax:
 
 # %%
 A_graph = heat_kernel_attention(X0, kappa, beta)  # D^{-1} (W + e^{-beta} I), W_ij = exp(-kappa |x_i - x_j|^2 / 2)
@@ -198,38 +234,97 @@ print(f"A is not symmetric: max |A - A^T| = {(A - A.T).abs().max():.3f}")
 # point's* neighbourhood, so $A_{ij} \ne A_{ji}$ whenever the two points have different degrees.
 # That is why $2 L X$ and $(L + L^\top) X$ differ.
 #
+# What does "inverse bandwidth" look like? One row of $A$ is the attention of one point $q$, a bump
+# centred on $q$. The figure puts 1,500 evenly spread points on the unit sphere in three dimensions
+# and draws the row of $q$ (the star) for the chosen $\kappa$: on the left each point's weight
+# against its angle to $q$, computed as the softmax of $\kappa\, q^\top p$ (dots) and as the
+# normalised heat kernel $e^{-\|q - p\|^2/t}$ with $t = 2/\kappa$ (line), which coincide; the
+# dashed line is where $\|q - p\|^2 = t$. On the right the same weights on the sphere. A small
+# $\kappa$ spreads the row over the whole sphere; a large one shrinks it to the nearest few points.
+# The title counts the *effective* number of neighbours, $1 / \sum_p A_{qp}^2$.
+
+# %% tags=["remove-output"]
+bump_panel(kappa=kappa).show()
+
+# %% [markdown]
+# With a kernel (Binder, Colab, Jupyter, or *Live Code* in the rocket menu) the cell above shows
+# the figure with a $\kappa$ slider. Without one, the same figure for eight values of $\kappa$
+# from 0.3 to 1,000:
+
+# %%
+bump_scrub()
+
+# %% [markdown]
+#
 # ## $A - I$ is one Euler step of graph diffusion
 #
 # The data term alone, $X \leftarrow X + 2\eta (A - I) X = X - 2\eta L X$, is one explicit Euler
-# step of size $h = 2\eta$ of the graph heat equation
+# step of size $h = 2\eta$ of the graph heat equation in the time $\tau$ (the letter $t$ stays the
+# bandwidth),
 #
 # $$
-# \frac{dX}{dt} = -L X, \qquad X(t) = e^{-tL} X(0),
+# \frac{dX}{d\tau} = -L X, \qquad X(\tau) = e^{-\tau L} X(0),
 # $$
 #
 # which smooths every coordinate over the graph: each point drifts towards the weighted mean of
 # its neighbours, as in the Laplacian smoothing behind diffusion maps {cite:p}`coifman2006diffusion`.
-# `euler_diffusion_errors` takes $k$ Euler steps of size $h = t/k$ with $A$ fixed and compares them
-# with the exact solution $e^{-tL}X(0)$ from `scipy.linalg.expm`:
+# `euler_diffusion_errors` takes $k$ Euler steps of size $h = \tau/k$ with $A$ fixed and compares
+# them with the exact solution $e^{-\tau L}X(0)$ from `scipy.linalg.expm`:
 
 # %%
 rows = euler_diffusion_errors(A.numpy(), X0.numpy(), t=2 * eta, n_steps=(1, 2, 4, 8, 16))
-print(f"t = 2 eta = {2 * eta:g}")
-print(" steps k     h = t/k    relative error")
+print(f"tau = 2 eta = {2 * eta:g}")
+print(" steps k   h = tau/k    relative error")
 for r in rows:
     print(f"{r['steps']:7d}  {r['h']:9.4f}    {r['relative_error']:.2e}")
 
 # %% tags=["remove-input"]
 halving = rows[-2]["relative_error"] / rows[-1]["relative_error"]
 display(Markdown(
-    f"One block is the first row. Halving h divides the error by about {halving:.1f} (last two rows), "
+    f"One block is the first row. Halving h divides the error by about {num(halving, 1)} (last two rows), "
     + ("the mark of a first-order method." if 1.6 < halving < 2.4 else "not by the factor 2 of a first-order method.")
 ))
 
 # %% [markdown]
-# Explicit Euler is stable here only while $h \le 1$: the step is $(1 - h) X + h A X$, and for
-# $h = 2\eta > 1$ the weight on $X$ turns negative and the points overshoot. This is why the paper
-# keeps $\eta < 1/2$.
+# ## Two Laplacians, two step sizes
+#
+# When is an explicit Euler step $X - h L X$ safe? Along an eigenvector of $L$ with eigenvalue
+# $\lambda$ the step multiplies the component by $1 - h\lambda$, which stays in $(-1, 1]$ for every
+# eigenvalue exactly when $h < 2/\lambda_{\max}(L)$: that is the stability limit. It depends on
+# the spectrum, and the two chapters' Laplacians have very different ones. The unrolled-inference
+# chapter used $L = D - W$ of a 10-nearest-neighbour graph of 300 MNIST digits, whose eigenvalues
+# grow with the degrees. The attention's $L = I - A$ is a random-walk Laplacian: it is similar to
+# $I - D^{-1/2} W' D^{-1/2}$, so its eigenvalues are real and lie in $[0, 2]$. The figure shows
+# both spectra with each chapter's step: $h = \eta$ for the ELBO step of the unrolled-inference
+# chapter at its default $\eta = 1/\ell$, and $h = 2\eta$ for this chapter's block.
+
+# %%
+Y_300, _ = load_mnist(n=300, stratified=True)
+L_fixed = laplacian(knn_graph(Y_300.astype(np.float64), n_neighbors=10))  # the unrolled-inference chapter's D - W
+lam_fixed = laplacian_eigenvalues(L_fixed)
+lam_rw = laplacian_eigenvalues((I - A).numpy())  # this chapter's I - A on the toy
+eta_elbo = step_sizes(L_fixed, 0.3, n_components=2)["safe"]  # that chapter's default eta = 1 / ell
+fixed, rw = euler_limits(lam_fixed), euler_limits(lam_rw)
+fig = spectra_figure(lam_fixed, lam_rw, h_fixed=eta_elbo, h_attention=2 * eta)
+plt.show()
+print(f"D - W: lambda_max = {fixed['lambda_max']:.2f}, stable for h < {fixed['h_stable']:.4f}; "
+      f"step h = eta = {eta_elbo:.4f}, h lambda_max = {eta_elbo * fixed['lambda_max']:.2f}")
+print(f"I - A: eigenvalues in [{lam_rw.min():.2e}, {lam_rw.max():.4f}], stable for h < {rw['h_stable']:.4f}; "
+      f"step h = 2 eta = {2 * eta:g}, h lambda_max = {2 * eta * rw['lambda_max']:.2f}")
+
+# %% tags=["remove-input"]
+display(Markdown(bridge_sentence(fixed["lambda_max"], eta_elbo, rw["lambda_max"], eta)))
+
+# %% [markdown]
+# So the unrolled-inference chapter's thresholds carry over once both are written as $h\lambda_{\max}$.
+# There, the step on the ELBO diverged for $\eta > 2/(\lambda_{\max} - \lambda_1)$ with
+# $\lambda_{\max}$ of $D - W$. Here the diffusion step is $h = 2\eta$ on $I - A$, stable for
+# $2\eta < 2/\lambda_{\max}(I - A)$; every random-walk Laplacian has $\lambda_{\max} \le 2$, so
+# $h \le 1$, that is $\eta \le 1/2$, is sufficient whatever the graph. It is also the point where
+# each step $(1 - h) X + h A X$ is a convex combination of a point and the weighted mean of its
+# neighbours. For $h > 1$ the weight on $X$ turns negative and each point is pushed past that mean;
+# the step need not blow up until $h$ reaches $2/\lambda_{\max}(I - A)$, but it no longer averages.
+# This is why the paper keeps $\eta < 1/2$.
 #
 # **Plain attention changes only the step size.** Write the plain block as
 # $\Pi(X + 2\eta' A X)$. For $\eta < 1/2$,
@@ -254,8 +349,8 @@ print(f"plain attention with eta' = {eta:g} is diffusion with eta = {eta / (1 + 
 # %% [markdown]
 # So at initialisation, and at the same $\eta$, the plain block takes the gentler step. Once the
 # value and output weights are trained they differ: the residual path becomes
-# $X (I - W_V W_O) + A X W_V W_O$ rather than $X + A X W_V W_O$, a change the chapter on trained
-# transformers measures.
+# $X (I - W_V W_O) + A X W_V W_O$ rather than $X + A X W_V W_O$, a change
+# [the chapter on trained transformers](trained_transformers.ipynb) measures.
 #
 # ## The feed-forward block stands in for the regulariser
 #
@@ -275,7 +370,7 @@ print(f"norm of the exact term / norm of the approximation: {ratio_reg:.3f}")
 
 # %% tags=["remove-input"]
 display(Markdown(
-    f"On this toy the two terms point in directions with cosine {cos_reg:.2f}, and the exact term is "
+    f"On this toy the two terms point in directions with cosine {num(cos_reg, 2)}, and the exact term is "
     f"{ratio_reg:.3g} times as long as the approximation"
     + (": here the approximation is poor in direction and in size." if cos_reg < 0.9 or not 0.5 < ratio_reg < 2
        else ": here the approximation is close.")
@@ -284,7 +379,7 @@ display(Markdown(
 # %% [markdown]
 # The approximation is parallel to $X$, so after $\Pi$ it does nothing but shift weight between $X$
 # and $A X$: the `paper` and `diffusion` variants differ only by the coefficient
-# $2\eta/(d_q + \beta)$ on $X$. The chapter on objections measures the approximation on MNIST
+# $2\eta/(d_q + \beta)$ on $X$. [The objections chapter](objections.ipynb) measures the approximation on MNIST
 # latents and across $n$.
 #
 # ## LayerNorm is a projection
@@ -364,8 +459,8 @@ print(f"correlation of the logits with the cosines: diagonal weights {r_diagonal
 
 # %% tags=["remove-input"]
 display(Markdown(
-    f"With diagonal weights the logits *are* the scaled cosines (correlation {r_diagonal:.2f}); with random "
-    f"weights the correlation is {r_random:+.2f}, "
+    f"With diagonal weights the logits *are* the scaled cosines (correlation {num(r_diagonal, 2)}); with random "
+    f"weights the correlation is {signed(r_random, 2)}, "
     + ("so the attention pattern says little about which points are similar. "
        if abs(r_random) < 0.3 else "a much weaker link than the diagonal weights give. ")
     + "The chain from the ELBO to the block holds only at this special initialisation."
@@ -423,13 +518,13 @@ plt.show()
 display(Markdown(
     f"Without the mask about {100 * upper_full:.0f} % of the attention goes to later points; with it, none "
     f"does. The asymmetry of A, which is why 2LX differs from (L + Lᵀ)X, "
-    + (f"grows from {asym_full:.2f} to {asym_causal:.2f}, and the cosine between the paper's direction and "
-       f"the exact gradient drops from {c_A:.2f} to {cos_causal:.2f}. The simplification 2LX is furthest from "
+    + (f"grows from {num(asym_full, 2)} to {num(asym_causal, 2)}, and the cosine between the paper's direction and "
+       f"the exact gradient drops from {num(c_A, 2)} to {num(cos_causal, 2)}. The simplification 2LX is furthest from "
        "the true gradient for the causal models it is mostly applied to."
        if asym_causal > asym_full and cos_causal < c_A else
-       f"is {asym_full:.2f} without the mask and {asym_causal:.2f} with it; the cosine between the paper's "
-       f"direction and the exact gradient is {c_A:.2f} without and {cos_causal:.2f} with the mask.")
-    + " The chapter on objections measures the gap along the MNIST steps."
+       f"is {num(asym_full, 2)} without the mask and {num(asym_causal, 2)} with it; the cosine between the paper's "
+       f"direction and the exact gradient is {num(c_A, 2)} without and {num(cos_causal, 2)} with the mask.")
+    + " The objections chapter measures the gap along the MNIST steps."
 ))
 
 # %% [markdown]
@@ -439,42 +534,61 @@ display(Markdown(
 # **1.** Show that for $\eta < 1/2$ the diffusion block equals a plain attention block with step
 # $\eta' = \eta/(1 - 2\eta)$. What does the diffusion block do at $\eta = 1/2$, and at $\eta = 0.8$?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # $X + 2\eta(A - I)X = (1 - 2\eta)X + 2\eta A X = (1 - 2\eta)\big(X + \tfrac{2\eta}{1 - 2\eta} A X\big)$,
 # and $\Pi$ ignores the positive factor $1 - 2\eta$ on every row. At $\eta = 1/2$ the $X$ term
 # vanishes and the block is $\Pi(A X)$: each point jumps to the weighted mean of its neighbours.
 # At $\eta = 0.8$ the update is $\Pi(-0.6 X + 1.6 A X)$: each point is pushed *past* that mean,
-# away from where it was. This is the Euler step with $h = 1.6 > 1$, and the slider panel shows
-# points leaving the picture.
-# ```
-#
+# away from where it was. This is the Euler step with $h = 1.6 > 1$, no longer a convex
+# combination. The hidden cell checks the identity at $\eta = 0.25$ and the limit $\eta = 1/2$.
+# :::
+
+# %% tags=["hide-cell"]
+for e in (0.1, 0.25):
+    gap = (block_step(X0, kappa, e, beta, "diffusion") - block_step(X0, kappa, e / (1 - 2 * e), beta, "attention"))
+    print(f"eta = {e}: diffusion vs attention at eta' = {e / (1 - 2 * e):g}, max |difference| {gap.abs().max():.1e}")
+half = block_step(X0, kappa, 0.5, beta, "diffusion") - layer_norm(A @ X0)
+print(f"eta = 1/2: diffusion block vs Pi(A X), max |difference| {half.abs().max():.1e}")
+
+# %% [markdown]
 # **2.** Take $\beta > 0$ and distinct points. What does $A$ tend to as $\kappa \to 0$, and as
 # $\kappa \to \infty$? What does a block do in each limit?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # As $\kappa \to 0$ the logits are $-\beta$ on the diagonal and 0 elsewhere, so every row tends to
 # $(\mathbf{1} - (1 - e^{-\beta}) e_i)^\top / (n - 1 + e^{-\beta})$: nearly uniform. Every point is
 # pulled towards the same global mean, and repeated blocks shrink the picture towards one point.
 # As $\kappa \to \infty$ the self-logit $\kappa - \beta$ beats the nearest neighbour's
 # $\kappa \cos(\hat x_i, \hat x_j)$ as soon as $\kappa (1 - \cos) > \beta$, so $A \to I$ and
 # $(A - I)X \to 0$: nothing moves. The interesting regime lies between, where a point's
-# neighbourhood holds a few others.
-# ```
-#
+# neighbourhood holds a few others. The hidden cell measures both limits on the toy.
+# :::
+
+# %% tags=["hide-cell"]
+e_beta = math.exp(-beta)
+row0 = (torch.ones(n, dtype=X0.dtype) - (1 - e_beta) * torch.eye(n, dtype=X0.dtype)) / (n - 1 + e_beta)
+print(f"kappa = 1e-6: max |A - uniform rows| = {(attention_matrix(X0, 1e-6, beta) - row0).abs().max():.1e}")
+gap = 1 - (X0 @ X0.T / d_q - 2 * I).max(1).values  # 1 - cos to each point's nearest other point
+print(f"A -> I needs kappa (1 - cos) > beta for every nearest pair: kappa > {beta / gap.min():.3g} here "
+      f"(median over points {beta / gap.median():.3g})")
+for k in (1e2, 1e4):
+    share = (attention_matrix(X0, k, beta).diagonal() > 0.99).double().mean()
+    print(f"kappa = {k:g}: share of points with A_ii > 0.99: {share:.2f}")
+
+# %% [markdown]
 # **3.** Under the causal mask, point 1 never moves in the `diffusion` variant. Does it move in the
 # `exact` variant? Check your answer with `unroll(X0, 8, kappa, eta, beta, "exact", mask="causal")`.
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # It does. The exact direction is $2C^{-1}X - (L + L^\top)X = 2C^{-1}X - 2X + AX + A^\top X$. Row 1
 # of $AX - X$ is zero, but row 1 of $A^\top X$ is $\sum_j A_{j1} x_j$: every later point that
 # attends to point 1 pulls it in turn, and the regulariser $2C^{-1}X$ moves it too. The transpose
 # sends information backwards in the sequence, which a causal model forbids. So the exact gradient
 # of the ELBO is not a causal operation, another reason the paper's $2LX$ is a choice rather than
-# a derivation.
-# ```
+# a derivation. The hidden cell measures how far point 1 moves in each variant.
+# :::
+
+# %% tags=["hide-cell"]
+for v in ("diffusion", "exact"):
+    run = unroll(X0, 8, kappa, eta, beta, v, mask="causal")
+    print(f"{v:>9}: point 1 moves by {(run[-1][0] - run[0][0]).norm():.3e} over 8 causal blocks")

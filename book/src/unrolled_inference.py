@@ -8,9 +8,10 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %% [markdown]
 # # Inference unrolled
 #
-# Chapter 2 solved the ELBO in closed form with one eigendecomposition. That is fine for a fixed
-# graph, but it does not generalise: as soon as the graph depends on the embedding itself, as it
-# will in the next chapter, there is no eigendecomposition to take. What always works is to climb
+# [The ELBO chapter](probdr_elbo.ipynb) solved the ELBO in closed form with one
+# eigendecomposition. That is fine for a fixed graph, but it does not generalise: as soon as the
+# graph depends on the embedding itself, as it will in [the next chapter](transformer_block.ipynb),
+# there is no eigendecomposition to take. What always works is to climb
 # the ELBO by gradient ascent from a random start. This chapter does exactly that, and then looks at
 # the loop from a different angle. Each step applies one fixed function to the current embedding,
 # so $T$ steps are a network of $T$ identical layers. The rest of the book reads a transformer this
@@ -29,9 +30,11 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
+from probdr_lite.figures.chapter_text import eta_sentence
 from probdr_lite.figures.live.chapters import eta_live
 from probdr_lite.figures.unrolling import eta_panel, steps_figure, steps_scrub
 from probdr_lite.graphs import knn_graph, laplacian
@@ -41,8 +44,9 @@ from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo, le_elbo_gra
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 
 # %% [markdown]
-# The set-up is chapter 2's: 300 MNIST digits, their 10-nearest-neighbour graph with Laplacian
-# $\hat L = L = D - W$, $\beta = 0.3$, $q = 2$ coordinates, and $X$ kept centred, $\mathbf{1}^\top X = 0$.
+# The set-up is that of the ELBO chapter: 300 MNIST digits, their 10-nearest-neighbour graph with
+# Laplacian $\hat L = L = D - W$, $\beta = 0.3$, $q = 2$ coordinates, and $X$ kept centred,
+# $\mathbf{1}^\top X = 0$.
 
 # %%
 Y, labels = load_mnist(n=300, stratified=True)
@@ -56,8 +60,9 @@ print(f"n = {n}, beta = {beta}, q = {q}; ELBO at the closed form = {le_elbo(X_st
 # %% [markdown]
 # ## One step of gradient ascent
 #
-# With $\nu = 1$ and a symmetric $\hat L$, chapter 2's gradient is
-# $\partial\,\mathrm{ELBO}/\partial X = C^{-1}X - \hat L X$ with $C = X X^\top + \beta I$. One step of
+# With $\nu = 1$ and a symmetric $\hat L$, the gradient of the ELBO chapter is
+# $\partial\,\mathrm{ELBO}/\partial X = C^{-1}X - \hat L X$ with $C = X X^\top + \beta I$ (a
+# larger $\nu$ would only multiply it by $\nu$, the same as a larger step). One step of
 # size $\eta$, followed by re-centring with $P = I - \mathbf{1}\mathbf{1}^\top/n$, is
 #
 # $$
@@ -70,12 +75,14 @@ print(f"n = {n}, beta = {beta}, q = {q}; ELBO at the closed form = {le_elbo(X_st
 #
 # - $X_t - \eta \hat L X_t$ moves every point towards its neighbours: row $i$ of $-\hat L X$ is
 #   $\sum_j W_{ij}(x_j - x_i)$. This is one explicit Euler step of graph diffusion,
-#   $dX/d\tau = -\hat L X$, the smoothing that on its own would collapse the embedding.
+#   $dX/d\tau = -\hat L X$, with step $h = \eta$: the smoothing that on its own would collapse the
+#   embedding. Such a step is stable for $h < 2/\lambda_{\max}(\hat L)$, the threshold found below.
 # - $\eta\,X_t (X_t^\top X_t + \beta I)^{-1}$ multiplies every row by the same $q \times q$ matrix. It
 #   never mixes points, and it pushes outwards, most strongly along directions in which $X_t$ is
 #   still small. This is the log-determinant's defence against collapse.
 #
-# In chapter 4 the first part becomes attention and the second the feed-forward block. The step
+# In [the transformer-block chapter](transformer_block.ipynb) the first part becomes attention and
+# the second the feed-forward block. The step
 # fits in a three-line function:
 
 # %%
@@ -118,16 +125,17 @@ print(f"slowest rate near X*                          = {marks['slowest']:.4f} p
 # %% [markdown]
 # The panel runs 600 steps from a small random start for the chosen $\eta$. On the left is the gap
 # to the optimal ELBO, in the middle the distance to the closed form, and on the right the last
-# iterate. At the default $\eta = 0.025 \approx 1/\ell$ the ascent converges. Move the slider:
+# iterate. The default is $\eta = 1/\ell$, printed above. Move the slider:
 #
-# - **smaller** $\eta$ (0.002 to 0.01) is stable but slow; after 600 steps the embedding is still
-#   far from the answer;
-# - **larger** $\eta$, up to the threshold, converges faster, since the slowest mode contracts by
+# - **smaller** $\eta$ is stable but slower: the slowest mode contracts only by
 #   $1 - \eta \times$ rate per step;
-# - **past the threshold** ($\eta \gtrsim 0.057$) the run blows up within a few dozen to a few
-#   hundred steps.
+# - **larger** $\eta$, up to the threshold, converges faster, for the same reason;
+# - **past the threshold** $2/(\lambda_{\max} - \lambda_1)$, printed above, the run blows up.
 #
-# The middle plot needs a word. $X^*$ is defined only up to a rotation $R$ (chapter 2), so
+# The sentence under the scrub figure below says, for each of its step sizes, whether the run
+# converged within 600 steps, stayed short of it, or diverged.
+#
+# The middle plot needs a word. $X^*$ is defined only up to a rotation $R$ (see the ELBO chapter), so
 # $\lVert X_t - X^* \rVert$ would be no use. The *Gram matrix* $X X^\top$ does not see $R$, so the
 # distance is
 #
@@ -146,7 +154,11 @@ panel.show()
 # to divergent (above the threshold).
 
 # %%
-eta_live(L, labels, beta=beta, n_components=q, n_steps=600)
+etas = [0.002, 0.005, 0.01, 0.025, 0.04, 0.05, 0.056, 0.06, 0.07]  # named in the sentence below
+eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=etas)
+
+# %% tags=["remove-input"]
+display(Markdown(eta_sentence(L, beta, etas, n_components=q, n_steps=600, marks=marks)))
 
 # %% [markdown]
 # ## From noise to the answer, layer by layer
@@ -175,13 +187,14 @@ plt.show()
 # %% [markdown]
 # The run goes through three phases, and the linearisation accounts for the last one.
 #
-# 1. **Smoothing** (the first ten steps or so). The random start is larger than the answer, and the
+# 1. **Smoothing** (the first frames). The random start is larger than the answer, and the
 #    diffusion term $-\eta \hat L X$ quickly removes everything that changes sharply across edges.
 #    The cloud shrinks.
-# 2. **Growth** (roughly steps 10 to 150). Along the smoothest directions, those with $\lambda < 1/\beta$, the
-#    log-determinant pushes harder than the trace term pulls, so these grow by about
-#    $1 + \eta(1/\beta - \lambda)$ per step until they reach their scale $\sqrt{1/\lambda - \beta}$.
-# 3. **Alignment** (hundreds of steps). The embedding has the right size but still mixes the
+# 2. **Growth** (the middle frames). Along the smoothest directions, those with
+#    $\lambda < 1/\beta$, the log-determinant pushes harder than the trace term pulls, so these grow
+#    by about $1 + \eta(1/\beta - \lambda)$ per step until they reach their scale
+#    $\sqrt{1/\lambda - \beta}$.
+# 3. **Alignment** (the last and longest phase). The embedding has the right size but still mixes the
 #    second eigenvector with the third, whose eigenvalue is only slightly larger. The mixture
 #    fades by $1 - \eta(\lambda_3 - \lambda_2)$ per step. The fitted slope of the Gram error over the
 #    last steps matches that prediction:
@@ -212,12 +225,18 @@ steps_scrub(fit, labels, frames)
 # dangers: too small and a deep network barely moves its input, too large and the activations
 # blow up.
 #
-# This reading is the engine of the rest of the book. Chapter 4 keeps the loop but changes one
-# thing: the graph is no longer fixed by the data. It is rebuilt at every layer from the current
-# latents with a heat kernel, $W_{ij} = \exp(\kappa\, x_i^\top x_j)$. Its random-walk normalisation
-# $A = D^{-1}W$ is then softmax attention, and the smoothing step $X - \eta(I - A)X$ is an
-# attention update. That is the claim of {cite:t}`ravuri2025transformers`: a transformer block is one
-# such layer. The next chapters take the claim apart and test each piece.
+# This reading is the engine of the rest of the book.
+# [The transformer-block chapter](transformer_block.ipynb) keeps the loop but changes one thing:
+# the graph is no longer fixed by the data. It is rebuilt at every layer from the current latents,
+# whose rows LayerNorm puts on a sphere of squared radius $d_q$, with the weights
+# $W_{ij} = \exp\big(\tfrac{\kappa}{d_q}\, x_i^\top x_j\big) = \exp(\kappa\, \hat x_i^\top \hat x_j)$
+# for the unit rows $\hat x_i = x_i / \sqrt{d_q}$. Because the rows have unit norm,
+# $\hat x_i^\top \hat x_j = 1 - \tfrac12 \lVert \hat x_i - \hat x_j \rVert^2$, so these are heat-kernel
+# weights $e^{-\lVert \hat x_i - \hat x_j \rVert^2 / t}$ with bandwidth $t = 2/\kappa$ (up to a common
+# factor); without equal norms they would not be. Their random-walk normalisation $A = D^{-1}W$ is
+# then softmax attention, and the smoothing step $X - h(I - A)X$ is an attention update. That is
+# the claim of {cite:t}`ravuri2025transformers`: a transformer block is one such layer. The next
+# chapters take the claim apart and test each piece.
 #
 # ## Exercises
 #
@@ -225,15 +244,13 @@ steps_scrub(fit, labels, frames)
 # same columns? The same Gram matrix? What does this say about comparing a network's output with
 # the closed form?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # The columns differ. The ELBO depends on $X$ only through $X X^\top$, so every rotation $X R$ of an
 # optimum is an optimum, and different starts end at different rotations. The Gram matrices, and
 # with them the principal-angle cosines to $X^*$, agree to the accuracy of the runs. Any
 # comparison of a learned representation with a closed form has to be rotation-invariant in the
 # same way (hidden cell).
-# ```
+# :::
 
 # %% tags=["hide-cell"]
 runs = [fit_le_elbo(L, q, beta, eta=eta, n_steps=T, seed=s, centre=True).X for s in (0, 1)]
@@ -247,9 +264,7 @@ print("cosines to X*:", [subspace_agreement(r, X_star) for r in runs])
 # $u_k$. Show that the gradient changes by $-\varepsilon(\lambda_k - \lambda_j)\,u_k e_j^\top$ to first order.
 # Then check the divergence threshold by running just below and just above it.
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
+# :::{dropdown} Solution
 # The gradient is $C^{-1}X - \hat L X$. The trace part changes by $-\varepsilon\lambda_k u_k e_j^\top$.
 # For the other part, $C^{-1}X^* = X^*(X^{*\top}X^* + \beta I)^{-1}$ has columns $\lambda_j s_j u_j$,
 # because $s_j^2 + \beta = 1/\lambda_j$. Perturbing $X$ changes $C^{-1}X$ by
@@ -259,7 +274,7 @@ print("cosines to X*:", [subspace_agreement(r, X_star) for r in runs])
 # Adding the two parts gives $-\varepsilon(\lambda_k - \lambda_j)\,u_k e_j^\top$. A step multiplies the tilt
 # by $1 - \eta(\lambda_k - \lambda_j)$, which leaves $[-1, 1]$ first for $k$ the sharpest direction and
 # $j = 1$. Hence $\eta < 2/(\lambda_{\max} - \lambda_1)$.
-# ```
+# :::
 
 # %% tags=["hide-cell"]
 for factor in (0.97, 1.03):
@@ -275,16 +290,14 @@ for factor in (0.97, 1.03):
 # at every step? How many layers does it take to reach a Gram error of $10^{-2}$? What does this
 # suggest about the depth and the residual scale of a network built from such layers?
 #
-# ```{admonition} Solution
-# :class: dropdown
-#
-# On this start the ELBO still rises at every step, although nothing guaranteed it, and the Gram
-# error falls below $10^{-2}$ in about half as many layers as with $\eta = 1/\ell$. The slow alignment
-# phase contracts by $1 - \eta(\lambda_3 - \lambda_2)$ per layer, so doubling $\eta$ roughly halves the
-# depth needed. For a network this means a larger residual scale buys depth, but only up to the
+# :::{dropdown} Solution
+# Nothing guarantees that the ELBO still rises at every step; the hidden cell checks it on this
+# start, and counts the layers each step size needs to bring the Gram error below $10^{-2}$. The
+# slow alignment phase contracts by $1 - \eta(\lambda_3 - \lambda_2)$ per layer, so the number of
+# layers needed falls roughly in proportion to $1/\eta$. For a network this means a larger residual scale buys depth, but only up to the
 # point where the sharpest direction overshoots. Beyond that, adding layers makes the output worse,
 # not better (hidden cell).
-# ```
+# :::
 
 # %% tags=["hide-cell"]
 fast = fit_le_elbo(L, q, beta, eta=0.9 * marks["divergent"], n_steps=T, seed=0, centre=True)

@@ -11,12 +11,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_array, check_scalar
-from probdr_lite.objections import (CLASS_LEVEL, METRICS, THRESHOLDS, Verdict, attention_logits,
-                                   regulariser_prediction)
-from probdr_lite.plotting import Table, class_scatter
+from probdr_lite.figures.prose import num
+from probdr_lite.figures.style import METRIC_LABELS as METRICS
+from probdr_lite.figures.style import variant_style
+from probdr_lite.figures.verdicts import Verdict
+from probdr_lite.objections import THRESHOLDS, regulariser_prediction
+from probdr_lite.plotting import Table
+
+#: The two numbers that measure clustering *by class* (the claim of the MNIST figure); the other two are local.
+CLASS_LEVEL = ("between_within", "kmeans_nmi")
 
 __all__ = [
-    "VARIANT_STYLE",
     "summary_table",
     "thresholds_table",
     "final_metrics_table",
@@ -25,19 +30,8 @@ __all__ = [
     "stop_gradient_figure",
     "regulariser_figure",
     "layer_metrics_figure",
-    "latents_figure",
-    "initialisation_figure",
+    "single_runs_table",
 ]
-
-#: Label and colour of each update (the same in every figure of the chapter).
-VARIANT_STYLE = {
-    "attention": ("plain attention: 2 A X", "tab:gray"),
-    "diffusion": ("A - I: 2 (A - I) X", "tab:olive"),
-    "paper": ("paper: 2 (A - I) X + 2 X / (d_q + β)", "tab:blue"),
-    "exact": ("stop-grad gradient: 2 C⁻¹ X - (L + Lᵀ) X", "tab:orange"),
-    "symmetric": ("symmetric: 2 (D^-1/2 E D^-1/2 - I) X", "tab:green"),
-    "full": ("full gradient ∇F", "tab:red"),
-}
 
 _GUIDE = dict(color="0.5", ls="--", lw=1)
 
@@ -50,14 +44,18 @@ def _vector(x, name, length=None):
 
 
 def _style(variant):
-    return VARIANT_STYLE.get(variant, (variant, None))
+    """(label, colour) of a block variant from the book-wide :data:`probdr_lite.figures.style.VARIANT_STYLE`."""
+    try:
+        return tuple(variant_style(variant, "block"))
+    except ValueError:
+        return (variant, None)
 
 
 def summary_table(verdicts) -> Table:
     """The chapter's summary: objection | the test | the number | verdict, one row per :class:`Verdict`."""
     verdicts = list(verdicts) if not isinstance(verdicts, (str, bytes)) else []
     if not verdicts or not all(isinstance(v, Verdict) for v in verdicts):
-        raise ValueError("verdicts must be a non-empty list of probdr_lite.objections.Verdict")
+        raise ValueError("verdicts must be a non-empty list of probdr_lite.figures.verdicts.Verdict")
     body = [[v.key, v.objection, v.test, v.number, v.verdict] for v in verdicts]
     return Table(["#", "objection", "the test", "the number", "verdict"], body,
                  caption="each number is computed in this chapter; each verdict follows from it by a stated threshold")
@@ -65,14 +63,15 @@ def summary_table(verdicts) -> Table:
 
 #: What each threshold of ``THRESHOLDS`` decides, for :func:`thresholds_table`.
 THRESHOLD_MEANING = {
-    "asymmetry": "1: largest relative difference still counted as 'the same direction'",
+    "asymmetry": "1: largest relative difference still counted as 'the same direction' (full space)",
+    "tangent_cosine": "1: smallest cosine of the tangent parts still counted as 'the same direction'",
     "eigen_tol": "2: an eigenvalue below minus this is negative; a residual below it is zero",
     "cosine": "3: smallest mean cosine for stop-gradient to pass (and F must rise for every seed)",
     "approx_error": "4: largest relative error for the approximation to pass",
-    "alpha": "5: significance level of the paired t-test (chapter 6's rule)",
+    "single_run_snr": "5: smallest |mean| / sd of the paired differences for one pair of runs to be enough",
     "min_seeds": "5: fewest seeds paired across the arms before a task is judged",
-    "identity": "derived: largest difference for an identity to hold to rounding",
-    "correlation": "derived: |correlation| below this means unrelated, above 1 minus this means related",
+    "identity": "exercises: largest difference for an identity to hold to rounding",
+    "correlation": "exercises: |correlation| below this means unrelated, above 1 minus this means related",
 }
 
 
@@ -95,7 +94,7 @@ def final_metrics_table(metrics: dict, variants=None) -> Table:
             raise ValueError(f"variants must name variants in metrics; got {v!r}")
     first, last = int(metrics["layers"][0]), int(metrics["layers"][-1])
     header = ["update"] + [f"{label}, layer {first} → {last}" for label in METRICS.values()]
-    body = [[_style(v)[0]] + [f"{metrics[v][k][0]:.3f} → {metrics[v][k][-1]:.3f}" for k in METRICS]
+    body = [[_style(v)[0]] + [f"{num(metrics[v][k][0])} → {num(metrics[v][k][-1])}" for k in METRICS]
             for v in variants]
     return Table(header, body)
 
@@ -115,15 +114,25 @@ def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
     rel_c = _vector(causal["relative_difference"], "causal['relative_difference']")
     kappas = _vector(kappas, "kappas")
     random_values = _vector(random_values, "random_values", kappas.shape[0])
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
     ax = axes[0]
-    ax.plot(np.arange(rel.size), rel, "o-", color="tab:blue", label="MNIST, full attention")
-    ax.plot(np.arange(rel_c.size), rel_c, "s-", color="tab:purple", label="MNIST, causal mask")
+    ax.plot(np.arange(rel.size), rel, "o-", color="tab:blue", label="no mask")
+    ax.plot(np.arange(rel_c.size), rel_c, "s-", color="tab:purple", label="causal mask")
     ax.axhline(THRESHOLDS["asymmetry"], **_GUIDE, label="threshold")
     ax.set(xlabel="step t", ylabel="||2 L X - (L + Lᵀ) X|| / ||(L + Lᵀ) X||", ylim=(0, 1.05),
-           title="the paper's direction vs the gradient")
+           title="full space: relative difference")
     ax.legend(fontsize="small")
     ax = axes[1]
+    if "tangent_cosine" in mnist and "tangent_cosine" in causal:
+        ax.plot(np.arange(rel.size), _vector(mnist["tangent_cosine"], "mnist['tangent_cosine']", rel.size), "o-",
+                color="tab:blue", label="no mask")
+        ax.plot(np.arange(rel_c.size), _vector(causal["tangent_cosine"], "causal['tangent_cosine']", rel_c.size),
+                "s-", color="tab:purple", label="causal mask")
+        ax.axhline(THRESHOLDS["tangent_cosine"], **_GUIDE, label="threshold")
+        ax.legend(fontsize="small")
+    ax.set(xlabel="step t", ylabel="cosine of the tangent parts", ylim=(0.5, 1.01),
+           title="what LayerNorm keeps: cosine")
+    ax = axes[2]
     steps = np.arange(rel.size)
     ax.fill_between(steps, _vector(mnist["column_sum_min"], "column_sum_min", rel.size),
                     _vector(mnist["column_sum_max"], "column_sum_max", rel.size), color="tab:blue", alpha=0.3,
@@ -131,7 +140,7 @@ def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
     ax.axhline(1.0, **_GUIDE, label="1 (A symmetric)")
     ax.set(xlabel="step t", ylabel="column sum of A (attention received)", title="why: unequal in-degrees")
     ax.legend(fontsize="small")
-    ax = axes[2]
+    ax = axes[3]
     ax.semilogy(kappas, np.maximum(random_values, 1e-17), "o-", color="tab:gray")
     ax.axhline(THRESHOLDS["asymmetry"], **_GUIDE)
     ax.set_xscale("log")
@@ -257,53 +266,22 @@ def layer_metrics_figure(metrics: dict):
     return fig
 
 
-def latents_figure(paths: dict, labels, layer=-1):
-    """The MNIST picture for every variant: first two latent coordinates at layer 0 and at ``layer``."""
-    if not isinstance(paths, dict) or not paths:
-        raise ValueError("paths must be a non-empty dict {variant: list of latents}")
-    labels = np.asarray(labels)
-    first = next(iter(paths.values()))
-    panels = [("layer 0 (all variants)", first[0])]
-    for variant, path in paths.items():
-        if not -len(path) <= layer < len(path):
-            raise ValueError(f"layer must index the paths (length {len(path)}); got {layer}")
-        t = layer % len(path)
-        panels.append((f"{_style(variant)[0]}\nlayer {t}", path[layer]))
-    cols = 3
-    rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
-    for k, ax in enumerate(axes.ravel()):
-        if k >= len(panels):
-            ax.set_axis_off()
-            continue
-        title, X = panels[k]
-        class_scatter(ax, check_array(X, "paths", ndim=2), labels, s=3, legend=(k == cols - 1))
-        ax.set_title(title, fontsize="small")
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.tight_layout()
-    return fig
+def single_runs_table(runs: dict) -> Table:
+    """Objection 5: per task, the paired differences (A − I minus attention) seed by seed, and what one pair shows.
 
-
-def initialisation_figure(X, kappa=30.0, std=0.02, seed=0, max_pairs=4000):
-    """Derived: attention logits against token cosine similarity at the standard and the diagonal initialisation.
-
-    At most ``max_pairs`` pairs i < j are drawn (a fixed random subset), so the page stays small.
+    ``runs`` is the dict returned by :func:`probdr_lite.figures.verdicts.training_runs`.
     """
-    X = check_array(X, "X", ndim=2, min_rows=3)
-    max_pairs = check_scalar(max_pairs, "max_pairs", low=10, high=10**6, integer=True)
-    n = X.shape[0]
-    iu, ju = np.triu_indices(n, k=1)
-    pick = np.random.default_rng(seed).choice(iu.size, min(max_pairs, iu.size), replace=False)
-    iu, ju = iu[pick], ju[pick]
-    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
-    cos = np.einsum("pd,pd->p", Xn[iu], Xn[ju])
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, init, title in ((axes[0], "standard", f"standard init: W ~ N(0, {std:g}²)"),
-                            (axes[1], "diagonal", f"diagonal init: W_Q = W_K = a I (κ = {kappa:g})")):
-        S = attention_logits(X, init, kappa, std, seed).numpy()
-        ax.plot(cos, S[iu, ju], ".", ms=2, alpha=0.5, color="tab:blue")
-        r = np.corrcoef(cos, S[iu, ju])[0, 1]
-        ax.set(xlabel="cos(x_i, x_j)", ylabel="attention logit", title=f"{title}\ncorrelation {r:+.3f}")
-    fig.tight_layout()
-    return fig
+    if not isinstance(runs, dict) or not runs:
+        raise ValueError("runs must be the dict returned by training_runs")
+    body = []
+    for task, r in runs.items():
+        if r is None:
+            body.append([task, "not committed", "", "", "", ""])
+            continue
+        e = r["evidence"]
+        body.append([task, r["quantity"], ", ".join(num(d, 4) for d in e["differences"]),
+                     f"{num(e['mean_diff'], 4)} ± {num(e['sd_diff'], 4)}", num(e["snr"], 2),
+                     f"{e['n_opposite']} of {e['n']}"])
+    return Table(["task", "number", "A − I minus attention, seed by seed", "mean ± sd", "|mean| / sd",
+                  "single pairs pointing the other way"], body,
+                 caption="each seed is one pair of runs with the same initial weights and batches")

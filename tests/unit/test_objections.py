@@ -16,6 +16,7 @@ import torch
 from probdr_lite import objections as O
 from probdr_lite import unrolled as U
 from probdr_lite.figures import objections as figs
+from probdr_lite.figures import verdicts as V
 from probdr_lite.metrics import cluster_metrics
 from probdr_lite.plotting import figure_data
 
@@ -106,6 +107,33 @@ def test_asymmetry_along_path_and_by_kappa(X):
     assert by_kappa[1] == pytest.approx(O.gradient_asymmetry(X, 3.0, 1.0))
 
 
+def test_tangent_part_is_the_jacobian_of_layer_norm(X):
+    """Pi(X + eps D) = X + eps T(D) + O(eps^2): compare with autograd's Jacobian-vector product of LayerNorm."""
+    D = torch.randn(X.shape, generator=torch.Generator().manual_seed(5), dtype=F64)
+    _, jvp = torch.autograd.functional.jvp(ln, (X,), (D,))
+    assert torch.allclose(O.tangent_part(D, X), jvp, atol=1e-12)
+    # a multiple of X and a constant shift of each row are invisible to LayerNorm to first order
+    assert O.tangent_part(3.0 * X + 2.0, X).abs().max() < 1e-12
+    assert O.tangent_cosine(D, D + 5.0 * X, X) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_asymmetry_along_path_tangent_measures(X):
+    path = U.unroll(X, 2, 10.0, 0.4, 1.0, "paper")
+    out = O.asymmetry_along_path(path, 10.0, 1.0, mask="causal")
+    for t, Xt in enumerate(path):
+        A = ref_A(Xt, 10.0, 1.0, causal=True)
+        L = torch.eye(40, dtype=F64) - A
+        paper, true = 2 * L @ Xt, (L + L.T) @ Xt
+        _, t_paper = torch.autograd.functional.jvp(ln, (Xt,), (paper,))
+        _, t_true = torch.autograd.functional.jvp(ln, (Xt,), (true,))
+        cos = float((t_paper * t_true).sum() / (t_paper.norm() * t_true.norm()))
+        assert out["tangent_cosine"][t] == pytest.approx(cos, rel=1e-10)
+        assert out["tangent_relative_difference"][t] == pytest.approx(
+            float((t_paper - t_true).norm() / t_true.norm()), rel=1e-10)
+        assert out["cosine"][t] == pytest.approx(float((paper * true).sum() / (paper.norm() * true.norm())),
+                                                 rel=1e-10)
+
+
 @pytest.mark.parametrize("call, name", [
     (lambda X: O.asymmetry_along_path([], 3.0), "path"),
     (lambda X: O.asymmetry_along_path(X, 3.0), "path"),
@@ -113,6 +141,7 @@ def test_asymmetry_along_path_and_by_kappa(X):
     (lambda X: O.asymmetry_by_kappa(X, [1.0, -2.0]), "kappas"),
     (lambda X: O.gradient_asymmetry(X, 0.0), "kappa"),
     (lambda X: O.gradient_asymmetry(X[:, :1], 1.0), "X"),
+    (lambda X: O.tangent_part(X[:, :3], X), "D"),
 ])
 def test_objection_1_bad_input(X, call, name):
     with pytest.raises(ValueError, match=name):
@@ -320,7 +349,7 @@ def test_layer_metrics_equal_cluster_metrics(small_runs):
     _, labels, paths = small_runs
     out = O.layer_metrics(paths, labels, layers=[0, 2])
     direct = cluster_metrics(paths["paper"][2].numpy(), labels)
-    for key in O.METRICS:
+    for key in O.METRIC_NAMES:
         assert out["paper"][key][1] == pytest.approx(direct[key], abs=1e-12)
         assert out["paper"][key][0] == out["attention"][key][0]  # layer 0 is shared
     assert list(out["layers"]) == [0, 2]
@@ -409,113 +438,140 @@ def make_row(task, variant, seed, val, acc=None):
     return row
 
 
-def write_charlm(path, n_seeds, shift):
+def write_charlm(path, n_seeds, shift, spread=0.001):
     rows = []
     for s in range(n_seeds):
         base = [3.0, 2.5, 2.0 + 0.01 * s]
         rows.append(make_row("charlm", "attention", s, base))
-        rows.append(make_row("charlm", "diffusion", s, [v + shift + 0.001 * s for v in base]))
+        rows.append(make_row("charlm", "diffusion", s, [v + shift + spread * s for v in base]))
     (path / "charlm_cpu.json").write_text(json.dumps(rows))
+    return rows
 
 
-def test_training_evidence_without_results(tmp_path):
-    evidence = O.training_evidence(tmp_path)
-    assert evidence == {"charlm": None, "vit": None}
-    v = O.verdict_training(evidence)
-    assert v.verdict == "not yet tested" and "not committed" in v.because
+def test_single_run_evidence_against_the_paired_differences_by_hand():
+    rows = [{"variant": v, "seed": s, "final_val_loss": x} for v, s, x in [
+        ("attention", 0, 2.0), ("diffusion", 0, 2.1), ("attention", 1, 2.2), ("diffusion", 1, 2.1),
+        ("attention", 2, 2.1), ("diffusion", 2, 2.3), ("diffusion", 3, 9.0)]]  # seed 3 has no pair
+    e = O.single_run_evidence(rows, "final_val_loss")
+    d = np.array([0.1, -0.1, 0.2])
+    assert e["n"] == 3 and np.allclose(e["differences"], d)
+    assert e["mean_diff"] == pytest.approx(d.mean()) and e["sd_diff"] == pytest.approx(d.std(ddof=1))
+    assert e["snr"] == pytest.approx(abs(d.mean()) / d.std(ddof=1))
+    assert e["n_opposite"] == 1  # seed 1 alone would have said A - I lowers the loss
+    assert e["arm_sd"]["attention"] == pytest.approx(np.std([2.0, 2.2, 2.1], ddof=1))
+    with pytest.raises(ValueError, match="rows"):
+        O.single_run_evidence(rows[:2], "final_val_loss")
+    with pytest.raises(ValueError, match="final_val_acc"):
+        O.single_run_evidence(rows, "final_val_acc")
+    with pytest.raises(ValueError, match="twice"):
+        O.single_run_evidence(rows + rows[:1], "final_val_loss")
 
 
-def test_training_evidence_reads_and_judges_the_paired_runs(tmp_path):
-    write_charlm(tmp_path, 5, -0.05)  # A - I lower loss on every seed
-    evidence = O.training_evidence(tmp_path)
-    assert evidence["vit"] is None
-    e = evidence["charlm"]
-    assert len(e["rows"]) == 10 and e["verdict"].outcome == "helps"
-    diffs = [-0.05 + 0.001 * s for s in range(5)]
-    assert e["verdict"].mean_diff == pytest.approx(np.mean(diffs))
-    v = O.verdict_training(evidence)
+def test_training_runs_without_results(tmp_path):
+    runs = V.training_runs(tmp_path)
+    assert runs == {"charlm": None, "vit": None}
+    assert V.verdict_single_runs(runs).verdict == "not yet tested"
+
+
+def test_single_runs_verdict_fails_when_one_pair_is_enough(tmp_path):
+    write_charlm(tmp_path, 5, -0.05)  # A - I lower loss on every seed, differences spread by 0.001 only
+    runs = V.training_runs(tmp_path)
+    e = runs["charlm"]["evidence"]
+    assert e["n"] == 5 and e["n_opposite"] == 0 and e["snr"] > 10
+    v = V.verdict_single_runs(runs)
     assert v.verdict.startswith("fails") and "too few seeds yet for vit" in v.verdict
+    assert "none of the 5 seeds" in v.because
 
 
-def test_training_verdict_needs_the_protocol_number_of_seeds(tmp_path):
+def test_single_runs_verdict_holds_when_the_seeds_disagree(tmp_path):
+    write_charlm(tmp_path, 5, -0.02, spread=0.01)  # differences -0.02, -0.01, 0, +0.01, +0.02
+    v = V.verdict_single_runs(V.training_runs(tmp_path))
+    assert v.verdict.startswith("holds") and "|mean| / sd = 0.00" in v.because
     write_charlm(tmp_path, 2, -0.05)
-    v = O.verdict_training(O.training_evidence(tmp_path))
-    assert v.verdict == "not yet tested" and "charlm: 2" in v.because
-
-
-def test_training_verdict_holds_when_a_minus_i_does_not_help(tmp_path):
-    write_charlm(tmp_path, 5, +0.05)  # A - I worse on every seed
-    v = O.verdict_training(O.training_evidence(tmp_path))
-    assert v.verdict.startswith("holds")
-
-
-def test_training_verdict_bad_input():
-    with pytest.raises(ValueError, match="evidence"):
-        O.verdict_training({})
+    assert V.verdict_single_runs(V.training_runs(tmp_path)).verdict == "not yet tested"
+    with pytest.raises(ValueError, match="runs"):
+        V.verdict_single_runs({})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Verdicts follow the numbers
+# Verdicts follow the numbers, and each adjective is tested where it would be false
 
 
-def test_verdict_asymmetry_follows_the_threshold():
-    assert O.verdict_asymmetry([0.4, 0.7], [0.9], [1e-4], [1, 30]).verdict.startswith("holds")
-    assert O.verdict_asymmetry([0.01, 0.02], [0.03], [1e-4], [1, 30]).verdict == "fails"
-    assert O.verdict_asymmetry([0.01], [0.9], [1e-4], [1]).verdict == "depends on the data"
-    v = O.verdict_asymmetry([0.4, 0.7], [0.9], [1e-4], [1, 30])
-    assert "40 % to 70 %" in v.because
+def path_numbers(full, tangent, full_cos=None):
+    out = {"relative_difference": np.array(full), "tangent_cosine": np.array(tangent)}
+    if full_cos is not None:
+        out["cosine"] = np.array(full_cos)
+    return out
+
+
+def test_verdict_asymmetry_follows_both_measures():
+    big, same = path_numbers([0.4, 0.7], [0.96, 0.95], [0.9, 0.7]), path_numbers([0.01, 0.02], [0.999, 0.998])
+    assert V.verdict_asymmetry(big, big, [1e-4, 1e-4], [1, 30]).verdict == "holds"
+    assert V.verdict_asymmetry(same, same, [1e-4], [1]).verdict == "fails"
+    only_full = path_numbers([0.4, 0.7], [0.999, 0.998])
+    assert V.verdict_asymmetry(only_full, only_full, [1e-4], [1]).verdict == "holds in the full space only"
+    v = V.verdict_asymmetry(big, big, [1e-4, 1e-4], [1, 30])
+    assert "40 % to 70 %" in v.because and "0.950 to 0.960" in v.because and "Both measures" in v.because
+    assert "the radial" not in v.because or "smaller than the full-space" in v.because
+    assert "below the threshold" in v.because  # random latents at 1e-4
+    # where an adjective would be false it is not used
+    v = V.verdict_asymmetry(big, big, [0.3], [1])
+    assert "below the threshold" not in v.because and "above the threshold as well" in v.because
+    wide = path_numbers([0.4, 0.7], [0.5, 0.6], [0.9, 0.95])  # tangent angles larger than the full-space ones
+    assert "smaller than the full-space" not in V.verdict_asymmetry(wide, wide, [1e-4], [1]).because
 
 
 def test_verdict_wishart_follows_the_eigenvalues():
-    assert O.verdict_wishart([-0.1, -0.01], [1e-16, 1e-16], [0.01, 0.01], 0.01).verdict == "holds"
-    assert O.verdict_wishart([0.2, 0.3], [0.2, 0.2], [0.01], 0.01).verdict == "fails"
+    v = V.verdict_wishart([-0.1, -0.01], [1e-16, 1e-16], [0.01, 0.01], 0.01)
+    assert v.verdict == "holds" and "singular at every step" in v.because and "indefinite at every step" in v.because
+    v = V.verdict_wishart([-0.1, 0.01], [1e-16, 0.3], [0.01], 0.01)
+    assert v.verdict == "holds" and "every step" not in v.because and "singular at 1 steps" in v.because
+    v = V.verdict_wishart([0.2, 0.3], [0.2, 0.2], [0.01], 0.01)
+    assert v.verdict == "fails" and "never singular" in v.because and "never indefinite" in v.because
+    assert "not be valid" not in v.would_change and "a valid Wishart" in v.would_change
+    assert "so even that scale is not valid" in V.verdict_wishart([0.2], [0.2], [-0.5], 0.01).would_change
 
 
 def test_verdict_stop_gradient_follows_cosine_and_sign():
     k = [1, 30]
     good, bad = [0.99, 0.98], [-0.5, -0.6]
-    assert O.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]]).verdict == "depends on κ"
-    assert O.verdict_stop_gradient(k, [good, good], [[1, 1], [1, 1]]).verdict == "fails"
-    assert O.verdict_stop_gradient(k, [bad, bad], [[-1, -1], [-1, -1]]).verdict == "holds"
+    assert V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]]).verdict == "depends on κ"
+    assert V.verdict_stop_gradient(k, [good, good], [[1, 1], [1, 1]]).verdict == "fails"
+    assert V.verdict_stop_gradient(k, [bad, bad], [[-1, -1], [-1, -1]]).verdict == "holds"
     # a high cosine is not enough if one seed's step lowers F
-    assert O.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on κ"
+    assert V.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on κ"
+    v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]])
+    assert "κ = 30 fails" in v.would_change
     with pytest.raises(ValueError, match="cos_sg"):
-        O.verdict_stop_gradient([1, 3, 10], [good, good], [[1, 1], [1, 1]])
+        V.verdict_stop_gradient([1, 3, 10], [good, good], [[1, 1], [1, 1]])
 
 
 def test_verdict_regulariser_follows_the_errors():
-    assert O.verdict_regulariser([8, 32], [0.2, 0.5], 128, 4.0, 0.3, 2000).verdict == "holds"
-    assert O.verdict_regulariser([8, 32], [0.01, 0.05], 128, 0.05, 0.99, 2000).verdict == "fails"
-    v = O.verdict_regulariser([8, 32], [0.05, 0.5], 128, 4.0, 0.3, 2000)
-    assert v.verdict == "depends on n / d_q" and "[8]" in v.because
+    assert V.verdict_regulariser([8, 32], [0.2, 0.5], 128, 4.0, 0.3, 2000).verdict == "holds"
+    v = V.verdict_regulariser([8, 32], [0.01, 0.05], 128, 0.05, 0.99, 2000)
+    assert v.verdict == "fails" and "above it" not in v.because
+    v = V.verdict_regulariser([8, 32], [0.05, 0.5], 128, 4.0, 0.3, 2000)
+    assert v.verdict == "depends on n / d_q" and "[8]" in v.because and "above it for n in [32]" in v.because
 
 
 def metrics_dict(paper, attention):
     out = {"layers": np.array([0, 8])}
     for name, (first, last) in (("paper", paper), ("attention", attention)):
-        out[name] = {k: np.array([first[i], last[i]]) for i, k in enumerate(O.METRICS)}
+        out[name] = {k: np.array([first[i], last[i]]) for i, k in enumerate(O.METRIC_NAMES)}
     return out
 
 
-def test_verdict_clustering_and_plain_attention():
+def test_verdict_clustering():
     m = metrics_dict(([0.9, 0.05, 0.8, 0.4], [0.7, 0.01, 1.5, 0.5]), ([0.9, 0.05, 0.8, 0.4], [0.85, 0.08, 1.2, 0.45]))
-    assert O.verdict_clustering(m).verdict == "depends on the metric"
-    assert O.verdict_plain_attention(m).verdict == "confirmed"
-    up = metrics_dict(([0.1, 0.0, 0.5, 0.1], [0.2, 0.1, 0.9, 0.2]), ([0.1, 0.0, 0.5, 0.1], [0.1, 0.0, 0.4, 0.05]))
-    assert O.verdict_clustering(up).verdict == "fails"
-    assert O.verdict_plain_attention(up).verdict == "not confirmed"
+    assert V.verdict_clustering(m).verdict == "depends on the metric"
+    up = metrics_dict(([0.1, 0.01, 0.5, 0.1], [0.2, 0.1, 0.9, 0.2]), ([0.1, 0.0, 0.5, 0.1], [0.1, 0.0, 0.4, 0.05]))
+    assert V.verdict_clustering(up).verdict == "fails"
+    # a change within the tolerance is not called a rise
+    flat = metrics_dict(([0.5, 0.1, 1.0, 0.4], [0.501, 0.1, 1.0, 0.4]), ([0.5, 0.1, 1.0, 0.4], [0.5, 0.1, 1.0, 0.4]))
+    v = V.verdict_clustering(flat)
+    assert v.verdict == "holds" and "barely changes" in v.because
     with pytest.raises(ValueError, match="variant"):
-        O.verdict_clustering(m, "symmetric")
-
-
-def test_verdict_derived_points():
-    ok = {"attention_gap": 1e-14, "paper_gap": 2e-14, "eta_attention": 2.0, "eta_diffusion": 0.3975}
-    assert O.verdict_reparameterisation(ok).verdict == "confirmed"
-    assert O.verdict_reparameterisation({**ok, "paper_gap": 1e-3}).verdict == "not confirmed"
-    std = {"correlation": 0.02, "logit_sd": 0.05, "max_weight": 0.002}
-    diag = {"correlation": 1.0, "logit_sd": 4.0, "max_weight": 0.9}
-    assert O.verdict_initialisation(std, diag).verdict == "confirmed"
-    assert O.verdict_initialisation({**std, "correlation": 0.6}, diag).verdict == "not confirmed"
+        V.verdict_clustering(m, "symmetric")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -523,11 +579,10 @@ def test_verdict_derived_points():
 
 
 def test_summary_and_threshold_tables():
-    v = O.verdict_reparameterisation({"attention_gap": 1e-14, "paper_gap": 1e-14, "eta_attention": 2.0,
-                                      "eta_diffusion": 0.4})
+    v = V.verdict_wishart([-0.1], [1e-16], [0.01], 0.01)
     table = figs.summary_table([v])
     assert table.header == ["#", "objection", "the test", "the number", "verdict"]
-    assert table.body[0][-1] == "confirmed" and "<table>" in table._repr_html_()
+    assert table.body[0][-1] == "holds" and "<table>" in table._repr_html_()
     assert [row[0] for row in figs.thresholds_table().body] == list(O.THRESHOLDS)
     with pytest.raises(ValueError, match="verdicts"):
         figs.summary_table([])
@@ -536,11 +591,13 @@ def test_summary_and_threshold_tables():
 def test_asymmetry_and_spectrum_figures_draw_the_numbers():
     mnist = {"relative_difference": np.array([0.4, 0.6]), "column_sum_min": np.array([0.5, 0.4]),
              "column_sum_max": np.array([1.5, 2.0])}
-    causal = {**mnist, "relative_difference": np.array([0.9, 0.95])}
+    mnist["tangent_cosine"] = np.array([0.99, 0.97])
+    causal = {**mnist, "relative_difference": np.array([0.9, 0.95]), "tangent_cosine": np.array([0.8, 0.75])}
     fig = figs.asymmetry_figure(mnist, causal, [1, 30], [1e-4, 1e-9])
     drawn = figure_data(fig)
-    assert len(fig.axes) == 3
+    assert len(fig.axes) == 4
     assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [0.9, 0.95]) for a in drawn)
+    assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [0.8, 0.75]) for a in drawn)
     fig = figs.spectrum_figure([-0.1, -0.05], [0.01, 0.01], 0.01)
     assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [-0.1, -0.05]) for a in figure_data(fig))
     with pytest.raises(ValueError, match="random_values"):
@@ -564,25 +621,22 @@ def test_stop_gradient_and_regulariser_figures():
         figs.regulariser_figure(reg, d_q=1)
 
 
-def test_metric_figures_and_tables(small_runs):
-    _, labels, paths = small_runs
+def test_metric_figures_and_tables():
     m = metrics_dict(([0.9, 0.05, 0.8, 0.4], [0.7, 0.01, 1.5, 0.5]), ([0.9, 0.05, 0.8, 0.4], [0.85, 0.08, 1.2, 0.45]))
     fig = figs.layer_metrics_figure(m)
     assert len(fig.axes) == 4
     assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [0.8, 1.5]) for a in figure_data(fig))
     table = figs.final_metrics_table(m, ["paper"])
     assert table.body[0][1] == "0.900 → 0.700"
-    fig = figs.latents_figure(paths, labels)
-    assert sum(ax.axison for ax in fig.axes) == 3  # layer 0 and one panel per variant
-    assert any(a.shape == (150, 2) and np.allclose(a, paths["paper"][-1][:, :2].numpy()) for a in figure_data(fig))
     with pytest.raises(ValueError, match="variants"):
         figs.final_metrics_table(m, ["exact"])
-    with pytest.raises(ValueError, match="layer"):
-        figs.latents_figure(paths, labels, layer=5)
 
 
-def test_initialisation_figure(X):
-    fig = figs.initialisation_figure(X, kappa=5.0, max_pairs=50)
-    assert len(fig.axes) == 2 and "+1.000" in fig.axes[1].get_title()
-    with pytest.raises(ValueError, match="max_pairs"):
-        figs.initialisation_figure(X, max_pairs=1)
+def test_single_runs_table(tmp_path):
+    write_charlm(tmp_path, 5, -0.05)
+    table = figs.single_runs_table(V.training_runs(tmp_path))
+    assert table.body[0][0] == "charlm" and table.body[0][-1] == "0 of 5"
+    assert table.body[0][2].split(", ")[:2] == ["-0.0500", "-0.0490"]
+    assert table.body[1][1] == "not committed"
+    with pytest.raises(ValueError, match="runs"):
+        figs.single_runs_table({})

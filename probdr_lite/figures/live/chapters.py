@@ -268,14 +268,15 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
 
 
 def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_steps=600, seed=0,
-             eta=0.025) -> LiveFigure:
+             eta=0.025, include=()) -> LiveFigure:
     """Chapter 3's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
-    (default: 30 values from 0.002 to 0.08, and 0.025), the ELBO gap and Gram error per step and the last iterate."""
+    (default: 30 values from 0.002 to 0.08, ``eta`` and every value of ``include``), the ELBO gap and Gram error per
+    step and the last iterate."""
     from probdr_lite.figures.unrolling import CONVERGED, GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo
 
     if etas is None:
-        etas = sorted({_sig(e) for e in np.geomspace(0.002, 0.08, 30)} | {eta})
+        etas = sorted({_sig(e) for e in np.geomspace(0.002, 0.08, 30)} | {eta} | {float(e) for e in include})
     etas = [check_scalar(e, "etas entry", low=0.0, low_inclusive=False) for e in etas]
     labels = np.asarray(labels)
     T = check_scalar(n_steps, "n_steps", low=1, high=100_000, integer=True)

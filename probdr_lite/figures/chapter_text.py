@@ -1,0 +1,130 @@
+"""Computed sentences of the first chapters: each states a fact the chapter has computed, worded from the numbers.
+
+The chapters print these with ``display(Markdown(...))`` in a hidden-input cell, so that no fixed adjective or count
+in the prose can drift from what the code computed. The thresholds behind the words are arguments with defaults,
+and the tests feed numbers for which each word would be false.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.sparse.csgraph import connected_components
+from scipy.stats import spearmanr
+
+from probdr_lite._validation import check_array, check_scalar
+from probdr_lite.eigenmaps import embed_graph
+from probdr_lite.figures.prose import listing, num
+from probdr_lite.graphs import knn_graph
+from probdr_lite.probdr import fit_le_elbo
+
+__all__ = ["order_along_roll", "unrolling_sentence", "agreement_sentence", "decimals_of_agreement", "eta_outcomes",
+           "eta_sentence"]
+
+
+def order_along_roll(Y, t, frames) -> list:
+    """For each frame (n_neighbors, bandwidth): |Spearman correlation| of the first Laplacian-eigenmaps coordinate
+    with the position ``t`` along the sheet (1 = the coordinate sorts the points exactly), or NaN when the graph
+    falls apart (then there is no single embedding). The graph and embedding are those of the chapter's panel."""
+    Y = check_array(Y, "Y", ndim=2, min_rows=10)
+    t = check_array(t, "t", ndim=1)
+    if t.shape[0] != Y.shape[0]:
+        raise ValueError(f"t must have one value per row of Y ({Y.shape[0]}); got {t.shape[0]}")
+    out = []
+    for k, bw in frames:
+        W = knn_graph(Y, n_neighbors=int(k), mode="heat", bandwidth=float(bw))
+        if connected_components(W, directed=False)[0] > 1:
+            out.append(math.nan)
+            continue
+        X = embed_graph(W, n_components=1)
+        out.append(abs(float(spearmanr(X[:, 0], t)[0])))
+    return out
+
+
+def unrolling_sentence(Y, t, frames, in_order: float = 0.9) -> str:
+    """Where settings ``frames`` = [(k, bandwidth), ...] of the swiss roll lose and regain the order along the roll.
+
+    A frame counts as *in order* when :func:`order_along_roll` is at least ``in_order``.
+    """
+    in_order = check_scalar(in_order, "in_order", low=0.0, high=1.0)
+    frames = [(int(k), float(bw)) for k, bw in frames]
+    rho = order_along_roll(Y, t, frames)
+    ok = [r >= in_order if not math.isnan(r) else False for r in rho]
+    parts = "; ".join(f"k = {k}, t = {bw:.3g}: {'apart' if math.isnan(r) else num(r, 2)}"
+                      for (k, bw), r in zip(frames, rho))
+    text = (f"How well the first coordinate sorts the points along the roll (|Spearman correlation| with the "
+            f"position, 1 = perfectly; 'in order' from {num(in_order, 2)}), frame by frame: {parts}. ")
+    if all(ok):
+        return text + "Every frame keeps the order."
+    if not any(ok):
+        return text + "No frame keeps the order."
+    lost = [f for f, o in zip(frames, ok) if not o]
+    kept = [f for f, o in zip(frames, ok) if o]
+    return (text + f"In order: {listing(f'k = {k} at t = {bw:.3g}' for k, bw in kept)}; out of order: "
+            f"{listing(f'k = {k} at t = {bw:.3g}' for k, bw in lost)}.")
+
+
+def decimals_of_agreement(cosine) -> int:
+    """How many decimals 1 and ``cosine`` share: floor(-log10(1 - cosine)), capped at 15 (round-off)."""
+    c = float(cosine)
+    if not -1.0 <= c <= 1.0 + 1e-12:
+        raise ValueError(f"cosine must lie in [-1, 1]; got {c}")
+    gap = 1.0 - min(c, 1.0)
+    return 15 if gap <= 1e-15 else max(0, int(math.floor(-math.log10(gap))))
+
+
+def agreement_sentence(rows, roundoff: int = 10) -> str:
+    """The agreement of ``compare_figure``'s rows in words: decimals shared with 1 by the smallest principal-angle
+    cosine, on the same graph and on the Belkin-Niyogi graph; 'to round-off' needs at least ``roundoff`` decimals."""
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows must hold at least one data set from compare_figure")
+    same = {r["name"]: decimals_of_agreement(r["agreement_same_graph"]) for r in rows}
+    bn = {r["name"]: decimals_of_agreement(np.min(r["cosines"])) for r in rows}
+    worst = min(bn, key=bn.get)
+    text = ("On the same graph the smallest cosine agrees with 1 to "
+            + listing(f"{d} decimals ({name})" for name, d in same.items())
+            + (": the two implementations agree to round-off. " if min(same.values()) >= roundoff else
+               ": close, but not to round-off. ")
+            + "With the Belkin-Niyogi graph it agrees to "
+            + listing(f"{d} ({name})" for name, d in bn.items())
+            + f" decimals, the fewest on {worst}.")
+    return text
+
+
+def eta_outcomes(L_hat, beta, etas, *, n_components=2, n_steps=600, seed=0, converged=1e-2) -> list:
+    """For each step size, what the unrolled-inference chapter's run does in ``n_steps`` steps (the eta figure's runs):
+    ``"diverged"``, ``"converged"`` (Gram error below ``converged``) or ``"short"`` (neither)."""
+    out = []
+    for eta in etas:
+        fit = fit_le_elbo(L_hat, n_components, beta, eta=float(eta), n_steps=n_steps, seed=seed, centre=True,
+                          store_every=n_steps)
+        if fit.diverged:
+            out.append("diverged")
+        elif fit.gram_error[-1] < converged:
+            out.append("converged")
+        else:
+            out.append("short")
+    return out
+
+
+def eta_sentence(L_hat, beta, etas, *, n_components=2, n_steps=600, marks=None, seed=0, converged=1e-2) -> str:
+    """The eta figure's step sizes ``etas`` grouped by what the run did, beside the thresholds of ``step_sizes``."""
+    outcomes = eta_outcomes(L_hat, beta, etas, n_components=n_components, n_steps=n_steps, seed=seed,
+                            converged=converged)
+    groups = {k: [e for e, o in zip(etas, outcomes) if o == k] for k in ("short", "converged", "diverged")}
+    words = {"short": f"stayed above a Gram error of {converged:g} after {n_steps} steps",
+             "converged": f"converged (Gram error below {converged:g}) within {n_steps} steps",
+             "diverged": "diverged"}
+    parts = [f"η = {listing(f'{e:g}' for e in g)} {words[k]}" for k, g in groups.items() if g]
+    text = "In the figure, " + "; ".join(parts) + "."
+    if marks is not None:
+        text += (f" The thresholds printed above are 1/ℓ = {num(marks['safe'], 4)} (uphill from any start) and "
+                 f"2/(λ_max − λ_1) = {num(marks['divergent'], 4)} (divergence near the optimum)")
+        above = [e for e in etas if e > marks["divergent"]]
+        agree = set(above) == set(groups["diverged"])
+        text += ("; the runs that diverged are exactly those past the second." if agree else
+                 "; the runs that diverged are not exactly those past the second, which describes only the "
+                 "neighbourhood of the optimum.")
+    return text

@@ -1,0 +1,116 @@
+"""Numbers into words: the one number formatter and the few comparison words every computed sentence uses.
+
+Every sentence of the book that states a computed fact is built from the numbers by package code, and the
+adjectives in it follow from the numbers by a threshold stated here (and printed by the chapters), never chosen by
+hand. Two rules hold book-wide:
+
+- :func:`num` prints a number so that rounding never shows a sign the value does not have in print: a value that
+  rounds to zero is written ``0.000``, not ``-0.000``;
+- a comparison word (:func:`trend`, :func:`closeness`) comes from a relative tolerance passed in, so a test can feed
+  numbers for which each word would be false and check that the word is not used.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["num", "signed", "pct", "sci", "trend", "closeness", "listing", "count_phrase"]
+
+
+def _finite(x, name="x") -> float:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number; got {x!r}") from None
+    return x
+
+
+def num(x, digits: int = 3) -> str:
+    """``x`` with ``digits`` decimals; a value that rounds to zero prints as ``0.000`` (never ``-0.000``).
+
+    NaN prints as ``n/a`` and infinities as ``∞`` / ``-∞``, so a sentence never shows Python's ``nan``.
+    """
+    x = _finite(x)
+    digits = int(digits)
+    if digits < 0:
+        raise ValueError(f"digits must be >= 0; got {digits}")
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    text = f"{x:.{digits}f}"
+    if text.startswith("-") and float(text) == 0.0:
+        text = text[1:]
+    return text
+
+
+def signed(x, digits: int = 3) -> str:
+    """Like :func:`num` with an explicit sign: ``+0.120``, ``-0.050``, and ``0.000`` (no sign) for zero."""
+    text = num(x, digits)
+    if text in ("n/a", "∞", "-∞") or text.startswith("-") or float(text) == 0.0:
+        return text if text != "∞" else "+∞"
+    return "+" + text
+
+
+def pct(x, digits: int = 0) -> str:
+    """A fraction as a percentage: ``pct(0.423) == "42 %"``; rounding to zero prints ``0 %``."""
+    return f"{num(100.0 * _finite(x), digits)} %"
+
+
+def sci(x, digits: int = 1) -> str:
+    """Scientific notation for tiny or huge numbers (``1.2e-15``); exactly zero prints as ``0``."""
+    x = _finite(x)
+    if x == 0.0:
+        return "0"
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:.{int(digits)}e}"
+
+
+def trend(before, after, rel_tol: float = 0.01) -> str:
+    """``"rises"``, ``"falls"`` or ``"barely changes"``: the change counts only beyond ``rel_tol`` of ``|before|``.
+
+    With ``before == 0`` the tolerance is absolute (``rel_tol`` itself).
+    """
+    a, b = _finite(before, "before"), _finite(after, "after")
+    rel_tol = _finite(rel_tol, "rel_tol")
+    if not rel_tol >= 0:
+        raise ValueError(f"rel_tol must be >= 0; got {rel_tol}")
+    scale = abs(a) if a != 0 else 1.0
+    if b - a > rel_tol * scale:
+        return "rises"
+    if a - b > rel_tol * scale:
+        return "falls"
+    return "barely changes"
+
+
+def closeness(a, b, rel_tol: float) -> str:
+    """``"nearly equal"`` when ``|a - b| <= rel_tol * max(|a|, |b|)``, else ``"different"``."""
+    a, b = _finite(a, "a"), _finite(b, "b")
+    rel_tol = _finite(rel_tol, "rel_tol")
+    if not rel_tol >= 0:
+        raise ValueError(f"rel_tol must be >= 0; got {rel_tol}")
+    return "nearly equal" if abs(a - b) <= rel_tol * max(abs(a), abs(b)) else "different"
+
+
+def listing(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = [str(i) for i in items]
+    if not items:
+        return ""
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def count_phrase(k, n, what: str) -> str:
+    """``"every one of the 9 steps"``, ``"none of the 9 steps"`` or ``"4 of the 9 steps"`` from the counts."""
+    k, n = int(k), int(n)
+    if not 0 <= k <= n:
+        raise ValueError(f"k must be in [0, n] = [0, {n}]; got {k}")
+    if n > 0 and k == n:
+        return f"every one of the {n} {what}"
+    if k == 0:
+        return f"none of the {n} {what}"
+    return f"{k} of the {n} {what}"
+

@@ -1,0 +1,52 @@
+"""The book's number formatter and comparison words (probdr_lite.figures.prose): each word is tested on numbers
+for which it would be false."""
+
+import math
+
+import pytest
+
+from probdr_lite.figures import prose as P
+
+
+@pytest.mark.parametrize("x, digits, text", [
+    (-0.0001, 3, "0.000"), (-0.0004999, 3, "0.000"), (-0.0005001, 3, "-0.001"), (0.0, 3, "0.000"),
+    (-0.0, 2, "0.00"), (0.4326, 3, "0.433"), (-1.25, 1, "-1.2"), (12.0, 0, "12"), (-0.4, 0, "0"),
+])
+def test_num_never_prints_minus_zero(x, digits, text):
+    assert P.num(x, digits) == text
+
+
+def test_num_special_values_and_bad_input():
+    assert P.num(math.nan) == "n/a" and P.num(math.inf) == "∞" and P.num(-math.inf) == "-∞"
+    with pytest.raises(ValueError, match="x"):
+        P.num("abc")
+    with pytest.raises(ValueError, match="digits"):
+        P.num(1.0, -1)
+
+
+def test_signed_pct_sci():
+    assert P.signed(0.12) == "+0.120" and P.signed(-0.05) == "-0.050" and P.signed(-0.0001) == "0.000"
+    assert P.pct(0.423) == "42 %" and P.pct(-0.001) == "0 %" and P.pct(0.0561, 1) == "5.6 %"
+    assert P.sci(0.0) == "0" and P.sci(1.234e-15) == "1.2e-15"
+
+
+def test_trend_words_follow_the_tolerance():
+    assert P.trend(0.5, 0.6) == "rises" and P.trend(0.5, 0.4) == "falls"
+    # within the tolerance neither "rises" nor "falls" may be said
+    assert P.trend(0.5, 0.504, rel_tol=0.01) == "barely changes"
+    assert P.trend(0.5, 0.506, rel_tol=0.01) == "rises"
+    assert P.trend(0.0, 0.005, rel_tol=0.01) == "barely changes"  # absolute tolerance at zero
+    assert P.trend(-1.0, -1.2) == "falls"
+    with pytest.raises(ValueError, match="rel_tol"):
+        P.trend(1, 2, rel_tol=-1)
+
+
+def test_closeness_and_counts():
+    assert P.closeness(0.433, 0.432, 0.01) == "nearly equal"
+    assert P.closeness(0.433, 0.395, 0.01) == "different"
+    assert P.count_phrase(9, 9, "steps") == "every one of the 9 steps"
+    assert P.count_phrase(0, 9, "steps") == "none of the 9 steps"
+    assert P.count_phrase(4, 9, "steps") == "4 of the 9 steps"
+    with pytest.raises(ValueError, match="k"):
+        P.count_phrase(10, 9, "steps")
+    assert P.listing([]) == "" and P.listing(["a"]) == "a" and P.listing("abc") == "a, b and c"
