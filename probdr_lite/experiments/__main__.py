@@ -43,6 +43,9 @@ def _add_config_options(parser: argparse.ArgumentParser, config_cls, iters_field
         if f.type in (bool, "bool"):
             group.add_argument(*names, dest=f.name, action=argparse.BooleanOptionalAction,
                                default=argparse.SUPPRESS, help=f"[{default}]")
+        elif f.type in (str, "str"):
+            group.add_argument(*names, dest=f.name, type=str, default=argparse.SUPPRESS,
+                               metavar="NAME", help=f"[{default}]")
         else:
             typ = int if f.type in (int, "int") else float
             group.add_argument(*names, dest=f.name, type=typ, default=argparse.SUPPRESS,
