@@ -1,0 +1,276 @@
+"""Chapter 6's recipe grid in words and pictures: the table, the dot plot, the verdict, what is pending.
+
+The numbers come from :mod:`probdr_lite.experiments.stats` (:func:`~probdr_lite.experiments.stats.recipe_table`,
+:func:`~probdr_lite.experiments.stats.recipe_verdict`, :func:`~probdr_lite.experiments.stats.nanogpt_gap`) and
+:mod:`probdr_lite.experiments.sweep` (:func:`~probdr_lite.experiments.sweep.grid_status`); this module only
+formats them, so every sentence follows from the table it is given.
+
+- :func:`recipe_label`           a recipe's factors in a few words;
+- :func:`recipe_results_table`   one row per (recipe, arm): baseline, paired difference, 95 % interval, p, Holm p;
+- :func:`recipe_figure`          the dot plot of the paired differences with their intervals;
+- :func:`recipe_verdict_text`    the verdict paragraph, per arm, with the count of tests;
+- :func:`pending_text`           which recipe cells of a grid are not run yet, and the command that runs them;
+- :func:`provenance_text`        how the committed rows were made;
+- :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+
+from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
+from probdr_lite.plotting import Table
+
+from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
+
+__all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
+           "provenance_text", "nanogpt_text"]
+
+FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
+                "patience": "plateau rule", "max_iters": "iterations"}
+SCHEDULE_WORDS = {"cosine": "warm-up + cosine", "onecycle": "one-cycle"}
+
+
+def recipe_label(recipe: dict) -> str:
+    """A recipe's factors in a few words, e.g. ``"gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs"``."""
+    if not isinstance(recipe, dict) or "init" not in recipe or "lr" not in recipe:
+        raise ValueError(f"recipe must be a dict of recipe factors with 'init' and 'lr'; got {recipe!r}")
+    parts = [f"{recipe['init']} init", f"lr {recipe['lr']:.0e}".replace("e-0", "e-")]
+    if "schedule" in recipe:
+        parts.append(SCHEDULE_WORDS.get(recipe["schedule"], str(recipe["schedule"])))
+    if recipe.get("patience"):
+        parts.append(f"plateau (≤ {recipe['epochs']} epochs, patience {recipe['patience']})")
+    elif "epochs" in recipe:
+        parts.append(f"{recipe['epochs']} epochs")
+    if "max_iters" in recipe:
+        parts.append(f"{recipe['max_iters']:,} iterations")
+    return ", ".join(parts)
+
+
+def _scale(quantity):
+    """(factor, unit) to show a quantity: accuracies in percentage points."""
+    return (100.0, " pp") if quantity.endswith("acc") else (1.0, "")
+
+
+def _num(x, quantity, signed=True):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    k, unit = _scale(quantity)
+    digits = 2 if unit else 4
+    return f"{k * x:{'+' if signed else ''}.{digits}f}{unit}"
+
+
+def _p(p):
+    return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.2g}"
+
+
+def _check_table(table):
+    if not isinstance(table, RecipeTable):
+        raise ValueError(f"table must be a RecipeTable from probdr_lite.experiments.stats.recipe_table(); "
+                         f"got {type(table).__name__}")
+    return table
+
+
+def recipe_results_table(table: RecipeTable) -> Table:
+    """One row per (recipe, arm): attention's mean, the paired difference with its interval, p, Holm p, reading."""
+    table = _check_table(table)
+    q = table.quantity
+    level = f"{100 * (1 - table.alpha):g} %"
+    header = ["recipe", "arm", "pairs", f"attention ({QUANTITY_LABELS[q]})", "arm − attention",
+              f"{level} interval", "better / worse", "p", f"Holm p ({table.n_tests} tests)", "reading"]
+    body = []
+    for e in table.entries:
+        mean_base = _num(e["baseline_mean"], q, signed=False)
+        if q.endswith("acc") and mean_base != "n/a":
+            mean_base = f"{100 * e['baseline_mean']:.2f} %"
+        body.append([recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"], str(e["n"]), mean_base,
+                     _num(e["mean_diff"], q), f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}]",
+                     f"{e['n_better']} / {e['n_worse']}", _p(e["t_pvalue"]), _p(e["holm_pvalue"]),
+                     e["outcome"] or "pending"])
+    better = "lower" if not q.endswith("acc") else "higher"
+    caption = (f"{TASK_NAMES[table.task]}: paired by seed, arm minus attention ({better} is better); "
+               f"two-sided paired t-tests, Holm-adjusted over all {table.n_tests} (recipe, arm) tests of this table")
+    return Table(header, body, caption=caption)
+
+
+def recipe_figure(table: RecipeTable, title: str | None = None):
+    """Dot plot: one row per (recipe, arm), the mean paired difference and its interval; 0 is "no difference".
+
+    Rows are grouped by recipe (a recipe label heads each group); the dot is
+    filled when the Holm-adjusted test is below alpha. Returns the Figure; its
+    axes' k-th errorbar container belongs to the k-th entry of ``table.entries``.
+    """
+    table = _check_table(table)
+    if not table.entries:
+        raise ValueError("table must hold at least one (recipe, arm) entry")
+    q = table.quantity
+    k, unit = _scale(q)
+    n = len(table.entries)
+    fig, ax = plt.subplots(figsize=(7.2, 0.32 * n + 1.4))
+    labels, y = [], []
+    previous = None
+    for i, e in enumerate(table.entries):
+        yi = n - 1 - i
+        style = ARM_STYLE[e["arm"]]
+        lo, hi = k * e["ci_low"], k * e["ci_high"]
+        x = k * e["mean_diff"]
+        err = None if math.isnan(lo) else [[x - lo], [hi - x]]
+        filled = e["outcome"] in ("helps", "hurts")
+        ax.errorbar([x], [yi], xerr=err, fmt="o", color=style["colour"], ms=5, capsize=2,
+                    mfc=style["colour"] if filled else "white")
+        recipe = recipe_label(e["recipe"])
+        labels.append(f"{recipe}  ·  {style['text']}" if recipe != previous else style["text"])
+        previous = recipe
+        y.append(yi)
+    ax.axvline(0.0, color="0.3", ls="--", lw=1)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=7)
+    better = "left" if not q.endswith("acc") else "right"
+    ax.set_xlabel(f"{QUANTITY_LABELS[q]}: arm − attention{unit} (better: {better} of 0)")
+    ax.set_title(title or f"{TASK_NAMES[table.task]}: paired difference, {100 * (1 - table.alpha):g} % interval "
+                          f"(filled: Holm p < {table.alpha:g})", fontsize=9)
+    ax.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    return fig
+
+
+def _recipes_words(recipes):
+    return "; ".join(recipe_label(r) for r in recipes)
+
+
+def recipe_verdict_text(table: RecipeTable, verdicts: dict) -> str:
+    """The verdict, one paragraph (Markdown bullet) per arm, written from ``table`` and :func:`recipe_verdict`.
+
+    Says where the arm helps, hurts or cannot be told apart from attention after
+    Holm's correction over the table's tests (their number is stated), which
+    recipe factor decides the sign when the sign depends on the recipe, and, for
+    an arm whose unadjusted p is below alpha but whose adjusted p is not, that the
+    nominal result does not survive the correction.
+    """
+    table = _check_table(table)
+    if not isinstance(verdicts, dict) or not all(isinstance(v, ArmVerdict) for v in verdicts.values()):
+        raise ValueError("verdicts must be the dict returned by probdr_lite.experiments.stats.recipe_verdict()")
+    name = TASK_NAMES[table.task]
+    n_recipes = len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None})
+    lines = [f"{name.capitalize()}: {table.n_tests} paired tests ({QUANTITY_LABELS[table.quantity]}, every "
+             f"(recipe, arm) against attention over {n_recipes} recipe{'s' if n_recipes != 1 else ''}), "
+             f"Holm-corrected at {table.alpha:g}."]
+    for arm, v in verdicts.items():
+        op = ARM_STYLE[arm]["text"]
+        es = [e for e in table.entries if e["arm"] == arm and e["outcome"] is not None]
+        if not es:
+            lines.append(f"- **{op}**: no recipe has two or more paired seeds yet.")
+            continue
+        counts = {o: len(getattr(v, o.replace(" ", "_"))) for o in OUTCOMES}
+        tested = sum(counts.values())
+        if v.sign_depends_on_recipe:
+            head = f"**{op}: the sign depends on the recipe.** It helps in {_recipes_words(v.helps)} and hurts in " \
+                   f"{_recipes_words(v.hurts)}."
+            if v.deciding_factors:
+                head += " The factor that separates them: " + ", ".join(FACTOR_WORDS[f] for f in v.deciding_factors) + "."
+            else:
+                head += " No single recipe factor separates the two groups."
+        elif counts["hurts"] == tested:
+            head = f"**{op} hurts in every tested recipe** ({tested} of {tested})."
+        elif counts["helps"] == tested:
+            head = f"**{op} helps in every tested recipe** ({tested} of {tested})."
+        elif counts["cannot tell"] == tested:
+            head = f"**{op}: the data cannot tell it from attention in any tested recipe** ({tested})."
+        else:
+            parts = [f"{o} in {counts[o]}" for o in OUTCOMES if counts[o]]
+            head = f"**{op}: {', '.join(parts)} of {tested} tested recipes.**"
+            if v.hurts:
+                head += f" Hurts: {_recipes_words(v.hurts)}."
+            if v.helps:
+                head += f" Helps: {_recipes_words(v.helps)}."
+        if tested == 1:
+            head += " With one recipe tested, the data cannot say whether the recipe decides the sign."
+        elif not v.sign_depends_on_recipe:
+            signs = v.mean_signs
+            if signs["better"] and signs["worse"]:
+                factor = (" Among the mean differences, " + ", ".join(FACTOR_WORDS[f] for f in v.mean_sign_factors)
+                          + " separates better from worse." if v.mean_sign_factors else "")
+                head += (f" Its mean difference is better than attention's in {signs['better']} and worse in "
+                         f"{signs['worse']} of {tested} recipes, a sign no significant test confirms.{factor}")
+            else:
+                direction = "better" if signs["better"] else "worse"
+                head += f" Its mean difference is {direction} than attention's in all {tested}."
+        nominal = [e for e in es if e["t_pvalue"] < table.alpha and e["holm_pvalue"] >= table.alpha]
+        for e in nominal:
+            head += (f" In {recipe_label(e['recipe'])} its unadjusted p = {_p(e['t_pvalue'])} "
+                     f"({_num(e['mean_diff'], table.quantity)}) would read as "
+                     f"{'helps' if e['n_better'] > e['n_worse'] else 'hurts'}, but it is one of "
+                     f"{table.n_tests} tests: Holm's adjusted p = {_p(e['holm_pvalue'])}, so it is not a finding.")
+        helped = [e for e in es if e["outcome"] == "helps"]
+        if helped and table.n_tests > 1:
+            head += (f" (Its \"helps\" survives Holm's correction over {table.n_tests} tests: adjusted p = "
+                     + ", ".join(_p(e["holm_pvalue"]) for e in helped) + ".)")
+        if v.pending:
+            head += f" Pending: {_recipes_words(v.pending)}."
+        lines.append("- " + head)
+    return "\n".join(lines)
+
+
+def pending_text(status: list, grid_name: str, task: str) -> str:
+    """Which recipe cells of a grid are complete, partial or not run, and the command that fills them in."""
+    if not isinstance(status, list):
+        raise ValueError("status must be the list returned by probdr_lite.experiments.sweep.grid_status()")
+    complete = [s for s in status if s["complete"]]
+    partial = [s for s in status if 0 < s["n_done"] < s["n_runs"]]
+    empty = [s for s in status if s["n_done"] == 0]
+    name = TASK_NAMES[task]
+    text = (f"**{name.capitalize()}, grid `{grid_name}`:** {len(complete)} of {len(status)} recipe cells "
+            f"complete")
+    if complete:
+        text += " (" + "; ".join(recipe_label(s["recipe"]) for s in complete) + ")"
+    text += "."
+    for s in partial:
+        missing = [f"{ARM_STYLE[a]['text']} ({len(seeds)} seeds)" for a, seeds in s["seeds_done"].items()
+                   if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
+        text += f" Partial: {recipe_label(s['recipe'])}, {s['n_done']} of {s['n_runs']} runs; short: {', '.join(missing)}."
+    if empty:
+        text += f" Pending (not run yet): {len(empty)} recipe cells, " + "; ".join(
+            recipe_label(s["recipe"]) for s in empty) + "."
+    if partial or empty:
+        text += (f" They run with `python -m probdr_lite.experiments grid {grid_name} --threads 1` "
+                 f"(resumable; `--estimate` prints the CPU hours first).")
+    return text
+
+
+def provenance_text(info: dict) -> str:
+    """How the rows summarised by :func:`probdr_lite.experiments.files.rows_provenance` were made."""
+    if not isinstance(info, dict) or "n_rows" not in info:
+        raise ValueError("info must be the dict returned by probdr_lite.experiments.files.rows_provenance()")
+    commits = ", ".join(c[:10] for c in info["git_commits"])
+    seeds = "; ".join(f"{ARM_STYLE[a]['text']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items())
+    return (f"{info['n_rows']} runs of the {TASK_NAMES[info['task']]} in {len(info['recipes'])} "
+            f"recipe{'s' if len(info['recipes']) != 1 else ''}; seeds per arm {seeds}; "
+            f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}; "
+            f"git commit{'s' if len(info['git_commits']) != 1 else ''} {commits}; from {info['first_timestamp']} "
+            f"to {info['last_timestamp']}; {info['train_hours']:.1f} CPU hours in training steps, "
+            f"{info['wall_hours']:.1f} in all.")
+
+
+def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
+    """Our baseline against nanoGPT's published loss, worded from :func:`~probdr_lite.experiments.stats.nanogpt_gap`."""
+    if not isinstance(gap, dict) or "sd_one_run" not in gap:
+        raise ValueError("gap must be the dict returned by probdr_lite.experiments.stats.nanogpt_gap()")
+    text = (f"Our attention arm ends {gap['gap']:+.3f} nats from nanoGPT's published {published:.2f}, "
+            f"{gap['gap_in_seed_sd']:.1f} times our seed-to-seed sd ({gap['seed_sd']:.4f}, {n_seeds} seeds). "
+            f"But the two numbers are not measured alike: nanoGPT's comes from one seed and "
+            f"{gap['their_eval_iters']} validation batches, ours are means over {gap['our_eval_iters']} batches. "
+            f"One batch's loss has sd {gap['batch_sd']:.3f} (measured), so a {gap['their_eval_iters']}-batch "
+            f"estimate has sd {gap['their_batch_sd']:.4f} against {gap['our_batch_sd']:.4f} for ours, and one "
+            f"nanoGPT-style number scatters by sd {gap['sd_one_run']:.4f} around the recipe's mean. ")
+    if gap["within"]:
+        text += (f"After the rounding to two decimals the gap is {gap['z']:.1f} such standard deviations "
+                 f"(our mean's own uncertainty included): within what one run evaluated on "
+                 f"{gap['their_eval_iters']} batches can produce.")
+    else:
+        text += (f"After the rounding to two decimals the gap is still {gap['z']:.1f} such standard deviations "
+                 f"(our mean's own uncertainty included), more than one run evaluated on "
+                 f"{gap['their_eval_iters']} batches plausibly produces: a real difference between the two "
+                 f"implementations or setups, not noise.")
+    return text
