@@ -128,3 +128,22 @@ def rows_provenance(rows) -> dict:
         "recipes": [json.loads(r) for r in recipes],
         "factors": RECIPE_FACTORS[task],
     }
+
+
+#: The measured spread of single validation batches of the character model (``eval-spread`` command).
+EVAL_SPREAD_FILE = "charlm_eval_spread.json"
+
+
+def load_eval_spread(directory=None):
+    """The committed output of ``python -m probdr_lite.experiments eval-spread``, or ``None`` if not committed."""
+    path = results_dir(directory) / EVAL_SPREAD_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"eval-spread file {path} is not valid JSON ({exc})") from exc
+    for key in ("batch_sd", "n_batches", "batch_losses"):
+        if key not in data:
+            raise ValueError(f"eval-spread file {path} lacks the field {key!r}")
+    return data

@@ -434,3 +434,52 @@ def nanogpt_gap(seed_mean: float, seed_sd: float, n_seeds: int, batch_sd: float,
             "batch_sd": batch_sd, "their_batch_sd": their_batch_sd, "our_batch_sd": batch_sd / math.sqrt(our_eval_iters),
             "seed_sd_without_batches": math.sqrt(seed_var), "sd_one_run": sd_one, "sd_gap": sd_gap,
             "z": z, "within": z <= 2.0, "their_eval_iters": their_eval_iters, "our_eval_iters": our_eval_iters}
+
+
+def last_epoch_change(rows, metric: str = "val_acc") -> dict:
+    """Per arm, the mean over seeds of the change of ``metric`` between the last two evaluation points.
+
+    A curve still rising at the end (accuracy) or falling (loss) was stopped before its plateau.
+    """
+    rows, task = check_task_rows(rows)
+    columns = rows[0]["curve_columns"]
+    metric = check_choice(metric, "metric", [c for c in columns if c != "iter"])
+    j = columns.index(metric)
+    out = {}
+    for v in _variants(rows, task):
+        changes = [r["curve"][-1][j] - r["curve"][-2][j] for r in rows if r["variant"] == v and len(r["curve"]) > 1]
+        if changes:
+            out[v] = float(np.mean(changes))
+    return out
+
+
+def joint_holm(tables) -> list:
+    """Re-adjust several :class:`RecipeTable` s as one family: Holm over every test of every table.
+
+    A chapter that states verdicts for two models makes one family of claims;
+    correcting each model's table separately would let the family-wise error grow
+    with the number of tables. Returns new tables (the inputs are not changed)
+    whose ``holm_pvalue``, ``outcome`` and ``n_tests`` refer to the whole family.
+    """
+    import copy
+
+    tables = [copy.deepcopy(t) for t in tables]
+    for t in tables:
+        if not isinstance(t, RecipeTable):
+            raise ValueError(f"tables must be RecipeTables from recipe_table(); got {type(t).__name__}")
+    entries = [(t, e) for t in tables for e in t.entries]
+    adjusted = holm([e["t_pvalue"] for _, e in entries])
+    n_tests = int(np.sum(~np.isnan(adjusted)))
+    for (t, e), p in zip(entries, adjusted):
+        e["holm_pvalue"] = float(p)
+        if math.isnan(p):
+            e["outcome"] = None
+        elif p < t.alpha:
+            lower = lower_is_better(t.quantity)
+            e["outcome"] = "helps" if (e["mean_diff"] < 0 if lower else e["mean_diff"] > 0) else "hurts"
+        else:
+            e["outcome"] = "cannot tell"
+    for t in tables:
+        t.extra["tests_in_table"] = t.n_tests
+        t.n_tests = n_tests
+    return tables

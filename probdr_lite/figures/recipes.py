@@ -11,14 +11,21 @@ formats them, so every sentence follows from the table it is given.
 - :func:`recipe_verdict_text`    the verdict paragraph, per arm, with the count of tests;
 - :func:`pending_text`           which recipe cells of a grid are not run yet, and the command that runs them;
 - :func:`provenance_text`        how the committed rows were made;
-- :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200.
+- :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200;
+- :func:`overview_markdown`      what is committed and what is pending, for the chapter's first results cell;
+- :func:`nanogpt_markdown`       the nanoGPT sentence from the rows and the measured batch spread;
+- :func:`plateau_figure`         one plateau-rule ViT run, with its best epoch and its stop;
+- :func:`last_epoch_text`        whether the curves were still improving when training stopped.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import statistics
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
 from probdr_lite.plotting import Table
@@ -26,7 +33,8 @@ from probdr_lite.plotting import Table
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
 
 __all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
-           "provenance_text", "nanogpt_text"]
+           "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
+           "last_epoch_text"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
                 "patience": "plateau rule", "max_iters": "iterations"}
@@ -63,7 +71,7 @@ def _num(x, quantity, signed=True):
 
 
 def _p(p):
-    return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.2g}"
+    return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.3g}"
 
 
 def _check_table(table):
@@ -80,6 +88,9 @@ def recipe_results_table(table: RecipeTable) -> Table:
     level = f"{100 * (1 - table.alpha):g} %"
     header = ["recipe", "arm", "pairs", f"attention ({QUANTITY_LABELS[q]})", "arm − attention",
               f"{level} interval", "better / worse", "p", f"Holm p ({table.n_tests} tests)", "reading"]
+    own = table.extra.get("tests_in_table", table.n_tests)
+    family = (f"all {table.n_tests} (recipe, arm) tests of this table" if own == table.n_tests else
+              f"all {table.n_tests} (recipe, arm) tests of both models ({own} in this table)")
     body = []
     for e in table.entries:
         mean_base = _num(e["baseline_mean"], q, signed=False)
@@ -91,7 +102,7 @@ def recipe_results_table(table: RecipeTable) -> Table:
                      e["outcome"] or "pending"])
     better = "lower" if not q.endswith("acc") else "higher"
     caption = (f"{TASK_NAMES[table.task]}: paired by seed, arm minus attention ({better} is better); "
-               f"two-sided paired t-tests, Holm-adjusted over all {table.n_tests} (recipe, arm) tests of this table")
+               f"two-sided paired t-tests, Holm-adjusted over {family}")
     return Table(header, body, caption=caption)
 
 
@@ -154,9 +165,12 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict) -> str:
         raise ValueError("verdicts must be the dict returned by probdr_lite.experiments.stats.recipe_verdict()")
     name = TASK_NAMES[table.task]
     n_recipes = len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None})
-    lines = [f"{name.capitalize()}: {table.n_tests} paired tests ({QUANTITY_LABELS[table.quantity]}, every "
+    own = table.extra.get("tests_in_table", table.n_tests)
+    family = (f"Holm-corrected at {table.alpha:g} over these {table.n_tests}" if own == table.n_tests else
+              f"Holm-corrected at {table.alpha:g} together with the other model's tests, {table.n_tests} in all")
+    lines = [f"{name.capitalize()}: {own} paired tests ({QUANTITY_LABELS[table.quantity]}, every "
              f"(recipe, arm) against attention over {n_recipes} recipe{'s' if n_recipes != 1 else ''}), "
-             f"Holm-corrected at {table.alpha:g}."]
+             f"{family}."]
     for arm, v in verdicts.items():
         op = ARM_STYLE[arm]["text"]
         es = [e for e in table.entries if e["arm"] == arm and e["outcome"] is not None]
@@ -172,6 +186,10 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict) -> str:
                 head += " The factor that separates them: " + ", ".join(FACTOR_WORDS[f] for f in v.deciding_factors) + "."
             else:
                 head += " No single recipe factor separates the two groups."
+        elif tested == 1:
+            outcome = {"hurts": "hurts", "helps": "helps", "cannot tell": "cannot be told from attention"}[
+                next(o for o in OUTCOMES if counts[o])]
+            head = f"**{op} {outcome} in the one recipe tested so far** ({recipe_label(es[0]['recipe'])})."
         elif counts["hurts"] == tested:
             head = f"**{op} hurts in every tested recipe** ({tested} of {tested})."
         elif counts["helps"] == tested:
@@ -274,3 +292,80 @@ def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
                  f"{gap['their_eval_iters']} batches plausibly produces: a real difference between the two "
                  f"implementations or setups, not noise.")
     return text
+
+
+def overview_markdown(directory=None, grids=None) -> str:
+    """What is committed, how it was made, and which recipe cells of each grid are still pending (Markdown)."""
+    from probdr_lite.experiments.files import rows_provenance, task_rows
+    from probdr_lite.experiments.sweep import get_grid, grid_status
+
+    grids = {"charlm": "charlm", "vit": "vit"} if grids is None else grids
+    parts = []
+    for task, grid_name in grids.items():
+        rows = task_rows(task, directory)
+        name = TASK_NAMES[task].capitalize()
+        if rows:
+            parts.append(f"**{name}.** " + provenance_text(rows_provenance(rows)))
+        else:
+            parts.append(f"**{name}.** No results are committed yet; nothing is estimated in their place.")
+        parts.append(pending_text(grid_status(get_grid(grid_name), directory), grid_name, task))
+    return "\n\n".join(parts)
+
+
+def nanogpt_markdown(charlm_rows, spread, published: float = 1.88) -> str:
+    """The nanoGPT comparison for the base recipe's attention arm, from the rows and the measured batch spread."""
+    from probdr_lite.experiments.stats import nanogpt_gap
+
+    base = [r for r in charlm_rows if r["variant"] == "attention"]
+    if len({json.dumps(r["config"], sort_keys=True) for r in base}) != 1:
+        raise ValueError("charlm_rows must hold the attention arm of exactly one recipe")
+    vals = [r["final_val_loss"] for r in base]
+    mean, sd = float(sum(vals) / len(vals)), float(statistics.stdev(vals)) if len(vals) > 1 else float("nan")
+    if spread is None:
+        gap = mean - published
+        return (f"Our attention arm ends {gap:+.3f} nats from nanoGPT's published {published:.2f} "
+                f"({gap / sd:.1f} seed sd over {len(vals)} seeds). Whether that is noise depends on how much a "
+                f"20-batch estimate (nanoGPT's) scatters, and that measurement "
+                f"(`python -m probdr_lite.experiments eval-spread`) is not committed yet, so this page does not "
+                f"judge the gap.")
+    g = nanogpt_gap(mean, sd, len(vals), spread["batch_sd"],
+                    our_eval_iters=base[0]["config"]["eval_iters"], published=published)
+    return nanogpt_text(g, len(vals), published) + (
+        f" (Batch spread measured on {spread['n_batches']:,} validation batches of a trained seed-{spread['seed']} "
+        f"model.)")
+
+
+def plateau_figure(row):
+    """One ViT run with the plateau rule: validation loss and accuracy per epoch, the best epoch and the stop marked."""
+    if not (isinstance(row, dict) and row.get("task") == "vit" and row.get("config", {}).get("patience")):
+        raise ValueError("row must be a ViT results row trained with the plateau rule (patience > 0)")
+    curve = np.asarray(row["curve"], dtype=float)
+    epochs = np.arange(len(curve))
+    best = int(np.argmin(curve[:, 2]))
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.3))
+    for ax, j, label in ((axes[0], 2, "validation loss"), (axes[1], 3, "validation accuracy")):
+        ax.plot(epochs, curve[:, j], color=ARM_STYLE[row["variant"]]["colour"], marker="o", ms=2.5)
+        ax.axvline(best, color="0.4", ls=":", lw=1, label=f"lowest validation loss (epoch {best})")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    if curve[-1, 3] > 0.9:
+        axes[1].set_ylim(0.9, 1.0)
+    axes[0].legend(fontsize="small", frameon=False)
+    fig.suptitle(f"{ARM_STYLE[row['variant']]['label']}, seed {row['seed']}: stopped after {row['epochs_run']} of "
+                 f"at most {row['config']['epochs']} epochs (patience {row['config']['patience']})", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
+    """One sentence from :func:`~probdr_lite.experiments.stats.last_epoch_change`: still improving or not."""
+    if not changes:
+        raise ValueError("changes must name at least one arm")
+    unit = "points" if metric == "val_acc" else "nats"
+    k = 100.0 if metric == "val_acc" else 1.0
+    parts = [f"{ARM_STYLE[v]['text']} {k * c:+.2f}" for v, c in changes.items()]
+    better = [v for v, c in changes.items() if (c > 0 if metric == "val_acc" else c < 0)]
+    verdict = ("every arm was still improving when training stopped" if len(better) == len(changes) else
+               f"{len(better)} of {len(changes)} arms were still improving when training stopped")
+    return f"Change over the last epoch ({unit}): {', '.join(parts)}; {verdict}."

@@ -228,3 +228,21 @@ def test_recipe_label_words():
         json.dumps("gpt2 init, lr 1e-3, 5,000 iterations")
     with pytest.raises(ValueError, match="recipe"):
         R.recipe_label({"lr": 1})
+
+
+def test_joint_holm_treats_two_tables_as_one_family():
+    """A "helps" at p = 0.02 survives its own 2-test table but not the chapter's 4-test family."""
+    from probdr_lite.experiments.stats import joint_holm
+
+    sd = 0.003
+    mean = -stats.t.ppf(1 - 0.02 / 2, N_SEEDS - 1) * sd / math.sqrt(N_SEEDS)  # p = 0.02
+    first = recipe_table(make_rows({("gpt2", "diffusion"): 0.06, ("gpt2", "gated"): mean}, noise=sd))
+    second = recipe_table(make_rows({("gpt2", "diffusion"): 0.06, ("gpt2", "gated"): 0.001}, noise=sd))
+    assert first.entries[1]["outcome"] == "helps" and first.entries[1]["holm_pvalue"] == pytest.approx(0.02)
+    a, b = joint_holm([first, second])
+    assert a.n_tests == b.n_tests == 4 and first.n_tests == 2  # inputs unchanged
+    all_p = [e["t_pvalue"] for t in (first, second) for e in t.entries]
+    np.testing.assert_allclose([e["holm_pvalue"] for t in (a, b) for e in t.entries], holm(all_p))
+    assert a.entries[1]["holm_pvalue"] == pytest.approx(0.04)  # third smallest of four: times 2
+    text = R.recipe_verdict_text(a, recipe_verdict(a))
+    assert text.startswith("Character model: 2 paired tests") and "4 in all" in text
