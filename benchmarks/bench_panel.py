@@ -19,7 +19,7 @@ what the machine could do at that moment; the load average is printed too.
 
 What makes it fast: the embedding X_0 = Pi(Y W_E) is computed once, the blocks run in float32 on one thread (at
 n = 1,000 a block is a few sub-millisecond products and threads cost more than they save; see
-``probdr_lite/figures/_threads.py``), a depth move reuses the cached layers, and the artists are created once and
+``probdr_lite/_threads.py``), a depth move reuses the cached layers, and the artists are created once and
 moved with ``set_offsets`` / ``set_data`` instead of re-creating the axes.
 
 Usage: ``python benchmarks/bench_panel.py`` (n = 1,000, 20 updates), ``--n 2000``, ``--updates 40``.
@@ -64,7 +64,7 @@ def _moves(n_layers: int):
 
 def matmul_floor_ms(n: int, d_q: int, n_layers: int, repeats: int = 5) -> float:
     """Best-of-``repeats`` time of the 2 * n_layers unavoidable (n, d_q) x (d_q, n)-sized float32 products, one thread."""
-    from probdr_lite.figures._threads import single_threaded
+    from probdr_lite._threads import single_threaded
 
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(n, d_q, generator=gen)

@@ -7,15 +7,21 @@ numbers computed per layer and per attention variant:
 - :func:`silhouette`            mean silhouette coefficient (optionally on a subsample);
 - :func:`between_within_ratio`  spread of class centroids over spread within classes;
 - :func:`kmeans_nmi`            NMI between k-means clusters and the classes;
-- :func:`cluster_metrics`       all four in one dict;
+- :func:`cluster_metrics`       all four in one dict (or the ones named);
+- :func:`layer_metrics`         all four for every layer of a path X_0, X_1, ..., as tidy rows;
+- :class:`MetricSettings` / :data:`METRICS`  the settings every table and figure of the book uses
+  (5 neighbours, 5 folds, a silhouette on at most 2,000 points, k-means with 4 restarts);
 - :func:`subspace_agreement`, :func:`procrustes_disparity`  agreement of two embeddings,
   which are defined only up to sign, rotation and scale (notes section 1, item 4).
 
-scikit-learn and SciPy do the work; this module fixes seeds and checks input.
-Every function accepts NumPy arrays or torch tensors.
+scikit-learn and SciPy do the work; this module fixes seeds and settings and checks input.
+Every function accepts NumPy arrays or torch tensors. Plot labels of the numbers live in
+:mod:`probdr_lite.figures.style` (presentation), not here.
 """
 
 from __future__ import annotations
+
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import scipy.linalg as la
@@ -25,7 +31,8 @@ from sklearn.metrics import normalized_mutual_info_score, silhouette_score
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 
-from probdr_lite._validation import check_array, check_scalar, check_seed
+from probdr_lite._threads import single_threaded
+from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
 
 try:
     import torch
@@ -33,14 +40,58 @@ except ImportError:  # pragma: no cover
     torch = None
 
 __all__ = [
+    "METRIC_NAMES",
+    "MetricSettings",
+    "METRICS",
     "knn_accuracy",
     "silhouette",
     "between_within_ratio",
     "kmeans_nmi",
     "cluster_metrics",
+    "metric_value",
+    "layer_metrics",
     "subspace_agreement",
     "procrustes_disparity",
 ]
+
+#: The four clustering numbers, in the order of every table and plot.
+METRIC_NAMES = ("knn_accuracy", "silhouette", "between_within", "kmeans_nmi")
+
+
+@dataclass(frozen=True)
+class MetricSettings:
+    """How each clustering number is measured, fixed once so that a number in the book always means the same thing.
+
+    Attributes
+    ----------
+    n_neighbors : int >= 1
+        k of the k-NN classifier (:func:`knn_accuracy`).
+    cv : int >= 2
+        Stratified folds of the k-NN accuracy.
+    max_samples : int >= 3 or None
+        The silhouette is computed on at most this many points (:func:`silhouette`); None: all.
+    n_init : int in [1, 100]
+        k-means restarts (:func:`kmeans_nmi`).
+    """
+
+    n_neighbors: int = 5
+    cv: int = 5
+    max_samples: int | None = 2000
+    n_init: int = 4
+
+    def __post_init__(self):
+        check_scalar(self.n_neighbors, "n_neighbors", low=1, integer=True)
+        check_scalar(self.cv, "cv", low=2, integer=True)
+        if self.max_samples is not None:
+            check_scalar(self.max_samples, "max_samples", low=3, integer=True)
+        check_scalar(self.n_init, "n_init", low=1, high=100, integer=True)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+#: The settings of every clustering number in the book (chapters 5 and 7 alike).
+METRICS = MetricSettings()
 
 
 def _check_labels(labels, n: int, *, min_classes: int = 2):
@@ -66,7 +117,7 @@ def _check_xy(X, labels, min_classes=2):
     return X, lab, counts
 
 
-def knn_accuracy(X, labels, n_neighbors: int = 5, cv: int = 5, seed: int = 0) -> float:
+def knn_accuracy(X, labels, n_neighbors: int = METRICS.n_neighbors, cv: int = METRICS.cv, seed: int = 0) -> float:
     """Cross-validated accuracy of a k-nearest-neighbour classifier on the embedding X.
 
     Stratified ``cv``-fold split (shuffled with ``seed``); each held-out point is
@@ -99,7 +150,7 @@ def knn_accuracy(X, labels, n_neighbors: int = 5, cv: int = 5, seed: int = 0) ->
     return float(np.mean(scores))
 
 
-def silhouette(X, labels, max_samples=2000, seed: int = 0) -> float:
+def silhouette(X, labels, max_samples=METRICS.max_samples, seed: int = 0) -> float:
     """Mean silhouette coefficient of the classes in X (Rousseeuw, 1987).
 
     For point i with mean distance a(i) to its own class and smallest mean
@@ -164,10 +215,10 @@ def between_within_ratio(X, labels) -> float:
     X, lab, _ = _check_xy(X, labels)
     X = X.astype(np.float64)
     classes, inverse = np.unique(lab, return_inverse=True)
-    counts = np.bincount(inverse)
-    centroids = np.zeros((classes.size, X.shape[1]))
-    np.add.at(centroids, inverse, X)
-    centroids /= counts[:, None]
+    # Class centroids as one (C, n) @ (n, q) product with an averaging matrix: fast enough for a live panel that
+    # recomputes the ratio of every layer on each slider move.
+    onehot = (inverse[None, :] == np.arange(classes.size)[:, None]).astype(np.float64)
+    centroids = (onehot / onehot.sum(axis=1, keepdims=True)) @ X
     within = float(np.mean(np.linalg.norm(X - centroids[inverse], axis=1)))
     if within == 0.0:
         raise ValueError("X has zero within-class spread (every point sits at its class centroid)")
@@ -177,7 +228,7 @@ def between_within_ratio(X, labels) -> float:
     return between / within
 
 
-def kmeans_nmi(X, labels, n_clusters=None, seed: int = 0, n_init: int = 2) -> float:
+def kmeans_nmi(X, labels, n_clusters=None, seed: int = 0, n_init: int = METRICS.n_init) -> float:
     """Normalised mutual information between k-means clusters of X and the classes.
 
     k-means (scikit-learn, ``n_init`` restarts seeded by ``seed``) with as many
@@ -192,7 +243,7 @@ def kmeans_nmi(X, labels, n_clusters=None, seed: int = 0, n_init: int = 2) -> fl
     n_clusters : int or None
         In [2, n]; None means the number of classes.
     seed : int, default 0
-    n_init : int, default 2
+    n_init : int, default ``METRICS.n_init`` (4)
         k-means restarts, in [1, 100].
 
     Returns
@@ -211,23 +262,86 @@ def kmeans_nmi(X, labels, n_clusters=None, seed: int = 0, n_init: int = 2) -> fl
     return float(normalized_mutual_info_score(lab, pred))
 
 
-def cluster_metrics(X, labels, n_neighbors: int = 5, cv: int = 5, max_samples=2000,
-                    seed: int = 0) -> dict:
-    """All four clustering numbers of one embedding, for a table per layer.
+def _check_names(names) -> tuple:
+    if isinstance(names, str) or len(names) == 0:
+        raise ValueError(f"metrics must be a non-empty list of names from {METRIC_NAMES}; got {names!r}")
+    return tuple(check_choice(m, "metric", METRIC_NAMES) for m in names)
+
+
+def _check_settings(settings) -> MetricSettings:
+    if not isinstance(settings, MetricSettings):
+        raise TypeError(f"settings must be a probdr_lite.metrics.MetricSettings; got {type(settings).__name__}")
+    return settings
+
+
+def _value(name, X, lab, settings: MetricSettings, seed: int) -> float:
+    """One number on checked input (no re-validation of X and labels beyond what each metric needs)."""
+    if name == "knn_accuracy":
+        return knn_accuracy(X, lab, n_neighbors=settings.n_neighbors, cv=settings.cv, seed=seed)
+    if name == "silhouette":
+        return silhouette(X, lab, max_samples=settings.max_samples, seed=seed)
+    if name == "between_within":
+        return between_within_ratio(X, lab)
+    return kmeans_nmi(X, lab, seed=seed, n_init=settings.n_init)
+
+
+def metric_value(name: str, X, labels, settings: MetricSettings = METRICS, seed: int = 0) -> float:
+    """One of the four numbers (``name`` in :data:`METRIC_NAMES`) of X, measured with ``settings``."""
+    name = check_choice(name, "metric", METRIC_NAMES)
+    X, lab, _ = _check_xy(X, labels)
+    return _value(name, X, lab, _check_settings(settings), check_seed(seed))
+
+
+def cluster_metrics(X, labels, settings: MetricSettings = METRICS, seed: int = 0, metrics=METRIC_NAMES) -> dict:
+    """The clustering numbers of one embedding, measured with ``settings`` (default :data:`METRICS`).
 
     Returns
     -------
-    dict with keys
+    dict {name: float} in the order of ``metrics`` (default all four:
         ``"knn_accuracy"`` (:func:`knn_accuracy`), ``"silhouette"`` (:func:`silhouette`),
-        ``"between_within"`` (:func:`between_within_ratio`), ``"kmeans_nmi"`` (:func:`kmeans_nmi`).
+        ``"between_within"`` (:func:`between_within_ratio`), ``"kmeans_nmi"`` (:func:`kmeans_nmi`)).
     """
     X, lab, _ = _check_xy(X, labels)
-    return {
-        "knn_accuracy": knn_accuracy(X, lab, n_neighbors=n_neighbors, cv=cv, seed=seed),
-        "silhouette": silhouette(X, lab, max_samples=max_samples, seed=seed),
-        "between_within": between_within_ratio(X, lab),
-        "kmeans_nmi": kmeans_nmi(X, lab, seed=seed),
-    }
+    settings, seed, metrics = _check_settings(settings), check_seed(seed), _check_names(metrics)
+    return {m: _value(m, X, lab, settings, seed) for m in metrics}
+
+
+def layer_metrics(path, labels, settings: MetricSettings = METRICS, *, seed: int = 0, metrics=METRIC_NAMES,
+                  variant=None) -> list:
+    """The clustering numbers of every layer of a path X_0, X_1, ...: a tidy list with one dict per layer.
+
+    Parameters
+    ----------
+    path : sequence of arrays or tensors (n, d_q)
+        X_0, X_1, ... (e.g. from :func:`probdr_lite.unrolled.unroll`), all the same shape.
+    labels : array (n,)
+    settings : MetricSettings, default :data:`METRICS`
+    seed : int
+        Seed of the k-NN folds, the silhouette subsample and k-means (the same for every layer).
+    metrics : subset of :data:`METRIC_NAMES`
+    variant : str or None
+        Copied into every row, so that the rows of several variants can be concatenated.
+
+    Returns
+    -------
+    list of dicts {"variant", "n", "layer", <metric>: float, ...}, all measured in the full d_q-dimensional space,
+    on one thread (which also makes k-means repeat exactly; see :mod:`probdr_lite._threads`).
+    """
+    if isinstance(path, np.ndarray) or (torch is not None and isinstance(path, torch.Tensor)) or len(path) == 0:
+        raise ValueError("latents must be a non-empty list of (n, d_q) arrays, one per layer")
+    path = [check_array(X, f"latents[{t}]", ndim=2, min_rows=2) for t, X in enumerate(path)]
+    shape = path[0].shape
+    for t, X in enumerate(path):
+        if X.shape != shape:
+            raise ValueError(f"latents[{t}] has shape {X.shape}; every layer must have the shape of layer 0, {shape}")
+    lab, _ = _check_labels(labels, shape[0])
+    settings, seed, metrics = _check_settings(settings), check_seed(seed), _check_names(metrics)
+    rows = []
+    with single_threaded():
+        for t, X in enumerate(path):
+            rows.append({"variant": variant, "n": shape[0], "layer": t,
+                         **{m: _value(m, X, lab, settings, seed) for m in metrics}})
+    return rows
 
 
 def _check_pair(E1, E2):

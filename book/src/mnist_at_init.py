@@ -30,14 +30,11 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from probdr_lite.figures.mnist import (
-    METRIC_LABELS,
-    METRIC_SETTINGS,
     PAPER,
     before_after_figure,
     depth_scrub,
     kappa_scrub,
     kmeans_nmi_spread,
-    layer_metrics,
     layer_table,
     metric_lines_figure,
     metrics_table,
@@ -50,7 +47,8 @@ from probdr_lite.figures.mnist import (
     sweep_figure,
     variant_metrics,
 )
-from probdr_lite.metrics import between_within_ratio, knn_accuracy
+from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
 
 # %% [markdown]
 # ## The settings
@@ -94,7 +92,7 @@ plt.show()
 # ## Four numbers per layer
 #
 # All four are computed in the full $d_q = 128$-dimensional latent space by
-# `probdr_lite.metrics`, with settings fixed in `METRIC_SETTINGS`:
+# `probdr_lite.metrics`, with settings fixed in `METRICS`:
 #
 # - **k-NN accuracy**: the share of images whose class is the majority class of their 5 nearest
 #   neighbours, over 5 stratified folds. It asks whether *neighbours* share a class.
@@ -111,7 +109,7 @@ plt.show()
 # First the paper's block on all 10,000 images, every layer:
 
 # %%
-print(METRIC_SETTINGS)
+print(METRICS)
 rows_full = layer_metrics(Xs, labels, variant="paper")  # one dict per layer, in the full latent space
 layer_table(rows_full)
 
@@ -225,7 +223,7 @@ display(Markdown("\n".join(lines)))
 knn_2d = {}
 for layer in (0, PAPER.n_layers):
     X = Xs[layer]
-    knn_2d[layer] = knn_accuracy(X[:, :2], labels, n_neighbors=METRIC_SETTINGS["n_neighbors"], cv=METRIC_SETTINGS["cv"])
+    knn_2d[layer] = knn_accuracy(X[:, :2], labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv)
     print(f"layer {layer}: k-NN accuracy {knn_2d[layer]:.3f} in the picture's 2 coordinates, "
           f"{pick(rows_full, 'knn_accuracy', variant='paper', layer=layer):.3f} in all {X.shape[1]}; "
           f"between/within {between_within_ratio(X[:, :2], labels):.2f} in 2, "

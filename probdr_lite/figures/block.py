@@ -29,7 +29,8 @@ import torch
 from scipy.linalg import expm
 
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
-from probdr_lite.figures._threads import single_threaded
+from probdr_lite._threads import single_threaded
+from probdr_lite.figures.style import variant_label
 from probdr_lite.graphs import knn_graph
 from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.unrolled import VARIANTS, attention_matrix, unroll
@@ -37,7 +38,6 @@ from probdr_lite.widgets import Slider, SliderPanel
 
 __all__ = [
     "CHAPTER_VARIANTS",
-    "VARIANT_LABELS",
     "LiftedToy",
     "lift_toy",
     "make_toy",
@@ -52,16 +52,6 @@ __all__ = [
 
 #: The variants compared in chapters 4 and 5 (``"full"``, the objection-3 gradient, belongs to the objections chapter).
 CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
-
-#: Short plot labels, each saying what the direction D is.
-VARIANT_LABELS = {
-    "attention": "attention: 2 A X",
-    "diffusion": "diffusion: 2 (A - I) X",
-    "paper": "paper: 2 (A - I) X + 2 X / (d_q + β)",
-    "exact": "exact: 2 C⁻¹ X - (L + Lᵀ) X",
-    "symmetric": "symmetric: 2 (A_sym - I) X",
-    "full": "full gradient",
-}
 
 TOY_DEFAULTS = dict(kappa=100.0, eta=0.4, beta=1.0)
 
@@ -209,7 +199,7 @@ def _variant_axes(toy, variants, width=2.4, dpi=72):
         ax.set_aspect("equal")
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_title(VARIANT_LABELS[v], fontsize=7.5)
+        ax.set_title(variant_label(v), fontsize=7.5)
     return fig, points
 
 

@@ -27,7 +27,7 @@ from scipy.sparse.csgraph import connected_components
 
 from probdr_lite._validation import check_array, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
-from probdr_lite.figures._threads import one_thread
+from probdr_lite._threads import one_thread
 from probdr_lite.graphs import check_weights, graph_energy, knn_graph, laplacian
 from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.widgets import Slider, SliderPanel

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from matplotlib import ticker
 
 from probdr_lite._validation import check_array, check_scalar
-from probdr_lite.figures._threads import one_thread
+from probdr_lite._threads import one_thread
 from probdr_lite.figures.eigenmaps import range_slider
 from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.probdr import (

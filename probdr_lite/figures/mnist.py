@@ -7,9 +7,9 @@ class. The paper leaves beta, the mask M, the number of images, W_E and weight s
 
 This module turns that figure into numbers and into things a reader can move:
 
-- :func:`layer_metrics` / :func:`variant_metrics`: per layer and per variant, the four numbers of
-  :mod:`probdr_lite.metrics` (k-NN accuracy, silhouette, between/within-class ratio, NMI of k-means) with the
-  settings of :data:`METRIC_SETTINGS`, as a tidy list of dicts (one dict per variant and layer);
+- :func:`variant_metrics`: per layer and per variant, the four numbers of :func:`probdr_lite.metrics.layer_metrics`
+  (k-NN accuracy, silhouette, between/within-class ratio, NMI of k-means) with the book's settings
+  ``probdr_lite.metrics.METRICS``, as a tidy list of dicts (one dict per variant and layer);
   :func:`metrics_table` renders it without pandas;
 - :func:`before_after_figure`, :func:`metric_lines_figure`: the paper's picture and the numbers per layer;
 - :class:`MnistPanel` / :func:`mnist_panel`: sliders kappa, eta, beta and depth over 1,000 images, redrawn in place;
@@ -31,9 +31,10 @@ import numpy as np
 import torch
 
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
-from probdr_lite.figures._threads import single_threaded
+from probdr_lite._threads import single_threaded
 from probdr_lite.figures.block import CHAPTER_VARIANTS
-from probdr_lite.metrics import between_within_ratio, kmeans_nmi, knn_accuracy, silhouette
+from probdr_lite.figures.style import METRIC_LABELS, variant_colour
+from probdr_lite.metrics import METRIC_NAMES, METRICS, between_within_ratio, kmeans_nmi, layer_metrics, metric_value
 from probdr_lite.plotting import Table, class_scatter, scrub
 from probdr_lite.unrolled import VARIANTS, embed, unroll
 from probdr_lite.widgets import Slider, SliderPanel
@@ -43,12 +44,8 @@ __all__ = [
     "MnistSettings",
     "settings_table",
     "KAPPA_RANGE",
-    "METRICS",
-    "METRIC_LABELS",
-    "METRIC_SETTINGS",
     "mnist_latents",
     "run_blocks",
-    "layer_metrics",
     "variant_metrics",
     "kmeans_nmi_spread",
     "pick",
@@ -86,27 +83,6 @@ class MnistSettings:
 #: The defaults of chapter 5.
 PAPER = MnistSettings()
 
-#: The four numbers per layer, in the order of the tables and plots.
-METRICS = ("knn_accuracy", "silhouette", "between_within", "kmeans_nmi")
-
-METRIC_LABELS = {
-    "knn_accuracy": "5-NN accuracy (5-fold CV)",
-    "silhouette": "silhouette of the classes",
-    "between_within": "between/within-class ratio",
-    "kmeans_nmi": "NMI of k-means (k = 10)",
-}
-
-#: One colour per variant in the line plots (the paper's variant is the dark one).
-VARIANT_COLOURS = {
-    "attention": "#1f77b4",
-    "diffusion": "#ff7f0e",
-    "paper": "#222222",
-    "exact": "#2ca02c",
-    "symmetric": "#9467bd",
-    "full": "#8c564b",
-}
-
-
 def _check_variants(variants) -> tuple:
     if isinstance(variants, str) or len(variants) == 0:
         raise ValueError(f"variants must be a non-empty list of names from {VARIANTS}; got {variants!r}")
@@ -115,8 +91,8 @@ def _check_variants(variants) -> tuple:
 
 def _check_metrics(metrics) -> tuple:
     if isinstance(metrics, str) or len(metrics) == 0:
-        raise ValueError(f"metrics must be a non-empty list of names from {METRICS}; got {metrics!r}")
-    return tuple(check_choice(m, "metric", METRICS) for m in metrics)
+        raise ValueError(f"metrics must be a non-empty list of names from {METRIC_NAMES}; got {metrics!r}")
+    return tuple(check_choice(m, "metric", METRIC_NAMES) for m in metrics)
 
 
 def _check_labels(labels, n: int) -> np.ndarray:
@@ -169,73 +145,19 @@ def run_blocks(X0, n_layers=PAPER.n_layers, kappa=PAPER.kappa, eta=PAPER.eta, be
     return [X.numpy() for X in path]
 
 
-#: The settings of the four numbers, fixed here (not left to the metrics module's defaults) so that a table in the
-#: book always means the same thing: 5 neighbours and 5 stratified folds for k-NN, a silhouette on at most 2,000
-#: points, k-means with 10 clusters and 4 restarts.
-METRIC_SETTINGS = {"n_neighbors": 5, "cv": 5, "max_samples": 2000, "n_init": 4}
-
-
-def _metric(name, X, labels, seed, settings=METRIC_SETTINGS):
-    if name == "knn_accuracy":
-        return knn_accuracy(X, labels, n_neighbors=settings["n_neighbors"], cv=settings["cv"], seed=seed)
-    if name == "silhouette":
-        return silhouette(X, labels, max_samples=settings["max_samples"], seed=seed)
-    if name == "between_within":
-        return between_within_ratio(X, labels)
-    return kmeans_nmi(X, labels, seed=seed, n_init=settings["n_init"])
-
-
-def layer_metrics(latents, labels, *, variant=None, metrics=METRICS, seed: int = 0) -> list:
-    """The clustering numbers of every layer: a tidy list with one dict per layer.
-
-    Parameters
-    ----------
-    latents : sequence of arrays (n, d_q)
-        X_0, X_1, ... (e.g. from :func:`run_blocks`), all the same shape.
-    labels : array (n,) of int
-    variant : str or None
-        Copied into every row, so that the rows of several variants can be concatenated.
-    metrics : subset of METRICS
-    seed : int
-        Seed of the k-NN folds, the silhouette subsample and k-means (the same for every layer).
-
-    The numbers are those of :mod:`probdr_lite.metrics` with the settings in :data:`METRIC_SETTINGS`.
-
-    Returns
-    -------
-    list of dicts {"variant", "n", "layer", <metric>: float, ...}; all computed in the full d_q-dimensional space.
-    """
-    if isinstance(latents, (np.ndarray, torch.Tensor)) or len(latents) == 0:
-        raise ValueError("latents must be a non-empty list of (n, d_q) arrays, one per layer")
-    latents = [check_array(X, f"latents[{t}]", ndim=2, min_rows=2) for t, X in enumerate(latents)]
-    shape = latents[0].shape
-    for t, X in enumerate(latents):
-        if X.shape != shape:
-            raise ValueError(f"latents[{t}] has shape {X.shape}; every layer must have the shape of layer 0, {shape}")
-    labels = _check_labels(labels, shape[0])
-    metrics = _check_metrics(metrics)
-    seed = check_seed(seed)
-    rows = []
-    with single_threaded():  # also makes k-means repeat exactly (see _threads)
-        for t, X in enumerate(latents):
-            rows.append({"variant": variant, "n": shape[0], "layer": t,
-                         **{m: _metric(m, X, labels, seed) for m in metrics}})
-    return rows
-
-
 def kmeans_nmi_spread(X, labels, seeds=range(5)) -> np.ndarray:
-    """NMI of k-means (METRIC_SETTINGS) for several k-means seeds on the same X: how much of a difference is noise."""
+    """NMI of k-means (``metrics.METRICS``) for several k-means seeds on the same X: how much of a difference is noise."""
     seeds = [check_seed(s) for s in seeds]
     if len(seeds) < 2:
         raise ValueError(f"seeds must hold at least 2 seeds to show a spread; got {len(seeds)}")
     X = check_array(X, "X", ndim=2, min_rows=2)
     labels = _check_labels(labels, X.shape[0])
     with single_threaded():
-        return np.array([_metric("kmeans_nmi", X, labels, s) for s in seeds])
+        return np.array([kmeans_nmi(X, labels, seed=s, n_init=METRICS.n_init) for s in seeds])
 
 
 def variant_metrics(X0, labels, variants=CHAPTER_VARIANTS, n_layers=PAPER.n_layers, kappa=PAPER.kappa,
-                    eta=PAPER.eta, beta=PAPER.beta, metrics=METRICS, seed: int = 0, return_latents=False):
+                    eta=PAPER.eta, beta=PAPER.beta, metrics=METRIC_NAMES, seed: int = 0, return_latents=False):
     """Run every variant from the same X_0 and measure every layer: the rows of :func:`layer_metrics`, concatenated.
 
     With ``return_latents=True`` also returns {variant: [X_0, ..., X_{n_layers}]}.
@@ -254,7 +176,7 @@ def pick(rows, metric, *, variant, layer=None, n=None):
     With ``layer=None`` returns the list of values over the layers, in layer order. Raises if no row, or more than
     one row per layer, matches (e.g. two sizes n of the same variant and n not given).
     """
-    metric = check_choice(metric, "metric", METRICS)
+    metric = check_choice(metric, "metric", METRIC_NAMES)
     chosen = [r for r in rows if r["variant"] == variant and (n is None or r["n"] == n)]
     layers = [r["layer"] for r in chosen]
     if not chosen:
@@ -280,14 +202,14 @@ def _row_name(row) -> str:
     return f"{row['variant']} (n = {row['n']:,})"
 
 
-def metrics_table(rows, layers=(0, 8), metrics=METRICS, digits: int = 3, caption=None) -> Table:
+def metrics_table(rows, layers=(0, 8), metrics=METRIC_NAMES, digits: int = 3, caption=None) -> Table:
     """One line per (variant, n), one column per metric and layer: e.g. "5-NN accuracy (5-fold CV), layer 8".
 
     Parameters
     ----------
     rows : list of dicts from :func:`layer_metrics` / :func:`variant_metrics`
     layers : layers to show (each must be present for every variant)
-    metrics : subset of METRICS
+    metrics : subset of ``probdr_lite.metrics.METRIC_NAMES``
     digits : decimals shown (1 to 6)
     """
     metrics = _check_metrics(metrics)
@@ -307,7 +229,7 @@ def metrics_table(rows, layers=(0, 8), metrics=METRICS, digits: int = 3, caption
     return Table(header, body, caption)
 
 
-def layer_table(rows, metrics=METRICS, digits: int = 3, caption=None) -> Table:
+def layer_table(rows, metrics=METRIC_NAMES, digits: int = 3, caption=None) -> Table:
     """One line per layer, one column per metric, for the rows of a single (variant, n)."""
     metrics = _check_metrics(metrics)
     digits = check_scalar(digits, "digits", low=1, high=6, integer=True)
@@ -342,7 +264,7 @@ def before_after_figure(X0, Xn, labels, n_layers=PAPER.n_layers, dpi=72):
     return fig
 
 
-def metric_lines_figure(rows, metrics=METRICS, dpi=72):
+def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=72):
     """One panel per metric, layer on the x axis, one line per (variant, n); dashed lines for the largest n."""
     metrics = _check_metrics(metrics)
     if not rows:
@@ -358,7 +280,7 @@ def metric_lines_figure(rows, metrics=METRICS, dpi=72):
             group = sorted(group, key=lambda r: r["layer"])
             dashed = several_n and n == n_max
             ax.plot([r["layer"] for r in group], [r[m] for r in group], marker="o", ms=3,
-                    ls="--" if dashed else "-", color=VARIANT_COLOURS.get(v, "0.5"),
+                    ls="--" if dashed else "-", color=variant_colour(v),
                     label=f"{v} (n = {n:,})" if several_n else v)
         ax.set_xlabel("layer (blocks applied)")
         ax.set_title(METRIC_LABELS[m], fontsize=9)
@@ -370,28 +292,6 @@ def metric_lines_figure(rows, metrics=METRICS, dpi=72):
 
 # ---------------------------------------------------------------------------------------------------------------------
 # The live panel and its kernel-free twins
-
-
-class _RatioFn:
-    """between/within-class ratio (``metrics.between_within_ratio``) for many X with the same labels, faster.
-
-    The class centroids are one (C, n) @ (n, d_q) product with a precomputed averaging matrix instead of
-    ``np.add.at``, which matters when the live panel recomputes the ratio of 9 layers on every slider move.
-    """
-
-    def __init__(self, labels):
-        classes, self.inverse = np.unique(labels, return_inverse=True)
-        onehot = (self.inverse[None, :] == np.arange(classes.size)[:, None]).astype(np.float64)  # (C, n)
-        self.average = onehot / onehot.sum(1, keepdims=True)
-        self.pairs = np.triu_indices(classes.size, k=1)
-
-    def __call__(self, X) -> float:
-        X = np.asarray(X, dtype=np.float64)
-        centroids = self.average @ X  # (C, d_q)
-        within = np.linalg.norm(X - centroids[self.inverse], axis=1).mean()
-        diff = centroids[:, None, :] - centroids[None, :, :]
-        between = np.linalg.norm(diff, axis=2)[self.pairs].mean()
-        return float(between / within)
 
 
 def _legend_image(classes, dpi=72) -> np.ndarray:
@@ -425,7 +325,6 @@ class MnistPanel:
     def __init__(self, X0, labels, variant=PAPER.variant, n_layers=PAPER.n_layers, dpi=72, cache_size=16):
         X0 = torch.as_tensor(check_array(X0, "X0", ndim=2, min_rows=10))
         self.labels = _check_labels(labels, X0.shape[0])
-        self.ratio = _RatioFn(self.labels)
         self.X0 = X0
         self.variant = check_choice(variant, "variant", VARIANTS)
         self.n_layers = check_scalar(n_layers, "n_layers", low=1, high=64, integer=True)
@@ -465,7 +364,7 @@ class MnistPanel:
         if key not in self._cache:
             with single_threaded():  # numpy's BLAS too: even the tiny centroid products stall on a busy machine
                 Xs = [X.numpy() for X in unroll(self.X0, self.n_layers, kappa, eta, beta, self.variant)]
-                ratios = np.array([self.ratio(X) for X in Xs])
+                ratios = np.array([between_within_ratio(X, self.labels) for X in Xs])
             self._cache[key] = (Xs, ratios)
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
@@ -554,12 +453,12 @@ def sweep(X0, labels, kappas, etas, metrics=("knn_accuracy", "kmeans_nmi"), vari
     with single_threaded():
         X0np = X0.numpy()
         for m in metrics:
-            out[f"{m}@0"] = float(_metric(m, X0np, labels, seed))
+            out[f"{m}@0"] = metric_value(m, X0np, labels, seed=seed)
         for i, eta in enumerate(etas):
             for j, kappa in enumerate(kappas):
                 X = unroll(X0, n_layers, kappa, eta, beta, variant)[-1].numpy()
                 for m in metrics:
-                    out[m][i, j] = _metric(m, X, labels, seed)
+                    out[m][i, j] = metric_value(m, X, labels, seed=seed)
     return out
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
 from probdr_lite._validation import check_scalar, check_seed
-from probdr_lite.figures._threads import one_thread
+from probdr_lite._threads import one_thread
 from probdr_lite.figures.eigenmaps import range_slider
 from probdr_lite.figures.elbo import _labels, _square
 from probdr_lite.plotting import class_scatter, scrub

@@ -20,7 +20,7 @@ from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.figures import elbo as fel
 from probdr_lite.figures import eigenmaps as feig
 from probdr_lite.figures import unrolling as fun
-from probdr_lite.figures._threads import one_thread
+from probdr_lite._threads import one_thread
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.plotting import ScrubFigure, figure_data
 from probdr_lite.probdr import fit_le_elbo, le_closed_form

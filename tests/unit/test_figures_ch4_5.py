@@ -21,7 +21,8 @@ from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 
 from probdr_lite.figures import block as B  # noqa: E402
 from probdr_lite.figures import mnist as M  # noqa: E402
-from probdr_lite.figures._threads import single_threaded  # noqa: E402
+from probdr_lite._threads import single_threaded  # noqa: E402
+from probdr_lite.metrics import layer_metrics  # noqa: E402
 from probdr_lite.plotting import figure_data  # noqa: E402
 from probdr_lite.unrolled import attention_matrix, layer_norm, unroll  # noqa: E402
 
@@ -167,7 +168,7 @@ def test_chapter4_bad_input_raises_clear_errors(toy):
 
 def test_layer_metrics_match_an_independent_recomputation(small_mnist):
     X0, labels = small_mnist
-    rows = M.layer_metrics(M.run_blocks(X0, n_layers=3), labels, variant="paper")
+    rows = layer_metrics(M.run_blocks(X0, n_layers=3), labels, variant="paper")
     assert [r["layer"] for r in rows] == [0, 1, 2, 3] and all(r["n"] == 300 for r in rows)
     with single_threaded():  # k-means is sensitive to the last bit of X, and one thread fixes the summation order
         path = unroll(X0, 3, 30.0, 0.4, 1.0, "paper")  # straight from unrolled, not through the figures module
@@ -226,15 +227,6 @@ def test_kmeans_nmi_spread_is_one_nmi_per_seed(small_mnist):
     np.testing.assert_allclose(spread, expected, atol=1e-12)
     with pytest.raises(ValueError, match="at least 2 seeds"):
         M.kmeans_nmi_spread(X0, labels, seeds=(0,))
-
-
-def test_the_panels_ratio_shortcut_equals_the_metrics_module(small_mnist):
-    from probdr_lite.metrics import between_within_ratio
-
-    X0, labels = small_mnist
-    fast = M._RatioFn(labels)
-    for X in M.run_blocks(X0, n_layers=2):
-        assert fast(X) == pytest.approx(between_within_ratio(X, labels), rel=1e-10)
 
 
 def test_mnist_panel_sliders_change_what_is_drawn(small_mnist):
@@ -298,18 +290,18 @@ def test_chapter5_bad_input_raises_clear_errors(small_mnist):
     X0, labels = small_mnist
     with pytest.raises(ValueError, match="n must be in"):
         M.mnist_latents(n=20_000)
-    with pytest.raises(ValueError, match="labels must be 300 integers"):
-        M.layer_metrics([X0], labels[:10])
+    with pytest.raises(ValueError, match="labels must be a 1-D array of length n = 300"):
+        layer_metrics([X0], labels[:10])
     with pytest.raises(ValueError, match="every layer must have the shape"):
-        M.layer_metrics([X0, X0[:10]], labels)
+        layer_metrics([X0, X0[:10]], labels)
     with pytest.raises(ValueError, match="non-empty list of"):
-        M.layer_metrics(X0, labels)
+        layer_metrics(X0, labels)
     with pytest.raises(ValueError, match="metric must be one of"):
-        M.layer_metrics([X0], labels, metrics=("accuracy",))
+        layer_metrics([X0], labels, metrics=("accuracy",))
     with pytest.raises(ValueError, match="variant must be one of"):
         M.variant_metrics(X0, labels, variants=("softmax",))
     with pytest.raises(ValueError, match="no layer 8"):
-        M.metrics_table(M.layer_metrics([X0], labels, metrics=("between_within",)), metrics=("between_within",))
+        M.metrics_table(layer_metrics([X0], labels, metrics=("between_within",)), metrics=("between_within",))
     with pytest.raises(ValueError, match="at least one value"):
         M.sweep(X0, labels, (), (0.4,))
     with pytest.raises(ValueError, match="depth must be in"):

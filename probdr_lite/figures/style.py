@@ -1,0 +1,102 @@
+"""One look for the whole book: the label and colour of every variant and the label of every clustering number.
+
+Two families of variants appear in the book, and their names overlap, so they are kept apart:
+
+- **block variants** (chapters 4, 5 and 7; :data:`probdr_lite.unrolled.BLOCK_VARIANTS`): the update *direction*
+  D of an untrained block, X <- Pi(X + eta D). Their labels state D.
+- **trained-attention variants** (chapter 6; ``probdr_lite.experiments``): the attention *operator* inside a
+  trained multi-head transformer. Their labels state the operator.
+
+"diffusion" is A - I in both families, "attention" is plain softmax attention in both, so each keeps one colour
+across the book; "symmetric" is D^(-1/2) E D^(-1/2) - I as a block direction but D^(-1/2) E D^(-1/2) as a trained
+operator, which the two labels say.
+
+Colours are the Okabe-Ito palette (Okabe & Ito, 2008), distinguishable under the common colour-vision
+deficiencies; the paper's block is black, as the reference line. Yellow is left out (too pale on white).
+
+Use :func:`variant_style` (``family`` is ``"block"`` or ``"trained"``) or the two tables directly.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from probdr_lite.metrics import METRICS
+
+__all__ = [
+    "OKABE_ITO",
+    "VariantStyle",
+    "VARIANT_STYLE",
+    "variant_style",
+    "variant_label",
+    "variant_colour",
+    "METRIC_LABELS",
+]
+
+#: The Okabe-Ito palette, by name.
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky blue": "#56B4E9",
+    "bluish green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish purple": "#CC79A7",
+}
+
+
+class VariantStyle(NamedTuple):
+    """How a variant is named and drawn: ``label`` states what it computes, ``colour`` is a hex colour."""
+
+    label: str
+    colour: str
+
+
+_C = OKABE_ITO
+
+#: {family: {name: VariantStyle}} for the whole book; family "block" (update directions of untrained blocks)
+#: or "trained" (attention operators of trained transformers).
+VARIANT_STYLE = {
+    "block": {
+        "attention": VariantStyle("attention: 2 A X", _C["blue"]),
+        "diffusion": VariantStyle("diffusion: 2 (A - I) X", _C["vermillion"]),
+        "paper": VariantStyle("paper: 2 (A - I) X + 2 X / (d_q + β)", _C["black"]),
+        "exact": VariantStyle("exact: 2 C⁻¹ X - (L + Lᵀ) X", _C["bluish green"]),
+        "symmetric": VariantStyle("symmetric: 2 (A_sym - I) X", _C["reddish purple"]),
+        "full": VariantStyle("full gradient", _C["orange"]),
+    },
+    "trained": {
+        "attention": VariantStyle("attention: A", _C["blue"]),
+        "diffusion": VariantStyle("diffusion: A − I", _C["vermillion"]),
+        "gated": VariantStyle("gated: A − gI", _C["sky blue"]),
+        "symmetric": VariantStyle("symmetric: D^(−1/2) E D^(−1/2)", _C["reddish purple"]),
+    },
+}
+
+
+def variant_style(name: str, family: str = "block") -> VariantStyle:
+    """The :class:`VariantStyle` of variant ``name`` in ``family`` ("block" or "trained")."""
+    if family not in VARIANT_STYLE:
+        raise ValueError(f"family must be one of {tuple(VARIANT_STYLE)}; got {family!r}")
+    styles = VARIANT_STYLE[family]
+    if name not in styles:
+        raise ValueError(f"variant must be one of {tuple(styles)} (family {family!r}); got {name!r}")
+    return styles[name]
+
+
+def variant_label(name: str, family: str = "block") -> str:
+    return variant_style(name, family).label
+
+
+def variant_colour(name: str, family: str = "block") -> str:
+    return variant_style(name, family).colour
+
+
+#: Labels of the clustering numbers of :mod:`probdr_lite.metrics` (settings: ``probdr_lite.metrics.METRICS``).
+METRIC_LABELS = {
+    "knn_accuracy": f"{METRICS.n_neighbors}-NN accuracy ({METRICS.cv}-fold CV)",
+    "silhouette": "silhouette of the classes",
+    "between_within": "between/within-class ratio",
+    "kmeans_nmi": "NMI of k-means (k = 10)",
+}
