@@ -37,6 +37,8 @@ from probdr_lite.experiments.stats import (
 )
 from probdr_lite.plotting import Table
 
+from .style import VARIANT_STYLE
+
 __all__ = [
     "ARM_STYLE",
     "VARIANT_LABELS",
@@ -54,16 +56,17 @@ __all__ = [
     "gates_text",
 ]
 
-#: Every trained arm: its label (legends, tables), the operator as mathtext (plots) and as text, and its colour.
-ARM_STYLE = {
-    "attention": {"label": "attention: A", "math": "$A$", "text": "A", "colour": "C0"},
-    "diffusion": {"label": "diffusion: A − I", "math": "$A - I$", "text": "A − I", "colour": "C3"},
-    "gated": {"label": "gated: A − gI", "math": "$A - gI$", "text": "A − gI", "colour": "C2"},
-    "sym-normalised": {"label": "sym-normalised: A_sym", "math": r"$A_{\rm sym}$", "text": "A_sym",
-                       "colour": "C4"},
-    "symmetric": {"label": "symmetric: A_sym − I", "math": r"$A_{\rm sym} - I$", "text": "A_sym − I",
-                  "colour": "C1"},
+#: Every trained arm: its label (legends, tables) and colour from the book-wide VARIANT_STYLE (family "trained"),
+#: and the operator as mathtext (plots) and as text (tables, sentences).
+_OPERATORS = {
+    "attention": ("$A$", "A"),
+    "diffusion": ("$A - I$", "A − I"),
+    "gated": ("$A - gI$", "A − gI"),
+    "sym-normalised": (r"$A_{\rm sym}$", "A_sym"),
+    "symmetric": (r"$A_{\rm sym} - I$", "A_sym − I"),
 }
+ARM_STYLE = {v: {"label": VARIANT_STYLE["trained"][v].label, "colour": VARIANT_STYLE["trained"][v].colour,
+                 "math": math_, "text": text} for v, (math_, text) in _OPERATORS.items()}
 VARIANT_LABELS = {v: s["label"] for v, s in ARM_STYLE.items()}
 OPERATOR_MATH = {v: s["math"] for v, s in ARM_STYLE.items()}
 OPERATOR_TEXT = {v: s["text"] for v, s in ARM_STYLE.items()}
