@@ -160,6 +160,14 @@ def upgrade_row(row) -> dict:
     if isinstance(new.get("config"), dict):
         for name, value in V1_DEFAULTS[task].items():
             new["config"].setdefault(name, value)
+        # version 1 code wrote every config field; a hand-made row that lacks a recipe factor gets the value
+        # a run would have used, the config class's default
+        from .charlm import CharLMConfig
+        from .vit import ViTConfig
+
+        defaults = (CharLMConfig if task == "charlm" else ViTConfig)().to_dict()
+        for name in RECIPE_FACTORS[task]:
+            new["config"].setdefault(name, defaults[name])
         new["recipe"] = recipe_of(task, new["config"])
         if task == "vit":
             new["epochs_run"] = new["config"].get("epochs")
