@@ -216,6 +216,17 @@ def holm(pvalues) -> np.ndarray:
     return out
 
 
+def _read(entry: dict, holm_p: float, alpha: float, lower: bool) -> None:
+    """Store the Holm-adjusted p of a table entry and its reading: helps / hurts / cannot tell / None (no test)."""
+    entry["holm_pvalue"] = float(holm_p)
+    if math.isnan(holm_p):
+        entry["outcome"] = None
+    elif holm_p < alpha:
+        entry["outcome"] = "helps" if (entry["mean_diff"] < 0 if lower else entry["mean_diff"] > 0) else "hurts"
+    else:
+        entry["outcome"] = "cannot tell"
+
+
 def recipe_key(row) -> str:
     """The recipe cell of a row: its full configuration as sorted JSON."""
     return json.dumps(row["config"], sort_keys=True)
@@ -305,14 +316,7 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
             entries.append(e)
     adjusted = holm([e["t_pvalue"] for e in entries])
     for e, p in zip(entries, adjusted):
-        e["holm_pvalue"] = float(p)
-        if math.isnan(p):
-            e["outcome"] = None
-        elif p < alpha:
-            better = e["mean_diff"] < 0 if lower else e["mean_diff"] > 0
-            e["outcome"] = "helps" if better else "hurts"
-        else:
-            e["outcome"] = "cannot tell"
+        _read(e, p, alpha, lower)
     n_tests = int(np.sum(~np.isnan(adjusted)))
     return RecipeTable(task=task, quantity=quantity, baseline=baseline, factors=RECIPE_FACTORS[task],
                        recipes=recipes, baselines=baselines, entries=entries, n_tests=n_tests, alpha=alpha)
@@ -471,14 +475,7 @@ def joint_holm(tables) -> list:
     adjusted = holm([e["t_pvalue"] for _, e in entries])
     n_tests = int(np.sum(~np.isnan(adjusted)))
     for (t, e), p in zip(entries, adjusted):
-        e["holm_pvalue"] = float(p)
-        if math.isnan(p):
-            e["outcome"] = None
-        elif p < t.alpha:
-            lower = lower_is_better(t.quantity)
-            e["outcome"] = "helps" if (e["mean_diff"] < 0 if lower else e["mean_diff"] > 0) else "hurts"
-        else:
-            e["outcome"] = "cannot tell"
+        _read(e, p, t.alpha, lower_is_better(t.quantity))
     for t in tables:
         t.extra["tests_in_table"] = t.n_tests
         t.n_tests = n_tests
