@@ -246,3 +246,42 @@ def test_joint_holm_treats_two_tables_as_one_family():
     assert a.entries[1]["holm_pvalue"] == pytest.approx(0.04)  # third smallest of four: times 2
     text = R.recipe_verdict_text(a, recipe_verdict(a))
     assert text.startswith("Character model: 2 paired tests") and "4 in all" in text
+
+
+def test_overview_and_nanogpt_paragraphs_follow_the_files(tmp_path):
+    from probdr_lite.experiments.files import load_eval_spread, task_rows
+
+    assert "No results are committed yet" in R.overview_markdown(tmp_path)
+    shutil.copy(RESULTS_DIR / "charlm_cpu.json", tmp_path / "charlm_cpu.json")
+    text = R.overview_markdown(tmp_path)
+    assert "15 runs of the character model in 1 recipe" in text and "1 of 5 recipe cells complete" in text
+    rows = task_rows("charlm", tmp_path)
+    base = [r["final_val_loss"] for r in rows if r["variant"] == "attention"]
+    gap = np.mean(base) - 1.88
+    # without the measured batch spread the gap is stated but not judged
+    assert load_eval_spread(tmp_path) is None
+    pending = R.nanogpt_markdown(rows, None)
+    assert f"{gap:+.3f} nats" in pending and "does not judge the gap" in pending
+    spread = {"batch_sd": 0.1, "n_batches": 1000, "seed": 0, "batch_losses": [2.0] * 1000}
+    (tmp_path / "charlm_eval_spread.json").write_text(json.dumps(spread))
+    judged = R.nanogpt_markdown(rows, load_eval_spread(tmp_path))
+    expected = nanogpt_gap(float(np.mean(base)), float(np.std(base, ddof=1)), 5, 0.1)
+    assert f"{expected['z']:.1f} such standard deviations" in judged and "1,000 validation batches" in judged
+    (tmp_path / "charlm_eval_spread.json").write_text("{}")
+    with pytest.raises(ValueError, match="batch_sd"):
+        load_eval_spread(tmp_path)
+
+
+def test_plateau_figure_and_last_epoch_sentence():
+    config = {"patience": 2, "epochs": 9}
+    curve = [[0, 2.3, 2.3, 0.1], [1, 1.0, 0.9, 0.8], [2, 0.5, 0.6, 0.9], [3, 0.4, 0.65, 0.91], [4, 0.3, 0.7, 0.9]]
+    row = {"task": "vit", "variant": "attention", "seed": 0, "config": config, "curve": curve, "epochs_run": 4}
+    fig = R.plateau_figure(row)
+    assert fig.axes[0].get_lines()[1].get_xdata()[0] == 2  # the lowest validation loss, epoch 2
+    np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_ydata(), [c[3] for c in curve])
+    plt.close(fig)
+    with pytest.raises(ValueError, match="plateau rule"):
+        R.plateau_figure({**row, "config": {"patience": 0, "epochs": 9}})
+    assert R.last_epoch_text({"attention": 0.002, "diffusion": 0.005}).endswith(
+        "every arm was still improving when training stopped.")
+    assert "1 of 2 arms were still improving" in R.last_epoch_text({"attention": -0.001, "diffusion": 0.005})
