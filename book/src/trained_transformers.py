@@ -219,6 +219,13 @@ for table in tables.values():
 display(Markdown("\n\n".join(R.recipe_verdict_text(t, recipe_verdict(t)) for t in tables.values())))
 
 # %% [markdown]
+# In brief, per recipe: what the attention baseline reaches, the paper's $A - I$ against it with
+# its 95 % interval, and the computing time behind the page.
+
+# %%
+display(Markdown(R.closing_note(tables, rows)))
+
+# %% [markdown]
 # How to read this. "Cannot tell" is a statement about these experiments, not a proof that an
 # arm does nothing: a difference smaller than the seed-to-seed spread of the paired differences
 # needs more seeds than we ran. A "helps" or "hurts" says the sign is reliable at this scale, and

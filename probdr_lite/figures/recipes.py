@@ -15,7 +15,8 @@ formats them, so every sentence follows from the table it is given.
 - :func:`overview_markdown`      what is committed and what is pending, for the chapter's first results cell;
 - :func:`nanogpt_markdown`       the nanoGPT sentence from the rows and the measured batch spread;
 - :func:`plateau_figure`         one plateau-rule ViT run, with its best epoch and its stop;
-- :func:`last_epoch_text`        whether the curves were still improving when training stopped.
+- :func:`last_epoch_text`        whether the curves were still improving when training stopped;
+- :func:`closing_note`           per recipe, the baseline and the A − I difference with its interval; CPU hours.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
 
 __all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
            "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
-           "last_epoch_text"]
+           "last_epoch_text", "closing_note"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
                 "patience": "plateau rule", "max_iters": "iterations"}
@@ -369,3 +370,27 @@ def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
     verdict = ("every arm was still improving when training stopped" if len(better) == len(changes) else
                f"{len(better)} of {len(changes)} arms were still improving when training stopped")
     return f"Change over the last epoch ({unit}): {', '.join(parts)}; {verdict}."
+
+
+def closing_note(tables: dict, rows: dict, arm: str = "diffusion") -> str:
+    """Per recipe, the attention baseline and the paired ``arm`` difference with its interval; the CPU hours used.
+
+    ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable`, ``rows`` task to its rows.
+    """
+    lines = []
+    for task, table in tables.items():
+        _check_table(table)
+        q = table.quantity
+        for e in table.entries:
+            if e["arm"] != arm:
+                continue
+            base = (f"{100 * e['baseline_mean']:.2f} %" if q.endswith("acc") else f"{e['baseline_mean']:.4f}")
+            lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} {base}; "
+                         f"{ARM_STYLE[arm]['text']} − attention {_num(e['mean_diff'], q)} "
+                         f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {e['n']} paired seeds")
+    all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
+    train = sum(r["train_seconds"] for r in all_rows) / 3600
+    wall = sum(r["wall_seconds"] for r in all_rows) / 3600
+    lines.append(f"- CPU time of the {len(all_rows)} committed runs: {train:.1f} hours in training steps, "
+                 f"{wall:.1f} hours in all (one thread each, on a shared 2-core machine).")
+    return "\n".join(lines)

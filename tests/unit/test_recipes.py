@@ -285,3 +285,16 @@ def test_plateau_figure_and_last_epoch_sentence():
     assert R.last_epoch_text({"attention": 0.002, "diffusion": 0.005}).endswith(
         "every arm was still improving when training stopped.")
     assert "1 of 2 arms were still improving" in R.last_epoch_text({"attention": -0.001, "diffusion": 0.005})
+
+
+def test_closing_note_gives_each_recipes_baseline_and_difference():
+    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04})
+    table = recipe_table(rows)
+    note = R.closing_note({"charlm": table}, {"charlm": rows})
+    lines = note.splitlines()
+    assert len(lines) == 3
+    e = table.entries[0]
+    assert lines[0].startswith("- character model, gpt2 init, lr 1e-3, 30 iterations: attention final validation loss "
+                               f"{e['baseline_mean']:.4f}; A − I − attention {e['mean_diff']:+.4f} "
+                               f"[{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over 6 paired seeds")
+    assert f"CPU time of the {len(rows)} committed runs" in lines[2]
