@@ -67,12 +67,13 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m probdr_lite.experiments",
-        description="Train the character LM or the MNIST ViT with A, A - I, A - gI (or symmetric) attention.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{charlm,vit,sweep}")
+        description="Train the character LM or the MNIST ViT with A, A - I, A - gI (or, ViT, A_sym, A_sym - I) "
+                    "attention; run or estimate a recipe grid; measure the spread of a k-batch loss.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{charlm,vit,sweep,grid,eval-spread}")
     for task, (config_cls, _, iters_field) in TASKS.items():
         sp = sub.add_parser(task, help=f"one {task} run", description=f"Train one {task} arm for one seed.")
         sp.add_argument("--variant", default="attention",
-                        help="attention, diffusion, gated" + (" or symmetric" if task == "vit" else "")
+                        help="attention, diffusion, gated" + (", sym-normalised or symmetric" if task == "vit" else "")
                         + " [attention]")
         sp.add_argument("--seed", type=int, default=0, help="[0]")
         sp.add_argument("--out", default=None,
