@@ -110,8 +110,8 @@ def recipe_results_table(table: RecipeTable) -> Table:
 def recipe_figure(table: RecipeTable, title: str | None = None):
     """Dot plot: one row per (recipe, arm), the mean paired difference and its interval; 0 is "no difference".
 
-    Rows are grouped by recipe (a recipe label heads each group); the dot is
-    filled when the Holm-adjusted test is below alpha. Returns the Figure; its
+    Rows are grouped by recipe, each group headed by the recipe's label; the dot
+    is filled when the Holm-adjusted test is below alpha. Returns the Figure; its
     axes' k-th errorbar container belongs to the k-th entry of ``table.entries``.
     """
     table = _check_table(table)
@@ -119,30 +119,36 @@ def recipe_figure(table: RecipeTable, title: str | None = None):
         raise ValueError("table must hold at least one (recipe, arm) entry")
     q = table.quantity
     k, unit = _scale(q)
-    n = len(table.entries)
-    fig, ax = plt.subplots(figsize=(7.2, 0.32 * n + 1.4))
-    labels, y = [], []
-    previous = None
-    for i, e in enumerate(table.entries):
-        yi = n - 1 - i
+    groups = list(dict.fromkeys(recipe_label(e["recipe"]) for e in table.entries))
+    n_rows = len(table.entries) + len(groups)
+    fig, ax = plt.subplots(figsize=(7.0, 0.3 * n_rows + 1.3))
+    y, ticks, labels, previous = n_rows - 1, [], [], None
+    for e in table.entries:
+        recipe = recipe_label(e["recipe"])
+        if recipe != previous:  # a header row for the recipe
+            ax.text(0.01, y, recipe, transform=ax.get_yaxis_transform(), fontsize=8, va="center",
+                    fontweight="bold")
+            ax.axhline(y + 0.5, color="0.85", lw=0.8)
+            y -= 1
+            previous = recipe
         style = ARM_STYLE[e["arm"]]
-        lo, hi = k * e["ci_low"], k * e["ci_high"]
-        x = k * e["mean_diff"]
+        x, lo, hi = k * e["mean_diff"], k * e["ci_low"], k * e["ci_high"]
         err = None if math.isnan(lo) else [[x - lo], [hi - x]]
         filled = e["outcome"] in ("helps", "hurts")
-        ax.errorbar([x], [yi], xerr=err, fmt="o", color=style["colour"], ms=5, capsize=2,
+        ax.errorbar([x], [y], xerr=err, fmt="o", color=style["colour"], ms=5, capsize=2,
                     mfc=style["colour"] if filled else "white")
-        recipe = recipe_label(e["recipe"])
-        labels.append(f"{recipe}  ·  {style['text']}" if recipe != previous else style["text"])
-        previous = recipe
-        y.append(yi)
+        ticks.append(y)
+        labels.append(style["text"])
+        y -= 1
     ax.axvline(0.0, color="0.3", ls="--", lw=1)
-    ax.set_yticks(y)
-    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_ylim(-0.7, n_rows - 0.3)
     better = "left" if not q.endswith("acc") else "right"
-    ax.set_xlabel(f"{QUANTITY_LABELS[q]}: arm − attention{unit} (better: {better} of 0)")
-    ax.set_title(title or f"{TASK_NAMES[table.task]}: paired difference, {100 * (1 - table.alpha):g} % interval "
-                          f"(filled: Holm p < {table.alpha:g})", fontsize=9)
+    in_unit = f" ({unit.strip()})" if unit else ""
+    ax.set_xlabel(f"{QUANTITY_LABELS[q]}, arm − attention{in_unit}; better: {better} of 0", fontsize=9)
+    ax.set_title(title or f"{TASK_NAMES[table.task]}: paired difference and {100 * (1 - table.alpha):g} % interval\n"
+                          f"(filled: Holm-adjusted p < {table.alpha:g} over {table.n_tests} tests)", fontsize=9)
     ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()
     return fig
