@@ -35,6 +35,7 @@ from scipy import stats
 from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, train_charlm
 from probdr_lite.experiments.attention import SelfAttention
 from probdr_lite.experiments.files import load_eval_spread, load_task_results, task_rows
+from probdr_lite.experiments.results import TASK_VARIANTS
 from probdr_lite.experiments.stats import (
     NANOGPT_CPU_VAL_LOSS,
     config_differences,
@@ -216,7 +217,8 @@ for table in tables.values():
 # guessed.
 
 # %%
-display(Markdown("\n\n".join(R.recipe_verdict_text(t, recipe_verdict(t)) for t in tables.values())))
+display(Markdown("\n\n".join(R.recipe_verdict_text(t, recipe_verdict(t), TASK_VARIANTS[task])
+                               for task, t in tables.items())))
 
 # %% [markdown]
 # In brief, per recipe: what the attention baseline reaches, the paper's $A - I$ against it with

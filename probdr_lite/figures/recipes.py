@@ -158,14 +158,15 @@ def _recipes_words(recipes):
     return "; ".join(recipe_label(r) for r in recipes)
 
 
-def recipe_verdict_text(table: RecipeTable, verdicts: dict) -> str:
+def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) -> str:
     """The verdict, one paragraph (Markdown bullet) per arm, written from ``table`` and :func:`recipe_verdict`.
 
     Says where the arm helps, hurts or cannot be told apart from attention after
     Holm's correction over the table's tests (their number is stated), which
     recipe factor decides the sign when the sign depends on the recipe, and, for
     an arm whose unadjusted p is below alpha but whose adjusted p is not, that the
-    nominal result does not survive the correction.
+    nominal result does not survive the correction. Arms of ``expected_arms`` with no
+    committed runs are named as not run yet.
     """
     table = _check_table(table)
     if not isinstance(verdicts, dict) or not all(isinstance(v, ArmVerdict) for v in verdicts.values()):
@@ -177,7 +178,9 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict) -> str:
               f"Holm-corrected at {table.alpha:g} together with the other model's tests, {table.n_tests} in all")
     lines = [f"{name.capitalize()}: {own} paired tests ({QUANTITY_LABELS[table.quantity]}, every "
              f"(recipe, arm) against attention over {n_recipes} recipe{'s' if n_recipes != 1 else ''}), "
-             f"{family}."]
+             f"{family}."
+             + (" With one recipe tested, the data cannot say whether the recipe decides any arm's sign."
+                if n_recipes == 1 else "")]
     for arm, v in verdicts.items():
         op = ARM_STYLE[arm]["text"]
         es = [e for e in table.entries if e["arm"] == arm and e["outcome"] is not None]
@@ -210,9 +213,9 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict) -> str:
                 head += f" Hurts: {_recipes_words(v.hurts)}."
             if v.helps:
                 head += f" Helps: {_recipes_words(v.helps)}."
-        if tested == 1:
-            head += " With one recipe tested, the data cannot say whether the recipe decides the sign."
-        elif not v.sign_depends_on_recipe:
+        if tested == 1 and n_recipes > 1:
+            head += " With one recipe tested, the data cannot say whether the recipe decides its sign."
+        elif tested > 1 and not v.sign_depends_on_recipe:
             signs = v.mean_signs
             if signs["better"] and signs["worse"]:
                 factor = (" Among the mean differences, " + ", ".join(FACTOR_WORDS[f] for f in v.mean_sign_factors)
@@ -224,7 +227,8 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict) -> str:
                 head += f" Its mean difference is {direction} than attention's in all {tested}."
         nominal = [e for e in es if e["t_pvalue"] < table.alpha and e["holm_pvalue"] >= table.alpha]
         for e in nominal:
-            head += (f" In {recipe_label(e['recipe'])} its unadjusted p = {_p(e['t_pvalue'])} "
+            where = "Its" if tested == 1 else f"In {recipe_label(e['recipe'])} its"
+            head += (f" {where} unadjusted p = {_p(e['t_pvalue'])} "
                      f"({_num(e['mean_diff'], table.quantity)}) would read as "
                      f"{'helps' if e['n_better'] > e['n_worse'] else 'hurts'}, but it is one of "
                      f"{table.n_tests} tests: Holm's adjusted p = {_p(e['holm_pvalue'])}, so it is not a finding.")
@@ -235,6 +239,9 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict) -> str:
         if v.pending:
             head += f" Pending: {_recipes_words(v.pending)}."
         lines.append("- " + head)
+    for arm in expected_arms or ():
+        if arm not in verdicts and arm != table.baseline:
+            lines.append(f"- **{ARM_STYLE[arm]['text']}**: not run yet, so there is no verdict.")
     return "\n".join(lines)
 
 

@@ -165,8 +165,10 @@ def test_a_nominal_gated_helps_carries_its_multiplicity_caveat():
 def test_a_single_recipe_cannot_say_whether_the_recipe_decides():
     rows = [r for r in make_rows({("gpt2", "diffusion"): 0.04})]
     table = recipe_table(rows)
-    text = R.recipe_verdict_text(table, recipe_verdict(table))
-    assert "With one recipe tested, the data cannot say whether the recipe decides the sign." in text
+    text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated"))
+    assert "With one recipe tested, the data cannot say whether the recipe decides any arm's sign." in text
+    assert "A − I hurts in the one recipe tested so far** (gpt2 init, lr 1e-3, 30 iterations)" in text
+    assert text.splitlines()[-1] == "- **A − gI**: not run yet, so there is no verdict."
 
 
 # ------------------------------------------------------------------------------------------ table and figure
