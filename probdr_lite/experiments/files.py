@@ -100,7 +100,7 @@ def readme_commands(directory=None) -> list:
 def rows_provenance(rows) -> dict:
     """What the rows say about how they were made.
 
-    Returns a dict with ``task``, ``n_rows``, ``seeds`` (per variant), the sets of
+    Returns a dict with ``task``, ``n_rows``, ``seeds`` (per variant, over all recipes), the sets of
     ``torch_versions``, ``devices`` and ``git_commits``, the first and last
     ``timestamp``, the total ``train_hours`` and ``wall_hours``, ``config`` (the
     configuration of the first row) and ``recipes`` (the distinct recipes, as
@@ -115,7 +115,7 @@ def rows_provenance(rows) -> dict:
     return {
         "task": task,
         "n_rows": len(rows),
-        "seeds": {v: sorted(r["seed"] for r in rows if r["variant"] == v)
+        "seeds": {v: sorted({r["seed"] for r in rows if r["variant"] == v})
                   for v in TASK_VARIANTS[task] if v in present},
         "torch_versions": sorted({r["torch_version"] for r in rows}),
         "devices": sorted({r["device"] for r in rows}),
