@@ -3,20 +3,30 @@
 Ravuri & Lawrence (arXiv 2507.21040) report single runs in which replacing the
 attention output A V by (A - I) V lowers a character model's validation loss
 and raises a vision transformer's accuracy. This package reruns both claims
-at laptop scale with several seeds and paired statistics:
+at laptop scale with several seeds, several training recipes and paired
+statistics. Core code only (no figures, no prose; those are in
+:mod:`probdr_lite.figures.training` and :mod:`probdr_lite.figures.recipes`):
 
-- :mod:`.attention` one attention module whose ``variant`` argument selects
-  A, A - I, A - g I or D^{-1/2} E D^{-1/2}, and the shared pre-LN block;
-- :mod:`.charlm`    a GPT-style character model on Tiny Shakespeare
-  (nanoGPT's CPU configuration);
-- :mod:`.vit`       a small vision transformer on MNIST;
-- :mod:`.results`   the results-file schema, loading and the paired summary;
+- :mod:`.attention`  one attention module whose ``variant`` selects A, A - I,
+  A - g I, A_sym or A_sym - I; the pre-LN block; initialisation schemes and
+  learning-rate schedules;
+- :mod:`.charlm`     a GPT-style character model on Tiny Shakespeare (nanoGPT's CPU configuration);
+- :mod:`.vit`        a small vision transformer on MNIST;
+- :mod:`._training`  what both training loops share: the optimiser step, the plateau rule, the results row;
+- :mod:`._runtime`   device, threads and provenance;
+- :mod:`.results`    the results-file schema (JSON Schema), reading, appending and the paired summary;
+- :mod:`.files`      the committed results files and their provenance;
+- :mod:`.stats`      seed bands, paired differences, the decision rule, power, Holm, the recipe verdict;
+- :mod:`.sweep`      the recipe grids and their resumable runner;
+- :mod:`.measure`    the spread of a k-batch loss estimate (nanoGPT's 20 batches vs our 200);
 - ``python -m probdr_lite.experiments`` the command line (:mod:`.__main__`).
 """
 
 from .attention import CAUSAL_VARIANTS, VARIANTS, Block, SelfAttention
 from .charlm import CharLM, CharLMConfig, train_charlm
+from .files import load_task_results, task_rows
 from .results import append_results, format_summary, load_results, summarise, validate_results
+from .stats import recipe_table, recipe_verdict, verdict
 from .vit import ViT, ViTConfig, train_vit
 
 __all__ = [
@@ -24,4 +34,5 @@ __all__ = [
     "CharLM", "CharLMConfig", "train_charlm",
     "ViT", "ViTConfig", "train_vit",
     "load_results", "validate_results", "append_results", "summarise", "format_summary",
+    "load_task_results", "task_rows", "recipe_table", "recipe_verdict", "verdict",
 ]

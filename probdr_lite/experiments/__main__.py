@@ -1,9 +1,12 @@
-"""Command line: ``python -m probdr_lite.experiments {charlm,vit,sweep} ...`` (or ``probdr-experiments``).
+"""Command line: ``python -m probdr_lite.experiments {charlm,vit,sweep,grid,eval-spread} ...``.
 
 Examples::
 
     python -m probdr_lite.experiments charlm --variant diffusion --seed 3 --out runs.json
-    python -m probdr_lite.experiments vit --variant symmetric --epochs 2
+    python -m probdr_lite.experiments vit --variant symmetric --epochs 2 --schedule onecycle --init default
+    python -m probdr_lite.experiments grid vit --estimate      # the recipe grid: what is pending, CPU hours
+    python -m probdr_lite.experiments grid vit --threads 1     # run it (resumable: done rows are skipped)
+    python -m probdr_lite.experiments eval-spread --out probdr_lite/results/charlm_eval_spread.json
     python -m probdr_lite.experiments sweep --task charlm --variants attention,diffusion,gated \\
         --seeds 0,1,2,3,4 --out probdr_lite/results/charlm_cpu.json --threads 1 --quiet
 
@@ -28,6 +31,7 @@ from ._runtime import DEVICES, resolve_device
 from .attention import check_variant
 from .charlm import CharLMConfig, train_charlm
 from .results import append_results, load_results
+from .sweep import GRIDS, PLATEAU, estimate_hours, get_grid, pending_runs, run_grid, unit_seconds
 from .vit import ViTConfig, train_vit
 
 TASKS = {"charlm": (CharLMConfig, train_charlm, "max_iters"), "vit": (ViTConfig, train_vit, None)}
@@ -43,6 +47,9 @@ def _add_config_options(parser: argparse.ArgumentParser, config_cls, iters_field
         if f.type in (bool, "bool"):
             group.add_argument(*names, dest=f.name, action=argparse.BooleanOptionalAction,
                                default=argparse.SUPPRESS, help=f"[{default}]")
+        elif f.type in (str, "str"):
+            group.add_argument(*names, dest=f.name, type=str, default=argparse.SUPPRESS,
+                               metavar="NAME", help=f"[{default}]")
         else:
             typ = int if f.type in (int, "int") else float
             group.add_argument(*names, dest=f.name, type=typ, default=argparse.SUPPRESS,
@@ -60,12 +67,13 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m probdr_lite.experiments",
-        description="Train the character LM or the MNIST ViT with A, A - I, A - gI (or symmetric) attention.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{charlm,vit,sweep}")
+        description="Train the character LM or the MNIST ViT with A, A - I, A - gI (or, ViT, A_sym, A_sym - I) "
+                    "attention; run or estimate a recipe grid; measure the spread of a k-batch loss.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{charlm,vit,sweep,grid,eval-spread}")
     for task, (config_cls, _, iters_field) in TASKS.items():
         sp = sub.add_parser(task, help=f"one {task} run", description=f"Train one {task} arm for one seed.")
         sp.add_argument("--variant", default="attention",
-                        help="attention, diffusion, gated" + (" or symmetric" if task == "vit" else "")
+                        help="attention, diffusion, gated" + (", sym-normalised or symmetric" if task == "vit" else "")
                         + " [attention]")
         sp.add_argument("--seed", type=int, default=0, help="[0]")
         sp.add_argument("--out", default=None,
@@ -81,7 +89,58 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--skip-existing", action="store_true",
                     help="skip (variant, seed) pairs already in --out with the same configuration")
     _add_run_options(sp)
+    sp = sub.add_parser("grid", help="a recipe grid x arms x seeds (resumable)",
+                        description="Run a named recipe grid; rows already in the results files are skipped.")
+    sp.add_argument("name", choices=tuple(GRIDS), help="; ".join(f"{g.name}: {g.description}" for g in GRIDS.values()))
+    sp.add_argument("--out", default=None,
+                    help="results file to append to [probdr_lite/results/<task>_recipes.json]")
+    sp.add_argument("--estimate", action="store_true", help="print what is pending and its CPU hours, run nothing")
+    sp.add_argument("--limit", type=int, default=None, help="stop after this many runs")
+    sp.add_argument("--shard", default="0/1",
+                    help="I/N: run only the (recipe, seed) pairs with index I modulo N, so N processes can share "
+                         "the grid [0/1]")
+    sp.add_argument("--results-dir", default=None, help="folder of the results files [probdr_lite/results]")
+    _add_run_options(sp)
+    sp = sub.add_parser("eval-spread", help="spread of a k-batch validation loss (nanoGPT's 20 vs our 200)",
+                        description="Train charlm's attention arm and measure the loss of many single batches.")
+    sp.add_argument("--seed", type=int, default=0, help="[0]")
+    sp.add_argument("--n-batches", type=int, default=1000, help="[1000]")
+    sp.add_argument("--out", required=True, help="JSON file to write")
+    _add_run_options(sp)
     return parser
+
+
+def grid_estimate(grid, out=None, directory=None) -> dict:
+    """Pending runs of ``grid`` and their CPU hours from the seconds per epoch / iteration of committed rows."""
+    from .files import task_rows
+
+    rows = task_rows(grid.task, directory)
+    pending = pending_runs(grid, out, directory)
+    total = list(grid.runs())
+    plateau = [r["epochs_run"] for r in rows if r["task"] == "vit" and r["config"].get("patience")]
+    plateau_epochs = float(sum(plateau) / len(plateau)) if plateau else float(PLATEAU["epochs"])
+    seconds = unit_seconds(rows) if rows else {}
+    hours = estimate_hours(pending, seconds, plateau_epochs) if seconds else (float("nan"), float("nan"))
+    all_hours = estimate_hours(total, seconds, plateau_epochs) if seconds else (float("nan"), float("nan"))
+    return {"grid": grid.name, "task": grid.task, "recipes": len(grid.recipes), "runs": len(total),
+            "pending": len(pending), "hours_pending": hours, "hours_all": all_hours,
+            "plateau_epochs": plateau_epochs, "plateau_measured": bool(plateau), "unit_seconds": seconds}
+
+
+def _print_estimate(e: dict) -> None:
+    unit = "epoch" if e["task"] == "vit" else "iteration"
+    print(f"grid {e['grid']}: {e['recipes']} recipes, {e['runs']} runs, {e['pending']} pending")
+    for arm, (med, fast) in e["unit_seconds"].items():
+        print(f"  measured {arm}: {med:.3g} s per {unit} (median; fastest {fast:.3g} s), evaluation included")
+    if e["task"] == "vit":
+        src = "measured" if e["plateau_measured"] else "its most, not yet measured"
+        print(f"  a plateau-rule ViT run counted as {e['plateau_epochs']:.0f} epochs ({src})")
+    if not e["unit_seconds"]:
+        print("  no committed rows of this task to time it by; CPU hours unknown", flush=True)
+        return
+    print(f"  CPU hours (one thread per run): pending {e['hours_pending'][0]:.1f} at the median rate "
+          f"({e['hours_pending'][1]:.1f} at the fastest); the whole grid {e['hours_all'][0]:.1f} "
+          f"({e['hours_all'][1]:.1f})", flush=True)
 
 
 def _config_parser(task: str) -> argparse.ArgumentParser:
@@ -123,6 +182,48 @@ def main(argv=None) -> int:
     command = "python -m probdr_lite.experiments " + shlex.join(argv)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    if args.command in ("grid", "eval-spread"):
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        try:
+            if args.threads < 0:
+                raise ValueError(f"--threads must be >= 0; got {args.threads}")
+            if args.command == "grid" and args.limit is not None and args.limit < 1:
+                raise ValueError(f"--limit must be >= 1; got {args.limit}")
+            device = resolve_device(args.device)
+            shard = (0, 1)
+            if args.command == "grid":
+                i, sep, n = args.shard.partition("/")
+                if not (sep and i.isdigit() and n.isdigit() and 0 <= int(i) < int(n)):
+                    raise ValueError(f"--shard must be I/N with 0 <= I < N; got {args.shard!r}")
+                shard = (int(i), int(n))
+        except ValueError as exc:
+            parser.error(str(exc))
+        if args.command == "eval-spread":
+            from .measure import eval_spread
+
+            try:
+                res = eval_spread(seed=args.seed, n_batches=args.n_batches, device=device,
+                                  threads=args.threads or None, command=command)
+            except (ValueError, TypeError) as exc:
+                parser.error(str(exc))
+            with open(args.out, "w") as f:
+                json.dump(res, f, indent=1)
+            _say(args.quiet, f"batch sd {res['batch_sd']:.4f}; sd of a 20-batch mean {res['sd_of_mean']['20']:.4f}, "
+                             f"of a 200-batch mean {res['sd_of_mean']['200']:.4f} -> {args.out}")
+            return 0
+        from .files import RECIPE_FILES, results_dir
+
+        grid = get_grid(args.name)
+        out = args.out or str(results_dir(args.results_dir) / RECIPE_FILES[grid.task])
+        estimate = grid_estimate(grid, out, args.results_dir)
+        if not args.quiet or args.estimate:
+            _print_estimate(estimate)
+        if args.estimate:
+            return 0
+        run_grid(grid, out, device=device, threads=args.threads or None, quiet=True, command=command,
+                 directory=args.results_dir, limit=args.limit, shard=shard, say=lambda m: _say(args.quiet, m))
+        return 0
     if args.command == "sweep":
         task = args.task
         overrides = vars(_config_parser(task).parse_args(extra))

@@ -11,10 +11,16 @@ multi-head model this becomes, per head and before the output projection,
     diffusion   y = A v - v              (A - I, the paper's proposal)
     gated       y = A v - g v            (A - g I, g one learnable scalar per head,
                                           starting at 0, so training can choose)
-    symmetric   y = A_sym v              (A_sym = D^{-1/2} E D^{-1/2}, the adjacency
+    sym-normalised  y = A_sym v          (A_sym = D^{-1/2} E D^{-1/2}, the adjacency
                                           of the symmetric normalised Laplacian)
+    symmetric   y = A_sym v - v          (A_sym - I, minus the symmetric normalised
+                                          Laplacian: the "symmetric" update of the
+                                          book's chapters 4, 5 and 7)
 
-For ``symmetric`` the logits S = q k^T / sqrt(hs) are first symmetrised,
+``sym-normalised`` was called ``symmetric`` in results schema version 1; the
+name now belongs to the (A_sym - I) arm, as in the rest of the book.
+
+For both symmetric arms the logits S = q k^T / sqrt(hs) are first symmetrised,
 S_sym = (S + S^T) / 2, so that E = exp(S_sym) is the weight matrix of an
 undirected graph (with separate query and key maps S itself is not symmetric,
 and D^{-1/2} E D^{-1/2} of a non-symmetric E is not symmetric either, which would
@@ -22,8 +28,10 @@ defeat the purpose of the variant; book section 4, objection 1). D = diag(E 1).
 It is computed in the log domain,
 log A_sym_ij = S_ij - (lse_i + lse_j) / 2 with lse_i = logsumexp_j S_ij, and
 because S is symmetric S_ij <= min(lse_i, lse_j), so every exponent is <= 0 and
-nothing overflows. A causal mask makes the graph directed, so ``symmetric`` is
-refused when ``causal=True``.
+nothing overflows. A causal mask makes the graph directed, so both symmetric
+arms are refused when ``causal=True``: under the mask E is lower-triangular,
+and D^{-1/2} E D^{-1/2} of a lower-triangular E is neither symmetric nor
+row-stochastic, so neither reading of the arm survives.
 
 The module is shared by the character model (:mod:`.charlm`, causal) and the
 vision transformer (:mod:`.vit`, not causal) together with :class:`Block`, a
@@ -42,22 +50,26 @@ import torch.nn.functional as F
 from .._validation import check_choice, check_scalar
 
 #: every attention operator the experiments compare, in the order of the book
-VARIANTS = ("attention", "diffusion", "gated", "symmetric")
+VARIANTS = ("attention", "diffusion", "gated", "sym-normalised", "symmetric")
 #: the variants admissible with a causal mask (language models)
 CAUSAL_VARIANTS = ("attention", "diffusion", "gated")
+#: the variants that need an undirected graph (no causal mask)
+SYMMETRIC_VARIANTS = ("sym-normalised", "symmetric")
+#: initialisation schemes of :func:`init_weights`
+INIT_SCHEMES = ("gpt2", "default")
 
 
 def check_variant(variant: str, causal: bool) -> str:
     """Validate ``variant`` for a model with or without a causal mask.
 
-    Raises ``ValueError`` naming the allowed values; ``"symmetric"`` with a
+    Raises ``ValueError`` naming the allowed values; a symmetric arm with a
     causal mask gets its own message, since the symmetric normalisation
     D^{-1/2} E D^{-1/2} needs an undirected graph and a causal mask makes E
     lower-triangular (a directed graph).
     """
-    if causal and variant == "symmetric":
+    if causal and variant in SYMMETRIC_VARIANTS:
         raise ValueError(
-            "variant 'symmetric' is not admissible with a causal mask: D^{-1/2} E D^{-1/2} "
+            f"variant {variant!r} is not admissible with a causal mask: D^{{-1/2}} E D^{{-1/2}} "
             "needs an undirected graph (symmetric E) and the causal mask makes E "
             "lower-triangular; use one of " + ", ".join(repr(v) for v in CAUSAL_VARIANTS)
         )
@@ -94,7 +106,7 @@ class SelfAttention(nn.Module):
         Width of the residual stream; must be divisible by ``n_head``.
     n_head : int
         Number of heads.
-    variant : {"attention", "diffusion", "gated", "symmetric"}
+    variant : {"attention", "diffusion", "gated", "sym-normalised", "symmetric"}
         Which operator each head applies (module docstring).
     causal : bool
         Causal mask (language model) or full attention (vision).
@@ -142,8 +154,10 @@ class SelfAttention(nn.Module):
 
         This is the line the paper changes: ``A v`` becomes ``A v - v``.
         """
+        if self.variant == "sym-normalised":
+            return symmetric_attention(q, k, v)  # A_sym v
         if self.variant == "symmetric":
-            return symmetric_attention(q, k, v)
+            return symmetric_attention(q, k, v) - v  # (A_sym - I) v
         p = self.dropout if self.training else 0.0
         y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)  # A v
         if self.variant == "diffusion":
@@ -195,19 +209,45 @@ class Block(nn.Module):
 
 
 def init_weights(model: nn.Module, generator: torch.Generator, *, std: float = 0.02,
-                 n_layer: int = 1) -> None:
+                 n_layer: int = 1, scheme: str = "gpt2") -> None:
     """Re-initialise ``model`` in place from ``generator``, in a fixed order.
 
-    GPT-2 / nanoGPT scheme: every Linear and Embedding weight ~ N(0, std^2),
-    biases 0, LayerNorm weight 1; the two residual output projections
-    (``*.c_proj.weight``) get std / sqrt(2 n_layer) so the residual stream's
-    variance does not grow with depth. The gates of the ``gated`` variant are
-    set to 0 without drawing from ``generator``, so the same generator state
-    gives the same weights to every variant. Parameters are visited in
-    ``named_parameters()`` order; a parameter shared by two modules (tied
-    embeddings) is visited once.
+    ``scheme="gpt2"`` (GPT-2 / nanoGPT): every parameter with two or more
+    dimensions (Linear and Embedding weights, and the ViT's class token and
+    position embeddings) ~ N(0, std^2), biases 0, LayerNorm weight 1; the two
+    residual output projections (``*.c_proj.weight``) get std / sqrt(2 n_layer)
+    so the residual stream's variance does not grow with depth.
+
+    ``scheme="default"``: every module gets PyTorch's own initialisation
+    (``reset_parameters()``: Linear weights and biases U(-1/sqrt(fan_in),
+    1/sqrt(fan_in)), Embedding N(0, 1), LayerNorm 1 and 0), drawn from a torch
+    seed taken from ``generator``; parameters that belong to no such module
+    (the ViT's class token and position embeddings) ~ N(0, std^2) as in
+    ``gpt2``. With tied embeddings the shared matrix ends with the output
+    Linear's initialisation (it is reset after the Embedding).
+
+    In both schemes the gates of the ``gated`` variant are set to 0 without
+    drawing from ``generator``, so the same generator state gives the same
+    weights to every variant. Parameters are visited in ``named_parameters()``
+    order; a parameter shared by two modules (tied embeddings) is visited once.
     """
+    scheme = check_choice(scheme, "init", INIT_SCHEMES)
     with torch.no_grad():
+        if scheme == "default":
+            torch_seed = int(torch.randint(0, 2**62, (1,), generator=generator).item())
+            owned = set()
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(torch_seed)
+                for module in model.modules():
+                    if isinstance(module, (nn.Linear, nn.Embedding, nn.LayerNorm)):
+                        module.reset_parameters()
+                        owned.update(id(p) for p in module.parameters(recurse=False))
+            for name, p in model.named_parameters():
+                if name.rsplit(".", 1)[-1] == "gate":
+                    p.zero_()
+                elif id(p) not in owned:
+                    p.copy_(torch.randn(p.shape, generator=generator, dtype=p.dtype) * std)
+            return
         for name, p in model.named_parameters():
             leaf = name.rsplit(".", 1)[-1]
             if leaf == "gate":
@@ -250,3 +290,29 @@ def cosine_lr(it: int, *, lr: float, min_lr: float, warmup_iters: int, decay_ite
         return min_lr
     ratio = (it - warmup_iters) / max(1, decay_iters - warmup_iters)
     return min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (lr - min_lr)
+
+
+def onecycle_lr(it: int, *, lr: float, total_iters: int, pct_start: float = 0.3, div_factor: float = 25.0,
+                final_div_factor: float = 1e4) -> float:
+    """One-cycle learning rate at step ``it`` (Smith & Topin), PyTorch ``OneCycleLR``'s cosine form.
+
+    From lr / div_factor up to ``lr`` along a half cosine over the first
+    ``pct_start`` of ``total_iters`` steps, then down along a half cosine to
+    lr / (div_factor * final_div_factor) at the last step. Momentum is not
+    cycled (the experiments keep AdamW's betas fixed).
+    """
+    start, peak, end = lr / div_factor, lr, lr / (div_factor * final_div_factor)
+    up = float(pct_start * total_iters) - 1.0
+    down = float(total_iters) - 1.0
+    if it <= up:
+        pct = it / up if up > 0 else 1.0
+        lo, hi = start, peak
+    else:
+        pct = (it - up) / (down - up) if down > up else 1.0
+        lo, hi = peak, end
+    pct = min(max(pct, 0.0), 1.0)
+    return hi + 0.5 * (1.0 + math.cos(math.pi * pct)) * (lo - hi)
+
+
+#: learning-rate schedules of the experiments
+SCHEDULES = ("cosine", "onecycle")

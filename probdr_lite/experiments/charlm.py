@@ -10,7 +10,8 @@ published validation loss (about 1.88) anchors the baseline arm:
   learned position embeddings, a final LayerNorm, no biases, the token
   embedding tied to the output layer;
 - weights ~ N(0, 0.02^2), the residual output projections scaled by
-  1 / sqrt(2 n_layer);
+  1 / sqrt(2 n_layer) (``init="gpt2"``; ``init="default"`` keeps PyTorch's own
+  layer initialisation instead, a recipe factor of the sweep);
 - AdamW (betas 0.9, 0.99; weight decay 0.1 on the 2-D weights only), learning
   rate warmed up linearly for 100 steps then cosine-decayed from 1e-3 to 1e-4,
   gradient norm clipped at 1;
@@ -30,7 +31,6 @@ gate, initialised to 0 without touching the weight stream).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -39,9 +39,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._validation import check_scalar, check_seed
-from ._runtime import ConfigDict, provenance, resolve_device, set_threads
-from .attention import Block, check_variant, configure_optimizer, cosine_lr, init_weights
+from .._validation import check_choice, check_scalar, check_seed
+from ._runtime import ConfigDict, resolve_device, set_threads
+from ._training import StepClock, evaluating, results_row, train_step
+from .attention import INIT_SCHEMES, Block, check_variant, configure_optimizer, cosine_lr, init_weights
 
 
 @dataclass
@@ -58,6 +59,7 @@ class CharLMConfig(ConfigDict):
     bias: bool = False  # biases in Linear and LayerNorm (nanoGPT's train.py default)
     tie_weights: bool = True  # output layer shares the token embedding
     init_std: float = 0.02
+    init: str = "gpt2"  # "gpt2" (N(0, init_std^2), scaled residual projections) or "default" (PyTorch's)
     # optimisation
     batch_size: int = 12
     max_iters: int = 2000
@@ -100,6 +102,7 @@ class CharLMConfig(ConfigDict):
         for name in ("bias", "tie_weights"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        self.init = check_choice(self.init, "init", INIT_SCHEMES)
         return self
 
     @property
@@ -138,7 +141,7 @@ class CharLM(nn.Module):
             self.lm_head.weight = self.wte.weight  # one matrix reads and writes characters
         if generator is None:
             generator = torch.Generator().manual_seed(0)
-        init_weights(self, generator, std=c.init_std, n_layer=c.n_layer)
+        init_weights(self, generator, std=c.init_std, n_layer=c.n_layer, scheme=c.init)
 
     def num_parameters(self) -> int:
         """Number of trainable numbers (a tied matrix counted once)."""
@@ -179,19 +182,22 @@ def get_batch(data: torch.Tensor, block_size: int, batch_size: int, generator: t
     return x.to(device), y.to(device)
 
 
-@torch.no_grad()
+def batch_losses(model: CharLM, data: torch.Tensor, eval_iters: int, batch_size: int, seed: int,
+                 device: str) -> np.ndarray:
+    """The loss of each of ``eval_iters`` random batches drawn from a generator seeded with ``seed``."""
+    g = torch.Generator().manual_seed(seed)
+    out = np.empty(eval_iters)
+    with evaluating(model):
+        for i in range(eval_iters):
+            x, y = get_batch(data, model.config.block_size, batch_size, g, device)
+            out[i] = model(x, y)[1].item()
+    return out
+
+
 def estimate_loss(model: CharLM, data: torch.Tensor, eval_iters: int, batch_size: int, seed: int,
                   device: str) -> float:
     """Mean loss over ``eval_iters`` random batches drawn from a generator seeded with ``seed``."""
-    was_training = model.training
-    model.eval()
-    g = torch.Generator().manual_seed(seed)
-    total = 0.0
-    for _ in range(eval_iters):
-        x, y = get_batch(data, model.config.block_size, batch_size, g, device)
-        total += model(x, y)[1].item()
-    model.train(was_training)
-    return total / eval_iters
+    return float(sum(batch_losses(model, data, eval_iters, batch_size, seed, device).tolist()) / eval_iters)
 
 
 def load_corpus(train_fraction: float = 0.9):
@@ -204,7 +210,7 @@ def load_corpus(train_fraction: float = 0.9):
 
 def train_charlm(config: CharLMConfig | None = None, variant: str = "attention", seed: int = 0, *,
                  device: str = "auto", threads: int | None = None, quiet: bool = False,
-                 command: str | None = None) -> dict:
+                 command: str | None = None, return_model: bool = False):
     """Train one arm for one seed and return its results row (see :mod:`.results` for the schema).
 
     Parameters
@@ -220,6 +226,8 @@ def train_charlm(config: CharLMConfig | None = None, variant: str = "attention",
         No progress bar (nothing is written to stderr).
     command : str, optional
         Command line recorded in the row.
+    return_model : bool
+        Return ``(row, trained model)`` instead of the row alone.
 
     Returns
     -------
@@ -256,12 +264,8 @@ def train_charlm(config: CharLMConfig | None = None, variant: str = "attention",
         curve.append([it, tr, va])
         return va
 
-    def sync():
-        if device == "cuda":
-            torch.cuda.synchronize()
-
     curve = []
-    train_seconds = 0.0
+    clock = StepClock(device)
     bar = tqdm(range(config.max_iters), desc=f"charlm {variant} seed {seed}", disable=quiet,
                leave=False, dynamic_ncols=True)
     model.train()
@@ -269,43 +273,19 @@ def train_charlm(config: CharLMConfig | None = None, variant: str = "attention",
         if it % config.eval_interval == 0:
             va = evaluate(it)
             bar.set_postfix(val_loss=f"{va:.4f}")
-        sync()
-        t0 = time.perf_counter()
-        for group in optimizer.param_groups:
-            group["lr"] = cosine_lr(it, lr=config.lr, min_lr=config.min_lr,
-                                    warmup_iters=config.warmup_iters, decay_iters=config.decay_iters)
+        clock.start()
         x, y = get_batch(train_data, config.block_size, config.batch_size, batch_gen, device)
-        _, loss = model(x, y)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if config.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
-        sync()
-        train_seconds += time.perf_counter() - t0
-        if not math.isfinite(loss.item()):
-            raise FloatingPointError(f"charlm {variant} seed {seed}: training loss is {loss.item()} at step {it}")
+        lr = cosine_lr(it, lr=config.lr, min_lr=config.min_lr, warmup_iters=config.warmup_iters,
+                       decay_iters=config.decay_iters)
+        train_step(model, optimizer, x, y, lr=lr, grad_clip=config.grad_clip,
+                   what=f"charlm {variant} seed {seed}", it=it)
+        clock.stop()
     bar.close()
     evaluate(config.max_iters)
 
-    val = [row[2] for row in curve]
-    row = {
-        "schema_version": 1,
-        "task": "charlm",
-        "variant": variant,
-        "seed": seed,
-        "config": config.to_dict(),
-        "final_val_loss": val[-1],
-        "best_val_loss": min(val),
-        "curve_columns": ["iter", "train_loss", "val_loss"],
-        "curve": curve,
-        "throughput": config.max_iters * config.batch_size * config.block_size / train_seconds,
-        "throughput_unit": "tokens/s",
-        "n_params": model.num_parameters(),
-        "train_seconds": train_seconds,
-        "wall_seconds": time.perf_counter() - wall_start,
-    }
-    if variant == "gated":
-        row["gates"] = model.gates()
-    row.update(provenance(device, threads, command))
-    return row
+    row = results_row("charlm", variant, seed, config, curve,
+                       throughput=config.max_iters * config.batch_size * config.block_size / clock.seconds,
+                       throughput_unit="tokens/s", n_params=model.num_parameters(), train_seconds=clock.seconds,
+                       wall_start=wall_start, device=device, threads=threads, command=command,
+                       gates=model.gates())
+    return (row, model) if return_model else row

@@ -1,20 +1,24 @@
 """Results files of the experiments: schema, reading, appending and the paired summary.
 
 A results file is one JSON list; each element ("row") is one training run of
-one arm (attention variant) with one seed. Schema version 1:
+one arm (attention variant) with one seed under one recipe. Schema version 2
+(:data:`ROW_SCHEMA`, a JSON Schema checked with ``jsonschema``):
 
 ================  ==========  =====================================================
 field             type        meaning
 ================  ==========  =====================================================
-schema_version    int         1
+schema_version    int         2
 task              str         "charlm" or "vit"
-variant           str         "attention", "diffusion", "gated" or (vit) "symmetric"
+variant           str         an arm of :data:`TASK_VARIANTS` for the task
 seed              int >= 0    drives initial weights, batch order, eval batches
 config            dict        every field of CharLMConfig / ViTConfig
+recipe            dict        the recipe factors (:data:`RECIPE_FACTORS`), as in config
 final_val_loss    float       validation loss after the last step
 best_val_loss     float       smallest validation loss over the evaluation points
 final_val_acc     float       (vit only) validation accuracy after the last step
 best_val_acc      float       (vit only) largest validation accuracy
+epochs_run        int         (vit only) epochs trained (fewer than config.epochs
+                              when the plateau rule stopped the run)
 curve_columns     list[str]   ["iter", "train_loss", "val_loss"(, "val_acc")]
 curve             list[list]  one row per evaluation point, columns as above
 throughput        float       training tokens (charlm) or images (vit) per second
@@ -29,8 +33,14 @@ timestamp         str         ISO 8601, UTC, when the row was written (end of th
 ================  ==========  =====================================================
 
 Optional: ``gates`` (gated arm: the learned g per layer and head), ``n_params``,
-``threads``, ``python_version``. :func:`validate_results` checks the required
-fields, their types, and that the summary numbers agree with the curve.
+``threads``, ``python_version``. :func:`validate_results` checks the schema and
+that the summary numbers and the recipe agree with the curve and the config.
+
+Version 1 rows (written before the recipe factors existed) are upgraded on
+reading by :func:`upgrade_row`: their configs get the factors they were run with
+(``init="gpt2"``; for the ViT ``schedule="cosine"`` and ``patience=0``), and
+the ViT arm then called ``symmetric`` (D^{-1/2} E D^{-1/2} v, with no "- v") is
+renamed ``sym-normalised``; ``symmetric`` now names the (A_sym - I) arm.
 
 :func:`summarise` answers the question the paper's single runs could not
 (book section 4, objection 5): per arm the mean and standard deviation over
@@ -38,13 +48,14 @@ seeds of the final and best validation metric, and, pairing runs by seed
 (same initial weights and data order), the difference of every arm from
 ``attention`` with a paired t-test (``scipy.stats.ttest_rel``) and a sign test
 (``scipy.stats.binomtest`` on the number of seeds where the arm is better).
+It reads one recipe at a time; :mod:`.stats` compares recipes.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
-import numbers
 import os
 import tempfile
 import warnings
@@ -55,35 +66,113 @@ import numpy as np
 
 from .attention import CAUSAL_VARIANTS, VARIANTS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TASKS = ("charlm", "vit")
 TASK_VARIANTS = {"charlm": CAUSAL_VARIANTS, "vit": VARIANTS}
 #: validation metrics per task, and whether smaller is better
 TASK_METRICS = {"charlm": {"val_loss": True}, "vit": {"val_acc": False, "val_loss": True}}
 CURVE_COLUMNS = {"charlm": ["iter", "train_loss", "val_loss"],
                  "vit": ["iter", "train_loss", "val_loss", "val_acc"]}
+#: the recipe factors of each task (config fields): what the recipe grid varies
+RECIPE_FACTORS = {"charlm": ("init", "lr", "max_iters"),
+                  "vit": ("init", "lr", "schedule", "epochs", "patience")}
+#: what version 1 rows were run with, for the factors they did not record
+V1_DEFAULTS = {"charlm": {"init": "gpt2"}, "vit": {"init": "gpt2", "schedule": "cosine", "patience": 0}}
+#: version 1 arm names that changed meaning
+V1_RENAMES = {"vit": {"symmetric": "sym-normalised"}}
 
-_REAL = "real"
-REQUIRED = {
-    "schema_version": int, "task": str, "variant": str, "seed": int, "config": dict,
-    "final_val_loss": _REAL, "best_val_loss": _REAL, "curve_columns": list, "curve": list,
-    "throughput": _REAL, "throughput_unit": str, "train_seconds": _REAL, "wall_seconds": _REAL,
-    "torch_version": str, "device": str, "git_commit": str, "command": str, "timestamp": str,
+
+def recipe_of(task: str, config: dict) -> dict:
+    """The recipe factors of a run: ``{factor: config[factor]}`` for the factors of ``task``."""
+    return {f: config.get(f) for f in RECIPE_FACTORS[task]}
+
+
+def _number(kind="number", **extra):
+    return {"type": kind, **extra}
+
+
+_COMMON_PROPERTIES = {
+    "schema_version": {"const": SCHEMA_VERSION},
+    "seed": _number("integer", minimum=0),
+    "config": {"type": "object"},
+    "recipe": {"type": "object"},
+    "final_val_loss": _number(), "best_val_loss": _number(),
+    "curve": {"type": "array", "minItems": 1},
+    "throughput": _number(), "throughput_unit": {"type": "string"},
+    "train_seconds": _number(), "wall_seconds": _number(),
+    "torch_version": {"type": "string"}, "device": {"type": "string"}, "git_commit": {"type": "string"},
+    "command": {"type": "string"}, "timestamp": {"type": "string"},
+    "gates": {"type": "array", "items": {"type": "array", "items": _number()}},
+    "n_params": _number("integer", minimum=0), "threads": _number("integer", minimum=1),
+    "python_version": {"type": "string"},
 }
-TASK_REQUIRED = {"charlm": {}, "vit": {"final_val_acc": _REAL, "best_val_acc": _REAL}}
-OPTIONAL = {"gates": list, "n_params": int, "threads": int, "python_version": str}
 
 
-def _type_ok(value, kind) -> bool:
-    if kind == _REAL:
-        return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
+def _task_schema(task: str) -> dict:
+    width = len(CURVE_COLUMNS[task])
+    props = dict(_COMMON_PROPERTIES)
+    props["task"] = {"const": task}
+    props["variant"] = {"enum": list(TASK_VARIANTS[task])}
+    props["curve_columns"] = {"const": CURVE_COLUMNS[task]}
+    props["curve"] = {"type": "array", "minItems": 1,
+                      "items": {"type": "array", "minItems": width, "maxItems": width, "items": _number()}}
+    props["config"] = {"type": "object", "required": list(RECIPE_FACTORS[task])}
+    props["recipe"] = {"type": "object", "required": list(RECIPE_FACTORS[task]),
+                       "additionalProperties": False,
+                       "properties": {f: {} for f in RECIPE_FACTORS[task]}}
+    required = ["schema_version", "task", "variant", "seed", "config", "recipe", "final_val_loss",
+                "best_val_loss", "curve_columns", "curve", "throughput", "throughput_unit", "train_seconds",
+                "wall_seconds", "torch_version", "device", "git_commit", "command", "timestamp"]
+    if task == "vit":
+        props.update(final_val_acc=_number(), best_val_acc=_number(), epochs_run=_number("integer", minimum=1))
+        required += ["final_val_acc", "best_val_acc", "epochs_run"]
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+            "required": required, "properties": props}
 
 
-def _type_name(kind) -> str:
-    return "a finite number" if kind == _REAL else kind.__name__
+#: The JSON Schema of a row, per task (the task field selects which applies).
+ROW_SCHEMA = {task: _task_schema(task) for task in TASKS}
+
+
+def _validator(task: str):
+    """A Draft 2020-12 validator whose "number" is a finite real (no NaN, no infinity, no bool)."""
+    from jsonschema import Draft202012Validator, validators
+
+    def finite_number(checker, instance):
+        return (Draft202012Validator.TYPE_CHECKER.is_type(instance, "number")
+                and math.isfinite(instance))
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("number", finite_number)
+    cls = validators.extend(Draft202012Validator, type_checker=checker)
+    return cls(ROW_SCHEMA[task])
+
+
+_VALIDATORS = {}
+
+
+def upgrade_row(row) -> dict:
+    """A version 1 row as a version 2 row (module docstring); other rows are returned unchanged."""
+    if not (isinstance(row, dict) and row.get("schema_version") == 1 and row.get("task") in TASKS):
+        return row
+    task = row["task"]
+    new = copy.deepcopy(row)
+    new["schema_version"] = SCHEMA_VERSION
+    if isinstance(new.get("config"), dict):
+        for name, value in V1_DEFAULTS[task].items():
+            new["config"].setdefault(name, value)
+        # version 1 code wrote every config field; a hand-made row that lacks a recipe factor gets the value
+        # a run would have used, the config class's default
+        from .charlm import CharLMConfig
+        from .vit import ViTConfig
+
+        defaults = (CharLMConfig if task == "charlm" else ViTConfig)().to_dict()
+        for name in RECIPE_FACTORS[task]:
+            new["config"].setdefault(name, defaults[name])
+        new["recipe"] = recipe_of(task, new["config"])
+        if task == "vit":
+            new["epochs_run"] = new["config"].get("epochs")
+    new["variant"] = V1_RENAMES.get(task, {}).get(new.get("variant"), new.get("variant"))
+    return new
 
 
 def validate_row(row, index: int = 0) -> dict:
@@ -94,30 +183,22 @@ def validate_row(row, index: int = 0) -> dict:
     task = row.get("task")
     if task not in TASKS:
         raise ValueError(f"{where}: field 'task' must be one of {TASKS}; got {task!r}")
-    for name, kind in {**REQUIRED, **TASK_REQUIRED[task]}.items():
-        if name not in row:
-            raise ValueError(f"{where}: required field {name!r} is missing")
-        if not _type_ok(row[name], kind):
-            raise ValueError(f"{where}: field {name!r} must be {_type_name(kind)}; got {row[name]!r}")
-    for name, kind in OPTIONAL.items():
-        if name in row and not _type_ok(row[name], kind):
-            raise ValueError(f"{where}: field {name!r} must be {_type_name(kind)}; got {row[name]!r}")
-    if row["schema_version"] != SCHEMA_VERSION:
-        raise ValueError(f"{where}: field 'schema_version' must be {SCHEMA_VERSION}; got {row['schema_version']!r}")
-    if row["variant"] not in TASK_VARIANTS[task]:
-        raise ValueError(f"{where}: field 'variant' must be one of {TASK_VARIANTS[task]} for task "
-                         f"{task!r}; got {row['variant']!r}")
-    if row["seed"] < 0:
-        raise ValueError(f"{where}: field 'seed' must be >= 0; got {row['seed']}")
-    if row["curve_columns"] != CURVE_COLUMNS[task]:
-        raise ValueError(f"{where}: field 'curve_columns' must be {CURVE_COLUMNS[task]}; got {row['curve_columns']!r}")
-    width = len(CURVE_COLUMNS[task])
-    if not row["curve"]:
-        raise ValueError(f"{where}: field 'curve' must hold at least one evaluation point")
-    for j, point in enumerate(row["curve"]):
-        if not (isinstance(point, list) and len(point) == width and all(_type_ok(v, _REAL) for v in point)):
-            raise ValueError(f"{where}: field 'curve' point {j} must be a list of {width} finite numbers; got {point!r}")
-    # the summary numbers must be what the curve says
+    if task not in _VALIDATORS:
+        _VALIDATORS[task] = _validator(task)
+    errors = sorted(_VALIDATORS[task].iter_errors(row), key=lambda e: list(e.path))
+    if errors:
+        err = errors[0]
+        if err.path:
+            field = err.path[0]
+        elif err.validator == "required":
+            field = err.message.split("'")[1]
+        else:
+            field = "?"
+        raise ValueError(f"{where}: field {field!r} is invalid: {err.message}")
+    # what JSON Schema cannot say: the summary numbers are what the curve says, the recipe what the config says
+    if row["recipe"] != recipe_of(task, row["config"]):
+        raise ValueError(f"{where}: field 'recipe' is {row['recipe']!r} but its config gives "
+                         f"{recipe_of(task, row['config'])!r}")
     curve = np.asarray(row["curve"], dtype=float)
     checks = {"final_val_loss": curve[-1, 2], "best_val_loss": curve[:, 2].min()}
     if task == "vit":
@@ -141,7 +222,7 @@ def validate_results(rows) -> list:
 
 
 def load_results(path) -> list:
-    """Read and validate a results file (a JSON list of rows)."""
+    """Read, upgrade (version 1 rows, see :func:`upgrade_row`) and validate a results file."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path must name an existing results file; {path} does not exist")
@@ -149,6 +230,8 @@ def load_results(path) -> list:
         rows = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise ValueError(f"results file {path} is not valid JSON ({exc})") from exc
+    if isinstance(rows, list):
+        rows = [upgrade_row(r) for r in rows]
     return validate_results(rows)
 
 

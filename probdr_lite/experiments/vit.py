@@ -1,4 +1,4 @@
-"""A small vision transformer on MNIST, with A, A - I, A - g I or D^{-1/2} E D^{-1/2} attention.
+"""A small vision transformer on MNIST, with A, A - I, A - g I, A_sym or A_sym - I attention.
 
 The experiment behind the paper's second claim (Ravuri & Lawrence, arXiv
 2507.21040: validation accuracy is higher with A - I; they used down-sampled
@@ -7,8 +7,9 @@ cut into 16 patches of 7 x 7 pixels; each patch is mapped linearly to a
 64-wide token, a learned class token is prepended and learned position
 embeddings added, and 4 pre-LayerNorm blocks (:class:`.attention.Block`, no
 causal mask, 4 heads) follow; the class token's final state, after a
-LayerNorm, is mapped to the 10 logits. Without a causal mask the
-``symmetric`` variant (an undirected graph) is admissible too.
+LayerNorm, is mapped to the 10 logits. Without a causal mask the two
+symmetric arms (an undirected graph: ``sym-normalised`` A_sym = D^{-1/2} E D^{-1/2}
+and ``symmetric`` A_sym - I) are admissible too.
 
 Data. Only the MNIST *test* set (10,000 images) ships with the package, so by
 default it is split into 8,000 training and 2,000 validation images by a
@@ -20,15 +21,24 @@ With ``standard_split=True`` (``--standard-split``) the model is trained on the
 needs torchvision's download and so a network. Pixels are standardised with
 the usual MNIST mean 0.1307 and standard deviation 0.3081; no augmentation.
 
-Training: AdamW (weight decay on the 2-D weights only), linear warm-up then
-cosine decay, gradient clipping, and ``epochs`` passes over the training
-images in an order drawn from the run's batch stream. Evaluation (before
-training and after every epoch): loss and accuracy on the whole validation
-set, and the loss on the first ``n_train_eval`` training images. The defaults
-(10 epochs of batch 128, learning rate 3e-3) are a budget choice: a 20-run
-sweep (4 arms x 5 seeds) fits in about 20 minutes on two CPU cores. In a pilot
-(attention arm, seed 0) they reached about 93 % validation accuracy, 3e-3 a
-little ahead of 1e-3; longer training would reach higher accuracy.
+Training: AdamW (weight decay on the 2-D weights only), gradient clipping,
+and up to ``epochs`` passes over the training images in an order drawn from
+the run's batch stream. The learning-rate schedule (``schedule``) runs over
+all ``epochs``: ``"cosine"`` is a linear warm-up over ``warmup_iters`` steps
+then a cosine decay to ``min_lr``; ``"onecycle"`` is PyTorch's one-cycle
+shape (:func:`.attention.onecycle_lr`, 30 % up, 70 % down, ``min_lr`` unused).
+Evaluation (before training and after every epoch): loss and accuracy on the
+whole validation set, and the loss on the first ``n_train_eval`` training
+images. With ``patience`` > 0 the run stops once the validation loss has not
+improved for ``patience`` epochs (:class:`._training.Plateau`); ``epochs`` is
+then the most it may train, and the row's ``epochs_run`` says how many it did.
+The initialisation (``init``) is ``"gpt2"`` (every weight matrix, the class
+token and the position embeddings N(0, 0.02^2)) or ``"default"`` (PyTorch's
+layer initialisation; see :func:`.attention.init_weights`).
+
+The defaults (10 epochs of batch 128, learning rate 3e-3, warm-up + cosine,
+GPT-2 init) are the recipe of the first sweep, a budget choice: every arm was
+still improving when it stopped. The recipe grid of :mod:`.sweep` varies them.
 
 Reproducibility: as in :mod:`.charlm`, one seed gives independent streams for
 the initial weights, the batch order and dropout, none of which depends on
@@ -46,9 +56,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._validation import check_scalar, check_seed
-from ._runtime import ConfigDict, provenance, resolve_device, set_threads
-from .attention import Block, check_variant, configure_optimizer, cosine_lr, init_weights
+from .._validation import check_choice, check_scalar, check_seed
+from ._runtime import ConfigDict, resolve_device, set_threads
+from ._training import Plateau, StepClock, evaluating, results_row, train_step
+from .attention import (INIT_SCHEMES, SCHEDULES, Block, check_variant, configure_optimizer, cosine_lr,
+                        init_weights, onecycle_lr)
 from .charlm import seed_streams
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
@@ -68,9 +80,12 @@ class ViTConfig(ConfigDict):
     dropout: float = 0.0
     bias: bool = True
     init_std: float = 0.02
+    init: str = "gpt2"  # "gpt2" (N(0, init_std^2)) or "default" (PyTorch's layer initialisation)
     # optimisation
     batch_size: int = 128
-    epochs: int = 10  # 630 steps on 8,000 images: about 30 s on one CPU core
+    epochs: int = 10  # 630 steps on 8,000 images; with patience > 0 the most it may train
+    patience: int = 0  # stop when the validation loss has not improved for this many epochs; 0: never
+    schedule: str = "cosine"  # "cosine" (warm-up + cosine) or "onecycle"
     lr: float = 3e-3
     min_lr: float = 1e-5
     warmup_iters: int = 50
@@ -92,7 +107,7 @@ class ViTConfig(ConfigDict):
         """Check every field; raise ``ValueError``/``TypeError`` naming the field and its range."""
         ints = {"image_size": (1, 4096), "patch_size": (1, 4096), "n_layer": (1, 64), "n_head": (1, 64),
                 "n_embd": (1, 8192), "n_classes": (2, 100_000), "batch_size": (1, 1_000_000),
-                "epochs": (1, 100_000), "warmup_iters": (0, 10_000_000), "n_train": (1, 9_999),
+                "epochs": (1, 100_000), "patience": (0, 100_000), "warmup_iters": (0, 10_000_000), "n_train": (1, 9_999),
                 "n_val": (1, 9_999), "split_seed": (0, 2**32 - 1), "n_train_eval": (1, 60_000)}
         for name, (lo, hi) in ints.items():
             setattr(self, name, check_scalar(getattr(self, name), name, low=lo, high=hi, integer=True))
@@ -114,7 +129,16 @@ class ViTConfig(ConfigDict):
         for name in ("bias", "standard_split"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        self.init = check_choice(self.init, "init", INIT_SCHEMES)
+        self.schedule = check_choice(self.schedule, "schedule", SCHEDULES)
         return self
+
+    def lr_at(self, it: int, total_iters: int) -> float:
+        """Learning rate at step ``it`` of ``total_iters`` under this config's schedule."""
+        if self.schedule == "onecycle":
+            return onecycle_lr(it, lr=self.lr, total_iters=total_iters)
+        return cosine_lr(it, lr=self.lr, min_lr=self.min_lr, warmup_iters=self.warmup_iters,
+                         decay_iters=total_iters)
 
     @property
     def n_patches(self) -> int:
@@ -127,7 +151,7 @@ class ViT(nn.Module):
     Parameters
     ----------
     config : ViTConfig
-    variant : {"attention", "diffusion", "gated", "symmetric"}
+    variant : {"attention", "diffusion", "gated", "sym-normalised", "symmetric"}
     generator : torch.Generator, optional
         Source of the initial weights (default: a generator seeded with 0).
     """
@@ -149,7 +173,7 @@ class ViT(nn.Module):
         self.head = nn.Linear(c.n_embd, c.n_classes, bias=c.bias)
         if generator is None:
             generator = torch.Generator().manual_seed(0)
-        init_weights(self, generator, std=c.init_std, n_layer=c.n_layer)
+        init_weights(self, generator, std=c.init_std, n_layer=c.n_layer, scheme=c.init)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -202,18 +226,15 @@ def load_split(config: ViTConfig):
     return (*prep(train_x, train_y), *prep(val_x, val_y))
 
 
-@torch.no_grad()
 def evaluate(model: ViT, x: torch.Tensor, y: torch.Tensor, device: str, batch_size: int = 1000):
     """Mean cross-entropy and accuracy of ``model`` on (x, y)."""
-    was_training = model.training
-    model.eval()
     loss_sum, correct = 0.0, 0
-    for i in range(0, len(y), batch_size):
-        xb, yb = x[i:i + batch_size].to(device), y[i:i + batch_size].to(device)
-        logits, _ = model(xb)
-        loss_sum += F.cross_entropy(logits, yb, reduction="sum").item()
-        correct += (logits.argmax(dim=1) == yb).sum().item()
-    model.train(was_training)
+    with evaluating(model):
+        for i in range(0, len(y), batch_size):
+            xb, yb = x[i:i + batch_size].to(device), y[i:i + batch_size].to(device)
+            logits, _ = model(xb)
+            loss_sum += F.cross_entropy(logits, yb, reduction="sum").item()
+            correct += (logits.argmax(dim=1) == yb).sum().item()
     return loss_sum / len(y), correct / len(y)
 
 
@@ -223,7 +244,7 @@ def train_vit(config: ViTConfig | None = None, variant: str = "attention", seed:
     """Train one arm for one seed and return its results row (see :mod:`.results` for the schema).
 
     Parameters as :func:`.charlm.train_charlm`; ``variant`` may also be
-    ``"symmetric"``. The row's ``curve`` has columns [iter, train_loss,
+    ``"sym-normalised"`` or ``"symmetric"``. The row's ``curve`` has columns [iter, train_loss,
     val_loss, val_acc]; ``final_val_acc``/``best_val_acc`` and
     ``final_val_loss``/``best_val_loss`` summarise it; ``throughput`` is
     training images per second (evaluation excluded).
@@ -260,62 +281,32 @@ def train_vit(config: ViTConfig | None = None, variant: str = "attention", seed:
         curve.append([it, tr_loss, va_loss, va_acc])
         return va_acc
 
-    def sync():
-        if device == "cuda":
-            torch.cuda.synchronize()
-
     record(0)
-    train_seconds, it = 0.0, 0
-    bar = tqdm(total=total_steps, desc=f"vit {variant} seed {seed}", disable=quiet, leave=False,
-               dynamic_ncols=True)
+    clock, it, epochs_run = StepClock(device), 0, 0
+    plateau = Plateau(config.patience)
+    plateau.update(curve[0][2])
+    what = f"vit {variant} seed {seed}"
+    bar = tqdm(total=total_steps, desc=what, disable=quiet, leave=False, dynamic_ncols=True)
     model.train()
     for _ in range(config.epochs):
         order = torch.randperm(n_train, generator=batch_gen)
         for b in range(steps_per_epoch):
-            sync()
-            t0 = time.perf_counter()
+            clock.start()
             idx = order[b * config.batch_size:(b + 1) * config.batch_size]
             xb, yb = train_x[idx].to(device), train_y[idx].to(device)
-            for group in optimizer.param_groups:
-                group["lr"] = cosine_lr(it, lr=config.lr, min_lr=config.min_lr,
-                                        warmup_iters=config.warmup_iters, decay_iters=total_steps)
-            _, loss = model(xb, yb)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if config.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-            optimizer.step()
-            sync()
-            train_seconds += time.perf_counter() - t0
-            if not math.isfinite(loss.item()):
-                raise FloatingPointError(f"vit {variant} seed {seed}: training loss is {loss.item()} at step {it}")
+            train_step(model, optimizer, xb, yb, lr=config.lr_at(it, total_steps), grad_clip=config.grad_clip,
+                       what=what, it=it)
+            clock.stop()
             it += 1
             bar.update(1)
+        epochs_run += 1
         acc = record(it)
         bar.set_postfix(val_acc=f"{acc:.4f}")
+        if plateau.update(curve[-1][2]):
+            break
     bar.close()
 
-    val_loss = [r[2] for r in curve]
-    val_acc = [r[3] for r in curve]
-    row = {
-        "schema_version": 1,
-        "task": "vit",
-        "variant": variant,
-        "seed": seed,
-        "config": config.to_dict(),
-        "final_val_loss": val_loss[-1],
-        "best_val_loss": min(val_loss),
-        "final_val_acc": val_acc[-1],
-        "best_val_acc": max(val_acc),
-        "curve_columns": ["iter", "train_loss", "val_loss", "val_acc"],
-        "curve": curve,
-        "throughput": n_train * config.epochs / train_seconds,
-        "throughput_unit": "images/s",
-        "n_params": model.num_parameters(),
-        "train_seconds": train_seconds,
-        "wall_seconds": time.perf_counter() - wall_start,
-    }
-    if variant == "gated":
-        row["gates"] = model.gates()
-    row.update(provenance(device, threads, command))
-    return row
+    return results_row("vit", variant, seed, config, curve, throughput=n_train * epochs_run / clock.seconds,
+                       throughput_unit="images/s", n_params=model.num_parameters(), train_seconds=clock.seconds,
+                       wall_start=wall_start, device=device, threads=threads, command=command,
+                       gates=model.gates(), extra={"epochs_run": epochs_run})

@@ -7,9 +7,9 @@ Two families of variants appear in the book, and their names overlap, so they ar
 - **trained-attention variants** (chapter 6; ``probdr_lite.experiments``): the attention *operator* inside a
   trained multi-head transformer. Their labels state the operator.
 
-"diffusion" is A - I in both families, "attention" is plain softmax attention in both, so each keeps one colour
-across the book; "symmetric" is D^(-1/2) E D^(-1/2) - I as a block direction but D^(-1/2) E D^(-1/2) as a trained
-operator, which the two labels say.
+"diffusion" is A - I in both families, "attention" is plain softmax attention in both, and "symmetric" is
+A_sym - I = D^(-1/2) E D^(-1/2) - I in both, so each keeps one colour across the book; the trained arm without
+the "- I" (A_sym alone) is "sym-normalised".
 
 Colours are the Okabe-Ito palette (Okabe & Ito, 2008), distinguishable under the common colour-vision
 deficiencies; the paper's block is black, as the reference line. Yellow is left out (too pale on white).
@@ -70,7 +70,8 @@ VARIANT_STYLE = {
         "attention": VariantStyle("attention: A", _C["blue"]),
         "diffusion": VariantStyle("diffusion: A − I", _C["vermillion"]),
         "gated": VariantStyle("gated: A − gI", _C["sky blue"]),
-        "symmetric": VariantStyle("symmetric: D^(−1/2) E D^(−1/2)", _C["reddish purple"]),
+        "sym-normalised": VariantStyle("sym-normalised: A_sym", _C["orange"]),
+        "symmetric": VariantStyle("symmetric: A_sym − I", _C["reddish purple"]),
     },
 }
 

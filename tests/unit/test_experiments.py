@@ -19,7 +19,8 @@ from probdr_lite.experiments import (
 )
 from probdr_lite.experiments import charlm as charlm_mod
 from probdr_lite.experiments.__main__ import main
-from probdr_lite.experiments.attention import configure_optimizer, cosine_lr, symmetric_attention
+from probdr_lite.experiments._training import plateau_index
+from probdr_lite.experiments.attention import configure_optimizer, cosine_lr, onecycle_lr, symmetric_attention
 from probdr_lite.experiments.charlm import seed_streams
 from probdr_lite.experiments.results import format_summary
 
@@ -111,9 +112,30 @@ def test_symmetric_attention_matches_naive_formula_and_is_stable():
     assert torch.isfinite(big).all() and big.max() <= 1 + 1e-12
 
 
-def test_symmetric_with_causal_mask_is_refused():
+def test_symmetric_arm_is_A_sym_minus_I_and_sym_normalised_is_A_sym():
+    """"symmetric" is (A_sym - I) v, as in chapters 4, 5 and 7; "sym-normalised" is A_sym v (no "- v")."""
+    torch.manual_seed(3)
+    mods = {v: SelfAttention(8, 2, v).double() for v in ("sym-normalised", "symmetric")}
+    mods["symmetric"].load_state_dict(mods["sym-normalised"].state_dict())
+    x = torch.randn(2, 5, 8, dtype=torch.float64)
+    q, k, v = mods["symmetric"].qkv(x)
+    with torch.no_grad():
+        for b in range(2):
+            for h in range(2):
+                s = (q[b, h] @ k[b, h].T).numpy() / 2.0  # head size 4
+                E = np.exp((s + s.T) / 2)
+                d = E.sum(axis=1)
+                A_sym = E / np.sqrt(np.outer(d, d))
+                vv = v[b, h].numpy()
+                np.testing.assert_allclose(mods["sym-normalised"].heads(x)[b, h].numpy(), A_sym @ vv, atol=1e-12)
+                np.testing.assert_allclose(mods["symmetric"].heads(x)[b, h].numpy(), (A_sym - np.eye(5)) @ vv,
+                                           atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["symmetric", "sym-normalised"])
+def test_symmetric_with_causal_mask_is_refused(variant):
     with pytest.raises(ValueError, match="causal mask"):
-        SelfAttention(8, 2, "symmetric", causal=True)
+        SelfAttention(8, 2, variant, causal=True)
     with pytest.raises(ValueError, match="variant must be one of"):
         SelfAttention(8, 2, "laplacian")
     with pytest.raises(ValueError, match="divisible"):
@@ -153,7 +175,7 @@ def test_charlm_tiny_training_lowers_the_loss(variant):
     assert [p[0] for p in row["curve"]] == [0, 30, 60]
 
 
-@pytest.mark.parametrize("variant", ["attention", "symmetric"])
+@pytest.mark.parametrize("variant", ["attention", "sym-normalised"])
 def test_vit_tiny_training_lowers_the_loss(variant):
     row = train_vit(ViTConfig(**TINY_VIT), variant, 0, **RUN)
     first, last = row["curve"][0], row["curve"][-1]
@@ -176,7 +198,7 @@ def test_vit_patchify_is_row_major_7x7_blocks():
 @pytest.mark.parametrize("task", ["charlm", "vit"])
 def test_same_seed_gives_the_same_initial_weights_in_every_arm(task):
     cls, cfg, variants = ((CharLM, CharLMConfig(**TINY_LM), ("attention", "diffusion", "gated")) if task == "charlm"
-                          else (ViT, ViTConfig(**TINY_VIT), ("attention", "diffusion", "gated", "symmetric")))
+                          else (ViT, ViTConfig(**TINY_VIT), ("attention", "diffusion", "gated", "sym-normalised", "symmetric")))
     s_init = seed_streams(3)[0]
     states = {v: cls(cfg, v, torch.Generator().manual_seed(s_init)).state_dict() for v in variants}
     ref = states["attention"]
@@ -246,7 +268,9 @@ def test_results_rows_pass_the_schema_and_broken_rows_are_refused(lm_rows, tmp_p
 
 def _fake_row(variant, seed, final, best, task="charlm"):
     curve = [[0, 4.0, 4.0], [10, best, best], [20, final, final]]
-    row = {"schema_version": 1, "task": task, "variant": variant, "seed": seed, "config": {"x": 1},
+    config = {"x": 1, "init": "gpt2", "lr": 1e-3, "max_iters": 20}
+    row = {"schema_version": 2, "task": task, "variant": variant, "seed": seed, "config": config,
+           "recipe": {"init": "gpt2", "lr": 1e-3, "max_iters": 20},
            "final_val_loss": final, "best_val_loss": min(best, final, 4.0), "curve_columns":
            ["iter", "train_loss", "val_loss"], "curve": curve, "throughput": 1.0, "throughput_unit": "tokens/s",
            "train_seconds": 1.0, "wall_seconds": 1.0, "torch_version": "x", "device": "cpu", "git_commit": "unknown",
@@ -273,7 +297,7 @@ def test_summarise_pairs_by_seed_and_matches_scipy():
     with pytest.raises(ValueError, match="twice"):
         summarise(rows + [_fake_row("attention", 0, 1.9, 1.9)])
     mixed = copy.deepcopy(rows)
-    mixed[0]["config"] = {"x": 2}
+    mixed[0]["config"]["x"] = 2
     with pytest.raises(ValueError, match="configurations"):
         summarise(mixed)
 
@@ -300,13 +324,19 @@ def test_sweep_from_the_command_line(tmp_path, capsys):
     vit_out = tmp_path / "vit.json"
     assert main(["vit", "--variant", "symmetric", "--epochs", "1", "--n-train", "200", "--n-val", "100",
                  "--n-layer", "1", "--n-embd", "16", "--n-head", "2", "--out", str(vit_out), "--quiet",
-                 "--threads", "1", "--device", "cpu"]) == 0
-    assert load_results(vit_out)[0]["variant"] == "symmetric"
+                 "--threads", "1", "--device", "cpu", "--schedule", "onecycle", "--init", "default"]) == 0
+    row = load_results(vit_out)[0]
+    assert row["variant"] == "symmetric"
+    assert row["recipe"] == {"init": "default", "lr": 3e-3, "schedule": "onecycle", "epochs": 1, "patience": 0}
 
 
 @pytest.mark.parametrize("argv, message", [
     (["charlm", "--variant", "laplacian"], "variant must be one of 'attention', 'diffusion', 'gated'"),
     (["charlm", "--variant", "symmetric"], "not admissible with a causal mask"),
+    (["vit", "--schedule", "linear"], "schedule must be one of"),
+    (["vit", "--init", "xavier"], "init must be one of"),
+    (["grid", "nope"], "invalid choice"),
+    (["grid", "tiny", "--shard", "2/2"], "--shard"),
     (["sweep", "--task", "charlm", "--variants", "attention,symmetric", "--out", "x.json"], "causal mask"),
     (["sweep", "--task", "vit", "--variants", "attention,bogus", "--out", "x.json"], "variant must be one of"),
     (["sweep", "--task", "vit", "--seeds", "0,x", "--out", "x.json"], "--seeds"),
@@ -333,3 +363,124 @@ def test_config_round_trips_through_a_results_row_and_refuses_typos():
         assert cls.from_dict(config.to_dict()) == config
         with pytest.raises(ValueError, match=f"unknown {cls.__name__} field"):
             cls.from_dict({**config.to_dict(), "learning_rate": 1e-3})
+
+
+# ---------------------------------------------------------------- recipe factors
+
+def test_onecycle_matches_torch_onecycle_lr():
+    """Our one-cycle schedule is PyTorch's OneCycleLR (cosine annealing, momentum not cycled)."""
+    total, lr = 137, 3e-3
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([p], lr=lr)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total, cycle_momentum=False)
+    expected = []
+    for _ in range(total):
+        expected.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    ours = [onecycle_lr(i, lr=lr, total_iters=total) for i in range(total)]
+    np.testing.assert_allclose(ours, expected, rtol=1e-10)
+
+
+def test_default_init_is_pytorchs_layer_init_and_the_same_in_every_arm():
+    cfg = ViTConfig(**{**TINY_VIT, "init": "default"})
+    models = {v: ViT(cfg, v, torch.Generator().manual_seed(5)) for v in ("attention", "gated", "symmetric")}
+    ref = models["attention"]
+    for v, m in models.items():
+        theirs = dict(m.named_parameters())
+        for name, p in ref.named_parameters():
+            assert torch.equal(p, theirs[name]), (v, name)
+    lin = ref.blocks[0].mlp.c_fc  # fan_in 32: PyTorch draws U(-1/sqrt(32), 1/sqrt(32)) for weight and bias
+    bound = 1 / math.sqrt(32)
+    for t in (lin.weight, lin.bias):
+        assert t.abs().max().item() <= bound
+    # the variance of U(-b, b) is b^2 / 3 (4,096 draws: 5 % relative tolerance is > 5 standard errors)
+    assert lin.weight.var().item() == pytest.approx(bound ** 2 / 3, rel=0.05)
+    assert torch.equal(ref.blocks[0].ln_1.weight, torch.ones(32)) and torch.equal(ref.blocks[0].ln_1.bias,
+                                                                                   torch.zeros(32))
+    assert torch.equal(models["gated"].blocks[0].attn.gate, torch.zeros(2))
+    # parameters of no module (class token, position embeddings) get N(0, 0.02^2) as in the gpt2 scheme
+    assert ref.pos_emb.std().item() == pytest.approx(0.02, rel=0.2)
+    gpt2 = ViT(ViTConfig(**TINY_VIT), "attention", torch.Generator().manual_seed(5))
+    assert gpt2.blocks[0].mlp.c_fc.weight.std().item() == pytest.approx(0.02, rel=0.05)
+    assert gpt2.pos_emb.abs().max().item() > 0  # the gpt2 scheme draws the position embeddings too (not zeros)
+    # a different seed, different weights
+    other = ViT(cfg, "attention", torch.Generator().manual_seed(6))
+    assert not torch.equal(other.blocks[0].mlp.c_fc.weight, lin.weight)
+
+
+def test_plateau_rule_on_hand_sequences():
+    # best at index 2 (0.5); indices 3, 4, 5 do not improve: with patience 3 the rule fires at index 5
+    assert plateau_index([1.0, 0.8, 0.5, 0.6, 0.55, 0.7, 0.4], 3) == (5, 2)
+    assert plateau_index([1.0, 0.8, 0.5, 0.6, 0.55, 0.7, 0.4], 4) == (None, 6)
+    assert plateau_index([3, 2, 1], 0) == (None, 2)  # patience 0: a fixed budget
+    # an improvement smaller than min_delta does not count
+    assert plateau_index([1.0, 0.99, 0.98], 2, min_delta=0.05) == (2, 0)
+    with pytest.raises(ValueError, match="patience"):
+        plateau_index([1.0], -1)
+
+
+def test_vit_patience_stops_where_the_rule_says():
+    cfg = ViTConfig(**{**TINY_VIT, "epochs": 6, "patience": 1, "lr": 3e-2})
+    row = train_vit(cfg, "attention", 0, **RUN)
+    stop, _ = plateau_index([p[2] for p in row["curve"]], 1)
+    assert row["epochs_run"] == len(row["curve"]) - 1
+    assert row["epochs_run"] == (stop if stop is not None else cfg.epochs)
+    assert row["recipe"]["patience"] == 1 and row["config"]["epochs"] == 6
+
+
+def test_version_1_rows_are_upgraded_with_the_factors_they_were_run_with(tmp_path):
+    from probdr_lite.experiments.results import RECIPE_FACTORS, upgrade_row
+
+    committed = load_results(__import__("probdr_lite.experiments.files", fromlist=["x"]).RESULTS_DIR
+                             / "vit_mnist.json")
+    row = copy.deepcopy(committed[0])
+    old = copy.deepcopy(row)
+    old["schema_version"] = 1
+    for f in ("init", "schedule", "patience"):
+        del old["config"][f]
+    del old["recipe"], old["epochs_run"]
+    old["variant"] = "symmetric"  # version 1's name of A_sym v
+    new = upgrade_row(old)
+    assert new["variant"] == "sym-normalised" and new["schema_version"] == 2
+    assert new["recipe"] == {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0}
+    assert ViTConfig.from_dict(new["config"]) == ViTConfig()  # the first sweep's recipe is the default config
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps([old]))
+    assert load_results(path)[0]["variant"] == "sym-normalised"
+    # every recipe factor is required in a version 2 row, in the config and in the recipe
+    for f in RECIPE_FACTORS["vit"]:
+        bad = copy.deepcopy(row)
+        del bad["config"][f]
+        with pytest.raises(ValueError, match="config"):
+            validate_results([bad])
+        bad = copy.deepcopy(row)
+        del bad["recipe"][f]
+        with pytest.raises(ValueError, match="recipe"):
+            validate_results([bad])
+    bad = copy.deepcopy(row)
+    bad["recipe"]["lr"] = 1e-3  # disagrees with the config
+    with pytest.raises(ValueError, match="'recipe'.*config gives"):
+        validate_results([bad])
+
+
+def test_tiny_grid_runs_resumes_and_feeds_the_recipe_table(tmp_path, capsys):
+    """The 2-recipe x 2-arm x 2-seed grid from the command line, then again (nothing left), then its table."""
+    from probdr_lite.experiments.stats import recipe_table, recipe_verdict
+    from probdr_lite.experiments.sweep import get_grid, grid_status
+
+    argv = ["grid", "tiny", "--results-dir", str(tmp_path), "--threads", "1", "--device", "cpu", "--quiet"]
+    assert main(argv) == 0
+    rows = load_results(tmp_path / "charlm_recipes.json")
+    assert len(rows) == 8
+    assert sorted({r["recipe"]["init"] for r in rows}) == ["default", "gpt2"]
+    assert all(r["command"].startswith("python -m probdr_lite.experiments grid tiny") for r in rows)
+    assert all(r["config"]["max_iters"] == 6 for r in rows)
+    status = grid_status(get_grid("tiny"), tmp_path)
+    assert [s["complete"] for s in status] == [True, True]
+    assert main(argv) == 0 and len(load_results(tmp_path / "charlm_recipes.json")) == 8  # resumed: nothing to do
+    assert main(argv[:4] + ["--estimate"]) == 0
+    assert "0 pending" in capsys.readouterr().out
+    table = recipe_table(rows)
+    assert table.n_tests == 2 and [e["n"] for e in table.entries] == [2, 2]
+    assert set(recipe_verdict(table)) == {"diffusion"}

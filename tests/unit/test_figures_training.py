@@ -14,6 +14,9 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, validate_results  # noqa: E402
+from probdr_lite.experiments import files as F  # noqa: E402
+from probdr_lite.experiments import stats as S  # noqa: E402
+from probdr_lite.experiments.results import recipe_of  # noqa: E402
 from probdr_lite.figures import training as T  # noqa: E402
 
 ITERS = [0, 10, 20, 30]
@@ -29,7 +32,8 @@ def make_row(task, variant, seed, val, *, acc=None, gates=None, command="python 
         curve = [[it, v + 0.1, v, a] for it, v, a in zip(ITERS, val, acc)]
         cols = ["iter", "train_loss", "val_loss", "val_acc"]
     row = {
-        "schema_version": 1, "task": task, "variant": variant, "seed": seed, "config": config,
+        "schema_version": 2, "task": task, "variant": variant, "seed": seed, "config": config,
+        "recipe": recipe_of(task, config),
         "final_val_loss": curve[-1][2], "best_val_loss": min(c[2] for c in curve),
         "curve_columns": cols, "curve": curve, "throughput": 1000.0 + seed,
         "throughput_unit": "tokens/s" if task == "charlm" else "images/s",
@@ -39,6 +43,7 @@ def make_row(task, variant, seed, val, *, acc=None, gates=None, command="python 
     if task == "vit":
         row["final_val_acc"] = curve[-1][3]
         row["best_val_acc"] = max(c[3] for c in curve)
+        row["epochs_run"] = config["epochs"]
     if gates is not None:
         row["gates"] = gates
     return row
@@ -70,7 +75,7 @@ def vit_rows():
 
 
 def test_seed_band_mean_and_sd_are_the_seed_statistics(charlm_rows):
-    iters, mean, lo, hi, curves = T.seed_band(charlm_rows, "diffusion", "val_loss", "sd")
+    iters, mean, lo, hi, curves = S.seed_band(charlm_rows, "diffusion", "val_loss", "sd")
     expected = np.array([[c[2] for c in r["curve"]] for r in charlm_rows if r["variant"] == "diffusion"])
     np.testing.assert_array_equal(iters, ITERS)
     np.testing.assert_allclose(curves, expected)
@@ -78,7 +83,7 @@ def test_seed_band_mean_and_sd_are_the_seed_statistics(charlm_rows):
     sd = np.array([np.std(expected[:, j], ddof=1) for j in range(4)])
     np.testing.assert_allclose(hi - mean, sd)
     np.testing.assert_allclose(mean - lo, sd)
-    _, _, lo, hi, _ = T.seed_band(charlm_rows, "diffusion", "val_loss", "minmax")
+    _, _, lo, hi, _ = S.seed_band(charlm_rows, "diffusion", "val_loss", "minmax")
     np.testing.assert_allclose(lo, expected.min(axis=0))
     np.testing.assert_allclose(hi, expected.max(axis=0))
 
@@ -110,7 +115,7 @@ def test_vit_curves_use_the_accuracy_column(vit_rows):
 
 
 def test_paired_differences_and_figure_match_the_rows(charlm_rows):
-    diffs = T.paired_differences(charlm_rows, "final_val_loss")
+    diffs = S.paired_differences(charlm_rows, "final_val_loss")
     seeds, d = diffs["diffusion"]
     np.testing.assert_array_equal(seeds, range(5))
     np.testing.assert_allclose(d, [-0.02 - 0.001 * s for s in range(5)])
@@ -140,18 +145,18 @@ def test_tables_show_the_summary_numbers(charlm_rows, vit_rows):
 
 def test_verdict_applies_the_stated_rule(charlm_rows, vit_rows):
     s = summarise(charlm_rows)
-    v = T.verdict(s, "charlm", "diffusion", "final_val_loss")
+    v = S.verdict(s, "charlm", "diffusion", "final_val_loss")
     # independent recomputation: 5 of 5 seeds better and a paired t-test far below 0.05
-    d = T.paired_differences(charlm_rows)["diffusion"][1]
+    d = S.paired_differences(charlm_rows)["diffusion"][1]
     assert math.isclose(v.t_pvalue, stats.ttest_1samp(d, 0.0).pvalue, rel_tol=1e-9)
-    assert v.outcome == "helps" and "helps" in str(v)
+    assert v.outcome == "helps" and "helps" in T.verdict_line(v)
     # the gated arm differs by +-0.003, alternating: not a difference
-    assert T.verdict(s, "charlm", "gated").outcome == "no detectable difference"
+    assert S.verdict(s, "charlm", "gated").outcome == "no detectable difference"
     # a stricter alpha than the t-test p turns "helps" into "no detectable difference"
-    assert T.verdict(s, "charlm", "diffusion", alpha=v.t_pvalue / 2).outcome == "no detectable difference"
+    assert S.verdict(s, "charlm", "diffusion", alpha=v.t_pvalue / 2).outcome == "no detectable difference"
     # vit: symmetric is worse on all 3 seeds by the same 0.02 (constant difference: no t-test possible)
     sv = summarise(vit_rows)
-    assert T.verdict(sv, "vit", "symmetric", "final_val_acc").outcome == "no detectable difference"
+    assert S.verdict(sv, "vit", "symmetric", "final_val_acc").outcome == "no detectable difference"
 
 
 def test_verdict_hurts_mirror(charlm_rows):
@@ -161,11 +166,11 @@ def test_verdict_hurts_mirror(charlm_rows):
         if r["variant"] in ("attention", "diffusion"):
             r["variant"] = {"attention": "diffusion", "diffusion": "attention"}[r["variant"]]
         flipped.append(r)
-    assert T.verdict(summarise(flipped), "charlm", "diffusion").outcome == "hurts"
+    assert S.verdict(summarise(flipped), "charlm", "diffusion").outcome == "hurts"
 
 
 def test_gates_are_read_and_drawn(charlm_rows):
-    seeds, g = T.gate_values(charlm_rows)
+    seeds, g = S.gate_values(charlm_rows)
     assert g.shape == (5, 2, 4)
     np.testing.assert_allclose(g[2], 0.3 * np.arange(8).reshape(2, 4))
     fig = T.gates_figure(charlm_rows)
@@ -174,7 +179,7 @@ def test_gates_are_read_and_drawn(charlm_rows):
     np.testing.assert_allclose(ax.collections[7].get_offsets()[:, 1], g[:, 1, 3])
     plt.close(fig)
     no_gates = [r for r in charlm_rows if r["variant"] != "gated"]
-    assert T.gate_values(no_gates) is None
+    assert S.gate_values(no_gates) is None
     with pytest.raises(ValueError, match="gates"):
         T.gates_figure(no_gates)
 
@@ -182,53 +187,53 @@ def test_gates_are_read_and_drawn(charlm_rows):
 def test_provenance_commands_and_config(charlm_rows, tmp_path):
     rows = [dict(r) for r in charlm_rows]
     rows[0]["command"] = "other"
-    assert T.run_commands(rows) == ["other", "python -m probdr_lite.experiments sweep"]
-    info = T.provenance(charlm_rows)
+    assert F.run_commands(rows) == ["other", "python -m probdr_lite.experiments sweep"]
+    info = F.rows_provenance(charlm_rows)
     assert info["seeds"]["diffusion"] == [0, 1, 2, 3, 4] and info["n_rows"] == 15
     assert math.isclose(info["wall_hours"], 15 * 12 / 3600)
-    diffs = T.config_differences(info["config"])
+    diffs = S.config_differences(info["config"])
     assert diffs == {"max_iters": (30, 2000)}  # the fixture shortened training, nothing else
-    assert T.config_differences(CharLMConfig().to_dict()) == {}
+    assert S.config_differences(CharLMConfig().to_dict()) == {}
     (tmp_path / "README.md").write_text(
         "Made with\n\n```bash\n$ .venv/bin/python -m probdr_lite.experiments sweep --task charlm \\\n"
         "    --seeds 0-4 --out x.json\n```\nand `OMP_NUM_THREADS=1 python -m probdr_lite.experiments sweep --task vit`.\n")
-    assert T.readme_commands(tmp_path) == [
+    assert F.readme_commands(tmp_path) == [
         ".venv/bin/python -m probdr_lite.experiments sweep --task charlm --seeds 0-4 --out x.json",
         "OMP_NUM_THREADS=1 python -m probdr_lite.experiments sweep --task vit"]
-    assert T.readme_commands(tmp_path / "missing") == []
+    assert F.readme_commands(tmp_path / "missing") == []
 
 
 def test_load_task_results_reads_or_returns_none(charlm_rows, tmp_path, monkeypatch):
-    assert T.load_task_results("charlm", tmp_path) is None
+    assert F.load_task_results("charlm", tmp_path) is None
     (tmp_path / "charlm_cpu.json").write_text(json.dumps(charlm_rows))
-    assert len(T.load_task_results("charlm", tmp_path)) == 15
+    assert len(F.load_task_results("charlm", tmp_path)) == 15
     monkeypatch.setenv("PROBDR_RESULTS_DIR", str(tmp_path))
-    assert T.results_dir() == tmp_path and len(T.load_task_results("charlm")) == 15
+    assert F.results_dir() == tmp_path and len(F.load_task_results("charlm")) == 15
     (tmp_path / "vit_mnist.json").write_text("[{\"task\": \"vit\"}]")
     with pytest.raises(ValueError, match="results row 0"):
-        T.load_task_results("vit")
+        F.load_task_results("vit")
 
 
 def test_bad_input_names_the_parameter(charlm_rows, vit_rows):
     s = summarise(charlm_rows)
     cases = [
-        (lambda: T.load_task_results("gpt"), "task"),
-        (lambda: T.seed_band(charlm_rows, "symmetric"), "variant"),
-        (lambda: T.seed_band(charlm_rows, "diffusion", metric="val_acc"), "metric"),
-        (lambda: T.seed_band(charlm_rows, "diffusion", band="iqr"), "band"),
+        (lambda: F.load_task_results("gpt"), "task"),
+        (lambda: S.seed_band(charlm_rows, "symmetric"), "variant"),
+        (lambda: S.seed_band(charlm_rows, "diffusion", metric="val_acc"), "metric"),
+        (lambda: S.seed_band(charlm_rows, "diffusion", band="iqr"), "band"),
         (lambda: T.curves_figure([]), "rows"),
         (lambda: T.curves_figure("rows.json"), "rows"),
         (lambda: T.curves_figure(charlm_rows + vit_rows), "rows"),
         (lambda: T.curves_figure(charlm_rows, zoom_after=-1), "zoom_after"),
         (lambda: T.curves_figure(charlm_rows, variants=["nope"]), "variants"),
-        (lambda: T.paired_differences(charlm_rows, "final_val_acc"), "quantity"),
-        (lambda: T.paired_differences(charlm_rows, baseline="symmetric"), "baseline"),
+        (lambda: S.paired_differences(charlm_rows, "final_val_acc"), "quantity"),
+        (lambda: S.paired_differences(charlm_rows, baseline="symmetric"), "baseline"),
         (lambda: T.arms_table({"arms": []}, "charlm"), "summary"),
         (lambda: T.arms_table(s, "vit"), "task 'vit'"),
-        (lambda: T.verdict(s, "charlm", "symmetric"), "variant"),
-        (lambda: T.verdict(s, "charlm", alpha=1.5), "alpha"),
-        (lambda: T.verdict(s, "charlm", max_disagree=-1), "max_disagree"),
-        (lambda: T.config_differences(None), "config"),
+        (lambda: S.verdict(s, "charlm", "symmetric"), "variant"),
+        (lambda: S.verdict(s, "charlm", alpha=1.5), "alpha"),
+        (lambda: S.verdict(s, "charlm", max_disagree=-1), "max_disagree"),
+        (lambda: S.config_differences(None), "config"),
     ]
     for call, word in cases:
         with pytest.raises(ValueError, match=word):
@@ -237,31 +242,31 @@ def test_bad_input_names_the_parameter(charlm_rows, vit_rows):
     bad = json.loads(json.dumps(charlm_rows))
     bad[1]["curve"][1][0] = 11
     with pytest.raises(ValueError, match="evaluation iterations"):
-        T.seed_band(bad, "diffusion")
+        S.seed_band(bad, "diffusion")
 
 
 def test_seeds_needed_gives_the_requested_power():
     # s / delta = 2: (2.80 * 2)^2 = 31.4, so 32 seeds
-    assert T.seeds_needed(0.01, 0.02) == 32
-    assert T.seeds_needed(-0.01, 0.02) == 32
+    assert S.seeds_needed(0.01, 0.02) == 32
+    assert S.seeds_needed(-0.01, 0.02) == 32
     # Monte Carlo: with that many paired seeds a two-sided z-test at 0.05 detects the effect about 80 % of the time
     rng = np.random.default_rng(1)
-    n = T.seeds_needed(0.5, 1.0)
+    n = S.seeds_needed(0.5, 1.0)
     means = rng.normal(0.5, 1.0, size=(20000, n)).mean(axis=1)
     power = np.mean(np.abs(means) / (1.0 / np.sqrt(n)) > stats.norm.ppf(0.975))
     assert 0.78 < power < 0.85
     for kwargs, word in [({"mean_diff": 0.0, "sd_diff": 1.0}, "mean_diff"), ({"mean_diff": 1.0, "sd_diff": 0.0}, "sd_diff"),
                          ({"mean_diff": 1.0, "sd_diff": 1.0, "power": 1.0}, "power")]:
         with pytest.raises(ValueError, match=word):
-            T.seeds_needed(**kwargs)
+            S.seeds_needed(**kwargs)
 
 
 def test_verdict_text_states_the_outcome_and_its_numbers(charlm_rows):
     s = summarise(charlm_rows)
-    v = T.verdict(s, "charlm", "diffusion")
+    v = S.verdict(s, "charlm", "diffusion")
     text = T.verdict_text(v, "a lower loss with A − I")
     assert "A − I helps" in text and f"{v.n_better} of 5" in text and f"{v.t_pvalue:.3g}" in text
-    none = T.verdict_text(T.verdict(s, "charlm", "gated"))
+    none = T.verdict_text(S.verdict(s, "charlm", "gated"))
     assert "no detectable difference between A − gI and A at 5 seeds" in none and "paired seeds to be" in none
     assert "paper" not in none
     with pytest.raises(ValueError, match="paper_claim"):
@@ -271,7 +276,7 @@ def test_verdict_text_states_the_outcome_and_its_numbers(charlm_rows):
 
 
 def test_gates_text_reports_the_range(charlm_rows):
-    g = T.gate_values(charlm_rows)[1]
+    g = S.gate_values(charlm_rows)[1]
     text = T.gates_text(charlm_rows)
     assert f"between {g.min():.2f} and {g.max():.2f}" in text
     assert f"{int((g > 0.5).sum())} of {g.size} heads moved past g = 0.5" in text

@@ -1,0 +1,482 @@
+"""Statistics of the sweeps: seed bands, paired differences, the decision rule, power, and the recipe verdict.
+
+Everything here is numbers in, numbers (or a structured outcome) out; the
+words and the plots are in :mod:`probdr_lite.figures.training` and
+:mod:`probdr_lite.figures.recipes`.
+
+- :func:`seed_band`, :func:`paired_differences`, :func:`gate_values`  read the rows;
+- :func:`verdict` / :class:`Verdict`  chapter 6's decision rule on one paired comparison;
+- :func:`seeds_needed`  the normal-approximation power calculation;
+- :func:`holm`  Holm's step-down adjustment of a family of p-values;
+- :func:`recipe_table`  one row per (recipe, arm): the paired difference from
+  attention with its 95 % t interval, the paired t-test and its Holm-adjusted p
+  over every (recipe, arm) test in the table;
+- :func:`recipe_verdict`  per arm: in which recipes it helps, hurts or cannot be
+  told from attention, and which recipe factor decides the sign;
+- :func:`nanogpt_gap`  our baseline against nanoGPT's published loss, with the
+  spread of a 20-batch estimate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import check_choice, check_scalar
+from .files import check_task_rows
+from .results import RECIPE_FACTORS, TASK_METRICS, TASK_VARIANTS
+
+BANDS = ("sd", "minmax")
+#: The number each task is judged on.
+HEADLINE = {"charlm": "final_val_loss", "vit": "final_val_acc"}
+OUTCOMES = ("helps", "hurts", "cannot tell")
+
+
+def _variants(rows, task):
+    present = {r["variant"] for r in rows}
+    return [v for v in TASK_VARIANTS[task] if v in present]
+
+
+def quantities(task: str) -> list:
+    """The summary quantities of ``task``: final and best of each validation metric."""
+    return [f"{kind}_{m}" for m in TASK_METRICS[task] for kind in ("final", "best")]
+
+
+def lower_is_better(quantity: str) -> bool:
+    return not quantity.endswith("acc")
+
+
+# ------------------------------------------------------------------------------------------------ curves, pairs
+
+def seed_band(rows, variant: str, metric: str = "val_loss", band: str = "sd"):
+    """One arm's curves over seeds, their mean and a band around it.
+
+    ``band="sd"``: mean -+ sample sd over seeds (ddof = 1; zero width with one
+    seed); ``"minmax"``: the lowest and highest seed at each evaluation point.
+    Returns iters (m,), mean, lower, upper (m,), curves (n_seeds, m), rows in seed order.
+    """
+    rows, task = check_task_rows(rows)
+    variant = check_choice(variant, "variant", _variants(rows, task))
+    columns = rows[0]["curve_columns"]
+    metric = check_choice(metric, "metric", [c for c in columns if c != "iter"])
+    band = check_choice(band, "band", BANDS)
+    arm = sorted((r for r in rows if r["variant"] == variant), key=lambda r: r["seed"])
+    curves = [np.asarray(r["curve"], dtype=float) for r in arm]
+    iters = curves[0][:, 0]
+    for r, c in zip(arm, curves):
+        if c.shape[0] != iters.shape[0] or not np.array_equal(c[:, 0], iters):
+            raise ValueError(f"rows of variant {variant!r} must share their evaluation iterations; "
+                             f"seed {r['seed']} differs from seed {arm[0]['seed']}")
+    values = np.stack([c[:, columns.index(metric)] for c in curves])
+    mean = values.mean(axis=0)
+    if band == "sd":
+        sd = values.std(axis=0, ddof=1) if len(values) > 1 else np.zeros_like(mean)
+        lower, upper = mean - sd, mean + sd
+    else:
+        lower, upper = values.min(axis=0), values.max(axis=0)
+    return iters, mean, lower, upper, values
+
+
+def paired_differences(rows, quantity: str = "final_val_loss", baseline: str = "attention") -> dict:
+    """Per arm, the seeds shared with ``baseline`` and the differences ``arm - baseline`` of ``quantity``.
+
+    Returns ``{variant: (seeds, differences)}`` (1-D arrays, seeds ascending)
+    for every arm other than the baseline; the rows must be of one recipe.
+    """
+    rows, task = check_task_rows(rows)
+    quantity = check_choice(quantity, "quantity", quantities(task))
+    present = _variants(rows, task)
+    baseline = check_choice(baseline, "baseline", present)
+    by = {(r["variant"], r["seed"]): r[quantity] for r in rows}
+    out = {}
+    for v in present:
+        if v == baseline:
+            continue
+        seeds = sorted(s for (vv, s) in by if vv == v and (baseline, s) in by)
+        out[v] = (np.array(seeds, dtype=int), np.array([by[(v, s)] - by[(baseline, s)] for s in seeds]))
+    return out
+
+
+def gate_values(rows):
+    """The learned gates g of the gated arm: (seeds, array (n_seeds, n_layer, n_head)), or ``None``."""
+    rows, _ = check_task_rows(rows)
+    gated = sorted((r for r in rows if r["variant"] == "gated" and r.get("gates")), key=lambda r: r["seed"])
+    if not gated:
+        return None
+    shapes = {np.shape(r["gates"]) for r in gated}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 2:
+        raise ValueError(f"rows' 'gates' must all be lists of n_layer lists of n_head numbers; got shapes {shapes}")
+    return np.array([r["seed"] for r in gated]), np.array([r["gates"] for r in gated], dtype=float)
+
+
+# ------------------------------------------------------------------------------------------- the decision rule
+
+@dataclass
+class Verdict:
+    """The outcome of :func:`verdict` for one arm, task and quantity."""
+
+    task: str
+    variant: str
+    baseline: str
+    quantity: str
+    outcome: str  # "helps", "hurts" or "no detectable difference"
+    n: int
+    mean_diff: float
+    sd_diff: float
+    n_better: int
+    n_worse: int
+    t_pvalue: float
+    sign_pvalue: float
+    alpha: float
+    max_disagree: int
+
+
+def verdict(summary: dict, task: str, variant: str = "diffusion", quantity: str = "final_val_loss", *,
+            alpha: float = 0.05, max_disagree: int = 1) -> Verdict:
+    """Chapter 6's decision rule on one paired comparison of :func:`.results.summarise`'s output.
+
+    The arm **helps** if its mean paired difference from the baseline is in the
+    better direction, the two-sided paired t-test gives p < ``alpha``, and at most
+    ``max_disagree`` paired seeds go the other way; it **hurts** under the mirror
+    conditions; anything else is **no detectable difference** at this number of
+    seeds. Ties (a difference of exactly 0) count as disagreeing.
+    """
+    if not (isinstance(summary, dict) and "arms" in summary and "paired" in summary):
+        raise ValueError("summary must be the dict returned by probdr_lite.experiments.summarise "
+                         "(keys 'arms' and 'paired')")
+    task = check_choice(task, "task", tuple(TASK_METRICS))
+    if not any(a["task"] == task for a in summary["arms"]):
+        raise ValueError(f"summary holds no arms of task {task!r}")
+    quantity = check_choice(quantity, "quantity", quantities(task))
+    alpha = check_scalar(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
+    max_disagree = check_scalar(max_disagree, "max_disagree", low=0, integer=True)
+    matches = [p for p in summary["paired"]
+               if p["task"] == task and p["variant"] == variant and p["quantity"] == quantity]
+    if not matches:
+        arms = sorted({p["variant"] for p in summary["paired"] if p["task"] == task})
+        raise ValueError(f"variant must be an arm compared with the baseline in summary for task {task!r} "
+                         f"(one of {arms}); got {variant!r}")
+    p = matches[0]
+    n, d, t_p = p["n"], p["mean_diff"], p["t_pvalue"]
+    better_direction = -1.0 if p["lower_is_better"] else 1.0
+    significant = n >= 2 and not math.isnan(t_p) and t_p < alpha
+    outcome = "no detectable difference"
+    if significant and d * better_direction > 0 and n - p["n_better"] <= max_disagree:
+        outcome = "helps"
+    elif significant and d * better_direction < 0 and n - p["n_worse"] <= max_disagree:
+        outcome = "hurts"
+    return Verdict(task=task, variant=variant, baseline=p["baseline"], quantity=quantity, outcome=outcome, n=n,
+                   mean_diff=d, sd_diff=p["sd_diff"], n_better=p["n_better"], n_worse=p["n_worse"],
+                   t_pvalue=t_p, sign_pvalue=p["sign_pvalue"], alpha=alpha, max_disagree=max_disagree)
+
+
+def seeds_needed(mean_diff: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Paired seeds a two-sided test at level ``alpha`` needs to detect ``mean_diff`` with probability ``power``.
+
+    Normal approximation, n = ((z_{1 - alpha/2} + z_power) sd_diff / |mean_diff|)^2 rounded up.
+    """
+    from scipy import stats
+
+    mean_diff = check_scalar(mean_diff, "mean_diff")
+    sd_diff = check_scalar(sd_diff, "sd_diff", low=0, low_inclusive=False)
+    alpha = check_scalar(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
+    power = check_scalar(power, "power", low=0, high=1, low_inclusive=False, high_inclusive=False)
+    if mean_diff == 0:
+        raise ValueError("mean_diff must be non-zero: no number of seeds detects a difference of 0")
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    return max(2, math.ceil((z * sd_diff / abs(mean_diff)) ** 2))
+
+
+# -------------------------------------------------------------------------------------------- across recipes
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values (NaN entries stay NaN and do not count as tests).
+
+    Sort the m finite p-values, multiply the k-th smallest by (m - k + 1), take
+    the running maximum and cap at 1. Rejecting where the adjusted p < alpha
+    controls the family-wise error rate at alpha.
+    """
+    p = np.asarray(pvalues, dtype=float)
+    if p.ndim != 1:
+        raise ValueError(f"pvalues must be a 1-D sequence; got shape {p.shape}")
+    finite = np.flatnonzero(~np.isnan(p))
+    if np.any((p[finite] < 0) | (p[finite] > 1)):
+        raise ValueError("pvalues must lie in [0, 1] (or be NaN)")
+    out = np.full_like(p, np.nan)
+    m = len(finite)
+    order = finite[np.argsort(p[finite], kind="stable")]
+    running = 0.0
+    for k, i in enumerate(order):
+        running = max(running, (m - k) * p[i])
+        out[i] = min(1.0, running)
+    return out
+
+
+def _read(entry: dict, holm_p: float, alpha: float, lower: bool) -> None:
+    """Store the Holm-adjusted p of a table entry and its reading: helps / hurts / cannot tell / None (no test)."""
+    entry["holm_pvalue"] = float(holm_p)
+    if math.isnan(holm_p):
+        entry["outcome"] = None
+    elif holm_p < alpha:
+        entry["outcome"] = "helps" if (entry["mean_diff"] < 0 if lower else entry["mean_diff"] > 0) else "hurts"
+    else:
+        entry["outcome"] = "cannot tell"
+
+
+def recipe_key(row) -> str:
+    """The recipe cell of a row: its full configuration as sorted JSON."""
+    return json.dumps(row["config"], sort_keys=True)
+
+
+@dataclass
+class RecipeTable:
+    """The output of :func:`recipe_table`: one entry per (recipe, arm) and the family they were tested in."""
+
+    task: str
+    quantity: str
+    baseline: str
+    factors: tuple
+    recipes: list  # recipe factor dicts, in order
+    baselines: list  # per recipe: n seeds, mean and sd of the baseline's quantity
+    entries: list  # dicts, see recipe_table
+    n_tests: int
+    alpha: float
+    extra: dict = field(default_factory=dict)
+
+
+def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attention", alpha: float = 0.05,
+                 min_pairs: int = 2) -> RecipeTable:
+    """Per recipe and arm, the paired difference from ``baseline`` with its 95 % interval and Holm-adjusted test.
+
+    Parameters
+    ----------
+    rows : results rows of one task, any number of recipes
+    quantity : str, optional
+        Default: :data:`HEADLINE` of the task (final validation loss / accuracy).
+    baseline : str
+    alpha : float in (0, 1)
+        Level of the (1 - alpha) t interval and of the Holm family.
+    min_pairs : int >= 2
+        A (recipe, arm) with fewer paired seeds gets no test (and counts as pending).
+
+    Each entry: ``recipe`` (factor dict), ``arm``, ``n`` pairs, ``seeds``,
+    ``mean_diff`` (arm - baseline), ``sd_diff``, ``ci_low``/``ci_high``
+    (t interval), ``t_pvalue``, ``holm_pvalue`` (adjusted over all tests of the
+    table), ``n_better``/``n_worse``, ``outcome`` ("helps"/"hurts" when the Holm p
+    < alpha, in the direction of the mean; else "cannot tell"; ``None`` without a
+    test), ``baseline_mean``.
+    """
+    from scipy import stats
+
+    rows, task = check_task_rows(rows)
+    quantity = HEADLINE[task] if quantity is None else check_choice(quantity, "quantity", quantities(task))
+    alpha = check_scalar(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
+    min_pairs = check_scalar(min_pairs, "min_pairs", low=2, integer=True)
+    lower = lower_is_better(quantity)
+    cells = {}
+    for r in rows:
+        cell = cells.setdefault(recipe_key(r), {"recipe": r["recipe"], "runs": {}})
+        key = (r["variant"], r["seed"])
+        if key in cell["runs"]:
+            raise ValueError(f"rows hold recipe {r['recipe']} variant {key[0]!r} seed {key[1]} twice")
+        cell["runs"][key] = r[quantity]
+    recipes, baselines, entries = [], [], []
+    for cell in cells.values():
+        runs = cell["runs"]
+        recipes.append(cell["recipe"])
+        base_vals = [v for (a, _), v in runs.items() if a == baseline]
+        baselines.append({"recipe": cell["recipe"], "n": len(base_vals),
+                          "mean": float(np.mean(base_vals)) if base_vals else float("nan"),
+                          "sd": float(np.std(base_vals, ddof=1)) if len(base_vals) > 1 else float("nan")})
+        for arm in TASK_VARIANTS[task]:
+            if arm == baseline or not any(a == arm for a, _ in runs):
+                continue
+            seeds = sorted(s for (a, s) in runs if a == arm and (baseline, s) in runs)
+            d = np.array([runs[(arm, s)] - runs[(baseline, s)] for s in seeds], dtype=float)
+            e = {"recipe": cell["recipe"], "arm": arm, "n": len(seeds), "seeds": seeds,
+                 "mean_diff": float(d.mean()) if len(d) else float("nan"),
+                 "sd_diff": float(d.std(ddof=1)) if len(d) > 1 else float("nan"),
+                 "ci_low": float("nan"), "ci_high": float("nan"), "t_pvalue": float("nan"),
+                 "n_better": int(np.sum(d < 0) if lower else np.sum(d > 0)),
+                 "n_worse": int(np.sum(d > 0) if lower else np.sum(d < 0)),
+                 "baseline_mean": baselines[-1]["mean"]}
+            if len(d) >= min_pairs:
+                half = stats.t.ppf(1 - alpha / 2, len(d) - 1) * e["sd_diff"] / math.sqrt(len(d))
+                e["ci_low"], e["ci_high"] = e["mean_diff"] - half, e["mean_diff"] + half
+                if e["sd_diff"] > 0:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        e["t_pvalue"] = float(stats.ttest_1samp(d, 0.0).pvalue)
+                else:  # identical non-zero differences: the sign is certain; zero differences: no effect
+                    e["t_pvalue"] = 0.0 if e["mean_diff"] != 0 else 1.0
+            entries.append(e)
+    adjusted = holm([e["t_pvalue"] for e in entries])
+    for e, p in zip(entries, adjusted):
+        _read(e, p, alpha, lower)
+    n_tests = int(np.sum(~np.isnan(adjusted)))
+    return RecipeTable(task=task, quantity=quantity, baseline=baseline, factors=RECIPE_FACTORS[task],
+                       recipes=recipes, baselines=baselines, entries=entries, n_tests=n_tests, alpha=alpha)
+
+
+@dataclass
+class ArmVerdict:
+    """What :func:`recipe_verdict` concludes for one arm across the recipes of a :class:`RecipeTable`."""
+
+    arm: str
+    helps: list  # recipe dicts where the arm helps (Holm-adjusted)
+    hurts: list
+    cannot_tell: list
+    pending: list  # recipes without a test (fewer than min_pairs paired seeds)
+    sign_depends_on_recipe: bool  # helps somewhere and hurts somewhere
+    deciding_factors: list  # factors whose level alone separates the helps recipes from the hurts ones
+    mean_sign_factors: list  # factors whose level alone separates the recipes by the sign of the mean difference
+    mean_signs: dict = field(default_factory=dict)  # "+" / "-" / "0" count of the mean differences
+
+
+def _separating_factors(factors, group_a, group_b) -> list:
+    """Factors for which every recipe of ``group_a`` has one set of levels and every recipe of ``group_b`` another."""
+    out = []
+    for f in factors:
+        a = {json.dumps(r.get(f)) for r in group_a}
+        b = {json.dumps(r.get(f)) for r in group_b}
+        if group_a and group_b and not (a & b):
+            out.append(f)
+    return out
+
+
+def recipe_verdict(table: RecipeTable) -> dict:
+    """Per arm of ``table``, where it helps, hurts or cannot be told apart, and what decides the sign.
+
+    Returns ``{arm: ArmVerdict}``. ``deciding_factors`` lists the recipe factors
+    whose levels split the recipes where the arm significantly helps from those
+    where it significantly hurts (empty when the sign does not depend on the
+    recipe, or no single factor separates them); ``mean_sign_factors`` does the
+    same for the sign of the mean difference alone (a weaker, descriptive reading).
+    """
+    if not isinstance(table, RecipeTable):
+        raise ValueError(f"table must be a RecipeTable from recipe_table(); got {type(table).__name__}")
+    out = {}
+    arms = list(dict.fromkeys(e["arm"] for e in table.entries))
+    for arm in arms:
+        es = [e for e in table.entries if e["arm"] == arm]
+        pick = {o: [e["recipe"] for e in es if e["outcome"] == o] for o in OUTCOMES}
+        pending = [e["recipe"] for e in es if e["outcome"] is None]
+        tested = [e for e in es if e["outcome"] is not None]
+        lower = lower_is_better(table.quantity)
+        good = [e["recipe"] for e in tested if (e["mean_diff"] < 0 if lower else e["mean_diff"] > 0)]
+        bad = [e["recipe"] for e in tested if (e["mean_diff"] > 0 if lower else e["mean_diff"] < 0)]
+        depends = bool(pick["helps"]) and bool(pick["hurts"])
+        out[arm] = ArmVerdict(
+            arm=arm, helps=pick["helps"], hurts=pick["hurts"], cannot_tell=pick["cannot tell"], pending=pending,
+            sign_depends_on_recipe=depends,
+            deciding_factors=_separating_factors(table.factors, pick["helps"], pick["hurts"]) if depends else [],
+            mean_sign_factors=_separating_factors(table.factors, good, bad),
+            mean_signs={"better": len(good), "worse": len(bad), "equal": len(tested) - len(good) - len(bad)})
+    return out
+
+
+# -------------------------------------------------------------------------------------------------- nanoGPT
+
+#: nanoGPT's ``shakespeare_char`` recipe run on a CPU (README of karpathy/nanoGPT), field names of CharLMConfig.
+NANOGPT_CPU = {
+    "n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64, "batch_size": 12, "max_iters": 2000,
+    "lr": 1e-3, "min_lr": 1e-4, "warmup_iters": 100, "beta2": 0.99, "dropout": 0.0, "weight_decay": 0.1,
+    "grad_clip": 1.0, "train_fraction": 0.9,
+}
+#: The validation loss nanoGPT's README reports for that recipe (about 1.88), and its number of evaluation batches.
+NANOGPT_CPU_VAL_LOSS = 1.88
+NANOGPT_EVAL_ITERS = 20
+
+
+def config_differences(config: dict, reference: dict = NANOGPT_CPU) -> dict:
+    """Fields where ``config`` differs from ``reference``: ``{field: (config value, reference value)}``."""
+    if not isinstance(config, dict):
+        raise ValueError(f"config must be a dict of configuration fields; got {type(config).__name__}")
+    out = {}
+    for name, ref in reference.items():
+        value = config.get(name)
+        same = value is not None and (value == ref or (isinstance(value, float) and isinstance(ref, float)
+                                                       and math.isclose(value, ref, rel_tol=1e-12)))
+        if not same:
+            out[name] = (value, ref)
+    return out
+
+
+def nanogpt_gap(seed_mean: float, seed_sd: float, n_seeds: int, batch_sd: float, *, our_eval_iters: int = 200,
+                their_eval_iters: int = NANOGPT_EVAL_ITERS, published: float = NANOGPT_CPU_VAL_LOSS,
+                rounding: float = 0.005) -> dict:
+    """How far nanoGPT's published loss is from our baseline, against the spread of one nanoGPT-style number.
+
+    nanoGPT's figure is one seed, estimated from ``their_eval_iters`` random
+    batches and rounded to two decimals. Its spread around the true mean loss of
+    the recipe is sd_one = sqrt(seed_var + batch_sd^2 / their_eval_iters), where
+    seed_var is our seed-to-seed variance with our own estimation noise
+    (batch_sd^2 / our_eval_iters) taken out (floored at 0). The gap is measured
+    against our mean over ``n_seeds`` seeds, whose own sd is seed_sd / sqrt(n):
+
+    ``z`` = gap / sqrt(sd_one^2 + seed_sd^2 / n_seeds); ``within`` is |z| <= 2
+    after allowing ``rounding`` (half the last published digit).
+    """
+    seed_sd = check_scalar(seed_sd, "seed_sd", low=0)
+    batch_sd = check_scalar(batch_sd, "batch_sd", low=0)
+    n_seeds = check_scalar(n_seeds, "n_seeds", low=1, integer=True)
+    our_eval_iters = check_scalar(our_eval_iters, "our_eval_iters", low=1, integer=True)
+    their_eval_iters = check_scalar(their_eval_iters, "their_eval_iters", low=1, integer=True)
+    seed_mean = check_scalar(seed_mean, "seed_mean")
+    seed_var = max(0.0, seed_sd ** 2 - batch_sd ** 2 / our_eval_iters)
+    their_batch_sd = batch_sd / math.sqrt(their_eval_iters)
+    sd_one = math.sqrt(seed_var + their_batch_sd ** 2)
+    sd_gap = math.sqrt(sd_one ** 2 + seed_sd ** 2 / n_seeds)
+    gap = seed_mean - published
+    slack = max(0.0, abs(gap) - rounding)
+    z = slack / sd_gap if sd_gap > 0 else math.inf
+    return {"gap": gap, "seed_sd": seed_sd, "gap_in_seed_sd": gap / seed_sd if seed_sd > 0 else math.inf,
+            "batch_sd": batch_sd, "their_batch_sd": their_batch_sd, "our_batch_sd": batch_sd / math.sqrt(our_eval_iters),
+            "seed_sd_without_batches": math.sqrt(seed_var), "sd_one_run": sd_one, "sd_gap": sd_gap,
+            "z": z, "within": z <= 2.0, "their_eval_iters": their_eval_iters, "our_eval_iters": our_eval_iters}
+
+
+def last_epoch_change(rows, metric: str = "val_acc") -> dict:
+    """Per arm, the mean over seeds of the change of ``metric`` between the last two evaluation points.
+
+    A curve still rising at the end (accuracy) or falling (loss) was stopped before its plateau.
+    """
+    rows, task = check_task_rows(rows)
+    columns = rows[0]["curve_columns"]
+    metric = check_choice(metric, "metric", [c for c in columns if c != "iter"])
+    j = columns.index(metric)
+    out = {}
+    for v in _variants(rows, task):
+        changes = [r["curve"][-1][j] - r["curve"][-2][j] for r in rows if r["variant"] == v and len(r["curve"]) > 1]
+        if changes:
+            out[v] = float(np.mean(changes))
+    return out
+
+
+def joint_holm(tables) -> list:
+    """Re-adjust several :class:`RecipeTable` s as one family: Holm over every test of every table.
+
+    A chapter that states verdicts for two models makes one family of claims;
+    correcting each model's table separately would let the family-wise error grow
+    with the number of tables. Returns new tables (the inputs are not changed)
+    whose ``holm_pvalue``, ``outcome`` and ``n_tests`` refer to the whole family.
+    """
+    import copy
+
+    tables = [copy.deepcopy(t) for t in tables]
+    for t in tables:
+        if not isinstance(t, RecipeTable):
+            raise ValueError(f"tables must be RecipeTables from recipe_table(); got {type(t).__name__}")
+    entries = [(t, e) for t in tables for e in t.entries]
+    adjusted = holm([e["t_pvalue"] for _, e in entries])
+    n_tests = int(np.sum(~np.isnan(adjusted)))
+    for (t, e), p in zip(entries, adjusted):
+        _read(e, p, t.alpha, lower_is_better(t.quantity))
+    for t in tables:
+        t.extra["tests_in_table"] = t.n_tests
+        t.n_tests = n_tests
+    return tables

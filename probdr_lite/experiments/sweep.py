@@ -1,0 +1,223 @@
+"""The recipe grids of chapter 6 and a resumable runner for them.
+
+A verdict about an architecture should not be a verdict about one optimiser
+setting. A *grid* crosses the recipe factors (:data:`.results.RECIPE_FACTORS`)
+with every arm and several paired seeds; each (recipe, arm, seed) is one run
+and one results row. The grids:
+
+``vit``
+    initialisation (``gpt2``, ``default``) x peak learning rate (1e-3, 3e-3)
+    x schedule (warm-up + cosine, one-cycle) x budget (10 epochs; the plateau
+    rule: at most 60 epochs, stopped when the 2,000-image validation loss has not
+    improved for 5 epochs) = 16 recipes, x 5 arms x 5 seeds. The recipes are
+    ordered one factor at a time first (the first sweep's recipe, then each
+    factor changed alone), so a sweep cut short leaves the most informative
+    cells complete.
+``vit-ofat``
+    only those first 5 recipes.
+``charlm``
+    initialisation x learning rate (1e-3, 3e-3) with nanoGPT's 2,000 iterations,
+    and nanoGPT's recipe run for 5,000 iterations: 5 recipes x 3 arms x 5 seeds.
+``tiny``
+    2 recipes x 2 arms of a few steps (the unit tests run it).
+
+:func:`run_grid` skips every (recipe, arm, seed) already present in the
+results files (the committed first sweep counts: it is the first cell of each
+grid), so the command can be stopped and restarted. :func:`estimate_hours`
+turns measured seconds per epoch / iteration into the CPU hours a grid needs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._validation import check_choice
+from .attention import CAUSAL_VARIANTS, VARIANTS
+from .charlm import CharLMConfig, train_charlm
+from .files import RECIPE_FILES, results_dir, task_rows
+from .results import append_results, load_results, recipe_of
+from .vit import ViTConfig, train_vit
+
+#: The plateau budget of the ViT grid: the most epochs and the patience of the early-stopping rule.
+PLATEAU = {"epochs": 60, "patience": 5}
+FIXED_BUDGET = {"epochs": 10, "patience": 0}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A named recipe grid: the task, the recipes (config overrides), the arms and the seeds."""
+
+    name: str
+    task: str
+    recipes: tuple  # of dicts of config overrides
+    arms: tuple
+    seeds: tuple = (0, 1, 2, 3, 4)
+    base: dict = field(default_factory=dict)  # overrides shared by every recipe (the tiny grid's small model)
+    description: str = ""
+
+    def config(self, recipe: dict):
+        cls = CharLMConfig if self.task == "charlm" else ViTConfig
+        return cls(**{**self.base, **recipe})
+
+    def runs(self):
+        """Every (config, arm, seed) of the grid, recipe-major, then seed, then arm (complete pairs first)."""
+        for recipe in self.recipes:
+            config = self.config(recipe)
+            for seed in self.seeds:
+                for arm in self.arms:
+                    yield config, arm, seed
+
+
+def _ofat_first(base: dict, levels: dict) -> tuple:
+    """The full factorial of ``levels``, ordered: ``base``, each factor changed alone, then the rest."""
+    names = list(levels)
+    combos = [dict(zip(names, values)) for values in itertools.product(*levels.values())]
+    base_key = {n: base[n] for n in names}
+
+    def changed(c):
+        return sum(c[n] != base_key[n] for n in names)
+
+    ordered = sorted(combos, key=lambda c: (changed(c), [levels[n].index(c[n]) for n in names]))
+    out = []
+    for c in ordered:
+        flat = {}
+        for n, v in c.items():
+            flat.update(v if isinstance(v, dict) else {n: v})
+        out.append(flat)
+    return tuple(out)
+
+
+_VIT_LEVELS = {"init": ["gpt2", "default"], "lr": [3e-3, 1e-3], "schedule": ["cosine", "onecycle"],
+               "budget": [FIXED_BUDGET, PLATEAU]}
+_VIT_BASE = {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "budget": FIXED_BUDGET}
+_VIT_RECIPES = _ofat_first(_VIT_BASE, _VIT_LEVELS)
+_LM_LEVELS = {"init": ["gpt2", "default"], "lr": [1e-3, 3e-3]}
+_LM_RECIPES = (*_ofat_first({"init": "gpt2", "lr": 1e-3}, _LM_LEVELS), {"max_iters": 5000})
+
+GRIDS = {
+    "vit": Grid("vit", "vit", _VIT_RECIPES, VARIANTS,
+                description="ViT: init x lr x schedule x budget (10 epochs, plateau), 5 arms, 5 seeds"),
+    "vit-ofat": Grid("vit-ofat", "vit", _VIT_RECIPES[:5], VARIANTS,
+                     description="ViT: the first sweep's recipe and each factor changed alone, 5 arms, 5 seeds"),
+    "charlm": Grid("charlm", "charlm", _LM_RECIPES, CAUSAL_VARIANTS,
+                   description="character model: init x lr at 2,000 iterations, and 5,000 iterations; "
+                               "3 arms, 5 seeds"),
+    "tiny": Grid("tiny", "charlm", ({"init": "gpt2"}, {"init": "default"}), ("attention", "diffusion"), (0, 1),
+                 base=dict(n_layer=1, n_head=2, n_embd=16, block_size=8, batch_size=4, max_iters=6,
+                           warmup_iters=2, eval_interval=3, eval_iters=2),
+                 description="test grid: 2 recipes x 2 arms x 2 seeds of a 6-step character model"),
+}
+
+
+def get_grid(name: str) -> Grid:
+    return GRIDS[check_choice(name, "grid", tuple(GRIDS))]
+
+
+def _key(config: dict, arm: str, seed: int) -> tuple:
+    return json.dumps(config, sort_keys=True), arm, seed
+
+
+def done_runs(grid: Grid, out=None, directory=None) -> set:
+    """(config json, arm, seed) of every run of ``grid``'s task already in the results files or ``out``."""
+    rows = task_rows(grid.task, directory)
+    if out is not None and Path(out).is_file() and Path(out).resolve() not in {
+            (results_dir(directory) / n).resolve() for n in RECIPE_FILES.values()}:
+        rows += [r for r in load_results(out) if r["task"] == grid.task]
+    return {_key(r["config"], r["variant"], r["seed"]) for r in rows}
+
+
+def pending_runs(grid: Grid, out=None, directory=None) -> list:
+    """The (config, arm, seed) of ``grid`` that no results file holds yet, in the order they would run."""
+    done = done_runs(grid, out, directory)
+    return [(c, a, s) for c, a, s in grid.runs() if _key(c.to_dict(), a, s) not in done]
+
+
+def unit_seconds(rows) -> dict:
+    """Measured wall seconds per unit of training from results rows: per arm, the median and the minimum.
+
+    The unit is one epoch (vit, counting ``epochs_run``; evaluation included) or
+    one iteration (charlm, evaluation included, at the rows' evaluation
+    settings). Returns ``{arm: (median, minimum)}``.
+    """
+    per = {}
+    for r in rows:
+        units = r["epochs_run"] if r["task"] == "vit" else r["config"]["max_iters"]
+        per.setdefault(r["variant"], []).append(r["wall_seconds"] / units)
+    return {arm: (float(np.median(v)), float(np.min(v))) for arm, v in per.items()}
+
+
+def estimate_hours(runs, seconds: dict, plateau_epochs: float) -> tuple:
+    """CPU hours (one thread) of ``runs`` at ``seconds`` per unit: (at the median, at the fastest rate).
+
+    ``seconds`` is :func:`unit_seconds`' output; an arm without measurements
+    takes the slowest measured arm's rate. A ViT run with the plateau rule
+    counts ``plateau_epochs`` epochs (a measured stop, or its most).
+    """
+    slowest = max(seconds.values())
+    med = fast = 0.0
+    for config, arm, _ in runs:
+        rate = seconds.get(arm, slowest)
+        if isinstance(config, ViTConfig):
+            units = plateau_epochs if config.patience else config.epochs
+        else:
+            units = config.max_iters
+        med += units * rate[0]
+        fast += units * rate[1]
+    return med / 3600, fast / 3600
+
+
+def run_grid(grid: Grid, out, *, device: str = "cpu", threads: int = 1, quiet: bool = True, command: str = "",
+             directory=None, limit: int | None = None, shard: tuple = (0, 1), say=print) -> list:
+    """Run every pending (recipe, arm, seed) of ``grid``, appending each row to ``out`` as it finishes.
+
+    Returns the rows written. ``limit`` stops after that many runs (None: all).
+    ``shard=(i, n)`` runs only the pending runs whose (recipe, seed) pair has
+    index i modulo n, so n processes can share a grid without running a cell
+    twice and each keeps the arms of a seed together (appends are locked).
+    """
+    train = train_charlm if grid.task == "charlm" else train_vit
+    i, n = shard
+    if not (isinstance(n, int) and isinstance(i, int) and n >= 1 and 0 <= i < n):
+        raise ValueError(f"shard must be (i, n) with n >= 1 and 0 <= i < n; got {shard!r}")
+    pairs = {}
+    for config, _, seed in grid.runs():
+        pairs.setdefault((json.dumps(config.to_dict(), sort_keys=True), seed), len(pairs))
+    written = []
+    for config, arm, seed in pending_runs(grid, out, directory):
+        if pairs[(json.dumps(config.to_dict(), sort_keys=True), seed)] % n != i:
+            continue
+        if limit is not None and len(written) >= limit:
+            break
+        row = train(config, arm, seed, device=device, threads=threads, quiet=quiet, command=command)
+        n_rows = append_results(out, [row])
+        written.append(row)
+        say(f"{grid.task} {json.dumps(row['recipe'])} {arm} seed {seed}: final val loss "
+            f"{row['final_val_loss']:.4f} ({row['wall_seconds']:.0f} s) -> {out} ({n_rows} rows)")
+    return written
+
+
+def grid_status(grid: Grid, directory=None) -> list:
+    """Per recipe of ``grid``: its factors, the seeds done per arm, and whether every (arm, seed) is done.
+
+    Returns a list (in the grid's order) of dicts ``{"recipe", "seeds_done": {arm: [seeds]},
+    "complete", "n_done", "n_runs"}``, read from the committed results files.
+    """
+    rows = task_rows(grid.task, directory)
+    by_config = {}
+    for r in rows:
+        by_config.setdefault(json.dumps(r["config"], sort_keys=True), set()).add((r["variant"], r["seed"]))
+    out = []
+    for recipe in grid.recipes:
+        config = grid.config(recipe)
+        have = by_config.get(json.dumps(config.to_dict(), sort_keys=True), set())
+        seeds_done = {arm: sorted(s for a, s in have if a == arm and s in grid.seeds) for arm in grid.arms}
+        n_done = sum(len(v) for v in seeds_done.values())
+        n_runs = len(grid.arms) * len(grid.seeds)
+        out.append({"recipe": recipe_of(grid.task, config.to_dict()), "seeds_done": seeds_done,
+                    "complete": n_done == n_runs, "n_done": n_done, "n_runs": n_runs})
+    return out

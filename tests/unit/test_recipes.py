@@ -1,0 +1,302 @@
+"""The recipe grid's statistics (Holm, the per-recipe table, the verdict) and their words and figure.
+
+Synthetic tables with known answers: the paired differences are built as mean + sd * z with a fixed
+standardised z, so every t statistic and p-value is known in advance.
+"""
+
+import itertools
+import json
+import math
+import shutil
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from probdr_lite.experiments import CharLMConfig, validate_results  # noqa: E402
+from probdr_lite.experiments.files import RESULTS_DIR  # noqa: E402
+from probdr_lite.experiments.results import recipe_of  # noqa: E402
+from probdr_lite.experiments.stats import holm, nanogpt_gap, recipe_table, recipe_verdict  # noqa: E402
+from probdr_lite.experiments.sweep import get_grid, grid_status  # noqa: E402
+from probdr_lite.figures import recipes as R  # noqa: E402
+
+N_SEEDS = 6
+Z = np.array([-1.2, -0.6, 0.1, 0.3, 0.5, 0.9])
+Z = (Z - Z.mean()) / Z.std(ddof=1)  # mean 0, sd 1 exactly
+
+
+def _row(variant, seed, final, init="gpt2", lr=1e-3):
+    config = CharLMConfig(max_iters=30, init=init, lr=lr).to_dict()
+    curve = [[0, 4.2, 4.2], [30, final + 0.1, final]]
+    return {"schema_version": 2, "task": "charlm", "variant": variant, "seed": seed, "config": config,
+            "recipe": recipe_of("charlm", config), "final_val_loss": final, "best_val_loss": min(final, 4.2),
+            "curve_columns": ["iter", "train_loss", "val_loss"], "curve": curve, "throughput": 1.0,
+            "throughput_unit": "tokens/s", "train_seconds": 1.0, "wall_seconds": 1.0, "torch_version": "x",
+            "device": "cpu", "git_commit": "abc", "command": "test", "timestamp": "2026-01-01T00:00:00+00:00"}
+
+
+def make_rows(effects, noise=0.004):
+    """``effects[(init, arm)]`` = mean paired difference (arm - attention) of the final validation loss."""
+    rows = []
+    for init in dict.fromkeys(k[0] for k in effects):
+        base = 1.9 + 0.01 * np.arange(N_SEEDS)
+        for s in range(N_SEEDS):
+            rows.append(_row("attention", s, float(base[s]), init))
+        for (i, arm), mean in effects.items():
+            if i != init:
+                continue
+            for s in range(N_SEEDS):
+                rows.append(_row(arm, s, float(base[s] + mean + noise * Z[s]), init))
+    return validate_results(rows)
+
+
+def _t_p(mean, sd, n=N_SEEDS):
+    return 2 * stats.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1)
+
+
+# ------------------------------------------------------------------------------------------------------- Holm
+
+def _closed_testing(p):
+    """Holm's adjusted p by its definition: closed testing with Bonferroni tests of every intersection."""
+    m = len(p)
+    out = []
+    for i in range(m):
+        worst = 0.0
+        for size in range(1, m + 1):
+            for subset in itertools.combinations(range(m), size):
+                if i in subset:
+                    worst = max(worst, min(1.0, size * min(p[j] for j in subset)))
+        out.append(worst)
+    return np.array(out)
+
+
+def test_holm_equals_closed_testing_with_bonferroni():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        p = rng.uniform(0, 0.2, size=rng.integers(1, 7))
+        np.testing.assert_allclose(holm(p), _closed_testing(p), rtol=1e-12)
+    # NaN is not a test: it stays NaN and does not enlarge the family
+    np.testing.assert_allclose(holm([0.01, np.nan, 0.04]), [0.02, np.nan, 0.04])
+    with pytest.raises(ValueError, match="pvalues"):
+        holm([0.5, 1.5])
+
+
+# ------------------------------------------------------------------------------------------------ recipe table
+
+def test_recipe_table_numbers_match_scipy():
+    rows = make_rows({("gpt2", "diffusion"): 0.03, ("gpt2", "gated"): -0.002,
+                      ("default", "diffusion"): 0.01, ("default", "gated"): 0.0005})
+    table = recipe_table(rows)
+    assert table.n_tests == 4 and table.quantity == "final_val_loss"
+    assert [e["arm"] for e in table.entries] == ["diffusion", "gated"] * 2
+    d = np.array([r["final_val_loss"] for r in rows if r["variant"] == "diffusion" and r["recipe"]["init"] == "gpt2"])
+    a = np.array([r["final_val_loss"] for r in rows if r["variant"] == "attention" and r["recipe"]["init"] == "gpt2"])
+    e = table.entries[0]
+    assert e["mean_diff"] == pytest.approx(np.mean(d - a))
+    assert e["t_pvalue"] == pytest.approx(stats.ttest_rel(d, a).pvalue)
+    lo, hi = stats.t.interval(0.95, N_SEEDS - 1, loc=np.mean(d - a), scale=stats.sem(d - a))
+    assert (e["ci_low"], e["ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
+    np.testing.assert_allclose([x["holm_pvalue"] for x in table.entries], holm([x["t_pvalue"] for x in table.entries]))
+    assert table.baselines[0]["mean"] == pytest.approx(a.mean())
+
+
+# ----------------------------------------------------------------------------------------------------- verdict
+
+def test_verdict_says_when_the_sign_depends_on_the_recipe_and_which_factor_decides():
+    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04})
+    table = recipe_table(rows)
+    v = recipe_verdict(table)["diffusion"]
+    assert [r["init"] for r in v.hurts] == ["gpt2"] and [r["init"] for r in v.helps] == ["default"]
+    assert v.sign_depends_on_recipe and v.deciding_factors == ["init"]
+    text = R.recipe_verdict_text(table, recipe_verdict(table))
+    assert "the sign depends on the recipe" in text
+    assert "The factor that separates them: init." in text
+    assert f"{table.n_tests} paired tests" in text
+
+
+def test_verdict_says_no_single_factor_when_two_factors_confound():
+    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04})
+    for r in rows:  # the default-init recipe also has another learning rate: two factors change together
+        if r["recipe"]["init"] == "default":
+            r["config"]["lr"] = r["recipe"]["lr"] = 3e-3
+    v = recipe_verdict(recipe_table(rows))["diffusion"]
+    assert v.sign_depends_on_recipe and v.deciding_factors == ["init", "lr"]
+
+
+def test_verdict_when_the_sign_does_not_depend_on_the_recipe():
+    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): 0.02})
+    table = recipe_table(rows)
+    verdicts = recipe_verdict(table)
+    v = verdicts["diffusion"]
+    assert len(v.hurts) == 2 and not v.helps and not v.sign_depends_on_recipe and v.deciding_factors == []
+    text = R.recipe_verdict_text(table, verdicts)
+    assert "A − I hurts in every tested recipe** (2 of 2)" in text
+    assert "depends on the recipe" not in text
+    assert "Its mean difference is worse than attention's in all 2." in text
+
+
+def test_a_nominal_gated_helps_carries_its_multiplicity_caveat():
+    """p = 0.03 alone reads as "helps"; as one of four tests (Holm) it is not a finding, and the text says so."""
+    sd = 0.003
+    mean = -stats.t.ppf(1 - 0.03 / 2, N_SEEDS - 1) * sd / math.sqrt(N_SEEDS)  # t-test p = 0.03 exactly
+    rows = make_rows({("gpt2", "diffusion"): 0.05, ("gpt2", "gated"): mean,
+                      ("default", "diffusion"): 0.05, ("default", "gated"): 0.0}, noise=sd)
+    table = recipe_table(rows)
+    gated = [e for e in table.entries if e["arm"] == "gated"]
+    assert gated[0]["t_pvalue"] == pytest.approx(0.03)
+    assert gated[0]["holm_pvalue"] == pytest.approx(0.06)  # third smallest of four: times 2
+    assert gated[0]["outcome"] == "cannot tell"
+    text = R.recipe_verdict_text(table, recipe_verdict(table))
+    line = next(x for x in text.splitlines() if x.startswith("- **A − gI"))
+    assert "unadjusted p = 0.03" in line and "would read as helps" in line
+    assert "one of 4 tests: Holm's adjusted p = 0.06, so it is not a finding" in line
+    # a "helps" that survives the correction still names the number of tests
+    strong = make_rows({("gpt2", "gated"): -0.02, ("default", "gated"): -0.02}, noise=0.002)
+    t2 = recipe_table(strong)
+    line = R.recipe_verdict_text(t2, recipe_verdict(t2)).splitlines()[1]
+    assert "helps in every tested recipe" in line and "survives Holm's correction over 2 tests" in line
+
+
+def test_a_single_recipe_cannot_say_whether_the_recipe_decides():
+    rows = [r for r in make_rows({("gpt2", "diffusion"): 0.04})]
+    table = recipe_table(rows)
+    text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated"))
+    assert "With one recipe tested, the data cannot say whether the recipe decides any arm's sign." in text
+    assert "A − I hurts in the one recipe tested so far** (gpt2 init, lr 1e-3, 30 iterations)" in text
+    assert text.splitlines()[-1] == "- **A − gI**: not run yet, so there is no verdict."
+
+
+# ------------------------------------------------------------------------------------------ table and figure
+
+def test_table_and_dot_plot_show_the_entries():
+    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04, ("gpt2", "gated"): 0.0})
+    table = recipe_table(rows)
+    shown = R.recipe_results_table(table)
+    assert len(shown.body) == len(table.entries) == 3
+    assert shown.body[0][0] == "gpt2 init, lr 1e-3, 30 iterations" and shown.body[0][1] == "A − I"
+    assert shown.body[0][4] == f"{table.entries[0]['mean_diff']:+.4f}"
+    assert f"Holm p ({table.n_tests} tests)" in shown.header
+    fig = R.recipe_figure(table)
+    ax = fig.axes[0]
+    xs = [c.lines[0].get_xdata()[0] for c in ax.containers]
+    np.testing.assert_allclose(xs, [e["mean_diff"] for e in table.entries])
+    assert len(ax.get_yticklabels()) == 3
+    plt.close(fig)
+    with pytest.raises(ValueError, match="table"):
+        R.recipe_results_table({"entries": []})
+
+
+def test_pending_cells_are_named_with_the_command(tmp_path):
+    shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
+    status = grid_status(get_grid("vit-ofat"), tmp_path)
+    assert status[0]["recipe"] == {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0}
+    assert status[0]["seeds_done"]["attention"] == [0, 1, 2, 3, 4] and status[0]["seeds_done"]["symmetric"] == []
+    assert [s["n_done"] for s in status[1:]] == [0, 0, 0, 0]
+    text = R.pending_text(status, "vit-ofat", "vit")
+    assert "0 of 5 recipe cells complete" in text
+    assert "Partial: gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs, 20 of 25 runs; short: A_sym − I (0 seeds)" in text
+    assert "Pending (not run yet): 4 recipe cells" in text
+    assert "python -m probdr_lite.experiments grid vit-ofat --threads 1" in text
+
+
+# ---------------------------------------------------------------------------------------------------- nanoGPT
+
+def test_nanogpt_gap_against_monte_carlo_and_its_wording():
+    g = nanogpt_gap(1.906, 0.009, 5, 0.1)
+    # the sd of a 20-batch mean, and of one nanoGPT-style number (seed spread without our own 200-batch noise)
+    assert g["their_batch_sd"] == pytest.approx(0.1 / math.sqrt(20))
+    seed_var = 0.009 ** 2 - 0.1 ** 2 / 200
+    rng = np.random.default_rng(0)
+    one_run = rng.normal(0, math.sqrt(seed_var), 200_000) + rng.normal(0, 0.1, (200_000, 20)).mean(axis=1)
+    assert g["sd_one_run"] == pytest.approx(one_run.std(), rel=0.01)
+    assert g["z"] == pytest.approx((0.026 - 0.005) / math.sqrt(g["sd_one_run"] ** 2 + 0.009 ** 2 / 5))
+    text = R.nanogpt_text(g, 5)
+    assert g["within"] and "within what one run evaluated on 20 batches can produce" in text
+    tight = nanogpt_gap(1.906, 0.009, 5, 0.01)  # if single batches barely varied, 0.026 would be a real gap
+    assert not tight["within"] and "a real difference" in R.nanogpt_text(tight, 5)
+    with pytest.raises(ValueError, match="batch_sd"):
+        nanogpt_gap(1.9, 0.01, 5, -1.0)
+
+
+def test_recipe_label_words():
+    assert R.recipe_label({"init": "default", "lr": 1e-3, "schedule": "onecycle", "epochs": 60, "patience": 5}) == \
+        "default init, lr 1e-3, one-cycle, plateau (≤ 60 epochs, patience 5)"
+    assert json.dumps(R.recipe_label({"init": "gpt2", "lr": 1e-3, "max_iters": 5000})) == \
+        json.dumps("gpt2 init, lr 1e-3, 5,000 iterations")
+    with pytest.raises(ValueError, match="recipe"):
+        R.recipe_label({"lr": 1})
+
+
+def test_joint_holm_treats_two_tables_as_one_family():
+    """A "helps" at p = 0.02 survives its own 2-test table but not the chapter's 4-test family."""
+    from probdr_lite.experiments.stats import joint_holm
+
+    sd = 0.003
+    mean = -stats.t.ppf(1 - 0.02 / 2, N_SEEDS - 1) * sd / math.sqrt(N_SEEDS)  # p = 0.02
+    first = recipe_table(make_rows({("gpt2", "diffusion"): 0.06, ("gpt2", "gated"): mean}, noise=sd))
+    second = recipe_table(make_rows({("gpt2", "diffusion"): 0.06, ("gpt2", "gated"): 0.001}, noise=sd))
+    assert first.entries[1]["outcome"] == "helps" and first.entries[1]["holm_pvalue"] == pytest.approx(0.02)
+    a, b = joint_holm([first, second])
+    assert a.n_tests == b.n_tests == 4 and first.n_tests == 2  # inputs unchanged
+    all_p = [e["t_pvalue"] for t in (first, second) for e in t.entries]
+    np.testing.assert_allclose([e["holm_pvalue"] for t in (a, b) for e in t.entries], holm(all_p))
+    assert a.entries[1]["holm_pvalue"] == pytest.approx(0.04)  # third smallest of four: times 2
+    text = R.recipe_verdict_text(a, recipe_verdict(a))
+    assert text.startswith("Character model: 2 paired tests") and "4 in all" in text
+
+
+def test_overview_and_nanogpt_paragraphs_follow_the_files(tmp_path):
+    from probdr_lite.experiments.files import load_eval_spread, task_rows
+
+    assert "No results are committed yet" in R.overview_markdown(tmp_path)
+    shutil.copy(RESULTS_DIR / "charlm_cpu.json", tmp_path / "charlm_cpu.json")
+    text = R.overview_markdown(tmp_path)
+    assert "15 runs of the character model in 1 recipe" in text and "1 of 5 recipe cells complete" in text
+    rows = task_rows("charlm", tmp_path)
+    base = [r["final_val_loss"] for r in rows if r["variant"] == "attention"]
+    gap = np.mean(base) - 1.88
+    # without the measured batch spread the gap is stated but not judged
+    assert load_eval_spread(tmp_path) is None
+    pending = R.nanogpt_markdown(rows, None)
+    assert f"{gap:+.3f} nats" in pending and "does not judge the gap" in pending
+    spread = {"batch_sd": 0.1, "n_batches": 1000, "seed": 0, "batch_losses": [2.0] * 1000}
+    (tmp_path / "charlm_eval_spread.json").write_text(json.dumps(spread))
+    judged = R.nanogpt_markdown(rows, load_eval_spread(tmp_path))
+    expected = nanogpt_gap(float(np.mean(base)), float(np.std(base, ddof=1)), 5, 0.1)
+    assert f"{expected['z']:.1f} such standard deviations" in judged and "1,000 validation batches" in judged
+    (tmp_path / "charlm_eval_spread.json").write_text("{}")
+    with pytest.raises(ValueError, match="batch_sd"):
+        load_eval_spread(tmp_path)
+
+
+def test_plateau_figure_and_last_epoch_sentence():
+    config = {"patience": 2, "epochs": 9}
+    curve = [[0, 2.3, 2.3, 0.1], [1, 1.0, 0.9, 0.8], [2, 0.5, 0.6, 0.9], [3, 0.4, 0.65, 0.91], [4, 0.3, 0.7, 0.9]]
+    row = {"task": "vit", "variant": "attention", "seed": 0, "config": config, "curve": curve, "epochs_run": 4}
+    fig = R.plateau_figure(row)
+    assert fig.axes[0].get_lines()[1].get_xdata()[0] == 2  # the lowest validation loss, epoch 2
+    np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_ydata(), [c[3] for c in curve])
+    plt.close(fig)
+    with pytest.raises(ValueError, match="plateau rule"):
+        R.plateau_figure({**row, "config": {"patience": 0, "epochs": 9}})
+    assert R.last_epoch_text({"attention": 0.002, "diffusion": 0.005}).endswith(
+        "every arm was still improving when training stopped.")
+    assert "1 of 2 arms were still improving" in R.last_epoch_text({"attention": -0.001, "diffusion": 0.005})
+
+
+def test_closing_note_gives_each_recipes_baseline_and_difference():
+    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04})
+    table = recipe_table(rows)
+    note = R.closing_note({"charlm": table}, {"charlm": rows})
+    lines = note.splitlines()
+    assert len(lines) == 3
+    e = table.entries[0]
+    assert lines[0].startswith("- character model, gpt2 init, lr 1e-3, 30 iterations: attention final validation loss "
+                               f"{e['baseline_mean']:.4f}; A − I − attention {e['mean_diff']:+.4f} "
+                               f"[{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over 6 paired seeds")
+    assert f"CPU time of the {len(rows)} committed runs" in lines[2]
