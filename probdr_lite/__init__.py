@@ -14,7 +14,10 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
 - :mod:`probdr_lite.mnist_blocks`  chapter 5's experiment: untrained blocks on MNIST, measured per layer
 - :mod:`probdr_lite.objections`    the measurements behind the objections chapter
-- :mod:`probdr_lite.experiments`   trained transformers (character model, ViT), their results and statistics
+- :mod:`probdr_lite.experiments`   trained transformers (character model, ViT): models, one training step
+  (``_training``), results files and their schema (``files``, ``results``), statistics and the per-recipe
+  verdict (``stats``), the recipe grids (``sweep``, ``python -m probdr_lite.experiments grid``)
+- :mod:`probdr_lite.environment`   the locked and the installed versions of every package
 - :mod:`probdr_lite._elbo`         the one ELBO gradient, C^{-1} X and log det C (NumPy or torch), used by
   ``probdr`` and ``unrolled``
 - :mod:`probdr_lite._validation`, :mod:`probdr_lite._threads`  input checks; one-thread execution
@@ -22,8 +25,13 @@ Core (no matplotlib, no widgets):
 
 Presentation:
 
-- :mod:`probdr_lite.figures`       one module of figures, sliders and kernel-free twins per chapter;
-  :mod:`probdr_lite.figures.style` the label and colour of every variant and number
+- :mod:`probdr_lite.figures`       figures and slider panels per topic (``eigenmaps``, ``elbo``, ``unrolling``,
+  ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``, ``environment``);
+  :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
+  :mod:`probdr_lite.figures.prose` the one number formatter, with ``chapter_text``, ``mnist_text`` and
+  ``verdicts`` writing the sentences that state computed facts;
+  :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
+  drawn by ``live.js`` in the browser)
 - :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures
 """
 

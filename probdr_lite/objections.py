@@ -543,8 +543,8 @@ def mnist_paths(Y, variants=("attention", "diffusion", "paper", "exact", "symmet
     """
     Y = check_tensor(Y, "Y", ndim=2, min_rows=2).to(F64)
     if isinstance(variants, str) or not hasattr(variants, "__len__") or len(variants) == 0:
-        raise ValueError(f"variants must be a non-empty list of names from {U.VARIANTS}; got {variants!r}")
-    variants = [check_choice(v, "variants", U.VARIANTS) for v in variants]
+        raise ValueError(f"variants must be a non-empty list of names from {U.BLOCK_VARIANTS}; got {variants!r}")
+    variants = [check_choice(v, "variants", U.BLOCK_VARIANTS) for v in variants]
     X0 = U.embed(Y, d_q=d_q, seed=seed)
     return {v: U.unroll(X0, n_steps, kappa, eta, beta, v, mask=mask) for v in variants}
 

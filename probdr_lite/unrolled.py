@@ -55,7 +55,6 @@ from probdr_lite._validation import check_array, check_choice, check_scalar, che
 __all__ = [
     "BLOCK_VARIANTS",
     "CHAPTER_VARIANTS",
-    "VARIANTS",
     "check_block_variants",
     "TRANSFORMER_VARIANTS",
     "KAPPA_MAX",
@@ -89,8 +88,6 @@ BLOCK_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric", "full
 CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
 #: The block variants with a fixed-weight transformer form (:class:`DiagonalTransformer`).
 TRANSFORMER_VARIANTS = ("attention", "diffusion", "paper")
-#: Old name of BLOCK_VARIANTS, kept only until probdr_lite/objections.py uses BLOCK_VARIANTS; then delete.
-VARIANTS = BLOCK_VARIANTS
 
 KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's sharpness (heat-kernel bandwidth t = 2 / kappa)
 ETA_MAX = 10.0  # eta in (0, ETA_MAX]: the step size; the notes use 0.4 (below 0.5 bounds the A - I update)

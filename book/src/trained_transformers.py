@@ -71,7 +71,7 @@ from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figur
 # | diffusion | $y = (A - I)\,v$ | one explicit Euler step of graph diffusion, the paper's proposal |
 # | gated | $y = (A - gI)\,v$ | $g$ is one learned number per head, starting at $g = 0$ |
 # | sym-normalised | $y = A_{\rm sym} v$ | $A_{\rm sym} = D^{-1/2} E D^{-1/2}$, an undirected graph (vision only) |
-# | symmetric | $y = (A_{\rm sym} - I)\,v$ | the symmetric update of chapters 4, 5 and 7 (vision only) |
+# | symmetric | $y = (A_{\rm sym} - I)\,v$ | the symmetric block update of [the transformer block](transformer_block.ipynb), [MNIST](mnist_at_init.ipynb) and [objections](objections.ipynb) chapters (vision only) |
 #
 # The subtraction happens per head and before the output projection, so it is a single line of
 # code after the attention kernel. The gated arm begins training as plain attention and can move

@@ -11,6 +11,7 @@ import numpy as np
 
 from probdr_lite.figures.prose import closeness, num, signed, trend
 from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
 __all__ = ["WORDS", "paper_numbers", "numbers_text", "variants_text", "picture_text", "sweep_text", "summary_text",
            "pixel_text", "peaks_premise"]
@@ -39,7 +40,6 @@ WORDS = {
     "same_accuracy": 0.01,
 }
 
-VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
 
 
 def _pick(rows, metric, variant, layer=None):

@@ -23,7 +23,6 @@ import numpy as np
 
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite.experiments.files import check_task_rows as _task_rows
-from probdr_lite.experiments.files import load_task_results  # noqa: F401  (chapter 7 reads it from here)
 from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS
 from probdr_lite.experiments.stats import (
     BANDS,

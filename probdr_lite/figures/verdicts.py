@@ -254,7 +254,7 @@ def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, bet
 def training_runs(directory=None) -> dict:
     """The trained-transformers chapter's committed results, read as evidence about single runs (objection 5).
 
-    For each task of ``HEADLINE``, the rows of :func:`probdr_lite.figures.training.load_task_results` and
+    For each task of ``HEADLINE``, the rows of :func:`probdr_lite.experiments.files.load_task_results` and
     :func:`probdr_lite.objections.single_run_evidence` of the A − I arm ("diffusion") against plain attention on
     the headline number. Whether A − I *helps* is that chapter's question and is not judged here.
 
@@ -263,7 +263,7 @@ def training_runs(directory=None) -> dict:
     dict {task: None while its results are not committed or pair fewer than 2 seeds, else
     {"rows": list, "quantity": str, "evidence": dict}}.
     """
-    from probdr_lite.figures.training import load_task_results
+    from probdr_lite.experiments.files import load_task_results
 
     out = {}
     for task, quantity in HEADLINE.items():

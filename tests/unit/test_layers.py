@@ -30,11 +30,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "probdr_lite"
 PRESENTATION = ("probdr_lite.figures", "probdr_lite.plotting", "probdr_lite.widgets")
 
 #: module -> why it still fails (to be emptied when the owners' branches are merged)
-KNOWN_OFFENDERS = {
-    "probdr_lite.objections": "imports probdr_lite.figures._threads (now probdr_lite._threads; the re-export "
-                              "figures/_threads.py goes once this is fixed) and, in training_evidence, "
-                              "figures.training (helper 'text' moves them)",
-}
+KNOWN_OFFENDERS: dict = {}
 
 
 def module_name(path: Path) -> str:
