@@ -19,6 +19,7 @@ import numpy as np
 from matplotlib import animation
 
 from ._validation import check_array, check_scalar
+from .figures.style import CLASS_COLOURS as _CLASS_COLOURS
 
 __all__ = [
     "CLASS_COLOURS",
@@ -30,8 +31,8 @@ __all__ = [
     "scrub",
 ]
 
-#: One colour per MNIST class (matplotlib's tab10), used in every chapter.
-CLASS_COLOURS = plt.get_cmap("tab10").colors
+#: One colour per MNIST class, used in every chapter (defined with the book's other colours in figures.style).
+CLASS_COLOURS = _CLASS_COLOURS
 
 #: The size budget of one kernel-free figure (issue: at most 2 MB per figure).
 MAX_SCRUB_BYTES = 2_000_000

@@ -15,6 +15,11 @@ Colours are the Okabe-Ito palette (Okabe & Ito, 2008), distinguishable under the
 deficiencies; the paper's block is black, as the reference line. Yellow is left out (too pale on white).
 
 Use :func:`variant_style` (``family`` is ``"block"`` or ``"trained"``) or the two tables directly.
+
+The ten MNIST classes take :data:`CLASS_COLOURS`, M. A. Petroff's ten-colour cycle (arXiv 2107.02270, chosen
+for colour-vision deficiencies; matplotlib ships it as the ``petroff10`` style), in place of matplotlib's tab10,
+whose red and green classes merge for protanopes and deuteranopes. ``tests/unit/test_style.py`` checks both
+palettes under simulated protanopia, deuteranopia and tritanopia.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from probdr_lite.metrics import METRICS
 
 __all__ = [
     "OKABE_ITO",
+    "CLASS_COLOURS",
     "VariantStyle",
     "VARIANT_STYLE",
     "variant_style",
@@ -44,6 +50,11 @@ OKABE_ITO = {
     "vermillion": "#D55E00",
     "reddish purple": "#CC79A7",
 }
+
+
+#: One colour per MNIST class (Petroff's ten-colour cycle), the same in every figure and live figure of the book.
+CLASS_COLOURS = ("#3f90da", "#ffa90e", "#bd1f01", "#94a4a2", "#832db6",
+                 "#a96b59", "#e76300", "#b9ac70", "#717581", "#92dadd")
 
 
 class VariantStyle(NamedTuple):
