@@ -37,6 +37,19 @@ class ConfigDict:
             raise ValueError(f"unknown {cls.__name__} field(s) {unknown}; known fields: {sorted(known)}")
         return cls(**d)
 
+    def check_shared_fields(self) -> None:
+        """Check (and normalise) the model and optimiser fields that every training config has."""
+        if self.n_embd % self.n_head != 0:
+            raise ValueError(f"n_embd must be divisible by n_head; got n_embd={self.n_embd}, n_head={self.n_head}")
+        self.dropout = check_scalar(self.dropout, "dropout", low=0, high=1, high_inclusive=False)
+        self.init_std = check_scalar(self.init_std, "init_std", low=0, high=10, low_inclusive=False)
+        self.lr = check_scalar(self.lr, "lr", low=0, high=10, low_inclusive=False)
+        self.min_lr = check_scalar(self.min_lr, "min_lr", low=0, high=self.lr)
+        self.beta1 = check_scalar(self.beta1, "beta1", low=0, high=1, high_inclusive=False)
+        self.beta2 = check_scalar(self.beta2, "beta2", low=0, high=1, high_inclusive=False)
+        self.weight_decay = check_scalar(self.weight_decay, "weight_decay", low=0, high=10)
+        self.grad_clip = check_scalar(self.grad_clip, "grad_clip", low=0, high=1e6)
+
 
 def resolve_device(device: str = "auto") -> str:
     """Return ``"cuda"`` or ``"cpu"``: ``auto`` picks CUDA when torch sees a GPU.

@@ -16,9 +16,24 @@ from contextlib import contextmanager
 
 import torch
 
-from .._validation import check_scalar
-from ._runtime import provenance
+from .._validation import check_scalar, check_seed
+from ._runtime import provenance, resolve_device, set_threads
+from .attention import check_variant
 from .results import CURVE_COLUMNS, SCHEMA_VERSION, TASK_METRICS, recipe_of
+
+
+def start_run(config, config_class, variant: str, *, causal: bool, seed, device, threads):
+    """Check one training run's arguments at the boundary and set its thread count.
+
+    Returns ``(config, variant, seed, device, threads, wall_start)``; ``config=None`` means
+    ``config_class()``.
+    """
+    config = config_class() if config is None else config
+    if not isinstance(config, config_class):
+        raise TypeError(f"config must be a {config_class.__name__}; got {type(config).__name__}")
+    config.validate()
+    return (config, check_variant(variant, causal=causal), check_seed(seed), resolve_device(device),
+            set_threads(threads), time.perf_counter())
 
 
 @contextmanager

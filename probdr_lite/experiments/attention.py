@@ -208,6 +208,41 @@ class Block(nn.Module):
         return x
 
 
+class BlockStack(nn.Module):
+    """What both trained models share: ``n_layer`` blocks of one attention variant and a final LayerNorm,
+    the book's initialisation, the parameter count and the gates of the ``gated`` variant.
+
+    A model calls :meth:`add_blocks` where the blocks belong in its registration order (the order
+    :func:`init_weights` draws in) and :meth:`initialise` once every module exists.
+    """
+
+    def __init__(self, config, variant: str, *, causal: bool):
+        super().__init__()
+        self.config = config
+        self.variant = check_variant(variant, causal=causal)
+
+    def add_blocks(self, config, variant: str, causal: bool) -> None:
+        c = config
+        self.blocks = nn.ModuleList(
+            Block(c.n_embd, c.n_head, variant, causal=causal, dropout=c.dropout, bias=c.bias)
+            for _ in range(c.n_layer)
+        )
+        self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
+
+    def initialise(self, config, generator=None) -> None:
+        if generator is None:
+            generator = torch.Generator().manual_seed(0)
+        init_weights(self, generator, std=config.init_std, n_layer=config.n_layer, scheme=config.init)
+
+    def num_parameters(self) -> int:
+        """Number of trainable numbers (a tied matrix counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def gates(self) -> list:
+        """The per-head gates g of every layer (``gated`` only; empty list otherwise)."""
+        return [blk.attn.gate.detach().cpu().tolist() for blk in self.blocks if hasattr(blk.attn, "gate")]
+
+
 def init_weights(model: nn.Module, generator: torch.Generator, *, std: float = 0.02,
                  n_layer: int = 1, scheme: str = "gpt2") -> None:
     """Re-initialise ``model`` in place from ``generator``, in a fixed order.

@@ -31,7 +31,6 @@ gate, initialised to 0 without touching the weight stream).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,9 +39,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .._validation import check_choice, check_scalar, check_seed
-from ._runtime import ConfigDict, resolve_device, set_threads
-from ._training import StepClock, evaluating, results_row, train_step
-from .attention import INIT_SCHEMES, Block, check_variant, configure_optimizer, cosine_lr, init_weights
+from ._runtime import ConfigDict
+from ._training import StepClock, evaluating, results_row, start_run, train_step
+from .attention import INIT_SCHEMES, BlockStack, configure_optimizer, cosine_lr
 
 
 @dataclass
@@ -87,16 +86,7 @@ class CharLMConfig(ConfigDict):
                 "eval_interval": (1, 10_000_000), "eval_iters": (1, 1_000_000)}
         for name, (lo, hi) in ints.items():
             setattr(self, name, check_scalar(getattr(self, name), name, low=lo, high=hi, integer=True))
-        if self.n_embd % self.n_head != 0:
-            raise ValueError(f"n_embd must be divisible by n_head; got n_embd={self.n_embd}, n_head={self.n_head}")
-        self.dropout = check_scalar(self.dropout, "dropout", low=0, high=1, high_inclusive=False)
-        self.init_std = check_scalar(self.init_std, "init_std", low=0, high=10, low_inclusive=False)
-        self.lr = check_scalar(self.lr, "lr", low=0, high=10, low_inclusive=False)
-        self.min_lr = check_scalar(self.min_lr, "min_lr", low=0, high=self.lr)
-        self.beta1 = check_scalar(self.beta1, "beta1", low=0, high=1, high_inclusive=False)
-        self.beta2 = check_scalar(self.beta2, "beta2", low=0, high=1, high_inclusive=False)
-        self.weight_decay = check_scalar(self.weight_decay, "weight_decay", low=0, high=10)
-        self.grad_clip = check_scalar(self.grad_clip, "grad_clip", low=0, high=1e6)
+        self.check_shared_fields()
         self.train_fraction = check_scalar(self.train_fraction, "train_fraction", low=0, high=1,
                                            low_inclusive=False, high_inclusive=False)
         for name in ("bias", "tie_weights"):
@@ -111,7 +101,7 @@ class CharLMConfig(ConfigDict):
         return self.lr_decay_iters or self.max_iters
 
 
-class CharLM(nn.Module):
+class CharLM(BlockStack):
     """Decoder-only transformer over characters; ``variant`` picks the attention operator.
 
     Parameters
@@ -124,32 +114,16 @@ class CharLM(nn.Module):
     """
 
     def __init__(self, config: CharLMConfig, variant: str = "attention", generator=None):
-        super().__init__()
-        self.config = config
-        self.variant = check_variant(variant, causal=True)
+        super().__init__(config, variant, causal=True)
         c = config
         self.wte = nn.Embedding(c.vocab_size, c.n_embd)  # token embedding
         self.wpe = nn.Embedding(c.block_size, c.n_embd)  # position embedding
         self.drop = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(
-            Block(c.n_embd, c.n_head, variant, causal=True, dropout=c.dropout, bias=c.bias)
-            for _ in range(c.n_layer)
-        )
-        self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
+        self.add_blocks(c, variant, causal=True)  # (blocks, ln_f)
         self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
         if c.tie_weights:
             self.lm_head.weight = self.wte.weight  # one matrix reads and writes characters
-        if generator is None:
-            generator = torch.Generator().manual_seed(0)
-        init_weights(self, generator, std=c.init_std, n_layer=c.n_layer, scheme=c.init)
-
-    def num_parameters(self) -> int:
-        """Number of trainable numbers (a tied matrix counted once)."""
-        return sum(p.numel() for p in self.parameters())
-
-    def gates(self) -> list:
-        """The per-head gates g of every layer (``gated`` only; empty list otherwise)."""
-        return [blk.attn.gate.detach().cpu().tolist() for blk in self.blocks if hasattr(blk.attn, "gate")]
+        self.initialise(c, generator)
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
         """Logits (B, T, vocab) for character ids ``idx`` (B, T); the mean cross-entropy if ``targets``."""
@@ -238,15 +212,8 @@ def train_charlm(config: CharLMConfig | None = None, variant: str = "attention",
     """
     from tqdm.auto import tqdm
 
-    config = CharLMConfig() if config is None else config
-    if not isinstance(config, CharLMConfig):
-        raise TypeError(f"config must be a CharLMConfig; got {type(config).__name__}")
-    config.validate()
-    variant = check_variant(variant, causal=True)
-    seed = check_seed(seed)
-    device = resolve_device(device)
-    threads = set_threads(threads)
-    wall_start = time.perf_counter()
+    config, variant, seed, device, threads, wall_start = start_run(
+        config, CharLMConfig, variant, causal=True, seed=seed, device=device, threads=threads)
 
     train_data, val_data, vocab = load_corpus(config.train_fraction)
     if len(vocab) != config.vocab_size:

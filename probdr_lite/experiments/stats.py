@@ -135,6 +135,17 @@ class Verdict:
     max_disagree: int
 
 
+def check_summary(summary, task: str) -> str:
+    """Check that ``summary`` is :func:`.results.summarise`'s output and holds arms of ``task``; return the task."""
+    if not (isinstance(summary, dict) and "arms" in summary and "paired" in summary):
+        raise ValueError("summary must be the dict returned by probdr_lite.experiments.summarise "
+                         "(keys 'arms' and 'paired')")
+    task = check_choice(task, "task", tuple(TASK_METRICS))
+    if not any(a["task"] == task for a in summary["arms"]):
+        raise ValueError(f"summary holds no arms of task {task!r}")
+    return task
+
+
 def verdict(summary: dict, task: str, variant: str = "diffusion", quantity: str = "final_val_loss", *,
             alpha: float = 0.05, max_disagree: int = 1) -> Verdict:
     """Chapter 6's decision rule on one paired comparison of :func:`.results.summarise`'s output.
@@ -145,12 +156,7 @@ def verdict(summary: dict, task: str, variant: str = "diffusion", quantity: str 
     conditions; anything else is **no detectable difference** at this number of
     seeds. Ties (a difference of exactly 0) count as disagreeing.
     """
-    if not (isinstance(summary, dict) and "arms" in summary and "paired" in summary):
-        raise ValueError("summary must be the dict returned by probdr_lite.experiments.summarise "
-                         "(keys 'arms' and 'paired')")
-    task = check_choice(task, "task", tuple(TASK_METRICS))
-    if not any(a["task"] == task for a in summary["arms"]):
-        raise ValueError(f"summary holds no arms of task {task!r}")
+    task = check_summary(summary, task)
     quantity = check_choice(quantity, "quantity", quantities(task))
     alpha = check_scalar(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
     max_disagree = check_scalar(max_disagree, "max_disagree", low=0, integer=True)

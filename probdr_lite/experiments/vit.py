@@ -48,7 +48,6 @@ the initial weights, the batch order and dropout, none of which depends on
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,11 +55,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._validation import check_choice, check_scalar, check_seed
-from ._runtime import ConfigDict, resolve_device, set_threads
-from ._training import Plateau, StepClock, evaluating, results_row, train_step
-from .attention import (INIT_SCHEMES, SCHEDULES, Block, check_variant, configure_optimizer, cosine_lr,
-                        init_weights, onecycle_lr)
+from .._validation import check_choice, check_scalar
+from ._runtime import ConfigDict
+from ._training import Plateau, StepClock, evaluating, results_row, start_run, train_step
+from .attention import (INIT_SCHEMES, SCHEDULES, BlockStack, configure_optimizer, cosine_lr,
+                        onecycle_lr)
 from .charlm import seed_streams
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
@@ -113,19 +112,10 @@ class ViTConfig(ConfigDict):
             setattr(self, name, check_scalar(getattr(self, name), name, low=lo, high=hi, integer=True))
         if self.image_size % self.patch_size != 0:
             raise ValueError(f"patch_size must divide image_size={self.image_size}; got {self.patch_size}")
-        if self.n_embd % self.n_head != 0:
-            raise ValueError(f"n_embd must be divisible by n_head; got n_embd={self.n_embd}, n_head={self.n_head}")
         if self.n_train + self.n_val > 10_000:
             raise ValueError(f"n_train + n_val must be at most 10000 (the vendored MNIST test set); "
                              f"got {self.n_train} + {self.n_val}")
-        self.dropout = check_scalar(self.dropout, "dropout", low=0, high=1, high_inclusive=False)
-        self.init_std = check_scalar(self.init_std, "init_std", low=0, high=10, low_inclusive=False)
-        self.lr = check_scalar(self.lr, "lr", low=0, high=10, low_inclusive=False)
-        self.min_lr = check_scalar(self.min_lr, "min_lr", low=0, high=self.lr)
-        self.beta1 = check_scalar(self.beta1, "beta1", low=0, high=1, high_inclusive=False)
-        self.beta2 = check_scalar(self.beta2, "beta2", low=0, high=1, high_inclusive=False)
-        self.weight_decay = check_scalar(self.weight_decay, "weight_decay", low=0, high=10)
-        self.grad_clip = check_scalar(self.grad_clip, "grad_clip", low=0, high=1e6)
+        self.check_shared_fields()
         for name in ("bias", "standard_split"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
@@ -145,7 +135,7 @@ class ViTConfig(ConfigDict):
         return (self.image_size // self.patch_size) ** 2
 
 
-class ViT(nn.Module):
+class ViT(BlockStack):
     """Vision transformer over image patches; ``variant`` picks the attention operator.
 
     Parameters
@@ -157,30 +147,15 @@ class ViT(nn.Module):
     """
 
     def __init__(self, config: ViTConfig, variant: str = "attention", generator=None):
-        super().__init__()
-        self.config = config
-        self.variant = check_variant(variant, causal=False)
+        super().__init__(config, variant, causal=False)
         c = config
         self.patch_embed = nn.Linear(c.patch_size * c.patch_size, c.n_embd, bias=c.bias)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, c.n_embd))
         self.pos_emb = nn.Parameter(torch.zeros(1, c.n_patches + 1, c.n_embd))
         self.drop = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(
-            Block(c.n_embd, c.n_head, variant, causal=False, dropout=c.dropout, bias=c.bias)
-            for _ in range(c.n_layer)
-        )
-        self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
+        self.add_blocks(c, variant, causal=False)  # (blocks, ln_f)
         self.head = nn.Linear(c.n_embd, c.n_classes, bias=c.bias)
-        if generator is None:
-            generator = torch.Generator().manual_seed(0)
-        init_weights(self, generator, std=c.init_std, n_layer=c.n_layer, scheme=c.init)
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
-
-    def gates(self) -> list:
-        """The per-head gates g of every layer (``gated`` only; empty list otherwise)."""
-        return [blk.attn.gate.detach().cpu().tolist() for blk in self.blocks if hasattr(blk.attn, "gate")]
+        self.initialise(c, generator)
 
     def patchify(self, images: torch.Tensor) -> torch.Tensor:
         """Flattened images (B, H*W) -> non-overlapping patches (B, n_patches, p*p), row-major."""
@@ -251,15 +226,8 @@ def train_vit(config: ViTConfig | None = None, variant: str = "attention", seed:
     """
     from tqdm.auto import tqdm
 
-    config = ViTConfig() if config is None else config
-    if not isinstance(config, ViTConfig):
-        raise TypeError(f"config must be a ViTConfig; got {type(config).__name__}")
-    config.validate()
-    variant = check_variant(variant, causal=False)
-    seed = check_seed(seed)
-    device = resolve_device(device)
-    threads = set_threads(threads)
-    wall_start = time.perf_counter()
+    config, variant, seed, device, threads, wall_start = start_run(
+        config, ViTConfig, variant, causal=False, seed=seed, device=device, threads=threads)
 
     train_x, train_y, val_x, val_y = load_split(config)
     n_train = len(train_y)

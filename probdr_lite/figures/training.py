@@ -27,12 +27,12 @@ from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS
 from probdr_lite.experiments.stats import (
     BANDS,
     Verdict,
+    check_summary,
     gate_values,
     paired_differences,
     quantities,
     seed_band,
     seeds_needed,
-    verdict,  # noqa: F401  (chapter 7 reads it from here)
 )
 from probdr_lite.plotting import Table
 
@@ -224,19 +224,9 @@ def _fmt_p(p):
     return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.3g}"
 
 
-def _check_summary(summary, task):
-    if not (isinstance(summary, dict) and "arms" in summary and "paired" in summary):
-        raise ValueError("summary must be the dict returned by probdr_lite.experiments.summarise "
-                         "(keys 'arms' and 'paired')")
-    task = check_choice(task, "task", tuple(TASK_METRICS))
-    if not any(a["task"] == task for a in summary["arms"]):
-        raise ValueError(f"summary holds no arms of task {task!r}")
-    return task
-
-
 def arms_table(summary: dict, task: str, digits: int = 4) -> Table:
     """Per arm: number of seeds, mean ± sd over seeds of every final and best metric, throughput."""
-    task = _check_summary(summary, task)
+    task = check_summary(summary, task)
     quantities = [f"{kind}_{m}" for m in TASK_METRICS[task] for kind in ("final", "best")]
     header = ["arm", "seeds"] + [QUANTITY_LABELS[q] for q in quantities] + ["throughput"]
     body = []
@@ -253,7 +243,7 @@ def arms_table(summary: dict, task: str, digits: int = 4) -> Table:
 
 def paired_table(summary: dict, task: str, digits: int = 4) -> Table:
     """Per arm and quantity: the paired difference from the baseline, seeds better/worse, both p-values."""
-    task = _check_summary(summary, task)
+    task = check_summary(summary, task)
     header = ["arm − baseline", "quantity", "pairs", "mean difference ± sd", "seeds better / worse",
               "paired t-test p", "sign test p"]
     body = []
