@@ -64,27 +64,25 @@ class VariantStyle(NamedTuple):
     colour: str
 
 
-_C = OKABE_ITO
+#: The Okabe-Ito colour of each variant name. One table for both families, so that a name that means the same
+#: update in both ("attention", "diffusion", "symmetric") has the same colour in every chapter; "full" (block
+#: family) and "sym-normalised" (trained family) never share a figure.
+_COLOUR_NAME = {"attention": "blue", "diffusion": "vermillion", "paper": "black", "exact": "bluish green",
+                "symmetric": "reddish purple", "full": "orange", "gated": "sky blue", "sym-normalised": "orange"}
+
+#: What each variant computes, per family: the update direction D of a block, or the operator of a trained head.
+_LABELS = {
+    "block": {"attention": "attention: 2 A X", "diffusion": "diffusion: 2 (A - I) X",
+              "paper": "paper: 2 (A - I) X + 2 X / (d_q + β)", "exact": "exact: 2 C⁻¹ X - (L + Lᵀ) X",
+              "symmetric": "symmetric: 2 (A_sym - I) X", "full": "full gradient"},
+    "trained": {"attention": "attention: A", "diffusion": "diffusion: A − I", "gated": "gated: A − gI",
+                "sym-normalised": "sym-normalised: A_sym", "symmetric": "symmetric: A_sym − I"},
+}
 
 #: {family: {name: VariantStyle}} for the whole book; family "block" (update directions of untrained blocks)
 #: or "trained" (attention operators of trained transformers).
-VARIANT_STYLE = {
-    "block": {
-        "attention": VariantStyle("attention: 2 A X", _C["blue"]),
-        "diffusion": VariantStyle("diffusion: 2 (A - I) X", _C["vermillion"]),
-        "paper": VariantStyle("paper: 2 (A - I) X + 2 X / (d_q + β)", _C["black"]),
-        "exact": VariantStyle("exact: 2 C⁻¹ X - (L + Lᵀ) X", _C["bluish green"]),
-        "symmetric": VariantStyle("symmetric: 2 (A_sym - I) X", _C["reddish purple"]),
-        "full": VariantStyle("full gradient", _C["orange"]),
-    },
-    "trained": {
-        "attention": VariantStyle("attention: A", _C["blue"]),
-        "diffusion": VariantStyle("diffusion: A − I", _C["vermillion"]),
-        "gated": VariantStyle("gated: A − gI", _C["sky blue"]),
-        "sym-normalised": VariantStyle("sym-normalised: A_sym", _C["orange"]),
-        "symmetric": VariantStyle("symmetric: A_sym − I", _C["reddish purple"]),
-    },
-}
+VARIANT_STYLE = {family: {name: VariantStyle(label, OKABE_ITO[_COLOUR_NAME[name]]) for name, label in labels.items()}
+                 for family, labels in _LABELS.items()}
 
 
 def variant_style(name: str, family: str = "block") -> VariantStyle:
