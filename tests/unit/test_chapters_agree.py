@@ -1,7 +1,7 @@
 """Chapters 5 (MNIST at initialisation) and 7 (the objections) print the same number for the same quantity.
 
 Both score the paper's block on the same stratified 2,000 MNIST test images with the same W_E; chapter 5 runs
-float32 latents through ``figures.mnist`` and ``metrics.layer_metrics``, chapter 7 float64 latents through
+float32 latents through ``mnist_blocks`` and ``metrics.layer_metrics``, chapter 7 float64 latents through
 ``objections.mnist_paths`` and ``objections.layer_metrics``. One metrics pipeline and one settings object
 (``metrics.METRICS``) must make the two agree far below the three decimals the chapters print.
 """
@@ -10,7 +10,7 @@ import pytest
 
 from probdr_lite import objections as O
 from probdr_lite.data import load_mnist
-from probdr_lite.figures.mnist import PAPER, mnist_latents, run_blocks
+from probdr_lite.mnist_blocks import PAPER, mnist_latents, run_blocks
 from probdr_lite.metrics import METRIC_NAMES, METRICS, layer_metrics
 
 
