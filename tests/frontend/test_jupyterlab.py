@@ -211,8 +211,8 @@ _ARM_JS = """(img) => {
 
 
 def _panel(page):
-    """The panel holding the kappa slider: its <img> and a locator per slider handle."""
-    panel = page.locator(".probdr-panel", has=page.get_by_text(SLIDERS["kappa"], exact=True))
+    """Chapter 4's block panel (the only one with a depth slider): its <img> and a locator per slider handle."""
+    panel = page.locator(".probdr-panel", has=page.get_by_text(SLIDERS["depth"], exact=True))
     panel.wait_for(state="visible")
     img = panel.locator(".probdr-panel-figure")
     img.wait_for(state="visible")
@@ -284,7 +284,7 @@ def test_panel_redraws_on_every_key_press_and_after_a_reload(page):
         # one step each way: back at the default, which lies on the slider's grid
         assert readout.text_content() == start, f"{name}: {KEYS} went from {start} to {readout.text_content()}"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator(".probdr-panel", has=page.get_by_text(SLIDERS["kappa"], exact=True)).screenshot(
+    page.locator(".probdr-panel", has=page.get_by_text(SLIDERS["depth"], exact=True)).screenshot(
         path=SCREENSHOTS / "jupyterlab_panel.png")
     print("\nJupyterLab redraw, key press to new picture decoded (ms), median of "
           f"{len(KEYS)}: " + ", ".join(f"{n} {statistics.median(t):.0f}" for n, t in times.items()))
