@@ -18,12 +18,12 @@ import functools
 import http.server
 import os
 import re
-import shutil
 import threading
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.chromium import chromium_path
 
 from .conftest import ROOT, toc_pages
 
@@ -50,14 +50,6 @@ PAGES = toc_pages()
 IDS = [d for d, _ in PAGES]
 
 
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("PROBDR_CHROMIUM"), "/usr/bin/chromium",
-                      shutil.which("chromium"), shutil.which("chromium-browser")):
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser():
     missing = None
@@ -65,7 +57,7 @@ def browser():
         from playwright.sync_api import sync_playwright
     except ImportError as exc:  # pragma: no cover - playwright is in requirements.txt
         missing = f"Playwright for Python is not installed ({exc})"
-    exe = _chromium()
+    exe = chromium_path()
     if missing is None and exe is None:
         missing = "no Chromium found (apt-get install chromium, or set PROBDR_CHROMIUM to its path)"
     if missing:

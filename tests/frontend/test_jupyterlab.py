@@ -36,6 +36,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.chromium import chromium_path
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,14 +59,6 @@ def _require(missing: str):
     if os.environ.get("PROBDR_REQUIRE_BROWSER") == "1":
         pytest.fail(f"the front-end test is required here (PROBDR_REQUIRE_BROWSER=1) but {missing}", pytrace=False)
     pytest.skip(f"front-end test skipped: {missing}")
-
-
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("PROBDR_CHROMIUM"), "/usr/bin/chromium",
-                      shutil.which("chromium"), shutil.which("chromium-browser")):
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 def _free_port() -> int:
@@ -139,7 +133,7 @@ def page(lab):
         from playwright.sync_api import sync_playwright
     except ImportError as exc:  # pragma: no cover - playwright is in requirements.txt
         _require(f"Playwright for Python is not installed ({exc})")
-    exe = _chromium()
+    exe = chromium_path()
     if exe is None:
         _require("no Chromium found (apt-get install chromium, or set PROBDR_CHROMIUM to its path)")
     base, token = lab
