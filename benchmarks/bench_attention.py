@@ -227,7 +227,7 @@ def _run(n, d_q, n_blocks, kappa, eta, beta, variant, data, block_size, repeats,
     print(f"float32 GEMM rate ({gemm_size}^3 matmul, best of before/after): {rate / 1e9:.1f} GFLOP/s")
     print(f"matmul bound {n_blocks} x 2 x 2 n^2 d_q / rate = {bound:.3f} s; row-blocked exact attention "
           f"{t_blocked:.3f} s (best of {repeats})")
-    print(f"  wall time / matmul bound = {t_blocked / bound:.2f}   (target <= 1.5)")
+    print(f"  wall time / matmul bound = {t_blocked / bound:.2f}   (target <= 1.3)")
     t_gemm, _ = _timed(lambda: gemm_only_pass(X0, n_blocks, rows), repeats)
     result.update(gemm_only_s=t_gemm, time_over_gemm_only=t_blocked / t_gemm)
     print(f"  the same GEMMs alone in this block layout: {t_gemm:.3f} s = {t_gemm / bound:.2f} x the bound; "

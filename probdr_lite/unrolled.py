@@ -334,20 +334,40 @@ def _auto_block_size(n: int, itemsize: int, copies: int) -> int:
     return int(max(1, min(n, _MAX_AUTO_BLOCK, rows)))
 
 
-def _logit_blocks(X, kappa, beta, mask: _Mask, block_size, keep_gram=False):
+class _Workspace:
+    """Flat buffers for the row blocks, kept for a loop of steps.
+
+    A fresh 64 MiB ``torch.empty`` is new memory that the kernel zeroes and maps page by page on first touch; at
+    n = 10,000 that cost about a tenth of an exact-attention step. :func:`unroll` keeps one workspace for all its
+    steps, so the block buffers are paged in once.
+    """
+
+    def __init__(self):
+        self._buffers = {}
+
+    def get(self, name: str, numel: int, like: torch.Tensor) -> torch.Tensor:
+        buf = self._buffers.get(name)
+        if buf is None or buf.numel() < numel or buf.dtype != like.dtype or buf.device != like.device:
+            buf = self._buffers[name] = torch.empty(numel, dtype=like.dtype, device=like.device)
+        return buf[:numel]
+
+
+def _logit_blocks(X, kappa, beta, mask: _Mask, block_size, keep_gram=False, work: _Workspace | None = None):
     """Yield (r0, r1, c, S, K) for consecutive row blocks of the logits.
 
     S is the (r1 - r0, c) block of S = (kappa / d_q) X X^T - beta I + M restricted to the first c columns
     (c = n, or c = r1 under a causal mask, where the later columns are all blocked). K is the block of X X^T
     when ``keep_gram`` (needed by the "full" gradient), else None. S (and K) live in one preallocated buffer that
     is reused for every block, so the caller may overwrite them but must be done with them before the next block.
-    Reusing the buffer keeps the peak at one block and avoids paging in fresh memory for every block.
+    Reusing the buffer keeps the peak at one block and avoids paging in fresh memory for every block; ``work``
+    carries the buffers from one call to the next.
     """
     n, d_q = X.shape
     scale = kappa / d_q
     rows = min(block_size, n)
-    s_buf = torch.empty(rows * n, dtype=X.dtype, device=X.device)  # flat, so any (b, c) view is contiguous
-    k_buf = torch.empty(rows * n, dtype=X.dtype, device=X.device) if keep_gram else None
+    work = _Workspace() if work is None else work
+    s_buf = work.get("S", rows * n, X)  # flat, so any (b, c) view is contiguous
+    k_buf = work.get("K", rows * n, X) if keep_gram else None
     for r0 in range(0, n, block_size):
         r1 = min(n, r0 + block_size)
         c = r1 if mask.kind == "causal" else n
@@ -394,11 +414,11 @@ def _softmax_rows_(S: torch.Tensor) -> torch.Tensor:
     return S.div_(S.sum(1, keepdim=True))
 
 
-def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=False):
+def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=False, work=None):
     """A X (and A^T X) accumulated over row blocks; memory O(block_size * n)."""
     AX = torch.empty_like(X)  # (n, d_q)
     AtX = torch.zeros_like(X) if transpose_too else None
-    for r0, r1, c, P, _ in _logit_blocks(X, kappa, beta, mask, block_size):
+    for r0, r1, c, P, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
         _softmax_rows_(P)  # (b, c) rows of A
         torch.mm(P, X[:c], out=AX[r0:r1])  # rows of A X
         if transpose_too:
@@ -462,7 +482,7 @@ def regulariser_gradient(X, beta) -> torch.Tensor:
 # One step: the direction of each variant, then the projection
 
 
-def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size):
+def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size, work=None):
     """Rows of (D^{-1/2} E D^{-1/2}) X, each divided by exp(g_i), and the log-scales g (n, 1).
 
     With E = exp(S) and D = diag(E 1), (D^{-1/2} E D^{-1/2})_ij = exp(S_ij - (l_i + l_j) / 2) where
@@ -473,12 +493,12 @@ def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size):
     """
     n = X.shape[0]
     lse = torch.empty(n, 1, dtype=X.dtype, device=X.device)  # (n, 1) log degrees l_i
-    for r0, r1, _, S, _ in _logit_blocks(X, kappa, beta, mask, block_size):
+    for r0, r1, _, S, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
         lse[r0:r1] = torch.logsumexp(S, dim=1, keepdim=True)
     out = torch.empty_like(X)
     g = torch.empty(n, 1, dtype=X.dtype, device=X.device)
     half = 0.5 * lse
-    for r0, r1, c, T, _ in _logit_blocks(X, kappa, beta, mask, block_size):
+    for r0, r1, c, T, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
         T.sub_(half[r0:r1]).sub_(half[:c].T)  # (b, c) exponents S_ij - (l_i + l_j) / 2
         g[r0:r1] = T.amax(1, keepdim=True).clamp_min(0.0)
         T.sub_(g[r0:r1]).exp_()
@@ -486,14 +506,14 @@ def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size):
     return out, g
 
 
-def _direction(X, kappa, beta, variant, mask: _Mask, block_size):
+def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
     """(D, g): the direction is exp(g) * D row-wise; g is None except for "symmetric" (see _symmetric_scaled)."""
     n, d_q = X.shape
     if variant == "symmetric":
-        WX, g = _symmetric_scaled(X, kappa, beta, mask, block_size)
+        WX, g = _symmetric_scaled(X, kappa, beta, mask, block_size, work)
         return 2.0 * (WX - torch.exp(-g) * X), g  # 2 (A_sym - I) X, row i divided by exp(g_i)
     if variant in ("attention", "diffusion", "paper"):
-        AX, _ = _attention_times(X, kappa, beta, mask, block_size)
+        AX, _ = _attention_times(X, kappa, beta, mask, block_size, work=work)
         if variant == "attention":
             return 2.0 * AX, None
         D = 2.0 * (AX - X)  # 2 (A - I) X = -2 L X
@@ -503,7 +523,7 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size):
     if variant == "exact":
         # Chapter 2's ELBO gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with L = I - A and nu = 2, so that
         # D = 2 C^{-1} X - (L + L^T) X; (L + L^T) X = 2 X - A X - A^T X is accumulated over row blocks.
-        AX, AtX = _attention_times(X, kappa, beta, mask, block_size, transpose_too=True)
+        AX, AtX = _attention_times(X, kappa, beta, mask, block_size, transpose_too=True, work=work)
         return elbo_gradient(X, 2.0 * X - AX - AtX, beta, nu=2.0), None
     reg = 2.0 * inverse_covariance_times(X, beta)  # 2 C^{-1} X
     # variant == "full": grad of F(X) = log det C - tr(X^T X) + tr(X^T A(X) X).
@@ -513,7 +533,7 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size):
     scale = kappa / d_q
     HX = torch.empty_like(X)
     HtX = torch.zeros_like(X)
-    for r0, r1, c, P, K in _logit_blocks(X, kappa, beta, mask, block_size, keep_gram=True):
+    for r0, r1, c, P, K in _logit_blocks(X, kappa, beta, mask, block_size, keep_gram=True, work=work):
         _softmax_rows_(P)  # (b, c) rows of A
         kbar = (P * K).sum(1, keepdim=True)  # (b, 1)
         K.sub_(kbar).mul_(P).mul_(scale).add_(P)  # K <- H block = A + scale * A o (K - kbar)
@@ -591,8 +611,8 @@ def update_direction(X, kappa, beta, variant, mask=None, block_size=None) -> tor
     return D
 
 
-def _step(X, kappa, eta, beta, variant, mask, block_size):
-    D, g = _direction(X, kappa, beta, variant, mask, block_size)
+def _step(X, kappa, eta, beta, variant, mask, block_size, work=None):
+    D, g = _direction(X, kappa, beta, variant, mask, block_size, work)
     Z = X + eta * D if g is None else torch.exp(-g) * X + eta * D  # row i of the latter is exp(-g_i) (X + eta D)
     return _project(Z, f"block_step (variant {variant!r}, eta = {eta:g})")
 
@@ -653,9 +673,10 @@ def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -
     eta = _check_eta(eta)
     X, kappa, beta, variant, mask, block_size = _prepare(X0, kappa, beta, variant, mask, block_size)
     path = [X]
+    work = _Workspace()  # one set of block buffers for every step
     with torch.no_grad():
         for _ in range(n_steps):
-            path.append(_step(path[-1], kappa, eta, beta, variant, mask, block_size))
+            path.append(_step(path[-1], kappa, eta, beta, variant, mask, block_size, work))
     return path
 
 

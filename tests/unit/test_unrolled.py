@@ -424,3 +424,17 @@ def test_diagonal_transformer_built_in_float64_matches_unroll_to_round_off():
         assert (model(X) - expected).abs().max().item() < 1e-12
     with pytest.raises(TypeError, match="dtype must be None, torch.float32 or torch.float64"):
         U.DiagonalTransformer(d_q=16, dtype=torch.int64)
+
+
+@pytest.mark.parametrize("variant", ["diffusion", "exact", "symmetric", "full"])
+@pytest.mark.parametrize("mask", [None, "causal"])
+def test_unroll_reuses_its_block_buffers_without_changing_a_step(variant, mask):
+    """unroll keeps one workspace for all steps; each step must equal a fresh block_step bit for bit
+    (a buffer reused while still needed, or sized for the wrong block, would show here)."""
+    g = torch.Generator().manual_seed(3)
+    X0 = U.layer_norm(torch.randn(37, 6, generator=g, dtype=torch.float64))
+    path = U.unroll(X0, 3, 4.0, 0.3, 0.5, variant, mask=mask, block_size=10)  # 4 blocks, the last one short
+    X = X0
+    for got in path[1:]:
+        X = U.block_step(X, 4.0, 0.3, 0.5, variant, mask=mask, block_size=10)
+        assert torch.equal(got, X)
