@@ -125,8 +125,12 @@ print("differences from nanoGPT's CPU recipe:", config_differences(CharLMConfig(
 # character model it adds a run of 5,000 iterations; for the vision model, the learning-rate
 # schedule (warm-up then cosine, or one-cycle) and the budget: the first sweep's 10 epochs, or
 # training until the validation loss on the 2,000 held-out images has not improved for 5 epochs
-# (the *plateau rule*, at most 60 epochs). Each recipe cell has every arm and five paired seeds.
-# The vision model's defaults, which are the first sweep's recipe:
+# (the *plateau rule*, at most 60 epochs). The recipes run here change one factor at a time from
+# the first sweep's recipe (grids `vit-ofat` and `charlm-ofat`). Each cell is planned with every
+# arm and five paired seeds, three for the plateau cell, the largest; the runs go seed by seed
+# across the cells, so a cell that is not finished has as many paired seeds as its neighbours,
+# and the tables below state how many each cell has. The vision model's defaults, which are the
+# first sweep's recipe:
 
 # %%
 print(ViTConfig())
@@ -138,18 +142,23 @@ print(ViTConfig())
 # execute. The sweeps are run with the package's command line, and their rows (one per recipe,
 # arm and seed, each with its whole validation curve, its recipe and its provenance) are committed
 # under `probdr_lite/results/`. This page reads those files and trains nothing except the short
-# live run at the end. The commands that fill in the grids skip every run already committed:
+# live run at the end. These commands made them, and they skip every run already committed, so
+# running them again fills in whatever is still missing:
 #
 # ```bash
-# python -m probdr_lite.experiments grid vit --estimate   # what is pending, and its CPU hours
-# python -m probdr_lite.experiments grid vit --threads 1  # run it (resumable)
-# python -m probdr_lite.experiments grid charlm --threads 1
+# python -m probdr_lite.experiments grid vit-ofat --estimate   # what is pending, and its CPU hours
+# python -m probdr_lite.experiments grid vit-ofat --threads 1  # run it (resumable)
+# python -m probdr_lite.experiments grid charlm-ofat --threads 1
 # ```
+#
+# The full factorial grids, `vit` (16 recipes) and `charlm` (with nanoGPT's recipe run for 5,000
+# iterations), are defined in the same way and run with the same command; each contains the
+# one-factor cells, so nothing already run is repeated.
 #
 # What the committed files hold, read from the rows themselves:
 
 # %%
-display(Markdown(R.overview_markdown()))
+display(Markdown(R.overview_markdown(grids={"charlm": "charlm-ofat", "vit": "vit-ofat"})))
 charlm, vit = load_task_results("charlm"), load_task_results("vit")  # the first sweep: one recipe each
 
 # %% [markdown]
@@ -184,18 +193,16 @@ if vit is not None:
 # %% [markdown]
 # Curves still rising when training stops make a budget verdict, not an architecture verdict:
 # an arm that learns more slowly looks worse at a fixed budget even if it would end in the same
-# place. That is why the grid has a plateau budget. The plateau rule on the attention arm, where
-# it has been run:
+# place. That is why the grid has a plateau budget. The plateau rule on the attention arm, every
+# seed that has been run:
 
 # %%
 plateau_rows = [r for r in task_rows("vit") if r["config"]["patience"] and r["variant"] == "attention"]
-for row in plateau_rows[:1]:
-    fig = R.plateau_figure(row)
+if plateau_rows:
+    fig = R.plateau_figure(plateau_rows)
     plt.show()
-    best = min(range(len(row["curve"])), key=lambda i: row["curve"][i][2])
-    print(f"lowest validation loss after epoch {best} (accuracy {100 * row['curve'][best][3]:.2f} %); "
-          f"stopped after epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %")
-if not plateau_rows:
+    display(Markdown(R.plateau_text(plateau_rows)))
+else:
     print("No plateau-rule run is committed yet.")
 
 # %% [markdown]

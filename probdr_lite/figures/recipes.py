@@ -14,7 +14,8 @@ formats them, so every sentence follows from the table it is given.
 - :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200;
 - :func:`overview_markdown`      what is committed and what is pending, for the chapter's first results cell;
 - :func:`nanogpt_markdown`       the nanoGPT sentence from the rows and the measured batch spread;
-- :func:`plateau_figure`         one plateau-rule ViT run, with its best epoch and its stop;
+- :func:`plateau_figure`         plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
+- :func:`plateau_text`           the same runs in words: best epoch, stop and final accuracy per seed;
 - :func:`last_epoch_text`        whether the curves were still improving when training stopped;
 - :func:`closing_note`           per recipe, the baseline and the A − I difference with its interval; CPU hours.
 """
@@ -35,6 +36,7 @@ from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
 
 __all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
            "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
+           "plateau_text",
            "last_epoch_text", "closing_note"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
@@ -69,6 +71,11 @@ def _num(x, quantity, signed=True):
     k, unit = _scale(quantity)
     digits = 2 if unit else 4
     return f"{k * x:{'+' if signed else ''}.{digits}f}{unit}"
+
+
+def _count(n: int, word: str) -> str:
+    """``"1 seed"``, ``"3 seeds"``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _p(p):
@@ -259,11 +266,11 @@ def pending_text(status: list, grid_name: str, task: str) -> str:
         text += " (" + "; ".join(recipe_label(s["recipe"]) for s in complete) + ")"
     text += "."
     for s in partial:
-        missing = [f"{ARM_STYLE[a]['text']} ({len(seeds)} seeds)" for a, seeds in s["seeds_done"].items()
+        missing = [f"{ARM_STYLE[a]['text']} ({_count(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
                    if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
         text += f" Partial: {recipe_label(s['recipe'])}, {s['n_done']} of {s['n_runs']} runs; short: {', '.join(missing)}."
     if empty:
-        text += f" Pending (not run yet): {len(empty)} recipe cells, " + "; ".join(
+        text += f" Pending (not run yet): {_count(len(empty), 'recipe cell')}, " + "; ".join(
             recipe_label(s["recipe"]) for s in empty) + "."
     if partial or empty:
         text += (f" They run with `python -m probdr_lite.experiments grid {grid_name} --threads 1` "
@@ -349,27 +356,63 @@ def nanogpt_markdown(charlm_rows, spread, published: float = 1.88) -> str:
         f"model.)")
 
 
-def plateau_figure(row):
-    """One ViT run with the plateau rule: validation loss and accuracy per epoch, the best epoch and the stop marked."""
-    if not (isinstance(row, dict) and row.get("task") == "vit" and row.get("config", {}).get("patience")):
-        raise ValueError("row must be a ViT results row trained with the plateau rule (patience > 0)")
-    curve = np.asarray(row["curve"], dtype=float)
-    epochs = np.arange(len(curve))
-    best = int(np.argmin(curve[:, 2]))
+def _plateau_rows(rows) -> list:
+    rows = [rows] if isinstance(rows, dict) else list(rows)
+    if not rows:
+        raise ValueError("rows must hold at least one ViT results row trained with the plateau rule")
+    for row in rows:
+        if not (isinstance(row, dict) and row.get("task") == "vit" and row.get("config", {}).get("patience")):
+            raise ValueError("rows must be ViT results rows trained with the plateau rule (patience > 0)")
+    if len({r["variant"] for r in rows}) != 1:
+        raise ValueError("rows must all be of one arm")
+    return sorted(rows, key=lambda r: r["seed"])
+
+
+def plateau_figure(rows):
+    """ViT runs of one arm with the plateau rule (one row or several seeds): validation loss and accuracy per
+    epoch, each seed's lowest validation loss marked with a dotted line and its stop as the end of its curve."""
+    rows = _plateau_rows(rows)
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.3))
-    for ax, j, label in ((axes[0], 2, "validation loss"), (axes[1], 3, "validation accuracy")):
-        ax.plot(epochs, curve[:, j], color=ARM_STYLE[row["variant"]]["colour"], marker="o", ms=2.5)
-        ax.axvline(best, color="0.4", ls=":", lw=1, label=f"lowest validation loss (epoch {best})")
+    colour = ARM_STYLE[rows[0]["variant"]]["colour"]
+    styles = ("-", "--", "-.", ":")
+    for k, row in enumerate(rows):
+        curve = np.asarray(row["curve"], dtype=float)
+        epochs = np.arange(len(curve))
+        best = int(np.argmin(curve[:, 2]))
+        for ax, j in ((axes[0], 2), (axes[1], 3)):
+            ax.plot(epochs, curve[:, j], color=colour, ls=styles[k % len(styles)], marker="o", ms=2,
+                    label=f"seed {row['seed']}: stopped after epoch {row['epochs_run']}")
+            ax.axvline(best, color="0.4", ls=":", lw=1,
+                       label=f"seed {row['seed']}: lowest validation loss (epoch {best})")
+    for ax, label in ((axes[0], "validation loss"), (axes[1], "validation accuracy")):
         ax.set_xlabel("epoch")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    if curve[-1, 3] > 0.9:
+    if min(r["curve"][-1][3] for r in rows) > 0.9:
         axes[1].set_ylim(0.9, 1.0)
-    axes[0].legend(fontsize="small", frameon=False)
-    fig.suptitle(f"{ARM_STYLE[row['variant']]['label']}, seed {row['seed']}: stopped after {row['epochs_run']} of "
-                 f"at most {row['config']['epochs']} epochs (patience {row['config']['patience']})", fontsize=10)
+    axes[0].legend(fontsize="x-small", frameon=False)
+    config = rows[0]["config"]
+    seeds = "seed " + str(rows[0]["seed"]) if len(rows) == 1 else f"{len(rows)} seeds"
+    fig.suptitle(f"{ARM_STYLE[rows[0]['variant']]['label']}, {seeds}: the plateau rule (at most "
+                 f"{config['epochs']} epochs, patience {config['patience']})", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def plateau_text(rows) -> str:
+    """One sentence per plateau-rule run of one arm (best epoch, stop, accuracy), then the mean final accuracy."""
+    rows = _plateau_rows(rows)
+    parts = []
+    for row in rows:
+        best = min(range(len(row["curve"])), key=lambda i: row["curve"][i][2])
+        parts.append(f"seed {row['seed']}: lowest validation loss {row['curve'][best][2]:.3f} after epoch {best}, "
+                     f"stopped after epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %")
+    accs = [100 * r["final_val_acc"] for r in rows]
+    text = f"{ARM_STYLE[rows[0]['variant']]['text']} with the plateau rule: " + "; ".join(parts) + "."
+    if len(rows) > 1:
+        text += (f" Final accuracy {statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f}, "
+                 f"{len(rows)} seeds).")
+    return text
 
 
 def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
@@ -400,7 +443,7 @@ def closing_note(tables: dict, rows: dict, arm: str = "diffusion") -> str:
             base = (f"{100 * e['baseline_mean']:.2f} %" if q.endswith("acc") else f"{e['baseline_mean']:.4f}")
             lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} {base}; "
                          f"{ARM_STYLE[arm]['text']} − attention {_num(e['mean_diff'], q)} "
-                         f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {e['n']} paired seeds")
+                         f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {_count(e['n'], 'paired seed')}")
     all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
     train = sum(r["train_seconds"] for r in all_rows) / 3600
     wall = sum(r["wall_seconds"] for r in all_rows) / 3600

@@ -284,6 +284,18 @@ def test_plateau_figure_and_last_epoch_sentence():
     plt.close(fig)
     with pytest.raises(ValueError, match="plateau rule"):
         R.plateau_figure({**row, "config": {"patience": 0, "epochs": 9}})
+    # several seeds: one curve and one best-epoch line each; the sentence states each seed and the mean
+    other = {**row, "seed": 1, "curve": curve[:3] + [[3, 0.3, 0.5, 0.95]], "epochs_run": 3, "final_val_acc": 0.95}
+    row = {**row, "final_val_acc": 0.9}
+    fig = R.plateau_figure([other, row])
+    assert len(fig.axes[1].get_lines()) == 4 and "2 seeds" in fig._suptitle.get_text()
+    plt.close(fig)
+    text = R.plateau_text([other, row])
+    assert text.startswith("A with the plateau rule: seed 0: lowest validation loss 0.600 after epoch 2, stopped "
+                           "after epoch 4, final accuracy 90.00 %; seed 1: lowest validation loss 0.500 after epoch 3")
+    assert text.endswith(f"Final accuracy 92.50 % (sd {np.std([90, 95], ddof=1):.2f}, 2 seeds).")
+    with pytest.raises(ValueError, match="one arm"):
+        R.plateau_text([row, {**other, "variant": "diffusion"}])
     assert R.last_epoch_text({"attention": 0.002, "diffusion": 0.005}).endswith(
         "every arm was still improving when training stopped.")
     assert "1 of 2 arms were still improving" in R.last_epoch_text({"attention": -0.001, "diffusion": 0.005})
