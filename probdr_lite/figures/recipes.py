@@ -228,7 +228,8 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) 
                 factor = (" Among the mean differences, " + ", ".join(FACTOR_WORDS[f] for f in v.mean_sign_factors)
                           + " separates better from worse." if v.mean_sign_factors else "")
                 head += (f" Its mean difference is better than attention's in {signs['better']} and worse in "
-                         f"{signs['worse']} of {tested} recipes, a sign no significant test confirms.{factor}")
+                         f"{signs['worse']} of {tested} recipes; that the sign changes with the recipe is not "
+                         f"confirmed by any test that survives the correction.{factor}")
             else:
                 direction = "better" if signs["better"] else "worse"
                 head += f" Its mean difference is {direction} than attention's in all {tested}."

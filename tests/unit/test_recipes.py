@@ -312,3 +312,18 @@ def test_closing_note_gives_each_recipes_baseline_and_difference():
                                f"{e['baseline_mean']:.4f}; A − I − attention {e['mean_diff']:+.4f} "
                                f"[{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over 6 paired seeds")
     assert f"CPU time of the {len(rows)} committed runs" in lines[2]
+
+
+def test_verdict_names_a_sign_change_that_no_surviving_test_confirms():
+    """Hurts clearly under one init; better on average but within the noise under the other: the sign change of the
+    means is named with its factor, and the text says no test that survives the correction confirms it."""
+    rows = make_rows({("gpt2", "diffusion"): 0.05, ("default", "diffusion"): -0.002}, noise=0.004)
+    table = recipe_table(rows)
+    by_init = {e["recipe"]["init"]: e for e in table.entries}
+    assert by_init["gpt2"]["outcome"] == "hurts" and by_init["default"]["outcome"] == "cannot tell"
+    v = recipe_verdict(table)["diffusion"]
+    assert not v.sign_depends_on_recipe and v.mean_sign_factors == ["init"]
+    text = R.recipe_verdict_text(table, {"diffusion": v})
+    assert ("better than attention's in 1 and worse in 1 of 2 recipes; that the sign changes with the recipe is "
+            "not confirmed by any test that survives the correction. Among the mean differences, init separates "
+            "better from worse.") in text
