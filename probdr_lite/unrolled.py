@@ -509,6 +509,7 @@ def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size, work=None):
 def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
     """(D, g): the direction is exp(g) * D row-wise; g is None except for "symmetric" (see _symmetric_scaled)."""
     n, d_q = X.shape
+    work = _Workspace() if work is None else work  # one set of block buffers for every pass of this step
     if variant == "symmetric":
         WX, g = _symmetric_scaled(X, kappa, beta, mask, block_size, work)
         return 2.0 * (WX - torch.exp(-g) * X), g  # 2 (A_sym - I) X, row i divided by exp(g_i)

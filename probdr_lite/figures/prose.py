@@ -103,6 +103,11 @@ def listing(items) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def plural(n: int, word: str) -> str:
+    """``"1 seed"``, ``"3 seeds"``: a count with its noun (regular plurals only)."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def count_phrase(k, n, what: str) -> str:
     """``"every one of the 9 steps"``, ``"none of the 9 steps"`` or ``"4 of the 9 steps"`` from the counts."""
     k, n = int(k), int(n)

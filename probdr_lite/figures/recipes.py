@@ -32,6 +32,7 @@ import numpy as np
 from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
 from probdr_lite.plotting import Table
 
+from .prose import plural
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
 
 __all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
@@ -71,11 +72,6 @@ def _num(x, quantity, signed=True):
     k, unit = _scale(quantity)
     digits = 2 if unit else 4
     return f"{k * x:{'+' if signed else ''}.{digits}f}{unit}"
-
-
-def _count(n: int, word: str) -> str:
-    """``"1 seed"``, ``"3 seeds"``."""
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _p(p):
@@ -184,7 +180,7 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) 
     family = (f"Holm-corrected at {table.alpha:g} over these {table.n_tests}" if own == table.n_tests else
               f"Holm-corrected at {table.alpha:g} together with the other model's tests, {table.n_tests} in all")
     lines = [f"{name.capitalize()}: {own} paired tests ({QUANTITY_LABELS[table.quantity]}, every "
-             f"(recipe, arm) against attention over {n_recipes} recipe{'s' if n_recipes != 1 else ''}), "
+             f"(recipe, arm) against attention over {plural(n_recipes, 'recipe')}), "
              f"{family}."
              + (" With one recipe tested, the data cannot say whether the recipe decides any arm's sign."
                 if n_recipes == 1 else "")]
@@ -267,11 +263,11 @@ def pending_text(status: list, grid_name: str, task: str) -> str:
         text += " (" + "; ".join(recipe_label(s["recipe"]) for s in complete) + ")"
     text += "."
     for s in partial:
-        missing = [f"{ARM_STYLE[a]['text']} ({_count(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
+        missing = [f"{ARM_STYLE[a]['text']} ({plural(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
                    if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
         text += f" Partial: {recipe_label(s['recipe'])}, {s['n_done']} of {s['n_runs']} runs; short: {', '.join(missing)}."
     if empty:
-        text += f" Pending (not run yet): {_count(len(empty), 'recipe cell')}, " + "; ".join(
+        text += f" Pending (not run yet): {plural(len(empty), 'recipe cell')}, " + "; ".join(
             recipe_label(s["recipe"]) for s in empty) + "."
     if partial or empty:
         text += (f" They run with `python -m probdr_lite.experiments grid {grid_name} --threads 1` "
@@ -285,8 +281,8 @@ def provenance_text(info: dict) -> str:
         raise ValueError("info must be the dict returned by probdr_lite.experiments.files.rows_provenance()")
     commits = ", ".join(c[:10] for c in info["git_commits"])
     seeds = "; ".join(f"{ARM_STYLE[a]['text']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items())
-    return (f"{info['n_rows']} runs of the {TASK_NAMES[info['task']]} in {len(info['recipes'])} "
-            f"recipe{'s' if len(info['recipes']) != 1 else ''}; seeds per arm {seeds}; "
+    return (f"{info['n_rows']} runs of the {TASK_NAMES[info['task']]} in {plural(len(info['recipes']), 'recipe')}; "
+            f"seeds per arm {seeds}; "
             f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}; "
             f"git commit{'s' if len(info['git_commits']) != 1 else ''} {commits}; from {info['first_timestamp']} "
             f"to {info['last_timestamp']}; {info['train_hours']:.1f} CPU hours in training steps, "
@@ -444,7 +440,7 @@ def closing_note(tables: dict, rows: dict, arm: str = "diffusion") -> str:
             base = (f"{100 * e['baseline_mean']:.2f} %" if q.endswith("acc") else f"{e['baseline_mean']:.4f}")
             lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} {base}; "
                          f"{ARM_STYLE[arm]['text']} − attention {_num(e['mean_diff'], q)} "
-                         f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {_count(e['n'], 'paired seed')}")
+                         f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {plural(e['n'], 'paired seed')}")
     all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
     train = sum(r["train_seconds"] for r in all_rows) / 3600
     wall = sum(r["wall_seconds"] for r in all_rows) / 3600
