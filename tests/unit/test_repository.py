@@ -27,8 +27,10 @@ def tracked_text_files():
                 continue
 
 
-# /home/NAME, /Users/NAME, /root/, C:\Users\..., and this project's own machines' /work and /tmp folders
-MACHINE_PATH = re.compile(r"(?<![\w.:/-])(/home/\w|/Users/\w|/root/|/work/|/tmp/\w|/opt/\w|[A-Z]:\\\\Users)")
+# home folders (home/NAME, Users/NAME), root's, C:\Users\..., and this project's own machines' work, tmp and opt folders
+# (the roots are joined here, not written out, so that no path checker flags this file's own pattern)
+_ROOTS = (r"home/\w", r"Users/\w", r"root/", r"work/", r"tmp/\w", r"opt/\w")
+MACHINE_PATH = re.compile(r"(?<![\w.:/-])(" + "|".join("/" + root for root in _ROOTS) + r"|[A-Z]:\\\\Users)")
 
 
 def test_no_absolute_machine_paths_in_the_repository():
@@ -41,7 +43,7 @@ def test_no_absolute_machine_paths_in_the_repository():
 
 def test_the_path_check_finds_a_machine_path():
     assert MACHINE_PATH.search('MNIST = Path("' + "/wo" + 'rk/shared/data/mnist")')  # split so no checker flags it
-    assert MACHINE_PATH.search("Run from the repository root (`/home/ada/probdr`)")
+    assert MACHINE_PATH.search("Run from the repository root (`/" + "home/ada/probdr`)")
     assert not MACHINE_PATH.search("https://example.org/work/x and ../shared/data and _build/html")
 
 
