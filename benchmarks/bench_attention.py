@@ -1,12 +1,15 @@
 """Benchmark: exact attention through 8 unrolled blocks without holding the n x n matrix.
 
-Runs ``probdr_lite.unrolled.unroll`` (row-blocked exact softmax attention) on n images at d_q = 128 and prints, all
-measured in this one run:
+Runs ``probdr_lite.unrolled.unroll`` (exact softmax attention in tiles or row blocks) on n images at d_q = 128 and
+prints, all measured in this one run:
 
-- wall time / matmul bound. The bound is the time the two unavoidable matrix products of every block would take
-  at this machine's float32 GEMM rate: per block S = X X^T and A X each cost 2 n^2 d_q flops, so
-  bound = n_blocks * 2 * 2 n^2 d_q / rate. The rate is measured here with a large square float32 matmul (best of
-  several, before and after the run, so the bound is as strict as the machine allows right now).
+- wall time / matmul bound. The bound is the time the two matrix products of every block of the textbook
+  algorithm would take at this machine's float32 GEMM rate: per block S = X X^T and A X each cost 2 n^2 d_q flops,
+  so bound = n_blocks * 2 * 2 n^2 d_q / rate. The rate is measured here with a large square float32 matmul (best of
+  several, before and after the run, so the bound is as strict as the machine allows right now). Unmasked A X
+  forms each pair of square tiles of the symmetric logits once (``unrolled.attention_times``), so it does about
+  three quarters of those flops and the ratio can fall below 1; the flop fraction is printed, and so is the same
+  ratio for the row-block softmax that masks, beta > 30 or rows of unequal norm fall back to.
 - peak memory. tracemalloc cannot see torch's allocations, so each computation runs in a fresh subprocess that
   resets the kernel's high-water mark (Linux /proc/self/clear_refs), reads its resident set size just before (VmRSS)
   and its peak afterwards (resource.getrusage ru_maxrss): "above baseline" is the extra peak caused by the
@@ -225,18 +228,38 @@ def _run(n, d_q, n_blocks, kappa, eta, beta, variant, data, block_size, repeats,
         "time_over_bound": t_blocked / bound,
     }
     print(f"float32 GEMM rate ({gemm_size}^3 matmul, best of before/after): {rate / 1e9:.1f} GFLOP/s")
-    print(f"matmul bound {n_blocks} x 2 x 2 n^2 d_q / rate = {bound:.3f} s; row-blocked exact attention "
+    print(f"matmul bound {n_blocks} x 2 x 2 n^2 d_q / rate = {bound:.3f} s; exact attention "
           f"{t_blocked:.3f} s (best of {repeats})")
     print(f"  wall time / matmul bound = {t_blocked / bound:.2f}   (target <= 1.3)")
+    tiled = variant in ("attention", "diffusion", "paper") and U._common_shift(X0, kappa, beta) is not None
+    b = min(rows, U._TILE, n)  # the tiles' side on the tiled path
+    if tiled:
+        sides = [min(b, n - r0) for r0 in range(0, n, b)]
+        fraction = ((n**2 + sum(s * s for s in sides)) / 2 + n**2) / (2 * n**2)
+        result["tiled_flop_fraction"] = fraction
+        print(f"  symmetric tiles of side {b}: each pair formed once, {fraction:.2f} of the bound's flops")
+    before = U._SYMMETRIC_TILES
+    U._SYMMETRIC_TILES = False  # the row-block softmax every step: the path masks and large beta take
+    try:
+        t_rows, path_rows = _timed(lambda: U.unroll(X0, n_blocks, kappa, eta, beta, variant, block_size=block_size),
+                                   repeats)
+    finally:
+        U._SYMMETRIC_TILES = before
     t_gemm, _ = _timed(lambda: gemm_only_pass(X0, n_blocks, rows), repeats)
-    result.update(gemm_only_s=t_gemm, time_over_gemm_only=t_blocked / t_gemm)
-    print(f"  the same GEMMs alone in this block layout: {t_gemm:.3f} s = {t_gemm / bound:.2f} x the bound; "
-          f"wall time / GEMMs alone = {t_blocked / t_gemm:.2f} (the softmax, LayerNorm and checks)")
+    diff_rows = float((path_rows[-1] - path[-1]).abs().max())
+    result.update(rows_s=t_rows, rows_over_bound=t_rows / bound, gemm_only_s=t_gemm,
+                  rows_over_gemm_only=t_rows / t_gemm, max_abs_diff_tiles_vs_rows=diff_rows)
+    print(f"  row-block softmax instead (masks, beta > 30): {t_rows:.3f} s = {t_rows / bound:.2f} x the bound; "
+          f"its two GEMMs alone in this layout {t_gemm / bound:.2f} x the bound, so the softmax, LayerNorm and "
+          f"checks take {t_rows / t_gemm:.2f} x the GEMMs; largest difference of the final latents from the "
+          f"tiled path {diff_rows:.1e}")
 
-    # the peak expected from the sizes: one (rows, n) logits buffer, the n_blocks + 1 latents unroll returns, and
-    # about ten (n, d_q) temporaries of a step (A X, the direction, the centred rows, a float64 copy in the checks)
+    # the peak expected from the sizes: one logits buffer (a (b, b) tile on the tiled path, else a (rows, n) block),
+    # the n_blocks + 1 latents unroll returns, and about ten (n, d_q) temporaries of a step (A X, the direction, the
+    # centred rows, a float64 copy in the checks)
     itemsize = X0.element_size()
-    expected = rows * n * itemsize + (n_blocks + 1 + 10) * n * d_q * itemsize
+    logits_bytes = (b * b if tiled else rows * n) * itemsize
+    expected = logits_bytes + (n_blocks + 1 + 10) * n * d_q * itemsize
     result["expected_block_bytes"] = expected
     probe = dict(n=n, d_q=d_q, n_blocks=n_blocks, kappa=kappa, eta=eta, beta=beta, variant=variant, data=data,
                  block_size=block_size, seed=seed)
@@ -245,13 +268,13 @@ def _run(n, d_q, n_blocks, kappa, eta, beta, variant, data, block_size, repeats,
         result.update(blocked_peak_extra_bytes=extra, blocked_peak_process_bytes=total)
         print(f"  peak memory (ru_maxrss, subprocess): {extra / MIB:.0f} MiB above baseline, "
               f"{total / MIB:.0f} MiB for the whole process   (target <= 1024 MiB; "
-              f"sizes predict {expected / MIB:.0f} MiB: {rows * n * itemsize / MIB:.0f} MiB logits block + "
+              f"sizes predict {expected / MIB:.0f} MiB: {logits_bytes / MIB:.0f} MiB logits buffer + "
               f"{(n_blocks + 11) * n * d_q * itemsize / MIB:.0f} MiB latents)")
 
     if naive:
         t_naive, X_naive = _timed(lambda: naive_unroll(X0, n_blocks, kappa, eta, beta), 1)
         result.update(naive_s=t_naive, naive_over_blocked=t_naive / t_blocked)
-        line = f"  naive dense (full n x n softmax): {t_naive:.3f} s = {t_naive / t_blocked:.2f} x the row-blocked time"
+        line = f"  naive dense (full n x n softmax): {t_naive:.3f} s = {t_naive / t_blocked:.2f} x the blocked time"
         if variant == "diffusion":
             diff = float((X_naive - path[-1]).abs().max())
             result["max_abs_diff_vs_naive"] = diff

@@ -34,7 +34,9 @@ One idea, read top to bottom:
 
 Memory. No public step ever holds the n x n attention matrix: A X, A^T X and the other n x n products are built from
 blocks of rows of the logits (``block_size`` rows at a time, chosen from ``BLOCK_BYTES`` when not given), so 10,000
-MNIST images go through 8 blocks at d_q = 128 in a few hundred MB. Only the functions that return or differentiate
+MNIST images go through 8 blocks at d_q = 128 in a few hundred MB. Unmasked A X uses the symmetry of the logits:
+square tiles, each pair formed once (``attention_times``), which saves about half of the logits' product and of the
+exponentials. Only the functions that return or differentiate
 the dense matrix (``attention_matrix``, ``full_objective``) refuse n above ``MAX_DENSE_N``.
 """
 
@@ -96,6 +98,8 @@ N_STEPS_MAX = 10_000  # unroll at most this many steps
 MAX_DENSE_N = 4096  # the largest n for which a dense (n, n) matrix is formed (64 MiB in float32, 128 MiB in float64)
 BLOCK_BYTES = 64 * 2**20  # default budget for one (rows, n) block of logits: 64 MiB
 _MAX_AUTO_BLOCK = 2048  # larger blocks stop paying off on CPUs (cache), so the automatic choice stops here
+_TILE = 1024  # side of the square tiles of the symmetric path (4 MiB in float32: the exponentials stay in cache)
+_SHIFT_MARGIN = 30.0  # the symmetric path's common shift may sit at most this far above a row's own maximum
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -390,6 +394,7 @@ def _logit_blocks(X, kappa, beta, mask: _Mask, block_size, keep_gram=False, work
         yield r0, r1, c, S, K
 
 
+_SYMMETRIC_TILES = True  # False forces the row-block softmax everywhere (the benchmark compares the two)
 _INPLACE_SOFTMAX: bool | None = None  # whether torch.softmax(S, out=S) works here (checked once)
 
 
@@ -414,8 +419,66 @@ def _softmax_rows_(S: torch.Tensor) -> torch.Tensor:
     return S.div_(S.sum(1, keepdim=True))
 
 
+def _common_shift(X: torch.Tensor, kappa: float, beta: float) -> float | None:
+    """A constant c >= every logit such that each row's largest logit is at least c - _SHIFT_MARGIN, or None.
+
+    By Cauchy-Schwarz every logit is at most c = (kappa / d_q) max_k ||x_k||^2, and row i's largest logit is at least
+    its diagonal entry (kappa / d_q) ||x_i||^2 - beta. When no row falls more than _SHIFT_MARGIN below c (LayerNormed
+    rows and beta <= _SHIFT_MARGIN), exp(S - c) holds every row's weights with the same relative precision as
+    exp(S - rowmax): a row's largest weight is at least exp(-30) ~ 1e-13, far above the smallest normal float, so
+    only weights below about 1e-25 of the row's largest are flushed, and no row sum can vanish.
+    """
+    sq = X.detach().to(torch.float64).pow(2).sum(1)  # (n,) squared row norms
+    scale = kappa / X.shape[1]
+    top = scale * float(sq.max())
+    if scale * float(sq.min()) - beta < top - _SHIFT_MARGIN:
+        return None
+    return top
+
+
+def _attention_times_tiled(X, kappa, beta, shift, block_size, work: _Workspace):
+    """A X for an unmasked A through square tiles of E = exp(S - shift), each pair of tiles computed once.
+
+    Without a mask S is symmetric (its -beta I term lies on the diagonal), so the tile (J, I) of E is the transpose
+    of the tile (I, J): every tile below the diagonal is formed once and used twice, for E X on its
+    rows and E^T X on its columns, together with the row sums of E. A X is then (E X) / rowsum. This does the
+    logits' matrix product and the exponentials for about half of the matrix instead of all of it; memory is one
+    tile, at most block_size x block_size.
+    """
+    n, d_q = X.shape
+    b = min(block_size, _TILE, n)
+    Xs = X * (kappa / d_q)  # scaling the (n, d_q) factor is cheaper than scaling each tile
+    EX = torch.zeros_like(X)  # (n, d_q)
+    rowsum = torch.zeros(n, dtype=X.dtype, device=X.device)
+    buf = work.get("E", b * b, X)
+    for r0 in range(0, n, b):
+        r1 = min(n, r0 + b)
+        for c0 in range(0, r0 + 1, b):
+            c1 = min(n, c0 + b)
+            E = buf[: (r1 - r0) * (c1 - c0)].view(r1 - r0, c1 - c0)
+            torch.mm(Xs[r0:r1], X[c0:c1].T, out=E)  # the (I, J) tile of the logits, J <= I
+            if c0 == r0:
+                E.diagonal().sub_(beta)
+            E.sub_(shift).exp_()
+            EX[r0:r1].addmm_(E, X[c0:c1])
+            rowsum[r0:r1] += E.sum(1)
+            if c0 != r0:  # the (J, I) tile is E^T
+                EX[c0:c1].addmm_(E.T, X[r0:r1])
+                rowsum[c0:c1] += E.sum(0)
+    return EX.div_(rowsum[:, None])
+
+
 def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=False, work=None):
-    """A X (and A^T X) accumulated over row blocks; memory O(block_size * n)."""
+    """A X (and A^T X) accumulated over row blocks; memory O(block_size * n).
+
+    Unmasked A X alone goes through the symmetric tiles (:func:`_attention_times_tiled`) when one shift serves every
+    row (:func:`_common_shift`); otherwise, and for masks or A^T X, each block of rows gets its own softmax.
+    """
+    work = _Workspace() if work is None else work
+    if _SYMMETRIC_TILES and not transpose_too and mask.kind == "none":
+        shift = _common_shift(X, kappa, beta)
+        if shift is not None:
+            return _attention_times_tiled(X, kappa, beta, shift, block_size, work), None
     AX = torch.empty_like(X)  # (n, d_q)
     AtX = torch.zeros_like(X) if transpose_too else None
     for r0, r1, c, P, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
@@ -429,9 +492,12 @@ def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=Fals
 def attention_times(X, kappa, beta=0.0, mask=None, block_size=None) -> torch.Tensor:
     """A X for A = sigma((kappa / d_q) X X^T - beta I + M), without ever holding the (n, n) matrix.
 
-    The rows of A X are computed ``block_size`` rows at a time: the (b, n) block of logits is formed, its rows
-    are exponentiated after subtracting their maximum, multiplied by X, and the (b, d_q) result divided by the
-    row sums. Memory is O(b n) instead of O(n^2); the answer is the same as ``attention_matrix(X, ...) @ X``.
+    Without a mask, and when one shift c serves every row (LayerNormed rows and beta <= 30, see
+    ``_common_shift``), the symmetric logits are cut into square tiles: each tile of exp(S - c) below the diagonal
+    is formed once and used for its rows and, transposed, for its columns, and A X = (E X) / rowsum. Otherwise the
+    rows are computed ``block_size`` at a time: the (b, n) block of logits is formed and each row goes through a
+    softmax with its own maximum before the product with X. Memory is O(b n) instead of O(n^2) either way; the
+    answer is that of ``attention_matrix(X, ...) @ X`` to round-off.
 
     Parameters
     ----------

@@ -35,6 +35,11 @@ def test_main_small_random(bench, capsys):
     # the row-blocked unroll and the naive dense one compute the same latents (float32)
     assert r["max_abs_diff_vs_naive"] < 1e-4
     assert r["block_rows"] == 128 and r["data"] == "random"
+    # the tiled path (tiles of 128, 128 and 44 rows) forms the logits of each pair once: (n^2 + sum b^2) / 2 of the
+    # first product's n^2, all of the second's; the row-block softmax it is compared with gives the same latents
+    assert math.isclose(r["tiled_flop_fraction"], ((300**2 + 2 * 128**2 + 44**2) / 2 + 300**2) / (2 * 300**2))
+    assert "row-block softmax instead" in printed and r["max_abs_diff_tiles_vs_rows"] < 1e-4
+    assert U._SYMMETRIC_TILES  # main restores the switch it turns off
     assert torch.get_num_threads() == threads_before  # main restores torch's thread count
 
 
