@@ -12,7 +12,8 @@ prints, all measured in this one run:
   ratio for the row-block softmax that masks, beta > 30 or rows of unequal norm fall back to.
 - peak memory. tracemalloc cannot see torch's allocations, so each computation runs in a fresh subprocess that
   resets the kernel's high-water mark (Linux /proc/self/clear_refs), reads its resident set size just before (VmRSS)
-  and its peak afterwards (resource.getrusage ru_maxrss): "above baseline" is the extra peak caused by the
+  and its peak afterwards (VmHWM, the mark the reset restarts; ru_maxrss only where /proc is missing, because
+  after fork and exec it also holds the parent's peak): "above baseline" is the extra peak caused by the
   computation (where the reset is impossible, an upper bound that may include the peak of loading the data),
   "process" the peak of the process from the reset on (interpreter, torch, whose
   import alone takes about 0.5 GB with the CUDA build, and the data included). The peak expected from the block
@@ -114,21 +115,35 @@ def _timed(fn, repeats):
     return best, out
 
 
+def _status_bytes(field: str) -> int | None:
+    """A size field of /proc/self/status ("VmRSS", "VmHWM") in bytes, or None where /proc is missing."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def _peak_rss() -> int:
-    """The process's peak resident set size so far, in bytes (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    """This process's peak resident set size since the last reset, in bytes.
+
+    Linux: VmHWM, the high-water mark of this process's own memory, which :func:`_reset_peak_rss` restarts.
+    getrusage's ru_maxrss is not used there: exec carries the parent's high-water mark into it, so a child of a
+    large benchmark process would report the parent's peak. Elsewhere ru_maxrss (KiB on Linux, bytes on macOS).
+    """
+    hwm = _status_bytes("VmHWM")
+    if hwm is not None:
+        return hwm
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
 
 
 def _current_rss() -> int:
     """The resident set size now (Linux /proc), or the peak so far where /proc is missing."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return _peak_rss()
+    rss = _status_bytes("VmRSS")
+    return _peak_rss() if rss is None else rss
 
 
 def _reset_peak_rss() -> bool:
@@ -143,7 +158,7 @@ def _reset_peak_rss() -> bool:
 
 
 def _memory_probe(kind, n, d_q, n_blocks, kappa, eta, beta, variant, data, block_size, seed):
-    """Run one computation in this (fresh) process and print its ru_maxrss before and after, in bytes, as JSON."""
+    """Run one computation in this (fresh) process and print its RSS before and its peak after, in bytes, as JSON."""
     Y, _ = load_data(n, data, seed)
     X0 = U.embed(torch.from_numpy(Y), d_q=d_q, seed=seed)  # (n, d_q)
     del Y
@@ -266,7 +281,7 @@ def _run(n, d_q, n_blocks, kappa, eta, beta, variant, data, block_size, repeats,
     if memory:
         extra, total = measure_peak("blocked", **probe)
         result.update(blocked_peak_extra_bytes=extra, blocked_peak_process_bytes=total)
-        print(f"  peak memory (ru_maxrss, subprocess): {extra / MIB:.0f} MiB above baseline, "
+        print(f"  peak memory (VmHWM, subprocess): {extra / MIB:.0f} MiB above baseline, "
               f"{total / MIB:.0f} MiB for the whole process   (target <= 1024 MiB; "
               f"sizes predict {expected / MIB:.0f} MiB: {logits_bytes / MIB:.0f} MiB logits buffer + "
               f"{(n_blocks + 11) * n * d_q * itemsize / MIB:.0f} MiB latents)")

@@ -62,3 +62,16 @@ def test_mnist_data_and_memory_probe(bench):
         block_size=None, seed=0,
     )
     assert extra >= 0 and total > extra
+
+
+def test_memory_probe_does_not_report_its_parents_peak(bench):
+    """The probe's child is started by a process that may be much larger (the benchmark itself holds the data and
+    the naive run's matrices). Its reading must be its own peak: with 1 GiB touched here first, a 200-point
+    computation still reads far less than that above its baseline (ru_maxrss would carry this process's peak)."""
+    ballast = torch.ones(2**28)  # 1 GiB of float32, written, so resident
+    extra, total = bench.measure_peak(
+        "blocked", n=200, d_q=16, n_blocks=2, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion", data="random",
+        block_size=None, seed=0,
+    )
+    assert float(ballast[-1]) == 1.0
+    assert 0 <= extra < 256 * 2**20 and total > extra
