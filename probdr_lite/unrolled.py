@@ -36,8 +36,8 @@ Memory. No public step ever holds the n x n attention matrix: A X, A^T X and the
 blocks of rows of the logits (``block_size`` rows at a time, chosen from ``BLOCK_BYTES`` when not given), so 10,000
 MNIST images go through 8 blocks at d_q = 128 in a few hundred MB. Unmasked A X uses the symmetry of the logits:
 square tiles, each pair formed once (``attention_times``), which saves about half of the logits' product and of the
-exponentials. Only the functions that return or differentiate
-the dense matrix (``attention_matrix``, ``full_objective``) refuse n above ``MAX_DENSE_N``.
+exponentials. Only the functions that return or differentiate the dense matrix (``attention_matrix``,
+``full_objective``) refuse n above ``MAX_DENSE_N``.
 """
 
 from __future__ import annotations
@@ -440,8 +440,8 @@ def _attention_times_tiled(X, kappa, beta, shift, block_size, work: _Workspace):
     """A X for an unmasked A through square tiles of E = exp(S - shift), each pair of tiles computed once.
 
     Without a mask S is symmetric (its -beta I term lies on the diagonal), so the tile (J, I) of E is the transpose
-    of the tile (I, J): every tile below the diagonal is formed once and used twice, for E X on its
-    rows and E^T X on its columns, together with the row sums of E. A X is then (E X) / rowsum. This does the
+    of the tile (I, J): every tile below the diagonal is formed once and used twice, for E X on its rows and E^T X
+    on its columns, together with the row sums of E. A X is then (E X) / rowsum. This does the
     logits' matrix product and the exponentials for about half of the matrix instead of all of it; memory is one
     tile, at most block_size x block_size.
     """
