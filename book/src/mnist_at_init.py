@@ -1,9 +1,12 @@
 # %% tags=["colab", "remove-cell"]
-# Colab only: install this book's helper package when it is missing.
-# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
-import importlib.util, sys
+#@title Colab only: install this book's helper package { display-mode: "form" }
+# Anywhere else (the book build, Binder, Jupyter, a local checkout) this cell does nothing.
+import importlib.metadata, importlib.util, re, sys
 if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
-    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
+    have = {re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() for d in importlib.metadata.distributions()}
+    needs = {"numpy", "scipy", "scikit-learn", "matplotlib", "ipywidgets", "ipython", "torch", "torchvision", "tqdm", "threadpoolctl", "jsonschema"}
+    no_deps = "--no-deps" if needs <= have else ""  # Colab has them all: add this package, change nothing
+    # %pip install --quiet {no_deps} "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
 
 # %% [markdown]
 # # Does a transformer at initialisation cluster MNIST?
@@ -203,7 +206,7 @@ X0_1k, labels_1k = mnist_latents(n=1000)
 panel = mnist_panel(X0_1k, labels_1k)
 panel.show()
 
-# %% [markdown]
+# %% [markdown] tags=["site-only"]
 # Without a kernel, the same panel precomputed for 300 of the images (30 per class) over a grid
 # of settings. Move $\kappa$ from a kernel wider than the data ($\kappa = 0.3$) to one narrower
 # than the distance to the nearest neighbour ($\kappa = 3000$). At the small end the points
