@@ -191,7 +191,8 @@ CDN_LINKS_DROPPED = [
 #: 0.9 the site serves (sphinx-thebe 0.3's launch code was written for Thebe 0.8). ``%s`` is a JSON object of
 #: the site's own URLs (Thebe's bundle and stylesheet, require.js), relative to the page. On a click it
 #:
-#: - loads Thebe from the site and links Thebe's stylesheet (editors as tall as their code, not 300 px);
+#: - loads Thebe from the site and links Thebe's stylesheet, with a rule that makes every editor as tall as
+#:   its code (CodeMirror's own stylesheet in the bundle sets 300 px);
 #: - gives every input without an output an empty ``[data-output]``: Thebe pairs the n-th input with the n-th
 #:   output, and a page whose cells do not all have outputs would show outputs under the wrong cell;
 #: - calls ``thebelab.bootstrap`` with ``requestKernel: true`` (without it 0.9 never starts a kernel) and with
@@ -229,6 +230,10 @@ THEBE_SETUP_JS = """window.addEventListener("load", function () {
     var css = document.createElement("link");
     css.rel = "stylesheet"; css.href = abs(urls.css);
     document.head.appendChild(css);
+    // the CodeMirror stylesheet inside Thebe's bundle, injected after this one, sets 300 px: outrank it
+    var fit = document.createElement("style");
+    fit.textContent = ".thebe-cell .CodeMirror, .thebelab-cell .CodeMirror { height: auto; }";
+    document.head.appendChild(fit);
     var fetch0 = window.fetch;
     window.fetch = function (input, init) {
       var url = typeof input === "string" ? input : (input && input.url) || "";
