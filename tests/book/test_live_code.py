@@ -24,7 +24,6 @@ import json
 import os
 import re
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -34,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.chromium import chromium_path
+from tests.chromium import chromium_path, free_port, require
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
@@ -49,16 +48,6 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 KERNEL_TIMEOUT_S, CELL_TIMEOUT_S = 120, int(os.environ.get("PROBDR_LIVE_CELL_TIMEOUT", 240))
 
 
-def _require(missing: str):
-    if os.environ.get("PROBDR_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"the Live Code test is required here (PROBDR_REQUIRE_BROWSER=1) but {missing}", pytrace=False)
-    pytest.skip(f"Live Code test skipped: {missing}")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 90):
@@ -79,7 +68,7 @@ def servers(built_book, tmp_path_factory):
     """(site URL, Jupyter server URL, token); both stopped afterwards."""
     tmp = tmp_path_factory.mktemp("livecode")
     (tmp / "root" / "book").mkdir(parents=True)  # the kernel's folder: sphinx-thebe asks for path "book"
-    site_port, server_port, token = _free_port(), _free_port(), secrets.token_hex(16)
+    site_port, server_port, token = free_port(), free_port(), secrets.token_hex(16)
     site, server = f"http://127.0.0.1:{site_port}", f"http://127.0.0.1:{server_port}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"), "IPYTHONDIR": str(tmp / "ipython"),
@@ -116,10 +105,10 @@ def page(servers):
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as exc:  # pragma: no cover
-        _require(f"Playwright for Python is not installed ({exc})")
+        require("Live Code test", f"Playwright for Python is not installed ({exc})")
     exe = chromium_path()
     if exe is None:
-        _require("no Chromium found (apt-get install chromium, or set PROBDR_CHROMIUM to its path)")
+        require("Live Code test", "no Chromium found (apt-get install chromium, or set PROBDR_CHROMIUM to its path)")
     site, server, _ = servers
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
