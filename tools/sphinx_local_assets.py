@@ -20,13 +20,18 @@ was copied, so a typo in ``_config.yml`` fails the build instead of a page.
 
 Two more things come from here:
 
-- Thebe (``launch_buttons.thebe`` in ``_config.yml``): sphinx-thebe loads Thebe's
-  bundle from unpkg when the reader clicks "Live Code". Its inline
-  ``THEBE_JS_URL`` is pointed at ``vendor/thebe/index.js`` (npm package
-  ``thebe``; its code-split chunks sit next to it and are found from the
-  script's own URL), so nothing but Binder itself is fetched from elsewhere,
-  and only after the click. ``THEBE_SETUP_JS`` reports a failed launch (no
-  network, Binder down) in the button instead of leaving a spinner.
+- Thebe (``launch_buttons.thebe`` in ``_config.yml``): the site serves Thebe 0.9
+  (npm package ``thebe``) from ``vendor/thebe/`` (its code-split chunks sit next
+  to ``index.js`` and are found from the script's own URL), and sphinx-thebe's
+  inline ``THEBE_JS_URL`` is pointed there instead of unpkg. sphinx-thebe 0.3's
+  own launch was written for Thebe 0.8 and never starts a 0.9 kernel, so
+  ``THEBE_SETUP_JS`` replaces its ``initThebe``: on "Live Code" it loads the
+  served bundle and ``thebe.css``, pairs every input with an output slot,
+  bootstraps with ``requestKernel`` and the page configuration's ``useBinder``,
+  server and kernel name, hands Thebe's widget manager the site's require.js
+  instead of cdnjs's, and reports a failed launch in the button. Nothing but
+  the kernel's server (Binder, or the one a page configures) is reached, and
+  only after the click.
 - The kernel-free live figures (``probdr_lite.figures.live``): ``live.js`` and
   ``live.css`` are package resources, copied to ``vendor/probdr-live/`` and
   loaded only on pages that have a live figure.
