@@ -201,6 +201,11 @@ plt.show()
 #   roll unrolls again even with many neighbours; as $t$ grows every weight tends to 1 and the
 #   graph becomes the plain 0/1 graph;
 # - **too few neighbours** break the graph into pieces, and then no single embedding exists.
+#
+# To see both effects in turn: with the bandwidth at its largest (every edge weighs about 1), add
+# neighbours until the colours stop running in order; then keep 40 neighbours and shrink the
+# bandwidth until they run in order again. A sentence below says where that happens at nine
+# settings, measured by how well the first coordinate sorts the points along the roll.
 
 # %% tags=["remove-output"]
 Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
@@ -208,11 +213,7 @@ panel = neighbours_panel(Y_roll, t_roll, n_neighbors=(5, 60, 10))
 panel.show()
 
 # %% [markdown] tags=["site-only"]
-# Without a kernel, the figure below tells the same story. With the bandwidth at its largest
-# (every edge weighs about 1), add neighbours until the colours stop running in order; then keep
-# 40 neighbours and shrink the bandwidth until they run in order again. The sentence under the
-# figure says where that happens at nine of its settings, measured by how well the first
-# coordinate sorts the points along the roll.
+# Without a kernel, the figure below tells the same story, with the same sliders.
 
 # %%
 neighbours_live(Y_roll, t_roll)

@@ -135,7 +135,7 @@ print(f"slowest rate near X*                          = {marks['slowest']:.4f} p
 # - **larger** $\eta$, up to the threshold, converges faster, for the same reason;
 # - **past the threshold** $2/(\lambda_{\max} - \lambda_1)$, printed above, the run blows up.
 #
-# The sentence under the scrub figure below says, for each of its step sizes, whether the run
+# A sentence further down says, step size by step size, whether the run
 # converged within 600 steps, stayed short of it, or diverged.
 #
 # The middle plot needs a word. $X^*$ is defined only up to a rotation $R$ (see the ELBO chapter), so
