@@ -4,6 +4,7 @@
 # and, for readers and maintainers:
 #   make lab    open the chapters in JupyterLab (with MyST rendered) on 127.0.0.1
 #   make lock   re-resolve requirements-lock.txt from pyproject.toml's ranges
+#   make colab  run every reader notebook in a replica of Colab's runtime (part of make test)
 # A second run reinstalls nothing unless pyproject.toml, requirements-lock.txt, package.json
 # or package-lock.json changed.
 
@@ -34,7 +35,13 @@ COLAB_WIDGETS := $(VENV)/colab-widgets
 COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 \
 	ipython_genutils==0.2.0 backcall==0.2.0 pickleshare==0.7.5 decorator==4.4.2 entrypoints==0.4 nest_asyncio==1.6.0
 
-.PHONY: help install book test unit lab lock notebooks clean
+# The replica of Colab's runtime that tests/colab runs the reader notebooks in: Python 3.13 with Colab's
+# versions (tools/colab_replica.py says what and why). Built once per machine, outside the checkout
+# (~/.cache/probdr-lite/, 5 GiB), and rebuilt only when its inputs change, so a fresh clone reuses it.
+# Python 3.13: $PROBDR_COLAB_PYTHON, else pyenv's 3.13.0, else python3.13 on PATH (.ci/run makes sure of one).
+COLAB_REPLICA := $(PY) tools/colab_replica.py
+
+.PHONY: help install book test unit lab lock notebooks clean colab colab-replica
 
 help:
 	@echo "make book   build the book into _build/html"
@@ -42,7 +49,8 @@ help:
 	@echo "make unit   run only the fast unit tests"
 	@echo "make lab    open the chapters in JupyterLab on 127.0.0.1 (MyST rendered)"
 	@echo "make lock   refresh requirements-lock.txt from pyproject.toml, then run make test"
-	@echo "make notebooks  rewrite book/*.ipynb from book/src/*.py (Jupytext)"
+	@echo "make colab  run the reader notebooks in a replica of Colab's runtime"
+	@echo "make notebooks  rewrite book/*.ipynb and the reader notebooks (notebooks/) from book/src/*.py"
 	@echo "make clean  remove _build (keeps .venv)"
 
 install: $(STAMP) $(NPM_STAMP) $(COLAB_WIDGETS)/.installed
@@ -71,8 +79,15 @@ $(NPM_STAMP): package.json package-lock.json
 book: install
 	$(PY) tools/build_book.py
 
-test: install
+test: install colab-replica
 	$(PY) -m pytest
+
+colab-replica: install
+	nice -n 5 $(COLAB_REPLICA) build --optional
+
+colab: install
+	nice -n 5 $(COLAB_REPLICA) build
+	$(PY) -m pytest tests/colab -s
 
 unit: install
 	$(PY) -m pytest tests/unit
@@ -95,6 +110,7 @@ lock:
 	sed -E 's|-c /[^ ]*|-c (the pip constraint of the machine that locked)|' $(LOCK).new > $(LOCK)
 	rm $(LOCK).new
 
+# the chapters' notebooks (book/*.ipynb) and the reader notebooks (notebooks/), from book/src/*.py
 notebooks: install
 	$(PY) -m probdr_lite._notebooks sync
 

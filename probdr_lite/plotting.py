@@ -19,7 +19,6 @@ import numpy as np
 from matplotlib import animation
 
 from ._validation import check_array, check_scalar
-from .figures.style import CLASS_COLOURS as _CLASS_COLOURS
 
 __all__ = [
     "CLASS_COLOURS",
@@ -31,8 +30,11 @@ __all__ = [
     "scrub",
 ]
 
-#: One colour per MNIST class, used in every chapter (defined with the book's other colours in figures.style).
-CLASS_COLOURS = _CLASS_COLOURS
+#: One colour per MNIST class (M. A. Petroff's ten-colour cycle, arXiv 2107.02270), the same in every figure
+#: and live figure of the book. Defined here, below ``figures`` (``figures.style`` names it with the book's other
+#: colours), so that this module imports nothing from the layer above it.
+CLASS_COLOURS = ("#3f90da", "#ffa90e", "#bd1f01", "#94a4a2", "#832db6",
+                 "#a96b59", "#e76300", "#b9ac70", "#717581", "#92dadd")
 
 #: The size budget of one kernel-free figure (issue: at most 2 MB per figure).
 MAX_SCRUB_BYTES = 2_000_000

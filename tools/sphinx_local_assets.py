@@ -20,13 +20,18 @@ was copied, so a typo in ``_config.yml`` fails the build instead of a page.
 
 Two more things come from here:
 
-- Thebe (``launch_buttons.thebe`` in ``_config.yml``): sphinx-thebe loads Thebe's
-  bundle from unpkg when the reader clicks "Live Code". Its inline
-  ``THEBE_JS_URL`` is pointed at ``vendor/thebe/index.js`` (npm package
-  ``thebe``; its code-split chunks sit next to it and are found from the
-  script's own URL), so nothing but Binder itself is fetched from elsewhere,
-  and only after the click. ``THEBE_SETUP_JS`` reports a failed launch (no
-  network, Binder down) in the button instead of leaving a spinner.
+- Thebe (``launch_buttons.thebe`` in ``_config.yml``): the site serves Thebe 0.9
+  (npm package ``thebe``) from ``vendor/thebe/`` (its code-split chunks sit next
+  to ``index.js`` and are found from the script's own URL), and sphinx-thebe's
+  inline ``THEBE_JS_URL`` is pointed there instead of unpkg. sphinx-thebe 0.3's
+  own launch was written for Thebe 0.8 and never starts a 0.9 kernel, so
+  ``THEBE_SETUP_JS`` replaces its ``initThebe``: on "Live Code" it loads the
+  served bundle and ``thebe.css``, pairs every input with an output slot,
+  bootstraps with ``requestKernel`` and the page configuration's ``useBinder``,
+  server and kernel name, hands Thebe's widget manager the site's require.js
+  instead of cdnjs's, and reports a failed launch in the button. Nothing but
+  the kernel's server (Binder, or the one a page configures) is reached, and
+  only after the click.
 - The kernel-free live figures (``probdr_lite.figures.live``): ``live.js`` and
   ``live.css`` are package resources, copied to ``vendor/probdr-live/`` and
   loaded only on pages that have a live figure.
@@ -70,8 +75,11 @@ ASSETS = [
     ("thebe", "lib/*.LICENSE.txt", "thebe"),
 ]
 
-#: Where Thebe's bundle is served (``THEBE_JS_URL`` of sphinx-thebe points here).
+#: Where Thebe's bundle is served (``THEBE_JS_URL`` of sphinx-thebe points here), its stylesheet, and the
+#: require.js that Thebe's widget manager is given instead of cdnjs's.
 THEBE_JS = f"{PREFIX}/thebe/index.js"
+THEBE_CSS = f"{PREFIX}/thebe/thebe.css"
+REQUIREJS = f"{PREFIX}/requirejs/require.js"
 
 #: Widget pages: the state and view MIME types myst-nb writes, and the scripts that render them.
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -184,12 +192,30 @@ CDN_LINKS_DROPPED = [
 ]
 
 
-#: Inline script on every page, after sphinx-thebe's: when a Thebe launch fails (no network, Binder
-#: unreachable), say so in the launch button and keep the page as it was. sphinx-thebe shows the status
-#: it gets from Thebe; a failure to reach Binder at all can also surface as a rejected promise or an
-#: error event only, so both are caught here and turned into one sentence.
+#: Inline script on every page, after sphinx-thebe's: its own "Live Code" launch, made to work with the Thebe
+#: 0.9 the site serves (sphinx-thebe 0.3's launch code was written for Thebe 0.8). ``%s`` is a JSON object of
+#: the site's own URLs (Thebe's bundle and stylesheet, require.js), relative to the page. On a click it
+#:
+#: - loads Thebe from the site and links Thebe's stylesheet, with a rule that makes every editor as tall as
+#:   its code (CodeMirror's own stylesheet in the bundle sets 300 px);
+#: - gives every input without an output an empty ``[data-output]``: Thebe pairs the n-th input with the n-th
+#:   output, and a page whose cells do not all have outputs would show outputs under the wrong cell;
+#: - calls ``thebelab.bootstrap`` with ``requestKernel: true`` (without it 0.9 never starts a kernel) and with
+#:   the page configuration's ``useBinder`` and kernel name (``bootstrap`` would otherwise reset ``useBinder``
+#:   to true, and Thebe reads ``kernelOptions.kernelName``, where sphinx-thebe writes ``name``), so that a page
+#:   that adds a ``text/x-thebe-config`` with ``useBinder: false`` and ``serverSettings`` uses that server;
+#: - answers Thebe's fetch of require.js from cdnjs (its widget manager loads it before any widget renders)
+#:   with the site's own copy, and strips the Font Awesome 4.4 link of matplotlib's animation outputs as a
+#:   cell's output is written (the site's Font Awesome 6 draws their icons; the build strips it from static
+#:   pages), so a live page reaches nothing but its kernel's server;
+#: - reports a failed launch in the button: Thebe 0.9 reports errors through its "error" event, never a
+#:   "failed" status; a rejected promise is blamed on the launch only while no kernel has started.
 THEBE_SETUP_JS = """window.addEventListener("load", function () {
+  var urls = %s;
+  var abs = function (u) { return new URL(u, document.baseURI).href; };
+  var kernel = false, binder = true, failed = false;
   var say = function (text) {
+    failed = true;
     document.querySelectorAll(".thebe-launch-button").forEach(function (b) {
       var slot = b.querySelector(".loading-text");
       if (slot) slot.textContent = text; else b.textContent = text;
@@ -197,32 +223,117 @@ THEBE_SETUP_JS = """window.addEventListener("load", function () {
       b.setAttribute("role", "status");
     });
   };
-  var message = "Could not start a live kernel (no connection to mybinder.org?). " +
-                "Everything else on this page works without one.";
-  var original = window.initThebe;
-  if (typeof original !== "function") return;
-  window.initThebe = function () {
-    if (navigator.onLine === false) { say(message); return; }
-    try { original(); } catch (err) { console.warn("Thebe did not start", err); say(message); return; }
-    var tries = 0;
-    var timer = setInterval(function () {
-      if (typeof thebelab !== "undefined" && thebelab.on) {
-        clearInterval(timer);
-        thebelab.on("status", function (evt, data) {
-          if (data && (data.status === "failed" || data.status === "dead")) setTimeout(function () { say(message); }, 0);
-        });
-      } else if (++tries > 300) {
-        clearInterval(timer);
+  var message = function () {
+    return "Could not start a live kernel (" + (binder ? "no connection to mybinder.org?" :
+           "no connection to the Jupyter server?") + "). Everything else on this page works without one.";
+  };
+  var fontAwesome4 = /<link\\b[^>]*\\bhref="https?:\\/\\/maxcdn\\.bootstrapcdn\\.com\\/font-awesome\\/[^"]*"[^>]*>\\s*/g;
+  var shimmed = false;
+  var shims = function () {
+    if (shimmed) return;
+    shimmed = true;
+    var css = document.createElement("link");
+    css.rel = "stylesheet"; css.href = abs(urls.css);
+    document.head.appendChild(css);
+    // the CodeMirror stylesheet inside Thebe's bundle, injected after this one, sets 300 px: outrank it
+    var fit = document.createElement("style");
+    fit.textContent = ".thebe-cell .CodeMirror, .thebelab-cell .CodeMirror { height: auto; }";
+    document.head.appendChild(fit);
+    var fetch0 = window.fetch;
+    window.fetch = function (input, init) {
+      var url = typeof input === "string" ? input : (input && input.url) || "";
+      if (/^https:\\/\\/cdnjs\\.cloudflare\\.com\\/ajax\\/libs\\/require\\.js\\/[^/]+\\/require(\\.min)?\\.js$/.test(url)) {
+        input = abs(urls.requirejs);
       }
-    }, 100);
+      return fetch0.call(this, input, init);
+    };
+    var inner = Object.getOwnPropertyDescriptor(Element.prototype, "innerHTML");
+    Object.defineProperty(Element.prototype, "innerHTML", {
+      configurable: true, get: inner.get,
+      set: function (html) { inner.set.call(this, typeof html === "string" ? html.replace(fontAwesome4, "") : html); }
+    });
+  };
+  var pairOutputs = function () {
+    document.querySelectorAll(thebe_selector).forEach(function (cell) {
+      var input = cell.querySelector("[data-executable]");
+      if (input && !cell.querySelector("[data-output]")) {
+        var out = document.createElement("div");
+        out.className = "cell_output";
+        out.setAttribute("data-output", "");
+        input.insertAdjacentElement("afterend", out);
+      }
+    });
+  };
+  var start = function () {
+    var page = (thebelab.getPageConfig && thebelab.getPageConfig()) || {};
+    binder = page.useBinder !== false;
+    if (binder && navigator.onLine === false) { say(message()); return; }
+    configureThebe();
+    modifyDOMForThebe();
+    pairOutputs();
+    var options = page.kernelOptions || {};
+    if (thebelab.on) {
+      thebelab.on("error", function (evt, data) { console.warn("Thebe:", data); if (!kernel) say(message()); });
+      thebelab.on("status", function (evt, data) {
+        if (data && /^(ready|idle|attached|kernel-ready|server-ready)$/.test(String(data.status)) && window.thebe.session) kernel = true;
+      });
+    }
+    Promise.resolve(thebelab.bootstrap({
+      requestKernel: true, useBinder: binder,
+      kernelOptions: {kernelName: options.kernelName || options.name || "python3", path: options.path}
+    })).then(function (r) {
+      if (r && r.session) { kernel = true; document.body.setAttribute("data-thebe-kernel", "ready"); }
+      else if (!failed) say(message());
+    }, function (err) { console.warn("Thebe did not start", err); say(message()); });
+  };
+  if (typeof window.initThebe !== "function") return;
+  window.initThebe = function () {
+    shims();
+    if (typeof thebelab !== "undefined") { start(); return; }
+    document.querySelectorAll(".thebe-launch-button").forEach(function (b) { b.textContent = "Loading Thebe..."; });
+    var script = document.createElement("script");
+    script.src = abs(urls.thebe);
+    script.addEventListener("load", start);
+    script.addEventListener("error", function () { say(message()); });
+    document.head.appendChild(script);
   };
   window.addEventListener("unhandledrejection", function (e) {
     if (typeof thebelab === "undefined") return;
-    e.preventDefault();
     console.warn("Thebe:", e.reason);
-    say(message);
+    if (kernel) return;
+    e.preventDefault();
+    say(message());
   });
 });"""
+
+
+def _launch_to_reader_notebooks(app: Sphinx, pagename: str, context) -> None:
+    """Point this page's Binder and Colab buttons at the chapter's reader notebooks (``notebooks/...``).
+
+    sphinx-book-theme builds them from the page's own path (``book/NAME.ipynb``), written for the site; the
+    reader notebooks (``launch_buttons.reader_notebooks`` in ``_config.yml``, see ``probdr_lite._notebooks``)
+    are the ones written for launching. A page without a reader notebook keeps no Binder or Colab button.
+    """
+    from probdr_lite import _notebooks
+
+    buttons = context.get("header_buttons")
+    if not isinstance(buttons, list):
+        return
+    name = Path(pagename).name
+    has_reader = name in {n for n, _ in _notebooks.reader_chapters(ROOT)}
+    urls = _notebooks.launch_urls(name, ROOT / "_config.yml") if has_reader else {}
+    for group in buttons:
+        if not (isinstance(group, dict) and group.get("label") == "launch-buttons"):
+            continue
+        kept = []
+        for button in group.get("buttons", []):
+            kind = {"Binder": "binder", "Colab": "colab"}.get(button.get("text"))
+            if kind is None:
+                kept.append(button)
+            elif kind in urls:
+                kept.append({**button, "url": urls[kind]})
+                app.__dict__.setdefault("_reader_launch_urls", {})[(pagename, kind)] = urls[kind]
+        group["buttons"] = kept
 
 
 def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -236,6 +347,7 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
     from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
 
     used = app.__dict__.setdefault("_local_assets_used", set())
+    _launch_to_reader_notebooks(app, pagename, context)
     # A notebook whose widget outputs are all removed (remove-output: the slider panels are for a kernel)
     # still carries its saved widget state; without a view on the page it and the manager are dead weight.
     body_html = context.get("body")
@@ -272,7 +384,10 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
             kept.append(asset)
             if getattr(asset, "filename", None) == "sphinx-thebe.js" or str(getattr(asset, "filename", "")).endswith(
                     "/sphinx-thebe.js"):
-                kept.append(_JavaScript("", priority=asset.priority, body=THEBE_SETUP_JS))
+                urls = {"thebe": THEBE_JS, "css": THEBE_CSS, "requirejs": REQUIREJS}
+                kept.append(_JavaScript("", priority=asset.priority, body=THEBE_SETUP_JS % json.dumps(
+                    {k: context["pathto"](v, resource=True) for k, v in urls.items()})))
+                used.update(urls.values())
         files[:] = kept
     if isinstance(body_html, str) and LIVE_MARKER in body_html:
         for name, cls, extra in (("live.js", _JavaScript, {"defer": "defer"}), ("live.css", _CascadingStyleSheet, {})):

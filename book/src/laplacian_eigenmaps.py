@@ -1,9 +1,12 @@
 # %% tags=["colab", "remove-cell"]
-# Colab only: install this book's helper package when it is missing.
-# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
-import importlib.util, sys
+#@title Colab only: install this book's helper package { display-mode: "form" }
+# Anywhere else (the book build, Binder, Jupyter, a local checkout) this cell does nothing.
+import importlib.metadata, importlib.util, re, sys
 if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
-    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
+    have = {re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() for d in importlib.metadata.distributions()}
+    needs = {"numpy", "scipy", "scikit-learn", "matplotlib", "ipywidgets", "ipython", "torch", "torchvision", "tqdm", "threadpoolctl", "jsonschema"}
+    no_deps = "--no-deps" if needs <= have else ""  # Colab has them all: add this package, change nothing
+    # %pip install --quiet {no_deps} "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
 
 # %% [markdown]
 # # Laplacian Eigenmaps
@@ -198,18 +201,19 @@ plt.show()
 #   roll unrolls again even with many neighbours; as $t$ grows every weight tends to 1 and the
 #   graph becomes the plain 0/1 graph;
 # - **too few neighbours** break the graph into pieces, and then no single embedding exists.
+#
+# To see both effects in turn: with the bandwidth at its largest (every edge weighs about 1), add
+# neighbours until the colours stop running in order; then keep 40 neighbours and shrink the
+# bandwidth until they run in order again. A sentence below says where that happens at nine
+# settings, measured by how well the first coordinate sorts the points along the roll.
 
 # %% tags=["remove-output"]
 Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
 panel = neighbours_panel(Y_roll, t_roll, n_neighbors=(5, 60, 10))
 panel.show()
 
-# %% [markdown]
-# Without a kernel, the figure below tells the same story. With the bandwidth at its largest
-# (every edge weighs about 1), add neighbours until the colours stop running in order; then keep
-# 40 neighbours and shrink the bandwidth until they run in order again. The sentence under the
-# figure says where that happens at nine of its settings, measured by how well the first
-# coordinate sorts the points along the roll.
+# %% [markdown] tags=["site-only"]
+# Without a kernel, the figure below tells the same story, with the same sliders.
 
 # %%
 neighbours_live(Y_roll, t_roll)

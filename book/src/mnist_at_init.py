@@ -1,9 +1,12 @@
 # %% tags=["colab", "remove-cell"]
-# Colab only: install this book's helper package when it is missing.
-# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
-import importlib.util, sys
+#@title Colab only: install this book's helper package { display-mode: "form" }
+# Anywhere else (the book build, Binder, Jupyter, a local checkout) this cell does nothing.
+import importlib.metadata, importlib.util, re, sys
 if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
-    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
+    have = {re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() for d in importlib.metadata.distributions()}
+    needs = {"numpy", "scipy", "scikit-learn", "matplotlib", "ipywidgets", "ipython", "torch", "torchvision", "tqdm", "threadpoolctl", "jsonschema"}
+    no_deps = "--no-deps" if needs <= have else ""  # Colab has them all: add this package, change nothing
+    # %pip install --quiet {no_deps} "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
 
 # %% [markdown]
 # # Does a transformer at initialisation cluster MNIST?
@@ -30,7 +33,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #   symmetric graph compare on those numbers;
 # - why the two-coordinate picture and the numbers disagree;
 # - how $\kappa$ and $\eta$ decide whether the blocks do nothing, cluster, or freeze (live sliders,
-#   a kernel-free live figure and sweeps).
+#   on the book's site a kernel-free live figure too, and sweeps).
 
 # %%
 import matplotlib.pyplot as plt
@@ -194,7 +197,10 @@ display(Markdown(picture_text(numbers, knn_2d)))
 # latent coordinates after `depth` blocks. Right: the between/within-class ratio (all 128
 # dimensions) at every layer for the current $\kappa$, $\eta$ and $\beta$, with the current depth
 # circled and layer 0 dotted. Moving depth only redraws; moving the others reruns the eight
-# blocks. Try a small $\kappa$ (0.3 to 3), the default 30, and a large one (300 and up).
+# blocks. Move $\kappa$ from a kernel wider than the data ($\kappa = 0.3$) through the default 30 to
+# one narrower than the distance to the nearest neighbour ($\kappa = 3000$). At the small end the
+# points gather in one spot (the axes follow them) while the ratio on the right hardly changes: the
+# picture shrinks, but who is near whom stays the same. At the large end nothing moves at all.
 
 # %%
 X0_1k, labels_1k = mnist_latents(n=1000)
@@ -203,12 +209,9 @@ X0_1k, labels_1k = mnist_latents(n=1000)
 panel = mnist_panel(X0_1k, labels_1k)
 panel.show()
 
-# %% [markdown]
+# %% [markdown] tags=["site-only"]
 # Without a kernel, the same panel precomputed for 300 of the images (30 per class) over a grid
-# of settings. Move $\kappa$ from a kernel wider than the data ($\kappa = 0.3$) to one narrower
-# than the distance to the nearest neighbour ($\kappa = 3000$). At the small end the points
-# gather in one spot (the axes follow them) while the ratio on the right hardly changes: the
-# picture shrinks, but who is near whom stays the same. At the large end nothing moves at all.
+# of settings, with $\kappa$ over the same range.
 
 # %%
 mnist_live(*mnist_latents(n=300))
@@ -278,8 +281,8 @@ for r in layer_metrics([deep[t] for t in keep], labels_1k, variant="paper"):
     print(f"layer {keep[r['layer']]:>2}: " + ", ".join(f"{m} {r[m]:.3f}" for m in METRIC_LABELS))
 
 # %% [markdown]
-# **3.** In the limit of a very wide kernel the live figure shows all the points gathering in one
-# spot, yet the numbers beside it hardly move. Explain, using the limit
+# **3.** In the limit of a very wide kernel the figure under "Try it" shows all the points gathering
+# in one spot, yet the numbers beside them hardly move. Explain, using the limit
 # $A \to \tfrac{1}{n}\mathbf{1}\mathbf{1}^\top$.
 #
 # :::{dropdown} Solution

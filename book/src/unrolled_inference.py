@@ -1,9 +1,12 @@
 # %% tags=["colab", "remove-cell"]
-# Colab only: install this book's helper package when it is missing.
-# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
-import importlib.util, sys
+#@title Colab only: install this book's helper package { display-mode: "form" }
+# Anywhere else (the book build, Binder, Jupyter, a local checkout) this cell does nothing.
+import importlib.metadata, importlib.util, re, sys
 if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
-    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
+    have = {re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() for d in importlib.metadata.distributions()}
+    needs = {"numpy", "scipy", "scikit-learn", "matplotlib", "ipywidgets", "ipython", "torch", "torchvision", "tqdm", "threadpoolctl", "jsonschema"}
+    no_deps = "--no-deps" if needs <= have else ""  # Colab has them all: add this package, change nothing
+    # %pip install --quiet {no_deps} "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
 
 # %% [markdown]
 # # Inference unrolled
@@ -132,7 +135,7 @@ print(f"slowest rate near X*                          = {marks['slowest']:.4f} p
 # - **larger** $\eta$, up to the threshold, converges faster, for the same reason;
 # - **past the threshold** $2/(\lambda_{\max} - \lambda_1)$, printed above, the run blows up.
 #
-# The sentence under the scrub figure below says, for each of its step sizes, whether the run
+# A sentence further down says, step size by step size, whether the run
 # converged within 600 steps, stayed short of it, or diverged.
 #
 # The middle plot needs a word. $X^*$ is defined only up to a rotation $R$ (see the ELBO chapter), so
@@ -149,7 +152,7 @@ print(f"slowest rate near X*                          = {marks['slowest']:.4f} p
 panel = eta_panel(L, labels, beta=beta, eta=(0.002, 0.08, 0.025), n_components=q, n_steps=600)
 panel.show()
 
-# %% [markdown]
+# %% [markdown] tags=["site-only"]
 # Without a kernel, move the step size below. It runs from slow (0.002) through stable and fast
 # to divergent (above the threshold).
 

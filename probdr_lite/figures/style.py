@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from probdr_lite.metrics import METRICS
+from probdr_lite.plotting import CLASS_COLOURS
 
 __all__ = [
     "OKABE_ITO",
@@ -52,9 +53,8 @@ OKABE_ITO = {
 }
 
 
-#: One colour per MNIST class (Petroff's ten-colour cycle), the same in every figure and live figure of the book.
-CLASS_COLOURS = ("#3f90da", "#ffa90e", "#bd1f01", "#94a4a2", "#832db6",
-                 "#a96b59", "#e76300", "#b9ac70", "#717581", "#92dadd")
+#: One colour per MNIST class (Petroff's ten-colour cycle), the same in every figure and live figure of the
+#: book: :data:`probdr_lite.plotting.CLASS_COLOURS` (defined there, the lower layer), named here with the rest.
 
 
 class VariantStyle(NamedTuple):

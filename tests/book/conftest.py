@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+
+from probdr_lite import _notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -30,23 +31,10 @@ def built_book():
     return HTML
 
 
-def _toc_files(entry):
-    """Files of one toc entry and everything nested under it (chapters, parts, sections)."""
-    out = [entry["file"]] if isinstance(entry, dict) and "file" in entry else []
-    if isinstance(entry, dict):
-        for key in ("chapters", "parts", "sections"):
-            for child in entry.get(key) or []:
-                out += _toc_files(child)
-    return out
-
-
 def toc_pages():
     """Every page in the table of contents, as (docname, relative html path).
 
     Read from ``_toc.yml`` at collection time, so a chapter uncommented there is
     tested with no change to the tests.
     """
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    docs = [toc["root"]] + _toc_files({k: v for k, v in toc.items() if k in ("chapters", "parts")})
-    docs = [str(Path(d).with_suffix("")) if Path(d).suffix in (".md", ".ipynb") else d for d in docs]
-    return [(d, f"{d}.html") for d in dict.fromkeys(docs)]
+    return [(d, f"{d}.html") for d in _notebooks.toc_pages(ROOT / "_toc.yml")]

@@ -25,7 +25,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.chromium import chromium_path
+from tests.chromium import chromium_path, free_port, require
 
 pytestmark = pytest.mark.browser
 
@@ -55,16 +54,6 @@ CHROMIUM_ARGS = [
 SERVER_TIMEOUT_S, RUN_ALL_TIMEOUT_S, REDRAW_TIMEOUT_S = 90, 240, 60
 
 
-def _require(missing: str):
-    if os.environ.get("PROBDR_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"the front-end test is required here (PROBDR_REQUIRE_BROWSER=1) but {missing}", pytrace=False)
-    pytest.skip(f"front-end test skipped: {missing}")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +63,7 @@ def lab(tmp_path_factory):
 
     for module, package in (("jupyterlab", "jupyterlab"), ("jupyterlab_myst", "jupyterlab-myst")):
         if importlib.util.find_spec(module) is None:
-            _require(f"{package} is not installed (pip install jupyterlab jupyterlab-myst)")
+            require("front-end test", f"{package} is not installed (pip install jupyterlab jupyterlab-myst)")
     tmp = tmp_path_factory.mktemp("lab")
     notebooks = tmp / "notebooks"
     notebooks.mkdir()
@@ -84,7 +73,7 @@ def lab(tmp_path_factory):
     # no news or update check (there is no network; the toast would cover the page)
     (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false",
                                                                           "checkForUpdates": False}))
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
@@ -132,10 +121,10 @@ def page(lab):
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as exc:  # pragma: no cover - playwright is in requirements.txt
-        _require(f"Playwright for Python is not installed ({exc})")
+        require("front-end test", f"Playwright for Python is not installed ({exc})")
     exe = chromium_path()
     if exe is None:
-        _require("no Chromium found (apt-get install chromium, or set PROBDR_CHROMIUM to its path)")
+        require("front-end test", "no Chromium found (apt-get install chromium, or set PROBDR_CHROMIUM to its path)")
     base, token = lab
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)

@@ -156,3 +156,11 @@ def test_imports_go_only_downward_and_never_reach_private_names(module):
 
 def test_known_offenders_are_modules():
     assert set(KNOWN_OFFENDERS) <= set(MODULES)
+
+
+def test_plotting_sits_below_the_figures():
+    """probdr_lite.plotting is the presentation layer's base (figures build on it): it imports nothing from
+    probdr_lite.figures, so the figures never import a module that imports them back."""
+    upward = [(line, target) for line, target, _ in imports("probdr_lite.plotting")
+              if target == "probdr_lite.figures" or target.startswith("probdr_lite.figures.")]
+    assert upward == [], upward

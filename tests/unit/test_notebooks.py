@@ -1,6 +1,7 @@
 """Chapter notebooks follow the book's conventions and match their sources."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,173 @@ def test_chapter_title_has_no_maths(path):
     title = next(l for c in cells if c["cell_type"] == "markdown"
                  for l in "".join(c["source"]).splitlines() if l.startswith("# "))
     assert "$" not in title and "\\(" not in title, title
+
+
+# --- reader notebooks (notebooks/jupyter, notebooks/colab): the chapters written out for launching ---------------
+
+READER = ROOT / _notebooks.reader_folder()
+CHAPTERS = _notebooks.reader_chapters()
+READERS = [(name, flavour) for name, _ in CHAPTERS for flavour in _notebooks.FLAVOURS]
+
+
+def _reader(name, flavour):
+    return json.loads(_notebooks.reader_path(name, flavour).read_text(encoding="utf-8"))
+
+
+def _markdown(nb):
+    return "\n\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def test_every_chapter_of_the_toc_has_its_reader_notebooks():
+    """Read from _toc.yml: every page written in book/src gets both flavours, and nothing else is there."""
+    toc_chapters = [Path(p).name for p in _notebooks.toc_pages() if (ROOT / Path(p).parent / "src" /
+                                                                       f"{Path(p).name}.py").exists()]
+    assert [name for name, _ in CHAPTERS] == toc_chapters and len(toc_chapters) >= 9
+    expected = {_notebooks.reader_path(n, f) for n, f in READERS}
+    assert set(READER.rglob("*.ipynb")) == expected
+
+
+def test_reader_notebooks_equal_their_generation():
+    """The folder is generated (make notebooks); a stale or hand-edited file fails here."""
+    for path, text in _notebooks.reader_texts().items():
+        assert path.exists(), f"{path.relative_to(ROOT)} is missing: run make notebooks"
+        assert path.read_text(encoding="utf-8") == text, f"{path.relative_to(ROOT)} is stale: run make notebooks"
+
+
+@pytest.mark.parametrize("name,flavour", READERS, ids=lambda x: x)
+def test_reader_notebook_has_no_myst_no_book_tags_no_live_figure(name, flavour):
+    assert _notebooks.reader_problems(_notebooks.reader_path(name, flavour)) == []
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("as shown {cite:p}`ravuri2025transformers`", "role"),
+    ("see {ref}`sec-x` and {numref}`fig-y`", "role"),
+    (":::{dropdown} Solution\nbody\n:::", "directive"),
+    ("```{note}\nbody\n```", "directive"),
+    ("body\n:::", "colon fence"),
+    ("(sec-x)=\n# Heading", "target"),
+    ("% a MyST comment", "comment"),
+    ("+++", "block break"),
+    ("{{ substitution }}", "substitution"),
+    ("[intro](intro.md)", "link to a MyST page"),
+])
+def test_the_scanner_catches_each_kind_of_myst(text, kind):
+    assert any(f.startswith(kind) for f in _notebooks.myst_leftovers(text)), (text, _notebooks.myst_leftovers(text))
+
+
+def test_the_scanner_leaves_plain_markdown_alone():
+    text = ("A [link](https://arxiv.org/abs/2507.21040), `code {x}` in code, $A - I$, $$x$$,\n\n"
+            "<details>\n<summary>Solution</summary>\n\n**bold**\n\n</details>\n\n```python\n:::{not myst here}\n```")
+    assert _notebooks.myst_leftovers(text) == []
+
+
+@pytest.mark.parametrize("name,src", CHAPTERS, ids=lambda x: str(x))
+def test_citations_become_author_year_links(name, src):
+    """Every {cite:p}/{cite:t} of the source becomes "(Author, Year)" linking to the entry's URL or DOI (or the
+    references page), and the notebook ends with the chapter's references."""
+    import jupytext
+
+    source = "\n".join(c.source for c in jupytext.read(src, fmt="py:percent").cells if c.cell_type == "markdown")
+    keys = [k.strip() for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", source) for k in group.split(",")]
+    bib = _notebooks.bibliography()
+    for flavour in _notebooks.FLAVOURS:
+        text = _markdown(_reader(name, flavour))
+        for key in keys:
+            entry = bib[key]
+            url = entry["url"] or _notebooks.pages_url() + "book/references.html"
+            assert f"{entry['year']}]({url})" in text or f"({entry['year']})]({url})" in text, key
+            assert entry["title"] in text.split("## References", 1)[-1], f"{key} missing from the references"
+        if not keys:
+            assert "## References" not in text
+
+
+def test_every_reference_of_the_bibliography_renders():
+    """All keys of references.bib at once (new ones included): each gets its author, year and link."""
+    bib = _notebooks.bibliography()
+    ctx = _notebooks._Context("jupyter")
+    text = _notebooks.markdown_for_reader("{cite:p}`" + ",".join(bib) + "` and {cite:t}`" + next(iter(bib)) + "`",
+                                          ctx)
+    for key, entry in bib.items():
+        assert entry["authors"] and re.fullmatch(r"\d{4}", entry["year"]), key
+        assert f"{_notebooks._authors(entry)}, {entry['year']}]" in text, key
+    assert ctx.cited == list(bib)
+    with pytest.raises(ValueError, match="not in references.bib"):
+        _notebooks.markdown_for_reader("{cite:p}`no_such_key`", ctx)
+
+
+def test_author_year_labels_follow_the_sites_style():
+    one = {"authors": ["Belkin"], "year": "2003", "title": "t"}
+    two = {"authors": ["Ravuri", "Lawrence"], "year": "2026", "title": "t"}
+    four = {"authors": ["Ravuri", "Vargas", "Lalchand", "Lawrence"], "year": "2023", "title": "t"}
+    assert [_notebooks._authors(e) for e in (one, two, four)] == ["Belkin", "Ravuri and Lawrence", "Ravuri et al."]
+
+
+@pytest.mark.parametrize("name,src", CHAPTERS, ids=lambda x: str(x))
+def test_dropdowns_become_closed_details(name, src):
+    text = src.read_text(encoding="utf-8")
+    n = len(re.findall(r"^# :::\{dropdown\}", text, re.M))
+    for flavour in _notebooks.FLAVOURS:
+        md = _markdown(_reader(name, flavour))
+        assert md.count("<details>") == md.count("</details>") == md.count("<summary>") == n
+        assert "<details open" not in md
+
+
+@pytest.mark.parametrize("name,src", CHAPTERS, ids=lambda x: str(x))
+def test_links_between_chapters_work_where_the_notebook_is_opened(name, src):
+    """Jupyter: a relative path to a sibling reader notebook that exists. Colab: the sibling's Colab URL on the
+    branch of _config.yml. Pages without a notebook (the introduction): the site."""
+    url, branch = _notebooks.repository()
+    owner_name = url.split("github.com/")[1]
+    for flavour in _notebooks.FLAVOURS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", _markdown(_reader(name, flavour))):
+            if flavour == "jupyter" and not re.match(r"[a-z]+:", target):
+                assert (_notebooks.reader_path(name, flavour).parent / target.split("#")[0]).is_file(), target
+            elif "colab.research.google.com" in target:
+                assert flavour == "colab", target
+                prefix = f"https://colab.research.google.com/github/{owner_name}/blob/{branch}/"
+                assert target.startswith(prefix), target
+                assert (ROOT / target[len(prefix):]).is_file() and "/colab/" in target, target
+            else:
+                assert re.match(r"https://", target), f"{name} ({flavour}): relative link {target!r}"
+            assert not target.endswith(".md"), target
+
+
+def test_link_rewriting(tmp_path):
+    jupyter, colab = _notebooks._Context("jupyter"), _notebooks._Context("colab")
+    assert _notebooks._link_target("probdr_elbo.ipynb#the-elbo", False, jupyter) == "probdr_elbo.ipynb#the-elbo"
+    assert _notebooks._link_target("probdr_elbo.ipynb", False, colab) == _notebooks.launch_urls("probdr_elbo")["colab"]
+    assert _notebooks._link_target("intro.md", False, jupyter) == _notebooks.pages_url() + "book/intro.html"
+    assert _notebooks._link_target("../LICENSE", False, jupyter).endswith("/blob/main/LICENSE")
+    with pytest.raises(ValueError, match="does not exist"):
+        _notebooks._link_target("no_such_chapter.ipynb", False, jupyter)
+
+
+@pytest.mark.parametrize("name,src", CHAPTERS, ids=lambda x: str(x))
+def test_site_only_cells_are_left_out_and_helper_cells_folded(name, src):
+    import jupytext
+
+    cells = jupytext.read(src, fmt="py:percent").cells
+    hidden = [c for c in cells if c.cell_type == "code" and _notebooks.HIDDEN_TAGS & set(c.metadata.get("tags", []))]
+    site_only = [c for c in cells if _notebooks.SITE_ONLY_TAG in c.metadata.get("tags", [])]
+    for flavour in _notebooks.FLAVOURS:
+        nb = _reader(name, flavour)
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        folded = [c for c in code if "".join(c["source"]).startswith(_notebooks.HIDDEN_TITLE)]
+        assert len(folded) == len(hidden)
+        for c in folded:
+            assert c["metadata"]["cellView"] == "form" and c["metadata"]["jupyter"]["source_hidden"] is True
+        text = json.dumps(nb)
+        for c in site_only:
+            assert c.source.split("\n")[0] not in text
+        # the install cell comes first, folded too, and is the one every chapter starts with
+        assert "".join(code[0]["source"]) == _notebooks.colab_cell_source()
+
+
+def test_live_figure_calls_are_removed_and_nothing_else():
+    names = {"toy_live"}
+    src = "etas = [1, 2]  # kept\ntoy_live(toy)\n"
+    assert _notebooks._without_live(src, names) == "etas = [1, 2]  # kept"
+    assert _notebooks._without_live("toy_live(toy)\n", names) == ""
+    imports = "import numpy as np\nfrom probdr_lite.figures.live.chapters import toy_live\nfrom x import y\n"
+    assert _notebooks._without_live(imports, names) == "import numpy as np\nfrom x import y"
+    assert _notebooks._without_live("fig = other(toy_live)\n", names) == "fig = other(toy_live)\n"

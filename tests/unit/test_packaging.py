@@ -80,7 +80,9 @@ def test_binder_environment_is_run_time_only_with_an_exact_python():
     assert len(pythons) == 1 and re.fullmatch(r"python=3\.\d+\.\d+", pythons[0]), pythons
     runtime = pypi_requirements(PROJECT["dependencies"])
     lab = pypi_requirements(PROJECT["optional-dependencies"]["lab"])
-    assert conda_requirements(path) == {**runtime, **lab, "notebook": SpecifierSet(">=7,<8")}
+    # ipywidgets narrowed to 8: the site's Live Code runs on Binder, and Thebe's widget manager is ipywidgets 8's
+    assert conda_requirements(path) == {**runtime, **lab, "notebook": SpecifierSet(">=7,<8"),
+                                        "ipywidgets": SpecifierSet(">=8,<9")}
     assert not set(conda_requirements(path)) & TOOLS
     # no pip section: installing the checkout from environment.yml would make every commit rebuild the image
     assert not [d for d in env["dependencies"] if isinstance(d, dict)]
@@ -108,9 +110,20 @@ def test_binder_postbuild_installs_the_package_without_dependencies():
 
 
 def test_binder_ignores_the_root_files_it_must_not_use():
-    """repo2docker reads binder/ instead of the root when binder/ exists; no root file may be a second recipe there."""
+    """repo2docker reads binder/ instead of the root when binder/ exists (so the root requirements.txt is for
+    pip readers only); binder/ itself holds no second recipe."""
+    assert (ROOT / "binder" / "environment.yml").exists()
     assert not (ROOT / "binder" / "requirements.txt").exists()
-    assert not (ROOT / "requirements.txt").exists(), "ranges live in pyproject.toml, exact versions in requirements-lock.txt"
+
+
+def test_requirements_txt_is_the_run_time_requirements_of_pyproject():
+    """requirements.txt at the root (the design card lists it): exactly pyproject.toml's run-time requirements,
+    the same ranges, nothing else (no tools, no pins, no URLs)."""
+    lines = [l.strip() for l in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
+    reqs = [l for l in lines if l and not l.startswith("#")]
+    assert [str(Requirement(r)) for r in reqs] == [str(Requirement(r)) for r in PROJECT["dependencies"]]
+    assert pypi_requirements(reqs) == pypi_requirements(PROJECT["dependencies"])
+    assert not any(l.startswith(("-", "git+", "http")) or "==" in l for l in reqs)
 
 
 def test_pyproject_ranges():

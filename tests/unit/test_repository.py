@@ -56,6 +56,8 @@ def test_the_repository_url_is_written_only_where_it_is_checked():
               if url in text or f"{owner}.github.io" in text}
     # the Colab cell of each chapter source and its notebook: tests/unit/test_notebooks.py compares it
     naming -= {n for n in naming if n.startswith("book/") and n.endswith((".ipynb", ".py"))}
+    # the reader notebooks: generated from _config.yml, and test_notebooks.py compares them with the generation
+    naming -= {n for n in naming if n.startswith(_notebooks.reader_folder() + "/")}
     assert naming <= checked, naming - checked
 
 

@@ -126,3 +126,36 @@ def test_repository_settings_are_validated(tmp_path):
     bad.write_text("repository:\n  url: https://github.com/a/b\n  branch: 'no spaces allowed'\n")
     with pytest.raises(ValueError, match="repository.branch"):
         _notebooks.repository(bad)
+
+
+#: The major version of @jupyter-widgets/controls (JavaScript) and the ipywidgets release it renders.
+CONTROLS_TO_IPYWIDGETS = {5: 8, 4: 7, 3: 7}
+
+
+def test_binders_ipywidgets_is_the_one_thebes_widget_manager_renders():
+    """Live Code runs the page's cells on Binder and renders their widgets with the widget manager bundled in the
+    Thebe the site serves: the Binder environment must hold the ipywidgets of that manager (7 and 8 speak
+    different protocols). Read from package-lock.json (what npm ci installs) and binder/environment.yml."""
+    from packaging.specifiers import SpecifierSet
+
+    lock = json.loads((ROOT / "package-lock.json").read_text())["packages"]
+    controls = lock["node_modules/thebe"]["dependencies"]["@jupyter-widgets/controls"]
+    major = CONTROLS_TO_IPYWIDGETS[int(re.match(r"\D*(\d+)", controls).group(1))]
+    env = yaml.safe_load((ROOT / "binder" / "environment.yml").read_text())
+    spec = next(SpecifierSet(re.sub(r"^ipywidgets\s*", "", d.split("#")[0]).strip())
+                for d in env["dependencies"] if isinstance(d, str) and d.startswith("ipywidgets"))
+    assert spec.contains(f"{major}.1.0") and not spec.contains(f"{major - 1}.99") and not spec.contains(f"{major + 1}.0"), (
+        f"Thebe bundles @jupyter-widgets/controls {controls} (ipywidgets {major}); binder/ asks for ipywidgets{spec}")
+    from probdr_lite import environment
+    pins = {p.name: p.version for p in environment.read_lock(ROOT / "requirements-lock.txt")}
+    assert pins["ipywidgets"].split(".")[0] == str(major), "the Live Code test's kernel (the lock) must match too"
+
+
+def test_live_code_script_fixes_thebe_09_under_sphinx_thebe():
+    """The launch script that replaces sphinx-thebe's (tools/sphinx_local_assets.py) carries each fix the
+    Live Code test relies on; the browser test (tests/book/test_live_code.py) checks that they work."""
+    js = _assets_module().THEBE_SETUP_JS
+    for needle in ("requestKernel: true", "useBinder: binder", "kernelName:", "data-output", "urls.requirejs",
+                   "font-awesome", 'thebelab.on("error"', "css.href"):
+        assert needle in js, needle
+    assert "cdnjs" in js and "abs(urls.requirejs)" in js  # the cdnjs URL is only matched, never fetched
