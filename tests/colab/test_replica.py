@@ -44,10 +44,6 @@ CUDA_STAND_IN = ("nvidia-", "cuda-", "triton")
 STAND_IN = '"""Stand-in for Colab\'s google.colab module (tests/colab): the notebooks only check that it is imported."""\n'
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
 def _pip(python: Path, *args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", *args], capture_output=True,
                           text=True, env=_pip_env(), **kw)
@@ -74,7 +70,7 @@ def replica(tmp_path_factory):
     else:
         why = f"the Colab replica at {folder} is missing or out of date (make colab builds it)"
     if not current:
-        if _in_ci():
+        if colab_replica.required():
             pytest.fail(f"required in CI: {why}", pytrace=False)
         pytest.skip(why)
     tmp = tmp_path_factory.mktemp("colab")
