@@ -24,7 +24,8 @@ ple                 F(X; A_ref) = log det C - tr(X^T (I - A_ref) X)       ascent
 phi                 Phi(X) above                                           ascent   2 C^{-1} X - (L + L^T) X
 hopfield            (1/2) ||X||^2 - (d_q/kappa) sum_i lse_j S(X, X_ref)    descent  X - A(X; X_ref) X_ref
 energy_transformer  -(d_q / kappa) sum_i logsumexp_j S_ij                  descent  -(A + A^T) X
-sphere              (d_q / (2 kappa n^2)) sum_ij exp(S_ij - kappa)         ascent   (E' + E'^T) X / (2 n^2), E' = e^{S-kappa}
+sphere              (d_q / (2 kappa n^2)) sum_ij exp(S_ij - kappa)         ascent   (E' + E'^T) X / (2 n^2),
+                                                                                    E' = exp(S - kappa)
 crate               R(X) = (1/2) log det(I + X X^T / beta)                 descent  C^{-1} X
 sinkformer          (d_q / (2 kappa)) min_f sum_ij e^{f_i + S_ij + f_j}     ascent   P X, P the Sinkhorn (doubly
                     - 2 sum_i f_i                                                   stochastic) attention

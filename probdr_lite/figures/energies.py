@@ -137,8 +137,8 @@ def gradient_field_table(asymmetry: dict, tol=None) -> Table:
     if not isinstance(asymmetry, dict) or not asymmetry:
         raise ValueError("asymmetry must be a non-empty dict {update: asymmetry}")
     body = [[VARIANT_NAMES.get(u, u), sci(a), "yes" if a < t else "no"] for u, a in asymmetry.items()]
-    return Table(["update", r"Jacobian asymmetry $\max \lvert u^\top J v - v^\top J u \rvert / (\lVert Jv \rVert + \lVert Ju \rVert)$",
-                  "a gradient field?"], body,
+    asym = r"$\max \lvert u^\top J v - v^\top J u \rvert / (\lVert Jv \rVert + \lVert Ju \rVert)$"
+    return Table(["update", "Jacobian asymmetry " + asym, "a gradient field?"], body,
                  caption=f"a field is the gradient of an energy exactly when its Jacobian is symmetric; "
                          f"'yes' means below {sci(t, 0)}")
 
@@ -147,8 +147,14 @@ def gradient_field_text(asymmetry: dict, tol=None) -> str:
     t = _tol(tol)
     yes = [u for u, a in asymmetry.items() if a < t]
     no = [u for u, a in asymmetry.items() if a >= t]
-    return ((f"The direction fields of {_names(yes)} are gradient fields: their Jacobians are symmetric to "
-             f"{sci(max(asymmetry[u] for u in yes))}. " if yes else "None of the updates is a gradient field. ")
+    one = len(yes) == 1
+    lead = ""
+    if yes:
+        lead = (f"The direction field{'' if one else 's'} of {_names(yes)} "
+                f"{'is a gradient field' if one else 'are gradient fields'}: "
+                f"{'its Jacobian is' if one else 'their Jacobians are'} symmetric to "
+                f"{sci(max(asymmetry[u] for u in yes))}. ")
+    return ((lead if yes else "None of the updates is a gradient field. ")
             + (f"Those of {_names(no)} are not: their asymmetry is {sci(min(asymmetry[u] for u in no))} or more, "
                f"far above rounding, so no energy whatever has them as its gradient (in the Euclidean metric)."
                if no else ""))
@@ -468,7 +474,7 @@ def closing_text(harness: dict, asymmetry: dict, alignment: dict, le: dict, base
     return (
         "The paper's block, as the paper writes it, is "
         + ("not an exact gradient step of its own objective; its correction, the exact block, is the exact step "
-           "of the stop-gradient ELBO and of $\Phi$, a Hopfield-type log-sum-exp energy plus ProbDR's "
+           r"of the stop-gradient ELBO and of $\Phi$, a Hopfield-type log-sum-exp energy plus ProbDR's "
            "log-determinant" if "paper" not in ple_exact and "exact" in ple_exact else
            "an exact gradient step of the stop-gradient ELBO")
         + (f". Of the {len(variants)} blocks, only {_names(grads)} {'is' if len(grads) == 1 else 'are'} a "

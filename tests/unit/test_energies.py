@@ -264,7 +264,8 @@ def test_energy_table_arranges_by_reading(X):
     paths = {v: U.unroll(X, 2, 10.0, 0.4, 1.0, v) for v in ("attention", "diffusion")}
     t = E.energy_table(paths, ("phi", "crate"), 10.0, 1.0)
     assert set(t) == {"phi", "crate"} and set(t["phi"]) == {"attention", "diffusion"}
-    assert np.allclose(t["crate"]["diffusion"]["values"], E.energy_path(paths["diffusion"], ("crate",))["crate"]["values"])
+    alone = E.energy_path(paths["diffusion"], ("crate",))["crate"]["values"]
+    assert np.allclose(t["crate"]["diffusion"]["values"], alone)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
