@@ -478,6 +478,12 @@ def update_direction(X, update, kappa=30.0, beta=1.0, mask=None) -> torch.Tensor
     -------
     torch.Tensor of X's shape, float64.
     """
+    X, update, kappa, beta, causal = _prepare_update(X, update, kappa, beta, mask)
+    with torch.no_grad():
+        return _dense_direction(X, update, kappa, beta, causal)
+
+
+def _prepare_update(X, update, kappa, beta, mask):
     X = _latents(X)
     update = check_choice(update, "update", UPDATES)
     kappa, beta = _kappa(kappa), _beta(beta, positive=update == "exact")
@@ -485,8 +491,7 @@ def update_direction(X, update, kappa=30.0, beta=1.0, mask=None) -> torch.Tensor
     if causal and update == "sinkformer":
         raise ValueError("mask must be None for update 'sinkformer' (no doubly stochastic causal attention)")
     _check_bound(X, kappa, beta)
-    with torch.no_grad():
-        return _dense_direction(X, update, kappa, beta, causal)
+    return X, update, kappa, beta, causal
 
 
 @one_thread
@@ -548,15 +553,9 @@ def gradient_field_asymmetry(X, update, kappa=30.0, beta=1.0, mask=None, n_pairs
     -------
     float >= 0.
     """
-    X = _latents(X)
-    update = check_choice(update, "update", UPDATES)
-    kappa, beta = _kappa(kappa), _beta(beta, positive=update == "exact")
-    causal = _mask(mask)
-    if causal and update == "sinkformer":
-        raise ValueError("mask must be None for update 'sinkformer' (no doubly stochastic causal attention)")
+    X, update, kappa, beta, causal = _prepare_update(X, update, kappa, beta, mask)
     n_pairs = check_scalar(n_pairs, "n_pairs", low=1, high=100, integer=True)
     gen = torch.Generator().manual_seed(check_seed(seed))
-    _check_bound(X, kappa, beta)
 
     def field(Z):
         return _dense_direction(Z, update, kappa, beta, causal)
