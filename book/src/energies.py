@@ -231,6 +231,7 @@ display(Markdown(figs.harness_table(harness).to_markdown()))
 fig = figs.energy_path_figure(harness)
 plt.show()
 display(Markdown(figs.harness_text(harness)))
+display(Markdown(figs.objectives_text(harness)))
 
 # %% [markdown]
 # ## The thesis, tested head-on

@@ -29,6 +29,7 @@ __all__ = [
     "alignment_table",
     "harness_table",
     "harness_text",
+    "objectives_text",
     "energy_path_figure",
     "spectrum_figure",
     "spectrum_text",
@@ -175,7 +176,7 @@ def alignment_table(alignment: dict, tol=None) -> Table:
         where = _names(ex["full"]) + (f"; after LayerNorm also {_names(tangent_only)}" if tangent_only else "")
         body.append([READING_NAMES[r]] + cells + [where])
     return Table(header, body, caption="each cell: cosine of the block's step with the reading's step "
-                 "(sense × gradient) at X₀, in the full space / after LayerNorm (tangent parts)")
+                 "(sense × gradient) at $X_0$, in the full space / after LayerNorm (tangent parts)")
 
 
 def _moves(e: dict) -> str:
@@ -232,6 +233,30 @@ def harness_text(table: dict) -> str:
     return text
 
 
+def objectives_text(table: dict, readings=("ple", "phi"), rel_tol=0.01) -> str:
+    """The PLE ELBO and Phi at the first and last layer of every block's path, and, for a frozen reading, whether
+    the value with each layer's own graph follows the per-step changes (a move counts beyond ``rel_tol``)."""
+    out = []
+    for r in readings:
+        if r not in table:
+            raise ValueError(f"table must hold reading {r!r}")
+        rows = table[r]
+        T = next(iter(rows.values()))["deltas"].size
+        ends = "; ".join(f"{VARIANT_NAMES[v]} {num(e['values'][0], 0)} → {num(e['values'][-1], 0)} "
+                         f"({trend(e['values'][0], e['values'][-1], rel_tol)})" for v, e in rows.items())
+        text = f"{READING_NAMES[r]}, layer 0 → layer {T}: {ends}."
+        if r in FROZEN:
+            undone = [v for v, e in rows.items() if _agrees(e, SENSE[r]) and
+                      trend(e["values"][0], e["values"][-1], rel_tol) != ("rises" if SENSE[r] > 0 else "falls")]
+            if undone:
+                verb = "raises" if SENSE[r] > 0 else "lowers"
+                text += (f" For {_names(undone)} every step {verb} the value computed with the "
+                         "graph it started from, yet the value with each layer's own graph does not follow: the "
+                         "change of graph between steps undoes what the steps gain.")
+        out.append(text)
+    return " ".join(out)
+
+
 def energy_path_figure(table: dict):
     """One panel per reading: E(X_t) - E(X_0) along the layers, one line per variant."""
     if not isinstance(table, dict) or not table:
@@ -244,14 +269,14 @@ def energy_path_figure(table: dict):
         for v, e in table[r].items():
             vals = np.asarray(e["values"], dtype=float)
             ax.plot(np.arange(vals.size), vals - vals[0], "o-", ms=3, color=variant_colour(v),
-                    label=VARIANT_NAMES[v].replace("$", ""))
+                    label=VARIANT_NAMES[v])
         ax.axhline(0.0, color="0.5", lw=0.6)
         arrow = "↑" if SENSE[r] > 0 else "↓"
-        title = READING_NAMES[r].replace("$\\Phi$", "Φ")
+        title = READING_NAMES[r]
         ax.set_title(f"{title}\n(its reading: {arrow}{', frozen per step' if r in FROZEN else ''})",
                      fontsize="small")
-        ax.set_xlabel("layer t")
-        ax.set_ylabel("E(X_t) − E(X_0)", fontsize="small")
+        ax.set_xlabel("layer $t$")
+        ax.set_ylabel(r"$E(X_t) - E(X_0)$", fontsize="small")
     for ax in list(axes.flat)[len(readings):]:
         ax.set_axis_off()
     axes.flat[0].legend(fontsize="x-small")
@@ -269,21 +294,22 @@ def spectrum_figure(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8):
     curves = (("attention", "plain attention", variant_colour("attention"), "-"),
               ("diffusion", "A − I and symmetric", variant_colour("diffusion"), "-"),
               ("paper", "the paper's block", variant_colour("paper"), "--"),
-              ("flow", "the diffusion flow e^{-hλ}", "0.4", ":"))
+              ("flow", r"the diffusion flow $e^{-h\lambda}$", "0.4", ":"))
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
     for k, ax in enumerate(axes):
         twin = ax.twinx()
         twin.hist(lam, bins=60, color="0.85", zorder=0)
-        twin.set_ylabel("eigenvalues of I − A at X₀ (count)", color="0.45", fontsize="small")
+        twin.set_ylabel(r"eigenvalues of $I - A$ at $X_0$ (count)", color="0.45", fontsize="small")
         ax.set_zorder(twin.get_zorder() + 1)
         ax.patch.set_visible(False)
         for variant, label, colour, ls in curves:
             r = frequency_response(grid, variant, eta, d_q, beta)
             ax.plot(grid, r if k == 0 else np.abs(r) ** n_steps, ls, color=colour, lw=1.8, label=label)
         ax.axhline(0.0, color="0.5", lw=0.6)
-        ax.set_xlabel("eigenvalue λ of I − A (graph frequency)")
-    axes[0].set(ylabel="response of one step, relative to λ = 0", title=f"one step (η = {num(eta, 2)}, h = 2η)")
-    axes[1].set(ylabel=f"|response|^{n_steps}", yscale="log", title=f"after {n_steps} steps",
+        ax.set_xlabel(r"eigenvalue $\lambda$ of $I - A$ (graph frequency)")
+    axes[0].set(ylabel=r"response of one step, relative to $\lambda = 0$",
+                title=rf"one step ($\eta$ = {num(eta, 2)}, $h = 2\eta$)")
+    axes[1].set(ylabel=rf"$|\mathrm{{response}}|^{{{n_steps}}}$", yscale="log", title=f"after {n_steps} steps",
                 ylim=(1e-8, 1.5))
     axes[0].legend(fontsize="x-small", loc="lower left")
     fig.tight_layout()
@@ -350,7 +376,7 @@ def readings_table(table: dict, alignment: dict, asymmetry: dict, spectrum_note:
     return Table(["reading", "energy (its reading)", "exact gradient step of", "what it predicts",
                   "what this book measured"], body,
                  caption=f"of the updates tested, the gradient fields are {_names(grads)}; exact means a cosine "
-                         f"within {sci(_tol(tol), 0)} of 1 at X₀")
+                         f"within {sci(_tol(tol), 0)} of 1 at $X_0$")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -378,8 +404,8 @@ def thesis_table(alignment: dict, baseline: dict, erank: dict, qs=(2, 10)) -> Ta
                                         for g in graphs for q in qs] + [""])
     T = next(iter(alignment[variants[0]].values()))[qs[0]].size - 1
     return Table(header, body, caption=f"layer 0 → layer {T}: mean cosine of the principal angles between the "
-                 "top-q principal subspace of X_t and the LE embedding (1: the same subspace); random: mean ± sd "
-                 "over random subspaces")
+                 "top-$q$ principal subspace of $X_t$ and the LE embedding (1: the same subspace); random: mean ± "
+                 "sd over random subspaces")
 
 
 def thesis_text(alignment: dict, baseline: dict, erank: dict, eigenvalues: dict, participation=None,
@@ -448,10 +474,10 @@ def thesis_figure(alignment: dict, baseline: dict, qs=(2, 5, 10)):
             for v, a in alignment.items():
                 vals = a[g][q]
                 ax.plot(np.arange(vals.size), vals, "o-", ms=3, color=variant_colour(v),
-                        label=VARIANT_NAMES[v].replace("$", ""))
+                        label=VARIANT_NAMES[v])
             ax.axhline(baseline[g][q]["mean"], color="0.4", ls="--", lw=1, label="random subspace")
-            ax.set(ylim=(0, 1), xlabel="layer t")
-            ax.set_title(f"{GRAPH_NAMES[g].replace('$X_0$', 'X₀')}, q = {q}", fontsize="small")
+            ax.set(ylim=(0, 1), xlabel="layer $t$")
+            ax.set_title(f"{GRAPH_NAMES[g]}, $q$ = {q}", fontsize="small")
             if j == 0:
                 ax.set_ylabel("mean principal-angle cosine", fontsize="small")
     axes[0, 0].legend(fontsize="x-small")

@@ -152,3 +152,18 @@ def test_thesis_figure():
     le, base, _ = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.5})
     fig = F.thesis_figure(le, base, qs=(2, 10))
     assert len(fig.axes) == 4
+
+
+def test_objectives_text_says_when_the_graph_change_undoes_the_steps():
+    def e(v):
+        return {"values": np.array(v, float), "deltas": np.ones(len(v) - 1), "n_rise": len(v) - 1, "n_fall": 0}
+
+    h = {"ple": {"attention": e([-7.0, -8.0]), "diffusion": e([-7.0, -3.0])},
+         "phi": {"attention": e([-5.0, 26.0]), "diffusion": e([-5.0, 41.0])}}
+    text = F.objectives_text(h)
+    assert "plain attention -7 → -8 (falls)" in text and "$A - I$ -7 → -3 (rises)" in text
+    assert "For plain attention every step raises" in text and "For $A - I$" not in text
+    h["ple"]["attention"] = e([-7.0, -6.0])
+    assert "undoes" not in F.objectives_text(h)
+    with pytest.raises(ValueError, match="phi"):
+        F.objectives_text({"ple": h["ple"]})
