@@ -263,8 +263,8 @@ display(Markdown(figs.thesis_text(le, baseline, erank,
 #
 # ## Why the Euler step over-smooths
 #
-# Every block except the exact one is a polynomial filter of $A$, so its effect on each eigenvector
-# of $A$ is one number. On an eigenvector with $(I - A) v = \lambda v$ the $A - I$ block multiplies
+# Every block except the exact one is a polynomial filter of its graph matrix ($A$, or
+# $D^{-1/2} E D^{-1/2}$ for the symmetric block), so its effect on each eigenvector is one number. On an eigenvector with $(I - A) v = \lambda v$ the $A - I$ block multiplies
 # the component by $1 - h\lambda$ ($h = 2\eta$), plain attention by $1 + h(1 - \lambda)$, the
 # paper's block by $1 - h\lambda + 2\eta/(d_q + \beta)$. The symmetric block has the same
 # eigenvalues as $A - I$ ($D^{-1/2} E D^{-1/2}$ is similar to $D^{-1} E$), so the same response on
