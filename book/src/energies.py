@@ -128,10 +128,11 @@ diff_gap = E.differential_gap(X0, KAPPA, KAPPAS2, BETA)
 
 # %%
 display(Markdown(figs.proposition_text({
-    f"toy (n = {toy.X0.shape[0]}, d_q = {toy.X0.shape[1]}), κ from 1 to 100, β from 0.1 to 10, no mask":
-        float(gaps_toy[0].max()),
+    f"toy (${toy.X0.shape[0]}$ points, $d_q = {toy.X0.shape[1]}$), " + r"$\kappa$ from 1 to 100, $\beta$ from 0.1 "
+    "to 10, no mask": float(gaps_toy[0].max()),
     "the same with the causal mask": float(gaps_toy[1].max()),
-    f"MNIST latents (n = {X0.shape[0]}, d_q = {D_Q}), κ = {KAPPA:g}, β = {BETA:g}": float(gaps_mnist.max()),
+    f"MNIST latents (${X0.shape[0]}$ images, $d_q = {D_Q}$, $\\kappa = {KAPPA:g}$, $\\beta = {BETA:g}$)":
+        float(gaps_mnist.max()),
 })))
 
 # %% [markdown]
