@@ -265,8 +265,9 @@ display(Markdown(figs.thesis_text(le, baseline, erank,
 # ## Why the Euler step over-smooths
 #
 # Every block except the exact one is a polynomial filter of its graph matrix ($A$, or
-# $D^{-1/2} E D^{-1/2}$ for the symmetric block), so its effect on each eigenvector is one number. On an eigenvector with $(I - A) v = \lambda v$ the $A - I$ block multiplies
-# the component by $1 - h\lambda$ ($h = 2\eta$), plain attention by $1 + h(1 - \lambda)$, the
+# $D^{-1/2} E D^{-1/2}$ for the symmetric block), so its effect on each eigenvector is one
+# number. On an eigenvector with $(I - A) v = \lambda v$ the $A - I$ block multiplies the
+# component by $1 - h\lambda$ ($h = 2\eta$), plain attention by $1 + h(1 - \lambda)$, the
 # paper's block by $1 - h\lambda + 2\eta/(d_q + \beta)$. The symmetric block has the same
 # eigenvalues as $A - I$ ($D^{-1/2} E D^{-1/2}$ is similar to $D^{-1} E$), so the same response on
 # other eigenvectors. LayerNorm takes out a common factor, so what matters is the response relative
@@ -289,7 +290,7 @@ display(Markdown(figs.differential_text(diff_gap, KAPPAS2, KAPPA)))
 # %%
 display(Markdown(figs.readings_table(
     harness, alignment, asymmetry,
-    spectrum_note="every block but the exact one damps the high graph frequencies; see the spectral figure",
+    filter_note_text=figs.filter_note(lam, ETA, D_Q, BETA, N_STEPS),
     differential_note=figs.differential_text(diff_gap, KAPPAS2, KAPPA),
 ).to_markdown()))
 

@@ -33,6 +33,7 @@ __all__ = [
     "energy_path_figure",
     "spectrum_figure",
     "spectrum_text",
+    "filter_note",
     "differential_text",
     "readings_table",
     "thesis_table",
@@ -338,6 +339,18 @@ def spectrum_text(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
             + " That is the over-smoothing: the block keeps only the slowest modes of the graph.")
 
 
+def filter_note(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
+    """One line for the closing table: what each filter leaves of the top of the spectrum after ``n_steps``."""
+    top = float(np.max(np.asarray(lam, dtype=float)))
+
+    def after(v):
+        return sci(float(abs(frequency_response(top, v, eta, d_q, beta)) ** n_steps))
+
+    return (f"after {n_steps} steps the top eigenmode of $I - A$ ($\\lambda = {num(top, 2)}$) keeps "
+            f"{after('diffusion')} of its size under $A - I$, {after('paper')} under the paper's block and "
+            f"{after('attention')} under plain attention, against {after('flow')} under the flow (spectral figure)")
+
+
 def differential_text(gaps, kappas2, kappa=30.0) -> str:
     """A - I as the limit of a difference of two attention maps, from :func:`probdr_lite.energies.differential_gap`."""
     gaps = np.asarray(gaps, dtype=float)
@@ -351,7 +364,7 @@ def differential_text(gaps, kappas2, kappa=30.0) -> str:
                if gaps[-1] < 1e-3 else ": the second map is not yet the identity at these sharpnesses."))
 
 
-def readings_table(table: dict, alignment: dict, asymmetry: dict, spectrum_note: str, differential_note: str,
+def readings_table(table: dict, alignment: dict, asymmetry: dict, filter_note_text: str, differential_note: str,
                    tol=None) -> Table:
     """The chapter's closing table, reading by reading: the energy, the block whose step is its exact gradient
     step, what the reading predicts, and what this book measured (all but the third column computed)."""
@@ -369,7 +382,8 @@ def readings_table(table: dict, alignment: dict, asymmetry: dict, spectrum_note:
         body.append([READING_NAMES[r], f"{ENERGY_TEX[r]} ({SENSE_WORD[SENSE[r]]})", exact, PREDICTS[r], measured])
     grads = [u for u, a in asymmetry.items() if a < _tol(tol)]
     body.append([READING_NAMES["gfsa"], ENERGY_TEX["gfsa"],
-                 "every block but the exact one is such a filter (with $w_K = 0$)", PREDICTS["gfsa"], spectrum_note])
+                 "every block but the exact one is such a filter (with $w_K = 0$)", PREDICTS["gfsa"],
+                 filter_note_text])
     body.append([READING_NAMES["diff_transformer"], ENERGY_TEX["diff_transformer"],
                  "$A - I$ is its limit $\\kappa_2 \\to \\infty$, $\\lambda = 1$", PREDICTS["diff_transformer"],
                  differential_note])

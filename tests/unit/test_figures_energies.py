@@ -7,6 +7,7 @@ import pytest
 
 from probdr_lite import energies as E
 from probdr_lite.figures import energies as F
+from probdr_lite.figures.prose import sci
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -129,6 +130,12 @@ def test_spectrum_text_and_figure():
     assert len(fig.axes) == 4  # two panels and their histogram twins
     with pytest.raises(ValueError, match="lam"):
         F.spectrum_figure(np.array([]))
+
+
+def test_filter_note():
+    note = F.filter_note(np.array([0.0, 0.5, 1.0]), eta=0.4)
+    assert "$\\lambda = 1.00$" in note and "under $A - I$" in note
+    assert f"keeps {sci(0.2 ** 8)} of its size under $A - I$" in note  # 1 - h lambda = 0.2 at h = 0.8
 
 
 def test_differential_text():
