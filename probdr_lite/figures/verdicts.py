@@ -161,8 +161,8 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
               "without a mask that means equal degrees (every column of $A$ summing to 1, like every row). The "
               r"symmetric normalisation $D^{-1/2} E D^{-1/2}$ is symmetric by construction, and a causal mask rules "
               "it out.")
-    return Verdict("1", "2 L X is not the gradient of tr(Xᵀ L X) when A is not symmetric",
-                   "relative difference of 2 L X from (L + Lᵀ) X per step; cosine of their tangent parts",
+    return Verdict("1", r"$2 L X$ is not the gradient of $\operatorname{tr}(X^\top L X)$ when $A$ is not symmetric",
+                   r"relative difference of $2 L X$ from $(L + L^\top) X$ per step; cosine of their tangent parts",
                    f"full space ≤ {pct(m['relative_difference'].max())} (no mask), ≤ "
                    f"{pct(c['relative_difference'].max())} (causal); tangent cosine ≥ "
                    f"{num(m['tangent_cosine'].min(), 2)} (no mask), ≥ {num(c['tangent_cosine'].min(), 2)} (causal)",
@@ -186,23 +186,25 @@ def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdic
     valid_sym = bool((sym > tol).all())
     word = "holds" if (negative or singular) else "fails"
     because = (
-        f"The symmetric part of I − A has a negative eigenvalue at {count_phrase(negative, lo.size, 'steps')} "
-        f"(smallest {num(lo.min())}), and ‖(I − A) 1‖ is below {sci(tol, 0)} at "
+        f"The symmetric part of $I - A$ has a negative eigenvalue at {count_phrase(negative, lo.size, 'steps')} "
+        rf"(smallest {num(lo.min())}), and $\lVert (I - A) \mathbf{{1}} \rVert$ is below {sci(tol, 0)} at "
         f"{count_phrase(singular, null.size, 'steps')} (largest {sci(null.max())}). "
         + ("So the scale is singular at every step" if singular == null.size else
            f"So the scale is singular at {singular} steps" if singular else "So the scale is never singular")
         + (" and indefinite at every step." if negative == lo.size else
            f" and indefinite at {negative} of them." if negative else ", and never indefinite.")
     )
-    change = (f"With L_sym + γ I (γ = {gamma:g}) the smallest eigenvalue is at least {num(sym.min(), 4)} "
+    change = (rf"With $L_{{\mathrm{{sym}}}} + \gamma I$ ($\gamma = {gamma:g}$) the smallest eigenvalue is at least "
+              f"{num(sym.min(), 4)} "
               "at every step, "
               f"{'so that scale is a valid Wishart parameter' if valid_sym else 'so even that scale is not valid'}. "
-              "The objection is about the paper's choice of I − A"
+              "The objection is about the paper's choice of $I - A$"
               + ("; it would not apply to a symmetric, shifted Laplacian like this one." if valid_sym else "."))
-    return Verdict("2", "W(L / ν, ν) needs a symmetric positive definite scale; I − A is neither",
-                   "smallest eigenvalue of (I − A + (I − A)ᵀ) / 2 and ‖(I − A) 1‖ per step",
-                   f"λ_min = {num(lo.min())}; ‖(I − A) 1‖ ≤ {sci(null.max(), 0)}; "
-                   f"with L_sym + γ I: {num(sym.min(), 4)}",
+    return Verdict("2", r"$\mathcal{W}(L / \nu, \nu)$ needs a symmetric positive definite scale; $I - A$ is neither",
+                   r"smallest eigenvalue of $(I - A + (I - A)^\top) / 2$ and $\lVert (I - A) \mathbf{1} \rVert$ per "
+                   "step",
+                   rf"$\lambda_{{\min}}$ = {num(lo.min())}; $\lVert (I - A) \mathbf{{1}} \rVert \le$ "
+                   f"{sci(null.max(), 0)}; " + r"with $L_{\mathrm{sym}} + \gamma I$: " + num(sym.min(), 4),
                    word, because, change)
 
 
@@ -299,21 +301,21 @@ def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, bet
     elif good.size == 0 and mnist_rel_err >= t:
         word = "holds"
     else:
-        word = "depends on n / d_q"
-    because = (f"For random LayerNormed latents (d_q = {d_q}) the relative error is "
-               + ", ".join(f"{num(e, 2)} (n = {n})" for n, e in zip(ns, err))
-               + (f"; below the {t:g} threshold for n in {list(map(int, good))}" if good.size else
-                  f"; none of these n gets below the {t:g} threshold")
-               + (f" and above it for n in {list(map(int, bad))}" if good.size and bad.size else "")
+        word = "depends on $n / d_q$"
+    because = (f"For random LayerNormed latents ($d_q = {d_q}$) the relative error is "
+               + ", ".join(f"{num(e, 2)} ($n = {n}$)" for n, e in zip(ns, err))
+               + (f"; below the {t:g} threshold for $n$ in {list(map(int, good))}" if good.size else
+                  f"; none of these $n$ gets below the {t:g} threshold")
+               + (f" and above it for $n$ in {list(map(int, bad))}" if good.size and bad.size else "")
                + f". On {mnist_n} MNIST latents it is {num(mnist_rel_err, 2)} (cosine {num(mnist_cos, 2)}).")
     # the small-n asymptote of regulariser_prediction, solved for the n at which it reaches the threshold
     n_ok = 1 + (t * (d_q + beta) / d_q) ** 2 * (d_q - 1)
-    change = ("It is accurate when the n rows are nearly orthogonal with squared norm d_q. The error grows "
-              f"like sqrt(n / d_q), so staying below {t:g} needs n ≤ {n_ok:.1f} at d_q = {d_q} (d_q of at least "
-              f"about {1 / t ** 2:.0f} (n − 1) in general); for n above d_q the size is off by about n / d_q, and "
-              "correlated rows such as MNIST digits spoil the direction as well.")
-    return Verdict("4", "2 (X Xᵀ + β I)⁻¹ X ≈ 2 X / (d_q + β) is not justified",
-                   "cosine and relative error of the approximation over n, and on MNIST latents",
+    change = ("It is accurate when the $n$ rows are nearly orthogonal with squared norm $d_q$. The error grows "
+              rf"like $\sqrt{{n / d_q}}$, so staying below {t:g} needs $n \le {n_ok:.1f}$ at $d_q = {d_q}$ ($d_q$ "
+              f"of at least about {1 / t ** 2:.0f} $(n - 1)$ in general); for $n$ above $d_q$ the size is off by "
+              "about $n / d_q$, and correlated rows such as MNIST digits spoil the direction as well.")
+    return Verdict("4", r"$2 (X X^\top + \beta I)^{-1} X \approx 2 X / (d_q + \beta)$ is not justified",
+                   "cosine and relative error of the approximation over $n$, and on MNIST latents",
                    f"error {num(err.min(), 2)}–{num(err.max(), 1)} (random), {num(mnist_rel_err, 2)} (MNIST)", word,
                    because, change)
 

@@ -605,7 +605,7 @@ def test_verdict_regulariser_follows_the_errors():
     v = V.verdict_regulariser([8, 32], [0.01, 0.05], 128, 0.05, 0.99, 2000)
     assert v.verdict == "fails" and "above it" not in v.because
     v = V.verdict_regulariser([8, 32], [0.05, 0.5], 128, 4.0, 0.3, 2000)
-    assert v.verdict == "depends on n / d_q" and "[8]" in v.because and "above it for n in [32]" in v.because
+    assert v.verdict == "depends on $n / d_q$" and "[8]" in v.because and "above it for $n$ in [32]" in v.because
 
 
 def metrics_dict(paper, attention):
