@@ -14,6 +14,10 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
 - :mod:`probdr_lite.mnist_blocks`  chapter 5's experiment: untrained blocks on MNIST, measured per layer
 - :mod:`probdr_lite.objections`    the measurements behind the objections chapter
+- :mod:`probdr_lite.tangent`       what LayerNorm keeps of a step (tangent parts) and cosines
+- :mod:`probdr_lite.energies`      the energy readings of a block (PLE ELBO, Phi, Hopfield, Energy Transformer,
+  tokens on the sphere, CRATE, Sinkformer, GRAND), their gradients, and the harness along a path
+- :mod:`probdr_lite.thesis`        does a block perform Laplacian Eigenmaps? principal subspaces against LE
 - :mod:`probdr_lite.experiments`   trained transformers (character model, ViT): models, one training step
   (``_training``), results files and their schema (``files``, ``results``), statistics and the per-recipe
   verdict (``stats``), the recipe grids (``sweep``, ``python -m probdr_lite.experiments grid``)
@@ -26,7 +30,7 @@ Core (no matplotlib, no widgets):
 Presentation:
 
 - :mod:`probdr_lite.figures`       figures and slider panels per topic (``eigenmaps``, ``elbo``, ``unrolling``,
-  ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``, ``environment``);
+  ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``, ``energies``, ``environment``);
   :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
   :mod:`probdr_lite.figures.prose` the one number formatter, with ``chapter_text``, ``mnist_text`` and
   ``verdicts`` writing the sentences that state computed facts;

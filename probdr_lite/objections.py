@@ -13,12 +13,13 @@ A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention, L = I - A
 - objection 2, the Wishart scale I - A is not symmetric positive definite: :func:`symmetric_part_min_eigenvalue`,
   :func:`laplacian_spectrum`, :func:`spectrum_along_path`;
 - objection 3, stop-gradient drops terms of the gradient: :func:`full_gradient`, :func:`stop_gradient_check`,
-  :func:`stop_gradient_sweep`;
+  :func:`stop_gradient_sweep` (which also check the proposition of :mod:`probdr_lite.energies`: the
+  stop-gradient direction is the full gradient of another objective, Phi);
 - objection 4, 2 C^{-1} X ~ 2 X / (d_q + beta): :func:`regulariser_approximation`, :func:`regulariser_prediction`,
   :func:`regulariser_sweep`;
 - objection 5, single training runs: :func:`single_run_evidence` (how often one pair of runs points the other way,
   from the trained-transformers chapter's multi-seed results);
-- minor, clustering shown only as a picture: :func:`mnist_paths`, :func:`layer_metrics`;
+- minor, clustering shown only as a picture: :func:`mnist_paths`, :func:`metrics_by_variant`;
 - identities the transformer-block chapter derives and the objections chapter reuses:
   :func:`rescaled_step_gaps`, :func:`attention_logits`, :func:`logit_similarity`.
 
@@ -38,8 +39,10 @@ import torch
 from probdr_lite import unrolled as U
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed, check_tensor
 from probdr_lite._threads import single_threaded
+from probdr_lite.energies import phi
 from probdr_lite.graphs import laplacian
-from probdr_lite.metrics import METRIC_NAMES, METRICS, MetricSettings, cluster_metrics
+from probdr_lite.metrics import METRIC_NAMES, METRICS, MetricSettings, layer_metrics
+from probdr_lite.tangent import cosine, tangent_cosine, tangent_part
 
 __all__ = [
     "THRESHOLDS",
@@ -61,7 +64,7 @@ __all__ = [
     "regulariser_sweep",
     "single_run_evidence",
     "mnist_paths",
-    "layer_metrics",
+    "metrics_by_variant",
     "rescaled_step_gaps",
     "attention_logits",
     "logit_similarity",
@@ -112,49 +115,6 @@ def _one_thread(func):
             return func(*args, **kwargs)
 
     return wrapper
-
-
-def cosine(a, b) -> float:
-    """Cosine of the angle between two arrays seen as vectors: <a, b> / (||a|| ||b||) (Frobenius)."""
-    a = torch.as_tensor(a).to(F64).reshape(-1)
-    b = torch.as_tensor(b).to(F64).reshape(-1)
-    if a.shape != b.shape:
-        raise ValueError(f"b must have as many entries as a ({a.numel()}); got {b.numel()}")
-    na, nb = float(a.norm()), float(b.norm())
-    if na == 0 or nb == 0:
-        raise ValueError("cosine is undefined for a zero array (a or b is all zeros)")
-    return float(a @ b) / (na * nb)
-
-
-def tangent_part(D, X) -> torch.Tensor:
-    """What LayerNorm keeps of a step direction, to first order: Pi's Jacobian at X applied to D, row by row.
-
-    For a row x on the LayerNorm set {x : 1^T x = 0, ||x||^2 = d_q}, Pi(x + eps d) = x + eps J d + O(eps^2) with
-
-        J d = P d - (x^T P d / ||x||^2) x,    P = I - 1 1^T / d_q  (centring),
-
-    the projection of d onto the tangent space of the sphere at x (the transformer-block chapter). Off the set the
-    same formula is the Jacobian up to the positive factor sqrt(d_q) / ||P x||, which a cosine does not see.
-    Returns a float64 tensor of D's shape (n, d_q).
-    """
-    X = _latents(X)
-    D = check_tensor(D, "D", ndim=2).to(F64)
-    if D.shape != X.shape:
-        raise ValueError(f"D must have the shape of X {tuple(X.shape)}; got {tuple(D.shape)}")
-    return _tangent(D, X)
-
-
-def _tangent(D, X):
-    Xc = X - X.mean(1, keepdim=True)  # P x, (n, d_q)
-    Dc = D - D.mean(1, keepdim=True)  # P d
-    radial = (Dc * Xc).sum(1, keepdim=True) / (Xc * Xc).sum(1, keepdim=True)  # (n, 1)
-    return Dc - radial * Xc
-
-
-def tangent_cosine(D1, D2, X) -> float:
-    """Cosine between the tangent parts (:func:`tangent_part`) of two step directions at X: 1 means that, after
-    LayerNorm, the two steps move the points the same way (to first order), whatever their radial parts."""
-    return cosine(tangent_part(D1, X), tangent_part(D2, X))
 
 
 def _latents(X, name="X") -> torch.Tensor:
@@ -224,23 +184,35 @@ def asymmetry_along_path(path, kappa, beta=1.0, mask=None) -> dict:
     columns sum to the in-degrees, and A is symmetric only if they are all 1, so their range says why the two
     directions differ.
 
+    The same gap, read through the log-sum-exp energy of :mod:`probdr_lite.energies`: the gradient of
+    (d_q / kappa) sum_i logsumexp_j S_ij is (A + A^T) X, so plain attention's step A X is half of it plus the
+    antisymmetric remainder R = (A - A^T) X / 2, which no energy of that family produces. ``remainder_share`` is
+    ||R|| / ||A X|| and ``tangent_remainder_share`` the same for the tangent parts. Since the tangent part of X is
+    zero, T(2 L X) = -2 T(A X) and T((L + L^T) X) = -T((A + A^T) X): the tangent measures of objection 1 are
+    measures of R.
+
     Returns
     -------
     dict of float arrays of length len(path): ``relative_difference`` (full space), ``cosine`` (full space),
-    ``tangent_relative_difference``, ``tangent_cosine``, ``column_sum_min``, ``column_sum_max``.
+    ``tangent_relative_difference``, ``tangent_cosine``, ``remainder_share``, ``tangent_remainder_share``,
+    ``column_sum_min``, ``column_sum_max``.
     """
     path = _path(path)
-    keys = ("relative_difference", "cosine", "tangent_relative_difference", "tangent_cosine", "column_sum_min",
-            "column_sum_max")
+    keys = ("relative_difference", "cosine", "tangent_relative_difference", "tangent_cosine", "remainder_share",
+            "tangent_remainder_share", "column_sum_min", "column_sum_max")
     out = {k: [] for k in keys}
     for X in path:
         A = U.attention_matrix(X, kappa, beta, mask)  # (n, n)
         paper, true = _two_directions(X, A)
         out["relative_difference"].append(_asymmetry(X, A))
         out["cosine"].append(cosine(paper, true))
-        t_paper, t_true = _tangent(paper, X), _tangent(true, X)
+        t_paper, t_true = tangent_part(paper, X), tangent_part(true, X)
         out["tangent_relative_difference"].append(float((t_paper - t_true).norm() / t_true.norm()))
         out["tangent_cosine"].append(cosine(t_paper, t_true))
+        AX = A @ X
+        R = 0.5 * (AX - A.T @ X)  # (n, d_q) the antisymmetric remainder of A X
+        out["remainder_share"].append(float(R.norm() / AX.norm()))
+        out["tangent_remainder_share"].append(float(tangent_part(R, X).norm() / tangent_part(AX, X).norm()))
         cs = A.sum(0)  # (n,) in-degrees
         out["column_sum_min"].append(float(cs.min()))
         out["column_sum_max"].append(float(cs.max()))
@@ -377,8 +349,11 @@ def stop_gradient_check(X, kappa, beta=1.0, step=1e-4, eta=0.4) -> dict:
     Returns
     -------
     dict with ``cosine_stop_gradient`` (cos(g_sg, grad F)), ``cosine_paper`` (cos(D_paper, grad F)),
-    ``delta_F_small`` (F after the small step along g_sg minus F(X); > 0 means the step climbs F) and
-    ``delta_F_block`` (F after one "paper" block step minus F(X)).
+    ``delta_F_small`` (F after the small step along g_sg minus F(X); > 0 means the step climbs F),
+    ``delta_F_block`` (F after one "paper" block step minus F(X)), and the proposition of
+    :mod:`probdr_lite.energies` checked at X: ``phi_gap`` = ||grad Phi - g_sg|| / ||g_sg|| with grad Phi by
+    autograd (0 up to rounding: g_sg is the full gradient of Phi) and ``delta_phi_small``, the change of Phi along
+    the same small step.
     """
     X = _latents(X)
     beta = check_scalar(beta, "beta", low=0.0, high=U.BETA_MAX, low_inclusive=False)
@@ -386,8 +361,10 @@ def stop_gradient_check(X, kappa, beta=1.0, step=1e-4, eta=0.4) -> dict:
     g_full = full_gradient(X, kappa, beta)
     g_sg = U.update_direction(X, kappa, beta, "exact")
     d_paper = U.update_direction(X, kappa, beta, "paper")
+    Xg = X.detach().clone().requires_grad_(True)
+    (g_phi,) = torch.autograd.grad(phi(Xg, kappa, beta), Xg)
     with torch.no_grad():
-        F0 = float(U.full_objective(X, kappa, beta))
+        F0, phi0 = float(U.full_objective(X, kappa, beta)), float(phi(X, kappa, beta))
         X_small = X + step * float(X.norm()) * g_sg / g_sg.norm()
         X_block = U.block_step(X, kappa, eta, beta, "paper")
         return {
@@ -395,6 +372,8 @@ def stop_gradient_check(X, kappa, beta=1.0, step=1e-4, eta=0.4) -> dict:
             "cosine_paper": cosine(d_paper, g_full),
             "delta_F_small": float(U.full_objective(X_small, kappa, beta)) - F0,
             "delta_F_block": float(U.full_objective(X_block, kappa, beta)) - F0,
+            "phi_gap": float((g_phi - g_sg).norm() / g_sg.norm()),
+            "delta_phi_small": float(phi(X_small, kappa, beta)) - phi0,
         }
 
 
@@ -425,7 +404,7 @@ def stop_gradient_sweep(images, kappas=(1.0, 3.0, 10.0, 30.0), seeds=range(5), n
     seeds = _seeds(seeds)
     n = check_scalar(n, "n", low=2, high=min(images.shape[0], U.MAX_DENSE_N), integer=True)
     d_q = check_scalar(d_q, "d_q", low=2, high=65536, integer=True)
-    keys = ("cosine_stop_gradient", "cosine_paper", "delta_F_small", "delta_F_block")
+    keys = ("cosine_stop_gradient", "cosine_paper", "delta_F_small", "delta_F_block", "phi_gap", "delta_phi_small")
     out = {k: np.zeros((len(kappas), len(seeds))) for k in keys}
     for j, s in enumerate(seeds):
         idx = np.random.default_rng(s).choice(images.shape[0], n, replace=False)
@@ -549,13 +528,12 @@ def mnist_paths(Y, variants=("attention", "diffusion", "paper", "exact", "symmet
     return {v: U.unroll(X0, n_steps, kappa, eta, beta, v, mask=mask) for v in variants}
 
 
-@_one_thread
-def layer_metrics(paths: dict, labels, layers=None, settings: MetricSettings = METRICS, seed=0) -> dict:
-    """The book's clustering numbers (:func:`probdr_lite.metrics.cluster_metrics` with the book-wide settings
-    :data:`probdr_lite.metrics.METRICS`) of each variant's latents at the chosen layers.
+def metrics_by_variant(paths: dict, labels, layers=None, settings: MetricSettings = METRICS, seed=0) -> dict:
+    """The book's clustering numbers of each variant's latents at the chosen layers, arranged by variant.
 
-    The same pipeline and settings as the MNIST chapter's tables, so the two chapters print the same number for the
-    same latents.
+    Every number comes from :func:`probdr_lite.metrics.layer_metrics` with the book-wide settings
+    :data:`probdr_lite.metrics.METRICS`, the pipeline of the MNIST chapter's tables, so the two chapters print the
+    same number for the same latents; this function only picks the layers and arranges the rows.
 
     Parameters
     ----------
@@ -583,18 +561,18 @@ def layer_metrics(paths: dict, labels, layers=None, settings: MetricSettings = M
         raise ValueError("layers must name at least one layer")
     layers = [check_scalar(t, "layers", low=0, high=n_layers - 1, integer=True) for t in layers]
     seed = check_seed(seed)
-    cache = []  # (latents, metrics) already scored
+    cache = []  # (latents, row) already scored
     out = {"layers": np.array(layers)}
     for variant, path in paths.items():
-        rows = []
-        for t in layers:
-            X = check_tensor(path[t], f"paths[{variant!r}][{t}]", ndim=2, min_rows=2)
-            hit = next((m for Z, m in cache if Z.shape == X.shape and torch.equal(Z, X)), None)
-            if hit is None:
-                hit = cluster_metrics(X.numpy(), labels, settings, seed=seed)
-                cache.append((X, hit))
-            rows.append(hit)
-        out[variant] = {m: np.array([r[m] for r in rows]) for m in METRIC_NAMES}
+        chosen = [check_tensor(path[t], f"paths[{variant!r}][{t}]", ndim=2, min_rows=2) for t in layers]
+        found = [next((r for Z, r in cache if Z.shape == X.shape and torch.equal(Z, X)), None) for X in chosen]
+        new = [X for X, r in zip(chosen, found) if r is None]
+        if new:
+            scored = layer_metrics([X.numpy() for X in new], labels, settings, seed=seed, variant=variant)
+            cache.extend(zip(new, scored))
+            scored = iter(scored)
+            found = [r if r is not None else next(scored) for r in found]
+        out[variant] = {m: np.array([r[m] for r in found]) for m in METRIC_NAMES}
     return out
 
 

@@ -24,10 +24,11 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # **In this chapter you will learn**
 #
 # - why $2 L X$ is not the gradient of $\operatorname{tr}(X^\top L X)$ when $A$ is not symmetric,
-#   and how far apart the two directions are on MNIST, before and after LayerNorm removes what it
-#   removes;
+#   how far apart the two directions are on MNIST, before and after LayerNorm removes what it
+#   removes, and what that gap is in terms of an energy: the antisymmetric part of attention;
 # - why $I - A$ cannot be the scale of a Wishart distribution, and which Laplacian can;
-# - when the paper's stop-gradient is a harmless shortcut and when it points the wrong way;
+# - why the paper's stop-gradient is not an approximation but the exact gradient of another
+#   objective, and how far that objective's gradient is from the one with the graph differentiated;
 # - when $2 (X X^\top + \beta I)^{-1} X \approx 2 X / (d_q + \beta)$ is accurate, and why it
 #   fails for more points than latent dimensions;
 # - whether one training run per arm is enough evidence, from the spread of
@@ -98,7 +99,7 @@ reg_mnist = [("32 MNIST latents", 32, O.regulariser_approximation(X0[:32], BETA)
 # 5: the seed-to-seed spread of the trained transformers' multi-seed runs, where committed
 runs = verdicts.training_runs()
 # minor 1: four clustering numbers per layer and update
-metrics = O.layer_metrics(paths, labels, layers=(0, 2, 4, 6, 8))
+metrics = O.metrics_by_variant(paths, labels, layers=(0, 2, 4, 6, 8))
 # the regulariser as a shorter step (section 4), unrolled in float64
 gaps = O.rescaled_step_gaps(X0[:500], KAPPA, ETA, BETA, N_STEPS)
 
@@ -108,20 +109,22 @@ gaps = O.rescaled_step_gaps(X0[:500], KAPPA, ETA, BETA, N_STEPS)
 # Each row's number is computed in the cell above, and its verdict follows from that number and a
 # threshold listed below the table. A verdict is about the objection: **holds** means the numbers
 # support it, **fails** means they do not, and **depends on ...** means the answer changes with a
-# setting. The sections after the table give the reasoning and say what would change each verdict.
+# setting; where the numbers say more than that (objections 3 and 5), the verdict says what. The
+# sections after the table give the reasoning and say what would change each verdict.
 
 # %%
 V = {
     "1": verdicts.verdict_asymmetry(asym, asym_causal, asym_random, KAPPAS),
     "2": verdicts.verdict_wishart(spec_rw["min_eigenvalue"], spec_rw["null_residual"], spec_sym["min_eigenvalue"],
                                   GAMMA),
-    "3": verdicts.verdict_stop_gradient(sg["kappas"], sg["cosine_stop_gradient"], sg["delta_F_small"]),
+    "3": verdicts.verdict_stop_gradient(sg["kappas"], sg["cosine_stop_gradient"], sg["delta_F_small"],
+                                        sg["phi_gap"]),
     "4": verdicts.verdict_regulariser(reg["ns"], reg["relative_error"], D_Q, reg_mnist[1][2]["relative_error"],
                                       reg_mnist[1][2]["cosine"], 2000, BETA),
     "5": verdicts.verdict_single_runs(runs),
     "minor 1": verdicts.verdict_clustering(metrics, "paper"),
 }
-display(figs.summary_table(V.values()))
+display(Markdown(figs.summary_table(V.values()).to_markdown()))
 display(figs.thresholds_table())
 
 # %% [markdown]
@@ -155,6 +158,20 @@ display(figs.thresholds_table())
 # $A$ sums to 1, like every row. The column sums of $A$, the attention each point *receives*, show
 # how far from that the data are. With a causal mask, $A$ is lower triangular and $A^\top$ upper
 # triangular, so the two can hardly agree.
+#
+# **The gap as an energy.** [The energies chapter](energies.ipynb) proves that
+# $(L + L^\top) X = 2X - (A + A^\top) X$, where $(A + A^\top) X$ is the gradient of the
+# log-sum-exp energy $\tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}$ (with $A$ *not*
+# held fixed). Plain attention's step splits accordingly,
+#
+# $$
+# A X = \tfrac12 (A + A^\top) X + \tfrac12 (A - A^\top) X ,
+# $$
+#
+# half a gradient of that energy plus an antisymmetric remainder. LayerNorm removes every multiple
+# of $X$, so after it $2 L X$ and $(L + L^\top) X$ differ exactly by that remainder: the tangent
+# measures below are measures of the remainder, and the verdict reports its share of plain
+# attention's step.
 
 # %%
 fig = figs.asymmetry_figure(asym, asym_causal, KAPPAS, asym_random)
@@ -196,22 +213,40 @@ display(Markdown(V["2"].sentence()))
 #
 # **The objection.** The attention matrix depends on the latents, $A = A(X)$, but the paper
 # treats it as observed data and does not differentiate through it. The true gradient of the
-# objective
+# objective with the graph differentiated,
 #
 # $$
-# F(X) = \log\det(X X^\top + \beta I) - \operatorname{tr}\big(X^\top L(X) X\big),
+# F_{\mathrm{full}}(X) = \log\det(X X^\top + \beta I) - \operatorname{tr}\big(X^\top L(X) X\big),
 # \qquad L(X) = I - A(X),
 # $$
 #
-# has extra terms from $\partial A / \partial X$, and nothing says they are small.
+# has extra terms from $\partial A / \partial X$, and nothing says they are small. ($F$ without a
+# subscript is the same expression with $L$ held fixed, as in
+# [the transformer-block chapter](transformer_block.ipynb).)
 #
-# **The test.** We let autograd differentiate $F$ through the softmax, and compare the result
-# with the stop-gradient direction $2 C^{-1} X - (L + L^\top) X$ (the best the paper's argument
-# could give, its algebra corrected). The cosine between the two says whether they point the same
-# way. The sign of $F(X + \varepsilon\, g_{\mathrm{sg}}) - F(X)$ for a small step $\varepsilon$ says whether following
-# the stop-gradient direction climbs $F$ at all. Five seeds, each with 500 different test images
-# and its own projection, at $\kappa \in \{1, 3, 10, 30\}$. The right panel shows what one real
-# block step (the paper's update, $\eta = 0.4$, with LayerNorm) does to $F$.
+# **A different objective, exactly.** [The energies chapter](energies.ipynb) proves that the
+# stop-gradient direction $g_{\mathrm{sg}} = 2 C^{-1} X - (L + L^\top) X$ (the best the paper's
+# argument could give, its algebra corrected) is the *full* gradient of
+#
+# $$
+# \Phi(X) = \log\det(X X^\top + \beta I) - \lVert X \rVert_F^2
+#   + \tfrac{d_q}{\kappa} \sum_i \operatorname{logsumexp}_j S_{ij} ,
+# $$
+#
+# with nothing held fixed. The stop-gradient therefore drops nothing from the gradient of $\Phi$:
+# it picks $\Phi$, a log-sum-exp energy of the kind modern Hopfield networks
+# {cite:p}`ramsauer2020hopfield` and the Energy Transformer {cite:p}`hoover2023energy` use plus
+# ProbDR's log-determinant, over $F_{\mathrm{full}}$. The objection becomes a question of which
+# objective one wants, and of how far apart the two gradients are.
+#
+# **The test.** We let autograd differentiate $\Phi$ and $F_{\mathrm{full}}$ through the softmax.
+# The gap between $\nabla\Phi$ and $g_{\mathrm{sg}}$ checks the proposition on the same latents.
+# The cosine between $g_{\mathrm{sg}}$ and $\nabla F_{\mathrm{full}}$ says whether the two objectives
+# point the same way, and the sign of $F_{\mathrm{full}}(X + \varepsilon\, g_{\mathrm{sg}}) -
+# F_{\mathrm{full}}(X)$ for a small step $\varepsilon$ says whether following $g_{\mathrm{sg}}$ climbs
+# $F_{\mathrm{full}}$ at all. Five seeds, each with 500 different test images and its own
+# projection, at $\kappa \in \{1, 3, 10, 30\}$. The right panel shows what one real block step (the
+# paper's update, $\eta = 0.4$, with LayerNorm) does to $F_{\mathrm{full}}$.
 
 # %%
 fig = figs.stop_gradient_figure(sg)
@@ -219,10 +254,11 @@ plt.show()
 display(Markdown(V["3"].sentence()))
 
 # %% [markdown]
-# Why $\kappa$ decides it. Differentiating through the softmax adds to $A$ the matrix
+# Why $\kappa$ decides how far apart the two objectives are. Differentiating through the softmax
+# adds to $A$ the matrix
 # $\tfrac{\kappa}{d_q} A \circ (X X^\top - \bar k \mathbf{1}^\top)$, where $\bar k_i$ is the
 # attention-weighted average of $x_i^\top x_j$ over $j$ (this is the "full" direction of
-# `probdr_lite.unrolled`, the update the paper would get without the stop-gradient). The extra
+# `probdr_lite.unrolled`, the gradient of $F_{\mathrm{full}}$). The extra
 # term grows with $\kappa$. At small $\kappa$ the attention barely reacts to $X$ and the dropped
 # terms are small; at large $\kappa$ each row of $A$ sits on a few neighbours, moves sharply with
 # $X$, and the dropped terms can outweigh the kept ones.
@@ -388,6 +424,20 @@ print(f"diagonal attention weight A_ii after the softmax: median {float(A0.diago
 # output weights can absorb, that is the paper's $A - I$ applied to the values. Their evidence,
 # like that of the trained-transformers chapter, is about trained models; it neither needs nor
 # tests the unrolled-inference reading examined here.
+#
+# The paper's reading is one of several that treat a block as a step on an energy. Modern Hopfield
+# networks {cite:p}`ramsauer2020hopfield` and the Energy Transformer {cite:p}`hoover2023energy`
+# descend a log-sum-exp energy, and by the proposition of [the energies chapter](energies.ipynb)
+# the paper's corrected block is an exact step on such an energy plus a log-determinant. Tokens on
+# the sphere {cite:p}`geshkovski2023perspective` follow an interaction energy and cluster; CRATE
+# {cite:p}`yu2023crate`, which the paper says it roughly follows, reads attention as a step that
+# *compresses* the coding rate, the same log-determinant that the ProbDR regulariser *expands*.
+# Sinkformers {cite:p}`sander2022sinkformers` make attention doubly stochastic so that it becomes
+# a gradient flow; GRAND {cite:p}`chamberlain2021grand` is the continuous $A - I$ diffusion, GFSA
+# {cite:p}`choi2023gfsa` a richer polynomial filter of $A$, and the Differential Transformer
+# {cite:p}`ye2024differential` subtracts a second attention map, of which $A - I$ is a limit.
+# Rank collapse {cite:p}`dong2021attention` is the fate that diffusion-type blocks share. The
+# energies chapter puts all of them in one harness on the MNIST latents of this chapter.
 #
 # ## Exercises
 #

@@ -82,18 +82,18 @@ print(f"n = {n} points, d = {d} pixels, {len(np.unique(labels))} classes")
 #
 # so that two images whose latent rows $x_i, x_k$ point the same way have correlated pixels. The
 # average log-likelihood depends on the data only through the $n \times n$ sample covariance
-# $S = Y Y^\top / d$:
+# $\hat C = Y Y^\top / d$, the data's estimate of $C$:
 #
 # $$
-# F(X) = -\frac{d}{2}\left[\log\det C + \operatorname{tr}(C^{-1} S)\right] + \text{const}.
+# F_{\mathrm{PCA}}(X) = -\frac{d}{2}\left[\log\det C + \operatorname{tr}(C^{-1} \hat C)\right] + \text{const}.
 # $$
 #
-# Put differently, $d\,S$ follows a Wishart distribution with scale $C$ and $d$ degrees of freedom,
-# and $F$ is its log-density. This *dual* form, a Gaussian over the $n$ points with the latent
+# Put differently, $d\,\hat C$ follows a Wishart distribution with scale $C$ and $d$ degrees of freedom,
+# and $F_{\mathrm{PCA}}$ is its log-density. This *dual* form, a Gaussian over the $n$ points with the latent
 # coordinates in its covariance rather than over the $d$ pixels, is Lawrence's
 # {cite:p}`lawrence2005gplvm`, who showed that its maximiser is the same eigenvector solution as
 # Tipping and Bishop's probabilistic PCA {cite:p}`tipping1999ppca`: with $(\Lambda_q, U_q)$ the
-# $q$ largest eigenpairs of $S$,
+# $q$ largest eigenpairs of $\hat C$,
 #
 # $$
 # X^* = U_q \left(\Lambda_q - \sigma^2 I\right)^{1/2}.
@@ -105,22 +105,22 @@ print(f"n = {n} points, d = {d} pixels, {len(np.unique(labels))} classes")
 
 # %%
 Yc = Y - Y.mean(axis=0)  # centre every pixel
-S = Yc @ Yc.T / d  # S = Y Y^T / d, an n x n covariance among the points
-lam_S = np.linalg.eigvalsh(S)[::-1]  # eigenvalues, largest first
+C_hat = Yc @ Yc.T / d  # C_hat = Y Y^T / d, an n x n covariance among the points
+lam_C = np.linalg.eigvalsh(C_hat)[::-1]  # eigenvalues, largest first
 q = 2
-sigma2 = lam_S[q:].mean()  # maximum-likelihood sigma^2: the mean of the discarded eigenvalues
-X_pca = pca_closed_form(S, q, sigma2)  # X* = U_q (Lambda_q - sigma^2 I)^{1/2}
-print(f"sigma^2 = {sigma2:.4f}; F(X*) = {pca_elbo(X_pca, S, sigma2, d):.2f}")
+sigma2 = lam_C[q:].mean()  # maximum-likelihood sigma^2: the mean of the discarded eigenvalues
+X_pca = pca_closed_form(C_hat, q, sigma2)  # X* = U_q (Lambda_q - sigma^2 I)^{1/2}
+print(f"sigma^2 = {sigma2:.4f}; F_PCA(X*) = {pca_elbo(X_pca, C_hat, sigma2, d):.2f}")
 
 rng = np.random.default_rng(0)
-worse = [pca_elbo(X_pca + 0.01 * rng.normal(size=X_pca.shape), S, sigma2, d) for _ in range(5)]
-print("F at five small random perturbations of X*, minus F(X*):",
-      np.round(np.array(worse) - pca_elbo(X_pca, S, sigma2, d), 3))
+worse = [pca_elbo(X_pca + 0.01 * rng.normal(size=X_pca.shape), C_hat, sigma2, d) for _ in range(5)]
+print("F_PCA at five small random perturbations of X*, minus F_PCA(X*):",
+      np.round(np.array(worse) - pca_elbo(X_pca, C_hat, sigma2, d), 3))
 print("principal-angle cosines to scikit-learn's PCA scores:",
       subspace_agreement(X_pca, PCA(n_components=q).fit_transform(Y)))
 
 # %%
-fig = pca_figure(S, labels, sigma2, n_components=q, n_show=80)
+fig = pca_figure(C_hat, labels, sigma2, n_components=q, n_show=80)
 plt.show()
 
 # %% [markdown]
@@ -146,7 +146,7 @@ plt.show()
 #
 # $$
 # p(P \mid X) = \mathcal{W}\!\left(P \,\middle|\, C^{-1}/\nu,\ \nu\right), \qquad
-# q(P) = \mathcal{W}\!\left(P \,\middle|\, \hat L/\nu,\ \nu\right).
+# \hat p(P) = \mathcal{W}\!\left(P \,\middle|\, \hat L/\nu,\ \nu\right).
 # $$
 #
 # A Wishart $\mathcal{W}(V, \nu)$ has mean $\nu V$, so the model's mean precision is $C^{-1}$ and
@@ -154,7 +154,7 @@ plt.show()
 # concentrated the two distributions are around those means. As the ELBO below shows, $\nu$ only
 # multiplies the whole objective, so it changes neither the maximiser nor the direction of the
 # gradient, only its length; the book mostly takes $\nu = 1$. Fitting $X$ means making $p$ as close to
-# $q$ as possible in KL divergence. Between two Wisharts with the same $\nu$ the KL divergence has
+# $\hat p$ as possible in KL divergence. Between two Wisharts with the same $\nu$ the KL divergence has
 # a closed form,
 #
 # $$
@@ -370,7 +370,7 @@ plt.show()
 #
 # ## Exercises
 #
-# **Exercise 1.** The PCA objective along $X = s\,u$, where $u$ is a unit eigenvector of $S$ with
+# **Exercise 1.** The PCA objective along $X = s\,u$, where $u$ is a unit eigenvector of $\hat C$ with
 # eigenvalue $\lambda$, is $-\frac{d}{2}\left[\log(\sigma^2 + s^2) + \frac{\lambda}{\sigma^2 + s^2}\right]$
 # plus a constant. Find the best $s$. Which directions survive, and how does the answer mirror
 # $s^2 = 1/\lambda - \beta$?
@@ -384,12 +384,12 @@ plt.show()
 # :::
 
 # %% tags=["hide-cell"]
-u = pca_closed_form(S, 1, 1e-12)  # the top eigenvector, scale sqrt(lambda_1)
+u = pca_closed_form(C_hat, 1, 1e-12)  # the top eigenvector, scale sqrt(lambda_1)
 lam1 = float(np.sum(u**2))
 u = u / np.sqrt(lam1)
 grid = np.linspace(0.0, 2.0, 401)
-F = [pca_elbo(s * u, S, sigma2, d) for s in grid]
-print(f"grid maximiser s = {grid[np.argmax(F)]:.3f};  sqrt(lambda_1 - sigma^2) = {np.sqrt(lam1 - sigma2):.3f}")
+F_pca = [pca_elbo(s * u, C_hat, sigma2, d) for s in grid]
+print(f"grid maximiser s = {grid[np.argmax(F_pca)]:.3f};  sqrt(lambda_1 - sigma^2) = {np.sqrt(lam1 - sigma2):.3f}")
 
 # %% [markdown]
 # **Exercise 2.** Show that the gradient of the ELBO at $X = 0$ is zero, yet $X = 0$ is not a

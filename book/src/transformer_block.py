@@ -133,7 +133,12 @@ print(f"mapped back to the plane, largest distance to the data: {np.abs(toy.unli
 #    during the step (a stop-gradient), as $L$ was in the unrolled-inference chapter. The paper
 #    writes $\sigma(\kappa X X^\top - \beta I - M)$ for rows of unit norm; the book's latents have
 #    squared norm $d_q$ after LayerNorm, hence the $1/d_q$, and the book *adds* its mask, so its $M$
-#    is the paper's with the sign flipped. The two logits are the same numbers.
+#    is the paper's with the sign flipped. The two logits are the same numbers. The $-\beta I$ is not
+#    derived: the paper's variational constraint $\tilde L = I - \sigma(\kappa Z Z^\top - M)$ has no
+#    $\beta$, and the term first appears in the update, with the $\beta$ of $C$. What it does is
+#    plain: every self-logit drops by $\beta$, so a point's weight on itself shrinks by a factor
+#    $e^{-\beta}$ against its neighbours; in graph terms (next section) it sets the weight of each
+#    point's self-loop. The book keeps it, with $\beta = 1$ as in $C$.
 # 2. **The data term is written $2 L X$.** That is the gradient of the trace term only when $L$ is
 #    symmetric. A softmax is not symmetric, so this is a simplification: the variant `"exact"` keeps
 #    $(L + L^\top) X$.
@@ -237,12 +242,12 @@ print(f"A is not symmetric: max |A - A^T| = {(A - A.T).abs().max():.3f}")
 # point's* neighbourhood, so $A_{ij} \ne A_{ji}$ whenever the two points have different degrees.
 # That is why $2 L X$ and $(L + L^\top) X$ differ.
 #
-# What does "inverse bandwidth" look like? One row of $A$ is the attention of one point $q$, a bump
-# centred on $q$. The figure puts 1,500 evenly spread points on the unit sphere in three dimensions
-# and draws the row of $q$ (the star) for the chosen $\kappa$: on the left each point's weight
-# against its angle to $q$, computed as the softmax of $\kappa\, q^\top p$ (dots) and as the
-# normalised heat kernel $e^{-\|q - p\|^2/t}$ with $t = 2/\kappa$ (line), which coincide; the
-# dashed line is where $\|q - p\|^2 = t$. On the right the same weights on the sphere. A small
+# What does "inverse bandwidth" look like? One row of $A$ is the attention of one point $x_\star$, a
+# bump centred on $x_\star$. The figure puts 1,500 evenly spread points on the unit sphere in three
+# dimensions and draws the row of $x_\star$ (the star) for the chosen $\kappa$: on the left each
+# point's weight against its angle to $x_\star$, computed as the softmax of $\kappa\, x_\star^\top p$
+# (dots) and as the normalised heat kernel $e^{-\|x_\star - p\|^2/t}$ with $t = 2/\kappa$ (line), which
+# coincide; the dashed line is where $\|x_\star - p\|^2 = t$. On the right the same weights on the sphere. A small
 # $\kappa$ spreads the row over the whole sphere; a large one shrinks it to the nearest few points.
 # The title counts the *effective* number of neighbours, $1 / \sum_p A_{qp}^2$.
 
@@ -413,7 +418,8 @@ print(f"distance from x to Pi(x): {(layer_norm(x) - x).norm():.4f}; "
 # ## An ordinary transformer with diagonal weights
 #
 # The last step is to see the update inside a standard architecture. Take a single-head,
-# post-LayerNorm block with attention and feed-forward in parallel, and set its weights to
+# post-LayerNorm block with attention and feed-forward in parallel, one block whose weights every
+# layer shares, and set its weights to
 #
 # $$
 # W_Q = W_K = a I,\ a^2 = \kappa/\sqrt{d_q}, \qquad W_V = I, \qquad W_O = 2\eta I, \qquad
@@ -442,6 +448,16 @@ with torch.no_grad():
 # %% [markdown]
 # The two agree to rounding error. (Built in float32 and converted with `.double()`, the weights
 # would keep their float32 rounding and the agreement would stop at about $10^{-8}$.)
+#
+# Why post-LayerNorm? The reading is *projected* gradient ascent: take the step, then project back
+# onto the sphere, $X \leftarrow \Pi(X + \eta \Delta)$. A post-LN block does exactly that, since its
+# LayerNorm acts on the residual sum. Most trained transformers, GPT-2 and the models of
+# [the chapter on trained transformers](trained_transformers.ipynb) among them, are pre-LN:
+# $X \leftarrow X + f(\Pi(X))$. There LayerNorm only normalises what attention *reads*; the residual
+# stream itself is never projected, so the states leave the sphere and the step is no longer a
+# projected gradient step on anything this chapter derives. That is why the reading is checked here,
+# on untrained post-LN blocks, while the trained-transformers chapter tests $A - I$ only as a change
+# to the attention operator of ordinary pre-LN models, not the reading itself.
 #
 # The diagonal weights are what make the logits measure similarity. With the common random
 # initialisation $W_Q, W_K \sim \mathcal{N}(0, 0.02^2)$ the logits are a random bilinear form

@@ -102,20 +102,20 @@ def fibonacci_sphere(n: int = 1500) -> np.ndarray:
 
 
 def _bump(P, kappa):
-    """Softmax weights exp(kappa q.p_j) / sum with q the north pole, and the heat kernel exp(-|q - p|^2 / t),
+    """Softmax weights exp(kappa x*.p_j) / sum with x* the north pole, and the heat kernel exp(-|x* - p|^2 / t),
     t = 2 / kappa, normalised the same way."""
-    cos = P[:, 2]  # q = (0, 0, 1)
-    w = np.exp(kappa * (cos - 1.0))  # exp(kappa q.p) / e^kappa, no overflow
+    cos = P[:, 2]  # x* = (0, 0, 1)
+    w = np.exp(kappa * (cos - 1.0))  # exp(kappa x*.p) / e^kappa, no overflow
     heat = np.exp(-np.sum((P - np.array([0.0, 0.0, 1.0])) ** 2, axis=1) / (2.0 / kappa))
     return w / w.sum(), heat / heat.sum()
 
 
 def bump_figure(n_points: int = 1500):
-    """Figure and ``update(kappa)``: one row of A on the unit sphere, the attention of the north pole q.
+    """Figure and ``update(kappa)``: one row of A on the unit sphere, the attention of the north pole x*.
 
-    Left: the weight of each point against its angle to q, the softmax exp(kappa q.p) (dots) and the heat kernel
-    exp(-||q - p||^2 / t) with t = 2 / kappa (line), each normalised to sum to 1 over the points; the grey line marks
-    the angle where ||q - p||^2 = t. Right: the sphere seen from the side, coloured by the weight.
+    Left: the weight of each point against its angle to x*, the softmax exp(kappa x*.p) (dots) and the heat kernel
+    exp(-||x* - p||^2 / t) with t = 2 / kappa (line), each normalised to sum to 1 over the points; the grey line
+    marks the angle where ||x* - p||^2 = t. Right: the sphere seen from the side, coloured by the weight.
     """
     import matplotlib.pyplot as plt
 
@@ -124,11 +124,11 @@ def bump_figure(n_points: int = 1500):
     order = np.argsort(angle)
     fig = plt.figure(figsize=(10, 3.6))
     ax = fig.add_subplot(1, 2, 1)
-    dots = ax.plot(angle, np.zeros_like(angle), ".", ms=3, color="tab:blue", label="softmax of κ q·p")[0]
+    dots = ax.plot(angle, np.zeros_like(angle), ".", ms=3, color="tab:blue", label="softmax of κ x⋆·p")[0]
     line = ax.plot(angle[order], np.zeros_like(angle), "-", lw=1, color="tab:orange",
                    label="heat kernel, t = 2 / κ")[0]
-    edge = ax.axvline(0.0, color="0.5", ls="--", lw=1, label="‖q − p‖² = t")
-    ax.set(xlabel="angle between q and p (degrees)", ylabel="attention weight A_qp", xlim=(0, 180))
+    edge = ax.axvline(0.0, color="0.5", ls="--", lw=1, label="‖x⋆ − p‖² = t")
+    ax.set(xlabel="angle between x⋆ and p (degrees)", ylabel="attention weight of p", xlim=(0, 180))
     ax.legend(fontsize="small", loc="upper right")
     ax3 = fig.add_subplot(1, 2, 2, projection="3d")
     sc = ax3.scatter(P[:, 0], P[:, 1], P[:, 2], c=np.zeros(len(P)), cmap="viridis", s=6, vmin=0.0, vmax=1.0)
@@ -136,7 +136,7 @@ def bump_figure(n_points: int = 1500):
     ax3.view_init(elev=20, azim=30)
     ax3.set_box_aspect((1, 1, 1))
     ax3.set_axis_off()
-    ax3.set_title("the weights on the sphere (★ = q), scaled to the largest", fontsize="small")
+    ax3.set_title("the weights on the sphere (★ = x⋆), scaled to the largest", fontsize="small")
 
     def update(kappa):
         kappa = check_scalar(kappa, "kappa", low=0.0, high=1e4, low_inclusive=False)

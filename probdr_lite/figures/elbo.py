@@ -87,7 +87,7 @@ def pca_figure(S, labels, sigma2, n_components: int = 2, n_show: int = 20):
     ax_s.set_yscale("log")
     _plain_log_axis(ax_s.yaxis)
     ax_s.set_xlabel("eigen-direction i (largest first)", fontsize=8)
-    ax_s.set_ylabel(r"eigenvalue $\lambda_i$ of $S$", fontsize=8)
+    ax_s.set_ylabel(r"eigenvalue $\lambda_i$ of $\hat C$", fontsize=8)
     ax_s.set_title(rf"kept: the first $q$ = {q} (red), scale $s^2 = \lambda - \sigma^2$", fontsize=9)
     class_scatter(ax_x, X, labels, s=6)
     ax_x.set_xlabel(r"$x_1$", fontsize=8)

@@ -84,10 +84,10 @@ def thresholds_table() -> Table:
 def final_metrics_table(metrics: dict, variants=None) -> Table:
     """The four clustering numbers at the first and the last scored layer, one row per variant.
 
-    ``metrics`` is the dict returned by :func:`probdr_lite.objections.layer_metrics`.
+    ``metrics`` is the dict returned by :func:`probdr_lite.objections.metrics_by_variant`.
     """
     if not isinstance(metrics, dict) or "layers" not in metrics or len(metrics) < 2:
-        raise ValueError("metrics must be the dict returned by layer_metrics")
+        raise ValueError("metrics must be the dict returned by metrics_by_variant")
     variants = [v for v in metrics if v != "layers"] if variants is None else list(variants)
     for v in variants:
         if v not in metrics or v == "layers":
@@ -165,7 +165,7 @@ def spectrum_figure(min_eig_rw, min_eig_sym, gamma):
 
 
 def stop_gradient_figure(sweep: dict):
-    """Objection 3: cosine with the full gradient over kappa (mean +- sd over seeds) and the change in F.
+    """Objection 3: cosine with the gradient of F_full over kappa (mean +- sd over seeds) and the change in F_full.
 
     ``sweep`` is the dict returned by :func:`probdr_lite.objections.stop_gradient_sweep`.
     """
@@ -183,7 +183,7 @@ def stop_gradient_figure(sweep: dict):
     ax.axhline(THRESHOLDS["cosine"], **_GUIDE, label="threshold")
     ax.axhline(0.0, color="k", lw=0.6)
     ax.set_xscale("log")
-    ax.set(xlabel="κ", ylabel="cosine with autograd ∇F", ylim=(-1.05, 1.05),
+    ax.set(xlabel="κ", ylabel="cosine with autograd ∇F_full", ylim=(-1.05, 1.05),
            title="direction (mean ± sd over seeds)")
     ax.legend(fontsize="small", loc="lower left")
     ax = axes[1]
@@ -194,7 +194,8 @@ def stop_gradient_figure(sweep: dict):
     ax.axhline(0.0, color="k", lw=0.6)
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1.0)
-    ax.set(xlabel="κ", ylabel="F(after) - F(before)", title="one paper block step (η = 0.4): does F rise?")
+    ax.set(xlabel="κ", ylabel="F_full(after) − F_full(before)",
+           title="one paper block step (η = 0.4): does F_full rise?")
     ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
@@ -246,10 +247,10 @@ def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
 def layer_metrics_figure(metrics: dict):
     """The minor objection: the four clustering numbers per layer, one line per variant.
 
-    ``metrics`` is the dict returned by :func:`probdr_lite.objections.layer_metrics`.
+    ``metrics`` is the dict returned by :func:`probdr_lite.objections.metrics_by_variant`.
     """
     if not isinstance(metrics, dict) or "layers" not in metrics or len(metrics) < 2:
-        raise ValueError("metrics must be the dict returned by layer_metrics")
+        raise ValueError("metrics must be the dict returned by metrics_by_variant")
     layers = _vector(metrics["layers"], "metrics['layers']")
     fig, axes = plt.subplots(1, len(METRICS), figsize=(14, 3.4))
     for ax, (key, label) in zip(axes, METRICS.items()):

@@ -20,6 +20,7 @@ __all__ = [
     "Verdict",
     "METRIC_LABELS",
     "HEADLINE",
+    "HIGHER_IS_BETTER",
     "training_runs",
     "verdict_asymmetry",
     "verdict_wishart",
@@ -31,6 +32,23 @@ __all__ = [
 
 #: The number each training task is judged on, as in the trained-transformers chapter.
 HEADLINE = {"charlm": "final_val_loss", "vit": "final_val_acc"}
+#: Whether a larger value of a headline number is better (the paper's direction: A - I better than attention).
+HIGHER_IS_BETTER = {"final_val_loss": False, "final_val_acc": True}
+
+
+def _scale(rows) -> str:
+    """The model size and training length of a task's runs, read off the rows: the scale a verdict holds for."""
+    cfg = rows[0].get("config", {})
+    bits = []
+    if "n_layer" in cfg and "n_embd" in cfg:
+        bits.append(f"{cfg['n_layer']} layers × {cfg['n_embd']} wide")
+    if "n_params" in rows[0]:
+        bits.append(f"{num(rows[0]['n_params'] / 1e6, 2)} M parameters")
+    if "max_iters" in cfg:
+        bits.append(f"{cfg['max_iters']:,} iterations")
+    elif "epochs" in cfg:
+        bits.append(f"{cfg['epochs']} epochs")
+    return ", ".join(bits) if bits else "the committed runs"
 
 
 @dataclass(frozen=True)
@@ -57,6 +75,19 @@ def _range(a, digits=2, fmt=None) -> str:
     f = fmt or (lambda x: num(x, digits))
     lo, hi = f(a.min()), f(a.max())
     return lo if lo == hi else f"{lo} to {hi}"
+
+
+def _remainder_sentence(mnist: dict, causal: dict) -> str:
+    """Objection 1 read through the log-sum-exp energy, when the path dicts carry the remainder shares."""
+    key = "tangent_remainder_share"
+    if key not in mnist or key not in causal:
+        return ""
+    m, c = np.asarray(mnist[key], dtype=float), np.asarray(causal[key], dtype=float)
+    return (r" Read as energies, $(L + L^\top) X = 2X - (A + A^\top) X$, and $(A + A^\top) X$ is the gradient of "
+            r"the log-sum-exp energy $\tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}$; plain "
+            r"attention's $A X$ is half of it plus the antisymmetric remainder $(A - A^\top) X / 2$. After "
+            f"LayerNorm the remainder is {_range(m, fmt=pct)} of plain attention's step without a mask and "
+            f"{_range(c, fmt=pct)} with the causal mask: the part of the step that this energy does not explain.")
 
 
 def _path_dict(d, name):
@@ -105,7 +136,7 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
 
     full_angle = deg(np.concatenate([m["cosine"], c["cosine"]])) if "cosine" in m else None
     because = (
-        "Along the MNIST steps ‖2 L X − (L + Lᵀ) X‖ / ‖(L + Lᵀ) X‖ is "
+        r"Along the MNIST steps $\lVert 2 L X - (L + L^\top) X \rVert / \lVert (L + L^\top) X \rVert$ is "
         f"{_range(m['relative_difference'], fmt=pct)} "
         f"without a mask and {_range(c['relative_difference'], fmt=pct)} with the causal mask"
         + (f" (angles {degrees(m['cosine'])} and {degrees(c['cosine'])})" if full_angle is not None else "")
@@ -120,17 +151,18 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
         + ("The tangent angles are smaller than the full-space ones: part of the full-space difference is radial, "
            "and LayerNorm removes it. " if full_angle is not None and
            deg(np.concatenate([m["tangent_cosine"], c["tangent_cosine"]])).max() < full_angle.max() else "")
-        + f"For random latents (κ from {num(kappas.min(), 0)} to {num(kappas.max(), 0)}) the largest full-space "
-        f"difference is {sci(rnd.max())}"
-        + (", below the threshold: their attention has column sums close enough to 1 that A is symmetric to "
+        + rf"For random latents ($\kappa$ from {num(kappas.min(), 0)} to {num(kappas.max(), 0)}) the largest "
+        f"full-space difference is {sci(rnd.max())}"
+        + (", below the threshold: their attention has column sums close enough to 1 that $A$ is symmetric to "
            "that tolerance." if rnd.max() <= t else ", above the threshold as well.")
+        + _remainder_sentence(mnist, causal)
     )
-    change = ("The objection would fail only if A were symmetric to within the thresholds; for softmax attention "
-              "without a mask that means equal degrees (every column of A summing to 1, like every row). The "
-              "symmetric normalisation D^{-1/2} E D^{-1/2} is symmetric by construction, and a causal mask rules "
+    change = ("The objection would fail only if $A$ were symmetric to within the thresholds; for softmax attention "
+              "without a mask that means equal degrees (every column of $A$ summing to 1, like every row). The "
+              r"symmetric normalisation $D^{-1/2} E D^{-1/2}$ is symmetric by construction, and a causal mask rules "
               "it out.")
-    return Verdict("1", "2 L X is not the gradient of tr(Xᵀ L X) when A is not symmetric",
-                   "relative difference of 2 L X from (L + Lᵀ) X per step; cosine of their tangent parts",
+    return Verdict("1", r"$2 L X$ is not the gradient of $\operatorname{tr}(X^\top L X)$ when $A$ is not symmetric",
+                   r"relative difference of $2 L X$ from $(L + L^\top) X$ per step; cosine of their tangent parts",
                    f"full space ≤ {pct(m['relative_difference'].max())} (no mask), ≤ "
                    f"{pct(c['relative_difference'].max())} (causal); tangent cosine ≥ "
                    f"{num(m['tangent_cosine'].min(), 2)} (no mask), ≥ {num(c['tangent_cosine'].min(), 2)} (causal)",
@@ -154,23 +186,25 @@ def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdic
     valid_sym = bool((sym > tol).all())
     word = "holds" if (negative or singular) else "fails"
     because = (
-        f"The symmetric part of I − A has a negative eigenvalue at {count_phrase(negative, lo.size, 'steps')} "
-        f"(smallest {num(lo.min())}), and ‖(I − A) 1‖ is below {sci(tol, 0)} at "
+        f"The symmetric part of $I - A$ has a negative eigenvalue at {count_phrase(negative, lo.size, 'steps')} "
+        rf"(smallest {num(lo.min())}), and $\lVert (I - A) \mathbf{{1}} \rVert$ is below {sci(tol, 0)} at "
         f"{count_phrase(singular, null.size, 'steps')} (largest {sci(null.max())}). "
         + ("So the scale is singular at every step" if singular == null.size else
            f"So the scale is singular at {singular} steps" if singular else "So the scale is never singular")
         + (" and indefinite at every step." if negative == lo.size else
            f" and indefinite at {negative} of them." if negative else ", and never indefinite.")
     )
-    change = (f"With L_sym + γ I (γ = {gamma:g}) the smallest eigenvalue is at least {num(sym.min(), 4)} "
+    change = (rf"With $L_{{\mathrm{{sym}}}} + \gamma I$ ($\gamma = {gamma:g}$) the smallest eigenvalue is at least "
+              f"{num(sym.min(), 4)} "
               "at every step, "
               f"{'so that scale is a valid Wishart parameter' if valid_sym else 'so even that scale is not valid'}. "
-              "The objection is about the paper's choice of I − A"
+              "The objection is about the paper's choice of $I - A$"
               + ("; it would not apply to a symmetric, shifted Laplacian like this one." if valid_sym else "."))
-    return Verdict("2", "W(L / ν, ν) needs a symmetric positive definite scale; I − A is neither",
-                   "smallest eigenvalue of (I − A + (I − A)ᵀ) / 2 and ‖(I − A) 1‖ per step",
-                   f"λ_min = {num(lo.min())}; ‖(I − A) 1‖ ≤ {sci(null.max(), 0)}; "
-                   f"with L_sym + γ I: {num(sym.min(), 4)}",
+    return Verdict("2", r"$\mathcal{W}(L / \nu, \nu)$ needs a symmetric positive definite scale; $I - A$ is neither",
+                   r"smallest eigenvalue of $(I - A + (I - A)^\top) / 2$ and $\lVert (I - A) \mathbf{1} \rVert$ per "
+                   "step",
+                   rf"$\lambda_{{\min}}$ = {num(lo.min())}; $\lVert (I - A) \mathbf{{1}} \rVert \le$ "
+                   f"{sci(null.max(), 0)}; " + r"with $L_{\mathrm{sym}} + \gamma I$: " + num(sym.min(), 4),
                    word, because, change)
 
 
@@ -178,38 +212,77 @@ def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdic
 # Objection 3
 
 
-def verdict_stop_gradient(kappas, cos_sg, delta_small, threshold=None) -> Verdict:
-    """Objection 3 from the cosine of the stop-gradient direction with grad F and the sign of the change in F.
+def _kappa_set(kappas) -> str:
+    """$\\kappa = 1$ or $\\kappa \\in \\{1, 3\\}$."""
+    vals = [f"{k:g}" for k in kappas]
+    return rf"$\kappa = {vals[0]}$" if len(vals) == 1 else r"$\kappa \in \{" + ", ".join(vals) + r"\}$"
 
-    kappas (k,), cos_sg and delta_small of shape (k, seeds). A kappa passes if the mean cosine is at least the
-    threshold and the small step raised F for every seed.
+
+def verdict_stop_gradient(kappas, cos_sg, delta_small, phi_gap=None, threshold=None, identity=None) -> Verdict:
+    """Objection 3 from the cosine of the stop-gradient direction with grad F_full and the sign of the change in
+    F_full, and (``phi_gap``) from the proposition of :mod:`probdr_lite.energies`, checked at the same latents.
+
+    kappas (k,); cos_sg, delta_small and phi_gap of shape (k, seeds). As a stand-in for grad F_full a kappa passes
+    if the mean cosine is at least the threshold and the small step raised F_full for every seed. If every
+    ||grad Phi - g_sg|| / ||g_sg|| is below the ``identity`` threshold, the stop-gradient step is the exact
+    gradient step of Phi and the verdict says so: the objection turns into a choice of objective.
     """
     t = THRESHOLDS["cosine"] if threshold is None else float(threshold)
+    ident = THRESHOLDS["identity"] if identity is None else float(identity)
     kappas = np.asarray(kappas, dtype=float)
     cos_sg, delta_small = np.atleast_2d(cos_sg), np.atleast_2d(delta_small)
     if cos_sg.shape != (kappas.size, cos_sg.shape[1]) or delta_small.shape != cos_sg.shape:
         raise ValueError("cos_sg and delta_small must have shape (len(kappas), n_seeds)")
+    gap = None if phi_gap is None else np.atleast_2d(np.asarray(phi_gap, dtype=float))
+    if gap is not None and gap.shape != cos_sg.shape:
+        raise ValueError("phi_gap must have the shape of cos_sg, (len(kappas), n_seeds)")
     mean = cos_sg.mean(1)
     ok = (mean >= t) & (delta_small > 0).all(1)
-    word = "fails" if ok.all() else "holds" if not ok.any() else "depends on κ"
+    stand_in = "fails" if ok.all() else "holds" if not ok.any() else "depends on κ"
+    exact_phi = gap is not None and bool((gap < ident).all())
+    stand_in_tex = stand_in.replace("κ", r"$\kappa$")
+    word = (r"a choice of objective (as a stand-in for $\nabla F_{\mathrm{full}}$: " + stand_in_tex + ")"
+            if exact_phi else stand_in)
     sd = cos_sg.std(1, ddof=1) if cos_sg.shape[1] > 1 else np.zeros(kappas.size)
-    parts = [f"κ = {k:g}: {num(m, 2)} ± {num(s, 2)}" for k, m, s in zip(kappas, mean, sd)]
+    parts = [rf"$\kappa = {k:g}$: {num(m, 2)} ± {num(s, 2)}" for k, m, s in zip(kappas, mean, sd)]
     rises = [int((delta_small[i] > 0).sum()) for i in range(kappas.size)]
-    because = (f"Cosine between the stop-gradient direction and the full gradient (mean ± sd over "
-               f"{cos_sg.shape[1]} seeds): {'; '.join(parts)}. A small step along it raised F for "
-               f"{', '.join(f'{r}/{cos_sg.shape[1]}' for r in rises)} seeds at these κ. The threshold is a mean "
-               f"cosine of {t:g} with F rising for every seed.")
+    n_seeds = cos_sg.shape[1]
+    lead = ""
+    if gap is not None:
+        lead = (r"The stop-gradient direction $2 C^{-1} X - (L + L^\top) X$ "
+                + (r"is the full gradient of $\Phi$: " if exact_phi else r"was compared with the gradient of $\Phi$: ")
+                + rf"autograd's $\nabla\Phi$ differs from it by at most {sci(gap.max())} (relative, float64, "
+                rf"{n_seeds} seeds at each $\kappa$)"
+                + (f", below the {sci(ident, 0)} of an identity. So it drops nothing from the gradient of "
+                   r"$\Phi$; what it leaves out are the terms of $\nabla F_{\mathrm{full}}$, the ELBO with the graph "
+                   "differentiated. " if exact_phi else f", above the {sci(ident, 0)} of an identity. "))
+    because = (lead + r"Cosine between the stop-gradient direction and $\nabla F_{\mathrm{full}}$ (mean ± sd over "
+               rf"{n_seeds} seeds): {'; '.join(parts)}. A small step along it raised $F_{{\mathrm{{full}}}}$ for "
+               rf"{', '.join(f'{r}/{n_seeds}' for r in rises)} seeds at these $\kappa$. As a stand-in for "
+               rf"$\nabla F_{{\mathrm{{full}}}}$ it needs a mean cosine of {t:g} with $F_{{\mathrm{{full}}}}$ rising "
+               "for every seed.")
     good, bad = kappas[ok], kappas[~ok]
-    if word == "depends on κ":
-        change = (f"Stop-gradient passes at κ = {listing(f'{k:g}' for k in good)} and fails at κ = "
-                  f"{listing(f'{k:g}' for k in bad)}; the paper's κ = 30 "
+    if stand_in == "depends on κ":
+        change = (f"As a stand-in it passes at {_kappa_set(good)} and fails at {_kappa_set(bad)}; the paper's "
+                  r"$\kappa = 30$ "
                   f"{'passes' if 30.0 in good else 'fails' if 30.0 in bad else 'was not tested'}. A wider heat "
-                  "kernel (smaller κ) makes A depend less on X, which is what turns the verdict.")
+                  r"kernel (smaller $\kappa$) makes $A$ depend less on $X$, which is what turns it.")
     else:
-        change = "A different κ (the sharpness of the attention) is what could turn it around."
-    return Verdict("3", "stop-gradient through A(X) drops terms of the true gradient",
-                   "cosine(stop-gradient direction, autograd ∇F) and sign of ΔF, over κ and seeds",
-                   ", ".join(f"{num(m, 2)} (κ={k:g})" for k, m in zip(kappas, mean)), word, because, change)
+        change = r"A different $\kappa$ (the sharpness of the attention) is what could turn the stand-in verdict."
+    if exact_phi:
+        change = (r"Which objective a block climbs is then a choice, not an error: $\Phi$, whose log-sum-exp term is "
+                  "the energy of modern Hopfield networks and of the Energy Transformer, or "
+                  r"$F_{\mathrm{full}}$. " + change)
+    number = ", ".join(f"{num(m, 2)} (κ={k:g})" for k, m in zip(kappas, mean))
+    test = "cosine(stop-gradient direction, autograd ∇F) and sign of ΔF, over κ and seeds"
+    if gap is not None:
+        number = (r"$\lVert \nabla\Phi - g_{\mathrm{sg}} \rVert / \lVert g_{\mathrm{sg}} \rVert \le$ "
+                  f"{sci(gap.max())}; cosine with " + r"$\nabla F_{\mathrm{full}}$: " + number)
+        test = (r"autograd $\nabla\Phi$ against the stop-gradient direction $g_{\mathrm{sg}}$; its cosine with "
+                r"autograd $\nabla F_{\mathrm{full}}$ and the sign of $\Delta F_{\mathrm{full}}$, over $\kappa$ and "
+                "seeds")
+    return Verdict("3", "stop-gradient through A(X) drops terms of the true gradient", test, number, word, because,
+                   change)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -228,21 +301,21 @@ def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, bet
     elif good.size == 0 and mnist_rel_err >= t:
         word = "holds"
     else:
-        word = "depends on n / d_q"
-    because = (f"For random LayerNormed latents (d_q = {d_q}) the relative error is "
-               + ", ".join(f"{num(e, 2)} (n = {n})" for n, e in zip(ns, err))
-               + (f"; below the {t:g} threshold for n in {list(map(int, good))}" if good.size else
-                  f"; none of these n gets below the {t:g} threshold")
-               + (f" and above it for n in {list(map(int, bad))}" if good.size and bad.size else "")
+        word = "depends on $n / d_q$"
+    because = (f"For random LayerNormed latents ($d_q = {d_q}$) the relative error is "
+               + ", ".join(f"{num(e, 2)} ($n = {n}$)" for n, e in zip(ns, err))
+               + (f"; below the {t:g} threshold for $n$ in {list(map(int, good))}" if good.size else
+                  f"; none of these $n$ gets below the {t:g} threshold")
+               + (f" and above it for $n$ in {list(map(int, bad))}" if good.size and bad.size else "")
                + f". On {mnist_n} MNIST latents it is {num(mnist_rel_err, 2)} (cosine {num(mnist_cos, 2)}).")
     # the small-n asymptote of regulariser_prediction, solved for the n at which it reaches the threshold
     n_ok = 1 + (t * (d_q + beta) / d_q) ** 2 * (d_q - 1)
-    change = ("It is accurate when the n rows are nearly orthogonal with squared norm d_q. The error grows "
-              f"like sqrt(n / d_q), so staying below {t:g} needs n ≤ {n_ok:.1f} at d_q = {d_q} (d_q of at least "
-              f"about {1 / t ** 2:.0f} (n − 1) in general); for n above d_q the size is off by about n / d_q, and "
-              "correlated rows such as MNIST digits spoil the direction as well.")
-    return Verdict("4", "2 (X Xᵀ + β I)⁻¹ X ≈ 2 X / (d_q + β) is not justified",
-                   "cosine and relative error of the approximation over n, and on MNIST latents",
+    change = ("It is accurate when the $n$ rows are nearly orthogonal with squared norm $d_q$. The error grows "
+              rf"like $\sqrt{{n / d_q}}$, so staying below {t:g} needs $n \le {n_ok:.1f}$ at $d_q = {d_q}$ ($d_q$ "
+              f"of at least about {1 / t ** 2:.0f} $(n - 1)$ in general); for $n$ above $d_q$ the size is off by "
+              "about $n / d_q$, and correlated rows such as MNIST digits spoil the direction as well.")
+    return Verdict("4", r"$2 (X X^\top + \beta I)^{-1} X \approx 2 X / (d_q + \beta)$ is not justified",
+                   "cosine and relative error of the approximation over $n$, and on MNIST latents",
                    f"error {num(err.min(), 2)}–{num(err.max(), 1)} (random), {num(mnist_rel_err, 2)} (MNIST)", word,
                    because, change)
 
@@ -295,23 +368,36 @@ def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
                        f"The committed results pair fewer than {min_seeds} seeds per task, so there is nothing to "
                        "test yet.", "The verdict will follow once the training results files are complete.")
     noisy = {t: r["evidence"]["snr"] < snr_t for t, r in judged.items()}
-    word = "holds" if all(noisy.values()) else "fails" if not any(noisy.values()) else "depends on the task"
+    if all(noisy.values()):
+        word = "holds: one pair of runs cannot tell the arms apart at this scale"
+    elif not any(noisy.values()):
+        helps = {t: (r["evidence"]["mean_diff"] > 0) == HIGHER_IS_BETTER[r["quantity"]] for t, r in judged.items()}
+        word = ("one pair of runs would do here, and " +
+                ("the paper's direction is reproduced at this scale" if all(helps.values()) else
+                 "the paper's direction is not reproduced at this scale" if not any(helps.values()) else
+                 "the direction depends on the task at this scale"))
+    else:
+        word = "depends on the task"
     if missing:
         word += f" (too few seeds yet for {listing(missing)})"
     parts = []
     for t, r in judged.items():
         e = r["evidence"]
+        better = (e["mean_diff"] > 0) == HIGHER_IS_BETTER[r["quantity"]]
         parts.append(
-            f"{t} ({r['quantity']}): the A − I minus attention difference is {num(e['mean_diff'], 4)} ± "
-            f"{num(e['sd_diff'], 4)} over {e['n']} seeds, |mean| / sd = {num(e['snr'], 2)}, and "
+            f"{t} ({_scale(r['rows'])}; {r['quantity']}): the $A - I$ minus attention difference is "
+            f"{num(e['mean_diff'], 4)} ± {num(e['sd_diff'], 4)} over {e['n']} seeds, "
+            f"$\\lvert\\text{{mean}}\\rvert / \\text{{sd}}$ = {num(e['snr'], 2)}, "
             f"{count_phrase(e['n_opposite'], e['n'], 'seeds')} "
-            f"{'have' if 1 < e['n_opposite'] < e['n'] else 'has'} a single pair pointing the other way")
-    because = ("; ".join(parts) + f". One pair of runs is taken as enough only where |mean| / sd ≥ {snr_t:g}.")
-    change = ("This verdict is about the evidence, not about A − I: whether A − I helps is the question of the "
-              "chapter on trained transformers, answered there by paired tests over the seeds. A much larger "
-              "effect, or much less seed-to-seed noise, "
-              "would make a single run enough.")
-    number = "; ".join(f"{t}: |mean| / sd = {num(r['evidence']['snr'], 2)}, "
+            f"{'have' if 1 < e['n_opposite'] < e['n'] else 'has'} a single pair pointing the other way, and on "
+            f"average $A - I$ is {'better' if better else 'worse'}")
+    because = ("; ".join(parts) + ". One pair of runs is taken as enough only where "
+               f"$\\lvert\\text{{mean}}\\rvert / \\text{{sd}} \\ge {snr_t:g}$.")
+    change = ("This verdict is about the evidence at the scale named; whether $A - I$ helps, and for which "
+              "recipes, is the question of the chapter on trained transformers, answered there by paired tests "
+              "over the seeds. A different scale (wider, deeper or longer-trained models) may turn both the "
+              "size of the effect and its sign.")
+    number = "; ".join(f"{t}: " + r"$\lvert\text{mean}\rvert / \text{sd}$" + f" = {num(r['evidence']['snr'], 2)}, "
                        f"{r['evidence']['n_opposite']}/{r['evidence']['n']} opposite" for t, r in judged.items())
     return Verdict("5", objection, test, number, word, because, change)
 
@@ -321,7 +407,7 @@ def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
 
 
 def verdict_clustering(metrics: dict, variant="paper", rel_tol=0.01) -> Verdict:
-    """The minor objection from :func:`probdr_lite.objections.layer_metrics`: do the numbers back 'the block
+    """The minor objection from :func:`probdr_lite.objections.metrics_by_variant`: do the numbers back 'the block
     clusters MNIST'?
 
     A number counts as rising (falling) if it changes by more than ``rel_tol`` of its first value. 'fails' if all
@@ -329,7 +415,7 @@ def verdict_clustering(metrics: dict, variant="paper", rel_tol=0.01) -> Verdict:
     'depends on the metric' otherwise.
     """
     if not isinstance(metrics, dict) or "layers" not in metrics:
-        raise ValueError("metrics must be the dict returned by layer_metrics")
+        raise ValueError("metrics must be the dict returned by metrics_by_variant")
     if variant not in metrics or variant == "layers":
         raise ValueError(f"variant {variant!r} is not in metrics (has {[k for k in metrics if k != 'layers']})")
     layers = metrics["layers"]

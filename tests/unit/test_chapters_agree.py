@@ -2,7 +2,7 @@
 
 Both score the paper's block on the same stratified 2,000 MNIST test images with the same W_E; chapter 5 runs
 float32 latents through ``mnist_blocks`` and ``metrics.layer_metrics``, chapter 7 float64 latents through
-``objections.mnist_paths`` and ``objections.layer_metrics``. One metrics pipeline and one settings object
+``objections.mnist_paths`` and ``objections.metrics_by_variant`` (which scores through ``metrics.layer_metrics``). One metrics pipeline and one settings object
 (``metrics.METRICS``) must make the two agree far below the three decimals the chapters print.
 """
 
@@ -21,7 +21,7 @@ def both_chapters():
     ch5 = layer_metrics([Xs[0], Xs[-1]], labels5, variant="paper")
     images, labels7 = load_mnist(n=2000, stratified=True)
     paths = O.mnist_paths(images, ("paper",), PAPER.n_layers, PAPER.kappa, PAPER.eta, PAPER.beta, PAPER.d_q)
-    ch7 = O.layer_metrics(paths, labels7, layers=(0, PAPER.n_layers))
+    ch7 = O.metrics_by_variant(paths, labels7, layers=(0, PAPER.n_layers))
     return ch5, ch7
 
 
@@ -37,4 +37,4 @@ def test_objections_use_the_book_wide_settings():
     assert METRICS.n_init == 4
     import inspect
 
-    assert inspect.signature(O.layer_metrics).parameters["settings"].default is METRICS
+    assert inspect.signature(O.metrics_by_variant).parameters["settings"].default is METRICS

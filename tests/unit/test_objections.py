@@ -132,6 +132,16 @@ def test_asymmetry_along_path_tangent_measures(X):
             float((t_paper - t_true).norm() / t_true.norm()), rel=1e-10)
         assert out["cosine"][t] == pytest.approx(float((paper * true).sum() / (paper.norm() * true.norm())),
                                                  rel=1e-10)
+        # the remainder of plain attention beyond half the log-sum-exp gradient, (A - A^T) X / 2
+        R, AX = 0.5 * (A - A.T) @ Xt, A @ Xt
+        _, t_R = torch.autograd.functional.jvp(ln, (Xt,), (R,))
+        _, t_AX = torch.autograd.functional.jvp(ln, (Xt,), (AX,))
+        assert out["remainder_share"][t] == pytest.approx(float(R.norm() / AX.norm()), rel=1e-10)
+        assert out["tangent_remainder_share"][t] == pytest.approx(float(t_R.norm() / t_AX.norm()), rel=1e-10)
+        # after LayerNorm the objection-1 gap is that remainder: ||T(2R)|| / ||T((A + A^T) X)||
+        _, t_sym = torch.autograd.functional.jvp(ln, (Xt,), ((A + A.T) @ Xt,))
+        assert out["tangent_relative_difference"][t] == pytest.approx(float(2 * t_R.norm() / t_sym.norm()),
+                                                                      rel=1e-9)
 
 
 @pytest.mark.parametrize("call, name", [
@@ -241,6 +251,22 @@ def test_stop_gradient_check_against_autograd_of_the_stop_gradient_objective(X):
     assert out["delta_F_block"] == pytest.approx(float(F(X1, 10.0, 1.0) - F(X, 10.0, 1.0)))
 
 
+@pytest.mark.parametrize("kappa, beta", [(1.0, 0.5), (10.0, 1.0), (30.0, 3.0)])
+def test_stop_gradient_direction_is_the_gradient_of_phi(X, kappa, beta):
+    """The proposition inside objection 3: autograd of Phi, written out here, equals the stop-gradient direction."""
+    out = O.stop_gradient_check(X, kappa, beta, step=1e-5)
+    Xg = X.clone().requires_grad_(True)
+    n, d = X.shape
+    S = kappa / d * Xg @ Xg.T - beta * torch.eye(n, dtype=F64)
+    phi = torch.logdet(Xg @ Xg.T + beta * torch.eye(n, dtype=F64)) - (Xg ** 2).sum() \
+        + d / kappa * torch.logsumexp(S, dim=1).sum()
+    (g,) = torch.autograd.grad(phi, Xg)
+    g_sg = U.update_direction(X, kappa, beta, "exact")
+    assert float((g - g_sg).norm() / g_sg.norm()) < 1e-10
+    assert out["phi_gap"] < 1e-10
+    assert out["delta_phi_small"] > 0  # a small step along the gradient of Phi raises Phi
+
+
 def test_stop_gradient_is_exact_when_attention_ignores_x(X):
     """As kappa -> 0 the attention is uniform whatever X is, so the dropped terms vanish."""
     out = O.stop_gradient_check(X, 1e-4, 1.0)
@@ -345,9 +371,9 @@ def test_mnist_paths_start_at_the_embedding(small_runs):
         assert torch.allclose(path[-1], expected[-1], atol=1e-12)
 
 
-def test_layer_metrics_equal_cluster_metrics(small_runs):
+def test_metrics_by_variant_equal_cluster_metrics(small_runs):
     _, labels, paths = small_runs
-    out = O.layer_metrics(paths, labels, layers=[0, 2])
+    out = O.metrics_by_variant(paths, labels, layers=[0, 2])
     direct = cluster_metrics(paths["paper"][2].numpy(), labels)
     for key in O.METRIC_NAMES:
         assert out["paper"][key][1] == pytest.approx(direct[key], abs=1e-12)
@@ -356,9 +382,9 @@ def test_layer_metrics_equal_cluster_metrics(small_runs):
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda p, l: O.layer_metrics({}, l), "paths"),
-    (lambda p, l: O.layer_metrics({"a": p["paper"], "b": p["paper"][:2]}, l), "paths"),
-    (lambda p, l: O.layer_metrics(p, l, layers=[5]), "layers"),
+    (lambda p, l: O.metrics_by_variant({}, l), "paths"),
+    (lambda p, l: O.metrics_by_variant({"a": p["paper"], "b": p["paper"][:2]}, l), "paths"),
+    (lambda p, l: O.metrics_by_variant(p, l, layers=[5]), "layers"),
     (lambda p, l: O.mnist_paths(np.ones((4, 6)), variants="paper"), "variants"),
     (lambda p, l: O.mnist_paths(np.ones((4, 6)), variants=["nope"]), "variants"),
 ])
@@ -479,14 +505,19 @@ def test_single_runs_verdict_fails_when_one_pair_is_enough(tmp_path):
     e = runs["charlm"]["evidence"]
     assert e["n"] == 5 and e["n_opposite"] == 0 and e["snr"] > 10
     v = V.verdict_single_runs(runs)
-    assert v.verdict.startswith("fails") and "too few seeds yet for vit" in v.verdict
-    assert "none of the 5 seeds" in v.because
+    assert v.verdict.startswith("one pair of runs would do here, and the paper's direction is reproduced")
+    assert "too few seeds yet for vit" in v.verdict
+    assert "none of the 5 seeds" in v.because and "$A - I$ is better" in v.because
+    assert "2,0 iterations" not in v.because and "20 iterations" in v.because  # the scale, read off the config
+    write_charlm(tmp_path, 5, +0.05)  # A - I higher loss on every seed: the paper's direction is not reproduced
+    v = V.verdict_single_runs(V.training_runs(tmp_path))
+    assert "the paper's direction is not reproduced at this scale" in v.verdict and "$A - I$ is worse" in v.because
 
 
 def test_single_runs_verdict_holds_when_the_seeds_disagree(tmp_path):
     write_charlm(tmp_path, 5, -0.02, spread=0.01)  # differences -0.02, -0.01, 0, +0.01, +0.02
     v = V.verdict_single_runs(V.training_runs(tmp_path))
-    assert v.verdict.startswith("holds") and "|mean| / sd = 0.00" in v.because
+    assert v.verdict.startswith("holds") and r"\lvert\text{mean}\rvert / \text{sd}$ = 0.00" in v.because
     write_charlm(tmp_path, 2, -0.05)
     assert V.verdict_single_runs(V.training_runs(tmp_path)).verdict == "not yet tested"
     with pytest.raises(ValueError, match="runs"):
@@ -532,6 +563,29 @@ def test_verdict_wishart_follows_the_eigenvalues():
     assert "so even that scale is not valid" in V.verdict_wishart([0.2], [0.2], [-0.5], 0.01).would_change
 
 
+def test_verdict_stop_gradient_turns_into_a_choice_of_objective():
+    k = [1, 30]
+    good, bad = [0.99, 0.98], [-0.5, -0.6]
+    v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]], phi_gap=[[1e-14, 2e-14], [3e-14, 1e-14]])
+    assert v.verdict.startswith("a choice of objective") and "depends on $\\kappa$" in v.verdict
+    assert "is the full gradient of $\\Phi$" in v.because and "3.0e-14" in v.because
+    # a gap above the identity threshold: no choice-of-objective wording
+    v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]], phi_gap=[[1e-3, 2e-14], [3e-14, 1e-14]])
+    assert v.verdict == "depends on κ" and "is the full gradient" not in v.because and "above" in v.because
+    with pytest.raises(ValueError, match="phi_gap"):
+        V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]], phi_gap=[1e-14])
+
+
+def test_verdict_asymmetry_reports_the_antisymmetric_remainder():
+    m = path_numbers([0.4, 0.7], [0.96, 0.95], [0.9, 0.7])
+    m["tangent_remainder_share"] = np.array([0.12, 0.2])
+    c = dict(m, tangent_remainder_share=np.array([0.5, 0.6]))
+    v = V.verdict_asymmetry(m, c, [1e-4], [1])
+    assert "12 % to 20 %" in v.because and "50 % to 60 %" in v.because and "antisymmetric remainder" in v.because
+    assert "antisymmetric" not in V.verdict_asymmetry(path_numbers([0.4], [0.9]), path_numbers([0.4], [0.9]),
+                                                      [1e-4], [1]).because
+
+
 def test_verdict_stop_gradient_follows_cosine_and_sign():
     k = [1, 30]
     good, bad = [0.99, 0.98], [-0.5, -0.6]
@@ -541,7 +595,7 @@ def test_verdict_stop_gradient_follows_cosine_and_sign():
     # a high cosine is not enough if one seed's step lowers F
     assert V.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on κ"
     v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]])
-    assert "κ = 30 fails" in v.would_change
+    assert r"$\kappa = 30$ fails" in v.would_change
     with pytest.raises(ValueError, match="cos_sg"):
         V.verdict_stop_gradient([1, 3, 10], [good, good], [[1, 1], [1, 1]])
 
@@ -551,7 +605,7 @@ def test_verdict_regulariser_follows_the_errors():
     v = V.verdict_regulariser([8, 32], [0.01, 0.05], 128, 0.05, 0.99, 2000)
     assert v.verdict == "fails" and "above it" not in v.because
     v = V.verdict_regulariser([8, 32], [0.05, 0.5], 128, 4.0, 0.3, 2000)
-    assert v.verdict == "depends on n / d_q" and "[8]" in v.because and "above it for n in [32]" in v.because
+    assert v.verdict == "depends on $n / d_q$" and "[8]" in v.because and "above it for $n$ in [32]" in v.because
 
 
 def metrics_dict(paper, attention):

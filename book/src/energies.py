@@ -1,0 +1,349 @@
+# %% tags=["colab", "remove-cell"]
+# Colab only: install this book's helper package when it is missing.
+# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
+import importlib.util, sys
+if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
+    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
+
+# %% [markdown]
+# # Which energy does a block descend?
+#
+# [The objections chapter](objections.ipynb) found that the paper's block is not the gradient step
+# of the paper's own objective: the attention is held fixed (objection 3), and $2 L X$ is not the
+# gradient of $\operatorname{tr}(X^\top L X)$ (objection 1). That leaves a question the paper's
+# title raises and the objections do not answer: what *does* a block optimise, if anything? This
+# paper is not the only one to read a transformer block as a step of a gradient method. Modern
+# Hopfield networks {cite:p}`ramsauer2020hopfield` and the Energy Transformer
+# {cite:p}`hoover2023energy` read attention as descent on a log-sum-exp energy; tokens on the
+# sphere {cite:p}`geshkovski2023perspective` follow an interaction energy and cluster; CRATE
+# {cite:p}`yu2023crate` reads attention as a step that compresses a coding rate; Sinkformers
+# {cite:p}`sander2022sinkformers` make attention doubly stochastic so that its layers become a
+# gradient flow; and graph-diffusion models, GRAND {cite:p}`chamberlain2021grand`, GFSA
+# {cite:p}`choi2023gfsa` and the Differential Transformer {cite:p}`ye2024differential`, are close
+# relatives of $A - I$. This chapter puts all of them in one harness, on the same latents, with the
+# same measure of what LayerNorm keeps of a step, and then tests the paper's title claim head-on.
+#
+# **In this chapter you will learn**
+#
+# - a proposition: the stop-gradient step is the *exact* gradient step of another objective,
+#   $\Phi$, whose data term is the log-sum-exp energy of modern Hopfield networks;
+# - which of the book's five blocks is an exact gradient step of which reading's energy, and which
+#   of them is the gradient of any energy at all;
+# - what happens to every reading's energy along the eight MNIST steps;
+# - whether a block moves the latents towards the Laplacian Eigenmaps embedding, the claim in the
+#   paper's title, against the level of a random subspace;
+# - why the explicit Euler step over-smooths, from the frequency response of each block on the
+#   graph spectrum.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+from IPython.display import Markdown, display
+
+from probdr_lite import energies as E
+from probdr_lite import objections as O
+from probdr_lite import thesis as T
+from probdr_lite.data import load_mnist
+from probdr_lite.figures import energies as figs
+from probdr_lite.figures.block import make_toy
+
+# %% [markdown]
+# ## The setting
+#
+# Everything runs on the MNIST path of [the objections chapter](objections.ipynb): the stratified
+# 2,000 test images (200 per class) embedded with the seeded Gaussian projection $W_E$, latents
+# of width $d_q = 128$, sharpness $\kappa = 30$, step $\eta = 0.4$, $\beta = 1$, eight steps of one
+# shared block, no mask, for each of the five blocks of
+# [the transformer-block chapter](transformer_block.ipynb): plain attention $2 A X$, $A - I$
+# ($2 (A - I) X$), the paper's block, the exact block $2 C^{-1} X - (L + L^\top) X$ and the
+# symmetric block. The toy of that chapter (two moons lifted to $d_q = 16$) is the small second
+# data set. All the numbers of the chapter come from the next cell.
+
+# %%
+D_Q, KAPPA, ETA, BETA, N_STEPS = 128, 30.0, 0.4, 1.0, 8
+VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
+KAPPAS2 = (100.0, 1000.0, 10000.0)  # the second map's sharpness (Differential Transformer)
+
+images, labels = load_mnist(n=2000, stratified=True)
+paths = O.mnist_paths(images, VARIANTS, N_STEPS, KAPPA, ETA, BETA, D_Q)
+X0 = paths["paper"][0]  # (2000, 128), float64, the embedded images
+toy = make_toy("moons", n=300, noise=0.07, d_q=16)
+
+# the proposition: autograd against the closed form, on the toy (kappa, beta, masks) and on MNIST
+gaps_toy = E.proposition_gaps(toy.X0)
+gaps_mnist = E.proposition_gaps(X0, kappas=(KAPPA,), betas=(BETA,))
+# which block is which reading's gradient step, and which updates are gradient fields at all
+alignment = E.update_alignment(X0, E.READINGS, VARIANTS, KAPPA, BETA)
+asymmetry = {u: E.gradient_field_asymmetry(X0[:300], u, KAPPA, BETA) for u in E.UPDATES}
+# every energy along the eight steps of every block
+harness = E.energy_table(paths, E.READINGS, KAPPA, BETA)
+# the thesis: the principal subspace of X_t against the Laplacian Eigenmaps embeddings
+targets = T.le_targets(images, X0, KAPPA, BETA)
+le = T.le_alignment(paths, targets)
+baseline = T.random_baseline(targets)
+erank = T.effective_rank_path(paths)
+participation = T.participation_ratio(targets["attention"])
+# the blocks as graph filters, and A - I as a difference of attention maps
+lam = E.attention_spectrum(X0, KAPPA, BETA)
+diff_gap = E.differential_gap(X0, KAPPA, KAPPAS2, BETA)
+
+# %% [markdown]
+# ## The stop-gradient step is an exact gradient step
+#
+# **Proposition.** Let $S = \tfrac{\kappa}{d_q} X X^\top - \beta I + M$ be the logits, with the
+# mask $M$ equal to 0 where a point may attend and $-\infty$ where it may not, $A = \sigma(S)$ the
+# row-wise softmax, $L = I - A$ and $C = X X^\top + \beta I$. The book's "exact" direction, the
+# gradient of the ELBO with $A$ held fixed,
+#
+# $$
+# g_{\mathrm{sg}} = 2 C^{-1} X - (L + L^\top) X ,
+# $$
+#
+# is the full gradient, with nothing held fixed, of
+#
+# $$
+# \Phi(X) = \log\det(X X^\top + \beta I) - \lVert X \rVert_F^2
+#   + \frac{d_q}{\kappa} \sum_i \operatorname{logsumexp}_j S_{ij} .
+# $$
+#
+# **Proof.** Take a small change $dX$. The first term changes by
+# $d \log\det C = \operatorname{tr}(C^{-1} dC) = 2 \operatorname{tr}(X^\top C^{-1} dX)$, since
+# $dC = dX\, X^\top + X\, dX^\top$ and $C$ is symmetric. The second changes by
+# $-2 \operatorname{tr}(X^\top dX)$. For the third, the derivative of a row's log-sum-exp is that
+# row's softmax, $d \operatorname{logsumexp}_j S_{ij} = \sum_j A_{ij}\, dS_{ij}$ (masked entries have
+# $A_{ij} = 0$ and drop out), and $dS = \tfrac{\kappa}{d_q}(dX\, X^\top + X\, dX^\top)$ because $M$ and
+# $\beta I$ do not depend on $X$. So
+#
+# $$
+# d\Big[\tfrac{d_q}{\kappa} \sum_i \operatorname{logsumexp}_j S_{ij}\Big]
+# = \sum_{ij} A_{ij} (dx_i^\top x_j + x_i^\top dx_j)
+# = \operatorname{tr}\big(X^\top (A + A^\top)\, dX\big) .
+# $$
+#
+# Adding up, $\nabla \Phi = 2 C^{-1} X - 2 X + (A + A^\top) X = 2 C^{-1} X - (L + L^\top) X$. $\square$
+#
+# The factor $d_q/\kappa$ cancels the $\kappa/d_q$ of the logits; the proof never uses the
+# symmetry of $A$, so it holds with the causal mask as well. `E.phi` computes $\Phi$,
+# `E.phi_gradient` the closed form (through the block's own kernel), and autograd compares them:
+
+# %%
+display(Markdown(figs.proposition_text({
+    f"toy (${toy.X0.shape[0]}$ points, $d_q = {toy.X0.shape[1]}$), " + r"$\kappa$ from 1 to 100, $\beta$ from 0.1 "
+    "to 10, no mask": float(gaps_toy[0].max()),
+    "the same with the causal mask": float(gaps_toy[1].max()),
+    f"MNIST latents (${X0.shape[0]}$ images, $d_q = {D_Q}$, $\\kappa = {KAPPA:g}$, $\\beta = {BETA:g}$)":
+        float(gaps_mnist.max()),
+})))
+
+# %% [markdown]
+# Two consequences reach back to [the objections](objections.ipynb).
+#
+# - **Objection 3 becomes a choice of objective.** Holding $A$ fixed does not make the step an
+#   approximation of some gradient: it *is* a gradient, of $\Phi$. The choice is between
+#   $\Phi$ and the ELBO with the graph differentiated, $F_{\mathrm{full}}$. $\Phi$'s data term is
+#   the log-sum-exp energy that modern Hopfield networks {cite:p}`ramsauer2020hopfield` and the
+#   Energy Transformer {cite:p}`hoover2023energy` build on, so the paper's stop-gradient step is
+#   an exact step on a Hopfield-type energy plus the log-determinant of ProbDR.
+# - **Objection 1 gets a remainder.** $\tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j
+#   S_{ij}$ has gradient $(A + A^\top) X$, so plain attention's $A X$ is half of it plus the
+#   antisymmetric remainder $(A - A^\top) X / 2$. The objections chapter measures the size of that
+#   remainder along the MNIST steps.
+#
+# ## The readings, one by one
+#
+# Each reading names an energy and says which way its update moves it. In the book's symbols
+# ($S_{ij}(X, X_t) = \tfrac{\kappa}{d_q} x_i^\top x_{t,j} - \beta [i = j] + M_{ij}$ where part of
+# the state is held at the start of a step, $X_t$):
+#
+# - **The paper's PLE ELBO, with the stop-gradient** {cite:p}`ravuri2025transformers`:
+#   $F(X; A_t) = \log\det C - \operatorname{tr}(X^\top (I - A_t) X)$, twice the ELBO with the graph
+#   held at the step's start. It is *raised*; its gradient step is the exact block by construction.
+# - **$\Phi$**, above: raised; the exact block again, now with nothing held fixed.
+# - **Modern Hopfield networks** {cite:p}`ramsauer2020hopfield`: each token is a query $x_i$ against
+#   stored patterns, here the tokens at the step's start, with energy
+#   $\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}(X, X_t)$,
+#   *lowered*. Its gradient at $X_t$ is $X_t - A X_t = L X_t$, so the $A - I$ block is exactly its
+#   gradient descent step; at $\eta = 1/2$ that step is $X \leftarrow A X$, the Hopfield
+#   retrieval step itself. On the LayerNorm sphere $\lVert X \rVert_F^2 = n d_q$ is constant, so
+#   after LayerNorm plain attention and the paper's block take the same step.
+# - **The Energy Transformer** {cite:p}`hoover2023energy`: the attention energy
+#   $-\tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}$ of *all* tokens at once, keys
+#   included, *lowered*; its descent direction is $(A + A^\top) X$, the update the objections chapter
+#   found hiding in objection 1.
+# - **Tokens on the sphere** {cite:p}`geshkovski2023perspective`: the interaction energy
+#   $\tfrac{d_q}{2\kappa n^2}\sum_{ij} e^{S_{ij} - \kappa}$ (the factor $e^{-\kappa}$ only keeps it
+#   finite), which the tokens *raise* as they cluster. Its gradient is
+#   $(E' + E'^\top) X / 2n^2$ with $E' = e^{S - \kappa}$, row $i$ of which is $D_i (A X)_i$ up to a
+#   constant: softmax attention divides each token's pull by its degree $D_i$, so plain attention
+#   follows this gradient only in a metric weighted by the degrees, not in the Euclidean one.
+# - **CRATE** {cite:p}`yu2023crate`: the coding rate $R(X) = \tfrac12 \log\det(I + X X^\top / \beta)$
+#   (CRATE's precision $\epsilon$ set by $\epsilon^2 = \beta d_q / n$), which attention *lowers*: it
+#   compresses. Here $R = \tfrac12 (\log\det C - n \log\beta)$, the log-determinant of the PLE ELBO
+#   itself, and $\nabla R = C^{-1} X$: ProbDR's regulariser *raises* the very quantity CRATE's
+#   attention lowers. CRATE reaches attention only after a Neumann-series approximation of
+#   $C^{-1}$ and a softmax in place of the Gram matrix, so no block need be its exact step.
+# - **Sinkformers** {cite:p}`sander2022sinkformers`: Sinkhorn's algorithm rescales $E = e^S$ into a
+#   symmetric doubly stochastic $P = \operatorname{diag}(e^f) E \operatorname{diag}(e^f)$. For $n$
+#   points the energy is the value of that rescaling problem,
+#   $\tfrac{d_q}{2\kappa}\min_f \big[\sum_{ij} e^{f_i + S_{ij} + f_j} - 2\sum_i f_i\big]$ (derived
+#   here), whose gradient is $P X$; it is *raised*. The book's symmetric block
+#   $D^{-1/2} E D^{-1/2}$ is the first iterate of the symmetric Sinkhorn scaling, not its limit.
+#   There is no doubly stochastic causal attention, so this reading has no masked form.
+# - **GRAND** {cite:p}`chamberlain2021grand`: the attention diffusion
+#   $dX/d\tau = (A(X) - I) X$, whose explicit Euler step is the $A - I$ block. Its energy is the
+#   Dirichlet energy $\operatorname{tr}(X^\top (I - A_t) X)$ (on the sphere, half the weighted sum of
+#   squared distances), *lowered*; but its gradient is $(L + L^\top) X$, so $A - I$ descends it
+#   exactly only when $A$ is symmetric: objection 1 again.
+# - **GFSA** {cite:p}`choi2023gfsa` replaces $A$ by a matrix polynomial $w_0 I + w_1 A + w_K A^K$
+#   and the **Differential Transformer** {cite:p}`ye2024differential` by a difference of two
+#   attention maps. Neither names an energy. The residual blocks here are GFSA filters with
+#   $w_K = 0$ ($A - I$ is $w_0 = 1 - 2\eta$, $w_1 = 2\eta$), and $A - I$ is a difference of two maps
+#   whose second attends only to itself; the last sections measure both.
+#
+# `E.energy` gives each energy as a differentiable function and `E.energy_gradient` its gradient in
+# closed form; the unit tests compare the two with autograd for every reading, with and without the
+# mask. Which block takes which reading's step? The table gives the cosine of each block's direction
+# with the reading's own step at $X_0$, in the full space and after LayerNorm (the tangent parts
+# that [the transformer-block chapter](transformer_block.ipynb) introduced):
+
+# %%
+display(Markdown(figs.alignment_table(alignment).to_markdown()))
+
+# %% [markdown]
+# Exactness is a strong test, and most readings pass it for no block. A weaker question is whether
+# an update is the gradient of *some* energy. A smooth field $X \mapsto \Delta(X)$ is a gradient
+# exactly when its Jacobian is symmetric (the Jacobian is then the energy's Hessian).
+# `E.gradient_field_asymmetry` compares $u^\top J v$ with $v^\top J u$ for random directions,
+# with two Jacobian-vector products by autograd, on the first 300 MNIST latents:
+
+# %%
+display(Markdown(figs.gradient_field_table(asymmetry).to_markdown()))
+display(Markdown(figs.gradient_field_text(asymmetry)))
+
+# %% [markdown]
+# ## Every energy along the MNIST path
+#
+# Now run the harness: at every one of the eight steps of every block, does each energy go up or
+# down? For the readings that hold part of the state fixed (the PLE ELBO, Hopfield, GRAND) the
+# step from $X_t$ is judged with that part held at $X_t$, as the readings themselves do.
+
+# %%
+display(Markdown(figs.harness_table(harness).to_markdown()))
+fig = figs.energy_path_figure(harness)
+plt.show()
+display(Markdown(figs.harness_text(harness)))
+display(Markdown(figs.objectives_text(harness)))
+
+# %% [markdown]
+# ## The thesis, tested head-on
+#
+# The paper's title says that a transformer block performs Laplacian Eigenmaps. If it did, the
+# latents would turn towards the Laplacian Eigenmaps embedding of the graph the block uses: the
+# top-$q$ principal subspace of $X_t$ would approach the span of the $q$ smallest non-trivial
+# generalised eigenvectors of $L v = \lambda D v$. Two graphs are candidates: the attention graph
+# of the first block, $W = e^{S}$ at $X_0$ (its random walk is the first $A$, so its LE embedding
+# is the set of modes a diffusion step damps least), and the pixels' $k$-nearest-neighbour graph of
+# [the Laplacian Eigenmaps chapter](laplacian_eigenmaps.ipynb), with that chapter's settings (10
+# neighbours, 0/1 weights). The measure is the mean cosine of the principal angles between the two
+# subspaces (`probdr_lite.metrics.subspace_agreement`, the one the ELBO chapter uses), for
+# $q = 2, 5, 10$. Plain attention, which has no Laplacian in it, is the control, and random
+# $q$-dimensional subspaces give the level of no alignment at all (about $\sqrt{q/n}$). The
+# effective rank of $X_t$, $\exp$ of the entropy of its normalised singular values
+# {cite:p}`roy2007effective`, tracks the rank collapse of deep attention {cite:p}`dong2021attention`.
+
+# %%
+display(Markdown(figs.thesis_table(le, baseline, erank).to_markdown()))
+fig = figs.thesis_figure(le, baseline)
+plt.show()
+display(Markdown(figs.thesis_text(le, baseline, erank,
+                                  {"attention": targets["attention_eigenvalues"]}, participation)))
+
+# %% [markdown]
+# These numbers hold for the paper's settings ($\kappa = 30$, $\beta = 1$, eight shared blocks on
+# 2,000 MNIST test images); exercise 2 reruns the test with a wider kernel, $\kappa = 3$.
+#
+# ## Why the Euler step over-smooths
+#
+# Every block except the exact one is a polynomial filter of its graph matrix ($A$, or
+# $D^{-1/2} E D^{-1/2}$ for the symmetric block), so its effect on each eigenvector is one
+# number. On an eigenvector with $(I - A) v = \lambda v$ the $A - I$ block multiplies the
+# component by $1 - h\lambda$ ($h = 2\eta$), plain attention by $1 + h(1 - \lambda)$, the
+# paper's block by $1 - h\lambda + 2\eta/(d_q + \beta)$. The symmetric block has the same
+# eigenvalues as $A - I$ ($D^{-1/2} E D^{-1/2}$ is similar to $D^{-1} E$), so the same response on
+# other eigenvectors. LayerNorm takes out a common factor, so what matters is the response relative
+# to the constant mode $\lambda = 0$ (`E.frequency_response`). The figure draws these responses
+# over the eigenvalues of $I - A$ at $X_0$ (grey, `E.attention_spectrum`), next to the diffusion
+# flow $e^{-h\lambda}$ that one Euler step of size $h$ stands for.
+
+# %%
+fig = figs.spectrum_figure(lam, ETA, D_Q, BETA, N_STEPS)
+plt.show()
+display(Markdown(figs.spectrum_text(lam, ETA, D_Q, BETA, N_STEPS)))
+display(Markdown(figs.differential_text(diff_gap, KAPPAS2, KAPPA)))
+
+# %% [markdown]
+# ## All the readings in one table
+#
+# Reading by reading: the energy and which way its reading moves it, the block whose direction is
+# its exact gradient step at $X_0$, what the reading predicts, and what this chapter measured.
+
+# %%
+display(Markdown(figs.readings_table(
+    harness, alignment, asymmetry,
+    filter_note_text=figs.filter_note(lam, ETA, D_Q, BETA, N_STEPS),
+    differential_note=figs.differential_text(diff_gap, KAPPAS2, KAPPA),
+).to_markdown()))
+
+# %% [markdown]
+# ## Where this leaves the paper
+#
+# The same numbers, read for the paper's claim among the others:
+
+# %%
+display(Markdown(figs.closing_text(harness, asymmetry, alignment, le, baseline)))
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. Show that the Hopfield energy with the patterns held at $X_t$ has gradient $L X_t$ at $X_t$,
+#    and that on the LayerNorm sphere the plain-attention block takes the same step as $A - I$ to
+#    first order. Check both with `E.update_alignment` on the toy.
+# 2. Rerun the thesis test at $\kappa = 3$: build the LE targets with `T.le_targets(images, X0, 3.0)`
+#    and the paths with `O.mnist_paths(..., kappa=3.0)`. Is the attention graph still close to
+#    disconnected? Does any block now move towards its LE embedding?
+# 3. Why can a Sinkformer not be causal? Find the only lower-triangular doubly stochastic matrix
+#    with positive diagonal.
+#
+# :::{dropdown} Solution 1
+# With the patterns $X_t$ fixed, $\nabla_{x_i} \operatorname{logsumexp}_j S_{ij}(X, X_t) =
+# \tfrac{\kappa}{d_q} \sum_j A_{ij} x_{t,j}$, so the gradient of $\tfrac12 \lVert X \rVert_F^2 -
+# \tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}$ at $X = X_t$ is $X_t - A X_t = L X_t$,
+# and descent $X_t - h L X_t$ is the $A - I$ block. Plain attention's direction $2 A X$ differs
+# from $-2 L X = 2 (A - I) X$ by $2X$, which has no tangent part on the sphere, so after LayerNorm
+# the two agree to first order. The hidden cell prints the cosines.
+# :::
+#
+# :::{dropdown} Solution 2
+# At $\kappa = 3$ each point spreads its attention over many neighbours, so the graph is far
+# better connected. The hidden cell reruns the test on 500 of the images (to stay quick) and
+# words the result from the numbers, as the section above does.
+# :::
+#
+# :::{dropdown} Solution 3
+# Row 1 of a lower-triangular matrix has a single entry, which must be 1 for the row to sum to 1;
+# then column 1 already sums to 1, so every other entry of column 1 is 0. Repeating the argument
+# row by row leaves the identity: a causal doubly stochastic attention lets every token attend
+# only to itself, which is why `E.sinkhorn_attention` refuses a mask.
+# :::
+
+# %% tags=["hide-cell"]
+a_toy = E.update_alignment(toy.X0, ("hopfield",), ("attention", "diffusion"), 100.0, 1.0)["hopfield"]
+print({u: {k: round(v, 12) for k, v in c.items()} for u, c in a_toy.items()})
+sub = slice(0, 2000, 4)  # 500 of the images, every class
+images_s = images[sub]
+paths_s = O.mnist_paths(images_s, ("attention", "diffusion"), N_STEPS, 3.0, ETA, BETA, D_Q)
+targets_s = T.le_targets(images_s, paths_s["diffusion"][0], 3.0, BETA)
+le_s = T.le_alignment(paths_s, targets_s, qs=(2, 10))
+display(Markdown(figs.thesis_text(le_s, T.random_baseline(targets_s, qs=(2, 10)), T.effective_rank_path(paths_s),
+                                  {"attention": targets_s["attention_eigenvalues"]},
+                                  T.participation_ratio(targets_s["attention"]))))

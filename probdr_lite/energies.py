@@ -1,0 +1,734 @@
+"""Which energy does a block descend? The readings of a transformer block as a gradient method, in one harness.
+
+Several papers read an attention block as one step of a gradient method on an energy. This module writes each
+reading's energy for the book's latents, gives its gradient in closed form, and measures, along the MNIST steps,
+whether each block variant raises or lowers it. Notation as in the book: latents X (n, d_q) with LayerNormed rows,
+logits S = (kappa / d_q) X X^T - beta I + M (M = 0, or -inf above the diagonal for the causal mask), the row
+softmax A = sigma(S), L = I - A, C = X X^T + beta I, and the heat-kernel weights E = exp(S).
+
+The proposition (:func:`phi`, :func:`phi_gradient`). The "exact" direction of the book,
+2 C^{-1} X - (L + L^T) X with A held fixed, is the full gradient (no stop-gradient anywhere) of
+
+    Phi(X) = log det(X X^T + beta I) - ||X||_F^2 + (d_q / kappa) sum_i logsumexp_j S_ij .
+
+Proof: d log det C = 2 tr(C^{-1} X dX^T); d ||X||^2 = 2 tr(X^T dX); and d logsumexp_j S_ij = sum_j A_ij dS_ij with
+dS = (kappa / d_q) (dX X^T + X dX^T) (M and -beta I are constant), so d [(d_q / kappa) sum_i logsumexp_j S_ij]
+= tr(X^T (A + A^T) dX). Hence grad Phi = 2 C^{-1} X - 2 X + (A + A^T) X = 2 C^{-1} X - (L + L^T) X.
+
+The readings (:data:`READINGS`; each energy's sign convention is its paper's, stored in :data:`SENSE`):
+
+==================  ====================================================  =======  =====================================
+reading             energy                                                sense    gradient (closed form)
+==================  ====================================================  =======  =====================================
+ple                 F(X; A_ref) = log det C - tr(X^T (I - A_ref) X)       ascent   2 C^{-1} X - (L_ref + L_ref^T) X
+phi                 Phi(X) above                                           ascent   2 C^{-1} X - (L + L^T) X
+hopfield            (1/2) ||X||^2 - (d_q/kappa) sum_i lse_j S(X, X_ref)    descent  X - A(X; X_ref) X_ref
+energy_transformer  -(d_q / kappa) sum_i logsumexp_j S_ij                  descent  -(A + A^T) X
+sphere              (d_q / (2 kappa n^2)) sum_ij exp(S_ij - kappa)         ascent   (E' + E'^T) X / (2 n^2),
+                                                                                    E' = exp(S - kappa)
+crate               R(X) = (1/2) log det(I + X X^T / beta)                 descent  C^{-1} X
+sinkformer          (d_q / (2 kappa)) min_f sum_ij e^{f_i + S_ij + f_j}     ascent   P X, P the Sinkhorn (doubly
+                    - 2 sum_i f_i                                                   stochastic) attention
+grand               tr(X^T (I - A_ref) X), the Dirichlet energy            descent  (L_ref + L_ref^T) X
+==================  ====================================================  =======  =====================================
+
+"Frozen" readings (:data:`FROZEN`) hold part of the state at a reference X_ref, as their papers do: the PLE ELBO
+and GRAND's Dirichlet energy hold the graph A_ref = A(X_ref) (the paper's stop-gradient), the Hopfield energy holds
+the stored patterns (keys and values) X_ref, with S(X, X_ref) = (kappa / d_q) X X_ref^T - beta I + M. A block step
+from X_t is judged on E(X_{t+1}; X_t) - E(X_t; X_t).
+
+- :func:`energy`, :func:`energy_gradient`: one reading's value (a differentiable 0-d tensor, for autograd checks)
+  and its gradient in closed form;
+- :func:`update_alignment`: cosine of each block's direction with the reading's ascent direction (sense times the
+  gradient), in the full space and after LayerNorm (tangent parts, :func:`probdr_lite.tangent.tangent_part`);
+- :func:`gradient_field_asymmetry`: is a block's direction field the gradient of *any* energy? (its Jacobian must be
+  symmetric; checked with autograd);
+- :func:`energy_path`, :func:`energy_table`: the energies along the MNIST paths and the sign of every step;
+- :func:`sinkhorn_attention`: the symmetric doubly stochastic attention of the Sinkformer reading;
+- :func:`attention_spectrum`, :func:`frequency_response`: the blocks as graph filters on the spectrum of I - A;
+- :func:`differential_gap`: A - I as the limit of a difference of two attention maps (Differential Transformer).
+
+Everything is dense and float64 (n <= unrolled.MAX_DENSE_N) and runs on one thread.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg as sla
+import torch
+
+from probdr_lite import unrolled as U
+from probdr_lite._elbo import log_det_covariance
+from probdr_lite._threads import one_thread
+from probdr_lite._validation import check_choice, check_scalar, check_seed, check_tensor
+from probdr_lite.tangent import cosine, tangent_part
+
+__all__ = [
+    "READINGS",
+    "SENSE",
+    "FROZEN",
+    "FILTER_READINGS",
+    "UPDATES",
+    "FILTER_VARIANTS",
+    "phi",
+    "phi_gradient",
+    "proposition_gaps",
+    "energy",
+    "energy_gradient",
+    "sinkhorn_attention",
+    "update_direction",
+    "update_alignment",
+    "gradient_field_asymmetry",
+    "energy_path",
+    "energy_table",
+    "attention_spectrum",
+    "frequency_response",
+    "differential_gap",
+]
+
+#: The readings with an energy, in the order of the chapter's table.
+READINGS = ("ple", "phi", "hopfield", "energy_transformer", "sphere", "crate", "sinkformer", "grand")
+#: +1 if the reading's paper raises its energy (an objective), -1 if it lowers it.
+SENSE = {"ple": 1, "phi": 1, "hopfield": -1, "energy_transformer": -1, "sphere": 1, "crate": -1, "sinkformer": 1,
+         "grand": -1}
+#: The readings that hold part of the state at a reference X_ref (see the module docstring).
+FROZEN = ("ple", "hopfield", "grand")
+#: Readings without an energy: graph filters (GFSA) and differences of attention maps (Differential Transformer).
+FILTER_READINGS = ("gfsa", "diff_transformer")
+#: The update directions :func:`update_direction` knows: the book's block variants and two readings' own updates.
+UPDATES = U.CHAPTER_VARIANTS + ("energy_transformer", "sinkformer")
+#: The block variants that are graph filters of A (:func:`frequency_response`), and the flow they discretise.
+FILTER_VARIANTS = ("attention", "diffusion", "symmetric", "paper", "flow")
+_SINKHORN_TOL = 1e-13
+_SINKHORN_MAX_ITER = 100_000
+
+F64 = torch.float64
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Input checks
+
+
+def _latents(X, name="X") -> torch.Tensor:
+    X = check_tensor(X, name, ndim=2, min_rows=2)
+    if X.shape[1] < 2:
+        raise ValueError(f"{name} must have d_q >= 2 columns; got shape {tuple(X.shape)}")
+    if X.shape[0] > U.MAX_DENSE_N:
+        raise ValueError(f"{name} has n = {X.shape[0]} rows, above MAX_DENSE_N = {U.MAX_DENSE_N} for dense (n, n) work")
+    return X.to(F64)
+
+
+def _kappa(kappa) -> float:
+    return check_scalar(kappa, "kappa", low=0.0, high=U.KAPPA_MAX, low_inclusive=False)
+
+
+def _beta(beta, positive=False) -> float:
+    return check_scalar(beta, "beta", low=0.0, high=U.BETA_MAX, low_inclusive=not positive)
+
+
+def _mask(mask) -> bool:
+    """True for the causal mask, False for none; anything else is refused with the allowed values."""
+    if mask is None:
+        return False
+    if isinstance(mask, str) and mask == "causal":
+        return True
+    raise ValueError(f"mask must be None or 'causal'; got {mask!r}")
+
+
+def _reading(reading) -> str:
+    return check_choice(reading, "reading", READINGS)
+
+
+def _reference(reference, X) -> torch.Tensor:
+    if reference is None:
+        return X.detach()
+    ref = _latents(reference, "reference")
+    if ref.shape != X.shape:
+        raise ValueError(f"reference must have the shape of X {tuple(X.shape)}; got {tuple(ref.shape)}")
+    return ref.detach()
+
+
+def _check_bound(X, kappa, beta) -> None:
+    """exp(S_ij - kappa) stays finite: S_ij - kappa <= (kappa / d_q) max ||x_i||^2 - kappa (Cauchy-Schwarz), which
+    is 0 for LayerNormed rows (squared norm d_q); the log-sum-exp and Sinkhorn terms shift their exponents anyway."""
+    excess = kappa / X.shape[1] * float(X.detach().pow(2).sum(1).max()) - kappa
+    if not math.isfinite(excess) or excess > 600.0:
+        raise ValueError(f"X is too large for kappa = {kappa:g}: exp(S - kappa) reaches exp({excess:.3g}) and "
+                         "overflows; pass LayerNormed latents (unrolled.layer_norm)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The building blocks: logits, the log-sum-exp term, Sinkhorn
+
+
+def _logits(X, keys, kappa, beta, causal) -> torch.Tensor:
+    """S_ij = (kappa / d_q) x_i . k_j - beta [i = j] + M_ij, (n, n), differentiable in X (and in keys)."""
+    n, d_q = X.shape
+    S = (kappa / d_q) * (X @ keys.T)
+    S.diagonal().sub_(beta)  # in place: neither product's backward needs S itself
+    if causal:
+        S = S.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -math.inf)
+    return S
+
+
+def _lse(S, kappa, d_q) -> torch.Tensor:
+    """(d_q / kappa) sum_i logsumexp_j S_ij (masked entries are -inf and drop out)."""
+    return (d_q / kappa) * torch.logsumexp(S, dim=1).sum()
+
+
+def _sinkhorn_potentials(S, P=None, m=None) -> torch.Tensor:
+    """f (n,) with sum_j exp(f_i + S_ij + f_j) = 1 for every i, for a symmetric S (no mask).
+
+    Damped symmetric Sinkhorn in the scaling form u = e^f: u <- sqrt(u / (K u)), K = exp(S - s) with s = max S
+    (so K <= 1; the shift is put back as f = log u - s / 2). Its first iterate from u = 1 is u = D^{-1/2} (up to the
+    shift): the book's "symmetric" normalisation D^{-1/2} E D^{-1/2} is one damped Sinkhorn step. ``P`` and ``m``
+    (from :func:`_row_exp`) save the exponential: K = P * exp(m - s).
+    """
+    s = float(S.max())
+    K = torch.exp(S - s) if P is None else P * torch.exp(m - s)
+    u = torch.ones(S.shape[0], dtype=F64)
+    for _ in range(_SINKHORN_MAX_ITER):
+        Ku = K @ u
+        if float((u * Ku - 1.0).abs().max()) < _SINKHORN_TOL:
+            break
+        u = torch.sqrt(u / Ku)
+    else:  # pragma: no cover - not reached for LayerNormed latents and kappa <= 1e3
+        raise RuntimeError(f"Sinkhorn did not converge to {_SINKHORN_TOL:g} in {_SINKHORN_MAX_ITER} iterations")
+    return torch.log(u) - 0.5 * s
+
+
+@one_thread
+def sinkhorn_attention(X, kappa, beta=1.0) -> torch.Tensor:
+    """The Sinkformer's attention: the symmetric doubly stochastic matrix P = diag(e^f) E diag(e^f), E = exp(S).
+
+    Sinkhorn's algorithm rescales the rows and columns of E until both sum to 1 (Sander et al., 2022); for a
+    symmetric E (no mask) one vector f does both, found by the damped iteration of :func:`_sinkhorn_potentials`
+    to a row-sum error below 1e-13. A causal mask has no doubly stochastic rescaling except the identity, so
+    this reading is defined without a mask only.
+
+    Parameters
+    ----------
+    X : array or tensor of shape (n, d_q), LayerNormed rows
+    kappa : float in (0, 1e4]
+    beta : float in [0, 1e4], default 1
+
+    Returns
+    -------
+    torch.Tensor (n, n), float64, symmetric, rows and columns summing to 1.
+    """
+    X = _latents(X)
+    kappa, beta = _kappa(kappa), _beta(beta)
+    _check_bound(X, kappa, beta)
+    S = _logits(X, X, kappa, beta, False)
+    S = 0.5 * (S + S.T)  # symmetric to the last bit
+    f = _sinkhorn_potentials(S)
+    return torch.exp(f[:, None] + S + f[None, :])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The proposition
+
+
+def phi(X, kappa, beta=1.0, mask=None) -> torch.Tensor:
+    """Phi(X) = log det(X X^T + beta I) - ||X||_F^2 + (d_q / kappa) sum_i logsumexp_j S_ij (the proposition).
+
+    Its full gradient is the book's "exact" direction 2 C^{-1} X - (L + L^T) X (:func:`phi_gradient`; proof in the
+    module docstring). Differentiable in X; dense (n, n) logits; float64.
+
+    Parameters
+    ----------
+    X : array or tensor of shape (n, d_q), 2 <= n <= unrolled.MAX_DENSE_N
+    kappa : float in (0, 1e4]
+    beta : float in (0, 1e4], default 1
+    mask : None or "causal"
+
+    Returns
+    -------
+    0-d torch.Tensor (float64).
+    """
+    return energy(X, "phi", kappa, beta, mask)
+
+
+@one_thread
+def phi_gradient(X, kappa, beta=1.0, mask=None) -> torch.Tensor:
+    """grad Phi(X) in closed form: the "exact" direction of :func:`probdr_lite.unrolled.update_direction`.
+
+    2 C^{-1} X - (L + L^T) X with L = I - A held fixed is, by the proposition, also the gradient of Phi with nothing
+    held fixed. Computed by the block's own row-block kernel, not by autograd (the tests compare the two).
+
+    Returns
+    -------
+    torch.Tensor of X's shape, float64.
+    """
+    return energy_gradient(X, "phi", kappa, beta, mask)
+
+
+@one_thread
+def proposition_gaps(X, kappas=(1.0, 3.0, 10.0, 30.0, 100.0), betas=(0.1, 1.0, 10.0), masks=(None, "causal")):
+    """The proposition checked at X: ||autograd grad Phi - phi_gradient|| / ||phi_gradient|| for every kappa,
+    beta and mask. Returns an array of shape (len(masks), len(kappas), len(betas)), float64."""
+    X = _latents(X)
+    for name, seq in (("kappas", kappas), ("betas", betas), ("masks", masks)):
+        if isinstance(seq, (str, bytes)) or not hasattr(seq, "__len__") or len(seq) == 0:
+            raise ValueError(f"{name} must be a non-empty list; got {seq!r}")
+    out = np.zeros((len(masks), len(kappas), len(betas)))
+    for i, m in enumerate(masks):
+        for j, k in enumerate(kappas):
+            for l, b in enumerate(betas):
+                Z = X.detach().clone().requires_grad_(True)
+                (g,) = torch.autograd.grad(phi(Z, k, b, m), Z)
+                closed = phi_gradient(X, k, b, m)
+                out[i, j, l] = float((g - closed).norm() / closed.norm())
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Energies and their gradients
+
+
+def energy(X, reading, kappa=30.0, beta=1.0, mask=None, reference=None) -> torch.Tensor:
+    """The energy of one reading at X (table in the module docstring), as a differentiable 0-d tensor.
+
+    Parameters
+    ----------
+    X : array or tensor of shape (n, d_q), LayerNormed rows, 2 <= n <= unrolled.MAX_DENSE_N
+        Differentiable if it requires grad.
+    reading : one of :data:`READINGS`
+    kappa : float in (0, 1e4], default 30
+    beta : float, default 1; in (0, 1e4] for the readings with a log-determinant ("ple", "phi", "crate"), in
+        [0, 1e4] otherwise
+    mask : None or "causal" (not for "sinkformer", which has no masked form)
+    reference : array or tensor of X's shape, optional
+        X_ref of the frozen readings (:data:`FROZEN`); default X itself (detached). Ignored by the others.
+
+    Returns
+    -------
+    0-d torch.Tensor, float64. For "sinkformer" the Sinkhorn potentials are solved at X and held (the envelope
+    theorem makes the gradient of the value the gradient with the potentials held at their optimum).
+    """
+    X, reading, kappa, beta, causal, ref = _prepare(X, reading, kappa, beta, mask, reference)
+    return _energies(X, (reading,), kappa, beta, causal, ref)[reading]
+
+
+def _row_exp(S):
+    """(P, m, lse): P = exp(S - m) with m the (detached) row maxima, and lse = m + log P 1 (differentiable)."""
+    m = S.max(1, keepdim=True).values.detach()  # (n, 1), finite: every row attends somewhere
+    P = torch.exp(S - m)  # (n, n), entries in [0, 1]: the one exponential every reading shares
+    return P, m, m.squeeze(1) + torch.log(P.sum(1))
+
+
+def _energies(X, readings, kappa, beta, causal, ref, A_ref=None, keep=None) -> dict:
+    """{reading: 0-d tensor} for several readings at once, sharing the logits, one exponential and log det C.
+
+    ``ref is X`` (the values along a path, no autograd) lets the Hopfield energy and the frozen graph reuse X's own
+    logits; ``A_ref`` passes A(X_ref) when it is already known, and a dict ``keep`` receives X's own attention
+    under "A" (for the next step's frozen graph). Differentiable in X where X requires grad.
+    """
+    n, d_q = X.shape
+    cache = {} if keep is None else keep
+
+    def own():  # (S, P, m, lse) of X's own logits
+        if "own" not in cache:
+            S = _logits(X, X, kappa, beta, causal)
+            if not causal:
+                S = 0.5 * (S + S.T)  # symmetric to the last bit (the Sinkhorn reading needs it)
+            cache["own"] = (S, *_row_exp(S))
+        return cache["own"]
+
+    def logdet():
+        if "logdet" not in cache:
+            cache["logdet"] = log_det_covariance(X, beta)
+        return cache["logdet"]
+
+    def trace():  # tr(X^T (I - A_ref) X)
+        if "trace" not in cache:
+            if A_ref is None and ref is X:  # tr(X^T A X) = sum_ij A_ij (X X^T)_ij, X X^T read off the logits
+                S, P, _, _ = own()
+                A = cache["A"] = P / P.sum(1, keepdim=True)
+                AK = (d_q / kappa) * ((A * S.masked_fill(A == 0, 0.0)).sum() + beta * A.diagonal().sum())
+                cache["trace"] = (X * X).sum() - AK
+            else:
+                A = A_ref if A_ref is not None else torch.softmax(_logits(ref, ref, kappa, beta, causal), dim=1)
+                cache["trace"] = (X * X).sum() - (X * (A @ X)).sum()
+        return cache["trace"]
+
+    out = {}
+    for r in readings:
+        if r == "ple":
+            out[r] = logdet() - trace()
+        elif r == "grand":
+            out[r] = trace()
+        elif r == "phi":
+            out[r] = logdet() - (X * X).sum() + (d_q / kappa) * own()[3].sum()
+        elif r == "hopfield":
+            lse = own()[3] if ref is X else _row_exp(_logits(X, ref, kappa, beta, causal))[2]
+            out[r] = 0.5 * (X * X).sum() - (d_q / kappa) * lse.sum()
+        elif r == "energy_transformer":
+            out[r] = -(d_q / kappa) * own()[3].sum()
+        elif r == "sphere":  # sum_ij exp(S_ij - kappa) = sum_i exp(m_i - kappa) sum_j P_ij
+            _, P, m, _ = own()
+            out[r] = d_q / (2.0 * kappa * n * n) * (torch.exp(m.squeeze(1) - kappa) * P.sum(1)).sum()
+        elif r == "crate":
+            out[r] = 0.5 * (logdet() - n * math.log(beta))
+        else:  # sinkformer: sum_ij exp(f_i + S_ij + f_j) = sum_i e^{f_i + m_i} (P e^f)_i, f held at its optimum
+            S, P, m, _ = own()
+            with torch.no_grad():
+                f = _sinkhorn_potentials(S.detach(), P.detach(), m)
+            ef = torch.exp(f)
+            out[r] = d_q / (2.0 * kappa) * ((torch.exp(f + m.squeeze(1)) * (P @ ef)).sum() - 2.0 * f.sum())
+    return out
+
+
+@one_thread
+def energy_gradient(X, reading, kappa=30.0, beta=1.0, mask=None, reference=None) -> torch.Tensor:
+    """The gradient in X of :func:`energy`, in closed form (no autograd): the last column of the module's table.
+
+    Same parameters as :func:`energy`. Returns a float64 tensor of X's shape.
+    """
+    X, reading, kappa, beta, causal, ref = _prepare(X, reading, kappa, beta, mask, reference)
+    X = X.detach()
+    n = X.shape[0]
+    with torch.no_grad():
+        if reading == "phi":
+            return U.update_direction(X, kappa, beta, "exact", mask="causal" if causal else None)
+        if reading in ("ple", "grand"):
+            A_ref = torch.softmax(_logits(ref, ref, kappa, beta, causal), dim=1)
+            sym = 2.0 * X - A_ref @ X - A_ref.T @ X  # (L_ref + L_ref^T) X
+            return U.regulariser_gradient(X, beta) - sym if reading == "ple" else sym
+        if reading == "hopfield":
+            return X - torch.softmax(_logits(X, ref, kappa, beta, causal), dim=1) @ ref
+        if reading == "energy_transformer":
+            A = torch.softmax(_logits(X, X, kappa, beta, causal), dim=1)
+            return -(A @ X + A.T @ X)
+        if reading == "sphere":
+            Ep = torch.exp(_logits(X, X, kappa, beta, causal) - kappa)
+            return (Ep @ X + Ep.T @ X) / (2.0 * n * n)
+        if reading == "crate":
+            return 0.5 * U.regulariser_gradient(X, beta)
+        return sinkhorn_attention(X, kappa, beta) @ X  # sinkformer
+
+
+def _prepare(X, reading, kappa, beta, mask, reference):
+    X = _latents(X)
+    reading = _reading(reading)
+    kappa = _kappa(kappa)
+    beta = _beta(beta, positive=reading in ("ple", "phi", "crate"))
+    causal = _mask(mask)
+    if causal and reading == "sinkformer":
+        raise ValueError("mask must be None for reading 'sinkformer': a causal (triangular) attention has no doubly "
+                         "stochastic rescaling other than the identity")
+    ref = _reference(reference, X)
+    _check_bound(X, kappa, beta)
+    _check_bound(ref, kappa, beta)
+    return X, reading, kappa, beta, causal, ref
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Which block is a gradient step of which energy?
+
+
+def _dense_direction(X, update, kappa, beta, causal) -> torch.Tensor:
+    """The direction of ``update`` at X, differentiable in X (autograd goes through the softmax): for the Jacobian."""
+    n, d_q = X.shape
+    if update == "sinkformer":
+        S = _logits(X, X, kappa, beta, False)
+        S = 0.5 * (S + S.T)
+        with torch.no_grad():
+            f0 = _sinkhorn_potentials(S.detach())
+        f = f0
+        # the potentials' dependence on X, to first order: a few differentiable Sinkhorn sweeps started at the
+        # converged f0 (each is a contraction, so the derivative converges with the sweeps)
+        for _ in range(200):
+            f = 0.5 * (f - torch.logsumexp(S + f[None, :], dim=1))
+        return torch.exp(f[:, None] + S + f[None, :]) @ X
+    S = _logits(X, X, kappa, beta, causal)
+    A = torch.softmax(S, dim=1)
+    if update == "attention":
+        return 2.0 * A @ X
+    if update == "diffusion":
+        return 2.0 * (A @ X - X)
+    if update == "paper":
+        return 2.0 * (A @ X - X) + 2.0 / (d_q + beta) * X
+    if update == "exact":
+        G = X.T @ X + beta * torch.eye(d_q, dtype=F64)  # C^{-1} X = X (X^T X + beta I)^{-1}
+        return 2.0 * torch.linalg.solve(G, X.T).T - 2.0 * X + A @ X + A.T @ X
+    if update == "energy_transformer":
+        return A @ X + A.T @ X
+    # symmetric: 2 (D^{-1/2} E D^{-1/2} - I) X, entries exp(S_ij - (l_i + l_j) / 2), l = logsumexp rows
+    lse = torch.logsumexp(S, dim=1)
+    return 2.0 * (torch.exp(S - 0.5 * lse[:, None] - 0.5 * lse[None, :]) @ X - X)
+
+
+@one_thread
+def update_direction(X, update, kappa=30.0, beta=1.0, mask=None) -> torch.Tensor:
+    """The step direction Delta of a block variant or of a reading's own update, X <- Pi(X + eta Delta).
+
+    For the block variants ("attention", "diffusion", "paper", "exact", "symmetric") this equals
+    :func:`probdr_lite.unrolled.update_direction` (the tests compare them); two more updates:
+    "energy_transformer", (A + A^T) X (the descent direction of its energy), and "sinkformer", P X with P the
+    Sinkhorn attention (:func:`sinkhorn_attention`).
+
+    Parameters
+    ----------
+    X : array or tensor (n, d_q); update : one of :data:`UPDATES`; kappa, beta, mask : as in :func:`energy`
+
+    Returns
+    -------
+    torch.Tensor of X's shape, float64.
+    """
+    X, update, kappa, beta, causal = _prepare_update(X, update, kappa, beta, mask)
+    with torch.no_grad():
+        return _dense_direction(X, update, kappa, beta, causal)
+
+
+def _prepare_update(X, update, kappa, beta, mask):
+    X = _latents(X)
+    update = check_choice(update, "update", UPDATES)
+    kappa, beta = _kappa(kappa), _beta(beta, positive=update == "exact")
+    causal = _mask(mask)
+    if causal and update == "sinkformer":
+        raise ValueError("mask must be None for update 'sinkformer' (no doubly stochastic causal attention)")
+    _check_bound(X, kappa, beta)
+    return X, update, kappa, beta, causal
+
+
+@one_thread
+def update_alignment(X, readings=READINGS, updates=U.CHAPTER_VARIANTS, kappa=30.0, beta=1.0, mask=None) -> dict:
+    """Is a block's step a reading's gradient step? Cosines of each direction with sense * grad E at X.
+
+    The reading's own step is X + h * sense * grad E (ascent of an objective, descent of an energy), h > 0. A block
+    whose direction Delta has cosine 1 with sense * grad E takes exactly that step, up to its length; after
+    LayerNorm only the tangent parts count (:func:`probdr_lite.tangent.tangent_part`), and a term along X (such
+    as the paper's 2 X / (d_q + beta)) drops out. Frozen readings are evaluated with X_ref = X.
+
+    Parameters
+    ----------
+    X : array or tensor (n, d_q)
+    readings : sequence of names from :data:`READINGS`, default all
+    updates : sequence of names from :data:`UPDATES`, default the book's five block variants
+    kappa, beta, mask : as in :func:`energy`
+
+    Returns
+    -------
+    dict {reading: {update: {"cosine": float, "tangent_cosine": float}}}.
+    """
+    X = _latents(X)
+    for name, seq, allowed in (("readings", readings, READINGS), ("updates", updates, UPDATES)):
+        if isinstance(seq, str) or not hasattr(seq, "__len__") or len(seq) == 0:
+            raise ValueError(f"{name} must be a non-empty list of names from {allowed}; got {seq!r}")
+    readings = [_reading(r) for r in readings]
+    updates = [check_choice(u, "updates", UPDATES) for u in updates]
+    directions = {u: update_direction(X, u, kappa, beta, mask) for u in updates}
+    tangents = {u: tangent_part(D, X) for u, D in directions.items()}
+    out = {}
+    for r in readings:
+        g = SENSE[r] * energy_gradient(X, r, kappa, beta, mask)
+        tg = tangent_part(g, X)
+        out[r] = {u: {"cosine": cosine(directions[u], g), "tangent_cosine": cosine(tangents[u], tg)}
+                  for u in updates}
+    return out
+
+
+@one_thread
+def gradient_field_asymmetry(X, update, kappa=30.0, beta=1.0, mask=None, n_pairs=3, seed=0) -> float:
+    """Is the direction field X -> Delta(X) of an update the gradient of some energy? (Euclidean metric)
+
+    A smooth field is a gradient exactly when its Jacobian J is symmetric (then J is the energy's Hessian). For
+    random unit directions u, v (seeded) this compares u . (J v) with v . (J u), both by autograd (one
+    Jacobian-vector product each), and returns
+
+        max over pairs of |u.Jv - v.Ju| / (||Jv|| + ||Ju||),
+
+    which is at rounding level (about 1e-15) for a gradient field and of order 0.1 for a field that is not one.
+
+    Parameters
+    ----------
+    X : array or tensor (n, d_q); update : one of :data:`UPDATES`; kappa, beta, mask : as in :func:`energy`
+    n_pairs : int in [1, 100], default 3
+    seed : int >= 0, default 0
+
+    Returns
+    -------
+    float >= 0.
+    """
+    X, update, kappa, beta, causal = _prepare_update(X, update, kappa, beta, mask)
+    n_pairs = check_scalar(n_pairs, "n_pairs", low=1, high=100, integer=True)
+    gen = torch.Generator().manual_seed(check_seed(seed))
+
+    def field(Z):
+        return _dense_direction(Z, update, kappa, beta, causal)
+
+    worst = 0.0
+    for _ in range(n_pairs):
+        u = torch.randn(X.shape, generator=gen, dtype=F64)
+        v = torch.randn(X.shape, generator=gen, dtype=F64)
+        u, v = u / u.norm(), v / v.norm()
+        _, Jv = torch.autograd.functional.jvp(field, X, v)
+        _, Ju = torch.autograd.functional.jvp(field, X, u)
+        gap = abs(float((u * Jv).sum() - (v * Ju).sum())) / (float(Jv.norm()) + float(Ju.norm()))
+        worst = max(worst, gap)
+    return worst
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The harness: every energy along the MNIST paths
+
+
+def _path(path, name="path") -> list:
+    if isinstance(path, (torch.Tensor, np.ndarray)) or not hasattr(path, "__len__") or len(path) < 2:
+        raise ValueError(f"{name} must be a list of at least two (n, d_q) latents X_0, X_1, ..., e.g. from "
+                         "unrolled.unroll")
+    path = [_latents(X, f"{name}[{t}]") for t, X in enumerate(path)]
+    if len({tuple(X.shape) for X in path}) != 1:
+        raise ValueError(f"every layer of {name} must have the shape of layer 0, {tuple(path[0].shape)}")
+    return path
+
+
+@one_thread
+def energy_path(path, readings=READINGS, kappa=30.0, beta=1.0, mask=None) -> dict:
+    """Each reading's energy along a path X_0, ..., X_T, and the change each step makes.
+
+    values[t] = E(X_t) (frozen readings: E(X_t; X_t)); deltas[t] = E(X_{t+1}; X_t) - E(X_t; X_t), the change the
+    step from X_t makes with the frozen part held at X_t (for the other readings simply values[t+1] - values[t]).
+
+    Parameters
+    ----------
+    path : list of (n, d_q) latents X_0, ..., X_T (T >= 1), e.g. one variant of
+        :func:`probdr_lite.objections.mnist_paths`
+    readings : sequence of names from :data:`READINGS`, default all
+    kappa, beta, mask : as in :func:`energy` (beta > 0)
+
+    Returns
+    -------
+    dict {reading: {"values": (T + 1,) array, "deltas": (T,) array, "n_rise": int, "n_fall": int}}, n_rise and
+    n_fall counting the steps that raise and lower the energy.
+    """
+    path = _path(path)
+    if isinstance(readings, str) or not hasattr(readings, "__len__") or len(readings) == 0:
+        raise ValueError(f"readings must be a non-empty list of names from {READINGS}; got {readings!r}")
+    readings = tuple(_reading(r) for r in readings)
+    for r in readings:
+        _prepare(path[0], r, kappa, beta, mask, None)  # validates kappa, beta (per reading) and the mask
+    causal = _mask(mask)
+    for X in path:
+        _check_bound(X, kappa, beta)
+    frozen = tuple(r for r in readings if r in FROZEN)
+    values, held = [], []
+    with torch.no_grad():
+        for t, X in enumerate(path):
+            keep = {}
+            values.append(_energies(X, tuple(dict.fromkeys(readings + ("grand",))), kappa, beta, causal, X,
+                                    keep=keep))
+            if t + 1 < len(path) and frozen:
+                held.append(_energies(path[t + 1], frozen, kappa, beta, causal, X, A_ref=keep["A"]))
+    out = {}
+    for r in readings:
+        v = np.array([float(e[r]) for e in values])
+        d = (np.array([float(held[t][r]) for t in range(len(held))]) - v[:-1]) if r in FROZEN else np.diff(v)
+        out[r] = {"values": v, "deltas": d, "n_rise": int((d > 0).sum()), "n_fall": int((d < 0).sum())}
+    return out
+
+
+def energy_table(paths: dict, readings=READINGS, kappa=30.0, beta=1.0, mask=None) -> dict:
+    """:func:`energy_path` of every variant's path, rearranged as {reading: {variant: dict}}."""
+    if not isinstance(paths, dict) or not paths:
+        raise ValueError("paths must be a non-empty dict {variant: list of latents}, e.g. from "
+                         "objections.mnist_paths")
+    per_variant = {v: energy_path(p, readings, kappa, beta, mask) for v, p in paths.items()}
+    first = next(iter(per_variant.values()))
+    return {r: {v: per_variant[v][r] for v in paths} for r in first}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The blocks as graph filters
+
+
+@one_thread
+def attention_spectrum(X, kappa=30.0, beta=1.0) -> np.ndarray:
+    """The eigenvalues lambda of L = I - A at X (no mask), ascending, in [0, 2].
+
+    A = D^{-1} E with E = exp(S) symmetric, so A is similar to D^{-1/2} E D^{-1/2} (A = D^{-1/2} (D^{-1/2} E
+    D^{-1/2}) D^{1/2}): its eigenvalues are real, and those of the book's symmetric variant are the same numbers.
+    Computed with ``scipy.linalg.eigh`` on I - D^{-1/2} E D^{-1/2} in float64.
+    """
+    X = _latents(X)
+    kappa, beta = _kappa(kappa), _beta(beta)
+    _check_bound(X, kappa, beta)
+    S = _logits(X, X, kappa, beta, False)
+    S = 0.5 * (S + S.T)
+    lse = torch.logsumexp(S, dim=1)
+    Asym = torch.exp(S - 0.5 * lse[:, None] - 0.5 * lse[None, :]).numpy()
+    lam = sla.eigvalsh(np.eye(X.shape[0]) - Asym, driver="evd")
+    return np.clip(lam, 0.0, 2.0)
+
+
+def frequency_response(lam, variant, eta=0.4, d_q=128, beta=1.0, relative=True) -> np.ndarray:
+    """What one block does to an eigenvector of L = I - A with eigenvalue lambda: the factor it is multiplied by.
+
+    On an eigenvector v of A (A v = (1 - lambda) v), a block Pi(X + eta Delta) before its LayerNorm multiplies the
+    component along v by
+
+    - "attention" (Delta = 2 A X): 1 + 2 eta (1 - lambda);
+    - "diffusion", "symmetric" (2 (A - I) X; A_sym has A's eigenvalues): 1 - h lambda with h = 2 eta, the explicit
+      Euler step;
+    - "paper": 1 - h lambda + 2 eta / (d_q + beta);
+    - "flow": exp(-h lambda), the exact graph diffusion dX/dtau = -L X over the time tau = h that the Euler step
+      stands for (1 - h lambda < exp(-h lambda) for every lambda > 0: the step damps every mode more than the flow).
+
+    With ``relative`` (default) the factor is divided by its value at lambda = 0, the constant mode, since a
+    common positive factor is what LayerNorm's rescaling takes out. The "exact" variant is not a filter of A alone
+    (its 2 C^{-1} X depends on X), so it has no response here.
+
+    Parameters
+    ----------
+    lam : float or array of eigenvalues in [0, 2]
+    variant : one of "attention", "diffusion", "symmetric", "paper", "flow"
+    eta : float in (0, 10], default 0.4; d_q : int >= 2, default 128; beta : float in [0, 1e4], default 1
+
+    Returns
+    -------
+    ndarray of lam's shape.
+    """
+    lam = np.asarray(lam, dtype=float)
+    if not np.all(np.isfinite(lam)) or np.any(lam < -1e-12) or np.any(lam > 2.0 + 1e-12):
+        raise ValueError("lam must hold eigenvalues of I - A, finite and in [0, 2]")
+    variant = check_choice(variant, "variant", FILTER_VARIANTS)
+    eta = check_scalar(eta, "eta", low=0.0, high=U.ETA_MAX, low_inclusive=False)
+    d_q = check_scalar(d_q, "d_q", low=2, integer=True)
+    beta = check_scalar(beta, "beta", low=0.0, high=U.BETA_MAX)
+    h = 2.0 * eta
+    c = 2.0 * eta / (d_q + beta)
+
+    def r(x):
+        if variant == "attention":
+            return 1.0 + h * (1.0 - x)
+        if variant in ("diffusion", "symmetric"):
+            return 1.0 - h * x
+        if variant == "paper":
+            return 1.0 - h * x + c
+        return np.exp(-h * x)
+
+    out = r(lam)
+    return out / r(0.0) if relative else out
+
+
+@one_thread
+def differential_gap(X, kappa=30.0, kappas2=(100.0, 1000.0, 10000.0), beta=1.0) -> np.ndarray:
+    """How close a difference of two attention maps comes to A - I: the Differential Transformer's reading.
+
+    Differential attention subtracts a second softmax map from the first, (A(kappa) - lambda A(kappa_2)) V. With
+    lambda = 1, V = X and a second map so sharp that every point attends only to itself (A(kappa_2) -> I as
+    kappa_2 -> infinity, for distinct points and beta < kappa_2 (1 - cos) for every pair), it becomes the paper's
+    (A - I) X. Returns, for each kappa_2, ||(A(kappa) - A(kappa_2)) X - (A(kappa) - I) X|| / ||(A(kappa) - I) X||.
+    """
+    X = _latents(X)
+    kappa, beta = _kappa(kappa), _beta(beta)
+    if isinstance(kappas2, (str, bytes)) or not hasattr(kappas2, "__len__") or len(kappas2) == 0:
+        raise ValueError(f"kappas2 must be a non-empty list of numbers in (0, 1e4]; got {kappas2!r}")
+    kappas2 = [_kappa(k) for k in kappas2]
+    with torch.no_grad():
+        A = U.attention_matrix(X, kappa, beta)
+        target = A @ X - X
+        return np.array([float((X - U.attention_matrix(X, k2, beta) @ X).norm() / target.norm()) for k2 in kappas2])

@@ -1,0 +1,120 @@
+"""Tests of probdr_lite.thesis (does a block move towards the Laplacian Eigenmaps embedding?) against independent
+answers: scikit-learn's PCA, numpy's eigenvectors of the attention's random walk, the exact distribution of the
+cosine between a random direction and a fixed one, and closed forms of the effective rank."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from sklearn.decomposition import PCA
+
+from probdr_lite import eigenmaps
+from probdr_lite import thesis as T
+from probdr_lite import unrolled as U
+from probdr_lite.metrics import subspace_agreement
+
+
+def latents(n, d_q, seed=0):
+    return U.layer_norm(torch.randn(n, d_q, generator=torch.Generator().manual_seed(seed), dtype=torch.float64))
+
+
+def test_principal_subspace_against_scikit_learn():
+    Y = np.random.default_rng(0).normal(size=(80, 6)) * np.array([5.0, 3.0, 1.0, 0.5, 0.2, 0.1]) + 7.0
+    B = T.principal_subspace(Y, 3)
+    assert np.allclose(B.T @ B, np.eye(3), atol=1e-12)
+    scores = PCA(n_components=3).fit_transform(Y)
+    assert subspace_agreement(B, scores).min() == pytest.approx(1.0, abs=1e-10)
+
+
+def test_attention_le_is_the_slow_eigenvectors_of_the_random_walk():
+    X = latents(60, 8, seed=1)
+    W = T.attention_graph(X, 2.0, 1.0)
+    assert np.allclose(W, W.T)
+    A = U.attention_matrix(X, 2.0, 1.0).numpy()
+    assert np.allclose(W / W.sum(1, keepdims=True), A, atol=1e-12)
+    mu, V = np.linalg.eig(A)
+    order = np.argsort(-mu.real)  # largest eigenvalues of A = smallest of I - A; the first is the constant
+    V = V[:, order].real
+    le = eigenmaps.embed_graph(W, n_components=3)
+    assert subspace_agreement(le, V[:, 1:4]).min() == pytest.approx(1.0, abs=1e-8)
+
+
+def test_dense_graphs_take_the_dense_solver_and_agree_with_lanczos(monkeypatch):
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(400, 5))
+    W = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(-1) / 4.0)
+    dense = eigenmaps.embed_graph(W, n_components=4)
+    monkeypatch.setattr(eigenmaps, "_DENSE_SHARE", 2.0)  # never dense: Lanczos on the same graph
+    lanczos = eigenmaps.embed_graph(sp.csr_matrix(W), n_components=4)
+    assert subspace_agreement(dense, lanczos).min() == pytest.approx(1.0, abs=1e-8)
+
+
+def test_le_targets_are_the_books_laplacian_eigenmaps():
+    Y = np.random.default_rng(3).normal(size=(120, 10))
+    X0 = U.embed(torch.from_numpy(Y), 16, seed=0)
+    t = T.le_targets(Y, X0, 3.0, 1.0, q_max=4)
+    assert t["attention"].shape == (120, 4) and t["pixels"].shape == (120, 4)
+    assert np.allclose(t["pixels"], eigenmaps.laplacian_eigenmaps(Y, 4))
+    assert np.allclose(t["attention"], eigenmaps.embed_graph(T.attention_graph(X0, 3.0, 1.0), 4))
+
+
+def test_le_alignment_is_one_for_the_target_itself_and_random_level_otherwise():
+    rng = np.random.default_rng(4)
+    n = 200
+    V = np.linalg.qr(rng.normal(size=(n, 10)))[0]
+    V = V - V.mean(0)  # principal subspaces are centred
+    X_on = V @ rng.normal(size=(10, 10)) * 10 + 0.0
+    X_off = rng.normal(size=(n, 10))
+    out = T.le_alignment({"on": [X_on, X_on], "off": [X_off, X_off]}, {"g": V}, qs=(10,))
+    assert out["on"]["g"][10][0] == pytest.approx(1.0, abs=1e-10)
+    base = T.random_baseline({"g": V}, qs=(10,), n_draws=50)
+    assert abs(out["off"]["g"][10][0] - base["g"][10]["mean"]) < 5 * base["g"][10]["sd"] + 0.02
+
+
+def test_random_baseline_against_the_exact_mean_cosine_of_one_direction():
+    """For q = 1, |cos| of a uniformly random direction in R^n with a fixed one has mean
+    Gamma(n/2) / (sqrt(pi) Gamma((n + 1) / 2))."""
+    n = 50
+    V = np.zeros((n, 1))
+    V[0, 0] = 1.0
+    base = T.random_baseline({"g": V}, qs=(1,), n_draws=4000, seed=1)["g"][1]
+    exact = math.exp(math.lgamma(n / 2) - math.lgamma((n + 1) / 2)) / math.sqrt(math.pi)
+    assert base["mean"] == pytest.approx(exact, abs=4 * base["sd"] / math.sqrt(4000))
+
+
+def test_effective_rank_closed_forms():
+    u = np.arange(1.0, 6.0)
+    assert T.effective_rank(np.outer(u, [1.0, -2.0, 0.5])) == pytest.approx(1.0, abs=1e-6)  # rank one
+    Q = np.linalg.qr(np.random.default_rng(5).normal(size=(30, 4)))[0]
+    assert T.effective_rank(3.0 * Q) == pytest.approx(4.0, rel=1e-10)  # four equal singular values
+    s = np.array([3.0, 1.0])
+    p = s / s.sum()
+    assert T.effective_rank(np.diag(s)) == pytest.approx(math.exp(-(p * np.log(p)).sum()))
+    paths = {"v": [np.diag(s), np.eye(2)]}
+    assert np.allclose(T.effective_rank_path(paths)["v"], [T.effective_rank(np.diag(s)), 2.0])
+
+
+def test_participation_ratio():
+    e = np.zeros((10, 1))
+    e[3] = 2.0
+    assert T.participation_ratio(np.hstack([e, np.ones((10, 1))])) == pytest.approx([1.0, 10.0])
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: T.principal_subspace(np.ones((5, 3)), 4), "q"),
+    (lambda: T.principal_subspace(np.full((5, 3), np.nan), 1), "X"),
+    (lambda: T.attention_graph(np.ones((5, 3)), 0.0), "kappa"),
+    (lambda: T.le_targets(np.ones((5, 3)), np.ones((6, 3)), 1.0), "X0"),
+    (lambda: T.le_alignment({}, {"g": np.ones((5, 2))}), "paths"),
+    (lambda: T.le_alignment({"v": [np.ones((5, 3))]}, {"g": np.ones((5, 2))}, qs=(3,)), "targets"),
+    (lambda: T.le_alignment({"v": [np.ones((5, 3))]}, {"g": np.ones((5, 3))}, qs=(4,)), "qs"),
+    (lambda: T.le_alignment({"v": [np.ones((6, 3))]}, {"g": np.ones((5, 3))}, qs=(2,)), "rows"),
+    (lambda: T.random_baseline({"g": np.ones((5, 2))}, qs=(2,), n_draws=1), "n_draws"),
+    (lambda: T.effective_rank(np.zeros((3, 3))), "zeros"),
+    (lambda: T.participation_ratio(np.zeros((3, 1))), "zero column"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        call()
