@@ -1,9 +1,12 @@
 # %% tags=["colab", "remove-cell"]
-# Colab only: install this book's helper package when it is missing.
-# Anywhere else (the book build, Binder, a local checkout) this cell does nothing.
-import importlib.util, sys
+#@title Colab only: install this book's helper package { display-mode: "form" }
+# Anywhere else (the book build, Binder, Jupyter, a local checkout) this cell does nothing.
+import importlib.metadata, importlib.util, re, sys
 if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is None:
-    # %pip install --quiet "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
+    have = {re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() for d in importlib.metadata.distributions()}
+    needs = {"numpy", "scipy", "scikit-learn", "matplotlib", "ipywidgets", "ipython", "torch", "torchvision", "tqdm", "threadpoolctl", "jsonschema"}
+    no_deps = "--no-deps" if needs <= have else ""  # Colab has them all: add this package, change nothing
+    # %pip install --quiet {no_deps} "probdr-lite @ git+https://github.com/probdr-lite/probdr-lite@main"
 
 # %% [markdown]
 # # Which energy does a block descend?
