@@ -10,6 +10,7 @@ it works on the rendered site. It is built on matplotlib's
 from __future__ import annotations
 
 import html
+import re
 from typing import Callable, Sequence
 
 import matplotlib
@@ -20,6 +21,7 @@ from matplotlib import animation
 
 from ._validation import check_array, check_scalar
 from .figures.style import CLASS_COLOURS as _CLASS_COLOURS
+from .figures.style import describe
 
 __all__ = [
     "CLASS_COLOURS",
@@ -82,7 +84,8 @@ def digit_grid(images, labels=None, n_rows=4, n_cols=10, *, size=1.0):
             ax.set_title(str(int(labels[k])), fontsize=9, pad=2)
         ax.set_axis_off()
     fig.tight_layout(pad=0.3)
-    return fig
+    return describe(fig, f"{n_rows * n_cols} MNIST digits in {n_rows} rows of {n_cols}"
+                    + (", each titled with its label." if labels is not None else "."))
 
 
 def figure_data(fig) -> list:
@@ -213,7 +216,9 @@ class Table:
         return "\n".join(lines) + (f"\n\n{self.caption}" if self.caption else "")
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        def esc(text):  # $...$ is maths, as in the Markdown form: written as \\( \\) for the page's MathJax
+            return re.sub(r"\$([^$]+)\$", r'<span class="math notranslate nohighlight">\\(\1\\)</span>', html.escape(text))
+
         head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
         body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in self.body)
         cap = f"<caption>{esc(self.caption)}</caption>" if self.caption else ""

@@ -16,6 +16,11 @@ deficiencies; the paper's block is black, as the reference line. Yellow is left 
 
 Use :func:`variant_style` (``family`` is ``"block"`` or ``"trained"``) or the two tables directly.
 
+Every figure builder gives its figure a one-sentence description with :func:`describe`. The PNG the figure is saved
+as (in a notebook, on the book's site, with ``savefig``) then carries it as its ``Description``, with the height of
+its smallest tick label in pixels (``probdr:tick-px``): the book's site uses the first as the figure's alt text and
+the second to keep the tick labels readable (``tools/sphinx_local_assets.py``).
+
 The ten MNIST classes take :data:`CLASS_COLOURS`, M. A. Petroff's ten-colour cycle (arXiv 2107.02270, chosen
 for colour-vision deficiencies; matplotlib ships it as the ``petroff10`` style), in place of matplotlib's tab10,
 whose red and green classes merge for protanopes and deuteranopes. ``tests/unit/test_style.py`` checks both
@@ -29,6 +34,8 @@ from typing import NamedTuple
 from probdr_lite.metrics import METRICS
 
 __all__ = [
+    "describe",
+    "smallest_tick_points",
     "OKABE_ITO",
     "CLASS_COLOURS",
     "VariantStyle",
@@ -110,3 +117,61 @@ METRIC_LABELS = {
     "between_within": "between/within-class ratio",
     "kmeans_nmi": "NMI of k-means (k = 10)",
 }
+
+
+def smallest_tick_points(fig):
+    """The font size, in points, of the smallest visible tick label of ``fig`` (None if it has none).
+
+    The tick labels are only set when a figure is drawn, so the figure is laid out first (without rendering).
+    """
+    fig.draw_without_rendering()
+    sizes = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        axes = [ax.xaxis, ax.yaxis] + ([ax.zaxis] if hasattr(ax, "zaxis") else [])
+        for axis in axes:
+            if not axis.get_visible():
+                continue
+            for label in axis.get_ticklabels(minor=False) + axis.get_ticklabels(minor=True):
+                if label.get_visible() and label.get_text().strip():
+                    sizes.append(float(label.get_fontsize()))
+    return min(sizes) if sizes else None
+
+
+def describe(fig, alt: str):
+    """Give ``fig`` its alt text: one sentence (ending with a full stop) saying what the figure shows.
+
+    Every PNG the figure is then saved as carries the sentence as its ``Description`` and the pixel height of its
+    smallest tick label as ``probdr:tick-px`` (see the module docstring). Returns ``fig``, so that a builder can end
+    with ``return describe(fig, "...")``; describing a figure again replaces the sentence.
+    """
+    import matplotlib as mpl
+
+    alt = " ".join(str(alt).split())
+    if len(alt.split()) < 4 or not alt.endswith("."):
+        raise ValueError(f"alt must be one sentence of at least four words ending with a full stop; got {alt!r}")
+    fig._probdr_alt = alt
+    canvas = fig.canvas
+    if getattr(canvas, "_probdr_describes", None) is fig:
+        return fig
+    original = canvas.print_figure
+
+    def print_figure(filename, *args, **kwargs):
+        fmt = kwargs.get("format")
+        if fmt is None and isinstance(filename, str) and "." in filename:
+            fmt = filename.rsplit(".", 1)[1]
+        if (fmt or mpl.rcParams["savefig.format"]).lower() == "png":
+            dpi = kwargs.get("dpi") or mpl.rcParams["savefig.dpi"]
+            dpi = fig.dpi if dpi == "figure" else float(dpi)
+            meta = dict(kwargs.get("metadata") or {})
+            meta.setdefault("Description", fig._probdr_alt)
+            tick = smallest_tick_points(fig)
+            if tick is not None:
+                meta["probdr:tick-px"] = f"{tick * dpi / 72:.2f}"
+            kwargs["metadata"] = meta
+        return original(filename, *args, **kwargs)
+
+    canvas.print_figure = print_figure
+    canvas._probdr_describes = fig
+    return fig

@@ -105,7 +105,7 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
 
     full_angle = deg(np.concatenate([m["cosine"], c["cosine"]])) if "cosine" in m else None
     because = (
-        "Along the MNIST steps ‖2 L X − (L + Lᵀ) X‖ / ‖(L + Lᵀ) X‖ is "
+        "Along the MNIST steps $\\|2 L X - (L + L^\\top) X\\| / \\|(L + L^\\top) X\\|$ is "
         f"{_range(m['relative_difference'], fmt=pct)} "
         f"without a mask and {_range(c['relative_difference'], fmt=pct)} with the causal mask"
         + (f" (angles {degrees(m['cosine'])} and {degrees(c['cosine'])})" if full_angle is not None else "")
@@ -120,14 +120,14 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
         + ("The tangent angles are smaller than the full-space ones: part of the full-space difference is radial, "
            "and LayerNorm removes it. " if full_angle is not None and
            deg(np.concatenate([m["tangent_cosine"], c["tangent_cosine"]])).max() < full_angle.max() else "")
-        + f"For random latents (κ from {num(kappas.min(), 0)} to {num(kappas.max(), 0)}) the largest full-space "
+        + f"For random latents ($\\kappa$ from {num(kappas.min(), 0)} to {num(kappas.max(), 0)}) the largest full-space "
         f"difference is {sci(rnd.max())}"
-        + (", below the threshold: their attention has column sums close enough to 1 that A is symmetric to "
+        + (", below the threshold: their attention has column sums close enough to 1 that $A$ is symmetric to "
            "that tolerance." if rnd.max() <= t else ", above the threshold as well.")
     )
-    change = ("The objection would fail only if A were symmetric to within the thresholds; for softmax attention "
-              "without a mask that means equal degrees (every column of A summing to 1, like every row). The "
-              "symmetric normalisation D^{-1/2} E D^{-1/2} is symmetric by construction, and a causal mask rules "
+    change = ("The objection would fail only if $A$ were symmetric to within the thresholds; for softmax attention "
+              "without a mask that means equal degrees (every column of $A$ summing to 1, like every row). The "
+              "symmetric normalisation $D^{-1/2} E D^{-1/2}$ is symmetric by construction, and a causal mask rules "
               "it out.")
     return Verdict("1", "2 L X is not the gradient of tr(Xᵀ L X) when A is not symmetric",
                    "relative difference of 2 L X from (L + Lᵀ) X per step; cosine of their tangent parts",
@@ -154,18 +154,19 @@ def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdic
     valid_sym = bool((sym > tol).all())
     word = "holds" if (negative or singular) else "fails"
     because = (
-        f"The symmetric part of I − A has a negative eigenvalue at {count_phrase(negative, lo.size, 'steps')} "
-        f"(smallest {num(lo.min())}), and ‖(I − A) 1‖ is below {sci(tol, 0)} at "
+        f"The symmetric part of $I - A$ has a negative eigenvalue at {count_phrase(negative, lo.size, 'steps')} "
+        f"(smallest {num(lo.min())}), and $\\|(I - A) \\mathbf{{1}}\\|$ is below {sci(tol, 0)} at "
         f"{count_phrase(singular, null.size, 'steps')} (largest {sci(null.max())}). "
         + ("So the scale is singular at every step" if singular == null.size else
            f"So the scale is singular at {singular} steps" if singular else "So the scale is never singular")
         + (" and indefinite at every step." if negative == lo.size else
            f" and indefinite at {negative} of them." if negative else ", and never indefinite.")
     )
-    change = (f"With L_sym + γ I (γ = {gamma:g}) the smallest eigenvalue is at least {num(sym.min(), 4)} "
+    change = (f"With $L_{{\\mathrm{{sym}}}} + \\gamma I$ ($\\gamma = {gamma:g}$) the smallest eigenvalue is at least "
+              f"{num(sym.min(), 4)} "
               "at every step, "
               f"{'so that scale is a valid Wishart parameter' if valid_sym else 'so even that scale is not valid'}. "
-              "The objection is about the paper's choice of I − A"
+              "The objection is about the paper's choice of $I - A$"
               + ("; it would not apply to a symmetric, shifted Laplacian like this one." if valid_sym else "."))
     return Verdict("2", "W(L / ν, ν) needs a symmetric positive definite scale; I − A is neither",
                    "smallest eigenvalue of (I − A + (I − A)ᵀ) / 2 and ‖(I − A) 1‖ per step",
@@ -191,22 +192,22 @@ def verdict_stop_gradient(kappas, cos_sg, delta_small, threshold=None) -> Verdic
         raise ValueError("cos_sg and delta_small must have shape (len(kappas), n_seeds)")
     mean = cos_sg.mean(1)
     ok = (mean >= t) & (delta_small > 0).all(1)
-    word = "fails" if ok.all() else "holds" if not ok.any() else "depends on κ"
+    word = "fails" if ok.all() else "holds" if not ok.any() else "depends on $\\kappa$"
     sd = cos_sg.std(1, ddof=1) if cos_sg.shape[1] > 1 else np.zeros(kappas.size)
-    parts = [f"κ = {k:g}: {num(m, 2)} ± {num(s, 2)}" for k, m, s in zip(kappas, mean, sd)]
+    parts = [f"$\\kappa = {k:g}$: {num(m, 2)} ± {num(s, 2)}" for k, m, s in zip(kappas, mean, sd)]
     rises = [int((delta_small[i] > 0).sum()) for i in range(kappas.size)]
     because = (f"Cosine between the stop-gradient direction and the full gradient (mean ± sd over "
                f"{cos_sg.shape[1]} seeds): {'; '.join(parts)}. A small step along it raised F for "
-               f"{', '.join(f'{r}/{cos_sg.shape[1]}' for r in rises)} seeds at these κ. The threshold is a mean "
+               f"{', '.join(f'{r}/{cos_sg.shape[1]}' for r in rises)} seeds at these $\\kappa$. The threshold is a mean "
                f"cosine of {t:g} with F rising for every seed.")
     good, bad = kappas[ok], kappas[~ok]
-    if word == "depends on κ":
-        change = (f"Stop-gradient passes at κ = {listing(f'{k:g}' for k in good)} and fails at κ = "
-                  f"{listing(f'{k:g}' for k in bad)}; the paper's κ = 30 "
+    if word == "depends on $\\kappa$":
+        change = (f"Stop-gradient passes at $\\kappa$ = {listing(f'{k:g}' for k in good)} and fails at $\\kappa$ = "
+                  f"{listing(f'{k:g}' for k in bad)}; the paper's $\\kappa = 30$ "
                   f"{'passes' if 30.0 in good else 'fails' if 30.0 in bad else 'was not tested'}. A wider heat "
-                  "kernel (smaller κ) makes A depend less on X, which is what turns the verdict.")
+                  "kernel (smaller $\\kappa$) makes $A$ depend less on $X$, which is what turns the verdict.")
     else:
-        change = "A different κ (the sharpness of the attention) is what could turn it around."
+        change = "A different $\\kappa$ (the sharpness of the attention) is what could turn it around."
     return Verdict("3", "stop-gradient through A(X) drops terms of the true gradient",
                    "cosine(stop-gradient direction, autograd ∇F) and sign of ΔF, over κ and seeds",
                    ", ".join(f"{num(m, 2)} (κ={k:g})" for k, m in zip(kappas, mean)), word, because, change)
@@ -228,19 +229,19 @@ def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, bet
     elif good.size == 0 and mnist_rel_err >= t:
         word = "holds"
     else:
-        word = "depends on n / d_q"
-    because = (f"For random LayerNormed latents (d_q = {d_q}) the relative error is "
-               + ", ".join(f"{num(e, 2)} (n = {n})" for n, e in zip(ns, err))
-               + (f"; below the {t:g} threshold for n in {list(map(int, good))}" if good.size else
-                  f"; none of these n gets below the {t:g} threshold")
-               + (f" and above it for n in {list(map(int, bad))}" if good.size and bad.size else "")
+        word = "depends on $n / d_q$"
+    because = (f"For random LayerNormed latents ($d_q = {d_q}$) the relative error is "
+               + ", ".join(f"{num(e, 2)} ($n = {n}$)" for n, e in zip(ns, err))
+               + (f"; below the {t:g} threshold for $n$ in {list(map(int, good))}" if good.size else
+                  f"; none of these $n$ gets below the {t:g} threshold")
+               + (f" and above it for $n$ in {list(map(int, bad))}" if good.size and bad.size else "")
                + f". On {mnist_n} MNIST latents it is {num(mnist_rel_err, 2)} (cosine {num(mnist_cos, 2)}).")
     # the small-n asymptote of regulariser_prediction, solved for the n at which it reaches the threshold
     n_ok = 1 + (t * (d_q + beta) / d_q) ** 2 * (d_q - 1)
-    change = ("It is accurate when the n rows are nearly orthogonal with squared norm d_q. The error grows "
-              f"like sqrt(n / d_q), so staying below {t:g} needs n ≤ {n_ok:.1f} at d_q = {d_q} (d_q of at least "
-              f"about {1 / t ** 2:.0f} (n − 1) in general); for n above d_q the size is off by about n / d_q, and "
-              "correlated rows such as MNIST digits spoil the direction as well.")
+    change = ("It is accurate when the $n$ rows are nearly orthogonal with squared norm $d_q$. The error grows "
+              f"like $\\sqrt{{n / d_q}}$, so staying below {t:g} needs $n \\le {n_ok:.1f}$ at $d_q = {d_q}$ ($d_q$ of at "
+              f"least about ${1 / t ** 2:.0f} (n - 1)$ in general); for $n$ above $d_q$ the size is off by about "
+              "$n / d_q$, and correlated rows such as MNIST digits spoil the direction as well.")
     return Verdict("4", "2 (X Xᵀ + β I)⁻¹ X ≈ 2 X / (d_q + β) is not justified",
                    "cosine and relative error of the approximation over n, and on MNIST latents",
                    f"error {num(err.min(), 2)}–{num(err.max(), 1)} (random), {num(mnist_rel_err, 2)} (MNIST)", word,
@@ -302,12 +303,12 @@ def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
     for t, r in judged.items():
         e = r["evidence"]
         parts.append(
-            f"{t} ({r['quantity']}): the A − I minus attention difference is {num(e['mean_diff'], 4)} ± "
+            f"{t} ({r['quantity']}): the $A - I$ minus attention difference is {num(e['mean_diff'], 4)} ± "
             f"{num(e['sd_diff'], 4)} over {e['n']} seeds, |mean| / sd = {num(e['snr'], 2)}, and "
             f"{count_phrase(e['n_opposite'], e['n'], 'seeds')} "
             f"{'have' if 1 < e['n_opposite'] < e['n'] else 'has'} a single pair pointing the other way")
     because = ("; ".join(parts) + f". One pair of runs is taken as enough only where |mean| / sd ≥ {snr_t:g}.")
-    change = ("This verdict is about the evidence, not about A − I: whether A − I helps is the question of the "
+    change = ("This verdict is about the evidence, not about $A - I$: whether $A - I$ helps is the question of the "
               "chapter on trained transformers, answered there by paired tests over the seeds. A much larger "
               "effect, or much less seed-to-seed noise, "
               "would make a single run enough.")

@@ -535,13 +535,13 @@ def test_verdict_wishart_follows_the_eigenvalues():
 def test_verdict_stop_gradient_follows_cosine_and_sign():
     k = [1, 30]
     good, bad = [0.99, 0.98], [-0.5, -0.6]
-    assert V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]]).verdict == "depends on κ"
+    assert V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]]).verdict == "depends on $\\kappa$"
     assert V.verdict_stop_gradient(k, [good, good], [[1, 1], [1, 1]]).verdict == "fails"
     assert V.verdict_stop_gradient(k, [bad, bad], [[-1, -1], [-1, -1]]).verdict == "holds"
     # a high cosine is not enough if one seed's step lowers F
-    assert V.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on κ"
+    assert V.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on $\\kappa$"
     v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]])
-    assert "κ = 30 fails" in v.would_change
+    assert "$\\kappa = 30$ fails" in v.would_change
     with pytest.raises(ValueError, match="cos_sg"):
         V.verdict_stop_gradient([1, 3, 10], [good, good], [[1, 1], [1, 1]])
 
@@ -551,7 +551,7 @@ def test_verdict_regulariser_follows_the_errors():
     v = V.verdict_regulariser([8, 32], [0.01, 0.05], 128, 0.05, 0.99, 2000)
     assert v.verdict == "fails" and "above it" not in v.because
     v = V.verdict_regulariser([8, 32], [0.05, 0.5], 128, 4.0, 0.3, 2000)
-    assert v.verdict == "depends on n / d_q" and "[8]" in v.because and "above it for n in [32]" in v.because
+    assert v.verdict == "depends on $n / d_q$" and "[8]" in v.because and "above it for $n$ in [32]" in v.because
 
 
 def metrics_dict(paper, attention):
