@@ -435,8 +435,9 @@ def _static_figures(app: Sphinx, body: str) -> str:
             tick = float(text.get("probdr:tick-px", "nan"))
         except ValueError:
             tick = float("nan")
-        narrowest = w if not tick == tick or tick <= 0 else min(w, round(w * MIN_TICK_PX / tick))
-        extra = f' data-tick-px="{tick:.2f}"' if tick == tick else ""
+        ticks = tick == tick and tick > 0  # a figure without tick labels (an image grid) has no smallest width
+        narrowest = min(w, round(w * MIN_TICK_PX / tick)) if ticks else 0
+        extra = f' data-tick-px="{tick:.2f}"' if ticks else ""
         return (f'<figure class="probdr-figure"><div class="probdr-figure-scroll">'
                 f'<a class="probdr-figure-link" href="{src}" title="Open the figure at full size ({w} × {h} pixels)">'
                 f'<img alt="{html_lib.escape(alt, quote=True)}" src="{src}" width="{w}" height="{h}"{extra} '

@@ -310,8 +310,8 @@ def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dp
                 dark = abs(grid[i, j] - base) > 0.6 * span
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if dark else "black")
-        ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=9, rotation=90)
-        ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=9)
+        ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=10, rotation=90)
+        ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=10)
         ax.set_xlabel("κ (sharpness)")
         ax.set_ylabel("η (step size)")
         ax.set_title(f"{METRIC_LABELS[m]} after {n_layers} blocks\n(layer 0: {base:.2f}; colour = change)",

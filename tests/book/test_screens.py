@@ -241,6 +241,8 @@ def test_a_printed_chapter_shows_sharp_figures_without_controls_and_wraps_code(b
           controls: Array.from(document.querySelectorAll('.probdr-live-controls')).map((f) => getComputedStyle(f).display),
           settings: Array.from(document.querySelectorAll('.probdr-live-settings')).map((p) => [getComputedStyle(p).display, p.textContent]),
           scale: Array.from(document.querySelectorAll('.probdr-live canvas')).map((c) => c.width / c.getBoundingClientRect().width),
+          aspect: Array.from(document.querySelectorAll('.probdr-live canvas')).map((c) => {
+            const r = c.getBoundingClientRect(); return (c.width / c.height) / (r.width / r.height); }),
           code: Array.from(document.querySelectorAll('article pre')).filter((p) => p.getBoundingClientRect().width > 0)
                  .map((p) => [getComputedStyle(p).whiteSpace, p.scrollWidth - p.clientWidth]),
           nav: Array.from(document.querySelectorAll('.bd-sidebar-primary, .bd-header')).map((e) => getComputedStyle(e).display),
@@ -251,6 +253,7 @@ def test_a_printed_chapter_shows_sharp_figures_without_controls_and_wraps_code(b
     assert seen["controls"] and all(d == "none" for d in seen["controls"]), seen["controls"]
     assert all(d != "none" and text.startswith("Shown at") for d, text in seen["settings"]), seen["settings"]
     assert seen["scale"] and min(seen["scale"]) >= 2.9, f"canvases drawn at {min(seen['scale']):.2f} px per px"
+    assert all(abs(a - 1) < 0.02 for a in seen["aspect"]), f"printed canvases stretched: {seen['aspect']}"
     assert all(ws in ("pre-wrap", "break-spaces") and over <= 1 for ws, over in seen["code"]), \
         [c for c in seen["code"] if c[0] not in ("pre-wrap", "break-spaces") or c[1] > 1][:5]
     assert all(d == "none" for d in seen["nav"]), seen["nav"]
