@@ -412,7 +412,7 @@ def _static_figures(app: Sphinx, body: str) -> str:
     """Alt text, a full-size link and a smallest readable width for every figure of a notebook output.
 
     The alt text and the height of the smallest tick label (``probdr:tick-px``) are read from the PNG, where
-    ``probdr_lite.figures.style.describe`` put them. The image loads when the reader scrolls near it (``loading=
+    ``probdr_lite.figures.style.describe`` put them (and the smallest text's, ``probdr:text-px``, for phones). The image loads when the reader scrolls near it (``loading=
     "lazy"``; its width and height are given, so the page does not jump), not with the page. The image is never shown so small that its tick labels fall
     below ``MIN_TICK_PX`` pixels (nor wider than it is): where the column is narrower, the figure scrolls sideways
     and ``probdr-site.js`` shows the cue below it. A figure without a description keeps Sphinx's alt (its path),
@@ -431,17 +431,25 @@ def _static_figures(app: Sphinx, body: str) -> str:
             return m.group(0)
         text, (w, h) = png_text(path)
         alt = text.get("Description", alt)
-        try:
-            tick = float(text.get("probdr:tick-px", "nan"))
-        except ValueError:
-            tick = float("nan")
-        ticks = tick == tick and tick > 0  # a figure without tick labels (an image grid) has no smallest width
-        narrowest = min(w, round(w * MIN_TICK_PX / tick)) if ticks else 0
-        extra = f' data-tick-px="{tick:.2f}"' if ticks else ""
+
+        def px(key):
+            try:
+                v = float(text.get(key, "nan"))
+            except ValueError:
+                return None
+            return v if v == v and v > 0 else None
+
+        tick, smallest = px("probdr:tick-px"), px("probdr:text-px")
+        # on a desktop the tick labels decide (a figure without them, an image grid, has no smallest width); on a
+        # phone every text does (probdr-site.css picks one by the screen's width)
+        narrowest = min(w, round(w * MIN_TICK_PX / tick)) if tick else 0
+        phone = max(narrowest, min(w, round(w * MIN_TICK_PX / smallest))) if smallest else narrowest
+        extra = f' data-tick-px="{tick:.2f}"' if tick else ""
         return (f'<figure class="probdr-figure"><div class="probdr-figure-scroll">'
                 f'<a class="probdr-figure-link" href="{src}" title="Open the figure at full size ({w} × {h} pixels)">'
                 f'<img alt="{html_lib.escape(alt, quote=True)}" src="{src}" width="{w}" height="{h}"{extra} '
-                f'loading="lazy" decoding="async" style="min-width: {narrowest}px" /></a></div>'
+                f'loading="lazy" decoding="async" style="--probdr-min: {narrowest}px; --probdr-min-phone: {phone}px" />'
+                '</a></div>'
                 f'<figcaption class="probdr-figure-cue">Wider than the page: scroll sideways, or '
                 f'<a href="{src}">open the figure at full size</a>.</figcaption></figure>')
 

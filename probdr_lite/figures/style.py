@@ -17,9 +17,9 @@ deficiencies; the paper's block is black, as the reference line. Yellow is left 
 Use :func:`variant_style` (``family`` is ``"block"`` or ``"trained"``) or the two tables directly.
 
 Every figure builder gives its figure a one-sentence description with :func:`describe`. The PNG the figure is saved
-as (in a notebook, on the book's site, with ``savefig``) then carries it as its ``Description``, with the height of
-its smallest tick label in pixels (``probdr:tick-px``): the book's site uses the first as the figure's alt text and
-the second to keep the tick labels readable (``tools/sphinx_local_assets.py``).
+as (in a notebook, on the book's site, with ``savefig``) then carries it as its ``Description``, with the height in
+pixels of its smallest tick label (``probdr:tick-px``) and of its smallest text (``probdr:text-px``): the book's site
+uses the first as the figure's alt text and the others to keep its text readable (``tools/sphinx_local_assets.py``).
 
 The ten MNIST classes take :data:`CLASS_COLOURS`, M. A. Petroff's ten-colour cycle (arXiv 2107.02270, chosen
 for colour-vision deficiencies; matplotlib ships it as the ``petroff10`` style), in place of matplotlib's tab10,
@@ -35,6 +35,7 @@ from probdr_lite.metrics import METRICS
 
 __all__ = [
     "describe",
+    "smallest_text_points",
     "smallest_tick_points",
     "OKABE_ITO",
     "CLASS_COLOURS",
@@ -119,6 +120,17 @@ METRIC_LABELS = {
 }
 
 
+def smallest_text_points(fig):
+    """The font size, in points, of the smallest visible text of ``fig`` (titles, labels, ticks, legends, notes),
+    or None if it has none; like :func:`smallest_tick_points`, after laying the figure out."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()
+    sizes = [float(t.get_fontsize()) for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())]
+    return min(sizes) if sizes else None
+
+
 def smallest_tick_points(fig):
     """The font size, in points, of the smallest visible tick label of ``fig`` (None if it has none).
 
@@ -166,9 +178,11 @@ def describe(fig, alt: str):
             dpi = fig.dpi if dpi == "figure" else float(dpi)
             meta = dict(kwargs.get("metadata") or {})
             meta.setdefault("Description", fig._probdr_alt)
-            tick = smallest_tick_points(fig)
+            tick, text = smallest_tick_points(fig), smallest_text_points(fig)
             if tick is not None:
                 meta["probdr:tick-px"] = f"{tick * dpi / 72:.2f}"
+            if text is not None:
+                meta["probdr:text-px"] = f"{text * dpi / 72:.2f}"
             kwargs["metadata"] = meta
         return original(filename, *args, **kwargs)
 

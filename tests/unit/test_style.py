@@ -91,6 +91,7 @@ def test_describe_writes_the_alt_text_and_tick_size_into_every_png(tmp_path):
     fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
     ax.plot([0, 1], [0, 1])
     ax.tick_params(labelsize=12)
+    ax.set_title("a title", fontsize=9)
     assert describe(fig, "A rising line from the origin to one.") is fig
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
@@ -100,6 +101,7 @@ def test_describe_writes_the_alt_text_and_tick_size_into_every_png(tmp_path):
         text = Image.open(src).text
         assert text["Description"] == "A rising line from the origin to one."
         assert float(text["probdr:tick-px"]) == pytest.approx(12 * dpi / 72, abs=0.01)
+        assert float(text["probdr:text-px"]) <= float(text["probdr:tick-px"])
     describe(fig, "The same line, described again.")
     fig.savefig(tmp_path / "again.png")
     assert Image.open(tmp_path / "again.png").text["Description"] == "The same line, described again."
