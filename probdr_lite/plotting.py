@@ -10,6 +10,7 @@ it works on the rendered site. It is built on matplotlib's
 from __future__ import annotations
 
 import html
+import re
 from typing import Callable, Sequence
 
 import matplotlib
@@ -23,6 +24,9 @@ from ._validation import check_array, check_scalar
 __all__ = [
     "CLASS_COLOURS",
     "ScrubFigure",
+    "describe",
+    "smallest_text_points",
+    "smallest_tick_points",
     "Table",
     "class_scatter",
     "digit_grid",
@@ -35,6 +39,80 @@ __all__ = [
 #: colours), so that this module imports nothing from the layer above it.
 CLASS_COLOURS = ("#3f90da", "#ffa90e", "#bd1f01", "#94a4a2", "#832db6",
                  "#a96b59", "#e76300", "#b9ac70", "#717581", "#92dadd")
+
+def smallest_text_points(fig):
+    """The font size, in points, of the smallest visible text of ``fig`` (titles, labels, ticks, legends, notes),
+    or None if it has none; like :func:`smallest_tick_points`, after laying the figure out."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()
+    sizes = [float(t.get_fontsize()) for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())]
+    return min(sizes) if sizes else None
+
+
+
+def smallest_tick_points(fig):
+    """The font size, in points, of the smallest visible tick label of ``fig`` (None if it has none).
+
+    The tick labels are only set when a figure is drawn, so the figure is laid out first (without rendering).
+    """
+    fig.draw_without_rendering()
+    sizes = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        axes = [ax.xaxis, ax.yaxis] + ([ax.zaxis] if hasattr(ax, "zaxis") else [])
+        for axis in axes:
+            if not axis.get_visible():
+                continue
+            for label in axis.get_ticklabels(minor=False) + axis.get_ticklabels(minor=True):
+                if label.get_visible() and label.get_text().strip():
+                    sizes.append(float(label.get_fontsize()))
+    return min(sizes) if sizes else None
+
+
+
+def describe(fig, alt: str):
+    """Give ``fig`` its alt text: one sentence (ending with a full stop) saying what the figure shows.
+
+    Every PNG the figure is then saved as carries the sentence as its ``Description`` and the pixel height of its
+    smallest tick label as ``probdr:tick-px`` (see :mod:`probdr_lite.figures.style`). Returns ``fig``, so that a builder can end
+    with ``return describe(fig, "...")``; describing a figure again replaces the sentence.
+    """
+    import matplotlib as mpl
+
+    alt = " ".join(str(alt).split())
+    if len(alt.split()) < 4 or not alt.endswith("."):
+        raise ValueError(f"alt must be one sentence of at least four words ending with a full stop; got {alt!r}")
+    fig._probdr_alt = alt
+    canvas = fig.canvas
+    if getattr(canvas, "_probdr_describes", None) is fig:
+        return fig
+    original = canvas.print_figure
+
+    def print_figure(filename, *args, **kwargs):
+        fmt = kwargs.get("format")
+        if fmt is None and isinstance(filename, str) and "." in filename:
+            fmt = filename.rsplit(".", 1)[1]
+        if (fmt or mpl.rcParams["savefig.format"]).lower() == "png":
+            dpi = kwargs.get("dpi") or mpl.rcParams["savefig.dpi"]
+            dpi = fig.dpi if dpi == "figure" else float(dpi)
+            meta = dict(kwargs.get("metadata") or {})
+            meta.setdefault("Description", fig._probdr_alt)
+            tick, text = smallest_tick_points(fig), smallest_text_points(fig)
+            if tick is not None:
+                meta["probdr:tick-px"] = f"{tick * dpi / 72:.2f}"
+            if text is not None:
+                meta["probdr:text-px"] = f"{text * dpi / 72:.2f}"
+            kwargs["metadata"] = meta
+        return original(filename, *args, **kwargs)
+
+    canvas.print_figure = print_figure
+    canvas._probdr_describes = fig
+    return fig
+
+
 
 #: The size budget of one kernel-free figure (issue: at most 2 MB per figure).
 MAX_SCRUB_BYTES = 2_000_000
@@ -84,7 +162,8 @@ def digit_grid(images, labels=None, n_rows=4, n_cols=10, *, size=1.0):
             ax.set_title(str(int(labels[k])), fontsize=9, pad=2)
         ax.set_axis_off()
     fig.tight_layout(pad=0.3)
-    return fig
+    return describe(fig, f"{n_rows * n_cols} MNIST digits in {n_rows} rows of {n_cols}"
+                    + (", each titled with its label." if labels is not None else "."))
 
 
 def figure_data(fig) -> list:
@@ -215,7 +294,9 @@ class Table:
         return "\n".join(lines) + (f"\n\n{self.caption}" if self.caption else "")
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        def esc(text):  # $...$ is maths, as in the Markdown form: written as \\( \\) for the page's MathJax
+            return re.sub(r"\$([^$]+)\$", r'<span class="math notranslate nohighlight">\\(\1\\)</span>', html.escape(text))
+
         head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
         body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in self.body)
         cap = f"<caption>{esc(self.caption)}</caption>" if self.caption else ""

@@ -34,7 +34,27 @@ Two more things come from here:
   only after the click.
 - The kernel-free live figures (``probdr_lite.figures.live``): ``live.js`` and
   ``live.css`` are package resources, copied to ``vendor/probdr-live/`` and
-  loaded only on pages that have a live figure.
+  loaded only on pages that have a live figure. A figure whose points come in
+  chunks (one per setting) has them moved out of its page into one file per
+  setting under ``live-data/`` (:func:`_externalise_chunks`), which the page
+  loads when the reader first picks that setting.
+
+The site's own stylesheet and script (``tools/site/``, copied to
+``vendor/probdr-site/`` and loaded on every page) and the post-processing of
+each page (:func:`_site_page`, :func:`_finish_site`):
+
+- every figure a notebook output shows (an ``<img>`` of ``_images/``) gets the
+  alt text its figure builder gave it (``probdr_lite.figures.style.describe``
+  writes it into the PNG), a link to the image itself (the figure at full
+  size) and a smallest width at which its tick labels are 9 pixels high; a
+  figure wider than the column then scrolls sideways, with a visible cue. The
+  scrub animations get their frames' alt text;
+- Font Awesome's 1.5 MB script is dropped: the theme's stylesheet already
+  draws every icon from Font Awesome's web fonts;
+- section titles in ``searchindex.js`` read as text, not TeX (``\\kappa`` ->
+  κ), and the search page typesets the maths of its result summaries;
+- a print stylesheet: no navigation, code that wraps, live figures as sharp
+  pictures at their current settings without their controls (``live.css``).
 """
 
 from __future__ import annotations
@@ -89,6 +109,23 @@ WIDGET_SCRIPTS = ("/require.js", "/embed-amd.js")
 #: The live figures' script and stylesheet: package resources of probdr_lite, copied to vendor/probdr-live/.
 LIVE_DIR = f"{PREFIX}/probdr-live"
 LIVE_MARKER = 'data-probdr-live="1"'
+#: Where the chunks of live figures are written, one folder per page and figure, one file per setting.
+LIVE_DATA = "live-data"
+
+#: The site's stylesheet and script (tools/site/), copied to vendor/probdr-site/ and loaded on every page.
+SITE_SOURCE = ROOT / "tools" / "site"
+SITE_DIR = f"{PREFIX}/probdr-site"
+SITE_FILES = ("probdr-site.css", "probdr-site.js")
+
+#: The smallest height, in CSS pixels, of a static figure's tick labels on the page (the figure is not shown
+#: narrower than that allows; it scrolls sideways instead).
+MIN_TICK_PX = 9.0
+
+#: Font Awesome's script in pydata-sphinx-theme's templates: the theme's stylesheet draws the same icons from
+#: Font Awesome's web fonts (v4 names such as ``fa fa-play`` included), so the 1.5 MB script is not needed.
+FONTAWESOME_JS = re.compile(r'\s*<script\b[^>]*src="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*>\s*</script>')
+FONTAWESOME_FILES = ("_static/scripts/fontawesome.js", "_static/scripts/fontawesome.js.map",
+                     "_static/scripts/fontawesome.js.LICENSE.txt")
 
 
 
@@ -128,6 +165,11 @@ def copy_assets(outdir: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
     for name in ASSET_FILES:
         (live / name).write_text(asset_text(name), encoding="utf-8")
         written.append(live / name)
+    site = outdir / SITE_DIR
+    site.mkdir(parents=True, exist_ok=True)
+    for name in SITE_FILES:
+        shutil.copyfile(SITE_SOURCE / name, site / name)
+        written.append(site / name)
     (target / "PACKAGES.txt").write_text(
         "Third-party files served by this site, copied from npm at build time (see package-lock.json):\n"
         + "".join(f"- {n}\n" for n in notes),
@@ -145,6 +187,7 @@ def _local(filename: str) -> str | None:
 def _builder_inited(app: Sphinx) -> None:
     if app.builder.format != "html":
         return
+    shutil.rmtree(Path(app.outdir) / LIVE_DATA, ignore_errors=True)
     written = copy_assets(Path(app.outdir))
     logger.info(f"[local assets] {len(written)} files copied into {PREFIX}/")
 
@@ -406,6 +449,194 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
             '<script type="text/x-thebe-config">\n    {\n        requestKernel: true,\n        mathjaxUrl: "",')
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# The site's own stylesheet and script, live figures' chunks, static figures, icons and the search index
+
+
+def _site_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Every page: the site's stylesheet and script; the body's live-figure chunks and static figures."""
+    from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
+
+    used = app.__dict__.setdefault("_local_assets_used", set())
+    css, scripts = context.get("css_files"), context.get("script_files")
+    if isinstance(css, list):
+        css.append(_CascadingStyleSheet(f"{SITE_DIR}/probdr-site.css", priority=900))
+        used.add(f"{SITE_DIR}/probdr-site.css")
+    if isinstance(scripts, list):
+        scripts.append(_JavaScript(f"{SITE_DIR}/probdr-site.js", priority=900, defer="defer"))
+        used.add(f"{SITE_DIR}/probdr-site.js")
+        # the search page typesets the maths in its result summaries (taken from the pages' own text)
+        mathjax = str(app.config.mathjax_path)
+        if pagename == "search" and mathjax.startswith(f"{PREFIX}/") and not any(
+                str(getattr(a, "filename", "")).endswith(mathjax) for a in scripts):
+            scripts.append(_JavaScript(mathjax, priority=500, defer="defer"))
+            used.add(mathjax)
+    if isinstance(context.get("body"), str):
+        context["body"] = _externalise_chunks(app, pagename, context["body"], context["pathto"])
+        context["body"] = _static_figures(app, context["body"])
+
+
+_CHUNKS = re.compile(r'<script type="application/json" class="probdr-live-chunks">(.*?)</script>', re.S)
+_LIVE_DIV = re.compile(r'<div class="probdr-live" id="([^"]+)" data-probdr-live="1">')
+
+
+def _externalise_chunks(app: Sphinx, pagename: str, body: str, pathto) -> str:
+    """Move each live figure's embedded chunks into ``live-data/<page>/<figure id>/<cell>.js``, one file per setting.
+
+    Each file calls ``probdrLive.chunk(id, cell, payload)``; a <script> loads it, which works from ``file://`` as
+    well as over HTTP. In the page the chunks are replaced by where they are and how large each file is.
+    """
+    out, pos = [], 0
+    for m in _CHUNKS.finditer(body):
+        ids = _LIVE_DIV.findall(body, 0, m.start())
+        if not ids:
+            raise ExtensionError(f"{pagename}: live-figure chunks outside a live figure")
+        fid = ids[-1]
+        chunks = json.loads(m.group(1))
+        folder = f"{LIVE_DATA}/{pagename}/{fid}"
+        target = Path(app.outdir) / folder
+        target.mkdir(parents=True, exist_ok=True)
+        sizes = []
+        for k, chunk in enumerate(chunks):
+            text = f"probdrLive.chunk({json.dumps(fid)},{k},{json.dumps(chunk, separators=(',', ':'))});\n"
+            (target / f"{k}.js").write_text(text, encoding="utf-8")
+            sizes.append(len(text.encode("utf-8")))
+        info = json.dumps({"base": pathto(folder + "/", resource=True), "count": len(chunks), "bytes": sizes},
+                          separators=(",", ":")).replace("</", "<\\/")
+        out += [body[pos:m.start()], f'<script type="application/json" class="probdr-live-chunk-files">{info}</script>']
+        pos = m.end()
+    return "".join(out) + body[pos:] if out else body
+
+
+def png_text(data) -> tuple[dict, tuple[int, int]]:
+    """The text chunks (tEXt, zTXt, iTXt) and the size of a PNG, from its path or bytes."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    with Image.open(BytesIO(data) if isinstance(data, bytes) else data) as im:
+        return dict(getattr(im, "text", {}) or {}), im.size
+
+
+_IMG = re.compile(r'<img alt="([^"]*)" src="([^"]*_images/([^"/]+\.png))" />')
+_ANIM_IMG = re.compile(r'<img id="(_anim_img[0-9a-f]+)">')
+_ANIM_FRAME = re.compile(r'frames\[0\] = "data:image/png;base64,((?:[A-Za-z0-9+/=]|\\\n)+)"')
+
+
+def _static_figures(app: Sphinx, body: str) -> str:
+    """Alt text, a full-size link and a smallest readable width for every figure of a notebook output.
+
+    The alt text and the height of the smallest tick label (``probdr:tick-px``) are read from the PNG, where
+    ``probdr_lite.figures.style.describe`` put them (and the smallest text's, ``probdr:text-px``, for phones). The image loads when the reader scrolls near it (``loading=
+    "lazy"``; its width and height are given, so the page does not jump), not with the page. The image is never shown so small that its tick labels fall
+    below ``MIN_TICK_PX`` pixels (nor wider than it is): where the column is narrower, the figure scrolls sideways
+    and ``probdr-site.js`` shows the cue below it. A figure without a description keeps Sphinx's alt (its path),
+    which the book's tests reject.
+    """
+    import base64
+    import html as html_lib
+
+    images = {dest: uri for uri, dest in getattr(app.builder, "images", {}).items()}
+
+    def figure(m):
+        alt, src, name = m.group(1), m.group(2), m.group(3)
+        uri = images.get(name)
+        path = Path(uri) if uri and Path(uri).is_absolute() else Path(app.srcdir) / (uri or "")
+        if not uri or not path.is_file():
+            return m.group(0)
+        text, (w, h) = png_text(path)
+        alt = text.get("Description", alt)
+
+        def px(key):
+            try:
+                v = float(text.get(key, "nan"))
+            except ValueError:
+                return None
+            return v if v == v and v > 0 else None
+
+        tick, smallest = px("probdr:tick-px"), px("probdr:text-px")
+        # on a desktop the tick labels decide (a figure without them, an image grid, has no smallest width); on a
+        # phone every text does (probdr-site.css picks one by the screen's width)
+        narrowest = min(w, round(w * MIN_TICK_PX / tick)) if tick else 0
+        phone = max(narrowest, min(w, round(w * MIN_TICK_PX / smallest))) if smallest else narrowest
+        extra = f' data-tick-px="{tick:.2f}"' if tick else ""
+        return (f'<figure class="probdr-figure"><div class="probdr-figure-scroll">'
+                f'<a class="probdr-figure-link" href="{src}" title="Open the figure at full size ({w} × {h} pixels)">'
+                f'<img alt="{html_lib.escape(alt, quote=True)}" src="{src}" width="{w}" height="{h}"{extra} '
+                f'loading="lazy" decoding="async" style="--probdr-min: {narrowest}px; --probdr-min-phone: {phone}px" />'
+                '</a></div>'
+                f'<figcaption class="probdr-figure-cue">Wider than the page: scroll sideways, or '
+                f'<a href="{src}">open the figure at full size</a>.</figcaption></figure>')
+
+    body = _IMG.sub(figure, body)
+
+    def animation(m):
+        frame = _ANIM_FRAME.search(body, m.end())
+        if not frame:
+            return m.group(0)
+        text, _ = png_text(base64.b64decode(frame.group(1).replace("\\\n", "")))
+        alt = text.get("Description")
+        return m.group(0) if not alt else f'<img id="{m.group(1)}" alt="{html_lib.escape(alt, quote=True)}">'
+
+    return _ANIM_IMG.sub(animation, body)
+
+
+#: TeX that section titles hold (Sphinx indexes a heading's maths as its TeX source), written as text.
+_TEX_WORDS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "eta": "η",
+    "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "pi": "π", "rho": "ρ", "sigma": "σ",
+    "tau": "τ", "phi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Lambda": "Λ",
+    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Omega": "Ω", "top": "ᵀ", "infty": "∞", "le": "≤", "leq": "≤",
+    "ge": "≥", "geq": "≥", "approx": "≈", "neq": "≠", "times": "×", "cdot": "·", "to": "→", "max": "max",
+    "min": "min", "log": "log", "exp": "exp",
+}
+_SUB = str.maketrans("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")
+_SUP = str.maketrans("0123456789+-=()inT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ")
+
+
+def tex_to_text(text: str) -> str:
+    """Section-title TeX as plain Unicode text: ``Sweeps of \\kappa and \\eta`` -> ``Sweeps of κ and η``."""
+    text = re.sub(r"\\(?:mathrm|text|mathbf|operatorname|mathit)\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: _TEX_WORDS.get(m.group(1), m.group(1)), text)
+
+    def script(m, table, mark):
+        body = m.group(1) if m.group(1) is not None else m.group(2)
+        if body and all(ord(c) in table for c in body):
+            return body.translate(table)
+        return body if body in ("ᵀ",) else f"{mark}({body})" if len(body) > 1 else f"{mark}{body}"
+
+    text = re.sub(r"_\{([^{}]*)\}|_([^\s{}])", lambda m: script(m, _SUB, "_"), text)
+    text = re.sub(r"\^\{([^{}]*)\}|\^([^\s{}])", lambda m: script(m, _SUP, "^"), text)
+    text = text.replace("\\,", " ").replace("\\ ", " ").replace("{", "").replace("}", "")
+    return re.sub(r"\s+", " ", text.replace(" - ", " − ")).strip()
+
+
+def _finish_site(app: Sphinx, exception) -> None:
+    """After the build: drop Font Awesome's script from every page, and the TeX from the search index's titles."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for page in out.rglob("*.html"):
+        if page.relative_to(out).parts[0] in (PREFIX, "_static", LIVE_DATA):
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = FONTAWESOME_JS.sub("", text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    for name in FONTAWESOME_FILES:
+        (out / name).unlink(missing_ok=True)
+    index = out / "searchindex.js"
+    if index.is_file():
+        raw = index.read_text(encoding="utf-8")
+        head, tail = "Search.setIndex(", ")"
+        if raw.startswith(head) and raw.rstrip().endswith(tail):
+            data = json.loads(raw[len(head):raw.rstrip().rindex(tail)])
+            data["alltitles"] = {tex_to_text(k): v for k, v in data.get("alltitles", {}).items()}
+            data["titles"] = [tex_to_text(t) for t in data.get("titles", [])]
+            index.write_text(head + json.dumps(data, ensure_ascii=False) + tail, encoding="utf-8")
+
+
+
 def _check(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -421,5 +652,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _builder_inited)
     # after sphinx.ext.mathjax and myst-nb have added their scripts (both at the default 500)
     app.connect("html-page-context", _rewrite, priority=900)
+    app.connect("html-page-context", _site_page, priority=901)
+    app.connect("build-finished", _finish_site, priority=400)
     app.connect("build-finished", _check)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite.data import load_mnist, load_shakespeare, toy_manifold
+from probdr_lite.figures.style import describe
 from probdr_lite.plotting import digit_grid
 
 # %% [markdown]
@@ -98,4 +99,6 @@ for k, name in enumerate(["swiss_roll", "s_curve", "moons", "circles"]):
         ax.set_xticks([]); ax.set_yticks([])
     ax.set_title(name.replace("_", " "))
 fig.tight_layout()
+describe(fig, "The four toy data sets, each coloured by position along its sheet: the Swiss roll and the S-curve "
+         "in three dimensions, the two moons and the two circles in the plane.")
 plt.show()

@@ -204,8 +204,8 @@ for variant in CHAPTER_VARIANTS:
 c_A, c_sym = cosines["diffusion"], cosines["symmetric"]
 same = max(abs(cosines[v] - c_A) for v in ("attention", "paper")) < 1e-9
 display(Markdown(
-    ("`attention`, `diffusion` and `paper` share one tangent direction, since their Δ differ by multiples "
-     "of X: to first order they differ only in the length of the step. " if same else "")
+    ("`attention`, `diffusion` and `paper` share one tangent direction, since their $\\Delta$ differ by multiples "
+     "of $X$: to first order they differ only in the length of the step. " if same else "")
     + f"That direction has cosine {num(c_A, 3)} with the exact one; the `symmetric` variant has {num(c_sym, 3)}. "
     + ("Without a mask, on this toy, the simplifications hardly turn the step; they change how long it is."
        if c_A > 0.95 else "The simplifications turn the step noticeably.")
@@ -536,9 +536,9 @@ plt.show()
 # %% tags=["remove-input"]
 display(Markdown(
     f"Without the mask about {100 * upper_full:.0f} % of the attention goes to later points; with it, none "
-    f"does. The asymmetry of A, which is why 2LX differs from (L + Lᵀ)X, "
+    f"does. The asymmetry of $A$, which is why $2LX$ differs from $(L + L^\\top)X$, "
     + (f"grows from {num(asym_full, 2)} to {num(asym_causal, 2)}, and the cosine between the paper's direction and "
-       f"the exact gradient drops from {num(c_A, 2)} to {num(cos_causal, 2)}. The simplification 2LX is furthest from "
+       f"the exact gradient drops from {num(c_A, 2)} to {num(cos_causal, 2)}. The simplification $2LX$ is furthest from "
        "the true gradient for the causal models it is mostly applied to."
        if asym_causal > asym_full and cos_causal < c_A else
        f"is {num(asym_full, 2)} without the mask and {num(asym_causal, 2)} with it; the cosine between the paper's "

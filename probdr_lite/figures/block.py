@@ -29,7 +29,8 @@ import torch
 
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
 from probdr_lite._threads import single_threaded
-from probdr_lite.figures.style import variant_label
+from probdr_lite.figures.prose import listing
+from probdr_lite.figures.style import describe, variant_label
 from probdr_lite.plotting import class_scatter, scrub
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 from probdr_lite.widgets import Slider, SliderPanel
@@ -216,6 +217,8 @@ def variant_figure(toy: LiftedToy, variants=CHAPTER_VARIANTS, n_steps: int = 8, 
 
     update(**TOY_DEFAULTS)
     fig.tight_layout()
+    describe(fig, f"One panel per variant ({listing(variants)}): the toy in grey and where the blocks move it, "
+             "coloured by moon.")
     return fig, update
 
 
@@ -250,6 +253,8 @@ def variant_depth_scrub(toy: LiftedToy, variants=CHAPTER_VARIANTS, depths=range(
             pts.set_offsets(paths[v][depth])
         fig.suptitle(f"depth {depth} (κ = {kappa:g}, η = {eta:g}, β = {beta:g})", fontsize=9)
 
+    describe(fig, f"One panel per variant ({listing(variants)}): the toy in grey and where the chosen number of "
+             "blocks moves it, coloured by moon.")
     return scrub(fig, update, depths, label="depth", dpi=dpi)
 
 
@@ -268,7 +273,7 @@ def mask_figure(toy: LiftedToy, kappa=TOY_DEFAULTS["kappa"], eta=TOY_DEFAULTS["e
 
     variant = check_choice(variant, "variant", BLOCK_VARIANTS)
     n_steps = check_scalar(n_steps, "n_steps", low=0, high=64, integer=True)
-    fig, axes = plt.subplots(1, 4, figsize=(11.5, 3.0), dpi=dpi, layout="constrained")
+    fig, axes = plt.subplots(1, 4, figsize=(10.2, 3.0), dpi=dpi, layout="constrained")
     floor = 1e-6  # entries below this are shown as the lowest colour (the masked ones are exactly 0)
     norm = LogNorm(vmin=floor, vmax=1.0)
     for ax, mask, name in zip(axes[:2], (None, "causal"), ("no mask (M = 0)", "causal mask")):
@@ -292,4 +297,5 @@ def mask_figure(toy: LiftedToy, kappa=TOY_DEFAULTS["kappa"], eta=TOY_DEFAULTS["e
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_title(f"{variant}, {n_steps} blocks, {name}", fontsize=9)
-    return fig
+    return describe(fig, f"The attention matrix A of the toy without and with the causal mask on a log colour "
+                    f"scale, and where {n_steps} blocks of the {variant} variant move the toy in each case.")

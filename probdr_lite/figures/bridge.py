@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.figures.prose import num
 from probdr_lite.plotting import scrub
@@ -88,7 +89,8 @@ def spectra_figure(fixed, attention, h_fixed, h_attention, labels=("L = D − W"
         ax.set_ylim(bottom=min(0.0, lam.min()) - 0.02 * max(lam.max(), 2.0 / h))
         ax.legend(fontsize="small", loc="upper left")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"The sorted eigenvalues of {labels[0]} and of {labels[1]}, each with the stability limit "
+                    "2/h of its chapter's step as a dashed red line.")
 
 
 def fibonacci_sphere(n: int = 1500) -> np.ndarray:
@@ -150,6 +152,8 @@ def bump_figure(n_points: int = 1500):
                      f"{num(1.0 / np.sum(w ** 2), 0)} effective neighbours", fontsize="medium")
 
     fig.tight_layout()
+    describe(fig, "One row of the attention on the unit sphere: each point's weight against its angle to the "
+             "pole, softmax beside the heat kernel, and the sphere coloured by that weight.")
     return fig, update
 
 
@@ -182,11 +186,11 @@ def bridge_sentence(lambda_max_fixed, eta_elbo, lambda_max_rw, eta_block) -> str
 
     where = (f"both {side(a)} the stability limit 2" if side(a) == side(b) else
              f"the first {side(a)} the stability limit 2, the second {side(b)} it")
-    return (f"The largest eigenvalue of D − W is {num(lf, 1)}, that of I − A is {num(lr, 3)}"
+    return (f"The largest eigenvalue of $D - W$ is {num(lf, 1)}, that of $I - A$ is {num(lr, 3)}"
             + (", within the bound 2 of every random-walk Laplacian. " if lr <= 2 + 1e-9 else
                ", above 2: not a random-walk Laplacian of a symmetric graph. ")
-            + f"As numbers the two step sizes differ by a factor of {num(ratio, 0)} (η = {num(e1, 4)} against "
-            f"{num(e2, 2)}), but as h λ_max they are {num(a, 2)} and {num(b, 2)}, {where}"
-            + (", and the block's step, with h = 2η ≤ 1, is a convex combination." if 2 * e2 <= 1 else
-               ", and the block's step, with h = 2η > 1, is no longer a convex combination.")
+            + f"As numbers the two step sizes differ by a factor of {num(ratio, 0)} ($\\eta = {num(e1, 4)}$ against "
+            f"{num(e2, 2)}), but as $h \\lambda_{{\\max}}$ they are {num(a, 2)} and {num(b, 2)}, {where}"
+            + (", and the block's step, with $h = 2\\eta \\le 1$, is a convex combination." if 2 * e2 <= 1 else
+               ", and the block's step, with $h = 2\\eta > 1$, is no longer a convex combination.")
             )

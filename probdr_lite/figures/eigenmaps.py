@@ -24,6 +24,8 @@ from matplotlib.collections import LineCollection
 from scipy.linalg import orthogonal_procrustes
 from scipy.sparse.csgraph import connected_components
 
+from probdr_lite.figures.prose import listing
+from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_array, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite._threads import one_thread
@@ -116,7 +118,7 @@ def laplacians_figure(Y, W):
         r"$L_{\mathrm{sym}} = I - D^{-1/2} W D^{-1/2}$": laplacian(Wd, "symmetric"),
         r"$L_{\mathrm{rw}} = I - D^{-1} W$": laplacian(Wd, "random_walk"),
     }
-    fig, axes = plt.subplots(1, 4, figsize=(11, 2.9), gridspec_kw={"width_ratios": [1.3, 1, 1, 1]})
+    fig, axes = plt.subplots(1, 4, figsize=(10.2, 2.9), gridspec_kw={"width_ratios": [1.3, 1, 1, 1]})
     segs, w = _edges(Wd, view)
     axes[0].add_collection(LineCollection(segs, colors=_edge_colours(w, 0.8), linewidths=1.2))
     axes[0].scatter(view[:, 0], view[:, 1], s=90, c="white", edgecolors="k", zorder=3)
@@ -132,7 +134,8 @@ def laplacians_figure(Y, W):
         ax.set_xticks([]); ax.set_yticks([])
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     fig.tight_layout()
-    return fig
+    return describe(fig, f"A graph of {n} points, its edges shaded by weight, beside heat maps of its three "
+                    "Laplacians: L = D − W, the symmetric L_sym and the random-walk L_rw.")
 
 
 # --- the Laplacian energy ------------------------------------------------------------
@@ -192,7 +195,8 @@ def energy_figure(Y, W, colour_index: int = 12, seed: int = 0):
         _padded_limits(ax, view)
         ax.set_xticks([]); ax.set_yticks([])
     fig.tight_layout()
-    return fig
+    return describe(fig, f"Three functions on a graph of {n} points, drawn over its edges in a red-blue scale: "
+                    f"the first generalised eigenvector, eigenvector {m} and a random vector, each with its energy.")
 
 
 # --- the neighbourhood panel -------------------------------------------------------
@@ -242,6 +246,8 @@ def _neighbours_figure(Y, t, figsize=(8.4, 3.4)):
 
     # Fixed margins rather than tight_layout: the titles change from frame to frame.
     fig.subplots_adjust(left=0.03, right=0.98, top=0.88, bottom=0.13, wspace=0.22)
+    describe(fig, "The data seen side on with the edges of its heat-kernel nearest-neighbour graph, beside its "
+             "two-dimensional Laplacian Eigenmaps embedding, both coloured by position along the sheet.")
     return fig, update, Y
 
 
@@ -383,4 +389,6 @@ def compare_figure(datasets, n_neighbors: int = 10, random_state: int = 0):
                 title += f"\nagreement {row['agreement']:.4f}"
             ax.set_title(title, fontsize=9)
     fig.tight_layout()
+    describe(fig, f"Two-dimensional Laplacian Eigenmaps of {listing(datasets)}: probdr_lite's in the top row, "
+             "scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.")
     return fig, rows

@@ -19,6 +19,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import ticker
 
+from probdr_lite.figures.prose import listing
+from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_array, check_class_labels, check_scalar, check_square
 from probdr_lite._threads import one_thread
 from probdr_lite.plotting import class_scatter, scrub
@@ -94,7 +96,8 @@ def pca_figure(S, labels, sigma2, n_components: int = 2, n_show: int = 20):
     ax_x.set_ylabel(r"$x_2$", fontsize=8)
     ax_x.set_title(r"PCA as inference: $X^* = U_q (\Lambda_q - \sigma^2 I)^{1/2}$", fontsize=9)
     fig.tight_layout()
-    return fig
+    return describe(fig, f"Left, the {n_show} largest eigenvalues of the sample covariance on a log scale with the "
+                    f"noise level σ² dashed and the {q} kept in red; right, the PCA embedding X* coloured by class.")
 
 
 # --- the two terms of the LE-ELBO ------------------------------------------------------
@@ -163,7 +166,8 @@ def elbo_terms_figure(L_hat, beta, directions=(1, 12), centre: bool = True, n_gr
                      fontsize=9)
         ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"The change of the ELBO along {len(directions)} eigen-directions of L̂ against the scale s, "
+                    "split into its log-determinant and trace terms and their sum.")
 
 
 # --- the zero-eigenvalue trap ---------------------------------------------------------
@@ -213,7 +217,8 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
     ax.set_title("The constant direction: a raw Laplacian has no optimum", fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
-    return fig
+    return describe(fig, "The ELBO along the constant direction against t on a log axis: for the raw Laplacian "
+                    f"it rises without end, for L + γI with γ = {listing(f'{g:g}' for g in gammas)} it peaks.")
 
 
 # --- the beta panel --------------------------------------------------------------
@@ -273,6 +278,8 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=
         ax_x.set_title(rf"$X^*$: {n_kept} of $q$ = {q} directions kept", fontsize=9)
 
     fig.subplots_adjust(left=0.06, right=0.93, top=0.88, bottom=0.15, wspace=0.38)
+    describe(fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
+             "form, and the embedding X* coloured by class on fixed axes.")
     return fig, update
 
 

@@ -24,7 +24,8 @@ import torch
 
 from probdr_lite._threads import single_threaded
 from probdr_lite._validation import check_array, check_choice, check_class_labels, check_scalar
-from probdr_lite.figures.style import METRIC_LABELS, variant_colour
+from probdr_lite.figures.prose import listing
+from probdr_lite.figures.style import METRIC_LABELS, describe, variant_colour
 from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names
 from probdr_lite.mnist_blocks import PAPER, MnistSettings
 from probdr_lite.plotting import Table, class_scatter, scrub
@@ -116,11 +117,13 @@ def before_after_figure(X0, Xn, labels, n_layers=PAPER.n_layers, dpi=72):
         ax.set_xlabel("latent coordinate 1")
         ax.set_ylabel("latent coordinate 2")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"The first two latent coordinates of {X0.shape[0]:,} MNIST test images coloured by digit, "
+                    f"before any block and after {n_layers} blocks.")
 
 
-def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=72):
-    """One panel per metric, layer on the x axis, one line per (variant, n); dashed lines for the largest n."""
+def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=100):
+    """One panel per metric (two per row), layer on the x axis, one line per (variant, n); dashed lines for the
+    largest n."""
     metrics = check_metric_names(metrics)
     if not rows:
         raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
@@ -129,8 +132,11 @@ def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=72):
         groups.setdefault((r["variant"], r["n"]), []).append(r)
     n_max = max(r["n"] for r in rows)
     several_n = len({r["n"] for r in rows}) > 1
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.1 * len(metrics), 3.2), dpi=dpi, squeeze=False)
-    for ax, m in zip(axes[0], metrics):
+    n_rows = (len(metrics) + 1) // 2
+    fig, axes = plt.subplots(n_rows, min(2, len(metrics)), figsize=(8.4, 3.0 * n_rows), dpi=dpi, squeeze=False)
+    for ax in axes.ravel()[len(metrics):]:
+        ax.set_visible(False)
+    for ax, m in zip(axes.ravel(), metrics):
         for (v, n), group in groups.items():
             group = sorted(group, key=lambda r: r["layer"])
             dashed = several_n and n == n_max
@@ -140,9 +146,11 @@ def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=72):
         ax.set_xlabel("layer (blocks applied)")
         ax.set_title(METRIC_LABELS[m], fontsize=9)
         ax.grid(alpha=0.3)
-    axes[0, -1].legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    axes[0, -1].legend(fontsize="small", loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     fig.tight_layout()
-    return fig
+    return describe(fig, f"{len(metrics)} panels, one per clustering number "
+                    f"({listing(METRIC_LABELS[m] for m in metrics)}), each against the layer with one line per "
+                    "variant.")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -196,6 +204,8 @@ class MnistPanel:
         # The class legend never changes: render it once and show it as an image. A live legend is ten texts and
         # markers, about a quarter of every redraw.
         # OffsetImage draws it at its own size (scaled by dpi / 72, as text is), whatever the width of this axes.
+        describe(self.fig, f"The first two latent coordinates of {X0.shape[0]:,} MNIST images after the chosen "
+                 "number of blocks, coloured by digit, beside the between/within-class ratio at every layer.")
         legend = OffsetImage(_legend_image(np.unique(self.labels)), zoom=1.0)
         ax_legend.add_artist(AnnotationBbox(legend, (0.5, 0.5), xycoords="axes fraction", frameon=False))
         ax_legend.set_axis_off()
@@ -283,10 +293,10 @@ def kappa_scrub(X0, labels, kappas=KAPPA_RANGE, variant=PAPER.variant, eta=PAPER
 # The sweep of kappa and eta (computed by probdr_lite.mnist_blocks.sweep)
 
 
-def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dpi=72):
+def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dpi=100):
     """Heat maps of :func:`sweep` (one per metric), each cell annotated with its value and the layer-0 value named."""
     metrics = [m for m in result if "@" not in m] if metrics is None else list(metrics)
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.4), dpi=dpi, squeeze=False)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics), 3.4), dpi=dpi, squeeze=False)
     for ax, m in zip(axes[0], metrics):
         grid = np.asarray(result[m])
         if grid.shape != (len(etas), len(kappas)):
@@ -300,15 +310,16 @@ def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dp
                 dark = abs(grid[i, j] - base) > 0.6 * span
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if dark else "black")
-        ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=8)
-        ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=8)
+        ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=10, rotation=90)
+        ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=10)
         ax.set_xlabel("κ (sharpness)")
         ax.set_ylabel("η (step size)")
         ax.set_title(f"{METRIC_LABELS[m]} after {n_layers} blocks\n(layer 0: {base:.2f}; colour = change)",
                      fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="change from layer 0")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"Heat maps of {listing(METRIC_LABELS[m] for m in metrics)} after {n_layers} blocks over κ "
+                    "and η, each cell labelled with its value and coloured by its change from layer 0.")
 
 
 def settings_table(settings: MnistSettings = PAPER) -> Table:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from probdr_lite.figures.prose import closeness, num, signed, trend
+from probdr_lite.figures.prose import closeness, listing, num, pct, signed, trend
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
 __all__ = ["WORDS", "paper_numbers", "numbers_text", "variants_text", "picture_text", "sweep_text", "summary_text",
-           "pixel_text", "peaks_premise"]
+           "pixel_text", "peaks_premise", "live_text"]
 
 #: The thresholds behind the chapter's comparison words.
 WORDS = {
@@ -38,6 +38,8 @@ WORDS = {
     "top_row_drop": 0.1,
     # pixel-space and latent k-NN accuracy are "practically the same" within this relative difference
     "same_accuracy": 0.01,
+    # in the live figure, an image "does not move" if its mean distance moved is below this fraction of the spread
+    "still": 0.01,
 }
 
 
@@ -125,13 +127,14 @@ def variants_text(rows_var, n_layers, nmi_seeds, eta, d_q, beta) -> str:
                         else "."))
     att, dif = at["knn_accuracy"]["attention"], at["knn_accuracy"]["diffusion"]
     lines.append(
-        f"\nPlain attention ends with k-NN accuracy {num(att)} and the A - I block with {num(dif)} "
+        f"\nPlain attention ends with k-NN accuracy {num(att)} and the $A - I$ block with {num(dif)} "
         f"(layer 0: {num(knn_sub0)}). "
-        + ("At the same η plain attention takes the smaller step (the transformer-block chapter: it equals "
-           f"diffusion with η = {num(eta / (1 + 2 * eta))}), so it smooths less and loses less. " if att > dif else "")
+        + ("At the same $\\eta$ plain attention takes the smaller step (the transformer-block chapter: it equals "
+           f"diffusion with $\\eta = {num(eta / (1 + 2 * eta))}$), so it smooths less and loses less. " if att > dif
+           else "")
         + (f"`paper` and `diffusion` end within {WORDS['indistinguishable']:g} of each other, as the "
            "transformer-block chapter predicts: the feed-forward term only adds "
-           f"2η/(d_q + β) = {num(2 * eta / (d_q + beta), 4)} to the weight on X. "
+           f"$2\\eta/(d_q + \\beta) = {num(2 * eta / (d_q + beta), 4)}$ to the weight on $X$. "
            if abs(at["knn_accuracy"]["paper"] - dif) < WORDS["indistinguishable"] else "")
         + ("No variant ends with purer k-NN neighbourhoods than the random embedding starts with. "
            if max(at["knn_accuracy"].values()) <= knn_sub0 + WORDS["no_purer"] else
@@ -170,24 +173,25 @@ def sweep_text(grid, kappas, etas, eta) -> str:
     small_ends = max(abs(bw_row[0]), abs(bw_row[-1])) < WORDS["ends_small"] * bw_row.max()
     knn_top_small = grid["knn_accuracy"][-1, 0] - grid["knn_accuracy@0"]
     return (
-        f"Along the row η = {eta:g} the between/within ratio changes by {signed(bw_row[0])} at "
-        f"κ = {kappas[0]:g}, by {signed(bw_row[-1])} at κ = {kappas[-1]:g}, and by {signed(bw_row[j])} "
-        f"at κ = {kappas[j]:g}"
+        f"Along the row $\\eta = {eta:g}$ the between/within ratio changes by {signed(bw_row[0])} at "
+        f"$\\kappa = {kappas[0]:g}$, by {signed(bw_row[-1])} at $\\kappa = {kappas[-1]:g}$, and by "
+        f"{signed(bw_row[j])} at $\\kappa = {kappas[j]:g}$"
         + (", so the blocks act only in the middle of the range. " if small_ends else ". ")
         + "The two ends are the two limits of exercise 2 in the transformer-block chapter. With a very wide kernel "
-        "A is nearly uniform: every image is pulled towards the same global mean by about the same fraction, which "
-        "shrinks the picture (the smallest κ in the live figure) without changing much of who is near whom. With "
-        "a very narrow kernel and β > 0 each image attends almost only to itself, A ≈ I, and nothing moves. "
+        "$A$ is nearly uniform: every image is pulled towards the same global mean by about the same fraction, which "
+        "shrinks the picture (the smallest $\\kappa$ in the live figure) without changing much of who is near whom. "
+        "With a very narrow kernel and $\\beta > 0$ each image attends almost only to itself, $A \\approx I$, and "
+        "nothing moves. "
         f"Where the ratio grows most, the k-NN accuracy changes by {signed(knn_row[j])}"
         + (": wherever the blocks clump strongly, the neighbourhoods become less pure. "
            if knn_row[j] < -WORDS["sweep_knn"] else ". ")
-        + (f"The top row is the exception at small κ: with η = {etas[-1]:g} only "
+        + (f"The top row is the exception at small $\\kappa$: with $\\eta = {etas[-1]:g}$ only "
            f"{num(100 * (1 - 2 * etas[-1]), 0)} % of each image's own position survives a block, and the slight "
-           "preference of a wide kernel for similar images takes over. To first order in κ the attention "
-           "output is x̄ + (κ / (n d_q)) Xᵀ X xᵢ (up to a multiple of x̄), a multiplication "
+           "preference of a wide kernel for similar images takes over. To first order in $\\kappa$ the attention "
+           "output is $\\bar x + (\\kappa / (n d_q)) X^\\top X x_i$ (up to a multiple of $\\bar x$), a multiplication "
            "by the latents' second-moment matrix, so eight such blocks act like power iteration and squeeze the "
            f"latents towards their leading directions: k-NN accuracy {num(grid['knn_accuracy'][-1, 0], 2)} at "
-           f"κ = {kappas[0]:g}." if knn_top_small < -WORDS["top_row_drop"] else "")
+           f"$\\kappa = {kappas[0]:g}$." if knn_top_small < -WORDS["top_row_drop"] else "")
     )
 
 
@@ -208,11 +212,11 @@ def summary_text(p, rows_var) -> str:
            "neighbourhoods become purer (k-NN accuracy rises), ")
         + ("the grouping by class is best after a few blocks rather than eight, " if _early(p) else "")
         + ("plain attention makes clumps too, and " if plain_clumps else "plain attention does not make clumps, and ")
-        + ("the paper's A - I groups by class better than the other variants here. " if a_minus_i_best else
-           "the paper's A - I does not group by class better than the other variants here. ")
+        + ("the paper's $A - I$ groups by class better than the other variants here. " if a_minus_i_best else
+           "the paper's $A - I$ does not group by class better than the other variants here. ")
         + ("The clustering comes from repeated smoothing over a similarity graph, which every variant shares. "
            if plain_clumps else "")
-        + "Whether A - I helps once the weights are *trained* is the next chapter's question."
+        + "Whether $A - I$ helps once the weights are *trained* is the next chapter's question."
     )
 
 
@@ -238,3 +242,49 @@ def peaks_premise(p) -> str:
     return (f"**2.** {head} What happens after many more blocks? Predict, then check with "
             "`run_blocks(X0_1k, n_layers=40)` and `layer_metrics`.")
 
+
+
+def live_text(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> str:
+    """What the live figure shows along its kappa axis at the other controls' defaults (``at`` = the indices of the
+    default kappa, eta, beta), after ``n_layers`` blocks, from :func:`probdr_lite.figures.live.chapters.mnist_grid`.
+
+    Each kappa is one of three cases: the first two coordinates shrink to a *spot* (their root mean squared distance
+    to their mean is below ``spot_width``, the figure's own test), the images *stay* where they are (mean distance
+    moved below ``WORDS["still"]`` of the starting spread), or they *move* (the between/within ratio is given).
+    """
+    _, b, c = at
+    xy = np.asarray(grid["xy"])[:, b, c, n_layers]
+    rms2 = np.sqrt(((xy - xy.mean(axis=-2, keepdims=True)) ** 2).sum(-1).mean(-1))
+    moved = np.asarray(grid["moved"])[:, b, c, n_layers]
+    spread0 = float(np.asarray(grid["spread"])[0, b, c, 0])
+    ratio = np.asarray(grid["ratio"])[:, b, c, :]
+    cases = ["spot" if r < spot_width else ("still" if m < WORDS["still"] * spread0 else "move")
+             for r, m in zip(rms2, moved)]
+    groups = []
+    for k, case in enumerate(cases):
+        if groups and groups[-1][0] == case:
+            groups[-1][1].append(k)
+        else:
+            groups.append((case, [k]))
+
+    def which(ks):
+        vals = [f"{kappas[k]:g}" for k in ks]
+        return f"$\\kappa = {vals[0]}$" if len(vals) == 1 else f"$\\kappa$ = {listing(vals)}"
+
+    def ratios(ks):
+        vals = [num(ratio[k, -1], 2) for k in ks]
+        return vals[0] if len(set(vals)) == 1 else listing(vals)
+
+    parts = []
+    for case, ks in groups:
+        if case == "spot":
+            parts.append(f"for {which(ks)} the points gather into a single spot on the fixed axes, while the "
+                         f"between/within ratio goes from {num(ratio[ks[0], 0], 2)} to {ratios(ks)}")
+        elif case == "still":
+            parts.append(f"for {which(ks)} no image moves by more than {pct(WORDS['still'])} of the starting "
+                         f"spread, and the ratio stays at {ratios(ks)}")
+        else:
+            parts.append(f"for {which(ks)} the points move (an image ends on average "
+                         f"{listing(num(moved[k], 2) for k in ks)} from where it started) and the ratio ends at "
+                         f"{ratios(ks)}")
+    return (f"At $\\eta = {eta:g}$ and $\\beta = {beta:g}$, after {n_layers} blocks: " + "; ".join(parts) + ".")

@@ -13,7 +13,7 @@ import numpy as np
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.figures.prose import num
 from probdr_lite.figures.style import METRIC_LABELS as METRICS
-from probdr_lite.figures.style import variant_style
+from probdr_lite.figures.style import describe, variant_style
 from probdr_lite.figures.verdicts import Verdict
 from probdr_lite.objections import THRESHOLDS, regulariser_prediction
 from probdr_lite.plotting import Table
@@ -114,7 +114,8 @@ def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
     rel_c = _vector(causal["relative_difference"], "causal['relative_difference']")
     kappas = _vector(kappas, "kappas")
     random_values = _vector(random_values, "random_values", kappas.shape[0])
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6.6))  # 2 x 2: readable at the width of the book's column
+    axes = axes.ravel()
     ax = axes[0]
     ax.plot(np.arange(rel.size), rel, "o-", color="tab:blue", label="no mask")
     ax.plot(np.arange(rel_c.size), rel_c, "s-", color="tab:purple", label="causal mask")
@@ -146,7 +147,8 @@ def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
     ax.set_xscale("log")
     ax.set(xlabel="κ", ylabel="relative difference", title="random latents (equal degrees)")
     fig.tight_layout()
-    return fig
+    return describe(fig, "Four panels on the asymmetry of A: the relative difference of 2LX from (L + Lᵀ)X per step, "
+                    "the cosine of their tangent parts, the range of A's column sums, and random latents over κ.")
 
 
 def spectrum_figure(min_eig_rw, min_eig_sym, gamma):
@@ -161,7 +163,8 @@ def spectrum_figure(min_eig_rw, min_eig_sym, gamma):
     ax.set(xlabel="step t", ylabel="smallest eigenvalue", title="is the Wishart scale positive definite?")
     ax.legend(fontsize="small")
     fig.tight_layout()
-    return fig
+    return describe(fig, "The smallest eigenvalue of the symmetric part of I − A and of L_sym + γI at every step, "
+                    "against a dashed line at zero.")
 
 
 def stop_gradient_figure(sweep: dict):
@@ -173,7 +176,7 @@ def stop_gradient_figure(sweep: dict):
     if not isinstance(sweep, dict) or any(k not in sweep for k in keys):
         raise ValueError(f"sweep must be the dict returned by stop_gradient_sweep (keys {keys})")
     kappas = _vector(sweep["kappas"], "sweep['kappas']")
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(10.2, 3.6))
     ax = axes[0]
     for key, label, colour, shift in (("cosine_stop_gradient", "stop-gradient direction", "tab:orange", 0.97),
                                       ("cosine_paper", "the paper's direction", "tab:blue", 1.03)):
@@ -198,7 +201,8 @@ def stop_gradient_figure(sweep: dict):
            title="one paper block step (η = 0.4): does F_full rise?")
     ax.legend(fontsize="small")
     fig.tight_layout()
-    return fig
+    return describe(fig, "Over κ: the cosine of the stop-gradient and the paper's directions with the full "
+                    "gradient (mean and spread over seeds), and the change of the objective per block.")
 
 
 def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
@@ -219,7 +223,7 @@ def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
     d_q = check_scalar(d_q, "d_q", low=2, integer=True)
     err = check_array(sweep["relative_error"], "sweep['relative_error']", ndim=2)
     cos = check_array(sweep["cosine"], "sweep['cosine']", ndim=2)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(10.2, 3.6))
     for ax, vals, ylabel in ((axes[0], err, "relative error"), (axes[1], cos, "cosine")):
         ax.plot(ns, vals.mean(1), "o-", color="tab:blue", label="random LayerNormed latents")
         ax.fill_between(ns, vals.min(1), vals.max(1), color="tab:blue", alpha=0.2)
@@ -241,7 +245,8 @@ def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
     axes[1].set_ylim(0, 1.02)
     axes[0].legend(fontsize="x-small")
     fig.tight_layout()
-    return fig
+    return describe(fig, "Over the number of points n: the relative error of 2X/(d_q + β) against 2C⁻¹X and the "
+                    "cosine between the two, with n = d_q dashed.")
 
 
 def layer_metrics_figure(metrics: dict):
@@ -252,7 +257,8 @@ def layer_metrics_figure(metrics: dict):
     if not isinstance(metrics, dict) or "layers" not in metrics or len(metrics) < 2:
         raise ValueError("metrics must be the dict returned by metrics_by_variant")
     layers = _vector(metrics["layers"], "metrics['layers']")
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(14, 3.4))
+    fig, axes = plt.subplots(2, (len(METRICS) + 1) // 2, figsize=(10, 6.6))  # readable at the column's width
+    axes = axes.ravel()
     for ax, (key, label) in zip(axes, METRICS.items()):
         for variant, m in metrics.items():
             if variant == "layers":
@@ -264,7 +270,7 @@ def layer_metrics_figure(metrics: dict):
         ax.set_title(label + ("\n(class level)" if key in CLASS_LEVEL else "\n(local)"), fontsize="medium")
     axes[0].legend(fontsize="x-small")
     fig.tight_layout()
-    return fig
+    return describe(fig, "The four clustering numbers against the layer, one panel each, one line per variant.")
 
 
 def single_runs_table(runs: dict) -> Table:

@@ -29,6 +29,7 @@ import statistics
 import matplotlib.pyplot as plt
 import numpy as np
 
+from probdr_lite.figures.style import describe
 from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
 from probdr_lite.plotting import Table
 
@@ -154,7 +155,8 @@ def recipe_figure(table: RecipeTable, title: str | None = None):
                           f"(filled: Holm-adjusted p < {table.alpha:g} over {table.n_tests} tests)", fontsize=9)
     ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()
-    return fig
+    return describe(fig, "One row per recipe and arm: the mean paired difference from attention with its "
+                    "interval, filled where the adjusted test is significant, against a line at no difference.")
 
 
 def _recipes_words(recipes):
@@ -185,7 +187,7 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) 
              + (" With one recipe tested, the data cannot say whether the recipe decides any arm's sign."
                 if n_recipes == 1 else "")]
     for arm, v in verdicts.items():
-        op = ARM_STYLE[arm]["text"]
+        op = ARM_STYLE[arm]["math"]
         es = [e for e in table.entries if e["arm"] == arm and e["outcome"] is not None]
         if not es:
             lines.append(f"- **{op}**: no recipe has two or more paired seeds yet.")
@@ -245,7 +247,7 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) 
         lines.append("- " + head)
     for arm in expected_arms or ():
         if arm not in verdicts and arm != table.baseline:
-            lines.append(f"- **{ARM_STYLE[arm]['text']}**: not run yet, so there is no verdict.")
+            lines.append(f"- **{ARM_STYLE[arm]['math']}**: not run yet, so there is no verdict.")
     return "\n".join(lines)
 
 
@@ -263,7 +265,7 @@ def pending_text(status: list, grid_name: str, task: str) -> str:
         text += " (" + "; ".join(recipe_label(s["recipe"]) for s in complete) + ")"
     text += "."
     for s in partial:
-        missing = [f"{ARM_STYLE[a]['text']} ({plural(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
+        missing = [f"{ARM_STYLE[a]['math']} ({plural(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
                    if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
         text += f" Partial: {recipe_label(s['recipe'])}, {s['n_done']} of {s['n_runs']} runs; short: {', '.join(missing)}."
     if empty:
@@ -280,7 +282,7 @@ def provenance_text(info: dict) -> str:
     if not isinstance(info, dict) or "n_rows" not in info:
         raise ValueError("info must be the dict returned by probdr_lite.experiments.files.rows_provenance()")
     commits = ", ".join(c[:10] for c in info["git_commits"])
-    seeds = "; ".join(f"{ARM_STYLE[a]['text']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items())
+    seeds = "; ".join(f"{ARM_STYLE[a]['math']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items())
     return (f"{info['n_rows']} runs of the {TASK_NAMES[info['task']]} in {plural(len(info['recipes']), 'recipe')}; "
             f"seeds per arm {seeds}; "
             f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}; "
@@ -393,7 +395,8 @@ def plateau_figure(rows):
     fig.suptitle(f"{ARM_STYLE[rows[0]['variant']]['label']}, {seeds}: the plateau rule (at most "
                  f"{config['epochs']} epochs, patience {config['patience']})", fontsize=10)
     fig.tight_layout()
-    return fig
+    return describe(fig, "Validation loss and accuracy per epoch of each seed's run under the plateau rule, each "
+                    "seed's lowest validation loss marked with a dotted line.")
 
 
 def plateau_text(rows) -> str:
@@ -405,7 +408,7 @@ def plateau_text(rows) -> str:
         parts.append(f"seed {row['seed']}: lowest validation loss {row['curve'][best][2]:.3f} after epoch {best}, "
                      f"stopped after epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %")
     accs = [100 * r["final_val_acc"] for r in rows]
-    text = f"{ARM_STYLE[rows[0]['variant']]['text']} with the plateau rule: " + "; ".join(parts) + "."
+    text = f"{ARM_STYLE[rows[0]['variant']]['math']} with the plateau rule: " + "; ".join(parts) + "."
     if len(rows) > 1:
         text += (f" Final accuracy {statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f}, "
                  f"{len(rows)} seeds).")
@@ -418,7 +421,7 @@ def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
         raise ValueError("changes must name at least one arm")
     unit = "points" if metric == "val_acc" else "nats"
     k = 100.0 if metric == "val_acc" else 1.0
-    parts = [f"{ARM_STYLE[v]['text']} {k * c:+.2f}" for v, c in changes.items()]
+    parts = [f"{ARM_STYLE[v]['math']} {k * c:+.2f}" for v, c in changes.items()]
     better = [v for v, c in changes.items() if (c > 0 if metric == "val_acc" else c < 0)]
     verdict = ("every arm was still improving when training stopped" if len(better) == len(changes) else
                f"{len(better)} of {len(changes)} arms were still improving when training stopped")
@@ -439,7 +442,7 @@ def closing_note(tables: dict, rows: dict, arm: str = "diffusion") -> str:
                 continue
             base = (f"{100 * e['baseline_mean']:.2f} %" if q.endswith("acc") else f"{e['baseline_mean']:.4f}")
             lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} {base}; "
-                         f"{ARM_STYLE[arm]['text']} − attention {_num(e['mean_diff'], q)} "
+                         f"{ARM_STYLE[arm]['math']} − attention {_num(e['mean_diff'], q)} "
                          f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {plural(e['n'], 'paired seed')}")
     all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
     train = sum(r["train_seconds"] for r in all_rows) / 3600

@@ -16,6 +16,12 @@ deficiencies; the paper's block is black, as the reference line. Yellow is left 
 
 Use :func:`variant_style` (``family`` is ``"block"`` or ``"trained"``) or the two tables directly.
 
+Every figure builder gives its figure a one-sentence description with :func:`describe` (defined in
+:mod:`probdr_lite.plotting`, the presentation layer's base, and named here with the rest of the book's look). The PNG the figure is saved
+as (in a notebook, on the book's site, with ``savefig``) then carries it as its ``Description``, with the height in
+pixels of its smallest tick label (``probdr:tick-px``) and of its smallest text (``probdr:text-px``): the book's site
+uses the first as the figure's alt text and the others to keep its text readable (``tools/sphinx_local_assets.py``).
+
 The ten MNIST classes take :data:`CLASS_COLOURS`, M. A. Petroff's ten-colour cycle (arXiv 2107.02270, chosen
 for colour-vision deficiencies; matplotlib ships it as the ``petroff10`` style), in place of matplotlib's tab10,
 whose red and green classes merge for protanopes and deuteranopes. ``tests/unit/test_style.py`` checks both
@@ -27,9 +33,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from probdr_lite.metrics import METRICS
-from probdr_lite.plotting import CLASS_COLOURS
+from probdr_lite.plotting import CLASS_COLOURS, describe, smallest_text_points, smallest_tick_points
 
 __all__ = [
+    "describe",
+    "smallest_text_points",
+    "smallest_tick_points",
     "OKABE_ITO",
     "CLASS_COLOURS",
     "VariantStyle",

@@ -21,6 +21,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
+from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite.experiments.files import check_task_rows as _task_rows
 from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS
@@ -154,7 +155,8 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
     if title is not None:
         fig.suptitle(title)
     fig.tight_layout()
-    return fig
+    return describe(fig, f"{METRIC_LABELS.get(metric, metric).capitalize()} against training time for every arm: the "
+                    "mean over seeds as a line with a shaded band over the seeds.")
 
 
 # ------------------------------------------------------------------------------------------------ paired numbers
@@ -197,7 +199,8 @@ def paired_figure(rows, quantities=("final_val_loss",), baseline: str = "attenti
         ax.set_title(f"better than {baseline}: {better}", fontsize=10)
         ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"Seed-by-seed differences from {baseline}, one column of points per arm with its mean as "
+                    "a bar, against a dashed line at no difference.")
 
 
 # ------------------------------------------------------------------------------------------------------- tables
@@ -345,7 +348,8 @@ def gates_figure(rows):
     ax.legend(fontsize="x-small", frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
-    return fig
+    return describe(fig, "The learned gate g of every head, layer by layer, one dot per seed with the mean as a "
+                    "bar, between dashed lines at g = 0 (attention) and g = 1 (A − I).")
 
 
 def gates_text(rows) -> str:

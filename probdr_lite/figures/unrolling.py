@@ -17,6 +17,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
+from probdr_lite.figures.prose import listing
+from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_class_labels, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
 from probdr_lite.plotting import class_scatter, scrub
@@ -91,6 +93,8 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsiz
         ax_x.set_title(f"where it ends: $X_t$ at t = {fit.n_steps}", fontsize=9)
 
     fig.subplots_adjust(left=0.07, right=0.93, top=0.83, bottom=0.15, wspace=0.42)
+    describe(fig, "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and "
+             "the last iterate coloured by class.")
     return fig, update
 
 
@@ -194,7 +198,8 @@ def steps_figure(fit: LEFit, labels, steps=(0, 10, 50, 150, 600)):
         ax.set_xticks([]); ax.set_yticks([])
         ax.set_aspect("equal")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"The embedding coloured by class after {listing(str(t) for t in steps)} steps of gradient "
+                    "ascent on common axes, and the closed form X* rotated onto the last.")
 
 
 @one_thread
@@ -229,4 +234,6 @@ def steps_scrub(fit: LEFit, labels, steps, *, dpi: float = 64, max_bytes: int = 
         ax_g.set_title(f"Gram error {fit.gram_error[t]:.2g}", fontsize=9)
 
     fig.subplots_adjust(left=0.03, right=0.97, top=0.88, bottom=0.16, wspace=0.25)
+    describe(fig, "The iterate coloured by class on fixed axes, beside the Gram error to X* against the step "
+             "with the current step marked.")
     return scrub(fig, update, frames, label="step", dpi=dpi, max_bytes=max_bytes)

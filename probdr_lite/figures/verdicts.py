@@ -242,7 +242,7 @@ def verdict_stop_gradient(kappas, cos_sg, delta_small, phi_gap=None, threshold=N
     exact_phi = gap is not None and bool((gap < ident).all())
     stand_in_tex = stand_in.replace("κ", r"$\kappa$")
     word = (r"a choice of objective (as a stand-in for $\nabla F_{\mathrm{full}}$: " + stand_in_tex + ")"
-            if exact_phi else stand_in)
+            if exact_phi else stand_in_tex)
     sd = cos_sg.std(1, ddof=1) if cos_sg.shape[1] > 1 else np.zeros(kappas.size)
     parts = [rf"$\kappa = {k:g}$: {num(m, 2)} ± {num(s, 2)}" for k, m, s in zip(kappas, mean, sd)]
     rises = [int((delta_small[i] > 0).sum()) for i in range(kappas.size)]
@@ -281,7 +281,7 @@ def verdict_stop_gradient(kappas, cos_sg, delta_small, phi_gap=None, threshold=N
         test = (r"autograd $\nabla\Phi$ against the stop-gradient direction $g_{\mathrm{sg}}$; its cosine with "
                 r"autograd $\nabla F_{\mathrm{full}}$ and the sign of $\Delta F_{\mathrm{full}}$, over $\kappa$ and "
                 "seeds")
-    return Verdict("3", "stop-gradient through A(X) drops terms of the true gradient", test, number, word, because,
+    return Verdict("3", "stop-gradient through $A(X)$ drops terms of the true gradient", test, number, word, because,
                    change)
 
 

@@ -101,6 +101,11 @@ _SETTLE_JS = """async (timeoutMs) => {
   const done = (s) => s.previousElementSibling && s.previousElementSibling.classList.contains("widget-subarea")
                       && s.previousElementSibling.childElementCount > 0;
   while (views().some((s) => !done(s)) && Date.now() < until) await sleep(200);
+  // figures load as the reader scrolls to them (loading="lazy"): scroll through the page as a reader would
+  for (let y = 0; y < document.documentElement.scrollHeight; y += Math.max(200, innerHeight / 2)) {
+    window.scrollTo(0, y);
+    await sleep(30);
+  }
   window.scrollTo(0, document.body.scrollHeight);
   while (Array.from(document.images).some((i) => !i.complete) && Date.now() < until) await sleep(200);
   window.scrollTo(0, 0);

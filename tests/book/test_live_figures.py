@@ -1,11 +1,16 @@
 """The kernel-free live figures on the built site, in Chromium with the network cut off.
 
-For each live figure (chapters 1 to 5): every control is moved from the keyboard and the drawn pixels must
-change; at three settings the numbers printed beside the figure must equal probdr_lite's, computed here
-afresh. Chapter 4's toy is computed by the page's script itself, so there the positions are compared too.
-Also here: no page shows an ipywidgets control (which could not act without a kernel), Thebe's button and
-its local bundle (nothing loaded before the click, a polite message when Binder cannot be reached), and a
-benchmark that prints the time from a key press to the painted frame (no timing assertions).
+For each live figure (chapters 2 to 6 of the sidebar): every control is moved from the keyboard and the drawn
+pixels must change; every control's whole range must change at least MIN_EFFECT of the ink of the data drawn
+(or the figure must say, computed, why it barely matters); every degenerate state (no point drawn,
+all points at one spot, every bar zero, a line off the axis) must come with a sentence in the panel. At three
+settings the numbers printed beside the figure must equal probdr_lite's, computed here afresh. Chapter 5's toy
+is computed by the page's script itself, so there the positions are compared too. Chapter 6's MNIST figure loads
+its points per setting: its budgets (page, one setting's file), its loading message, its colour key and its
+fixed or following axes are checked here. Also here: no page shows an ipywidgets control (which could not act
+without a kernel), Thebe's button and its local bundle (nothing loaded before the click, a polite message when
+Binder cannot be reached), and benchmarks that print the time from a key press to the painted frame and from
+a setting's file arriving to its frame drawn (no timing assertions).
 """
 
 from __future__ import annotations
@@ -34,6 +39,15 @@ LIVE = {
     "mnist": "book/mnist_at_init.html",
 }
 TIMINGS = ROOT / "_build" / "live-figures.json"
+
+#: A control must change at least this share of the ink of its figure's plotted data over its whole range, the other
+#: controls at their defaults: the ink inside the panels' frames (text excluded), compared as its density on a grid of
+#: 8 x 8 pixel blocks, so that a point that moves by a pixel or two does not count (see _CHANGE). A control that barely matters must say why in the figure
+#: (its spec's "weak" sentence, computed by probdr_lite, shown in the caption).
+MIN_EFFECT = 0.20
+#: Budgets of chapter 6's MNIST figure (bytes, as the browser received them).
+MAX_FIRST_LOAD = 3_000_000
+MAX_SETTING_BYTES = 300_000
 
 
 def _close(printed: str, value: float, digits: int) -> bool:
@@ -75,6 +89,7 @@ def figure_page(context, server):  # noqa: F811
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto(f"{server}/{LIVE[name]}", wait_until="load")
             page.wait_for_selector(f"#probdr-live-{name}.probdr-live-ready", timeout=60_000)
+            _wait_drawn(page, name)
             page.locator(f"#probdr-live-{name}").scroll_into_view_if_needed()
             pages[name] = (page, errors)
         return pages[name]
@@ -102,12 +117,19 @@ _SET = """([id, values]) => { const f = document.getElementById(id).probdrLive;
   return true; }"""
 
 
+def _wait_drawn(page, name):
+    """Until the figure has the points of its current setting (chapter 6 loads them per setting)."""
+    page.wait_for_function("(id) => document.getElementById(id).getAttribute('aria-busy') !== 'true'",
+                           arg=f"probdr-live-{name}", timeout=60_000)
+
+
 def _snapshot(page, name):
     return page.evaluate(_SNAPSHOT, f"probdr-live-{name}")
 
 
 def _set(page, name, **values):
     page.evaluate(_SET, [f"probdr-live-{name}", values])
+    _wait_drawn(page, name)
     return _snapshot(page, name)
 
 
@@ -138,6 +160,7 @@ def test_every_control_is_labelled_and_moves_the_picture(figure_page, name):
             page.keyboard.press("ArrowDown")
         else:
             page.keyboard.press("Space")
+        _wait_drawn(page, name)
         after = _snapshot(page, name)
         moved = [x["index"] for x in after["controls"] if x["name"] == c["name"]][0]
         assert moved != c["index"], f"{name}: the keyboard did not move {c['name']}"
@@ -148,6 +171,7 @@ def test_every_control_is_labelled_and_moves_the_picture(figure_page, name):
             assert before["shown"] != after["shown"], f"{name}: the printed value of {c['name']} did not change"
         # back to where it was
         page.evaluate(_SET, [fid, {c["name"]: before["values"][c["name"]]}])
+        _wait_drawn(page, name)
     assert not errors, f"{name}: errors in the page: {errors}"
 
 
@@ -164,7 +188,7 @@ def _check_printed(snap, expected: dict, digits: dict):
             assert _close(printed, value, digits[key]), (key, printed, value, snap["values"])
 
 
-def test_chapter1_numbers_are_probdr_lites(figure_page):
+def test_chapter2_numbers_are_probdr_lites(figure_page):
     from scipy.sparse.csgraph import connected_components
 
     from probdr_lite.data import toy_manifold
@@ -182,11 +206,12 @@ def test_chapter1_numbers_are_probdr_lites(figure_page):
             _, lam = embed_graph(W, n_components=2, return_eigenvalues=True)
             expected.update(lam1=float(lam[0]), lam2=float(lam[1]))
         else:
-            assert "falls apart" in snap["printed"]["note"]
-        _check_printed(snap, expected, {"edges": 6, "lam1": 3, "lam2": 3})
+            assert any("falls apart" in n for n in snap["panels"][0]["notes"]), snap["panels"][0]["notes"]
+        expected["pieces"] = float(connected_components(W, directed=False)[0])
+        _check_printed(snap, expected, {"edges": 6, "lam1": 3, "lam2": 3, "pieces": 3})
 
 
-def test_chapter2_numbers_are_probdr_lites(figure_page):
+def test_chapter3_numbers_are_probdr_lites(figure_page):
     from probdr_lite.data import load_mnist
     from probdr_lite.graphs import knn_graph, laplacian
     from probdr_lite.probdr import le_closed_form
@@ -204,7 +229,7 @@ def test_chapter2_numbers_are_probdr_lites(figure_page):
                        {"threshold": 4, "s1": 4, "s2": 4, "below": 3, "kept": 3})
 
 
-def test_chapter3_numbers_are_probdr_lites(figure_page):
+def test_chapter4_numbers_are_probdr_lites(figure_page):
     from probdr_lite.data import load_mnist
     from probdr_lite.figures.unrolling import run_verdict
     from probdr_lite.graphs import knn_graph, laplacian
@@ -220,7 +245,7 @@ def test_chapter3_numbers_are_probdr_lites(figure_page):
         _check_printed(snap, {"verdict": run_verdict(fit), "gram": float(fit.gram_error[-1])}, {"gram": 3})
 
 
-#: Chapter 4's toy: settings where the comparison is well conditioned. (With eta near 1, beta = 0.1 and the
+#: Chapter 5's toy: settings where the comparison is well conditioned. (With eta near 1, beta = 0.1 and the
 #: "exact" variant, C = X X^T + beta I is nearly singular along the way and 16 blocks amplify round-off, so
 #: two correct implementations part after a few blocks; these settings stay clear of that.)
 TOY_SETTINGS = [
@@ -232,7 +257,7 @@ TOY_SETTINGS = [
 
 
 @pytest.mark.parametrize("setting", TOY_SETTINGS, ids=[s["variant"] for s in TOY_SETTINGS])
-def test_chapter4_browser_blocks_equal_probdr_lites(figure_page, setting):
+def test_chapter5_browser_blocks_equal_probdr_lites(figure_page, setting):
     from probdr_lite.figures.block import make_toy, toy_paths
 
     page, _ = figure_page("toy")
@@ -248,25 +273,30 @@ def test_chapter4_browser_blocks_equal_probdr_lites(figure_page, setting):
     _check_printed(snap, {"moved": moved, "lost": float((~ok).sum())}, {"moved": 4, "lost": 3})
 
 
-def test_chapter5_numbers_are_probdr_lites(figure_page):
-    from probdr_lite.mnist_blocks import mnist_latents, run_blocks
+def test_chapter6_numbers_are_probdr_lites(figure_page):
+    """The MNIST figure's numbers are those of the chapter's own functions (run_blocks, between_within_ratio) on its
+    2,000 images, at the default setting (the chapter's table) and at two others."""
     from probdr_lite.metrics import between_within_ratio
+    from probdr_lite.mnist_blocks import mnist_latents, run_blocks
 
     page, _ = figure_page("mnist")
-    X0, labels = mnist_latents(n=300)
-    for kappa, eta, beta, depth in ((30.0, 0.4, 1.0, 8), (0.3, 0.9, 0.0, 3), (3000.0, 0.1, 10.0, 6)):
+    X0, labels = mnist_latents(n=2000)
+    for kappa, eta, beta, depth in ((30.0, 0.4, 1.0, 8), (0.3, 0.2, 0.0, 3), (3000.0, 0.1, 10.0, 6)):
         snap = _set(page, "mnist", kappa=kappa, eta=eta, beta=beta, depth=depth)
         Xs = run_blocks(X0, depth, kappa, eta, beta, "paper")
+        moved = float(np.linalg.norm(Xs[-1].astype(float) - Xs[0], axis=1).mean())
         _check_printed(snap, {"ratio": between_within_ratio(Xs[-1], labels),
-                              "ratio0": between_within_ratio(Xs[0], labels)}, {"ratio": 3, "ratio0": 3})
+                              "ratio0": between_within_ratio(Xs[0], labels), "moved": moved},
+                       {"ratio": 3, "ratio0": 3, "moved": 3})
+        drawn = snap["panels"][0]
+        assert drawn["points"] + drawn["outside"] == 2000, drawn
+    _set(page, "mnist", kappa=30.0, eta=0.4, beta=1.0, depth=8)
 
 
-def test_chapter5_axes_follow_the_points(figure_page):
-    """At kappa = 0.3 the points gather in a small region; the drawn points still fill most of the panel."""
-    page, _ = figure_page("mnist")
-    _set(page, "mnist", kappa=0.3, eta=0.4, beta=1.0, depth=8)
-    spread = page.evaluate("""() => {
-      const c = document.querySelector('#probdr-live-mnist canvas'), ctx = c.getContext('2d');
+def _spread(page, k=0):
+    """The 5-95 % extent of the coloured pixels (the points) of the MNIST figure's scatter, and their count."""
+    return page.evaluate("""(k) => {
+      const c = document.querySelectorAll('#probdr-live-mnist canvas')[k], ctx = c.getContext('2d');
       const d = ctx.getImageData(0, 0, c.width, c.height).data, xs = [], ys = [];
       for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
         const i = 4 * (y * c.width + x), r = d[i], g = d[i + 1], b = d[i + 2];
@@ -275,9 +305,228 @@ def test_chapter5_axes_follow_the_points(figure_page):
       xs.sort((a, b) => a - b); ys.sort((a, b) => a - b);
       const q = (a, p) => a[Math.floor(p * (a.length - 1))];
       return {w: c.width, h: c.height, dx: q(xs, 0.95) - q(xs, 0.05), dy: q(ys, 0.95) - q(ys, 0.05), n: xs.length};
-    }""")
+    }""", k)
+
+
+def test_chapter6_axes_follow_the_points_when_asked(figure_page):
+    """At kappa = 0.3 the points gather in one spot: on fixed axes the figure says so; axes that follow them show
+    a cloud filling most of the panel."""
+    page, _ = figure_page("mnist")
+    snap = _set(page, "mnist", kappa=0.3, eta=0.4, beta=1.0, depth=8, axes="fixed")
+    assert any("single spot" in n for n in snap["panels"][0]["notes"]), snap["panels"][0]["notes"]
+    _set(page, "mnist", axes="follow")
+    spread = _spread(page)
     assert spread["n"] > 100
     assert spread["dx"] > 0.3 * spread["w"] and spread["dy"] > 0.3 * spread["h"], spread
+    _set(page, "mnist", kappa=30.0, eta=0.4, beta=1.0, depth=8, axes="fixed")
+
+
+def test_chapter6_default_view_shows_the_collapse(figure_page):
+    """The default view is the chapter's story: on fixed axes (the extent of X_0) the 2,000 images after eight
+    blocks occupy a much smaller part of the panel than before any block."""
+    page, _ = figure_page("mnist")
+    snap = _set(page, "mnist", depth=0)
+    before = _spread(page)
+    snap = _set(page, "mnist", depth=8)
+    after = _spread(page)
+    assert snap["values"] == {"kappa": 30.0, "eta": 0.4, "beta": 1.0, "depth": 8, "axes": "fixed"}, snap["values"]
+    assert after["dx"] * after["dy"] < 0.5 * before["dx"] * before["dy"], (before, after)
+
+
+def test_chapter6_has_a_colour_key_for_the_ten_digits(figure_page):
+    from probdr_lite.figures.style import CLASS_COLOURS
+
+    page, _ = figure_page("mnist")
+    key = page.evaluate("""() => Array.from(document.querySelectorAll('#probdr-live-mnist .probdr-live-key li'))
+      .filter((li) => li.querySelector('.probdr-live-swatch'))
+      .map((li) => [li.textContent.trim(), getComputedStyle(li.querySelector('.probdr-live-swatch')).backgroundColor])""")
+    rgb = ["rgb(" + ", ".join(str(int(c[i:i + 2], 16)) for i in (1, 3, 5)) + ")" for c in CLASS_COLOURS]
+    assert key == [[str(d), rgb[d]] for d in range(10)], key
+
+
+def test_chapter6_loads_each_setting_on_demand_within_its_budgets(browser, server):  # noqa: F811
+    """The page does not embed the points: its first load (page, scripts, fonts, the default setting's file) stays
+    within MAX_FIRST_LOAD; another setting's file is fetched when the reader picks it, says it is loading until it
+    arrives, and is at most MAX_SETTING_BYTES."""
+    rel = LIVE["mnist"]
+    html = (ROOT / "_build" / "html" / rel).read_text(encoding="utf-8")
+    assert 'class="probdr-live-chunks"' not in html and 'class="probdr-live-chunk-files"' in html
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    held, sizes = [], {}
+
+    def route(r):
+        url = r.request.url
+        if urlsplit(url).hostname not in LOCAL_HOSTS:
+            r.abort()
+        elif "/live-data/" in url and any("/live-data/" in u for u in sizes):
+            held.append(r)  # after the first setting's file: hold the next one back, to see the figure wait for it
+        else:
+            r.continue_()
+
+    ctx.route("**/*", route)
+    page = ctx.new_page()
+    page.on("response", lambda resp: sizes.__setitem__(resp.url, len(resp.body())) if urlsplit(resp.url).hostname
+            in LOCAL_HOSTS and resp.ok else None)
+    try:
+        page.goto(f"{server}/{rel}", wait_until="load")
+        page.wait_for_selector("#probdr-live-mnist.probdr-live-ready")
+        _wait_drawn(page, "mnist")
+        page.wait_for_load_state("networkidle")
+        first = dict(sizes)
+        chunks = [u for u in first if "/live-data/" in u]
+        assert len(chunks) == 1, f"the first load should fetch the default setting's file only: {chunks}"
+        assert sum(first.values()) <= MAX_FIRST_LOAD, (sum(first.values()), sorted(first.items(), key=lambda kv: -kv[1])[:6])
+        page.evaluate(_SET, ["probdr-live-mnist", {"kappa": 3.0}])
+        page.wait_for_function("""() => { const s = document.querySelector('#probdr-live-mnist .probdr-live-status');
+          return !s.hidden && /Loading/.test(s.textContent); }""", timeout=10_000)
+        notes = _snapshot(page, "mnist")["panels"][0]["notes"]
+        assert any("Loading" in n for n in notes), notes
+        assert held, "the second setting's file was not requested"
+        for r in held:
+            r.continue_()
+        _wait_drawn(page, "mnist")
+        assert page.evaluate("() => document.querySelector('#probdr-live-mnist .probdr-live-status').hidden")
+        chunks = [u for u in sizes if "/live-data/" in u]
+        assert len(chunks) == 2, chunks
+        assert max(sizes[u] for u in chunks) <= MAX_SETTING_BYTES, {u: sizes[u] for u in chunks}
+        info = json.loads(page.evaluate("() => document.querySelector('#probdr-live-mnist script.probdr-live-chunk-files').textContent"))
+        grid = page.evaluate("() => document.getElementById('probdr-live-mnist').probdrLive.spec.chunks.grid")
+        assert max(info["bytes"]) <= MAX_SETTING_BYTES and info["count"] == math.prod(grid)
+        TIMINGS.with_name("mnist-live.json").write_text(json.dumps(
+            {"first_load_bytes": sum(first.values()), "setting_bytes": {u.rsplit("/", 1)[1]: sizes[u] for u in chunks},
+             "arrivals": page.evaluate("() => document.getElementById('probdr-live-mnist').probdrLive.arrivals")},
+            indent=1), encoding="utf-8")
+    finally:
+        ctx.close()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# No control without an effect; no degenerate state without words
+
+# Pixels of the figure's plotted areas (inside each panel's frame, text excluded): the reference picture is kept in
+# the page (window.__probdrRef) and each new picture compared with it there.
+_CAPTURE = """(id) => {
+  const root = document.getElementById(id);
+  window.__probdrRef = Array.from(root.querySelectorAll('canvas')).map((c) => {
+    const L = c.probdrLayout;
+    return {data: c.getContext('2d').getImageData(0, 0, c.width, c.height).data, w: c.width, h: c.height,
+            s: c.width / L.width, plot: L.plot, texts: L.texts.map((t) => [t.x0, t.x1, t.y0, t.y1])};
+  });
+  return window.__probdrRef.length;
+}"""
+# The comparison is of ink density on a coarse grid (BLOCK x BLOCK pixels), so that points moving by a pixel or two,
+# which a reader cannot tell apart, count as no change: the share of the ink that changed is
+# sum |density_a - density_b| / sum max(density_a, density_b) over the blocks inside both pictures' frames.
+_CHANGE = """([id, block]) => {
+  const root = document.getElementById(id), a = window.__probdrRef;
+  let diff = 0, total = 0;
+  Array.from(root.querySelectorAll('canvas')).forEach((c, k) => {
+    const A = a[k], L = c.probdrLayout;
+    if (!A || A.w !== c.width || A.h !== c.height) { diff += 1; total += 1; return; }
+    const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const p = A.plot, q = L.plot, s = A.s, B = Math.round(block * s);
+    const x0 = Math.ceil((Math.max(p.x, q.x) + 2) * s), x1 = Math.floor((Math.min(p.x + p.w, q.x + q.w) - 2) * s);
+    const y0 = Math.ceil((Math.max(p.y, q.y) + 2) * s), y1 = Math.floor((Math.min(p.y + p.h, q.y + q.h) - 2) * s);
+    const mask = new Uint8Array(A.w * A.h);
+    for (const t of A.texts.concat(L.texts.map((t) => [t.x0, t.x1, t.y0, t.y1]))) {
+      for (let y = Math.max(0, Math.floor((t[2] - 1) * s)); y < Math.min(A.h, Math.ceil((t[3] + 1) * s)); y++)
+        for (let x = Math.max(0, Math.floor((t[0] - 1) * s)); x < Math.min(A.w, Math.ceil((t[1] + 1) * s)); x++) mask[y * A.w + x] = 1;
+    }
+    const ink = (d, i) => 765 - d[i] - d[i + 1] - d[i + 2];  // 0 on white
+    for (let by = y0; by < y1; by += B) for (let bx = x0; bx < x1; bx += B) {
+      let da = 0, db = 0;
+      for (let y = by; y < Math.min(by + B, y1); y++) for (let x = bx; x < Math.min(bx + B, x1); x++) {
+        if (mask[y * A.w + x]) continue;
+        const i = 4 * (y * A.w + x);
+        da += ink(A.data, i); db += ink(data, i);
+      }
+      diff += Math.abs(da - db); total += Math.max(da, db);
+    }
+  });
+  return total ? diff / total : 0;
+}"""
+
+#: The block size (CSS pixels) of that comparison.
+BLOCK = 8
+
+
+def _range_effects(page, name):
+    """For each control: the largest fraction of data pixels its values change from the default picture."""
+    fid = f"probdr-live-{name}"
+    snap = _snapshot(page, name)
+    defaults = dict(snap["values"])
+    spec = page.evaluate("(id) => document.getElementById(id).probdrLive.spec", fid)
+    effects = {}
+    for c in snap["controls"]:
+        values = c["values"]
+        picks = sorted({0, len(values) - 1} | {round(i * (len(values) - 1) / 11) for i in range(12)})
+        _set(page, name, **defaults)
+        page.evaluate(_CAPTURE, fid)
+        largest = 0.0
+        for k in picks:
+            if values[k] == defaults[c["name"]]:
+                continue
+            _set(page, name, **{c["name"]: values[k]})
+            largest = max(largest, page.evaluate(_CHANGE, [fid, BLOCK]))
+        effects[c["name"]] = largest
+        _set(page, name, **defaults)
+    weak = {c["name"]: c.get("weak") for c in spec["controls"] if c.get("weak")}
+    return effects, weak, spec
+
+
+@pytest.mark.parametrize("name", list(LIVE))
+def test_no_control_without_an_effect(figure_page, name, capsys):
+    page, _ = figure_page(name)
+    effects, weak, spec = _range_effects(page, name)
+    with capsys.disabled():
+        print(f"\n{name}: largest share of the data's ink changed over each control's range: "
+              + ", ".join(f"{k} {100 * v:.1f} %" for k, v in effects.items()))
+    for control, sentence in weak.items():
+        assert sentence in spec["caption"], f"{name}: the weak control {control} must say why in the caption"
+        assert page.locator(f"#probdr-live-{name} figcaption").is_visible()
+    inert = {k: v for k, v in effects.items() if v < MIN_EFFECT and k not in weak}
+    assert not inert, f"{name}: controls whose whole range changes less than {MIN_EFFECT:.0%} of the ink: {inert}"
+
+
+def _every_setting(snap, limit=200):
+    """Every setting of a figure's grid when there are at most ``limit``; else each control through its range."""
+    controls = snap["controls"]
+    total = math.prod(len(c["values"]) for c in controls)
+    if total <= limit:
+        import itertools
+
+        for combo in itertools.product(*[c["values"] for c in controls]):
+            yield dict(zip([c["name"] for c in controls], combo))
+        return
+    defaults = dict(snap["values"])
+    for c in controls:
+        for v in c["values"][:: max(1, len(c["values"]) // 8)] + [c["values"][-1]]:
+            yield {**defaults, c["name"]: v}
+
+
+@pytest.mark.parametrize("name", [n for n in LIVE if n != "mnist"] + ["mnist"])
+def test_every_degenerate_state_is_said_in_words(figure_page, name):
+    """No panel is left empty, collapsed to a spot, all bars zero or with a line off its axis without a sentence
+    in it saying what happened; and no panel's text leaves its canvas, overlaps other text or is set too small."""
+    from .screens import LAYOUT_JS, text_problems
+
+    page, _ = figure_page(name)
+    snap = _snapshot(page, name)
+    defaults = dict(snap["values"])
+    settings = list(_every_setting(snap, limit=0 if name == "mnist" else 200))
+    if name == "mnist":  # each setting is a file to load: the ends and the default of every control
+        settings = [{**defaults, c["name"]: v} for c in snap["controls"] for v in (c["values"][0], c["values"][-1])]
+    silent, texts = [], []
+    for values in settings:
+        _set(page, name, **values)
+        panels = page.evaluate(LAYOUT_JS, f"probdr-live-{name}")
+        for p in panels:
+            if p["degenerate"] and not p["notes"]:
+                silent.append((values, p["id"], p["degenerate"]))
+        texts += [f"{values}: {t}" for t in text_problems(panels)]
+    _set(page, name, **defaults)
+    assert not silent, f"{name}: degenerate panels without a sentence: {silent[:5]} ({len(silent)} in all)"
+    assert not texts, f"{name}: {len(texts)} text problems, e.g. {texts[:5]}"
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ def test_order_along_a_curve_and_a_broken_graph():
     rho = CT.order_along_roll(Y, t, [(8, 1.0), (1, 1.0)])
     assert rho[0] > 0.99 and math.isnan(rho[1])  # one neighbour each: the graph falls apart
     s = CT.unrolling_sentence(Y, t, [(8, 1.0), (1, 1.0)])
-    assert "k = 1, t = 1: apart" in s and "In order: k = 8 at t = 1" in s
+    assert "$k = 1$, $t = 1$: apart" in s and "In order: $k = 8$ at $t = 1$" in s
     assert CT.unrolling_sentence(Y, t, [(8, 1.0), (10, 1.0)]).endswith("Every frame keeps the order.")
 
 

@@ -116,3 +116,53 @@ def test_toy_controls_cover_chapter_4s_panel():
     assert c["kappa"]["values"][0] == 1.0 and c["kappa"]["values"][-1] == 1000.0 and 100.0 in c["kappa"]["values"]
     assert c["eta"]["values"][c["eta"]["default"]] == 0.4 and c["depth"]["values"] == list(range(17))
     assert c["variant"]["kind"] == "select" and c["mask"]["kind"] == "checkbox"
+
+
+def test_chunks_stay_out_of_the_page_budget_and_keep_their_own():
+    spec = {"controls": [control("k", "k", [1, 2, 3], 1), control("d", "d", [0, 1], 0)], "panels": [],
+            "readouts": [], "chunks": {"dims": ["k"], "grid": [3]}}
+    chunks = [{"xy": points(np.full((2, 5, 2), float(k)), ["d"])} for k in range(3)]
+    fig = LiveFigure(spec, "chunky", chunks=chunks, max_bytes=2000)
+    html = fig.html
+    assert 'class="probdr-live-chunks"' in html and fig.n_bytes < len(html.encode())
+    embedded = json.loads(html.split('class="probdr-live-chunks">', 1)[1].rsplit("</script>", 1)[0])
+    assert len(embedded) == 3 and len(fig.chunk_bytes) == 3
+    assert np.allclose(decode_points(embedded[2]["xy"]), 2.0)
+    with pytest.raises(ValueError, match="max_chunk_bytes"):
+        LiveFigure(spec, "chunky", chunks=chunks, max_chunk_bytes=100)
+    with pytest.raises(ValueError, match="one dict per cell"):
+        LiveFigure(spec, "chunky", chunks=chunks[:2])
+    with pytest.raises(ValueError, match="go together"):
+        LiveFigure(spec, "chunky")
+
+
+def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():
+    """On a small subset and grid: the default frames are run_blocks's, each chunk holds one setting's depths, the
+    caption's computed sentence names every kappa, and a collapsed frame on fixed axes is said in words."""
+    from probdr_lite.figures.live.chapters import mnist_live
+    from probdr_lite.mnist_blocks import mnist_latents, run_blocks
+
+    X0, labels = mnist_latents(n=100)
+    fig = mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0))
+    assert fig.spec["chunks"] == {"dims": ["kappa", "eta", "beta"], "grid": [3, 2, 2]}
+    xy = decode_points(fig.chunks[4 + 3]["xy"])  # kappa = 30, eta = 0.4, beta = 1: every depth of the default
+    path = run_blocks(X0, 8, 30.0, 0.4, 1.0)
+    span = np.ptp(path[-1][:, :2], axis=0)
+    assert xy.shape == (9, 100, 2) and np.all(np.abs(xy[-1] - path[-1][:, :2]) <= span / 254 + 1e-6)
+    caption = fig.spec["caption"]
+    assert all(f"\\kappa = {k}$" in caption or f"{k}" in caption for k in ("0.3", "30", "3000"))
+    notes = fig.spec["panels"][0]["note"]
+    assert notes["when"] == {"axes": "fixed"} and any("single spot" in t for t in notes["text"])
+    assert fig.spec["panels"][0]["key"]["labels"] == [str(d) for d in range(10)]
+
+
+def test_toy_beta_sentence_words_follow_the_numbers():
+    from probdr_lite.figures.chapter_text import toy_beta_sentence
+
+    rows = [{"kappa": 100.0, "moved": [0.10, 0.103], "moved_1": [0.02, 0.021], "self": [0.05, 0.0], "change": 0.03}]
+    effect = {"rows": rows, "betas": [0.1, 10.0], "eta": 0.4, "depth": 8, "variant": "paper", "d_q": 16,
+              "weak_below": 0.1, "weak": True}
+    weak = toy_beta_sentence(effect)
+    assert "barely changes" in weak and "not where the blocks take" in weak and "$2/(d_q + \\beta)$" in weak
+    strong = toy_beta_sentence({**effect, "weak": False, "variant": "diffusion"})
+    assert "barely" not in strong and "and where the blocks take them" in strong and "feed-forward" not in strong

@@ -571,7 +571,7 @@ def test_verdict_stop_gradient_turns_into_a_choice_of_objective():
     assert "is the full gradient of $\\Phi$" in v.because and "3.0e-14" in v.because
     # a gap above the identity threshold: no choice-of-objective wording
     v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]], phi_gap=[[1e-3, 2e-14], [3e-14, 1e-14]])
-    assert v.verdict == "depends on κ" and "is the full gradient" not in v.because and "above" in v.because
+    assert v.verdict == "depends on $\\kappa$" and "is the full gradient" not in v.because and "above" in v.because
     with pytest.raises(ValueError, match="phi_gap"):
         V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]], phi_gap=[1e-14])
 
@@ -589,11 +589,11 @@ def test_verdict_asymmetry_reports_the_antisymmetric_remainder():
 def test_verdict_stop_gradient_follows_cosine_and_sign():
     k = [1, 30]
     good, bad = [0.99, 0.98], [-0.5, -0.6]
-    assert V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]]).verdict == "depends on κ"
+    assert V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]]).verdict == "depends on $\\kappa$"
     assert V.verdict_stop_gradient(k, [good, good], [[1, 1], [1, 1]]).verdict == "fails"
     assert V.verdict_stop_gradient(k, [bad, bad], [[-1, -1], [-1, -1]]).verdict == "holds"
     # a high cosine is not enough if one seed's step lowers F
-    assert V.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on κ"
+    assert V.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on $\\kappa$"
     v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]])
     assert r"$\kappa = 30$ fails" in v.would_change
     with pytest.raises(ValueError, match="cos_sg"):

@@ -75,3 +75,36 @@ def test_variant_colours_stay_apart(family, simulation):
 def test_every_figure_uses_the_one_class_palette():
     assert tuple(PLOTTING_CLASS_COLOURS) == CLASS_COLOURS
     assert [c.lower() for c in CLASS_PALETTE] == [c.lower() for c in CLASS_COLOURS]
+
+
+def test_describe_writes_the_alt_text_and_tick_size_into_every_png(tmp_path):
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from probdr_lite.figures.style import describe
+
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
+    ax.plot([0, 1], [0, 1])
+    ax.tick_params(labelsize=12)
+    ax.set_title("a title", fontsize=9)
+    assert describe(fig, "A rising line from the origin to one.") is fig
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    fig.savefig(tmp_path / "line.png", dpi=100)
+    for src, dpi in ((buf, 50), (tmp_path / "line.png", 100)):
+        buf.seek(0)
+        text = Image.open(src).text
+        assert text["Description"] == "A rising line from the origin to one."
+        assert float(text["probdr:tick-px"]) == pytest.approx(12 * dpi / 72, abs=0.01)
+        assert float(text["probdr:text-px"]) <= float(text["probdr:tick-px"])
+    describe(fig, "The same line, described again.")
+    fig.savefig(tmp_path / "again.png")
+    assert Image.open(tmp_path / "again.png").text["Description"] == "The same line, described again."
+    with pytest.raises(ValueError, match="one sentence"):
+        describe(fig, "../_images/x.png")
+    plt.close(fig)

@@ -8,8 +8,14 @@ redraws when a control moves. Nothing runs on a server, so the rendered site nee
 
 Most figures are precomputed over a grid of their controls (every array names the controls it depends on, in
 order, and is stored cell after cell, row-major). Scatter coordinates are quantised per frame, inside that frame's
-bounding box, to 8 or 16 bits (:func:`points`). Chapter 4's toy is small enough to be computed in the browser from
+bounding box, to 8 or 16 bits (:func:`points`). Chapter 5's toy is small enough to be computed in the browser from
 the same equations as :mod:`probdr_lite.unrolled` (``spec["toy"]``); the book's tests compare the two.
+
+A figure too large for its page keeps its points in *chunks*, one per setting of some of its controls
+(``spec["chunks"] = {"dims": [...], "grid": [...]}``, ``LiveFigure(chunks=[...])``, one dict of arrays per cell,
+row-major). In a notebook they follow the spec in the same output; ``tools/sphinx_local_assets.py`` moves them into
+one static file per setting of the book's site, which the page loads when the reader first picks that setting.
+Each chunk must stay within ``max_chunk_bytes``.
 
 The builders for the chapters are in :mod:`probdr_lite.figures.live.chapters`.
 """
@@ -30,18 +36,23 @@ from probdr_lite._validation import check_scalar
 __all__ = [
     "ASSET_FILES",
     "LiveFigure",
+    "MAX_CHUNK_BYTES",
     "MAX_LIVE_BYTES",
     "array",
     "asset_text",
     "control",
+    "decode_points",
     "points",
 ]
 
 #: The files the web page needs, in this package (copied into the site by tools/sphinx_local_assets.py).
 ASSET_FILES = ("live.js", "live.css")
 
-#: Size budget of one live figure's HTML (the page budget is 5 MB; leave room for the rest of the page).
+#: Size budget of one live figure's HTML on its page (the page budget is 5 MB; leave room for the rest of the page).
 MAX_LIVE_BYTES = 3_000_000
+
+#: Size budget of one chunk (the points of one setting, as the JSON the site serves).
+MAX_CHUNK_BYTES = 300_000
 
 _DTYPES = {"u8": np.uint8, "u16": np.uint16, "f32": np.float32, "f64": np.float64}
 
@@ -152,7 +163,8 @@ def grid_cells(controls, dims):
         yield idx, {d: by_name[d]["values"][i] for d, i in zip(dims, idx)}
 
 
-_counter = itertools.count()
+def _json(value) -> str:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
 
 
 @dataclass
@@ -162,26 +174,52 @@ class LiveFigure:
     Attributes
     ----------
     spec : dict
-        What ``live.js`` draws: ``controls``, ``panels``, ``readouts``, optional ``toy``, ``caption``, ``height``.
+        What ``live.js`` draws: ``controls``, ``panels``, ``readouts``, optional ``toy``, ``chunks``, ``caption``,
+        ``height``.
     name : str
         Used in the element id (``probdr-live-<name>``), so the tests can find the figure.
     max_bytes : int
-        The HTML may not be larger (``ValueError`` otherwise), so a page never silently outgrows its budget.
+        The HTML that stays on the page (everything but the chunks) may not be larger (``ValueError`` otherwise),
+        so a page never silently outgrows its budget.
+    chunks : list of dict, optional
+        One dict of arrays per cell of ``spec["chunks"]["grid"]`` (row-major), for a figure whose points are
+        loaded per setting.
+    max_chunk_bytes : int
+        Budget of each chunk's JSON.
     """
 
     spec: dict
     name: str
     max_bytes: int = MAX_LIVE_BYTES
+    chunks: list | None = field(default=None, repr=False)
+    max_chunk_bytes: int = MAX_CHUNK_BYTES
     _html: str | None = field(default=None, repr=False)
+    _chunk_json: list | None = field(default=None, repr=False)
 
     def __post_init__(self):
         names = [c["name"] for c in self.spec.get("controls", [])]
         if len(set(names)) != len(names) or not names:
             raise ValueError(f"a live figure needs controls with distinct names; got {names}")
-        html_text = self.html
-        if len(html_text.encode("utf-8")) > self.max_bytes:
-            raise ValueError(f"the live figure {self.name!r} is {len(html_text.encode()):,} bytes, over "
-                             f"max_bytes = {self.max_bytes:,}; use a coarser grid or fewer points")
+        meta = self.spec.get("chunks")
+        if (meta is None) != (self.chunks is None):
+            raise ValueError("spec['chunks'] and chunks go together: give both or neither")
+        if meta is not None:
+            unknown = [d for d in meta["dims"] if d not in names]
+            if unknown:
+                raise ValueError(f"spec['chunks']['dims'] names controls that do not exist: {unknown}")
+            sizes = {c["name"]: len(c["values"]) for c in self.spec["controls"]}
+            grid = [sizes[d] for d in meta["dims"]]
+            if list(meta["grid"]) != grid or len(self.chunks) != int(np.prod(grid)):
+                raise ValueError(f"chunks must hold one dict per cell of the grid {grid} over {meta['dims']}; "
+                                 f"got {len(self.chunks)} for grid {meta['grid']}")
+            self._chunk_json = [_json(c) for c in self.chunks]
+            big = max(len(j.encode()) for j in self._chunk_json)
+            if big > self.max_chunk_bytes:
+                raise ValueError(f"the live figure {self.name!r} has a chunk of {big:,} bytes, over max_chunk_bytes = "
+                                 f"{self.max_chunk_bytes:,}; use fewer points or fewer frames per chunk")
+        if self.n_bytes > self.max_bytes:
+            raise ValueError(f"the live figure {self.name!r} is {self.n_bytes:,} bytes, over max_bytes = "
+                             f"{self.max_bytes:,}; use a coarser grid or fewer points")
 
     @property
     def element_id(self) -> str:
@@ -189,22 +227,36 @@ class LiveFigure:
 
     @property
     def html(self) -> str:
+        """The HTML of the output: the figure's element with its spec and, if any, its chunks."""
         if self._html is None:
-            data = json.dumps(self.spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
-            self._html = (
-                f'<div class="probdr-live" id="{html.escape(self.element_id)}" data-probdr-live="1">'
-                '<p class="probdr-live-fallback"><em>This is a kernel-free figure drawn by the script of the book\'s '
-                "web page; in a notebook, use the slider panel above instead.</em></p>"
-                f'<script type="application/json" class="probdr-live-spec">{data}</script></div>'
-            )
+            self._html = self._page_html(chunks=True)
         return self._html
+
+    def _page_html(self, chunks: bool) -> str:
+        tail = ""
+        if chunks and self._chunk_json is not None:
+            tail = ('<script type="application/json" class="probdr-live-chunks">[' + ",".join(self._chunk_json)
+                    + "]</script>")
+        return (
+            f'<div class="probdr-live" id="{html.escape(self.element_id)}" data-probdr-live="1">'
+            '<p class="probdr-live-fallback"><em>This is a kernel-free figure drawn by the script of the book\'s '
+            "web page; in a notebook, use the slider panel above instead.</em></p>"
+            f'<script type="application/json" class="probdr-live-spec">{_json(self.spec)}</script>{tail}</div>'
+        )
 
     @property
     def n_bytes(self) -> int:
-        return len(self.html.encode("utf-8"))
+        """Bytes of the HTML that stays on the page (without the chunks, which the site serves as files)."""
+        return len(self._page_html(chunks=False).encode("utf-8"))
+
+    @property
+    def chunk_bytes(self) -> list:
+        """Bytes of each chunk's JSON (empty without chunks)."""
+        return [len(j.encode("utf-8")) for j in self._chunk_json or []]
 
     def _repr_html_(self) -> str:
         return self.html
 
     def __repr__(self) -> str:
-        return f"LiveFigure({self.name!r}, {self.n_bytes:,} bytes)"
+        extra = f", {len(self.chunk_bytes)} chunks of at most {max(self.chunk_bytes):,} bytes" if self.chunks else ""
+        return f"LiveFigure({self.name!r}, {self.n_bytes:,} bytes{extra})"

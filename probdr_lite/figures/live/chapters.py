@@ -1,15 +1,23 @@
-"""The live figures of chapters 1 to 5, each computed by probdr_lite at build time (or, for the toy, in the browser).
+"""The live figures of chapters 2 to 6, each computed by probdr_lite at build time (or, for the toy, in the browser).
 
-- :func:`neighbours_live` (chapter 1): Laplacian Eigenmaps of the Swiss roll over a grid of k and the bandwidth t;
-- :func:`beta_live` (chapter 2): which eigen-directions survive the threshold 1/beta, and how much they shrink;
-- :func:`eta_live` (chapter 3): gradient ascent on the LE-ELBO over a grid of step sizes (slow, stable, divergent);
-- :func:`toy_live` (chapter 4): the 2-D toy under kappa, eta, beta, depth, the variant and the causal mask, computed
+Chapters by their number in the book's sidebar (1 is the data chapter):
+
+- :func:`neighbours_live` (chapter 2): Laplacian Eigenmaps of the Swiss roll over a grid of k and the bandwidth t;
+- :func:`beta_live` (chapter 3): which eigen-directions survive the threshold 1/beta, and how much they shrink;
+- :func:`eta_live` (chapter 4): gradient ascent on the LE-ELBO over a grid of step sizes (slow, stable, divergent);
+- :func:`toy_live` (chapter 5): the 2-D toy under kappa, eta, beta, depth, the variant and the causal mask, computed
   in the browser from the toy's 2-D points (see ``live.js``, ``toyStep``);
-- :func:`mnist_live` (chapter 5): the paper's block on MNIST over a grid of kappa, eta, beta and depth, the first
-  two latent coordinates and the between/within-class ratio at every layer.
+- :func:`mnist_live` (chapter 6): the paper's block on 2,000 MNIST images over a grid of kappa, eta, beta and depth
+  (:func:`probdr_lite.mnist_blocks.run_blocks`, the chapter's own function), the first two latent coordinates with
+  a colour key and a choice of fixed or following axes, and the between/within-class ratio at every layer; its
+  points are loaded per setting (see :mod:`probdr_lite.figures.live`).
 
-Every scatter's axes follow the data of the current setting, except chapter 2's, which are fixed on purpose (the
-caption says why).
+Every scatter's axes follow the data of the current setting, except chapter 3's, which are fixed on purpose (the
+caption says why), and chapter 6's, where the reader chooses. Wherever a panel has nothing or little to show at some
+setting (no direction kept, a diverged run, a graph in pieces), a sentence in the panel says what happened.
+
+Canvas text (titles, axis labels, readout labels) writes maths in Unicode (λᵢ, x₁); captions, which are sentences,
+write it as MathJax (``$\\kappa$``), which ``live.js`` typesets.
 """
 
 from __future__ import annotations
@@ -24,8 +32,7 @@ from scipy.sparse.csgraph import connected_components
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite._threads import single_threaded
 from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
-from probdr_lite.figures.style import VARIANT_STYLE
-from probdr_lite.plotting import CLASS_COLOURS
+from probdr_lite.figures.style import CLASS_COLOURS, VARIANT_STYLE
 
 __all__ = [
     "CLASS_PALETTE",
@@ -54,12 +61,12 @@ def _sig(x: float, digits: int = 3) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 4: the toy, computed in the browser
+# Chapter 5: the toy, computed in the browser
 
 
 def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> list:
     """kappa (log, 1 to 1000, 61 values), eta (0.02 to 1 by 0.02), beta (0.1 to 10 by 0.1), depth (0 to 16),
-    the variant and the causal mask: the ranges of chapter 4's slider panel."""
+    the variant and the causal mask: the ranges of chapter 5's slider panel."""
     kappas = [_sig(10 ** (i / 20)) for i in range(61)]
     etas = [round(0.02 * k, 2) for k in range(1, 51)]
     betas = [round(0.1 * k, 1) for k in range(1, 101)]
@@ -76,25 +83,43 @@ def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> li
 
 
 def toy_live(toy, name="toy", **defaults) -> LiveFigure:
-    """Chapter 4's toy as a live figure: the browser runs the blocks (``live.js``) from the toy's 2-D points.
+    """Chapter 5's toy as a live figure: the browser runs the blocks (``live.js``) from the toy's 2-D points.
 
     The lifted latents live in a 3-D span (see :mod:`probdr_lite.figures.block`), so the browser works with unit
     vectors z_i in R^3 and the same update as :func:`probdr_lite.unrolled.block_step`; the book's tests compare its
     positions with :func:`probdr_lite.figures.block.toy_paths` at several settings.
+
+    The caption says, from numbers computed here (:func:`probdr_lite.figures.chapter_text.toy_beta_effect`), how
+    much beta moves the picture over its whole range; where that is little, the beta control is marked ``weak``
+    with that sentence, which the browser tests read instead of demanding a visible change.
     """
     from probdr_lite.figures.block import LiftedToy
+    from probdr_lite.figures.chapter_text import toy_beta_effect, toy_beta_sentence
 
     if not isinstance(toy, LiftedToy):
         raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
     labels = [int(c) for c in toy.labels]
+    controls = toy_controls(**defaults)
+    by_name = {c["name"]: c for c in controls}
+    at = {name: c["values"][c["default"]] for name, c in by_name.items()}
+    kappas, betas = by_name["kappa"]["values"], by_name["beta"]["values"]
+    # beta's whole range, at the chapter's kappa and at the narrowest kernel (where a point's own weight is largest)
+    effect = toy_beta_effect(toy, kappas=(at["kappa"], kappas[-1]), betas=(betas[0], betas[-1]), eta=at["eta"],
+                             depth=at["depth"], variant=at["variant"])
+    sentence = toy_beta_sentence(effect)
+    if effect["weak"]:
+        by_name["beta"]["weak"] = sentence
     spec = {
-        "controls": toy_controls(**defaults),
+        "controls": controls,
         "toy": {"Y": [float(v) for v in toy.Y.ravel()], "offset": float(toy.offset), "d_q": toy.d_q},
         "panels": [{
             "type": "scatter", "source": "toy", "background": True, "bounds_include_background": True,
             "equal_aspect": True, "classes": labels, "palette": CLASS_PALETTE, "radius": 2.2,
             "accent": {"control": "variant", "colours": [VARIANT_STYLE["block"][v].colour for v in TOY_VARIANTS]},
             "title": "{variant}: {depth} blocks",
+            "degenerate": {"spot": "All the points have gathered at one spot: the blocks have pulled every point to "
+                                   "the same place",
+                           "empty": "Every point has been pushed past the equator: none can be drawn"},
             "alt": "The toy (grey) and where {depth} blocks of the {variant} variant move it (κ {kappa}, η {eta}, "
                    "β {beta}, causal mask {mask}); {=lost} points past the equator",
             "xlabel": "the plane of the toy (axes cover the toy and the moved points)",
@@ -102,77 +127,132 @@ def toy_live(toy, name="toy", **defaults) -> LiveFigure:
         "readouts": [
             {"name": "moved", "label": "mean distance moved from the start", "toy": "moved", "digits": 4},
             {"name": "lost", "label": "points pushed past the equator (not drawn)", "toy": "lost", "digits": 3},
+            {"name": "self", "label": "weight a point gives itself in the first block (mean Aᵢᵢ)", "toy": "self",
+             "digits": 2, "percent": True},
         ],
         "height": 360,
-        "caption": "Computed in your browser: the same blocks as probdr_lite.unrolled, on the 300 points of the toy. "
-                   "Grey: the toy; coloured by moon: after the chosen number of blocks; the frame has the "
-                   "variant's colour of the other figures.",
+        "caption": "Computed in your browser: the same blocks as `probdr_lite.unrolled`, on the "
+                   f"{len(labels)} points of the toy. Grey: the toy; coloured by moon: after the chosen number of "
+                   "blocks; the frame has the variant's colour of the other figures. " + sentence,
     }
     return LiveFigure(spec, name)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 5: MNIST over a grid of kappa, eta, beta and depth
+# Chapter 6: MNIST over a grid of kappa, eta, beta and depth
 
-MNIST_KAPPAS = (0.3, 1.0, 3.0, 10.0, 20.0, 30.0, 50.0, 100.0, 300.0, 1000.0, 3000.0)
-MNIST_ETAS = (0.1, 0.2, 0.3, 0.4, 0.6, 0.9)
-MNIST_BETAS = (0.0, 1.0, 3.0, 10.0)
+#: The grid of chapter 6's live figure (72 runs of eight blocks on 2,000 images): kappa from a kernel wider than the
+#: data to one narrower than the nearest neighbour, eta up to the paper's 0.4 (below 1/2), beta from none to ten
+#: times the paper's choice.
+MNIST_KAPPAS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 3000.0)
+MNIST_ETAS = (0.1, 0.2, 0.4)
+MNIST_BETAS = (0.0, 1.0, 10.0)
 
 
-def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=8, variant="paper"):
-    """Latents (first two coordinates) and between/within ratios for every (kappa, eta, beta) and layer.
+def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=None,
+               variant=None) -> dict:
+    """The paths of chapter 6's block for every (kappa, eta, beta), measured at every layer.
 
-    Returns ``xy`` (len(kappas), len(etas), len(betas), n_layers + 1, n, 2) and ``ratio`` (..., n_layers + 1).
-    The ratio is :func:`probdr_lite.metrics.between_within_ratio` in all d_q dimensions.
+    The paths are :func:`probdr_lite.mnist_blocks.run_blocks` (chapter 6's function, one shared block, the chapter's
+    ``PAPER`` settings for everything not on the grid) and the ratio is the ``"between_within"`` metric of
+    :func:`probdr_lite.metrics.layer_metrics` (:func:`probdr_lite.metrics.metric_value`) in all d_q dimensions, so
+    the default setting's numbers are the chapter's table's.
+
+    Returns a dict of arrays over (len(kappas), len(etas), len(betas), n_layers + 1): ``xy`` (..., n, 2), the first
+    two latent coordinates; ``ratio``; ``moved``, the mean distance ||x_i(t) - x_i(0)|| of an image from where it
+    started; ``spread``, the root mean squared distance of the latents to their mean (all dimensions).
     """
-    from probdr_lite.metrics import between_within_ratio
-    from probdr_lite.unrolled import unroll
+    from probdr_lite.metrics import metric_value
+    from probdr_lite.mnist_blocks import PAPER, run_blocks
 
-    X0 = torch.as_tensor(check_array(X0, "X0", ndim=2, min_rows=10))
+    n_layers = PAPER.n_layers if n_layers is None else n_layers
+    variant = PAPER.variant if variant is None else variant
+    check_array(np.asarray(X0), "X0", ndim=2, min_rows=10)  # X0 itself goes to run_blocks as given (its dtype too)
     n = X0.shape[0]
     shape = (len(kappas), len(etas), len(betas), n_layers + 1)
-    xy = np.empty(shape + (n, 2))
-    ratio = np.empty(shape)
-    with single_threaded():
+    out = {"xy": np.empty(shape + (n, 2)), "ratio": np.empty(shape), "moved": np.empty(shape),
+           "spread": np.empty(shape)}
+    with single_threaded():  # a few thousand points: threads cost more than they save (see _threads)
         for (a, kappa), (b, eta), (c, beta) in ((x, y, z) for x in enumerate(kappas) for y in enumerate(etas)
                                                 for z in enumerate(betas)):
-            for t, X in enumerate(unroll(X0, n_layers, kappa, eta, beta, variant)):
-                X = X.numpy()
-                xy[a, b, c, t] = X[:, :2]
-                ratio[a, b, c, t] = between_within_ratio(X, labels)
-    return xy, ratio
+            path = run_blocks(X0, n_layers, kappa, eta, beta, variant)
+            for t, X in enumerate(path):
+                X64 = X.astype(np.float64)
+                out["xy"][a, b, c, t] = X64[:, :2]
+                out["ratio"][a, b, c, t] = metric_value("between_within", X, labels)
+                out["moved"][a, b, c, t] = float(np.linalg.norm(X64 - path[0], axis=1).mean())
+                out["spread"][a, b, c, t] = float(np.sqrt(((X64 - X64.mean(0)) ** 2).sum(1).mean()))
+    return out
 
 
-def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=8,
-               variant="paper", kappa=30.0, eta=0.4, beta=1.0) -> LiveFigure:
-    """Chapter 5's panel without a kernel: the first two latent coordinates after ``depth`` blocks and the
-    between/within-class ratio at every layer, precomputed over ``kappas`` x ``etas`` x ``betas``.
+def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=None,
+               variant=None, kappa=None, eta=None, beta=None, axes="fixed", spot: float = 0.01) -> LiveFigure:
+    """Chapter 6's panel without a kernel: the first two latent coordinates after ``depth`` blocks, coloured by digit
+    with a colour key, and the between/within-class ratio at every layer, precomputed over ``kappas`` x ``etas`` x
+    ``betas`` by :func:`mnist_grid` (defaults: the chapter's ``PAPER`` settings).
 
-    The scatter's axes follow the points of the current setting (at a small kappa they gather in a small region,
-    which fixed axes would show as an almost empty frame).
+    The points of each (kappa, eta, beta) are one chunk (every depth, 8 bits per coordinate within each frame): the
+    book's site loads them when the reader first picks that setting. The axes are a control: fixed at the extent
+    of X_0 (the default, where the picture shrinks and clumps as the chapter describes) or following the points of
+    the current frame. On fixed axes, a frame whose two coordinates spread over less than ``spot`` of the frame's
+    width is a spot, and the panel says so; points that leave the fixed frame are counted in words. The caption
+    ends with :func:`probdr_lite.figures.mnist_text.live_text`, computed from the same grid.
     """
+    from probdr_lite.figures.mnist_text import live_text
+    from probdr_lite.mnist_blocks import PAPER
+
+    defaults = {"kappa": PAPER.kappa if kappa is None else kappa, "eta": PAPER.eta if eta is None else eta,
+                "beta": PAPER.beta if beta is None else beta}
+    n_layers = PAPER.n_layers if n_layers is None else n_layers
+    variant = PAPER.variant if variant is None else variant
     labels = np.asarray(labels)
     n_layers = check_scalar(n_layers, "n_layers", low=1, high=16, integer=True)
-    xy, ratio = mnist_grid(X0, labels, kappas, etas, betas, n_layers, variant)
+    spot = check_scalar(spot, "spot", low=0.0, high=1.0, low_inclusive=False)
+    if axes not in ("fixed", "follow"):
+        raise ValueError(f"axes must be 'fixed' or 'follow'; got {axes!r}")
+    grid = mnist_grid(X0, labels, kappas, etas, betas, n_layers, variant)
+    xy, ratio = grid["xy"], grid["ratio"]
     controls = [
-        control("kappa", "κ (sharpness)", list(kappas), kappa),
-        control("eta", "η (step size)", list(etas), eta),
-        control("beta", "β (regulariser)", list(betas), beta),
+        control("kappa", "κ (sharpness)", list(kappas), defaults["kappa"]),
+        control("eta", "η (step size)", list(etas), defaults["eta"]),
+        control("beta", "β (regulariser)", list(betas), defaults["beta"]),
         control("depth", "depth (blocks)", list(range(n_layers + 1)), n_layers),
+        control("axes", "axes", ["fixed", "follow"], axes, kind="select",
+                labels=["fixed: the extent of X₀", "follow the points"]),
     ]
     dims = ["kappa", "eta", "beta"]
+    first = xy[0, 0, 0, 0]  # X_0: the same in every setting
+    lo, hi = first.min(0), first.max(0)
+    pad = 0.04 * (hi - lo)
+    fixed = [float(lo[0] - pad[0]), float(hi[0] + pad[0]), float(lo[1] - pad[1]), float(hi[1] + pad[1])]
+    width = min(fixed[1] - fixed[0], fixed[3] - fixed[2])
+    n, n_classes = len(labels), int(labels.max()) + 1
+    # on fixed axes, a frame that has shrunk to a spot is said in words
+    rms2 = np.sqrt(((xy - xy.mean(axis=-2, keepdims=True)) ** 2).sum(-1).mean(-1))
+    spot_notes = [f"All {n:,} points have gathered within {rms2[idx]:.2g} of their mean, less than "
+                  f"{spot:.0%} of this frame: a single spot. Axes that follow the points show what is inside it"
+                  if rms2[idx] < spot * width else "" for idx in np.ndindex(*rms2.shape)]
+    chunks = [{"xy": points(xy[idx], ["depth"])} for idx in np.ndindex(*xy.shape[:3])]
+    at = tuple(list(v).index(defaults[k]) for k, v in (("kappa", kappas), ("eta", etas), ("beta", betas)))
+    sentence = live_text(grid, kappas, at, n_layers, eta=defaults["eta"], beta=defaults["beta"],
+                         spot_width=spot * width)
     spec = {
         "controls": controls,
+        "chunks": {"dims": dims, "grid": list(xy.shape[:3])},
         "panels": [
-            {"type": "scatter", "xy": points(xy, dims + ["depth"]), "classes": [int(c) for c in labels],
-             "palette": CLASS_PALETTE, "radius": 2.0, "alpha": 0.75, "width": 1.1,
+            {"type": "scatter", "xy": {"chunk": "xy"}, "classes": [int(c) for c in labels],
+             "palette": CLASS_PALETTE, "radius": 1.1, "alpha": 0.55, "width": 1.15,
+             "axes_control": "axes", "fixed_bounds": fixed,
+             "note": {"dims": dims + ["depth"], "text": spot_notes, "when": {"axes": "fixed"}},
+             "key": {"title": "digit", "labels": [str(k) for k in range(n_classes)],
+                     "colours": [CLASS_PALETTE[k % len(CLASS_PALETTE)] for k in range(n_classes)]},
              "title": "depth {depth}: κ = {kappa}, η = {eta}, β = {beta}",
-             "alt": "First two latent coordinates of {n} MNIST images after {depth} blocks, coloured by digit; "
-                    "between/within ratio {=ratio}".replace("{n}", str(len(labels))),
-             "xlabel": "latent coordinate 1 (axes follow the points)", "ylabel": "latent coordinate 2"},
+             "alt": f"First two latent coordinates of {n:,} MNIST images after {{depth}} blocks, coloured by digit, "
+                    "axes {axes}; between/within ratio {=ratio}",
+             "xlabel": "latent coordinate 1", "ylabel": "latent coordinate 2"},
             {"type": "lines", "x": list(range(n_layers + 1)), "marker": "depth",
              "series": [{"y": array(ratio, dims), "colour": "#000000", "points": True}],
-             "hlines": [{"value": float(ratio[0, 0, 0, 0]), "colour": "#999999"}],
+             "hlines": [{"value": float(ratio[0, 0, 0, 0]), "colour": "#777777"}],
              "title": "between/within at depth {depth}: {=ratio}",
              "alt": "Between/within-class ratio at every layer; at depth {depth} it is {=ratio}",
              "xlabel": "layer (blocks applied)", "ylabel": "between/within-class ratio"},
@@ -180,27 +260,34 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
         "readouts": [
             {"name": "ratio", **array(ratio, dims + ["depth"]), "label": "between/within-class ratio at this depth",
              "digits": 3},
-            {"name": "ratio0", "label": "the same before any block (dotted line)", **array(ratio[0, 0, 0, :1], []),
+            {"name": "ratio0", "label": "the same before any block (dashed line)", **array(ratio[0, 0, 0, :1], []),
+             "digits": 3},
+            {"name": "moved", **array(grid["moved"], dims + ["depth"]),
+             "label": f"mean distance an image has moved (rows have length {float(np.sqrt(X0.shape[1])):.3g})",
              "digits": 3},
         ],
-        "height": 330,
-        "caption": f"Precomputed by probdr_lite for {len(labels)} test images ({len(labels) // 10} per class), "
-                   f"the '{variant}' block, over {len(kappas)} × {len(etas)} × {len(betas)} settings of κ, η and β "
-                   "and every depth; coordinates stored to 8 bits within each frame.",
+        "height": 360,
+        "caption": f"Precomputed by `probdr_lite`'s `run_blocks`, the function of the tables above, for the {n:,} test "
+                   f"images of the variants' comparison ({n // n_classes} per class), the '{variant}' block, over "
+                   f"{len(kappas)} × {len(etas)} × {len(betas)} settings of $\\kappa$, $\\eta$ and $\\beta$ and "
+                   "every depth; the ratio is measured in all the latent dimensions, as in the tables. Each "
+                   "setting's points are one file of the site, fetched when you first pick that setting. " + sentence,
     }
-    return LiveFigure(spec, name)
+    return LiveFigure(spec, name, chunks=chunks)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 2: beta thresholds and shrinks
+# Chapter 3: beta thresholds and shrinks
 
 
 def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15, beta=0.3) -> LiveFigure:
-    """Chapter 2's beta figure without a kernel, over ``betas`` (default: 31 values from 0.05 to 1, and 0.3).
+    """Chapter 3's beta figure without a kernel, over ``betas`` (default: 31 values from 0.05 to 1, and 0.3).
 
-    Left: the ``n_show`` smallest eigenvalues of L_hat (on 1^T x = 0) and the threshold 1/beta; middle: the squared
-    scales s_i^2 = max(1/lambda_i - beta, 0) of the closed form; right: X*'s first two coordinates on axes fixed at
-    the widest embedding, so the shrinkage shows. Every number comes from :func:`probdr_lite.probdr.le_closed_form`.
+    Left: the ``n_show`` smallest eigenvalues of L_hat (on 1^T x = 0) and the threshold 1/beta, on an axis that
+    holds the threshold at every beta; middle: the squared scales s_i^2 = max(1/lambda_i - beta, 0) of the closed
+    form; right: X*'s first two coordinates on axes fixed at the widest embedding, so the shrinkage shows. Every
+    number comes from :func:`probdr_lite.probdr.le_closed_form`. Where beta leaves no direction (every s_i^2 = 0,
+    X* = 0) or one, the middle and right panels say so in words.
     """
     from probdr_lite.probdr import le_closed_form
 
@@ -223,55 +310,63 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
     ext = 1.1 * float(np.abs(X_wide[:, :2]).max())
     s2 = np.array(s2)
     dims = ["beta"]
+    kept = [min(k, q) for k in n_below]
+    bar_notes = [f"No eigenvalue lies below 1/β = {_sig(1.0 / b)}: every sᵢ² is 0, so the closed form keeps no "
+                 "direction" if k == 0 else "" for b, k in zip(betas, n_below)]
+    scatter_notes = [f"X* = 0: with no direction kept, all {len(labels)} points sit at the origin" if k == 0 else
+                     ("Only one direction is kept: x₂ = 0, so the points lie on a line" if k == 1 else "")
+                     for k in kept]
     spec = {
         "controls": [control("beta", "β", betas, beta)],
         "panels": [
             {"type": "lines", "x": list(range(1, n_show + 1)), "logy": True,
-             "ylim": [0.8 * float(lam[0]), 1.3 * max(float(lam[-1]), 1.0 / min(betas))],
+             "ylim": [0.8 * min(float(lam[0]), 1.0 / max(betas)), 1.3 * max(float(lam[-1]), 1.0 / min(betas))],
              "series": [{"y": array(np.tile(lam, (len(betas), 1)), dims), "colour": "#BBBBBB", "nolines": True,
                          "point_colours": array(np.array(cats, dtype=np.uint8), dims, "u8")}],
              "category_colours": _CATEGORY_COLOURS,
-             "hlines": [{"y": array(1.0 / np.array(betas)[:, None], dims), "colour": "#000000"}],
+             "hlines": [{"y": array(1.0 / np.array(betas)[:, None], dims), "colour": "#000000",
+                         "label": "the threshold 1/β = {=threshold}"}],
              "title": "threshold 1/β = {=threshold}: {=below} of %d below" % n_show,
              "alt": "The %d smallest eigenvalues and the threshold 1/β = {=threshold}; {=below} lie below it" % n_show,
-             "xlabel": "eigen-direction i (smallest λ first)", "ylabel": "eigenvalue λ_i (log scale)"},
+             "xlabel": "eigen-direction i (smallest λ first)", "ylabel": "eigenvalue λᵢ (log scale)"},
             {"type": "bars", "heights": array(s2, dims), "categories": array(np.array(cats, dtype=np.uint8), dims,
                                                                                "u8"),
              "category_colours": _CATEGORY_COLOURS, "ymax": 1.05 * float(s2.max()),
-             "title": "shrinkage at β = {beta}", "alt": "Squared scales s_i² at β = {beta}",
-             "xlabel": "eigen-direction i", "ylabel": "s_i² = max(1/λ_i − β, 0)"},
+             "note": {"dims": dims, "text": bar_notes},
+             "title": "shrinkage at β = {beta}", "alt": "Squared scales sᵢ² at β = {beta}",
+             "xlabel": "eigen-direction i", "ylabel": "sᵢ² = max(1/λᵢ − β, 0)"},
             {"type": "scatter", "xy": points(np.array(frames), dims, bits=16, box=(-ext, ext, -ext, ext)),
              "bounds": [-ext, ext, -ext, ext], "equal_aspect": True, "classes": [int(c) for c in labels],
-             "palette": CLASS_PALETTE, "radius": 2.0,
+             "palette": CLASS_PALETTE, "radius": 2.0, "note": {"dims": dims, "text": scatter_notes},
              "title": "X*: {=kept} of q = %d directions kept" % q,
-             "alt": "X* at β = {beta}, on axes fixed at the widest embedding", "xlabel": "x_1", "ylabel": "x_2"},
+             "alt": "X* at β = {beta}, on axes fixed at the widest embedding", "xlabel": "x₁", "ylabel": "x₂"},
         ],
         "readouts": [
             {"name": "threshold", "label": "threshold 1/β", **array(1.0 / np.array(betas), dims), "digits": 4},
             {"name": "below", "label": f"eigenvalues below it (of the {n_show} smallest)",
              **array(np.array(n_below, dtype=float), dims), "digits": 3},
             {"name": "kept", "label": f"directions kept (of q = {q})",
-             **array(np.array([min(k, q) for k in n_below], dtype=float), dims), "digits": 3},
-            {"name": "s1", "label": "s_1² (first direction)", **array(s2[:, 0], dims), "digits": 4},
-            {"name": "s2", "label": "s_2² (second direction)", **array(s2[:, 1], dims), "digits": 4},
+             **array(np.array(kept, dtype=float), dims), "digits": 3},
+            {"name": "s1", "label": "s₁² (first direction)", **array(s2[:, 0], dims), "digits": 4},
+            {"name": "s2", "label": "s₂² (second direction)", **array(s2[:, 1], dims), "digits": 4},
         ],
         "height": 270,
-        "caption": "Vermilion: the q = 2 directions the embedding uses; blue: would survive with a larger q; grey: "
-                   "dropped. The right panel's axes stay fixed at the widest embedding (the smallest β) so that "
-                   "the shrinkage shows.",
+        "caption": f"Vermilion: the $q = {q}$ directions the embedding uses; blue: would survive with a larger $q$; "
+                   "grey: dropped. The right panel's axes stay fixed at the widest embedding (the smallest $\\beta$) "
+                   "so that the shrinkage shows.",
     }
     return LiveFigure(spec, name)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 3: eta, stable, slow or divergent
+# Chapter 4: eta, stable, slow or divergent
 
 
 def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_steps=600, seed=0,
              eta=0.025, include=()) -> LiveFigure:
-    """Chapter 3's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
+    """Chapter 4's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
     (default: 30 values from 0.002 to 0.08, ``eta`` and every value of ``include``), the ELBO gap and Gram error per
-    step and the last iterate."""
+    step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says)."""
     from probdr_lite.figures.unrolling import CONVERGED, GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo
 
@@ -282,7 +377,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     T = check_scalar(n_steps, "n_steps", low=1, high=100_000, integer=True)
     gaps = np.full((len(etas), T + 1), np.nan)
     grams = np.full((len(etas), T + 1), np.nan)
-    last, verdicts, final_gram = [], [], []
+    last, verdicts, final_gram, ends = [], [], [], []
     with single_threaded():
         elbo_star = le_elbo(le_closed_form(L_hat, n_components, beta, centre=True), L_hat, beta)
         for k, e in enumerate(etas):
@@ -293,6 +388,8 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
             last.append(fit.X[:, :2])
             verdicts.append(run_verdict(fit))
             final_gram.append(float(fit.gram_error[-1]))
+            ends.append(f"The run diverged: this is its last iterate, step {m - 1}, before the next step left every "
+                        "bound" if fit.diverged else "")
     # draw at most ~150 points per curve (every 4th step), the last one included
     keep = np.unique(np.r_[np.arange(0, T + 1, max(1, T // 150)), T])
     last = np.array(last)
@@ -304,7 +401,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
             {"type": "lines", "x": [int(t) for t in keep], "logy": True, "ylim": list(GAP_LIMITS),
              "series": [{"y": array(gaps[:, keep], dims, "f32"), "colour": "#000000"}],
              "title": "η = {eta}: {=verdict}", "alt": "ELBO gap per step at η = {eta}: {=verdict}",
-             "xlabel": "step t (= layer)", "ylabel": "ELBO(X*) − ELBO(X_t)"},
+             "xlabel": "step t (= layer)", "ylabel": "ELBO(X*) − ELBO(Xₜ)"},
             {"type": "lines", "x": [int(t) for t in keep], "logy": True, "ylim": list(GRAM_LIMITS),
              "series": [{"y": array(grams[:, keep], dims, "f32"), "colour": "#D55E00"}],
              "hlines": [{"value": CONVERGED, "colour": "#888888"}],
@@ -312,31 +409,32 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
              "alt": "Gram error per step; {=gram} at the last step", "xlabel": "step t (= layer)",
              "ylabel": "Gram error to X*"},
             {"type": "scatter", "xy": points(last, dims), "classes": [int(c) for c in labels],
-             "palette": CLASS_PALETTE, "radius": 2.0, "equal_aspect": True,
-             "title": "where it ends: X_t at the last step", "alt": "The last iterate at η = {eta}",
-             "xlabel": "x_1 (axes follow the points)", "ylabel": "x_2"},
+             "palette": CLASS_PALETTE, "radius": 2.0, "equal_aspect": True, "note": {"dims": dims, "text": ends},
+             "title": "where it ends: Xₜ at the last step", "alt": "The last iterate at η = {eta}",
+             "xlabel": "x₁ (axes follow the points)", "ylabel": "x₂"},
         ],
         "readouts": [
             {"name": "verdict", "label": "the run", "dims": dims, "text": verdicts},
             {"name": "gram", "label": "Gram error at the last step", **array(final_gram, dims), "digits": 3},
         ],
         "height": 270,
-        "caption": f"Precomputed by probdr_lite: {T} steps of gradient ascent from the same random start for each "
+        "caption": f"Precomputed by `probdr_lite`: {T} steps of gradient ascent from the same random start for each "
                    f"of {len(etas)} step sizes (curves drawn every {keep[1]} steps).",
     }
     return LiveFigure(spec, name)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 1: neighbours and bandwidth
+# Chapter 2: neighbours and bandwidth
 
 
 def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=(0.25, 0.5, 1, 2, 5, 20, 100),
                     name="neighbours", k=10, factor=1) -> LiveFigure:
-    """Chapter 1's figure without a kernel: Laplacian Eigenmaps (:func:`probdr_lite.eigenmaps.embed_graph`) of the
+    """Chapter 2's figure without a kernel: Laplacian Eigenmaps (:func:`probdr_lite.eigenmaps.embed_graph`) of the
     heat-kernel k-NN graph for every k in ``ks`` and bandwidth ``factor`` x t0, t0 = ``default_bandwidth(Y, k)``
     at the default k. The signs of the two coordinates are chosen to agree with the default setting's, so that a
-    small move of a control does not mirror the picture."""
+    small move of a control does not mirror the picture. The readouts count the graph's connected pieces; where it
+    falls apart there is no single embedding, and the panel says so."""
     from probdr_lite.eigenmaps import embed_graph
     from probdr_lite.graphs import default_bandwidth, knn_graph
 
@@ -348,6 +446,7 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
     xy = np.full((len(ks), len(bandwidths), n, 2), np.nan)
     lam = np.full((len(ks), len(bandwidths), 2), np.nan)
     edges = np.zeros((len(ks), len(bandwidths)))
+    pieces = np.ones((len(ks), len(bandwidths)))
     notes = []
     with single_threaded():
         for a, kk in enumerate(ks):
@@ -355,8 +454,9 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
                 W = knn_graph(Y, n_neighbors=int(kk), mode="heat", bandwidth=float(bw))
                 edges[a, b] = (W != 0).sum() // 2 if hasattr(W, "nnz") else np.count_nonzero(np.triu(W, 1))
                 parts, _ = connected_components(W, directed=False)
+                pieces[a, b] = parts
                 if parts > 1:
-                    notes.append(f"the graph falls apart into {parts} pieces:\nno single embedding")
+                    notes.append(f"The graph falls apart into {parts} pieces: there is no single embedding")
                     continue
                 notes.append("")
                 X, ev = embed_graph(W, n_components=2, return_eigenvalues=True)
@@ -373,7 +473,7 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
                      control("bandwidth", "bandwidth t", bandwidths, bandwidths[list(factors).index(factor)],
                              digits=3)],
         "panels": [{"type": "scatter", "xy": points(xy, dims), "colour_values": [float(v) for v in t],
-                    "radius": 2.0, "equal_aspect": False, "note": "{=note}",
+                    "radius": 2.0, "equal_aspect": False, "note": {"dims": dims, "text": notes},
                     "title": "Laplacian Eigenmaps, k = {n_neighbors}, t = {bandwidth}",
                     "alt": "Embedding of the Swiss roll coloured by position along the roll, k = {n_neighbors}, "
                            "t = {bandwidth}; λ₁ = {=lam1}, λ₂ = {=lam2}",
@@ -382,11 +482,11 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
             {"name": "edges", "label": "edges in the graph", **array(edges, dims), "digits": 6},
             {"name": "lam1", "label": "λ₁", **array(lam[..., 0], dims), "digits": 3},
             {"name": "lam2", "label": "λ₂", **array(lam[..., 1], dims), "digits": 3},
-            {"name": "note", "label": "note", "dims": dims, "text": notes},
+            {"name": "pieces", "label": "connected pieces of the graph", **array(pieces, dims), "digits": 3},
         ],
         "height": 320,
-        "caption": f"Precomputed by probdr_lite for {len(ks)} × {len(bandwidths)} settings (t from "
-                   f"{factors[0]:g} to {factors[-1]:g} times t0 = {t0:.3g}, the mean squared distance to the ten "
+        "caption": f"Precomputed by `probdr_lite` for {len(ks)} × {len(bandwidths)} settings ($t$ from "
+                   f"{factors[0]:g} to {factors[-1]:g} times $t_0 = {t0:.3g}$, the mean squared distance to the ten "
                    "nearest neighbours). Colour: position along the roll (viridis).",
     }
     return LiveFigure(spec, name)

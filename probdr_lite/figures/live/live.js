@@ -2,16 +2,27 @@
  *
  * Each figure is a <div class="probdr-live"> holding a JSON spec (a <script type="application/json">
  * written by probdr_lite.figures.live at build time). This script builds, for each of them, labelled
- * controls (<input type=range>, <select>, <input type=checkbox>), one <canvas> per panel and a list of
- * the current numbers (aria-live), and redraws the canvases whenever a control moves.
+ * controls (<input type=range>, <select>, <input type=checkbox>), one <canvas> per panel, a colour key
+ * where the spec asks for one and a list of the current numbers (aria-live), and redraws the canvases
+ * whenever a control moves.
  *
  * Data. Most figures are precomputed by probdr_lite over a grid of the controls: every array in the
  * spec names the controls it depends on ("dims"), and the current cell is found from the controls'
  * positions. Scatter coordinates are quantised per frame to 8 or 16 bits inside that frame's bounding
- * box (the largest code means "no point"). One figure, chapter 4's toy, is computed here instead,
- * from the same equations as probdr_lite.unrolled (see toyPath); the book's tests compare the two.
+ * box (the largest code means "no point"). A figure with "chunks" keeps its points outside the spec,
+ * one chunk per setting of the controls in chunks.dims: embedded after the spec in a notebook, and on
+ * the book's site one static file per setting, loaded when the reader first asks for that setting
+ * (tools/sphinx_local_assets.py writes the files). One figure, chapter 5's toy, is computed here
+ * instead, from the same equations as probdr_lite.unrolled (see toyStep); the book's tests compare the two.
  *
- * No library: the figures are scatters and a few lines, a few hundred lines of Canvas 2D.
+ * Layout. Panels sit side by side while each gets MIN_PANEL_WIDTH pixels, else they stack. Every text
+ * on a canvas is fitted to its room (wrapped, then set smaller, never below MIN_TEXT pixels) and
+ * recorded with its measured box in canvas.probdrLayout, with any degenerate state (no point drawn, a
+ * line off the axis), so the book's tests can check what a reader sees. A degenerate state comes with
+ * a sentence in the panel saying what happened. Before printing, the canvases are redrawn at three
+ * device pixels per pixel, so a printed figure is sharp.
+ *
+ * No library: the figures are scatters, lines and bars, a few hundred lines of Canvas 2D.
  */
 (function () {
   "use strict";
@@ -181,17 +192,32 @@
     return {x, y};
   }
 
-  // The positions after 0..depth blocks, cached per (kappa, eta, beta, variant, mask).
+  // The positions after 0..depth blocks, cached per (kappa, eta, beta, variant, mask); and the mean weight
+  // A_ii that a point gives itself in the first block (the only place beta enters A).
   function makeToy(spec) {
     const Y = Float64Array.from(spec.Y), n = Y.length / 2, cache = new Map();
     const start = toyStart(Y, spec.offset);
-    return function path(p) {
+    function path(p) {
       const key = [p.kappa, p.eta, p.beta, p.variant, p.causal].join("|");
       let steps = cache.get(key);
       if (!steps) { steps = [start]; cache.set(key, steps); if (cache.size > 64) cache.delete(cache.keys().next().value); }
       while (steps.length <= p.depth) steps.push(toyStep(steps[steps.length - 1], n, Object.assign({d_q: spec.d_q}, p)));
       return steps.slice(0, p.depth + 1).map((Z) => unlift(Z, n, spec.offset));
-    };
+    }
+    // A_ii = exp(-beta) / s_i with s_i = sum_j exp(kappa (z_i.z_j - 1)) - 1 + exp(-beta), as in toyStep (for the
+    // symmetric graph too: E_ii / sqrt(s_i s_i) = E_ii / s_i)
+    function selfWeight(p) {
+      const d = Math.exp(-p.beta);
+      let total = 0;
+      for (let i = 0; i < n; i++) {
+        const a = start[3 * i], b = start[3 * i + 1], c = start[3 * i + 2], m = p.causal ? i + 1 : n;
+        let s = d;
+        for (let j = 0; j < m; j++) if (j !== i) s += Math.exp(p.kappa * (a * start[3 * j] + b * start[3 * j + 1] + c * start[3 * j + 2] - 1));
+        total += d / s;
+      }
+      return total / n;
+    }
+    return {path, selfWeight};
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -200,12 +226,28 @@
   // viridis at 9 stops (perceptually uniform, readable with colour-vision deficiencies)
   const VIRIDIS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
 
+  // Canvas colours: the canvases are white in both colour modes of the site, like the book's static figures.
+  const INK = {background: "#ffffff", text: "#222222", ticks: "#444444", frame: "#888888", note: "#a00000",
+               noteBox: "rgba(255,255,255,0.85)", background_points: "#d0d0d0"};
+
   function hexToRgb(h) { return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)); }
 
   function viridis(t) {
     const u = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1), i = Math.min(VIRIDIS.length - 2, Math.floor(u)), f = u - i;
     const a = hexToRgb(VIRIDIS[i]), b = hexToRgb(VIRIDIS[i + 1]);
     return "rgb(" + a.map((v, k) => Math.round(v + f * (b[k] - v))).join(",") + ")";
+  }
+
+  const SUPERSCRIPT = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹"};
+
+  // A tick label: plain numbers where they are short, else 10 to a power (1e-4 as 10⁻⁴).
+  function tickLabel(v, digits, log) {
+    if (log && v > 0 && (v >= 1e4 || v < 1e-2)) {
+      const e = Math.round(Math.log10(v)), m = v / Math.pow(10, e);
+      const power = "10" + String(e).split("").map((ch) => SUPERSCRIPT[ch]).join("");
+      return Math.abs(m - 1) < 1e-9 ? power : fmt(m, 2) + "×" + power;
+    }
+    return fmt(v, digits);
   }
 
   function fmt(v, digits) {
@@ -218,30 +260,116 @@
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Drawing
+  // Text on a canvas: every string is fitted to the room it has (wrapped onto a few lines, then set
+  // smaller, never below MIN_TEXT pixels), kept inside the canvas, and recorded with its measured box
+  // in canvas.probdrLayout.texts, so that the book's tests can check what was drawn.
 
-  const PAD = {left: 44, right: 10, top: 26, bottom: 32};
+  const MIN_TEXT = 9;
+  const FAMILY = "sans-serif";
 
-  function niceTicks(lo, hi, log) {
+  function setFont(ctx, size, weight) { ctx.font = (weight ? weight + " " : "") + size + "px " + FAMILY; }
+
+  // Greedy word wrap into at most maxLines lines no wider than maxWidth; null if it does not fit.
+  // With force, the text is cut (with an ellipsis) instead.
+  function wrap(ctx, text, maxWidth, maxLines, force) {
+    const words = String(text).split(/\s+/).filter(Boolean);
+    const lines = [];
+    let line = "";
+    const cut = (s) => {
+      if (ctx.measureText(s).width <= maxWidth) return s;
+      while (s.length > 1 && ctx.measureText(s + "…").width > maxWidth) s = s.slice(0, -1);
+      return s + "…";
+    };
+    for (let k = 0; k < words.length; k++) {
+      const w = words[k], t = line ? line + " " + w : w;
+      if (ctx.measureText(t).width <= maxWidth) { line = t; continue; }
+      if (!line) {  // a single word wider than the line
+        if (!force) return null;
+        line = cut(w);
+        continue;
+      }
+      lines.push(line);
+      line = w;
+      if (lines.length === maxLines) {
+        if (!force) return null;
+        lines[maxLines - 1] = cut(lines[maxLines - 1] + " " + words.slice(k).join(" "));
+        return lines;
+      }
+    }
+    if (line) {
+      if (ctx.measureText(line).width > maxWidth) { if (!force) return null; line = cut(line); }
+      lines.push(line);
+    }
+    return lines;
+  }
+
+  // The largest size from `size` down to MIN_TEXT at which the text fits in maxLines lines of maxWidth.
+  function fit(ctx, text, size, maxWidth, maxLines, weight) {
+    if (!text) return {size, lines: [], lineHeight: Math.round(size * 1.25)};
+    for (let s = size; s >= MIN_TEXT; s -= 0.5) {
+      setFont(ctx, s, weight);
+      const lines = wrap(ctx, text, maxWidth, maxLines, false);
+      if (lines) return {size: s, lines, weight, lineHeight: Math.ceil(s * 1.25)};
+    }
+    setFont(ctx, MIN_TEXT, weight);
+    return {size: MIN_TEXT, lines: wrap(ctx, text, maxWidth, maxLines, true), weight, lineHeight: Math.ceil(MIN_TEXT * 1.25)};
+  }
+
+  // Draw fitted lines centred on cx (clamped so that every line stays inside [0, w]), the first baseline at y.
+  function drawLines(ctx, layout, cx, y, w, colour, role, rec, background) {
+    setFont(ctx, layout.size, layout.weight);
+    ctx.textAlign = "center";
+    layout.lines.forEach((line, k) => {
+      const tw = ctx.measureText(line).width;
+      const x = Math.min(Math.max(cx, tw / 2 + 2), w - tw / 2 - 2);
+      const by = y + k * layout.lineHeight;
+      if (background) {
+        ctx.fillStyle = background;
+        ctx.fillRect(x - tw / 2 - 3, by - layout.size, tw + 6, layout.lineHeight + 1);
+      }
+      ctx.fillStyle = colour;
+      ctx.fillText(line, x, by);
+      rec.push({role, text: line, x0: x - tw / 2, x1: x + tw / 2, y0: by - layout.size, y1: by + 0.25 * layout.size,
+                size: layout.size, colour, background: background ? "#ffffff" : INK.background});
+    });
+  }
+
+  // One tick label (single line, at the tick size), recorded.
+  function tickText(ctx, text, x, y, align, rec) {
+    ctx.textAlign = align;
+    const tw = ctx.measureText(text).width;
+    const x0 = align === "right" ? x - tw : (align === "center" ? x - tw / 2 : x);
+    ctx.fillText(text, x, y);
+    rec.push({role: "tick", text, x0, x1: x0 + tw, y0: y - TICK_SIZE, y1: y + 0.25 * TICK_SIZE, size: TICK_SIZE,
+              colour: INK.ticks, background: INK.background});
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Axes
+
+  const TICK_SIZE = 10;
+
+  function niceTicks(lo, hi, log, most) {
+    most = most || 5;
     if (log) {
       const out = [];
       const a = Math.ceil(Math.log10(lo)), b = Math.floor(Math.log10(hi));
-      const every = Math.max(1, Math.ceil((b - a + 1) / 5));
-      const mantissas = b - a < 2 ? [1, 2, 5] : [1];  // fewer than two decades: 1, 2, 5 of each
+      const every = Math.max(1, Math.ceil((b - a + 1) / most));
+      const mantissas = b - a < 2 && most >= 4 ? [1, 2, 5] : [1];  // fewer than two decades: 1, 2, 5 of each
       for (let e = a - 1; e <= b; e += every) {
         for (const m of mantissas) { const v = m * Math.pow(10, e); if (v >= lo && v <= hi) out.push(v); }
       }
       return out;
     }
-    const span = hi - lo || 1, raw = span / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-    const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => span / s <= 5);
+    const span = hi - lo || 1, raw = span / Math.max(1, most - 1), mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10, 20].map((m) => m * mag).find((s) => span / s <= most) || 20 * mag;
     const out = [];
     for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9 * span; v += step) out.push(Math.abs(v) < 1e-12 * span ? 0 : v);
     return out;
   }
 
   function setupCanvas(canvas) {
-    const ratio = window.devicePixelRatio || 1;
+    const ratio = Math.max(window.devicePixelRatio || 1, printScale || 1);
     const w = canvas.clientWidth || 300, h = canvas.clientHeight || 240;
     if (canvas.width !== Math.round(w * ratio) || canvas.height !== Math.round(h * ratio)) {
       canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
@@ -249,23 +377,11 @@
     const ctx = canvas.getContext("2d");
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.clearRect(0, 0, w, h);
-    ctx.fillStyle = "#fff";
+    ctx.fillStyle = INK.background;
     ctx.fillRect(0, 0, w, h);
-    return {ctx, w, h};
-  }
-
-  function frame(ctx, w, h, title, xlabel, ylabel, accent) {
-    ctx.strokeStyle = accent || "#888"; ctx.lineWidth = accent ? 2 : 1;
-    ctx.strokeRect(PAD.left + 0.5, PAD.top + 0.5, w - PAD.left - PAD.right, h - PAD.top - PAD.bottom);
-    ctx.lineWidth = 1;
-    ctx.fillStyle = "#222"; ctx.font = "12px sans-serif"; ctx.textAlign = "center";
-    if (title) ctx.fillText(title, (PAD.left + w - PAD.right) / 2, 16, w - 8);
-    ctx.font = "11px sans-serif";
-    if (xlabel) ctx.fillText(xlabel, (PAD.left + w - PAD.right) / 2, h - 4);
-    if (ylabel) {
-      ctx.save(); ctx.translate(11, (PAD.top + h - PAD.bottom) / 2); ctx.rotate(-Math.PI / 2);
-      ctx.fillText(ylabel, 0, 0); ctx.restore();
-    }
+    const layout = {width: w, height: h, texts: [], notes: [], degenerate: [], plot: null};
+    canvas.probdrLayout = layout;
+    return {ctx, w, h, layout};
   }
 
   // Linear or log map from data to pixels.
@@ -287,46 +403,147 @@
     return [lo, hi];
   }
 
-  function drawScatter(canvas, panel, pts, bg, colours, title, note, accent) {
-    const {ctx, w, h} = setupCanvas(canvas);
+  // Ticks whose labels do not collide: fewer ticks until each label has room (measured).
+  function spacedTicks(ctx, lo, hi, log, pixels, along, digits) {
+    setFont(ctx, TICK_SIZE);
+    for (let most = 6; most >= 2; most--) {
+      const ticks = niceTicks(lo, hi, log, most);
+      const labels = ticks.map((t) => tickLabel(t, digits, log));
+      const room = pixels / Math.max(1, ticks.length);
+      const need = along === "x" ? Math.max(0, ...labels.map((s) => ctx.measureText(s).width)) + 6 : TICK_SIZE * 1.6;
+      if (need <= room || most === 2) return {ticks, labels};
+    }
+    return {ticks: [], labels: []};
+  }
+
+  // Lay out one panel: title on top, x label below, y label on the left, tick labels beside the axes.
+  // Returns the plot rectangle and the layouts, so that drawing can follow.
+  function layoutPanel(ctx, w, h, texts, yTickLabels) {
+    const title = fit(ctx, texts.title, 12, w - 8, 2, "bold");
+    const xlabel = fit(ctx, texts.xlabel, 11, w - 8, 2);
+    const top = 6 + title.lines.length * title.lineHeight + 4;
+    const bottom = (texts.noXTicks ? 4 : TICK_SIZE + 6) + xlabel.lines.length * xlabel.lineHeight + 4;
+    setFont(ctx, TICK_SIZE);
+    const tickW = Math.max(0, ...(yTickLabels || []).map((s) => ctx.measureText(s).width));
+    const ylabel = fit(ctx, texts.ylabel, 11, Math.max(40, h - top - bottom), 2);
+    const left = 4 + ylabel.lines.length * ylabel.lineHeight + (tickW ? tickW + 6 : 2);
+    const right = 12;
+    return {title, xlabel, ylabel, plot: {x: left, y: top, w: Math.max(10, w - left - right), h: Math.max(10, h - top - bottom)}};
+  }
+
+  function drawFrame(ctx, w, h, L, accent, rec) {
+    const p = L.plot;
+    ctx.strokeStyle = accent || INK.frame; ctx.lineWidth = accent ? 2 : 1;
+    ctx.strokeRect(p.x + 0.5, p.y + 0.5, p.w, p.h);
+    ctx.lineWidth = 1;
+    drawLines(ctx, L.title, w / 2, 6 + L.title.size, w, INK.text, "title", rec);
+    drawLines(ctx, L.xlabel, p.x + p.w / 2, h - 4 - (L.xlabel.lines.length - 1) * L.xlabel.lineHeight - 0.25 * L.xlabel.size,
+              w, INK.text, "xlabel", rec);
+    if (L.ylabel.lines.length) {  // rotated: record the box it covers
+      setFont(ctx, L.ylabel.size);
+      ctx.save();
+      L.ylabel.lines.forEach((line, k) => {
+        const tw = ctx.measureText(line).width, bx = 4 + L.ylabel.size + k * L.ylabel.lineHeight;
+        const cy = Math.min(Math.max(p.y + p.h / 2, tw / 2 + 2), h - tw / 2 - 2);
+        ctx.save(); ctx.translate(bx, cy); ctx.rotate(-Math.PI / 2);
+        ctx.fillStyle = INK.text; ctx.textAlign = "center"; ctx.fillText(line, 0, 0); ctx.restore();
+        rec.push({role: "ylabel", text: line, x0: bx - L.ylabel.size, x1: bx + 0.25 * L.ylabel.size, y0: cy - tw / 2,
+                  y1: cy + tw / 2, size: L.ylabel.size, colour: INK.text, background: INK.background});
+      });
+      ctx.restore();
+    }
+  }
+
+  function drawYTicks(ctx, L, ticks, labels, sy, rec) {
+    ctx.fillStyle = INK.ticks; setFont(ctx, TICK_SIZE);
+    ticks.forEach((t, k) => {
+      const y = sy(t);
+      if (y < L.plot.y - 0.5 || y > L.plot.y + L.plot.h + 0.5) return;
+      const ty = Math.min(Math.max(y + 3.5, L.plot.y + TICK_SIZE - 1), L.plot.y + L.plot.h + 3.5);
+      tickText(ctx, labels[k], L.plot.x - 4, ty, "right", rec);
+      ctx.fillRect(L.plot.x - 3, Math.round(y), 3, 1);
+    });
+  }
+
+  function drawXTicks(ctx, L, ticks, labels, sx, w, rec) {
+    ctx.fillStyle = INK.ticks; setFont(ctx, TICK_SIZE);
+    ticks.forEach((t, k) => {
+      const x = sx(t);
+      if (x < L.plot.x - 0.5 || x > L.plot.x + L.plot.w + 0.5) return;
+      const tw = ctx.measureText(labels[k]).width, cx = Math.min(Math.max(x, tw / 2 + 2), w - tw / 2 - 2);
+      tickText(ctx, labels[k], cx, L.plot.y + L.plot.h + TICK_SIZE + 3, "center", rec);
+      ctx.fillRect(Math.round(x), L.plot.y + L.plot.h, 1, 3);
+    });
+  }
+
+  // A sentence across the middle of the plot (what happened, when there is nothing or little to see).
+  function drawNote(ctx, L, note, w, layout) {
+    if (!note) return;
+    const layoutNote = fit(ctx, note, 12, L.plot.w - 10, 5, "bold");
+    const y = L.plot.y + L.plot.h / 2 - ((layoutNote.lines.length - 1) * layoutNote.lineHeight) / 2 + layoutNote.size / 2;
+    drawLines(ctx, layoutNote, L.plot.x + L.plot.w / 2, y, w, INK.note, "note", layout.texts, INK.noteBox);
+    layout.notes.push(note);
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Panels
+
+  // A scatter. bounds: [x0, x1, y0, y1] or null (then the axes follow the points).
+  function drawScatter(canvas, panel, pts, bg, colours, texts, note, accent, bounds) {
+    const {ctx, w, h, layout} = setupCanvas(canvas);
     let xr, yr;
-    if (panel.bounds) { xr = panel.bounds.slice(0, 2); yr = panel.bounds.slice(2, 4); }
+    if (bounds) { xr = bounds.slice(0, 2); yr = bounds.slice(2, 4); }
     else {
       const xs = [pts.x], ys = [pts.y];
       if (bg && panel.bounds_include_background) { xs.push(bg.x); ys.push(bg.y); }
       xr = padRange(...extent(xs), 0.06); yr = padRange(...extent(ys), 0.06);
     }
-    const W = w - PAD.left - PAD.right, H = h - PAD.top - PAD.bottom;
+    // the y ticks depend on the range, the range (equal aspect) on the plot's size: lay out twice
+    let L = layoutPanel(ctx, w, h, texts, niceTicks(yr[0], yr[1], false, 5).map((t) => fmt(t, 3)));
     if (panel.equal_aspect) {  // same units on both axes: widen the narrower range
-      const ux = (xr[1] - xr[0]) / W, uy = (yr[1] - yr[0]) / H, u = Math.max(ux, uy);
+      const ux = (xr[1] - xr[0]) / L.plot.w, uy = (yr[1] - yr[0]) / L.plot.h, u = Math.max(ux, uy);
       const cx = (xr[0] + xr[1]) / 2, cy = (yr[0] + yr[1]) / 2;
-      xr = [cx - u * W / 2, cx + u * W / 2]; yr = [cy - u * H / 2, cy + u * H / 2];
+      xr = [cx - u * L.plot.w / 2, cx + u * L.plot.w / 2]; yr = [cy - u * L.plot.h / 2, cy + u * L.plot.h / 2];
     }
-    const sx = scale(xr[0], xr[1], PAD.left, w - PAD.right, false), sy = scale(yr[0], yr[1], h - PAD.bottom, PAD.top, false);
-    frame(ctx, w, h, title, panel.xlabel, panel.ylabel, accent);
+    const yt = spacedTicks(ctx, yr[0], yr[1], false, L.plot.h, "y", 3);
+    L = layoutPanel(ctx, w, h, texts, yt.labels);
+    const P = L.plot;
+    const sx = scale(xr[0], xr[1], P.x, P.x + P.w, false), sy = scale(yr[0], yr[1], P.y + P.h, P.y, false);
+    layout.plot = P;
+    drawFrame(ctx, w, h, L, accent, layout.texts);
+    drawYTicks(ctx, L, yt.ticks, yt.labels, sy, layout.texts);
+    const xt = spacedTicks(ctx, xr[0], xr[1], false, P.w, "x", 3);
+    drawXTicks(ctx, L, xt.ticks, xt.labels, sx, w, layout.texts);
     ctx.save();
-    ctx.beginPath(); ctx.rect(PAD.left, PAD.top, W, H); ctx.clip();
+    ctx.beginPath(); ctx.rect(P.x, P.y, P.w, P.h); ctx.clip();
     const r = panel.radius || 2;
     if (bg) {
-      ctx.fillStyle = "#d0d0d0";
+      ctx.fillStyle = INK.background_points;
       for (let i = 0; i < bg.x.length; i++) if (Number.isFinite(bg.x[i])) ctx.fillRect(sx(bg.x[i]) - r / 2, sy(bg.y[i]) - r / 2, r, r);
     }
     ctx.globalAlpha = panel.alpha || 0.85;
+    let drawn = 0, outside = 0;
+    const pix = new Set();
     for (let i = 0; i < pts.x.length; i++) {
       if (!Number.isFinite(pts.x[i]) || !Number.isFinite(pts.y[i])) continue;
+      const px = sx(pts.x[i]), py = sy(pts.y[i]);
+      if (px < P.x - r || px > P.x + P.w + r || py < P.y - r || py > P.y + P.h + r) { outside++; continue; }
+      drawn++;
+      if (pix.size < 64) pix.add(Math.round(px / 3) + "," + Math.round(py / 3));
       ctx.fillStyle = colours[i];
-      ctx.beginPath(); ctx.arc(sx(pts.x[i]), sy(pts.y[i]), r, 0, 2 * Math.PI); ctx.fill();
+      ctx.beginPath(); ctx.arc(px, py, r, 0, 2 * Math.PI); ctx.fill();
     }
     ctx.restore();
-    if (note) {
-      ctx.fillStyle = "#a00"; ctx.font = "12px sans-serif"; ctx.textAlign = "center";
-      note.split("\n").forEach((line, k) => ctx.fillText(line, PAD.left + W / 2, PAD.top + H / 2 + 15 * k, W - 8));
-    }
+    layout.points = drawn;
+    layout.outside = outside;
+    if (drawn === 0) layout.degenerate.push("no point drawn");
+    else if (pix.size <= 1 && drawn > 1) layout.degenerate.push("every point at one spot");
+    drawNote(ctx, L, note, w, layout);
   }
 
-  // series: [{y, colour, dash, points}], x shared; hlines: [{y, colour, dash}]; marker: {x, y}
-  function drawLines(canvas, panel, x, series, hlines, marker, title) {
-    const {ctx, w, h} = setupCanvas(canvas);
+  // series: [{y, colour, points, nolines}], x shared; hlines: [{y, colour, dash, label}]; marker: {x, y}
+  function drawLinePanel(canvas, panel, x, series, hlines, marker, texts, note) {
+    const {ctx, w, h, layout} = setupCanvas(canvas);
     const log = !!panel.logy;
     let yr = panel.ylim ? panel.ylim.slice() : null;
     if (!yr) {
@@ -334,34 +551,44 @@
       yr = log ? [ext[0] / 1.5, ext[1] * 1.5] : padRange(Math.min(0, ext[0]), ext[1], 0.08);
     }
     const xr = panel.xlim || [x[0], x[x.length - 1]];
-    const W = w - PAD.left - PAD.right;
-    const sx = scale(xr[0] - 0.03 * (xr[1] - xr[0]), xr[1] + 0.03 * (xr[1] - xr[0]), PAD.left, w - PAD.right, false);
-    const sy = scale(yr[0], yr[1], h - PAD.bottom, PAD.top, log);
-    frame(ctx, w, h, title, panel.xlabel, panel.ylabel);
-    ctx.fillStyle = "#444"; ctx.font = "10px sans-serif";
-    ctx.textAlign = "right";
-    for (const t of niceTicks(yr[0], yr[1], log)) { const y = sy(t); ctx.fillText(fmt(t, 2), PAD.left - 3, y + 3); ctx.fillRect(PAD.left - 2, y, 2, 1); }
-    ctx.textAlign = "center";
-    for (const t of niceTicks(xr[0], xr[1], false)) { ctx.fillText(fmt(t, 3), sx(t), h - PAD.bottom + 12); }
+    let L = layoutPanel(ctx, w, h, texts, niceTicks(yr[0], yr[1], log, 5).map((t) => tickLabel(t, 2, log)));
+    const yt = spacedTicks(ctx, yr[0], yr[1], log, L.plot.h, "y", 2);
+    L = layoutPanel(ctx, w, h, texts, yt.labels);
+    const P = L.plot;
+    layout.plot = P;
+    const sx = scale(xr[0] - 0.03 * (xr[1] - xr[0]), xr[1] + 0.03 * (xr[1] - xr[0]), P.x, P.x + P.w, false);
+    const sy = scale(yr[0], yr[1], P.y + P.h, P.y, log);
+    drawFrame(ctx, w, h, L, null, layout.texts);
+    drawYTicks(ctx, L, yt.ticks, yt.labels, sy, layout.texts);
+    const xt = spacedTicks(ctx, xr[0], xr[1], false, P.w, "x", 3);
+    drawXTicks(ctx, L, xt.ticks, xt.labels, sx, w, layout.texts);
     ctx.save();
-    ctx.beginPath(); ctx.rect(PAD.left, PAD.top, W, h - PAD.top - PAD.bottom); ctx.clip();
+    ctx.beginPath(); ctx.rect(P.x, P.y, P.w, P.h); ctx.clip();
     const clampY = (v) => (log ? Math.max(v, yr[0] * 1e-3) : v);
+    const notes = [];
     for (const l of hlines) {
+      const inside = Number.isFinite(l.y) && l.y >= yr[0] && l.y <= yr[1];
+      if (!inside) {
+        layout.degenerate.push("a line off the axis");
+        if (l.label) notes.push(l.label + " lies " + (l.y < yr[0] ? "below" : "above") + " the axis");
+        continue;
+      }
       ctx.strokeStyle = l.colour || "#555"; ctx.setLineDash(l.dash || [4, 3]); ctx.lineWidth = 1;
-      ctx.beginPath(); ctx.moveTo(PAD.left, sy(l.y)); ctx.lineTo(w - PAD.right, sy(l.y)); ctx.stroke();
+      ctx.beginPath(); ctx.moveTo(P.x, sy(l.y)); ctx.lineTo(P.x + P.w, sy(l.y)); ctx.stroke();
     }
     ctx.setLineDash([]);
+    let finite = 0;
     for (const s of series) {
       ctx.strokeStyle = s.colour || "#222"; ctx.lineWidth = 1.5; ctx.beginPath();
       let pen = false;
       for (let i = 0; i < x.length; i++) {
-        if (!Number.isFinite(s.y[i])) { pen = false; continue; }
+        if (!Number.isFinite(s.y[i]) || (log && s.y[i] <= 0)) { pen = false; continue; }
+        finite++;
         const px = sx(x[i]), py = sy(clampY(s.y[i]));
         if (pen) ctx.lineTo(px, py); else ctx.moveTo(px, py);
         pen = true;
       }
       if (!s.nolines) ctx.stroke();
-      ctx.beginPath();
       if (s.points) {
         for (let i = 0; i < x.length; i++) {
           if (!Number.isFinite(s.y[i])) continue;
@@ -375,28 +602,124 @@
       ctx.beginPath(); ctx.arc(sx(marker.x), sy(clampY(marker.y)), 6, 0, 2 * Math.PI); ctx.stroke();
     }
     ctx.restore();
+    if (!finite) layout.degenerate.push("no point drawn");
+    drawNote(ctx, L, [note].concat(notes).filter(Boolean).join("; "), w, layout);
   }
 
-  function drawBars(canvas, panel, heights, colours, title) {
-    const {ctx, w, h} = setupCanvas(canvas);
+  function drawBars(canvas, panel, heights, colours, texts, note) {
+    const {ctx, w, h, layout} = setupCanvas(canvas);
     const n = heights.length, top = panel.ymax || Math.max(...heights) * 1.05 || 1;
-    const sy = scale(0, top, h - PAD.bottom, PAD.top, false), W = w - PAD.left - PAD.right, bw = W / n;
-    frame(ctx, w, h, title, panel.xlabel, panel.ylabel);
-    ctx.fillStyle = "#444"; ctx.font = "10px sans-serif"; ctx.textAlign = "right";
-    for (const t of niceTicks(0, top, false)) { const y = sy(t); ctx.fillText(fmt(t, 2), PAD.left - 3, y + 3); ctx.fillRect(PAD.left - 2, y, 2, 1); }
-    ctx.textAlign = "center";
+    let L = layoutPanel(ctx, w, h, texts, niceTicks(0, top, false, 5).map((t) => fmt(t, 2)));
+    const yt = spacedTicks(ctx, 0, top, false, L.plot.h, "y", 2);
+    L = layoutPanel(ctx, w, h, texts, yt.labels);
+    const P = L.plot;
+    layout.plot = P;
+    const sy = scale(0, top, P.y + P.h, P.y, false), bw = P.w / n;
+    drawFrame(ctx, w, h, L, null, layout.texts);
+    drawYTicks(ctx, L, yt.ticks, yt.labels, sy, layout.texts);
+    // label every k-th bar, k as small as the labels' widths allow
+    setFont(ctx, TICK_SIZE);
+    const widest = ctx.measureText(String(n)).width + 5;
+    const every = [1, 2, 5, 10, 20, 50].find((k) => k * bw >= widest) || n;
+    let visible = 0;
     for (let i = 0; i < n; i++) {
       ctx.fillStyle = colours[i];
       const y = sy(Math.max(0, heights[i]));
-      ctx.fillRect(PAD.left + i * bw + 0.15 * bw, y, 0.7 * bw, h - PAD.bottom - y);
-      if (n <= 20) { ctx.fillStyle = "#444"; ctx.fillText(String(i + 1), PAD.left + (i + 0.5) * bw, h - PAD.bottom + 12); }
+      if (heights[i] > 0 && P.y + P.h - y >= 0.5) visible++;
+      ctx.fillRect(P.x + i * bw + 0.15 * bw, y, 0.7 * bw, P.y + P.h - y);
+      if ((i + 1) % every === 0 || (every > 1 && i === 0)) {
+        ctx.fillStyle = INK.ticks;
+        tickText(ctx, String(i + 1), P.x + (i + 0.5) * bw, P.y + P.h + TICK_SIZE + 3, "center", layout.texts);
+      }
     }
+    if (!visible) layout.degenerate.push("every bar is zero");
+    drawNote(ctx, L, note, w, layout);
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Frames loaded per setting (a figure whose spec has "chunks"): embedded in the page (in a notebook,
+  // or a figure Thebe re-renders) or, on the book's site, one static file per setting that calls
+  // probdrLive.chunk(id, cell, payload) when it arrives (a <script>, which works from file:// too).
+
+  function chunkCell(spec, state, controls) { return cellOf({dims: spec.chunks.dims}, state, controls); }
+
+  function receiveChunk(id, cell, payload) {
+    const root = document.getElementById(id);
+    if (root && root.probdrLive) root.probdrLive.receive(cell, payload);
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Printing: the canvases are redrawn at PRINT_SCALE device pixels per CSS pixel before the page is
+  // printed, so that a printed figure is sharp; the controls are hidden by the stylesheet.
+
+  const PRINT_SCALE = 3;
+  let printScale = 0;
+
+  function redrawAll() {
+    document.querySelectorAll("div.probdr-live").forEach((root) => { if (root.probdrLive) root.probdrLive.redraw(); });
+  }
+
+  function setPrinting(on) {
+    const want = on ? PRINT_SCALE : 0;
+    if (want === printScale) return;
+    printScale = want;
+    redrawAll();
+  }
+
+  // A colour key: a list of swatches with their labels (the classes of a scatter).
+  function colourKey(spec) {
+    const key = document.createElement("ul");
+    key.className = "probdr-live-key";
+    key.setAttribute("aria-label", spec.title ? "colour key: " + spec.title : "colour key");
+    if (spec.title) {
+      const t = document.createElement("li");
+      t.className = "probdr-live-key-title";
+      t.textContent = spec.title;
+      key.appendChild(t);
+    }
+    spec.labels.forEach((text, k) => {
+      const li = document.createElement("li"), sw = document.createElement("span");
+      sw.className = "probdr-live-swatch";
+      sw.style.backgroundColor = spec.colours[k];
+      li.appendChild(sw);
+      li.appendChild(document.createTextNode(text));
+      key.appendChild(li);
+    });
+    return key;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Maths in sentences (captions): $...$ becomes a span that the page's MathJax typesets, as Sphinx
+  // writes inline maths (without MathJax the TeX stays readable as text); `...` becomes code.
+
+  function withMaths(el, text) {
+    String(text).split(/(\$[^$]+\$|`[^`]+`)/).forEach((part) => {
+      if (!part) return;
+      if (part[0] === "`") {  // `code`
+        const c = document.createElement("code");
+        c.textContent = part.slice(1, -1);
+        el.appendChild(c);
+      } else if (part[0] === "$") {
+        const m = document.createElement("span");
+        m.className = "math notranslate nohighlight";
+        m.textContent = "\\(" + part.slice(1, -1) + "\\)";
+        el.appendChild(m);
+      } else el.appendChild(document.createTextNode(part));
+    });
+    const MJ = window.MathJax;
+    const typeset = () => window.MathJax.typesetPromise([el]).catch((err) => console.warn("probdr-live: MathJax", err));
+    if (MJ && MJ.startup && MJ.startup.promise) MJ.startup.promise.then(() => { if (window.MathJax.typesetPromise) return typeset(); });
+    else if (MJ && MJ.typesetPromise) typeset();
+    else window.addEventListener("load", () => { if (window.MathJax && window.MathJax.typesetPromise) typeset(); });
   }
 
   // ------------------------------------------------------------------------------------------------
   // One figure
 
-  function LiveFigure(root, spec) {
+  // Below this width (CSS pixels) per panel, the panels are stacked in one column.
+  const MIN_PANEL_WIDTH = 210;
+
+  function LiveFigure(root, spec, chunks) {
     this.root = root;
     this.spec = spec;
     this.controls = {};
@@ -404,6 +727,11 @@
     this.state = {};
     for (const c of spec.controls) this.state[c.name] = c.default;
     this.toy = spec.toy ? makeToy(spec.toy) : null;
+    this.chunks = chunks || null;  // {embedded: [...]} or {base, count, bytes}
+    this.loaded = new Map();
+    this.pending = new Set();
+    this.failed = new Set();
+    this.arrivals = [];
     this.build();
     this.redraw();
   }
@@ -427,16 +755,24 @@
     fig.className = "probdr-live-figure";
     const panels = document.createElement("div");
     panels.className = "probdr-live-panels";
-    panels.style.gridTemplateColumns = spec.panels.map((p) => (p.width || 1) + "fr").join(" ");
+    this.panels = panels;
     this.canvases = spec.panels.map((p, k) => {
-      const c = document.createElement("canvas");
+      const cell = document.createElement("div"), c = document.createElement("canvas");
+      cell.className = "probdr-live-panel";
       c.setAttribute("role", "img");
       c.style.height = (spec.height || 260) + "px";
       c.id = id + "-panel" + k;
-      panels.appendChild(c);
+      cell.appendChild(c);
+      if (p.key) cell.appendChild(colourKey(p.key));  // under its own panel, also when the panels stack
+      panels.appendChild(cell);
       return c;
     });
     fig.appendChild(panels);
+    this.status = document.createElement("p");
+    this.status.className = "probdr-live-status";
+    this.status.setAttribute("role", "status");
+    this.status.hidden = true;
+    fig.appendChild(this.status);
     const form = document.createElement("form");
     form.className = "probdr-live-controls";
     form.addEventListener("submit", (e) => e.preventDefault());
@@ -444,7 +780,7 @@
     this.outputs = {};
     for (const c of spec.controls) {
       const row = document.createElement("div");
-      row.className = "probdr-live-control";
+      row.className = "probdr-live-control probdr-live-" + c.kind;
       const label = document.createElement("label");
       const inputId = id + "-" + c.name;
       label.htmlFor = inputId;
@@ -485,21 +821,49 @@
       form.appendChild(row);
     }
     fig.appendChild(form);
+    // what the controls are set to, as text (shown on paper, where the controls are not)
+    this.settings = document.createElement("p");
+    this.settings.className = "probdr-live-settings";
+    fig.appendChild(this.settings);
+    // the numbers: one row per readout, built once; the values change on redraw
     this.readoutList = document.createElement("dl");
     this.readoutList.className = "probdr-live-readouts";
     this.readoutList.setAttribute("aria-live", "polite");
     this.readoutList.setAttribute("aria-label", "current values");
+    this.readoutRows = {};
+    for (const r of spec.readouts || []) {
+      const row = document.createElement("div"), dt = document.createElement("dt"), dd = document.createElement("dd");
+      row.className = "probdr-live-readout";
+      dt.textContent = r.label;
+      dd.dataset.readout = r.name;
+      row.appendChild(dt); row.appendChild(dd);
+      this.readoutList.appendChild(row);
+      this.readoutRows[r.name] = {row, dd};
+    }
     fig.appendChild(this.readoutList);
     if (spec.caption) {
       const cap = document.createElement("figcaption");
-      cap.textContent = spec.caption;
+      withMaths(cap, spec.caption);
       fig.appendChild(cap);
     }
     this.root.appendChild(fig);
+    this.layout();
     if (window.ResizeObserver) {
       let width = panels.clientWidth;
-      new ResizeObserver(() => { if (panels.clientWidth !== width) { width = panels.clientWidth; this.redraw(); } }).observe(panels);
+      new ResizeObserver(() => {
+        if (panels.clientWidth !== width) { width = panels.clientWidth; this.layout(); this.redraw(); }
+      }).observe(this.root);
     }
+  };
+
+  // Side by side where each panel gets MIN_PANEL_WIDTH, else one column.
+  LiveFigure.prototype.layout = function () {
+    const spec = this.spec, width = this.root.clientWidth || 700;
+    const weights = spec.panels.map((p) => p.width || 1), total = weights.reduce((a, b) => a + b, 0);
+    const narrowest = Math.min(...weights) / total * (width - 8 * (weights.length - 1));
+    const stacked = spec.panels.length > 1 && narrowest < MIN_PANEL_WIDTH;
+    this.panels.style.gridTemplateColumns = stacked ? "minmax(0, 1fr)" : weights.map((w) => "minmax(0, " + w + "fr)").join(" ");
+    this.root.classList.toggle("probdr-live-stacked", stacked);
   };
 
   // Replace {name} by a control's printed value and {=name} by a readout's.
@@ -516,13 +880,43 @@
     for (const name of ["kappa", "eta", "beta", "depth"]) p[name] = this.value(name);
     p.variant = this.value("variant");
     p.causal = this.controls.mask ? !!this.value("mask") : false;
-    const path = this.toy(p), last = path[path.length - 1], first = path[0];
+    const path = this.toy.path(p), last = path[path.length - 1], first = path[0];
     let moved = 0, lost = 0, kept = 0;
     for (let i = 0; i < last.x.length; i++) {
       if (!Number.isFinite(last.x[i])) { lost++; continue; }
       moved += Math.hypot(last.x[i] - first.x[i], last.y[i] - first.y[i]); kept++;
     }
-    return {points: last, start: first, moved: kept ? moved / kept : NaN, lost};
+    return {points: last, start: first, moved: kept ? moved / kept : NaN, lost, self: this.toy.selfWeight(p)};
+  };
+
+  // The loaded chunk of the current setting, or null (then its file is requested).
+  LiveFigure.prototype.chunk = function () {
+    if (!this.spec.chunks || !this.chunks) return null;
+    const cell = chunkCell(this.spec, this.state, this.controls);
+    if (this.chunks.embedded) return this.chunks.embedded[cell];
+    if (this.loaded.has(cell)) return this.loaded.get(cell);
+    if (!this.pending.has(cell) && !this.failed.has(cell)) {
+      this.pending.add(cell);
+      const s = document.createElement("script");
+      s.src = this.chunks.base + cell + ".js";
+      s.async = true;
+      s.onload = () => s.remove();
+      s.onerror = () => { s.remove(); this.pending.delete(cell); this.failed.add(cell); this.redraw(); };
+      this.requested = performance.now();
+      document.head.appendChild(s);
+    }
+    return null;
+  };
+
+  LiveFigure.prototype.receive = function (cell, payload) {
+    this.pending.delete(cell);
+    this.loaded.set(cell, payload);
+    if (this.loaded.size > 48) this.loaded.delete(this.loaded.keys().next().value);
+    if (cell === chunkCell(this.spec, this.state, this.controls)) {
+      const t = performance.now();
+      this.redraw();
+      this.arrivals.push({cell, redraw_ms: performance.now() - t, bytes: (this.chunks.bytes || [])[cell]});
+    }
   };
 
   LiveFigure.prototype.readouts = function (toy) {
@@ -532,25 +926,50 @@
       if (r.toy) v = toy[r.toy];
       else if (r.text) v = r.text[cellOf(r, this.state, this.controls)];
       else v = current(r, this.state, this.controls)[r.index || 0];
-      out[r.name] = {value: v, text: fmt(v, r.digits || 3), label: r.label};
+      const text = r.percent && typeof v === "number" ? fmt(100 * v, r.digits || 3) + " %" : fmt(v, r.digits || 3);
+      out[r.name] = {value: v, text, label: r.label};
     }
     return out;
   };
 
   LiveFigure.prototype.redraw = function () {
     const spec = this.spec, controls = this.controls, state = this.state;
+    const shown = [];
     for (const c of spec.controls) {
       const text = this.label(c.name);
       if (this.outputs[c.name]) this.outputs[c.name].textContent = text;
-      this.inputs[c.name].setAttribute("aria-valuetext", text);
+      if (c.kind === "range") this.inputs[c.name].setAttribute("aria-valuetext", text);
+      shown.push(c.label + ": " + text);
     }
+    this.settings.textContent = "Shown at " + shown.join("; ") + ".";
     const toy = this.toy ? this.toyData() : null;
     const readouts = this.readouts(toy);
+    let waiting = false, missing = false;
     spec.panels.forEach((panel, k) => {
-      const canvas = this.canvases[k], title = this.fill(panel.title, readouts);
+      const canvas = this.canvases[k];
+      const texts = {title: this.fill(panel.title, readouts), xlabel: panel.xlabel, ylabel: panel.ylabel};
       canvas.setAttribute("aria-label", this.fill(panel.alt || panel.title, readouts));
+      let note = "";
+      if (typeof panel.note === "string") note = this.fill(panel.note, readouts);
+      else if (panel.note && Object.entries(panel.note.when || {}).every(([name, v]) => this.value(name) === v)) {
+        note = panel.note.text[cellOf(panel.note, state, controls)] || "";
+      }
       if (panel.type === "scatter") {
-        const pts = panel.source === "toy" ? toy.points : currentPoints(panel.xy, state, controls);
+        let pts;
+        if (panel.source === "toy") pts = toy.points;
+        else if (panel.xy.chunk) {
+          const got = this.chunk();
+          if (got) pts = currentPoints(got[panel.xy.chunk], state, controls);
+          else {
+            const cell = chunkCell(spec, state, controls);
+            missing = this.failed.has(cell);
+            waiting = !missing;
+            const say = missing ? "Could not load the points of this setting (its file is missing)."
+                                : "Loading the points of this setting…";
+            drawScatter(canvas, panel, {x: [], y: []}, null, [], texts, say, null, panel.fixed_bounds || [-1, 1, -1, 1]);
+            return;
+          }
+        } else pts = currentPoints(panel.xy, state, controls);
         const bg = panel.source === "toy" && panel.background ? toy.start : null;
         let colours;
         if (panel.classes) {
@@ -560,32 +979,50 @@
           const t = panel.colour_values, [lo, hi] = extent([t]);
           colours = t.map((v) => viridis((v - lo) / (hi - lo || 1)));
         }
-        const note = panel.note ? this.fill(panel.note, readouts) : "";
         // a frame in the colour of the chosen option (e.g. the variant's colour, as in every other figure)
         const accent = panel.accent ? panel.accent.colours[state[panel.accent.control]] : null;
-        drawScatter(canvas, panel, pts, bg, colours, title, note, accent);
+        let bounds = panel.bounds || null;
+        if (panel.axes_control && this.value(panel.axes_control) === "fixed") bounds = panel.fixed_bounds;
+        drawScatter(canvas, panel, pts, bg, colours, texts, note, accent, bounds);
+        const L = canvas.probdrLayout;
+        if (L.degenerate.length && !note) {
+          // nothing to see, or one spot: say what happened (the spec's words for this figure, else plain ones)
+          const said = panel.degenerate || {};
+          const n = pts.x.length;
+          const words = L.points === 0 ? (said.empty || "No point to draw at this setting") :
+            (said.spot || "All " + n + " points lie at one spot, closer together than a pixel");
+          drawScatter(canvas, panel, pts, bg, colours, texts, words, accent, bounds);
+        } else if (bounds && panel.axes_control && L.outside > 0 && !note) {
+          // points beyond fixed axes: say so (and how to see them)
+          drawScatter(canvas, panel, pts, bg, colours, texts,
+                      L.outside + (L.outside === 1 ? " point lies" : " points lie") + " outside these fixed axes; " +
+                      "choose axes that follow the points to see " + (L.outside === 1 ? "it" : "them"), accent, bounds);
+        }
       } else if (panel.type === "lines") {
         const series = panel.series.map((s) => ({y: current(s.y, state, controls), colour: s.colour, nolines: s.nolines,
           points: s.point_colours ? Array.from(current(s.point_colours, state, controls), (c) => panel.category_colours[c]) : s.points}));
-        const hlines = (panel.hlines || []).map((l) => ({y: l.value !== undefined ? l.value : current(l.y, state, controls)[0], colour: l.colour, dash: l.dash}));
+        const hlines = (panel.hlines || []).map((l) => {
+          const y = l.value !== undefined ? l.value : current(l.y, state, controls)[0];
+          return {y, colour: l.colour, dash: l.dash, label: l.label ? this.fill(l.label, readouts) : ""};
+        });
         let marker = null;
         if (panel.marker) { const i = state[panel.marker]; marker = {x: panel.x[i], y: series[0].y[i]}; }
-        drawLines(canvas, panel, panel.x, series, hlines, marker, title);
+        drawLinePanel(canvas, panel, panel.x, series, hlines, marker, texts, note);
       } else if (panel.type === "bars") {
         const hts = current(panel.heights, state, controls);
         const cats = current(panel.categories, state, controls);
-        drawBars(canvas, panel, hts, Array.from(cats, (c) => panel.category_colours[c]), title);
+        drawBars(canvas, panel, hts, Array.from(cats, (c) => panel.category_colours[c]), texts, note);
       }
     });
-    // the numbers, printed
-    const dl = this.readoutList;
-    dl.textContent = "";
+    this.root.setAttribute("aria-busy", waiting ? "true" : "false");
+    this.status.hidden = !(waiting || missing);
+    this.status.textContent = waiting ? "Loading the points of this setting…" :
+      (missing ? "Could not load the points of this setting." : "");
+    // the numbers, printed; a readout with nothing to say at this setting hides its row
     for (const r of spec.readouts || []) {
-      const dt = document.createElement("dt"), dd = document.createElement("dd");
-      dt.textContent = r.label;
-      dd.textContent = readouts[r.name].text;
-      dd.dataset.readout = r.name;
-      dl.appendChild(dt); dl.appendChild(dd);
+      const row = this.readoutRows[r.name], text = readouts[r.name].text;
+      row.dd.textContent = text;
+      row.row.hidden = text === "" || text === undefined;
     }
     this.last = {readouts, toy};
   };
@@ -594,11 +1031,23 @@
   LiveFigure.prototype.snapshot = function () {
     const values = {};
     for (const c of this.spec.controls) values[c.name] = this.value(c.name);
-    const out = {values, readouts: {}};
+    const out = {values, readouts: {}, loading: this.root.getAttribute("aria-busy") === "true"};
     for (const [k, v] of Object.entries(this.last.readouts)) out.readouts[k] = v.value;
     if (this.last.toy) out.points = {x: Array.from(this.last.toy.points.x), y: Array.from(this.last.toy.points.y)};
+    out.panels = this.canvases.map((c) => c.probdrLayout);
     return out;
   };
+
+  function readChunks(root) {
+    const embedded = root.querySelector("script.probdr-live-chunks");
+    if (embedded) return {embedded: JSON.parse(embedded.textContent)};
+    const files = root.querySelector("script.probdr-live-chunk-files");
+    if (files) {
+      const info = JSON.parse(files.textContent);
+      return {base: new URL(info.base, document.baseURI).href, count: info.count, bytes: info.bytes};
+    }
+    return null;
+  }
 
   function init() {
     document.querySelectorAll("div.probdr-live").forEach((root) => {
@@ -610,7 +1059,7 @@
       root.querySelectorAll(":scope > figure.probdr-live-figure").forEach((old) => old.remove());
       root.classList.remove("probdr-live-ready", "probdr-live-broken");
       try {
-        root.probdrLive = new LiveFigure(root, JSON.parse(script.textContent));
+        root.probdrLive = new LiveFigure(root, JSON.parse(script.textContent), readChunks(root));
       } catch (err) {
         root.classList.add("probdr-live-broken");
         console.error("probdr-live: could not draw figure " + root.id, err);
@@ -621,6 +1070,13 @@
   // Figures that appear later (an output that Thebe's kernel writes into the page) are drawn too.
   function watch() {
     init();
+    if (window.matchMedia) {
+      const print = window.matchMedia("print");
+      const follow = (e) => setPrinting(e.matches);
+      if (print.addEventListener) print.addEventListener("change", follow); else if (print.addListener) print.addListener(follow);
+    }
+    window.addEventListener("beforeprint", () => setPrinting(true));
+    window.addEventListener("afterprint", () => setPrinting(false));
     if (!window.MutationObserver) return;
     let pending = false;
     new MutationObserver(() => {
@@ -630,7 +1086,7 @@
     }).observe(document.body, {childList: true, subtree: true});
   }
 
-  window.probdrLive = {init, toyStep, toyStart, unlift};
+  window.probdrLive = {init, toyStep, toyStart, unlift, chunk: receiveChunk, setPrinting, MIN_TEXT, MIN_PANEL_WIDTH};
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
   else watch();
 })();

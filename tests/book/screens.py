@@ -1,0 +1,165 @@
+"""What a reader's screen shows: browser contexts at phone and desktop size in either colour mode, and the scripts
+the screen tests run in the page (layout, contrast, what the live figures drew).
+
+Shared by test_screens.py (phone, dark mode, static figures, weight, print) and test_live_figures.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from urllib.parse import urlsplit
+
+#: The two screens of the issue: a phone (390 x 844, an iPhone 12 to 15 in CSS pixels) and a desktop window.
+SCREENS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 900}}
+THEMES = ("light", "dark")
+
+#: WCAG 2.1 AA: text contrast at least 4.5:1.
+MIN_CONTRAST = 4.5
+#: Smallest text on a live figure's canvas and smallest tick label of a static figure, in CSS pixels.
+MIN_TEXT_PX = 9.0
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+@contextlib.contextmanager
+def screen(browser, screen_name: str, theme: str = "light", remote=None):
+    """A fresh browser context (a reader's first visit) of that size, with pydata-sphinx-theme's colour mode set
+    as the theme's own switch stores it; every request to another host is aborted (and recorded in ``remote``)."""
+    ctx = browser.new_context(viewport=SCREENS[screen_name], service_workers="block", color_scheme=theme)
+    ctx.add_init_script(f"try {{ localStorage.setItem('theme', '{theme}'); localStorage.setItem('mode', '{theme}'); }}"
+                        " catch (e) {}")
+
+    def route(r):
+        if urlsplit(r.request.url).hostname in LOCAL_HOSTS:
+            r.continue_()
+        else:
+            if remote is not None:
+                remote.append(r.request.url)
+            r.abort()
+
+    ctx.route("**/*", route)
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+
+
+def open_page(ctx, url: str, live: bool = True):
+    """Open ``url``, wait until MathJax has typeset and every live figure is drawn (its points loaded)."""
+    page = ctx.new_page()
+    page.goto(url, wait_until="load")
+    page.evaluate(SETTLE_JS)
+    if live:
+        page.wait_for_function("""() => Array.from(document.querySelectorAll('div.probdr-live')).every(
+          (d) => d.classList.contains('probdr-live-ready') && d.getAttribute('aria-busy') !== 'true')""",
+                               timeout=60_000)
+    return page
+
+
+SETTLE_JS = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  if (window.MathJax && MathJax.typesetPromise) await MathJax.typesetPromise();
+  await new Promise((r) => setTimeout(r, 300));
+  return true;
+}"""
+
+# Colour contrast of every visible text element inside `selector` against what is actually behind it: the first
+# ancestor (or the element itself) with a background colour, alpha-composited over the ones behind it, down to the
+# page. Returns the elements below `min`.
+CONTRAST_JS = """([selector, min]) => {
+  const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const v = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const over = (top, under) => { const a = top[3]; return [0, 1, 2].map((i) => top[i] * a + under[i] * (1 - a)).concat([1]); };
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let bg = [255, 255, 255, 1];
+    for (let i = layers.length - 1; i >= 0; i--) bg = over(layers[i], bg);
+    return bg;
+  };
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  const out = [];
+  let checked = 0;
+  document.querySelectorAll(selector).forEach((root) => {
+    root.querySelectorAll('*').forEach((el) => {
+      const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
+      if (!own || el.closest('mjx-assistive-mml, script, style')) return;
+      const r = el.getBoundingClientRect(), st = getComputedStyle(el);
+      if (!r.width || !r.height || st.visibility === 'hidden' || st.display === 'none') return;
+      const bg = background(el), fg = over(parse(st.color), bg), k = ratio(fg, bg);
+      checked++;
+      if (k < min) out.push({text: el.textContent.trim().slice(0, 60), tag: el.tagName, colour: st.color,
+                            background: 'rgb(' + bg.slice(0, 3).map(Math.round).join(',') + ')', ratio: k});
+    });
+  });
+  return {checked, low: out};
+}"""
+
+# What each live figure drew on its canvases (live.js records every text with its measured box), with the
+# canvases' sizes: for the layout tests.
+LAYOUT_JS = """(id) => { const root = document.getElementById(id);
+  return Array.from(root.querySelectorAll('canvas')).map((c) => {
+    const L = c.probdrLayout || {}; const r = c.getBoundingClientRect();
+    return {id: c.id, width: L.width, height: L.height, cssWidth: r.width, texts: L.texts || [], notes: L.notes || [],
+            degenerate: L.degenerate || [], points: L.points, outside: L.outside, plot: L.plot};
+  }); }"""
+
+# Elements of a figure that stick out of it (wider than its container) or scroll sideways inside it, and the
+# readout values that are not fully visible.
+OVERFLOW_JS = """(id) => {
+  const root = document.getElementById(id), box = root.getBoundingClientRect(), bad = [], hidden = [];
+  root.querySelectorAll('*').forEach((el) => {
+    const r = el.getBoundingClientRect();
+    if (!r.width && !r.height) return;
+    if (r.left < box.left - 1 || r.right > box.right + 1) bad.push({tag: el.tagName, cls: el.className, left: r.left - box.left, right: r.right - box.right});
+    // (a formula's italic overhang, a pixel or few that the theme's span.math clips, is not a sideways scroll)
+    const maths = el.closest('.math, mjx-container');
+    if (el.scrollWidth > el.clientWidth + (maths ? 12 : 1) && getComputedStyle(el).overflowX !== 'visible') bad.push({tag: el.tagName, cls: el.className, scrolls: el.scrollWidth - el.clientWidth});
+  });
+  root.querySelectorAll('dd[data-readout]').forEach((dd) => {
+    if (dd.closest('[hidden]')) return;
+    const r = dd.getBoundingClientRect();
+    const ok = r.width > 0 && r.height > 0 && r.left >= box.left - 1 && r.right <= box.right + 1 && r.right <= innerWidth + 1
+      && dd.scrollWidth <= dd.clientWidth + 1 && dd.textContent.trim() !== '';
+    if (!ok) hidden.push({readout: dd.dataset.readout, text: dd.textContent, left: r.left, right: r.right});
+  });
+  return {bad, hidden, width: box.width, scrollWidth: root.scrollWidth, clientWidth: root.clientWidth};
+}"""
+
+
+def boxes_overlap(a, b, slack: float = 0.5) -> bool:
+    return a["x0"] < b["x1"] - slack and b["x0"] < a["x1"] - slack and a["y0"] < b["y1"] - slack and b["y0"] < a["y1"] - slack
+
+
+def text_problems(panels) -> list:
+    """Texts of the live figures' canvases that leave their canvas, are set below MIN_TEXT_PX, or overlap."""
+    bad = []
+    for p in panels:
+        texts = p["texts"]
+        for t in texts:
+            if t["x0"] < -0.5 or t["x1"] > p["width"] + 0.5 or t["y0"] < -0.5 or t["y1"] > p["height"] + 0.5:
+                bad.append(f"{p['id']}: {t['role']} {t['text']!r} leaves the canvas ({t['x0']:.1f}..{t['x1']:.1f} of "
+                           f"{p['width']}, {t['y0']:.1f}..{t['y1']:.1f} of {p['height']})")
+            if t["size"] < MIN_TEXT_PX - 1e-9:
+                bad.append(f"{p['id']}: {t['role']} {t['text']!r} is {t['size']} px")
+        for i, a in enumerate(texts):
+            for b in texts[i + 1:]:
+                if boxes_overlap(a, b):
+                    bad.append(f"{p['id']}: {a['role']} {a['text']!r} overlaps {b['role']} {b['text']!r}")
+    return bad
+
+
+def contrast(colour_a: str, colour_b: str) -> float:
+    """WCAG contrast of two '#rrggbb' colours (for what live.js records of its canvas texts)."""
+    def lum(h):
+        v = [int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        v = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in v]
+        return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]
+
+    a, b = lum(colour_a), lum(colour_b)
+    return (max(a, b) + 0.05) / (min(a, b) + 0.05)
