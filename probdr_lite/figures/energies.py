@@ -15,7 +15,7 @@ from probdr_lite.energies import FILTER_READINGS, FROZEN, READINGS, SENSE, frequ
 from probdr_lite.figures.prose import count_phrase, listing, num, pct, sci, trend
 from probdr_lite.figures.style import variant_colour
 from probdr_lite.objections import THRESHOLDS
-from probdr_lite.plotting import Table
+from probdr_lite.plotting import Table, describe
 
 __all__ = [
     "VARIANT_NAMES",
@@ -263,9 +263,9 @@ def energy_path_figure(table: dict):
     if not isinstance(table, dict) or not table:
         raise ValueError("table must be the dict of energies.energy_table")
     readings = list(table)
-    cols = 4
+    cols = 2  # two panels a row, so that the ticks stay readable at the page's width
     rows = int(np.ceil(len(readings) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(15, 3.1 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(10.2, 2.9 * rows), squeeze=False)
     for ax, r in zip(axes.flat, readings):
         for v, e in table[r].items():
             vals = np.asarray(e["values"], dtype=float)
@@ -282,7 +282,8 @@ def energy_path_figure(table: dict):
         ax.set_axis_off()
     axes.flat[0].legend(fontsize="x-small")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"{len(readings)} panels, one per energy reading, each showing how far every block's "
+                         "steps move that energy from its value at layer 0, layer by layer.")
 
 
 def spectrum_figure(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8):
@@ -296,7 +297,7 @@ def spectrum_figure(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8):
               ("diffusion", "A − I and symmetric", variant_colour("diffusion"), "-"),
               ("paper", "the paper's block", variant_colour("paper"), "--"),
               ("flow", r"the diffusion flow $e^{-h\lambda}$", "0.4", ":"))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(10.2, 3.8))
     for k, ax in enumerate(axes):
         twin = ax.twinx()
         twin.hist(lam, bins=60, color="0.85", zorder=0)
@@ -314,7 +315,9 @@ def spectrum_figure(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8):
                 ylim=(1e-8, 1.5))
     axes[0].legend(fontsize="x-small", loc="lower left")
     fig.tight_layout()
-    return fig
+    return describe(fig, "Two panels: the response of plain attention, A − I and the paper's block to each graph "
+                         f"frequency after one step and after {n_steps} steps, relative to the constant mode, "
+                         "over a histogram of the eigenvalues of I − A.")
 
 
 def spectrum_text(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
@@ -481,7 +484,7 @@ def thesis_figure(alignment: dict, baseline: dict, qs=(2, 5, 10)):
     """Mean principal-angle cosine per layer: one panel per graph and q, one line per variant, the random level
     dashed."""
     graphs = list(baseline)
-    fig, axes = plt.subplots(len(graphs), len(qs), figsize=(4.2 * len(qs), 3.0 * len(graphs)), squeeze=False)
+    fig, axes = plt.subplots(len(graphs), len(qs), figsize=(3.4 * len(qs), 2.9 * len(graphs)), squeeze=False)
     for i, g in enumerate(graphs):
         for j, q in enumerate(qs):
             ax = axes[i, j]
@@ -496,7 +499,9 @@ def thesis_figure(alignment: dict, baseline: dict, qs=(2, 5, 10)):
                 ax.set_ylabel("mean principal-angle cosine", fontsize="small")
     axes[0, 0].legend(fontsize="x-small")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"{len(graphs) * len(qs)} panels, one per graph and subspace dimension q, each showing "
+                         "per layer how closely every block's principal subspace matches the Laplacian Eigenmaps "
+                         "embedding, against the level of a random subspace.")
 
 
 def closing_text(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, tol=None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -131,13 +132,19 @@ def test_repository_and_issue_buttons(built_book, doc, rel):
 @pytest.mark.parametrize("doc, rel", [p for p in PAGES if _notebook(p[0])],
                          ids=[d for d, _ in PAGES if _notebook(d)])
 def test_binder_and_colab_buttons_open_this_notebook_on_main(built_book, doc, rel):
-    """The launch URLs are built from _config.yml's repository (the one place it is set)."""
+    """The launch URLs are built from _config.yml's repository (the one place it is set) and open the chapter's
+    reader notebook (``launch_buttons.reader_notebooks``: ``jupyter/`` on Binder, ``colab/`` on Colab), which
+    exists in the repository."""
     _, owner_repo, branch = _repo()
     assert branch == "main"
     launch = CONFIG["launch_buttons"]
+    folder, name = launch["reader_notebooks"].strip("/"), Path(doc).name
+    for flavour in ("jupyter", "colab"):
+        assert (ROOT / folder / flavour / f"{name}.ipynb").is_file(), f"no {flavour} reader notebook for {doc}"
     hrefs = [u for t, _, u in sitemap.parse(built_book / rel).urls if t == "a"]
-    binder = f"{launch['binderhub_url'].rstrip('/')}/v2/gh/{owner_repo}/{branch}?urlpath=tree/{doc}.ipynb"
-    colab = f"{launch['colab_url'].rstrip('/')}/github/{owner_repo}/blob/{branch}/{doc}.ipynb"
+    binder = (f"{launch['binderhub_url'].rstrip('/')}/v2/gh/{owner_repo}/{branch}"
+              f"?urlpath=tree/{folder}/jupyter/{name}.ipynb")
+    colab = f"{launch['colab_url'].rstrip('/')}/github/{owner_repo}/blob/{branch}/{folder}/colab/{name}.ipynb"
     assert binder in hrefs, f"no Binder button for {doc}: {[h for h in hrefs if 'binder' in h]}"
     assert colab in hrefs, f"no Colab button for {doc}: {[h for h in hrefs if 'colab' in h]}"
 
