@@ -16,7 +16,7 @@ from scipy import stats  # noqa: E402
 from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, validate_results  # noqa: E402
 from probdr_lite.experiments import files as F  # noqa: E402
 from probdr_lite.experiments import stats as S  # noqa: E402
-from probdr_lite.experiments.results import recipe_of  # noqa: E402
+from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, recipe_of  # noqa: E402
 from probdr_lite.figures import training as T  # noqa: E402
 
 ITERS = [0, 10, 20, 30]
@@ -32,8 +32,8 @@ def make_row(task, variant, seed, val, *, acc=None, gates=None, command="python 
         curve = [[it, v + 0.1, v, a] for it, v, a in zip(ITERS, val, acc)]
         cols = ["iter", "train_loss", "val_loss", "val_acc"]
     row = {
-        "schema_version": 2, "task": task, "variant": variant, "seed": seed, "config": config,
-        "recipe": recipe_of(task, config),
+        "schema_version": SCHEMA_VERSION, "task": task, "variant": variant, "seed": seed, "config": config,
+        "recipe": recipe_of(task, config), **derived_fields(task, curve, config),
         "final_val_loss": curve[-1][2], "best_val_loss": min(c[2] for c in curve),
         "curve_columns": cols, "curve": curve, "throughput": 1000.0 + seed,
         "throughput_unit": "tokens/s" if task == "charlm" else "images/s",

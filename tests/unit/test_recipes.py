@@ -20,7 +20,7 @@ from scipy import stats  # noqa: E402
 
 from probdr_lite.experiments import CharLMConfig, validate_results  # noqa: E402
 from probdr_lite.experiments.files import RESULTS_DIR  # noqa: E402
-from probdr_lite.experiments.results import recipe_of  # noqa: E402
+from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, recipe_of  # noqa: E402
 from probdr_lite.experiments.stats import holm, nanogpt_gap, recipe_table, recipe_verdict  # noqa: E402
 from probdr_lite.experiments.sweep import get_grid, grid_status  # noqa: E402
 from probdr_lite.figures import recipes as R  # noqa: E402
@@ -33,8 +33,9 @@ Z = (Z - Z.mean()) / Z.std(ddof=1)  # mean 0, sd 1 exactly
 def _row(variant, seed, final, init="gpt2", lr=1e-3):
     config = CharLMConfig(max_iters=30, init=init, lr=lr).to_dict()
     curve = [[0, 4.2, 4.2], [30, final + 0.1, final]]
-    return {"schema_version": 2, "task": "charlm", "variant": variant, "seed": seed, "config": config,
+    return {"schema_version": SCHEMA_VERSION, "task": "charlm", "variant": variant, "seed": seed, "config": config,
             "recipe": recipe_of("charlm", config), "final_val_loss": final, "best_val_loss": min(final, 4.2),
+            **derived_fields("charlm", curve, config),
             "curve_columns": ["iter", "train_loss", "val_loss"], "curve": curve, "throughput": 1.0,
             "throughput_unit": "tokens/s", "train_seconds": 1.0, "wall_seconds": 1.0, "torch_version": "x",
             "device": "cpu", "git_commit": "abc", "command": "test", "timestamp": "2026-01-01T00:00:00+00:00"}
@@ -194,7 +195,8 @@ def test_table_and_dot_plot_show_the_entries():
 def test_pending_cells_are_named_with_the_command(tmp_path):
     shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
     status = grid_status(get_grid("vit-ofat"), tmp_path)
-    assert status[0]["recipe"] == {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0}
+    assert status[0]["recipe"] == {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0,
+                                   "decay_epochs": 0}
     assert status[0]["seeds_done"]["attention"] == [0, 1, 2, 3, 4] and status[0]["seeds_done"]["symmetric"] == []
     assert [s["n_done"] for s in status[1:]] == [0, 0, 0, 0]
     text = R.pending_text(status, "vit-ofat", "vit")
