@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_choice, check_scalar
+from .attention import GATE_START
 from .files import check_task_rows
 from .results import RECIPE_FACTORS, TASK_METRICS, TASK_VARIANTS
 
@@ -44,6 +45,26 @@ def _variants(rows, task):
 def quantities(task: str) -> list:
     """The summary quantities of ``task``: final and best of each validation metric."""
     return [f"{kind}_{m}" for m in TASK_METRICS[task] for kind in ("final", "best")]
+
+
+#: Where a run is read: at its end (``final``, the verdict's reading), at its best checkpoint (lowest validation
+#: loss), or where the plateau rule fired (``stop``: where a run without the decay stops; the end for a run whose
+#: rule never fired or that has no rule).
+READINGS = ("final", "checkpoint", "stop")
+
+
+def reading_quantities(task: str) -> list:
+    """Every quantity :func:`row_quantity` reads: each of :data:`READINGS` of each validation metric, and best."""
+    return [f"{kind}_{m}" for m in TASK_METRICS[task] for kind in (*READINGS, "best")]
+
+
+def row_quantity(row: dict, quantity: str) -> float:
+    """The value of ``quantity`` (:func:`reading_quantities`) in a validated results row."""
+    kind, metric = quantity.split("_", 1)
+    if kind == "stop":
+        at_plateau = row.get(f"plateau_{metric}")
+        return row[f"final_{metric}"] if at_plateau is None else at_plateau
+    return row[quantity]
 
 
 def lower_is_better(quantity: str) -> bool:
@@ -88,10 +109,10 @@ def paired_differences(rows, quantity: str = "final_val_loss", baseline: str = "
     for every arm other than the baseline; the rows must be of one recipe.
     """
     rows, task = check_task_rows(rows)
-    quantity = check_choice(quantity, "quantity", quantities(task))
+    quantity = check_choice(quantity, "quantity", reading_quantities(task))
     present = _variants(rows, task)
     baseline = check_choice(baseline, "baseline", present)
-    by = {(r["variant"], r["seed"]): r[quantity] for r in rows}
+    by = {(r["variant"], r["seed"]): row_quantity(r, quantity) for r in rows}
     out = {}
     for v in present:
         if v == baseline:
@@ -101,10 +122,14 @@ def paired_differences(rows, quantity: str = "final_val_loss", baseline: str = "
     return out
 
 
-def gate_values(rows):
-    """The learned gates g of the gated arm: (seeds, array (n_seeds, n_layer, n_head)), or ``None``."""
+def gate_values(rows, arm: str = "gated"):
+    """The learned gates g of a gated arm at the end of training: (seeds, array (n_seeds, n_layer, n_head)), or
+    ``None`` when no row of ``arm`` records them. The rows must be of one recipe (a seed appears once)."""
     rows, _ = check_task_rows(rows)
-    gated = sorted((r for r in rows if r["variant"] == "gated" and r.get("gates")), key=lambda r: r["seed"])
+    arm = check_choice(arm, "arm", tuple(GATE_START))
+    gated = sorted((r for r in rows if r["variant"] == arm and r.get("gates")), key=lambda r: r["seed"])
+    if len({r["seed"] for r in gated}) != len(gated):
+        raise ValueError(f"rows must be of one recipe: arm {arm!r} has a seed twice")
     if not gated:
         return None
     shapes = {np.shape(r["gates"]) for r in gated}
@@ -262,7 +287,9 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
     ----------
     rows : results rows of one task, any number of recipes
     quantity : str, optional
-        Default: :data:`HEADLINE` of the task (final validation loss / accuracy).
+        Default: :data:`HEADLINE` of the task (final validation loss / accuracy);
+        any of :func:`reading_quantities` (e.g. ``"checkpoint_val_acc"``, the
+        best checkpoint, or ``"stop_val_acc"``, where the plateau rule fired).
     baseline : str
     alpha : float in (0, 1)
         Level of the (1 - alpha) t interval and of the Holm family.
@@ -279,7 +306,7 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
     from scipy import stats
 
     rows, task = check_task_rows(rows)
-    quantity = HEADLINE[task] if quantity is None else check_choice(quantity, "quantity", quantities(task))
+    quantity = HEADLINE[task] if quantity is None else check_choice(quantity, "quantity", reading_quantities(task))
     alpha = check_scalar(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
     min_pairs = check_scalar(min_pairs, "min_pairs", low=2, integer=True)
     lower = lower_is_better(quantity)
@@ -289,7 +316,7 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
         key = (r["variant"], r["seed"])
         if key in cell["runs"]:
             raise ValueError(f"rows hold recipe {r['recipe']} variant {key[0]!r} seed {key[1]} twice")
-        cell["runs"][key] = r[quantity]
+        cell["runs"][key] = row_quantity(r, quantity)
     recipes, baselines, entries = [], [], []
     for cell in cells.values():
         runs = cell["runs"]

@@ -1,4 +1,4 @@
-"""Chapter 6, trained transformers: the figures, tables and sentences of the multi-seed comparison.
+"""Chapter 7, trained transformers: the figures, tables and sentences of the multi-seed comparison.
 
 Presentation only: the rows are read by :mod:`probdr_lite.experiments.files`
 and their statistics (seed bands, paired differences, the decision rule, the
@@ -11,7 +11,7 @@ draws and words them. The recipe grid's table, figure and verdict prose are in
 - :func:`paired_figure`  arm minus baseline, seed by seed;
 - :func:`arms_table` / :func:`paired_table`  :func:`~probdr_lite.experiments.summarise`'s output as tables;
 - :func:`verdict_text`  a paragraph for a :class:`~probdr_lite.experiments.stats.Verdict`;
-- :func:`gates_figure` / :func:`gates_text`  the learned g of the gated arm ``A - g I``.
+- :func:`gates_figure` / :func:`gates_text`  the learned g of the gated arms ``A - g I`` (from g = 0 and g = 1).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite.experiments.files import check_task_rows as _task_rows
+from probdr_lite.experiments.attention import GATE_START
 from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS
 from probdr_lite.experiments.stats import (
     BANDS,
@@ -36,7 +37,8 @@ from probdr_lite.experiments.stats import (
 )
 from probdr_lite.plotting import Table
 
-from .style import VARIANT_STYLE
+from .prose import plural
+from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
     "ARM_STYLE",
@@ -56,16 +58,24 @@ __all__ = [
 ]
 
 #: Every trained arm: its label (legends, tables) and colour from the book-wide VARIANT_STYLE (family "trained"),
-#: and the operator as mathtext (plots) and as text (tables, sentences).
+#: and the operator as mathtext (plots), as text (tables) and as MathJax (sentences).
 _OPERATORS = {
     "attention": ("$A$", "A"),
     "diffusion": ("$A - I$", "A − I"),
     "gated": ("$A - gI$", "A − gI"),
+    "gated-from-1": ("$A - gI$, $g_0 = 1$", "A − gI from g = 1"),
     "sym-normalised": (r"$A_{\rm sym}$", "A_sym"),
     "symmetric": (r"$A_{\rm sym} - I$", "A_sym − I"),
 }
-ARM_STYLE = {v: {"label": VARIANT_STYLE["trained"][v].label, "colour": VARIANT_STYLE["trained"][v].colour,
-                 "math": math_, "text": text} for v, (math_, text) in _OPERATORS.items()}
+#: The gated arm that starts at g = 1 is newer than the book-wide table of styles; it takes the Okabe-Ito colour
+#: no other trained arm uses.
+_TRAINED_STYLE = {**VARIANT_STYLE["trained"],
+                  "gated-from-1": VariantStyle("gated from 1: A − gI, g₀ = 1", OKABE_ITO["bluish green"])}
+#: the operator as MathJax, for generated Markdown sentences (the way the chapter's prose writes it)
+_TEX = {"attention": "$A$", "diffusion": "$A - I$", "gated": "$A - gI$", "gated-from-1": "$A - gI$ from $g = 1$",
+        "sym-normalised": r"$A_{\rm sym}$", "symmetric": r"$A_{\rm sym} - I$"}
+ARM_STYLE = {v: {"label": _TRAINED_STYLE[v].label, "colour": _TRAINED_STYLE[v].colour,
+                 "math": math_, "text": text, "tex": _TEX[v]} for v, (math_, text) in _OPERATORS.items()}
 VARIANT_LABELS = {v: s["label"] for v, s in ARM_STYLE.items()}
 OPERATOR_MATH = {v: s["math"] for v, s in ARM_STYLE.items()}
 OPERATOR_TEXT = {v: s["text"] for v, s in ARM_STYLE.items()}
@@ -75,6 +85,8 @@ METRIC_LABELS = {"val_loss": "validation loss (cross-entropy, nats)", "train_los
 QUANTITY_LABELS = {"final_val_loss": "final validation loss", "best_val_loss": "best validation loss",
                    "final_val_acc": "final validation accuracy", "best_val_acc": "best validation accuracy"}
 TASK_NAMES = {"charlm": "character model", "vit": "vision transformer"}
+#: the gated arms, in the order they are drawn
+GATED_ARMS = tuple(GATE_START)
 
 
 # ------------------------------------------------------------------------------------------------------- curves
@@ -312,36 +324,55 @@ def verdict_text(v: Verdict, paper_claim: str | None = None) -> str:
 
 # -------------------------------------------------------------------------------------------------------- gates
 
-def gates_figure(rows):
-    """The learned g of every head, layer by layer: one dot per seed, the mean over seeds as a bar.
+def _gates(rows):
+    """{arm: (seeds, gates (n_seeds, n_layer, n_head))} for every gated arm of ``rows`` that records its gates."""
+    out = {}
+    for arm in GATED_ARMS:
+        got = gate_values(rows, arm) if any(r["variant"] == arm for r in rows) else None
+        if got is not None:
+            out[arm] = got
+    return out
 
-    Dashed lines mark g = 0 (plain attention A) and g = 1 (the paper's A − I). The collection
-    of layer l, head h holds the points (x, g) of every seed for that head, in the order
-    layer-major, head-minor.
+
+def gates_figure(rows):
+    """Where the learned g of every head ends, layer by layer: one dot per seed, the mean over seeds as a bar.
+
+    ``rows`` are of one recipe; each gated arm present (:data:`GATED_ARMS`: from g = 0 and from g = 1) is drawn
+    in its colour, side by side within each layer. Dashed lines mark g = 0 (plain attention A) and g = 1 (the
+    paper's A − I). The scatter collections come in the order arm, layer, head; each holds the points (x, g) of
+    every seed for that head.
     """
-    got = gate_values(rows)
-    if got is None:
-        raise ValueError("rows must contain rows of the 'gated' arm that record their 'gates'")
-    seeds, g = got  # (n_seeds, n_layer, n_head)
-    _, n_layer, n_head = g.shape
-    fig, ax = plt.subplots(figsize=(max(4.5, 1.3 * n_layer + 2), 3.4))
-    width = 0.7
-    offsets = np.linspace(-width / 2, width / 2, n_head) if n_head > 1 else np.zeros(1)
-    for layer in range(n_layer):
-        for h in range(n_head):
-            x = np.full(len(seeds), layer + offsets[h])
-            ax.scatter(x, g[:, layer, h], s=14, color=f"C{h % 10}", alpha=0.8, zorder=3,
-                       label=f"head {h}" if layer == 0 else None)
-            ax.plot([x[0] - 0.06, x[0] + 0.06], [g[:, layer, h].mean()] * 2, color="k", lw=1.5, zorder=4)
-    ax.axhline(0.0, color="C0", ls="--", lw=1)
-    ax.axhline(1.0, color="C3", ls="--", lw=1)
-    ax.text(-0.55, 0.0, "g = 0: $A$", va="bottom", ha="left", fontsize=8, color="C0")
-    ax.text(-0.55, 1.0, "g = 1: $A - I$", va="bottom", ha="left", fontsize=8, color="C3")
+    rows, _ = _task_rows(rows)
+    found = _gates(rows)
+    if not found:
+        raise ValueError("rows must contain rows of a gated arm ('gated' or 'gated-from-1') that record their 'gates'")
+    shapes = {g.shape[1:] for _, g in found.values()}
+    if len(shapes) != 1:
+        raise ValueError(f"the gated arms' gates must have one shape (n_layer, n_head); got {sorted(shapes)}")
+    n_layer, n_head = next(iter(shapes))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * n_layer + 2.5), 3.5))
+    n_arms = len(found)
+    slot = 0.8 / n_arms
+    for a, (arm, (seeds, g)) in enumerate(found.items()):
+        colour = ARM_STYLE[arm]["colour"]
+        start = -0.4 + a * slot
+        offsets = start + (np.arange(n_head) + 0.5) * slot / n_head
+        for layer in range(n_layer):
+            for h in range(n_head):
+                x = np.full(len(seeds), layer + offsets[h])
+                ax.scatter(x, g[:, layer, h], s=12, color=colour, alpha=0.8, zorder=3,
+                           label=f"{ARM_STYLE[arm]['text']} ({len(seeds)} seeds)" if layer == 0 and h == 0 else None)
+                ax.plot([x[0] - 0.3 * slot / n_head, x[0] + 0.3 * slot / n_head], [g[:, layer, h].mean()] * 2,
+                        color="k", lw=1.4, zorder=4)
+    ax.axhline(0.0, color="0.35", ls="--", lw=1)
+    ax.axhline(1.0, color="0.35", ls=":", lw=1)
+    ax.text(-0.55, 0.0, "g = 0: $A$", va="bottom", ha="left", fontsize=8, color="0.3")
+    ax.text(-0.55, 1.0, "g = 1: $A - I$", va="bottom", ha="left", fontsize=8, color="0.3")
     ax.set_xticks(range(n_layer))
-    ax.set_xticklabels([f"layer {i}" for i in range(n_layer)])
+    ax.set_xticklabels([f"layer {i}\n(heads 0–{n_head - 1})" for i in range(n_layer)], fontsize=8)
     ax.set_xlim(-0.6, n_layer - 0.4)
-    ax.set_ylabel("learned gate g")
-    ax.set_title(f"gated arm A − gI after training ({len(seeds)} seeds; bar: mean)", fontsize=10)
+    ax.set_ylabel("gate g at the end of training")
+    ax.set_title("gated arms A − gI: where each head's g ends (dot: a seed; bar: mean)", fontsize=10)
     ax.legend(fontsize="x-small", frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
@@ -349,13 +380,36 @@ def gates_figure(rows):
 
 
 def gates_text(rows) -> str:
-    """One sentence on where the learned gates ended, relative to g = 0 (A) and g = 1 (A − I)."""
-    got = gate_values(rows)
-    if got is None:
-        return "The rows of the gated arm do not record their gates."
-    seeds, g = got
-    far = int((g > 0.5).sum())
-    where = ("every head stayed closer to plain attention (g = 0) than to A − I (g = 1)" if far == 0 else
-             f"{far} of {g.size} heads moved past g = 0.5, towards A − I (g = 1)")
-    return (f"Over {len(seeds)} seeds, {g.shape[1]} layers and {g.shape[2]} heads the learned g ended between "
-            f"{g.min():.2f} and {g.max():.2f} (mean {g.mean():.2f}): {where}.")
+    """Where the learned gates of each gated arm ended, against g = 0 (A) and g = 1 (A − I), as Markdown sentences.
+
+    Per arm: the range and mean over every seed, layer and head, the mean of each layer, and how many heads ended
+    nearer 1 than 0. With both arms and shared seeds: how far apart the two starts leave the same head.
+    """
+    rows, _ = _task_rows(rows)
+    found = _gates(rows)
+    if not found:
+        return "The rows of the gated arms do not record their gates."
+    parts = []
+    for arm, (seeds, g) in found.items():
+        start = {"gated": 0, "gated-from-1": 1}[arm]
+        per_layer = ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
+        near_one = int((g > 0.5).sum())
+        parts.append(f"{ARM_STYLE[arm]['tex'].replace(' from $g = 1$', '')} started at $g = {start}$ "
+                     f"({plural(len(seeds), 'seed')}, {g.shape[1]} layers of {g.shape[2]} heads): its gates ended "
+                     f"between {g.min():.2f} and {g.max():.2f}, mean {g.mean():.2f} (by layer: {per_layer}); "
+                     f"{near_one} of {g.size} ended nearer $g = 1$ than $g = 0$.")
+    if len(found) == 2:
+        (s0, g0), (s1, g1) = found["gated"], found["gated-from-1"]
+        shared = sorted(set(s0.tolist()) & set(s1.tolist()))
+        if shared:
+            a = g0[[list(s0).index(s) for s in shared]]
+            b = g1[[list(s1).index(s) for s in shared]]
+            gap = b - a
+            parts.append(f"Head by head over the {plural(len(shared), 'shared seed')}, the gate that started at 1 "
+                         f"ended {gap.mean():+.2f} above the one that started at 0 on average (from {gap.min():+.2f} "
+                         f"to {gap.max():+.2f}): "
+                         + ("the two starts end in about the same place, so the end point is what training chose."
+                            if np.abs(gap).max() < 0.1 else
+                            "where a gate ends depends on where it started, so the end point is not a "
+                            "preference of the loss alone."))
+    return " ".join(parts)

@@ -278,11 +278,38 @@ def test_verdict_text_states_the_outcome_and_its_numbers(charlm_rows):
 def test_gates_text_reports_the_range(charlm_rows):
     g = S.gate_values(charlm_rows)[1]
     text = T.gates_text(charlm_rows)
-    assert f"between {g.min():.2f} and {g.max():.2f}" in text
-    assert f"{int((g > 0.5).sum())} of {g.size} heads moved past g = 0.5" in text
-    small = json.loads(json.dumps(charlm_rows))
-    for r in small:
-        if "gates" in r:
-            r["gates"] = [[0.1, 0.2], [0.0, 0.3]]
-    assert "every head stayed closer to plain attention" in T.gates_text(small)
+    assert f"ended between {g.min():.2f} and {g.max():.2f}, mean {g.mean():.2f}" in text
+    assert f"{int((g > 0.5).sum())} of {g.size} ended nearer $g = 1$ than $g = 0$" in text
+    by_layer = ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
+    assert f"(by layer: {by_layer})" in text and "started at $g = 0$" in text
     assert "do not record" in T.gates_text([r for r in charlm_rows if r["variant"] != "gated"])
+
+
+def _with_gated_from_1(rows, shift):
+    out = json.loads(json.dumps(rows))
+    for r in rows:
+        if r["variant"] == "gated":
+            twin = json.loads(json.dumps(r))
+            twin["variant"] = "gated-from-1"
+            twin["gates"] = (np.array(r["gates"]) + shift).tolist()
+            out.append(twin)
+    return out
+
+
+def test_both_gated_arms_are_drawn_and_compared(charlm_rows):
+    rows = _with_gated_from_1(charlm_rows, 0.5)
+    seeds, g1 = S.gate_values(rows, "gated-from-1")
+    g0 = S.gate_values(rows)[1]
+    np.testing.assert_allclose(g1, g0 + 0.5)
+    fig = T.gates_figure(rows)
+    colls = fig.axes[0].collections
+    assert len(colls) == 2 * 8  # arm, layer, head
+    np.testing.assert_allclose(colls[8 + 7].get_offsets()[:, 1], g1[:, 1, 3])  # from 1, layer 1, head 3
+    plt.close(fig)
+    text = T.gates_text(rows)
+    assert "started at $g = 1$" in text and "ended +0.50 above the one that started at 0" in text
+    assert "depends on where it started" in text
+    close = T.gates_text(_with_gated_from_1(charlm_rows, 0.05))
+    assert "+0.05 above" in close and "about the same place" in close
+    with pytest.raises(ValueError, match="arm"):
+        S.gate_values(rows, "attention")

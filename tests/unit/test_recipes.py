@@ -136,7 +136,7 @@ def test_verdict_when_the_sign_does_not_depend_on_the_recipe():
     v = verdicts["diffusion"]
     assert len(v.hurts) == 2 and not v.helps and not v.sign_depends_on_recipe and v.deciding_factors == []
     text = R.recipe_verdict_text(table, verdicts)
-    assert "A − I hurts in every tested recipe** (2 of 2)" in text
+    assert "$A - I$ hurts in every tested recipe** (2 of 2)" in text
     assert "depends on the recipe" not in text
     assert "Its mean difference is worse than attention's in all 2." in text
 
@@ -153,7 +153,7 @@ def test_a_nominal_gated_helps_carries_its_multiplicity_caveat():
     assert gated[0]["holm_pvalue"] == pytest.approx(0.06)  # third smallest of four: times 2
     assert gated[0]["outcome"] == "cannot tell"
     text = R.recipe_verdict_text(table, recipe_verdict(table))
-    line = next(x for x in text.splitlines() if x.startswith("- **A − gI"))
+    line = next(x for x in text.splitlines() if x.startswith("- **$A - gI$"))
     assert "unadjusted p = 0.03" in line and "would read as helps" in line
     assert "one of 4 tests: Holm's adjusted p = 0.06, so it is not a finding" in line
     # a "helps" that survives the correction still names the number of tests
@@ -168,8 +168,10 @@ def test_a_single_recipe_cannot_say_whether_the_recipe_decides():
     table = recipe_table(rows)
     text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated"))
     assert "With one recipe tested, the data cannot say whether the recipe decides any arm's sign." in text
-    assert "A − I hurts in the one recipe tested so far** (gpt2 init, lr 1e-3, 30 iterations)" in text
-    assert text.splitlines()[-1] == "- **A − gI**: not run yet, so there is no verdict."
+    assert "$A - I$ hurts in the one recipe tested so far** (gpt2 init, lr 1e-3, 30 iterations)" in text
+    assert text.splitlines()[-1] == "- **$A - gI$**: not run yet, so there is no verdict."
+    text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "gated-from-1"))
+    assert text.splitlines()[-1] == "- **$A - gI$ from $g = 1$**: not run yet, so there is no verdict."
 
 
 # ------------------------------------------------------------------------------------------ table and figure
@@ -201,7 +203,7 @@ def test_pending_cells_are_named_with_the_command(tmp_path):
     assert [s["n_done"] for s in status[1:]] == [0, 0, 0, 0]
     text = R.pending_text(status, "vit-ofat", "vit")
     assert "0 of 5 recipe cells complete" in text
-    assert "Partial: gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs, 20 of 25 runs; short: A_sym − I (0 seeds)" in text
+    assert "Partial: gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs, 20 of 25 runs; short: $A_{\\rm sym} - I$ (0 seeds)" in text
     assert "Pending (not run yet): 4 recipe cells" in text
     assert "python -m probdr_lite.experiments grid vit-ofat --threads 1" in text
 
@@ -227,7 +229,10 @@ def test_nanogpt_gap_against_monte_carlo_and_its_wording():
 
 def test_recipe_label_words():
     assert R.recipe_label({"init": "default", "lr": 1e-3, "schedule": "onecycle", "epochs": 60, "patience": 5}) == \
-        "default init, lr 1e-3, one-cycle, plateau (≤ 60 epochs, patience 5)"
+        "default init, lr 1e-3, one-cycle, plateau (≤ 60 epochs, patience 5, stop)"
+    assert R.recipe_label({"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 60, "patience": 5,
+                           "decay_epochs": 5}) == \
+        "gpt2 init, lr 3e-3, warm-up + cosine, plateau (≤ 60 epochs, patience 5, then 5 epochs of decay)"
     assert json.dumps(R.recipe_label({"init": "gpt2", "lr": 1e-3, "max_iters": 5000})) == \
         json.dumps("gpt2 init, lr 1e-3, 5,000 iterations")
     with pytest.raises(ValueError, match="recipe"):
@@ -293,7 +298,7 @@ def test_plateau_figure_and_last_epoch_sentence():
     assert len(fig.axes[1].get_lines()) == 4 and "2 seeds" in fig._suptitle.get_text()
     plt.close(fig)
     text = R.plateau_text([other, row])
-    assert text.startswith("A with the plateau rule: seed 0: lowest validation loss 0.600 after epoch 2, stopped "
+    assert text.startswith("$A$ with the plateau rule: seed 0: lowest validation loss 0.600 after epoch 2, stopped "
                            "after epoch 4, final accuracy 90.00 %; seed 1: lowest validation loss 0.500 after epoch 3")
     assert text.endswith(f"Final accuracy 92.50 % (sd {np.std([90, 95], ddof=1):.2f}, 2 seeds).")
     with pytest.raises(ValueError, match="one arm"):
@@ -311,7 +316,7 @@ def test_closing_note_gives_each_recipes_baseline_and_difference():
     assert len(lines) == 3
     e = table.entries[0]
     assert lines[0].startswith("- character model, gpt2 init, lr 1e-3, 30 iterations: attention final validation loss "
-                               f"{e['baseline_mean']:.4f}; A − I − attention {e['mean_diff']:+.4f} "
+                               f"{e['baseline_mean']:.4f}; $A - I$ − attention {e['mean_diff']:+.4f} "
                                f"[{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over 6 paired seeds")
     assert f"CPU time of the {len(rows)} committed runs" in lines[2]
 
