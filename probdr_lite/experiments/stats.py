@@ -513,3 +513,102 @@ def joint_holm(tables) -> list:
         t.extra["tests_in_table"] = t.n_tests
         t.n_tests = n_tests
     return tables
+
+
+# ------------------------------------------------------------------------------------------------ mechanism
+
+#: the series of a row's ``mechanism`` record (:mod:`.mechanism`) these functions read; the per-layer ones are
+#: averaged over layers
+MECHANISM_SERIES = ("update_ratio", "v_over_av", "shrink", "wvwo_top_sv", "wvwo_mean_eig", "attn_grad_norm",
+                    "grad_norm", "clipped")
+#: series recorded per interval between evaluation points (the others at every evaluation point)
+_INTERVAL = ("attn_grad_norm", "grad_norm", "clipped")
+
+
+def _mechanism_cells(rows) -> dict:
+    """{(init, arm): rows by seed} of the rows with a mechanism record; one recipe per initialisation."""
+    rows, task = check_task_rows(rows)
+    rows = [r for r in rows if "mechanism" in r]
+    if not rows:
+        raise ValueError("rows must hold at least one row with a 'mechanism' record")
+    recipes = {}
+    for r in rows:
+        recipes.setdefault(r["config"]["init"], set()).add(recipe_key(r))
+    mixed = [init for init, keys in recipes.items() if len(keys) > 1]
+    if mixed:
+        raise ValueError(f"rows must hold one recipe per initialisation; {mixed} have several")
+    cells = {}
+    for r in sorted(rows, key=lambda r: r["seed"]):
+        cells.setdefault((r["config"]["init"], r["variant"]), []).append(r)
+    return cells
+
+
+def _layer_mean(values) -> float:
+    return float(np.mean(values))
+
+
+def mechanism_points(rows, series: str, at: str = "start") -> dict:
+    """A mechanism series per (initialisation, arm), read at the start or the end of each run.
+
+    ``at="start"`` is the first evaluation point (before any training step; every arm of a seed has the same
+    weights there) or, for the gradient series, the first interval of training steps; ``"end"`` the last. Per
+    layer series are averaged over the layers. Returns ``{(init, arm): {"seeds": [...], "values": array
+    (n_seeds,), "mean": float, "per_layer": list (mean over seeds, per layer; None for whole-model series)}}``.
+    """
+    series = check_choice(series, "series", MECHANISM_SERIES)
+    at = check_choice(at, "at", ("start", "end"))
+    out = {}
+    for key, cell in _mechanism_cells(rows).items():
+        picked = [r["mechanism"][series][0 if at == "start" else -1] for r in cell]
+        per_layer = None
+        if isinstance(picked[0], list):
+            per_layer = np.mean(np.array(picked, dtype=float), axis=0).tolist()
+            values = np.array([_layer_mean(p) for p in picked])
+        else:
+            values = np.array(picked, dtype=float)
+        out[key] = {"seeds": [r["seed"] for r in cell], "values": values, "mean": float(values.mean()),
+                    "per_layer": per_layer}
+    return out
+
+
+def mechanism_path(rows, series: str) -> dict:
+    """A mechanism series along training per (initialisation, arm): the layer mean, seed by seed and averaged.
+
+    Returns ``{(init, arm): {"iters": array (m,), "mean": array (m,), "runs": [(seed, iters, values)]}}``;
+    the mean runs over the evaluation points (for the gradient series: the ends of the intervals) that every
+    seed of the cell reached (plateau runs stop at different epochs).
+    """
+    series = check_choice(series, "series", MECHANISM_SERIES)
+    out = {}
+    for key, cell in _mechanism_cells(rows).items():
+        runs = []
+        for r in cell:
+            m = r["mechanism"]
+            x = np.array(m["iters"][1:] if series in _INTERVAL else m["iters"], dtype=float)
+            y = np.array([_layer_mean(v) if isinstance(v, list) else float(v) for v in m[series]])
+            runs.append((r["seed"], x, y))
+        n = min(len(x) for _, x, _ in runs)
+        out[key] = {"iters": runs[0][1][:n], "mean": np.mean([y[:n] for _, _, y in runs], axis=0), "runs": runs}
+    return out
+
+
+def mechanism_ratio(rows, series: str, arm: str = "diffusion", baseline: str = "attention",
+                    at: str = "start") -> dict:
+    """Per initialisation: the paired ratio arm / baseline of :func:`mechanism_points`, seed by seed.
+
+    Returns ``{init: {"seeds": [...], "ratios": array, "mean": float, "min": float, "max": float}}`` for the
+    initialisations where both arms have shared seeds.
+    """
+    points = mechanism_points(rows, series, at)
+    out = {}
+    for init in dict.fromkeys(k[0] for k in points):
+        a, b = points.get((init, arm)), points.get((init, baseline))
+        if a is None or b is None:
+            continue
+        shared = sorted(set(a["seeds"]) & set(b["seeds"]))
+        if not shared:
+            continue
+        ra = np.array([a["values"][a["seeds"].index(s)] / b["values"][b["seeds"].index(s)] for s in shared])
+        out[init] = {"seeds": shared, "ratios": ra, "mean": float(ra.mean()), "min": float(ra.min()),
+                     "max": float(ra.max())}
+    return out

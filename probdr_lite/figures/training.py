@@ -413,3 +413,70 @@ def gates_text(rows) -> str:
                             "where a gate ends depends on where it started, so the end point is not a "
                             "preference of the loss alone."))
     return " ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------- mechanism
+
+#: what each mechanism series measures, for axis labels (per layer series are averaged over the layers)
+MECHANISM_LABELS = {
+    "update_ratio": "‖attention update‖ / ‖x‖",
+    "v_over_av": "‖v‖ / ‖A v‖",
+    "shrink": "1 − ‖W_O(Av − v)‖ / ‖W_O A v‖",
+    "wvwo_top_sv": "largest singular value of W_V W_O",
+    "wvwo_mean_eig": "mean eigenvalue of W_V W_O",
+    "attn_grad_norm": "‖gradient‖ of a layer's attention weights",
+    "grad_norm": "‖gradient‖, whole model (before clipping)",
+    "clipped": "fraction of steps clipped",
+}
+#: the line style of each initialisation in the mechanism figure
+INIT_STYLE = {"gpt2": "-", "default": "--"}
+
+
+def mechanism_figure(rows, series=("update_ratio", "v_over_av", "shrink", "wvwo_mean_eig", "grad_norm"),
+                     arms=("attention", "diffusion"), title=None):
+    """What the attention blocks did along training, one panel per mechanism series.
+
+    ``rows`` of one task with a mechanism record, one recipe per initialisation. In each panel, for every
+    (initialisation, arm): the mean over seeds of the layer-averaged series (thick; solid for ``gpt2``, dashed
+    for ``default``) and each seed (thin). The x-axis is the training step (the same iterations as the
+    curves); a log scale where the series spans more than a factor of 30. Returns the Figure; in panel k the
+    thick lines come first, in the order initialisation, arm.
+    """
+    from probdr_lite.experiments.stats import MECHANISM_SERIES, mechanism_path
+
+    rows, task = _task_rows(rows)
+    series = [check_choice(s, "series", MECHANISM_SERIES) for s in ([series] if isinstance(series, str) else series)]
+    if not series:
+        raise ValueError("series must name at least one mechanism series")
+    arms = [check_choice(a, "arms", TASK_VARIANTS[task]) for a in arms]
+    paths = {s: mechanism_path(rows, s) for s in series}
+    cols = min(3, len(series))
+    nrow = math.ceil(len(series) / cols)
+    fig, axes = plt.subplots(nrow, cols, figsize=(4.3 * cols, 3.2 * nrow), squeeze=False)
+    for k, s in enumerate(series):
+        ax = axes[k // cols][k % cols]
+        cells = [(key, p) for key, p in paths[s].items() if key[1] in arms]
+        cells.sort(key=lambda kp: (list(INIT_STYLE).index(kp[0][0]) if kp[0][0] in INIT_STYLE else 9,
+                                   arms.index(kp[0][1])))
+        for (init, arm), p in cells:
+            ax.plot(p["iters"], p["mean"], color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE.get(init, ":"), lw=2,
+                    label=f"{init} init, {ARM_STYLE[arm]['text']} ({len(p['runs'])})")
+        for (init, arm), p in cells:
+            for _, x, y in p["runs"]:
+                ax.plot(x, y, color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE.get(init, ":"), lw=0.6, alpha=0.35)
+        values = np.concatenate([y for _, p in cells for _, _, y in p["runs"]]) if cells else np.zeros(1)
+        positive = values[values > 0]
+        if len(positive) == len(values) and positive.max() > 30 * positive.min():
+            ax.set_yscale("log")
+        if s in ("shrink", "wvwo_mean_eig"):
+            ax.axhline(0.0, color="0.5", lw=0.8)
+        ax.set_title(MECHANISM_LABELS[s], fontsize=9)
+        ax.set_xlabel("training step", fontsize=8)
+        ax.grid(alpha=0.3)
+    for k in range(len(series), nrow * cols):
+        axes[k // cols][k % cols].axis("off")
+    axes[0][0].legend(fontsize="xx-small", frameon=False)
+    fig.suptitle(title or f"{TASK_NAMES[task]}: the attention blocks along training (mean over layers; "
+                          "thick: mean over seeds)", fontsize=10)
+    fig.tight_layout()
+    return fig

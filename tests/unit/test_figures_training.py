@@ -313,3 +313,59 @@ def test_both_gated_arms_are_drawn_and_compared(charlm_rows):
     assert "+0.05 above" in close and "about the same place" in close
     with pytest.raises(ValueError, match="arm"):
         S.gate_values(rows, "attention")
+
+
+# ---------------------------------------------------------------------------------------------------- mechanism
+
+def _with_mechanism(row, scale, n_points=None):
+    """``row`` with a hand-made mechanism record: per-layer series scale * (point + 1) * (layer + 1)."""
+    r = json.loads(json.dumps(row))
+    if n_points is not None:
+        r["curve"] = r["curve"][:n_points]
+        r.update(F_derived(r))
+    iters = [p[0] for p in r["curve"]]
+    layers = 2
+    per_layer = lambda k: [[scale * (i + 1) * (layer + 1) for layer in range(layers)] for i in range(k)]  # noqa: E731
+    r["mechanism"] = {"probe": "test", "iters": iters, "update_ratio": per_layer(len(iters)),
+                      "v_over_av": per_layer(len(iters)), "shrink": per_layer(len(iters)),
+                      "wvwo_top_sv": per_layer(len(iters)), "wvwo_mean_eig": per_layer(len(iters)),
+                      "lr": [1e-3] * (len(iters) - 1), "grad_norm": [scale * (i + 2) for i in range(len(iters) - 1)],
+                      "clipped": [0.5] * (len(iters) - 1), "attn_grad_norm": per_layer(len(iters) - 1)}
+    return r
+
+
+def F_derived(row):
+    from probdr_lite.experiments.results import derived_fields
+
+    c = row["curve"]
+    return {"final_val_loss": c[-1][2], "best_val_loss": min(p[2] for p in c), **derived_fields(row["task"], c, row["config"])}
+
+
+def test_mechanism_points_paths_and_ratios_by_hand(charlm_rows):
+    rows = []
+    for r in charlm_rows:
+        if r["variant"] in ("attention", "diffusion"):
+            scale = 1.0 if r["variant"] == "attention" else 2.0 + 0.1 * r["seed"]
+            rows.append(_with_mechanism(r, scale, n_points=4 if r["seed"] != 3 else 3))
+    start = S.mechanism_points(rows, "v_over_av", "start")
+    assert set(start) == {("gpt2", "attention"), ("gpt2", "diffusion")}
+    # layer mean at point 0: scale * 1 * (1 + 2) / 2
+    np.testing.assert_allclose(start[("gpt2", "diffusion")]["values"], [1.5 * (2.0 + 0.1 * s) for s in range(5)])
+    assert start[("gpt2", "attention")]["per_layer"] == [1.0, 2.0]
+    end = S.mechanism_points(rows, "grad_norm", "end")
+    np.testing.assert_allclose(end[("gpt2", "attention")]["values"], [4, 4, 4, 3, 4])  # seed 3 stopped earlier
+    path = S.mechanism_path(rows, "update_ratio")[("gpt2", "diffusion")]
+    assert list(path["iters"]) == ITERS[:3]  # the points every seed reached
+    np.testing.assert_allclose(path["mean"], 1.5 * np.mean([2.0 + 0.1 * s for s in range(5)]) * np.arange(1, 4))
+    ratio = S.mechanism_ratio(rows, "v_over_av")["gpt2"]
+    np.testing.assert_allclose(ratio["ratios"], [2.0 + 0.1 * s for s in range(5)])
+    assert ratio["min"] == pytest.approx(2.0) and ratio["max"] == pytest.approx(2.4)
+    fig = T.mechanism_figure(rows, series=("update_ratio", "grad_norm"))
+    thick = fig.axes[0].get_lines()[:2]
+    np.testing.assert_allclose(thick[1].get_ydata(), path["mean"])
+    assert len(fig.axes[0].get_lines()) == 2 + 10  # two means, ten seeds
+    plt.close(fig)
+    with pytest.raises(ValueError, match="mechanism"):
+        S.mechanism_points(charlm_rows, "shrink")
+    with pytest.raises(ValueError, match="series"):
+        S.mechanism_points(rows, "loss")
