@@ -370,6 +370,56 @@ for task in ("charlm", "vit"):
 # that the loss changes little along $g$ once the rest of the block has adapted to it, rather than
 # a preference for either end.
 #
+# ## Why would the initialisation decide the sign?
+#
+# In a pre-LN block the attention sub-layer adds $W_O(M_h v)$ to the residual stream $x$, where
+# $v = W_V\,\mathrm{LN}(x)$ per head and $M_h$ is the head's operator. With $M_h = A - I$ the
+# block adds $\mathrm{LN}(x)\,W_V W_O$ mixed by $A$ and subtracts the same map of the token's own
+# state: the $-v$ is a second, learned path from each token to itself, through the product of the
+# value and output weights (written here as the map $W_V W_O$ that the $-v$ applies to
+# $\mathrm{LN}(x)$). How much that path matters depends on three sizes: how large $W_V W_O$ is, how
+# large $v$ is against $A v$ (the term the subtraction competes with), and how large the whole
+# attention update is against the stream. The two initialisations start these at very different
+# places, and training moves them. Every run of the plateau cells, and one rerun per
+# initialisation of the character model's 2,000-iteration recipe (same seed, same code, measured
+# along training: `python -m probdr_lite.experiments sweep --task charlm --variants
+# attention,diffusion --seeds 0 --init gpt2 --out probdr_lite/results/charlm_mechanism.json`, and
+# `--init default`), records them per layer on a fixed probe batch at every evaluation point,
+# together with the gradient norms (module `probdr_lite.experiments.mechanism`):
+#
+# - $\|\text{update}\| / \|x\|$: the attention update against the stream it is added to;
+# - $\|v\| / \|A v\|$: the subtracted term against the attended one;
+# - $1 - \|W_O(Av - v)\| / \|W_O A v\|$: the fraction of the attention update that the $-v$
+#   cancels (negative: the $-v$ enlarges the update); for plain attention, what subtracting $v$
+#   *would* do to its weights;
+# - the spectrum of $W_V W_O$: its largest singular value and its mean eigenvalue (positive: on
+#   average over directions, the $-v$ subtracts a multiple of the token's own state);
+# - the gradient norm of the whole model before clipping, and how often it was clipped.
+
+# %%
+mechanism_cells = {
+    "vit": [r for r in rows["vit"] if "mechanism" in r and r["config"]["patience"]],
+    "charlm": [r for r in mechanism_rows("charlm") if r["config"]["max_iters"] == CharLMConfig().max_iters],
+}
+effects = {}  # per model and initialisation: A - I minus attention in the recipe the mechanism rows come from
+for task, cell_rows in mechanism_cells.items():
+    keys = {recipe_key(r) for r in cell_rows}
+    effects[task] = {}
+    for e in tables[task].entries if task in tables else []:
+        same = [r for r in rows[task] if recipe_key(r) in keys and r["recipe"] == e["recipe"]]
+        if e["arm"] == "diffusion" and same:
+            effects[task][e["recipe"]["init"]] = (R.difference_text(e, tables[task].quantity), e["outcome"])
+for task, cell_rows in mechanism_cells.items():
+    if cell_rows and {r["variant"] for r in cell_rows} >= {"attention", "diffusion"}:
+        fig = T.mechanism_figure(cell_rows)
+        plt.show()
+        display(Markdown(T.mechanism_text(cell_rows, effects=effects[task])))
+    else:
+        print(f"{task}: no mechanism records of both arms are committed yet.")
+
+# %% [markdown]
+# MECHANISM_READING
+
 # ## Try it: a live run
 #
 # The grid is too slow for this page, but the code is the same at any size. Here are both arms of

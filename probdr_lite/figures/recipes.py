@@ -43,7 +43,7 @@ from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
 __all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
            "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
            "plateau_text",
-           "last_epoch_text", "readings_table", "readings_text", "baseline_text", "scale_text", "closing_note"]
+           "last_epoch_text", "readings_table", "readings_text", "baseline_text", "scale_text", "difference_text", "closing_note"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
                 "patience": "plateau rule", "decay_epochs": "decay after the plateau", "max_iters": "iterations"}
@@ -470,6 +470,11 @@ def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
     return f"Change over the last epoch ({unit}): {', '.join(parts)}; {verdict}."
 
 
+def difference_text(entry: dict, quantity: str) -> str:
+    """A table entry's paired difference with its interval, e.g. ``"+0.0597 [+0.0456, +0.0739]"``."""
+    return f"{_num(entry['mean_diff'], quantity)} [{_num(entry['ci_low'], quantity)}, {_num(entry['ci_high'], quantity)}]"
+
+
 READING_WORDS = {"stop": "where the plateau rule fired", "checkpoint": "at the best checkpoint", "final": "at the end"}
 
 
@@ -583,8 +588,11 @@ def scale_text(rows: dict) -> str:
         if not task_rows_:
             continue
         c = task_rows_[0]["config"]
+        plain = sorted({r["n_params"] for r in task_rows_ if "n_params" in r and r["variant"] == "attention"})
         params = sorted({r["n_params"] for r in task_rows_ if "n_params" in r})
-        size = f"{params[0]:,} to {params[-1]:,}" if len(params) > 1 else (f"{params[0]:,}" if params else "n/a")
+        size = (", ".join(f"{p:,}" for p in plain) if plain else "n/a") + " parameters"
+        if plain and params and params[-1] > plain[-1]:
+            size += f" ({params[-1] - plain[-1]} more in the gated arms, one gate per head)"
         seeds = sorted({len({r["seed"] for r in task_rows_ if json.dumps(r["config"], sort_keys=True) == k})
                         for k in {json.dumps(r["config"], sort_keys=True) for r in task_rows_}})
         seed_words = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
@@ -594,7 +602,7 @@ def scale_text(rows: dict) -> str:
             tokens = ", ".join(f"{i:,} iterations ({i * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
                                for i in iters)
             parts.append(f"**Character model**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, "
-                         f"a context of {c['block_size']} characters, {size} parameters; Tiny Shakespeare "
+                         f"a context of {c['block_size']} characters, {size}; Tiny Shakespeare "
                          f"(the first {100 * c['train_fraction']:.0f} % of its characters for training, the rest "
                          f"for validation); batches of {c['batch_size']}; {tokens}; {n_cells} recipe cells with "
                          f"{seed_words} paired seeds each.")
@@ -607,7 +615,7 @@ def scale_text(rows: dict) -> str:
                            f" epochs; the runs took {min(plateau)} to {max(plateau)})")
             parts.append(f"**Vision transformer**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, "
                          f"{(c['image_size'] // c['patch_size']) ** 2} patches of {c['patch_size']} × "
-                         f"{c['patch_size']} pixels and a class token, {size} parameters; MNIST "
+                         f"{c['patch_size']} pixels and a class token, {size}; MNIST "
                          f"({c['n_train']:,} training and {c['n_val']:,} validation images from its test set); "
                          f"batches of {c['batch_size']}; {budget}; {n_cells} recipe cells with {seed_words} paired "
                          f"seeds each.")

@@ -480,3 +480,74 @@ def mechanism_figure(rows, series=("update_ratio", "v_over_av", "shrink", "wvwo_
                           "thick: mean over seeds)", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+_INIT_WORDS = {"gpt2": "the GPT-2 initialisation", "default": "PyTorch's default initialisation"}
+
+
+def _cancel_words(shrink: float) -> str:
+    if shrink >= 0:
+        return f"cancels {100 * shrink:.0f} % of the attention update"
+    return f"enlarges the attention update by {100 * -shrink:.0f} %"
+
+
+def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", baseline: str = "attention") -> str:
+    """What the mechanism records of ``rows`` show, in computed Markdown sentences (means over layers and seeds).
+
+    At initialisation: the size of ``W_V W_O``, ``‖v‖ / ‖A v‖`` and the attention update against the stream, per
+    initialisation. At the end, in ``arm``: how much of the attention update its ``- v`` cancels, ``‖v‖ / ‖A v‖``
+    and the mean eigenvalue of ``W_V W_O``, against ``baseline``. The gradient norms of ``arm`` against
+    ``baseline`` in the first interval (paired by seed) and the clipped steps at the end. ``effects`` maps an
+    initialisation to ``(mean paired difference text, reading)`` of ``arm`` in the same recipe, to say which
+    side of the sign each measurement belongs to.
+    """
+    from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio
+
+    rows, task = _task_rows(rows)
+    pts = {(s, at): mechanism_points(rows, s, at) for s in ("wvwo_top_sv", "v_over_av", "update_ratio", "shrink",
+                                                             "wvwo_mean_eig", "clipped") for at in ("start", "end")}
+    inits = [i for i in _INIT_WORDS if (i, arm) in pts[("shrink", "end")] and (i, baseline) in pts[("shrink", "end")]]
+    if not inits:
+        raise ValueError(f"rows must hold mechanism records of arms {arm!r} and {baseline!r}")
+    op, base = ARM_STYLE[arm]["tex"], ARM_STYLE[baseline]["tex"]
+
+    def at(series, when, init, which=baseline):
+        return pts[(series, when)][(init, which)]["mean"]
+
+    n = {i: len(pts[("shrink", "end")][(i, arm)]["seeds"]) for i in inits}
+    seeds = "; ".join(f"{plural(n[i], 'seed')} with {_INIT_WORDS[i]}" for i in inits)
+    out = [f"**{TASK_NAMES[task].capitalize()}** ({seeds}; means over the layers and the seeds)."]
+    def first_layer(series, init, which=baseline):
+        return pts[(series, "start")][(init, which)]["per_layer"][0]
+
+    start = [f"with {_INIT_WORDS[i]} the largest singular value of $W_V W_O$ is {at('wvwo_top_sv', 'start', i):.3f}; "
+             f"in the first layer, where every arm sees the same input, $\\|v\\| / \\|A v\\|$ is "
+             f"{first_layer('v_over_av', i):.2f} and the attention update is {first_layer('update_ratio', i, arm):.2f} "
+             f"times the residual stream it is added to in {op} ({first_layer('update_ratio', i):.2f} in {base})"
+             for i in inits]
+    text = "At initialisation, where every arm of a seed has the same weights, " + "; ".join(start) + "."
+    if len(inits) == 2:
+        a, b = (at("wvwo_top_sv", "start", i) for i in inits)
+        text += f" The value-output map starts {max(a, b) / min(a, b):.0f} times larger with {_INIT_WORDS[inits[int(b > a)]]}."
+    out.append(text)
+    end = []
+    for i in inits:
+        effect = f" (where {op} minus {base} is {effects[i][0]}: {effects[i][1]})" if effects and i in effects else ""
+        own, other = at("shrink", "end", i, arm), at("shrink", "end", i)
+        end.append(f"with {_INIT_WORDS[i]}{effect}, the $-v$ of {op} {_cancel_words(own)} after the output "
+                   f"projection, at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i, arm):.2f}, and the mean "
+                   f"eigenvalue of $W_V W_O$ is {at('wvwo_mean_eig', 'end', i, arm):+.3f}; in {base}, whose weights "
+                   f"never met the $-v$, subtracting $v$ would {_cancel_words(other).replace('cancels', 'cancel').replace('enlarges', 'enlarge')} "
+                   f"(at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i):.2f}, mean eigenvalue "
+                   f"{at('wvwo_mean_eig', 'end', i):+.3f})")
+    out.append("At the end of training, " + "; ".join(end) + ".")
+    ratios = mechanism_ratio(rows, "grad_norm", arm, baseline, "start")
+    if ratios:
+        grads = [f"{r['mean']:.2f} times {base}'s with {_INIT_WORDS[i]}"
+                 + (f" (seeds from {r['min']:.2f} to {r['max']:.2f})" if len(r["seeds"]) > 1 else "")
+                 for i, r in ratios.items()]
+        clip = [f"{100 * at('clipped', 'end', i, arm):.0f} % ({100 * at('clipped', 'end', i):.0f} % for {base}) "
+                f"with {_INIT_WORDS[i]}" for i in inits]
+        out.append(f"Over the first interval of training the whole gradient of {op} is " + "; ".join(grads)
+                   + f". Over the last interval the gradient of {op} is clipped in " + "; ".join(clip) + ".")
+    return " ".join(out)

@@ -369,3 +369,33 @@ def test_mechanism_points_paths_and_ratios_by_hand(charlm_rows):
         S.mechanism_points(charlm_rows, "shrink")
     with pytest.raises(ValueError, match="series"):
         S.mechanism_points(rows, "loss")
+
+
+def test_mechanism_text_states_the_measured_numbers(charlm_rows):
+    rows = []
+    for r in charlm_rows:
+        if r["variant"] not in ("attention", "diffusion"):
+            continue
+        for init, scale in (("gpt2", 0.1), ("default", 1.0)):
+            x = _with_mechanism(r, scale * (1.5 if r["variant"] == "diffusion" else 1.0))
+            x["config"] = {**x["config"], "init": init}
+            x["recipe"] = {**x["recipe"], "init": init}
+            if init == "gpt2" and x["variant"] == "diffusion":  # its -v ends up cancelling part of the update
+                x["mechanism"]["shrink"][-1] = [0.3, 0.5]
+            rows.append(x)
+    text = T.mechanism_text(rows, effects={"gpt2": ("+0.06 [+0.04, +0.07]", "hurts")})
+    sv = S.mechanism_points(rows, "wvwo_top_sv", "start")
+    assert f"the largest singular value of $W_V W_O$ is {sv[('gpt2', 'attention')]['mean']:.3f}" in text
+    assert "The value-output map starts 10 times larger with PyTorch's default initialisation." in text
+    assert "(where $A - I$ minus $A$ is +0.06 [+0.04, +0.07]: hurts), the $-v$ of $A - I$ cancels 40 % of the" in text
+    end = S.mechanism_points(rows, "shrink", "end")[("default", "diffusion")]["mean"]
+    assert f"the $-v$ of $A - I$ cancels {100 * end:.0f} % of the attention update" in text
+    ratio = S.mechanism_ratio(rows, "grad_norm")["gpt2"]["mean"]
+    assert f"the whole gradient of $A - I$ is {ratio:.2f} times $A$'s with the GPT-2 initialisation" in text
+    neg = json.loads(json.dumps(rows))
+    for r in neg:
+        if r["variant"] == "diffusion" and r["config"]["init"] == "gpt2":
+            r["mechanism"]["shrink"][-1] = [-0.2, -0.4]
+    assert "the $-v$ of $A - I$ enlarges the attention update by 30 %" in T.mechanism_text(neg)
+    with pytest.raises(ValueError, match="mechanism"):
+        T.mechanism_text([r for r in rows if r["variant"] == "attention"])

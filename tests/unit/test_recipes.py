@@ -411,7 +411,7 @@ def test_scale_text_reads_the_rows():
     assert f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)" in text
     assert "1 recipe cells with 6 paired seeds each" in text
     assert "**Vision transformer**: 4 layers of 4 heads, 64 wide, 16 patches of 7 × 7 pixels" in text
-    assert "1,234 parameters" in text and "the plateau rule (at most 10 epochs; the runs took 6 to 6)" in text
+    assert "1,234 parameters;" in text and "the plateau rule (at most 10 epochs; the runs took 6 to 6)" in text
     with pytest.raises(ValueError, match="rows"):
         R.scale_text([])
 
