@@ -56,6 +56,7 @@ from probdr_lite.experiments.stats import (
     config_differences,
     joint_holm,
     last_epoch_change,
+    mechanism_agreement,
     recipe_key,
     recipe_table,
     recipe_verdict,
@@ -418,7 +419,23 @@ for task, cell_rows in mechanism_cells.items():
         print(f"{task}: no mechanism records of both arms are committed yet.")
 
 # %% [markdown]
-# MECHANISM_READING
+# Set side by side, which of these move the same way between the initialisations in both models?
+# Only a quantity that does could be what decides the sign in both:
+
+# %%
+if all(len({r["config"]["init"] for r in c if r["variant"] == "diffusion"}) == 2 for c in mechanism_cells.values()):
+    display(Markdown(T.mechanism_agreement_text(mechanism_agreement(mechanism_cells))))
+else:
+    print("The mechanism records of both initialisations are not committed for both models yet.")
+
+# %% [markdown]
+# How far this goes. These are measurements of a few seeds per cell, and a quantity that differs
+# in the same direction in both models is a candidate for what the initialisation changes, not a
+# demonstration of what decides the sign: two initialisations and two models are few cases, and
+# nothing here changes one of these quantities while holding the others fixed. The experiment that
+# would decide is such an intervention, for instance the GPT-2 initialisation with only $W_V$ and
+# $W_O$ drawn at the default's scale (or the default with them scaled down to GPT-2's), trained with
+# both arms and paired seeds; it was not run.
 
 # ## Try it: a live run
 #

@@ -612,3 +612,42 @@ def mechanism_ratio(rows, series: str, arm: str = "diffusion", baseline: str = "
         out[init] = {"seeds": shared, "ratios": ra, "mean": float(ra.mean()), "min": float(ra.min()),
                      "max": float(ra.max())}
     return out
+
+
+#: the (series, point) pairs :func:`mechanism_agreement` compares between the initialisations
+AGREEMENT_SERIES = (("wvwo_top_sv", "start"), ("update_ratio", "start"), ("v_over_av", "start"),
+                    ("update_ratio", "end"), ("v_over_av", "end"), ("shrink", "end"), ("wvwo_top_sv", "end"),
+                    ("wvwo_mean_eig", "end"), ("clipped", "end"))
+
+
+def mechanism_agreement(rows_by_task: dict, arm: str = "diffusion", first: str = "gpt2",
+                        second: str = "default") -> list:
+    """Which measurements of ``arm`` differ between two initialisations in the same direction in every model.
+
+    For each (series, point) of :data:`AGREEMENT_SERIES` and each task of ``rows_by_task`` (rows with
+    mechanism records of both initialisations), the difference ``first - second`` of the mean over seeds
+    (:func:`mechanism_points`; the stream-dependent series at the start are read in the first layer, where every
+    arm sees the same input),
+    and the paired gradient-norm ratio ``arm / attention`` in the first interval. Returns a list of dicts
+    ``{"series", "at", "values": {task: (first value, second value)}, "same_sign": bool}``.
+    """
+    if not isinstance(rows_by_task, dict) or not rows_by_task:
+        raise ValueError("rows_by_task must map tasks to rows with mechanism records")
+    out = []
+    for series, at in AGREEMENT_SERIES + (("grad_ratio", "start"),):
+        values = {}
+        for task, rows in rows_by_task.items():
+            if series == "grad_ratio":
+                r = mechanism_ratio(rows, "grad_norm", arm, "attention", "start")
+                if first in r and second in r:
+                    values[task] = (r[first]["mean"], r[second]["mean"])
+                continue
+            p = mechanism_points(rows, series, at)
+            if (first, arm) in p and (second, arm) in p:
+                first_layer = at == "start" and series in ("update_ratio", "v_over_av")
+                pick = (lambda e: e["per_layer"][0]) if first_layer else (lambda e: e["mean"])
+                values[task] = (pick(p[(first, arm)]), pick(p[(second, arm)]))
+        if len(values) == len(rows_by_task):
+            signs = {np.sign(a - b) for a, b in values.values()}
+            out.append({"series": series, "at": at, "values": values, "same_sign": len(signs) == 1 and 0 not in signs})
+    return out

@@ -551,3 +551,48 @@ def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", ba
         out.append(f"Over the first interval of training the whole gradient of {op} is " + "; ".join(grads)
                    + f". Over the last interval the gradient of {op} is clipped in " + "; ".join(clip) + ".")
     return " ".join(out)
+
+
+_AGREEMENT_WORDS = {
+    ("wvwo_top_sv", "start"): "the largest singular value of $W_V W_O$ at initialisation (mean over layers)",
+    ("update_ratio", "start"): "the first layer's attention update against the stream at initialisation",
+    ("v_over_av", "start"): "$\\|v\\| / \\|A v\\|$ in the first layer at initialisation",
+    ("update_ratio", "end"): "the attention update against the stream at the end",
+    ("v_over_av", "end"): "$\\|v\\| / \\|A v\\|$ at the end",
+    ("shrink", "end"): "the fraction of the attention update that the $-v$ cancels at the end",
+    ("wvwo_top_sv", "end"): "the largest singular value of $W_V W_O$ at the end",
+    ("wvwo_mean_eig", "end"): "the mean eigenvalue of $W_V W_O$ at the end",
+    ("clipped", "end"): "the fraction of clipped steps at the end",
+    ("grad_ratio", "start"): "the gradient norm against plain attention's over the first interval",
+}
+
+
+def mechanism_agreement_text(agreement: list, arm: str = "diffusion") -> str:
+    """Which measurements of ``arm`` move the same way between the initialisations in every model, as Markdown.
+
+    ``agreement`` is :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output (GPT-2 minus default).
+    """
+    if not isinstance(agreement, list) or not agreement:
+        raise ValueError("agreement must be the non-empty list returned by mechanism_agreement()")
+    tasks = list(agreement[0]["values"])
+
+    def numbers(a):
+        return "; ".join(f"{TASK_NAMES[t]} {a['values'][t][0]:.3g} against {a['values'][t][1]:.3g}" for t in tasks)
+
+    lower = [a for a in agreement if a["same_sign"] and a["values"][tasks[0]][0] < a["values"][tasks[0]][1]]
+    higher = [a for a in agreement if a["same_sign"] and a["values"][tasks[0]][0] > a["values"][tasks[0]][1]]
+    split = [a for a in agreement if not a["same_sign"] and all(x != y for x, y in a["values"].values())]
+    equal = [a for a in agreement if not a["same_sign"] and a not in split]
+    models = " and ".join(TASK_NAMES[t] for t in tasks)
+    text = f"The GPT-2 initialisation against PyTorch's default, in the {ARM_STYLE[arm]['tex']} arm of the {models}. "
+    for group, word in ((lower, "Lower"), (higher, "Higher")):
+        if group:
+            text += f"{word} with the GPT-2 initialisation in every model: " + "; ".join(
+                f"{_AGREEMENT_WORDS[(a['series'], a['at'])]} ({numbers(a)})" for a in group) + ". "
+    if split:
+        text += ("Different directions in the two models, so not a candidate for what decides the sign in both: "
+                 + "; ".join(_AGREEMENT_WORDS[(a["series"], a["at"])] for a in split) + ". ")
+    if equal:
+        text += ("The same under both initialisations in at least one model: "
+                 + "; ".join(_AGREEMENT_WORDS[(a["series"], a["at"])] for a in equal) + ".")
+    return text.strip()

@@ -371,7 +371,7 @@ def test_mechanism_points_paths_and_ratios_by_hand(charlm_rows):
         S.mechanism_points(rows, "loss")
 
 
-def test_mechanism_text_states_the_measured_numbers(charlm_rows):
+def _two_init_rows(charlm_rows):
     rows = []
     for r in charlm_rows:
         if r["variant"] not in ("attention", "diffusion"):
@@ -383,6 +383,11 @@ def test_mechanism_text_states_the_measured_numbers(charlm_rows):
             if init == "gpt2" and x["variant"] == "diffusion":  # its -v ends up cancelling part of the update
                 x["mechanism"]["shrink"][-1] = [0.3, 0.5]
             rows.append(x)
+    return rows
+
+
+def test_mechanism_text_states_the_measured_numbers(charlm_rows):
+    rows = _two_init_rows(charlm_rows)
     text = T.mechanism_text(rows, effects={"gpt2": ("+0.06 [+0.04, +0.07]", "hurts")})
     sv = S.mechanism_points(rows, "wvwo_top_sv", "start")
     assert f"the largest singular value of $W_V W_O$ is {sv[('gpt2', 'attention')]['mean']:.3f}" in text
@@ -399,3 +404,22 @@ def test_mechanism_text_states_the_measured_numbers(charlm_rows):
     assert "the $-v$ of $A - I$ enlarges the attention update by 30 %" in T.mechanism_text(neg)
     with pytest.raises(ValueError, match="mechanism"):
         T.mechanism_text([r for r in rows if r["variant"] == "attention"])
+
+
+def test_mechanism_agreement_sorts_the_measurements_by_direction(charlm_rows):
+    rows = _two_init_rows(charlm_rows)
+    other = json.loads(json.dumps(rows))
+    for r in other:  # the second "model": the last shrink of A - I goes the other way between the inits
+        if r["variant"] == "diffusion":
+            r["mechanism"]["shrink"][-1] = [0.9, 0.9] if r["config"]["init"] == "gpt2" else [0.0, 0.0]
+    agreement = S.mechanism_agreement({"charlm": rows, "vit": other})
+    by = {(a["series"], a["at"]): a for a in agreement}
+    top = by[("wvwo_top_sv", "start")]
+    assert top["same_sign"] and top["values"]["charlm"] == pytest.approx((0.15 * 1.5, 1.5 * 1.5))
+    assert not by[("shrink", "end")]["same_sign"] and by[("shrink", "end")]["values"]["vit"] == (0.9, 0.0)
+    text = T.mechanism_agreement_text(agreement)
+    assert "Lower with the GPT-2 initialisation in every model: the largest singular value of $W_V W_O$" in text
+    assert ("in both: the fraction of the attention update that the $-v$ cancels at the end. The same under both "
+            "initialisations in at least one model: the fraction of clipped steps at the end.") in text
+    with pytest.raises(ValueError, match="agreement"):
+        T.mechanism_agreement_text([])
