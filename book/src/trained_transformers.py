@@ -34,8 +34,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #   that makes, and what Holm's correction does about it;
 # - why a run stopped early should still end its learning-rate schedule, and which point of a run
 #   a verdict should read;
-# - what the initialisation does to the size of the subtracted term, and what that says about the sign
-#   of the effect;
+# - what the initialisation does to the size of the subtracted term, and how far such measurements
+#   go towards explaining why the initialisation decides the sign;
 # - how the baseline compares with the published nanoGPT figure, and at which scale the verdicts hold;
 # - how to run the training code yourself, in a short live run at the end.
 

@@ -28,8 +28,9 @@ and one results row. The grids:
     every arm including both gated arms; 5 seeds for PyTorch's default
     initialisation, 3 for the GPT-2 one.
 ``charlm-5k``
-    the character model with PyTorch's default initialisation for 5,000
-    iterations, every arm including both gated arms, 3 seeds.
+    the character model for 5,000 iterations with PyTorch's default
+    initialisation and with the GPT-2 one (nanoGPT's recipe run longer), every
+    arm including both gated arms, 3 seeds.
 ``tiny``
     2 recipes x 2 arms of a few steps (the unit tests run it).
 
@@ -149,9 +150,9 @@ GRIDS = {
                                "3 arms, 5 seeds (3 for 5,000 iterations)"),
     "charlm-ofat": Grid("charlm-ofat", "charlm", _LM_RECIPES[:3], FIRST_LM_ARMS,
                         description="character model: nanoGPT's recipe and init or lr changed alone, 3 arms, 5 seeds"),
-    "charlm-5k": Grid("charlm-5k", "charlm", ({"init": "default", "max_iters": 5000},), CAUSAL_VARIANTS,
-                      seeds=(0, 1, 2),
-                      description="character model: PyTorch's default init for 5,000 iterations, 4 arms (both "
+    "charlm-5k": Grid("charlm-5k", "charlm", ({"init": "default", "max_iters": 5000}, {"init": "gpt2", "max_iters": 5000}),
+                      CAUSAL_VARIANTS, seeds=(0, 1, 2),
+                      description="character model: both initialisations for 5,000 iterations, 4 arms (both "
                                   "gated arms), 3 seeds"),
     "tiny": Grid("tiny", "charlm", ({"init": "gpt2"}, {"init": "default"}), ("attention", "diffusion"), (0, 1),
                  base=dict(n_layer=1, n_head=2, n_embd=16, block_size=8, batch_size=4, max_iters=6,

@@ -460,7 +460,7 @@ def mechanism_figure(rows, series=("update_ratio", "v_over_av", "shrink", "wvwo_
                                    arms.index(kp[0][1])))
         for (init, arm), p in cells:
             ax.plot(p["iters"], p["mean"], color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE.get(init, ":"), lw=2,
-                    label=f"{init} init, {ARM_STYLE[arm]['text']} ({len(p['runs'])})")
+                    label=f"{init} init, {ARM_STYLE[arm]['text']} ({plural(len(p['runs']), 'seed')})")
         for (init, arm), p in cells:
             for _, x, y in p["runs"]:
                 ax.plot(x, y, color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE.get(init, ":"), lw=0.6, alpha=0.35)

@@ -666,7 +666,7 @@ def test_the_new_grids_and_the_committed_cells():
     assert all((c.epochs, c.patience, c.decay_epochs) == (60, 5, 5) for c, _, _ in runs) and PLATEAU_DECAY["decay_epochs"] == 5
     assert [s for _, _, s in runs][::6] == [0, 0, 1, 1, 2, 2, 3, 4]  # seed-major: a cut-short sweep stays paired
     lm = list(get_grid("charlm-5k").runs())
-    assert len(lm) == 4 * 3 and {(c.init, c.max_iters) for c, _, _ in lm} == {("default", 5000)}
+    assert len(lm) == 2 * 4 * 3 and {(c.init, c.max_iters) for c, _, _ in lm} == {("default", 5000), ("gpt2", 5000)}
     assert {a for _, a, _ in lm} == set(CAUSAL_VARIANTS) and "gated-from-1" in CAUSAL_VARIANTS
     # the committed one-factor cells were planned without the new arm and stay complete
     assert get_grid("vit-ofat").arms == FIRST_VIT_ARMS
