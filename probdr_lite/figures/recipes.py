@@ -426,6 +426,21 @@ def plateau_figure(rows):
     return fig
 
 
+def _lr_share_at_end(row):
+    """The learning rate of a ViT row's last step as a fraction of its peak (None if the config cannot say)."""
+    from probdr_lite.experiments import ViTConfig
+
+    try:
+        config = ViTConfig.from_dict(row["config"])
+    except (TypeError, ValueError, KeyError):
+        return None
+    steps = row["curve"][-1][0]
+    if not isinstance(steps, (int, float)) or steps < 1 or row["curve"][1][0] <= 0:
+        return None
+    per_epoch = row["curve"][1][0]
+    return config.lr_at(int(steps) - 1, int(per_epoch) * config.epochs) / config.lr
+
+
 def plateau_text(rows) -> str:
     """One sentence per plateau-rule run of one arm (best epoch, where the rule fired, its end, accuracies), then
     the mean accuracies over the seeds: at the stop, at the best checkpoint and at the end."""
@@ -441,6 +456,9 @@ def plateau_text(rows) -> str:
                      f"rate decayed until epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %")
         else:
             text += f"stopped after epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %"
+            share = _lr_share_at_end(row)
+            if share is not None:
+                text += f", with the learning rate still at {100 * share:.0f} % of its peak"
         parts.append(text)
     accs = [100 * r["final_val_acc"] for r in rows]
     text = f"{ARM_STYLE[rows[0]['variant']]['tex']} with the plateau rule: " + "; ".join(parts) + "."

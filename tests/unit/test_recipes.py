@@ -298,8 +298,11 @@ def test_plateau_figure_and_last_epoch_sentence():
     assert len(fig.axes[1].get_lines()) == 4 and "2 seeds" in fig._suptitle.get_text()
     plt.close(fig)
     text = R.plateau_text([other, row])
+    # one step per epoch, still inside the 50-step warm-up: the last step's rate is (step + 1) / 51 of the peak
     assert text.startswith("$A$ with the plateau rule: seed 0: lowest validation loss 0.600 after epoch 2, stopped "
-                           "after epoch 4, final accuracy 90.00 %; seed 1: lowest validation loss 0.500 after epoch 3")
+                           f"after epoch 4, final accuracy 90.00 %, with the learning rate still at {100 * 4 / 51:.0f} % "
+                           "of its peak; seed 1: lowest validation loss 0.500 after epoch 3")
+    assert f"with the learning rate still at {100 * 3 / 51:.0f} % of its peak." in text
     assert text.endswith(f"Final accuracy 92.50 % (sd {np.std([90, 95], ddof=1):.2f}, 2 seeds).")
     with pytest.raises(ValueError, match="one arm"):
         R.plateau_text([row, {**other, "variant": "diffusion"}])
