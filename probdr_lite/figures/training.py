@@ -37,7 +37,7 @@ from probdr_lite.experiments.stats import (
 )
 from probdr_lite.plotting import Table
 
-from .prose import plural
+from .prose import listing, plural
 from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
@@ -486,9 +486,17 @@ _INIT_WORDS = {"gpt2": "the GPT-2 initialisation", "default": "PyTorch's default
 
 
 def _cancel_words(shrink: float) -> str:
+    if abs(shrink) < 0.005:
+        return "changes the size of the attention update by less than 1 %"
     if shrink >= 0:
         return f"cancels {100 * shrink:.0f} % of the attention update"
     return f"enlarges the attention update by {100 * -shrink:.0f} %"
+
+
+def _would(words: str) -> str:
+    """The verb of :func:`_cancel_words` after "would": "cancels" -> "cancel", "changes" -> "change"."""
+    verb, rest = words.split(" ", 1)
+    return verb[:-1] + " " + rest
 
 
 def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", baseline: str = "attention") -> str:
@@ -537,7 +545,7 @@ def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", ba
         end.append(f"with {_INIT_WORDS[i]}{effect}, the $-v$ of {op} {_cancel_words(own)} after the output "
                    f"projection, at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i, arm):.2f}, and the mean "
                    f"eigenvalue of $W_V W_O$ is {at('wvwo_mean_eig', 'end', i, arm):+.3f}; in {base}, whose weights "
-                   f"never met the $-v$, subtracting $v$ would {_cancel_words(other).replace('cancels', 'cancel').replace('enlarges', 'enlarge')} "
+                   f"never met the $-v$, subtracting $v$ would {_would(_cancel_words(other))} "
                    f"(at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i):.2f}, mean eigenvalue "
                    f"{at('wvwo_mean_eig', 'end', i):+.3f})")
     out.append("At the end of training, " + "; ".join(end) + ".")
@@ -567,32 +575,34 @@ _AGREEMENT_WORDS = {
 }
 
 
-def mechanism_agreement_text(agreement: list, arm: str = "diffusion") -> str:
+def mechanism_agreement_text(agreement: list, arm: str = "diffusion", labels: dict | None = None) -> str:
     """Which measurements of ``arm`` move the same way between the initialisations in every model, as Markdown.
 
-    ``agreement`` is :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output (GPT-2 minus default).
+    ``agreement`` is :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output (GPT-2 minus default);
+    ``labels`` names its cases (default: the task names).
     """
     if not isinstance(agreement, list) or not agreement:
         raise ValueError("agreement must be the non-empty list returned by mechanism_agreement()")
     tasks = list(agreement[0]["values"])
+    labels = {t: (labels or {}).get(t, TASK_NAMES.get(t, t)) for t in tasks}
 
     def numbers(a):
-        return "; ".join(f"{TASK_NAMES[t]} {a['values'][t][0]:.3g} against {a['values'][t][1]:.3g}" for t in tasks)
+        return "; ".join(f"{labels[t]} {a['values'][t][0]:.3g} against {a['values'][t][1]:.3g}" for t in tasks)
 
     lower = [a for a in agreement if a["same_sign"] and a["values"][tasks[0]][0] < a["values"][tasks[0]][1]]
     higher = [a for a in agreement if a["same_sign"] and a["values"][tasks[0]][0] > a["values"][tasks[0]][1]]
     split = [a for a in agreement if not a["same_sign"] and all(x != y for x, y in a["values"].values())]
     equal = [a for a in agreement if not a["same_sign"] and a not in split]
-    models = " and ".join(TASK_NAMES[t] for t in tasks)
+    models = listing([labels[t] for t in tasks])
     text = f"The GPT-2 initialisation against PyTorch's default, in the {ARM_STYLE[arm]['tex']} arm of the {models}. "
     for group, word in ((lower, "Lower"), (higher, "Higher")):
         if group:
-            text += f"{word} with the GPT-2 initialisation in every model: " + "; ".join(
+            text += f"{word} with the GPT-2 initialisation in every case: " + "; ".join(
                 f"{_AGREEMENT_WORDS[(a['series'], a['at'])]} ({numbers(a)})" for a in group) + ". "
     if split:
-        text += ("Different directions in the two models, so not a candidate for what decides the sign in both: "
+        text += ("Different directions in different cases, so not a candidate for what decides the sign in all: "
                  + "; ".join(_AGREEMENT_WORDS[(a["series"], a["at"])] for a in split) + ". ")
     if equal:
-        text += ("The same under both initialisations in at least one model: "
+        text += ("The same under both initialisations in at least one case: "
                  + "; ".join(_AGREEMENT_WORDS[(a["series"], a["at"])] for a in equal) + ".")
     return text.strip()

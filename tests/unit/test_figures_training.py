@@ -402,6 +402,10 @@ def test_mechanism_text_states_the_measured_numbers(charlm_rows):
         if r["variant"] == "diffusion" and r["config"]["init"] == "gpt2":
             r["mechanism"]["shrink"][-1] = [-0.2, -0.4]
     assert "the $-v$ of $A - I$ enlarges the attention update by 30 %" in T.mechanism_text(neg)
+    for r in neg:
+        if r["variant"] == "diffusion" and r["config"]["init"] == "gpt2":
+            r["mechanism"]["shrink"][-1] = [0.003, -0.001]
+    assert "the $-v$ of $A - I$ changes the size of the attention update by less than 1 %" in T.mechanism_text(neg)
     with pytest.raises(ValueError, match="mechanism"):
         T.mechanism_text([r for r in rows if r["variant"] == "attention"])
 
@@ -418,8 +422,10 @@ def test_mechanism_agreement_sorts_the_measurements_by_direction(charlm_rows):
     assert top["same_sign"] and top["values"]["charlm"] == pytest.approx((0.15 * 1.5, 1.5 * 1.5))
     assert not by[("shrink", "end")]["same_sign"] and by[("shrink", "end")]["values"]["vit"] == (0.9, 0.0)
     text = T.mechanism_agreement_text(agreement)
-    assert "Lower with the GPT-2 initialisation in every model: the largest singular value of $W_V W_O$" in text
-    assert ("in both: the fraction of the attention update that the $-v$ cancels at the end. The same under both "
-            "initialisations in at least one model: the fraction of clipped steps at the end.") in text
+    assert "Lower with the GPT-2 initialisation in every case: the largest singular value of $W_V W_O$" in text
+    assert ("in all: the fraction of the attention update that the $-v$ cancels at the end. The same under both "
+            "initialisations in at least one case: the fraction of clipped steps at the end.") in text
+    assert "character model 0.225 against 2.25" in text
+    assert "first 0.225 against 2.25" in T.mechanism_agreement_text(agreement, labels={"charlm": "first"})
     with pytest.raises(ValueError, match="agreement"):
         T.mechanism_agreement_text([])
