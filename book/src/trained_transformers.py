@@ -381,12 +381,14 @@ for task in ("charlm", "vit"):
 # $\mathrm{LN}(x)$). How much that path matters depends on three sizes: how large $W_V W_O$ is, how
 # large $v$ is against $A v$ (the term the subtraction competes with), and how large the whole
 # attention update is against the stream. The two initialisations start these at very different
-# places, and training moves them. Every run of the plateau cells, and one rerun per
-# initialisation of the character model's 2,000-iteration recipe (same seed, same code, measured
-# along training: `python -m probdr_lite.experiments sweep --task charlm --variants
-# attention,diffusion --seeds 0 --init gpt2 --out probdr_lite/results/charlm_mechanism.json`, and
-# `--init default`), records them per layer on a fixed probe batch at every evaluation point,
-# together with the gradient norms (module `probdr_lite.experiments.mechanism`):
+# places, and training moves them. Every run of the plateau cells (the vision transformer's
+# plateau rule with the decay, the character model's 5,000 iterations), and one rerun per
+# initialisation of the character model's 2,000-iteration recipe, where the sign flip was first
+# seen (seed 0, same code, measured along training: `python -m probdr_lite.experiments sweep
+# --task charlm --variants attention,diffusion --seeds 0 --init gpt2 --out
+# probdr_lite/results/charlm_mechanism.json`, and the same with `--init default`), records them per
+# layer on a fixed probe batch at every evaluation point, together with the gradient norms (module
+# `probdr_lite.experiments.mechanism`):
 #
 # - $\|\text{update}\| / \|x\|$: the attention update against the stream it is added to;
 # - $\|v\| / \|A v\|$: the subtracted term against the attended one;
@@ -398,33 +400,41 @@ for task in ("charlm", "vit"):
 # - the gradient norm of the whole model before clipping, and how often it was clipped.
 
 # %%
-mechanism_cells = {
+mechanism_cells = {  # the measured cells: the plateau cells of both models, and the 2,000-iteration reruns
     "vit": [r for r in rows["vit"] if "mechanism" in r and r["config"]["patience"]],
-    "charlm": [r for r in mechanism_rows("charlm") if r["config"]["max_iters"] == CharLMConfig().max_iters],
+    "charlm": [r for r in rows["charlm"] if "mechanism" in r and r["config"]["max_iters"] == 5000],
+    "charlm-2k": [r for r in mechanism_rows("charlm") if r["config"]["max_iters"] == CharLMConfig().max_iters],
 }
-effects = {}  # per model and initialisation: A - I minus attention in the recipe the mechanism rows come from
-for task, cell_rows in mechanism_cells.items():
+case_names = {"vit": "vision transformer", "charlm": "character model, 5,000 iterations",
+              "charlm-2k": "character model, 2,000 iterations"}
+effects = {}  # per case and initialisation: A - I minus attention in the recipe its mechanism rows come from
+for case, cell_rows in mechanism_cells.items():
+    task = cell_rows[0]["task"] if cell_rows else None
     keys = {recipe_key(r) for r in cell_rows}
-    effects[task] = {}
-    for e in tables[task].entries if task in tables else []:
-        same = [r for r in rows[task] if recipe_key(r) in keys and r["recipe"] == e["recipe"]]
-        if e["arm"] == "diffusion" and same:
-            effects[task][e["recipe"]["init"]] = (R.difference_text(e, tables[task].quantity), e["outcome"])
-for task, cell_rows in mechanism_cells.items():
-    if cell_rows and {r["variant"] for r in cell_rows} >= {"attention", "diffusion"}:
-        fig = T.mechanism_figure(cell_rows)
+    effects[case] = {e["recipe"]["init"]: (R.difference_text(e, tables[task].quantity), e["outcome"])
+                     for e in (tables[task].entries if task in tables else [])
+                     if e["arm"] == "diffusion" and any(recipe_key(r) in keys and r["recipe"] == e["recipe"]
+                                                        for r in rows[task])}
+shown = {}  # the cases with both arms measured
+for case, cell_rows in mechanism_cells.items():
+    if {r["variant"] for r in cell_rows} >= {"attention", "diffusion"}:
+        shown[case] = cell_rows
+        fig = T.mechanism_figure(cell_rows, title=f"{case_names[case]}: the attention blocks along training "
+                                                  "(mean over layers; thick: mean over seeds)")
         plt.show()
-        display(Markdown(T.mechanism_text(cell_rows, effects=effects[task])))
+        display(Markdown(T.mechanism_text(cell_rows, effects=effects[case], label=case_names[case])))
     else:
-        print(f"{task}: no mechanism records of both arms are committed yet.")
+        print(f"{case_names[case]}: no mechanism records of both arms are committed yet.")
 
 # %% [markdown]
 # Set side by side, which of these move the same way between the initialisations in both models?
 # Only a quantity that does could be what decides the sign in both:
 
 # %%
-if all(len({r["config"]["init"] for r in c if r["variant"] == "diffusion"}) == 2 for c in mechanism_cells.values()):
-    display(Markdown(T.mechanism_agreement_text(mechanism_agreement(mechanism_cells))))
+both_inits = {case: c for case, c in shown.items()
+              if len({r["config"]["init"] for r in c if r["variant"] == "diffusion"}) == 2}
+if {c[0]["task"] for c in both_inits.values()} == {"charlm", "vit"}:
+    display(Markdown(T.mechanism_agreement_text(mechanism_agreement(both_inits), labels=case_names)))
 else:
     print("The mechanism records of both initialisations are not committed for both models yet.")
 

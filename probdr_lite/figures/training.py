@@ -499,7 +499,8 @@ def _would(words: str) -> str:
     return verb[:-1] + " " + rest
 
 
-def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", baseline: str = "attention") -> str:
+def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", baseline: str = "attention",
+                   label: str | None = None) -> str:
     """What the mechanism records of ``rows`` show, in computed Markdown sentences (means over layers and seeds).
 
     At initialisation: the size of ``W_V W_O``, ``‖v‖ / ‖A v‖`` and the attention update against the stream, per
@@ -507,7 +508,7 @@ def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", ba
     and the mean eigenvalue of ``W_V W_O``, against ``baseline``. The gradient norms of ``arm`` against
     ``baseline`` in the first interval (paired by seed) and the clipped steps at the end. ``effects`` maps an
     initialisation to ``(mean paired difference text, reading)`` of ``arm`` in the same recipe, to say which
-    side of the sign each measurement belongs to.
+    side of the sign each measurement belongs to; ``label`` names the case (default: the task's name).
     """
     from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio
 
@@ -524,7 +525,8 @@ def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", ba
 
     n = {i: len(pts[("shrink", "end")][(i, arm)]["seeds"]) for i in inits}
     seeds = "; ".join(f"{plural(n[i], 'seed')} with {_INIT_WORDS[i]}" for i in inits)
-    out = [f"**{TASK_NAMES[task].capitalize()}** ({seeds}; means over the layers and the seeds)."]
+    name = label or TASK_NAMES[task]
+    out = [f"**{name[0].upper() + name[1:]}** ({seeds}; means over the layers and the seeds)."]
     def first_layer(series, init, which=baseline):
         return pts[(series, "start")][(init, which)]["per_layer"][0]
 
