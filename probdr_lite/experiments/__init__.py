@@ -8,13 +8,16 @@ statistics. Core code only (no figures, no prose; those are in
 :mod:`probdr_lite.figures.training` and :mod:`probdr_lite.figures.recipes`):
 
 - :mod:`.attention`  one attention module whose ``variant`` selects A, A - I,
-  A - g I, A_sym or A_sym - I; the pre-LN block; initialisation schemes and
-  learning-rate schedules;
+  A - g I (g starting at 0 or at 1), A_sym or A_sym - I; the pre-LN block;
+  initialisation schemes and learning-rate schedules;
+- :mod:`.configs`    the two models' configurations (every setting of a run);
 - :mod:`.charlm`     a GPT-style character model on Tiny Shakespeare (nanoGPT's CPU configuration);
 - :mod:`.vit`        a small vision transformer on MNIST;
-- :mod:`._training`  what both training loops share: the optimiser step, the plateau rule, the results row;
+- :mod:`._training`  what both training loops share: the optimiser step, the results row;
+- :mod:`.plateau`    the plateau rule (when the validation loss has stopped improving);
+- :mod:`.mechanism`  what the attention blocks do along training (the ``mechanism`` of a row);
 - :mod:`._runtime`   device, threads and provenance;
-- :mod:`.results`    the results-file schema (JSON Schema), reading, appending and the paired summary;
+- :mod:`.results`    the results-file schema (JSON Schema), reading, safe appending and the paired summary;
 - :mod:`.files`      the committed results files and their provenance;
 - :mod:`.stats`      seed bands, paired differences, the decision rule, power, Holm, the recipe verdict;
 - :mod:`.sweep`      the recipe grids and their resumable runner;
@@ -23,11 +26,12 @@ statistics. Core code only (no figures, no prose; those are in
 """
 
 from .attention import CAUSAL_VARIANTS, VARIANTS, Block, SelfAttention
-from .charlm import CharLM, CharLMConfig, train_charlm
+from .charlm import CharLM, train_charlm
+from .configs import CharLMConfig, ViTConfig
 from .files import load_task_results, task_rows
 from .results import append_results, format_summary, load_results, summarise, validate_results
 from .stats import recipe_table, recipe_verdict, verdict
-from .vit import ViT, ViTConfig, train_vit
+from .vit import ViT, train_vit
 
 __all__ = [
     "VARIANTS", "CAUSAL_VARIANTS", "SelfAttention", "Block",

@@ -1,4 +1,4 @@
-"""Command line: ``python -m probdr_lite.experiments {charlm,vit,sweep,grid,eval-spread} ...``.
+"""Command line: ``python -m probdr_lite.experiments {charlm,vit,sweep,grid,append,eval-spread} ...``.
 
 Examples::
 
@@ -6,6 +6,7 @@ Examples::
     python -m probdr_lite.experiments vit --variant symmetric --epochs 2 --schedule onecycle --init default
     python -m probdr_lite.experiments grid vit --estimate      # the recipe grid: what is pending, CPU hours
     python -m probdr_lite.experiments grid vit --threads 1     # run it (resumable: done rows are skipped)
+    python -m probdr_lite.experiments append saved-row.json --out probdr_lite/results/vit_recipes.json
     python -m probdr_lite.experiments eval-spread --out probdr_lite/results/charlm_eval_spread.json
     python -m probdr_lite.experiments sweep --task charlm --variants attention,diffusion,gated \\
         --seeds 0,1,2,3,4 --out probdr_lite/results/charlm_cpu.json --threads 1 --quiet
@@ -17,6 +18,16 @@ every variant for each seed in turn (seed-major, so a sweep cut short leaves
 complete pairs), appending one row per run to ``--out`` (a JSON list, schema in
 :mod:`.results`). Bad input exits with status 2 and a message naming the
 option and the allowed values.
+
+Nothing computed is lost: before any training, every command that writes a
+results file checks that the file is readable and valid, its folder writable
+and its lock obtainable (:func:`.results.check_results_file`; exit status 2
+and one line if not). If the append fails anyway after a run (the file was
+damaged or the folder made read-only meanwhile, or another process held the
+lock for longer than ``--lock-timeout``), the row is saved in a file of its own
+beside the results file (else in the working directory, else the temporary
+folder), one line says where and how to append it later (``append``), the
+sweep goes on, and the command exits with status 1.
 """
 
 from __future__ import annotations
@@ -29,10 +40,11 @@ from dataclasses import MISSING, fields
 
 from ._runtime import DEVICES, resolve_device
 from .attention import check_variant
-from .charlm import CharLMConfig, train_charlm
-from .results import append_results, load_results
+from .charlm import train_charlm
+from .configs import CharLMConfig, ViTConfig
+from .results import LOCK_TIMEOUT, append_results, check_results_file, load_results, save_rows
 from .sweep import GRIDS, PLATEAU, estimate_hours, get_grid, pending_runs, run_grid, unit_seconds
-from .vit import ViTConfig, train_vit
+from .vit import train_vit
 
 TASKS = {"charlm": (CharLMConfig, train_charlm, "max_iters"), "vit": (ViTConfig, train_vit, None)}
 
@@ -62,6 +74,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=0,
                         help="torch CPU threads; 0: the usable cores, at most 8 [0]")
     parser.add_argument("--quiet", action="store_true", help="no progress bars and no messages")
+    parser.add_argument("--lock-timeout", type=float, default=LOCK_TIMEOUT,
+                        help="seconds to wait for the results file's lock before saving a row elsewhere "
+                             "[%(default)s]")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,12 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m probdr_lite.experiments",
         description="Train the character LM or the MNIST ViT with A, A - I, A - gI (or, ViT, A_sym, A_sym - I) "
                     "attention; run or estimate a recipe grid; measure the spread of a k-batch loss.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{charlm,vit,sweep,grid,eval-spread}")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{charlm,vit,sweep,grid,append,eval-spread}")
     for task, (config_cls, _, iters_field) in TASKS.items():
         sp = sub.add_parser(task, help=f"one {task} run", description=f"Train one {task} arm for one seed.")
         sp.add_argument("--variant", default="attention",
-                        help="attention, diffusion, gated" + (", sym-normalised or symmetric" if task == "vit" else "")
-                        + " [attention]")
+                        help="attention, diffusion, gated, gated-from-1"
+                        + (", sym-normalised or symmetric" if task == "vit" else "") + " [attention]")
         sp.add_argument("--seed", type=int, default=0, help="[0]")
         sp.add_argument("--out", default=None,
                         help="results file (JSON list) to append the row to; default: print the row as JSON")
@@ -101,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "the grid [0/1]")
     sp.add_argument("--results-dir", default=None, help="folder of the results files [probdr_lite/results]")
     _add_run_options(sp)
+    sp = sub.add_parser("append", help="append saved rows (a row file a failed write left) to a results file",
+                        description="Append the rows of results files (e.g. the '.unsaved-...' file a run saved "
+                                    "when its results file could not be written) to --out.")
+    sp.add_argument("rows", nargs="+", help="results files whose rows to append")
+    sp.add_argument("--out", required=True, help="results file to append to")
+    sp.add_argument("--lock-timeout", type=float, default=LOCK_TIMEOUT, help="[%(default)s]")
     sp = sub.add_parser("eval-spread", help="spread of a k-batch validation loss (nanoGPT's 20 vs our 200)",
                         description="Train charlm's attention arm and measure the loss of many single batches.")
     sp.add_argument("--seed", type=int, default=0, help="[0]")
@@ -176,18 +198,53 @@ def _describe(row: dict) -> str:
     return msg + f", {row['throughput']:.0f} {row['throughput_unit']}, {row['wall_seconds']:.0f} s"
 
 
+def _save(out, row, args, unsaved: list) -> None:
+    """Append ``row`` to ``out``, or save it elsewhere and say where (:func:`.results.save_rows`)."""
+    n, saved = save_rows(out, [row], lock_timeout=args.lock_timeout, say=print)
+    if n is None:
+        unsaved.append(saved)
+    else:
+        _say(args.quiet, _describe(row) + f" -> {out} ({n} rows)")
+
+
+def _finish(unsaved: list) -> int:
+    """Exit status 1 (and one line) when some rows could not be appended, else 0."""
+    if unsaved:
+        print(f"{len(unsaved)} row(s) could not be appended to their results file; see the lines above",
+              flush=True)
+        return 1
+    return 0
+
+
+def _check_common(args) -> None:
+    if args.threads < 0:
+        raise ValueError(f"--threads must be >= 0; got {args.threads}")
+    if not args.lock_timeout >= 0:
+        raise ValueError(f"--lock-timeout must be >= 0 seconds; got {args.lock_timeout}")
+
+
 def main(argv=None) -> int:
     """Entry point of ``python -m probdr_lite.experiments`` and ``probdr-experiments``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = "python -m probdr_lite.experiments " + shlex.join(argv)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if args.command in ("grid", "eval-spread"):
-        if extra:
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command in ("grid", "eval-spread", "append") and extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "append":
         try:
-            if args.threads < 0:
-                raise ValueError(f"--threads must be >= 0; got {args.threads}")
+            if not args.lock_timeout >= 0:
+                raise ValueError(f"--lock-timeout must be >= 0 seconds; got {args.lock_timeout}")
+            rows = [r for name in args.rows for r in load_results(name)]
+            check_results_file(args.out, lock_timeout=args.lock_timeout)
+            n = append_results(args.out, rows, lock_timeout=args.lock_timeout)
+        except (ValueError, OSError) as exc:
+            parser.error(str(exc))
+        print(f"appended {len(rows)} row(s) to {args.out} ({n} rows)", flush=True)
+        return 0
+    if args.command in ("grid", "eval-spread"):
+        try:
+            _check_common(args)
             if args.command == "grid" and args.limit is not None and args.limit < 1:
                 raise ValueError(f"--limit must be >= 1; got {args.limit}")
             device = resolve_device(args.device)
@@ -216,14 +273,21 @@ def main(argv=None) -> int:
 
         grid = get_grid(args.name)
         out = args.out or str(results_dir(args.results_dir) / RECIPE_FILES[grid.task])
-        estimate = grid_estimate(grid, out, args.results_dir)
+        try:
+            if not args.estimate:
+                check_results_file(out, lock_timeout=args.lock_timeout)
+            estimate = grid_estimate(grid, out, args.results_dir)
+        except ValueError as exc:
+            parser.error(str(exc))
         if not args.quiet or args.estimate:
             _print_estimate(estimate)
         if args.estimate:
             return 0
+        unsaved = []
         run_grid(grid, out, device=device, threads=args.threads or None, quiet=True, command=command,
-                 directory=args.results_dir, limit=args.limit, shard=shard, say=lambda m: _say(args.quiet, m))
-        return 0
+                 directory=args.results_dir, limit=args.limit, shard=shard, say=lambda m: _say(args.quiet, m),
+                 lock_timeout=args.lock_timeout, unsaved=unsaved)
+        return _finish(unsaved)
     if args.command == "sweep":
         task = args.task
         overrides = vars(_config_parser(task).parse_args(extra))
@@ -234,8 +298,7 @@ def main(argv=None) -> int:
         overrides = {k: v for k, v in vars(args).items() if k in {f.name for f in fields(TASKS[task][0])}}
     config_cls, train, _ = TASKS[task]
     try:
-        if args.threads < 0:
-            raise ValueError(f"--threads must be >= 0; got {args.threads}")
+        _check_common(args)
         config = config_cls(**overrides)
         device = resolve_device(args.device)
         if args.command == "sweep":
@@ -250,6 +313,8 @@ def main(argv=None) -> int:
             if args.seed < 0:
                 raise ValueError(f"--seed must be >= 0; got {args.seed}")
             seeds = [args.seed]
+        if args.out is not None:
+            check_results_file(args.out, lock_timeout=args.lock_timeout)  # before any training
     except (ValueError, TypeError) as exc:
         parser.error(str(exc))
 
@@ -262,6 +327,7 @@ def main(argv=None) -> int:
         done = {(r["variant"], r["seed"]) for r in existing
                 if r["task"] == task and r["config"] == config.to_dict()}
 
+    unsaved = []
     for seed in seeds:
         for variant in variants:
             if (variant, seed) in done:
@@ -272,9 +338,8 @@ def main(argv=None) -> int:
             if args.out is None:
                 print(json.dumps(row))
             else:
-                n = append_results(args.out, [row])
-                _say(args.quiet, _describe(row) + f" -> {args.out} ({n} rows)")
-    return 0
+                _save(args.out, row, args, unsaved)
+    return _finish(unsaved)
 
 
 if __name__ == "__main__":

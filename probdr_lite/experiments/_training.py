@@ -3,8 +3,9 @@
 :mod:`.charlm` and :mod:`.vit` differ in their data (random windows of text vs
 passes over an image set) and in how they evaluate, but one optimiser step,
 the timing of training steps, the early-stopping rule and the results row are
-the same code. The row is built here from the run's curve, so its summary
-numbers (final and best validation metrics) and its schema version are the ones
+the same code (the plateau rule itself is :mod:`.plateau`). The row is built
+here from the run's curve, so its summary numbers (final, best, best-checkpoint
+and at-plateau validation metrics) and its schema version are the ones
 :mod:`.results` checks.
 """
 
@@ -16,10 +17,11 @@ from contextlib import contextmanager
 
 import torch
 
-from .._validation import check_scalar, check_seed
+from .._validation import check_seed
 from ._runtime import provenance, resolve_device, set_threads
-from .attention import check_variant
-from .results import CURVE_COLUMNS, SCHEMA_VERSION, TASK_METRICS, recipe_of
+from .attention import GATE_START, check_variant
+from .plateau import Plateau, plateau_index  # noqa: F401  (the loops' early-stopping rule, re-exported)
+from .results import CURVE_COLUMNS, SCHEMA_VERSION, TASK_METRICS, derived_fields, recipe_of
 
 
 def start_run(config, config_class, variant: str, *, causal: bool, seed, device, threads):
@@ -70,17 +72,22 @@ class StepClock:
 
 
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
-               targets: torch.Tensor, *, lr: float, grad_clip: float, what: str, it: int) -> float:
+               targets: torch.Tensor, *, lr: float, grad_clip: float, what: str, it: int,
+               after_backward=None) -> float:
     """One optimiser step at learning rate ``lr``: forward, backward, clip the gradient norm, update.
 
-    Returns the training loss of the batch. Raises ``FloatingPointError`` naming
-    the run (``what``) and the step when the loss is not finite.
+    ``after_backward(model, lr)``, if given, is called between the backward pass
+    and the clipping (it may read the gradients, not change them). Returns the
+    training loss of the batch. Raises ``FloatingPointError`` naming the run
+    (``what``) and the step when the loss is not finite.
     """
     for group in optimizer.param_groups:
         group["lr"] = lr
     _, loss = model(inputs, targets)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
+    if after_backward is not None:
+        after_backward(model, lr)
     if grad_clip > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
     optimizer.step()
@@ -88,41 +95,6 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, inputs:
     if not math.isfinite(value):
         raise FloatingPointError(f"{what}: training loss is {value} at step {it}")
     return value
-
-
-class Plateau:
-    """The early-stopping rule: stop once the validation loss has not improved for ``patience`` evaluations.
-
-    An evaluation improves when its loss is below the best so far by more than
-    ``min_delta``. ``patience`` = 0 never stops (a fixed budget).
-    """
-
-    def __init__(self, patience: int, min_delta: float = 0.0):
-        self.patience = check_scalar(patience, "patience", low=0, integer=True)
-        self.min_delta = check_scalar(min_delta, "min_delta", low=0)
-        self.best = math.inf
-        self.best_index = -1
-        self.count = 0
-
-    def update(self, loss: float) -> bool:
-        """Record the next validation loss; return True when training should stop."""
-        if loss < self.best - self.min_delta:
-            self.best, self.best_index = loss, self.count
-        self.count += 1
-        return self.patience > 0 and self.count - 1 - self.best_index >= self.patience
-
-
-def plateau_index(losses, patience: int, min_delta: float = 0.0):
-    """Where :class:`Plateau` stops on the sequence ``losses``: (stop index, index of the best loss).
-
-    The stop index is ``None`` when the rule never fires (the loss was still
-    improving within the last ``patience`` evaluations).
-    """
-    rule = Plateau(patience, min_delta)
-    for i, loss in enumerate(losses):
-        if rule.update(float(loss)):
-            return i, rule.best_index
-    return None, rule.best_index
 
 
 def results_row(task: str, variant: str, seed: int, config, curve: list, *, throughput: float,
@@ -146,8 +118,9 @@ def results_row(task: str, variant: str, seed: int, config, curve: list, *, thro
         "train_seconds": train_seconds,
         "wall_seconds": time.perf_counter() - wall_start,
     })
+    row.update(derived_fields(task, curve, row["config"]))
     row.update(extra or {})
-    if variant == "gated" and gates is not None:
+    if variant in GATE_START and gates is not None:
         row["gates"] = gates
     row.update(provenance(device, threads, command))
     return row

@@ -10,7 +10,9 @@ multi-head model this becomes, per head and before the output projection,
     attention   y = A v                  (the usual transformer)
     diffusion   y = A v - v              (A - I, the paper's proposal)
     gated       y = A v - g v            (A - g I, g one learnable scalar per head,
-                                          starting at 0, so training can choose)
+                                          starting at 0 (plain attention), so training can choose)
+    gated-from-1  y = A v - g v          (the same gate, starting at g = 1 (A - I): does
+                                          training bring the identity back?)
     sym-normalised  y = A_sym v          (A_sym = D^{-1/2} E D^{-1/2}, the adjacency
                                           of the symmetric normalised Laplacian)
     symmetric   y = A_sym v - v          (A_sym - I, minus the symmetric normalised
@@ -50,9 +52,11 @@ import torch.nn.functional as F
 from .._validation import check_choice, check_scalar
 
 #: every attention operator the experiments compare, in the order of the book
-VARIANTS = ("attention", "diffusion", "gated", "sym-normalised", "symmetric")
+VARIANTS = ("attention", "diffusion", "gated", "gated-from-1", "sym-normalised", "symmetric")
 #: the variants admissible with a causal mask (language models)
-CAUSAL_VARIANTS = ("attention", "diffusion", "gated")
+CAUSAL_VARIANTS = ("attention", "diffusion", "gated", "gated-from-1")
+#: the variants with a learned gate g per head, and the value g starts from
+GATE_START = {"gated": 0.0, "gated-from-1": 1.0}
 #: the variants that need an undirected graph (no causal mask)
 SYMMETRIC_VARIANTS = ("sym-normalised", "symmetric")
 #: initialisation schemes of :func:`init_weights`
@@ -106,7 +110,7 @@ class SelfAttention(nn.Module):
         Width of the residual stream; must be divisible by ``n_head``.
     n_head : int
         Number of heads.
-    variant : {"attention", "diffusion", "gated", "sym-normalised", "symmetric"}
+    variant : {"attention", "diffusion", "gated", "gated-from-1", "sym-normalised", "symmetric"}
         Which operator each head applies (module docstring).
     causal : bool
         Causal mask (language model) or full attention (vision).
@@ -115,9 +119,9 @@ class SelfAttention(nn.Module):
     bias : bool
         Biases in the query/key/value and output projections.
 
-    The gate of the ``gated`` variant is created last and initialised to the
-    constant 0, so it draws no random numbers: with the same seed the other
-    weights of every variant are identical.
+    The gate of the gated variants is created last and initialised to the
+    constant of :data:`GATE_START` (0 or 1), so it draws no random numbers: with
+    the same seed the other weights of every variant are identical.
     """
 
     def __init__(self, n_embd: int, n_head: int, variant: str = "attention", *,
@@ -135,9 +139,9 @@ class SelfAttention(nn.Module):
         self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=bias)  # q, k, v for all heads at once
         self.c_proj = nn.Linear(n_embd, n_embd, bias=bias)  # output projection
         self.resid_dropout = nn.Dropout(self.dropout)
-        if self.variant == "gated":
-            # one scalar g per head; 0 means the block starts as plain attention
-            self.gate = nn.Parameter(torch.zeros(n_head))
+        if self.variant in GATE_START:
+            # one scalar g per head; g = 0 starts as plain attention, g = 1 as A - I
+            self.gate = nn.Parameter(torch.full((n_head,), GATE_START[self.variant]))
 
     def qkv(self, x: torch.Tensor):
         """Split the projection of ``x`` (B, T, C) into q, k, v of shape (B, nh, T, hs)."""
@@ -149,20 +153,22 @@ class SelfAttention(nn.Module):
         v = v.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         return q, k, v
 
+    def mix(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """The graph of this arm applied to ``v``, without any identity: A v, or A_sym v for the symmetric arms."""
+        if self.variant in SYMMETRIC_VARIANTS:
+            return symmetric_attention(q, k, v)  # A_sym v
+        p = self.dropout if self.training else 0.0
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)  # A v
+
     def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """The per-head graph operator applied to ``v``: (B, nh, T, hs) -> (B, nh, T, hs).
 
         This is the line the paper changes: ``A v`` becomes ``A v - v``.
         """
-        if self.variant == "sym-normalised":
-            return symmetric_attention(q, k, v)  # A_sym v
-        if self.variant == "symmetric":
-            return symmetric_attention(q, k, v) - v  # (A_sym - I) v
-        p = self.dropout if self.training else 0.0
-        y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)  # A v
-        if self.variant == "diffusion":
+        y = self.mix(q, k, v)  # A v (A_sym v for the symmetric arms)
+        if self.variant in ("diffusion", "symmetric"):
             y = y - v  # (A - I) v: one explicit Euler step of graph diffusion
-        elif self.variant == "gated":
+        elif self.variant in GATE_START:
             y = y - self.gate.view(1, -1, 1, 1) * v  # (A - g I) v, g per head
         return y
 
@@ -210,7 +216,7 @@ class Block(nn.Module):
 
 class BlockStack(nn.Module):
     """What both trained models share: ``n_layer`` blocks of one attention variant and a final LayerNorm,
-    the book's initialisation, the parameter count and the gates of the ``gated`` variant.
+    the book's initialisation, the parameter count and the gates of the gated variants.
 
     A model calls :meth:`add_blocks` where the blocks belong in its registration order (the order
     :func:`init_weights` draws in) and :meth:`initialise` once every module exists.
@@ -239,8 +245,13 @@ class BlockStack(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def gates(self) -> list:
-        """The per-head gates g of every layer (``gated`` only; empty list otherwise)."""
+        """The per-head gates g of every layer (the gated arms only; empty list otherwise)."""
         return [blk.attn.gate.detach().cpu().tolist() for blk in self.blocks if hasattr(blk.attn, "gate")]
+
+
+def _gate_start(model: nn.Module, name: str) -> float:
+    """The start value of the gate parameter ``name`` (``blocks.i.attn.gate``): that of its module's variant."""
+    return GATE_START[model.get_submodule(name.rsplit(".", 1)[0]).variant]
 
 
 def init_weights(model: nn.Module, generator: torch.Generator, *, std: float = 0.02,
@@ -261,8 +272,8 @@ def init_weights(model: nn.Module, generator: torch.Generator, *, std: float = 0
     ``gpt2``. With tied embeddings the shared matrix ends with the output
     Linear's initialisation (it is reset after the Embedding).
 
-    In both schemes the gates of the ``gated`` variant are set to 0 without
-    drawing from ``generator``, so the same generator state gives the same
+    In both schemes the gates of the gated variants are set to their start
+    (:data:`GATE_START`) without drawing from ``generator``, so the same generator state gives the same
     weights to every variant. Parameters are visited in ``named_parameters()``
     order; a parameter shared by two modules (tied embeddings) is visited once.
     """
@@ -279,14 +290,14 @@ def init_weights(model: nn.Module, generator: torch.Generator, *, std: float = 0
                         owned.update(id(p) for p in module.parameters(recurse=False))
             for name, p in model.named_parameters():
                 if name.rsplit(".", 1)[-1] == "gate":
-                    p.zero_()
+                    p.fill_(_gate_start(model, name))
                 elif id(p) not in owned:
                     p.copy_(torch.randn(p.shape, generator=generator, dtype=p.dtype) * std)
             return
         for name, p in model.named_parameters():
             leaf = name.rsplit(".", 1)[-1]
             if leaf == "gate":
-                p.zero_()
+                p.fill_(_gate_start(model, name))
             elif leaf == "bias":
                 p.zero_()
             elif p.ndim == 1:  # LayerNorm weight
@@ -347,6 +358,18 @@ def onecycle_lr(it: int, *, lr: float, total_iters: int, pct_start: float = 0.3,
         lo, hi = peak, end
     pct = min(max(pct, 0.0), 1.0)
     return hi + 0.5 * (1.0 + math.cos(math.pi * pct)) * (lo - hi)
+
+
+def decay_lr(step: int, *, start: float, end: float, steps: int) -> float:
+    """Learning rate at ``step`` (0, 1, ..., steps - 1) of a half cosine from just below ``start`` down to ``end``.
+
+    The decay of the plateau rule (:class:`.configs.ViTConfig` ``decay_epochs``):
+    the last step, ``steps - 1``, is taken at exactly ``end``, so a run that stops
+    after the decay has reached its minimum learning rate.
+    """
+    steps = check_scalar(steps, "steps", low=1, integer=True)
+    step = check_scalar(step, "step", low=0, high=steps - 1, integer=True)
+    return end + 0.5 * (1.0 + math.cos(math.pi * (step + 1) / steps)) * (start - end)
 
 
 #: learning-rate schedules of the experiments

@@ -31,74 +31,19 @@ gate, initialised to 0 without touching the weight stream).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._validation import check_choice, check_scalar, check_seed
-from ._runtime import ConfigDict
+from .._validation import check_seed
 from ._training import StepClock, evaluating, results_row, start_run, train_step
-from .attention import INIT_SCHEMES, BlockStack, configure_optimizer, cosine_lr
+from .attention import BlockStack, configure_optimizer, cosine_lr
+from .configs import CharLMConfig
+from .mechanism import MechanismRecorder
 
-
-@dataclass
-class CharLMConfig(ConfigDict):
-    """Model, optimiser and evaluation settings; the defaults are nanoGPT's CPU configuration."""
-
-    # model
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 128
-    block_size: int = 64  # context length T
-    vocab_size: int = 65  # the 65 characters of Tiny Shakespeare
-    dropout: float = 0.0
-    bias: bool = False  # biases in Linear and LayerNorm (nanoGPT's train.py default)
-    tie_weights: bool = True  # output layer shares the token embedding
-    init_std: float = 0.02
-    init: str = "gpt2"  # "gpt2" (N(0, init_std^2), scaled residual projections) or "default" (PyTorch's)
-    # optimisation
-    batch_size: int = 12
-    max_iters: int = 2000
-    lr: float = 1e-3
-    min_lr: float = 1e-4
-    warmup_iters: int = 100
-    lr_decay_iters: int = 0  # end of the cosine; 0 means max_iters
-    beta1: float = 0.9
-    beta2: float = 0.99
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0  # 0 disables clipping
-    # evaluation
-    eval_interval: int = 250
-    eval_iters: int = 200  # batches per split per evaluation
-    train_fraction: float = 0.9
-
-    def __post_init__(self):
-        self.validate()
-
-    def validate(self) -> "CharLMConfig":
-        """Check every field; raise ``ValueError``/``TypeError`` naming the field and its range."""
-        ints = {"n_layer": (1, 64), "n_head": (1, 64), "n_embd": (1, 8192), "block_size": (1, 8192),
-                "vocab_size": (2, 1_000_000), "batch_size": (1, 1_000_000), "max_iters": (1, 10_000_000),
-                "warmup_iters": (0, 10_000_000), "lr_decay_iters": (0, 10_000_000),
-                "eval_interval": (1, 10_000_000), "eval_iters": (1, 1_000_000)}
-        for name, (lo, hi) in ints.items():
-            setattr(self, name, check_scalar(getattr(self, name), name, low=lo, high=hi, integer=True))
-        self.check_shared_fields()
-        self.train_fraction = check_scalar(self.train_fraction, "train_fraction", low=0, high=1,
-                                           low_inclusive=False, high_inclusive=False)
-        for name in ("bias", "tie_weights"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
-        self.init = check_choice(self.init, "init", INIT_SCHEMES)
-        return self
-
-    @property
-    def decay_iters(self) -> int:
-        """Where the cosine reaches ``min_lr``."""
-        return self.lr_decay_iters or self.max_iters
+#: windows of validation text on which :mod:`.mechanism` probes the blocks (drawn from a fifth seed stream)
+PROBE_WINDOWS = 16
 
 
 class CharLM(BlockStack):
@@ -107,7 +52,7 @@ class CharLM(BlockStack):
     Parameters
     ----------
     config : CharLMConfig
-    variant : {"attention", "diffusion", "gated"}
+    variant : {"attention", "diffusion", "gated", "gated-from-1"}
         ``"symmetric"`` is refused: the causal mask makes the graph directed.
     generator : torch.Generator, optional
         Source of the initial weights (default: a generator seeded with 0).
@@ -184,14 +129,14 @@ def load_corpus(train_fraction: float = 0.9):
 
 def train_charlm(config: CharLMConfig | None = None, variant: str = "attention", seed: int = 0, *,
                  device: str = "auto", threads: int | None = None, quiet: bool = False,
-                 command: str | None = None, return_model: bool = False):
+                 command: str | None = None, return_model: bool = False, measure: bool = True):
     """Train one arm for one seed and return its results row (see :mod:`.results` for the schema).
 
     Parameters
     ----------
     config : CharLMConfig, optional
         Defaults to nanoGPT's CPU configuration.
-    variant : {"attention", "diffusion", "gated"}
+    variant : {"attention", "diffusion", "gated", "gated-from-1"}
     seed : int >= 0
     device : {"auto", "cpu", "cuda"}
     threads : int, optional
@@ -202,6 +147,9 @@ def train_charlm(config: CharLMConfig | None = None, variant: str = "attention",
         Command line recorded in the row.
     return_model : bool
         Return ``(row, trained model)`` instead of the row alone.
+    measure : bool
+        Record :mod:`.mechanism`'s measurements in the row (field ``mechanism``,
+        on :data:`PROBE_WINDOWS` validation windows); they do not change training.
 
     Returns
     -------
@@ -224,11 +172,19 @@ def train_charlm(config: CharLMConfig | None = None, variant: str = "attention",
     optimizer = configure_optimizer(model, lr=config.lr, weight_decay=config.weight_decay,
                                     betas=(config.beta1, config.beta2), device=device)
     batch_gen = torch.Generator().manual_seed(s_batch)
+    recorder = None
+    if measure:
+        probe_gen = torch.Generator().manual_seed(seed_streams(seed, 5)[4])  # a fifth stream, not used in training
+        probe, _ = get_batch(val_data, config.block_size, PROBE_WINDOWS, probe_gen, device)
+        recorder = MechanismRecorder(model, probe, f"{PROBE_WINDOWS} random validation windows of "
+                                                   f"{config.block_size} characters", config.grad_clip)
 
     def evaluate(it):
         tr = estimate_loss(model, train_data, config.eval_iters, config.batch_size, s_eval, device)
         va = estimate_loss(model, val_data, config.eval_iters, config.batch_size, s_eval + 1, device)
         curve.append([it, tr, va])
+        if recorder is not None:
+            recorder.record(it)
         return va
 
     curve = []
@@ -245,7 +201,8 @@ def train_charlm(config: CharLMConfig | None = None, variant: str = "attention",
         lr = cosine_lr(it, lr=config.lr, min_lr=config.min_lr, warmup_iters=config.warmup_iters,
                        decay_iters=config.decay_iters)
         train_step(model, optimizer, x, y, lr=lr, grad_clip=config.grad_clip,
-                   what=f"charlm {variant} seed {seed}", it=it)
+                   what=f"charlm {variant} seed {seed}", it=it,
+                   after_backward=None if recorder is None else recorder.after_backward)
         clock.stop()
     bar.close()
     evaluate(config.max_iters)
@@ -254,5 +211,6 @@ def train_charlm(config: CharLMConfig | None = None, variant: str = "attention",
                        throughput=config.max_iters * config.batch_size * config.block_size / clock.seconds,
                        throughput_unit="tokens/s", n_params=model.num_parameters(), train_seconds=clock.seconds,
                        wall_start=wall_start, device=device, threads=threads, command=command,
-                       gates=model.gates())
+                       gates=model.gates(),
+                       extra=None if recorder is None else {"mechanism": recorder.finish()})
     return (row, model) if return_model else row

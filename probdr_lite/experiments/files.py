@@ -3,7 +3,8 @@
 Each task has two files under ``probdr_lite/results/``: the first sweep (one
 recipe, :data:`RESULTS_FILES`) and the recipe grid (:data:`RECIPE_FILES`,
 appended to by ``python -m probdr_lite.experiments grid``). :func:`task_rows`
-reads both; :func:`load_task_results` reads the first only (chapter 7 quotes it).
+reads both; :func:`load_task_results` reads the first only (chapter 7 quotes it);
+:func:`mechanism_rows` adds the measured reruns of :data:`MECHANISM_FILES`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
 RESULTS_FILES = {"charlm": "charlm_cpu.json", "vit": "vit_mnist.json"}
 #: The recipe grid of each task inside :data:`RESULTS_DIR`.
 RECIPE_FILES = {"charlm": "charlm_recipes.json", "vit": "vit_recipes.json"}
+#: Measured reruns of committed cells, for the mechanism record of recipes whose rows predate it (not part of
+#: the recipe tables: they repeat runs that are already there).
+MECHANISM_FILES = {"charlm": "charlm_mechanism.json"}
 #: Environment variable that points the chapter at another results folder (a scratch sweep while developing).
 RESULTS_ENV = "PROBDR_RESULTS_DIR"
 
@@ -55,6 +59,17 @@ def task_rows(task: str, directory=None) -> list:
         path = results_dir(directory) / name
         if path.is_file():
             rows += [r for r in load_results(path) if r["task"] == task]
+    return rows
+
+
+def mechanism_rows(task: str, directory=None) -> list:
+    """Every row of ``task`` that records its mechanism: the recipe grid's and the measured reruns of
+    :data:`MECHANISM_FILES` (an empty list if there are none)."""
+    task = check_choice(task, "task", TASKS)
+    rows = [r for r in task_rows(task, directory) if "mechanism" in r]
+    name = MECHANISM_FILES.get(task)
+    if name is not None and (results_dir(directory) / name).is_file():
+        rows += [r for r in load_results(results_dir(directory) / name) if r["task"] == task and "mechanism" in r]
     return rows
 
 

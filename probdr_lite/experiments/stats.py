@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_choice, check_scalar
+from .attention import GATE_START
 from .files import check_task_rows
 from .results import RECIPE_FACTORS, TASK_METRICS, TASK_VARIANTS
 
@@ -44,6 +45,26 @@ def _variants(rows, task):
 def quantities(task: str) -> list:
     """The summary quantities of ``task``: final and best of each validation metric."""
     return [f"{kind}_{m}" for m in TASK_METRICS[task] for kind in ("final", "best")]
+
+
+#: Where a run is read: at its end (``final``, the verdict's reading), at its best checkpoint (lowest validation
+#: loss), or where the plateau rule fired (``stop``: where a run without the decay stops; the end for a run whose
+#: rule never fired or that has no rule).
+READINGS = ("final", "checkpoint", "stop")
+
+
+def reading_quantities(task: str) -> list:
+    """Every quantity :func:`row_quantity` reads: each of :data:`READINGS` of each validation metric, and best."""
+    return [f"{kind}_{m}" for m in TASK_METRICS[task] for kind in (*READINGS, "best")]
+
+
+def row_quantity(row: dict, quantity: str) -> float:
+    """The value of ``quantity`` (:func:`reading_quantities`) in a validated results row."""
+    kind, metric = quantity.split("_", 1)
+    if kind == "stop":
+        at_plateau = row.get(f"plateau_{metric}")
+        return row[f"final_{metric}"] if at_plateau is None else at_plateau
+    return row[quantity]
 
 
 def lower_is_better(quantity: str) -> bool:
@@ -88,10 +109,10 @@ def paired_differences(rows, quantity: str = "final_val_loss", baseline: str = "
     for every arm other than the baseline; the rows must be of one recipe.
     """
     rows, task = check_task_rows(rows)
-    quantity = check_choice(quantity, "quantity", quantities(task))
+    quantity = check_choice(quantity, "quantity", reading_quantities(task))
     present = _variants(rows, task)
     baseline = check_choice(baseline, "baseline", present)
-    by = {(r["variant"], r["seed"]): r[quantity] for r in rows}
+    by = {(r["variant"], r["seed"]): row_quantity(r, quantity) for r in rows}
     out = {}
     for v in present:
         if v == baseline:
@@ -101,10 +122,14 @@ def paired_differences(rows, quantity: str = "final_val_loss", baseline: str = "
     return out
 
 
-def gate_values(rows):
-    """The learned gates g of the gated arm: (seeds, array (n_seeds, n_layer, n_head)), or ``None``."""
+def gate_values(rows, arm: str = "gated"):
+    """The learned gates g of a gated arm at the end of training: (seeds, array (n_seeds, n_layer, n_head)), or
+    ``None`` when no row of ``arm`` records them. The rows must be of one recipe (a seed appears once)."""
     rows, _ = check_task_rows(rows)
-    gated = sorted((r for r in rows if r["variant"] == "gated" and r.get("gates")), key=lambda r: r["seed"])
+    arm = check_choice(arm, "arm", tuple(GATE_START))
+    gated = sorted((r for r in rows if r["variant"] == arm and r.get("gates")), key=lambda r: r["seed"])
+    if len({r["seed"] for r in gated}) != len(gated):
+        raise ValueError(f"rows must be of one recipe: arm {arm!r} has a seed twice")
     if not gated:
         return None
     shapes = {np.shape(r["gates"]) for r in gated}
@@ -262,7 +287,9 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
     ----------
     rows : results rows of one task, any number of recipes
     quantity : str, optional
-        Default: :data:`HEADLINE` of the task (final validation loss / accuracy).
+        Default: :data:`HEADLINE` of the task (final validation loss / accuracy);
+        any of :func:`reading_quantities` (e.g. ``"checkpoint_val_acc"``, the
+        best checkpoint, or ``"stop_val_acc"``, where the plateau rule fired).
     baseline : str
     alpha : float in (0, 1)
         Level of the (1 - alpha) t interval and of the Holm family.
@@ -279,7 +306,7 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
     from scipy import stats
 
     rows, task = check_task_rows(rows)
-    quantity = HEADLINE[task] if quantity is None else check_choice(quantity, "quantity", quantities(task))
+    quantity = HEADLINE[task] if quantity is None else check_choice(quantity, "quantity", reading_quantities(task))
     alpha = check_scalar(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
     min_pairs = check_scalar(min_pairs, "min_pairs", low=2, integer=True)
     lower = lower_is_better(quantity)
@@ -289,7 +316,7 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
         key = (r["variant"], r["seed"])
         if key in cell["runs"]:
             raise ValueError(f"rows hold recipe {r['recipe']} variant {key[0]!r} seed {key[1]} twice")
-        cell["runs"][key] = r[quantity]
+        cell["runs"][key] = row_quantity(r, quantity)
     recipes, baselines, entries = [], [], []
     for cell in cells.values():
         runs = cell["runs"]
@@ -486,3 +513,141 @@ def joint_holm(tables) -> list:
         t.extra["tests_in_table"] = t.n_tests
         t.n_tests = n_tests
     return tables
+
+
+# ------------------------------------------------------------------------------------------------ mechanism
+
+#: the series of a row's ``mechanism`` record (:mod:`.mechanism`) these functions read; the per-layer ones are
+#: averaged over layers
+MECHANISM_SERIES = ("update_ratio", "v_over_av", "shrink", "wvwo_top_sv", "wvwo_mean_eig", "attn_grad_norm",
+                    "grad_norm", "clipped")
+#: series recorded per interval between evaluation points (the others at every evaluation point)
+_INTERVAL = ("attn_grad_norm", "grad_norm", "clipped")
+
+
+def _mechanism_cells(rows) -> dict:
+    """{(init, arm): rows by seed} of the rows with a mechanism record; one recipe per initialisation."""
+    rows, task = check_task_rows(rows)
+    rows = [r for r in rows if "mechanism" in r]
+    if not rows:
+        raise ValueError("rows must hold at least one row with a 'mechanism' record")
+    recipes = {}
+    for r in rows:
+        recipes.setdefault(r["config"]["init"], set()).add(recipe_key(r))
+    mixed = [init for init, keys in recipes.items() if len(keys) > 1]
+    if mixed:
+        raise ValueError(f"rows must hold one recipe per initialisation; {mixed} have several")
+    cells = {}
+    for r in sorted(rows, key=lambda r: r["seed"]):
+        cells.setdefault((r["config"]["init"], r["variant"]), []).append(r)
+    return cells
+
+
+def _layer_mean(values) -> float:
+    return float(np.mean(values))
+
+
+def mechanism_points(rows, series: str, at: str = "start") -> dict:
+    """A mechanism series per (initialisation, arm), read at the start or the end of each run.
+
+    ``at="start"`` is the first evaluation point (before any training step; every arm of a seed has the same
+    weights there) or, for the gradient series, the first interval of training steps; ``"end"`` the last. Per
+    layer series are averaged over the layers. Returns ``{(init, arm): {"seeds": [...], "values": array
+    (n_seeds,), "mean": float, "per_layer": list (mean over seeds, per layer; None for whole-model series)}}``.
+    """
+    series = check_choice(series, "series", MECHANISM_SERIES)
+    at = check_choice(at, "at", ("start", "end"))
+    out = {}
+    for key, cell in _mechanism_cells(rows).items():
+        picked = [r["mechanism"][series][0 if at == "start" else -1] for r in cell]
+        per_layer = None
+        if isinstance(picked[0], list):
+            per_layer = np.mean(np.array(picked, dtype=float), axis=0).tolist()
+            values = np.array([_layer_mean(p) for p in picked])
+        else:
+            values = np.array(picked, dtype=float)
+        out[key] = {"seeds": [r["seed"] for r in cell], "values": values, "mean": float(values.mean()),
+                    "per_layer": per_layer}
+    return out
+
+
+def mechanism_path(rows, series: str) -> dict:
+    """A mechanism series along training per (initialisation, arm): the layer mean, seed by seed and averaged.
+
+    Returns ``{(init, arm): {"iters": array (m,), "mean": array (m,), "runs": [(seed, iters, values)]}}``;
+    the mean runs over the evaluation points (for the gradient series: the ends of the intervals) that every
+    seed of the cell reached (plateau runs stop at different epochs).
+    """
+    series = check_choice(series, "series", MECHANISM_SERIES)
+    out = {}
+    for key, cell in _mechanism_cells(rows).items():
+        runs = []
+        for r in cell:
+            m = r["mechanism"]
+            x = np.array(m["iters"][1:] if series in _INTERVAL else m["iters"], dtype=float)
+            y = np.array([_layer_mean(v) if isinstance(v, list) else float(v) for v in m[series]])
+            runs.append((r["seed"], x, y))
+        n = min(len(x) for _, x, _ in runs)
+        out[key] = {"iters": runs[0][1][:n], "mean": np.mean([y[:n] for _, _, y in runs], axis=0), "runs": runs}
+    return out
+
+
+def mechanism_ratio(rows, series: str, arm: str = "diffusion", baseline: str = "attention",
+                    at: str = "start") -> dict:
+    """Per initialisation: the paired ratio arm / baseline of :func:`mechanism_points`, seed by seed.
+
+    Returns ``{init: {"seeds": [...], "ratios": array, "mean": float, "min": float, "max": float}}`` for the
+    initialisations where both arms have shared seeds.
+    """
+    points = mechanism_points(rows, series, at)
+    out = {}
+    for init in dict.fromkeys(k[0] for k in points):
+        a, b = points.get((init, arm)), points.get((init, baseline))
+        if a is None or b is None:
+            continue
+        shared = sorted(set(a["seeds"]) & set(b["seeds"]))
+        if not shared:
+            continue
+        ra = np.array([a["values"][a["seeds"].index(s)] / b["values"][b["seeds"].index(s)] for s in shared])
+        out[init] = {"seeds": shared, "ratios": ra, "mean": float(ra.mean()), "min": float(ra.min()),
+                     "max": float(ra.max())}
+    return out
+
+
+#: the (series, point) pairs :func:`mechanism_agreement` compares between the initialisations
+AGREEMENT_SERIES = (("wvwo_top_sv", "start"), ("update_ratio", "start"), ("v_over_av", "start"),
+                    ("update_ratio", "end"), ("v_over_av", "end"), ("shrink", "end"), ("wvwo_top_sv", "end"),
+                    ("wvwo_mean_eig", "end"), ("clipped", "end"))
+
+
+def mechanism_agreement(rows_by_task: dict, arm: str = "diffusion", first: str = "gpt2",
+                        second: str = "default") -> list:
+    """Which measurements of ``arm`` differ between two initialisations in the same direction in every model.
+
+    For each (series, point) of :data:`AGREEMENT_SERIES` and each task of ``rows_by_task`` (rows with
+    mechanism records of both initialisations), the difference ``first - second`` of the mean over seeds
+    (:func:`mechanism_points`; the stream-dependent series at the start are read in the first layer, where every
+    arm sees the same input),
+    and the paired gradient-norm ratio ``arm / attention`` in the first interval. Returns a list of dicts
+    ``{"series", "at", "values": {task: (first value, second value)}, "same_sign": bool}``.
+    """
+    if not isinstance(rows_by_task, dict) or not rows_by_task:
+        raise ValueError("rows_by_task must map tasks to rows with mechanism records")
+    out = []
+    for series, at in AGREEMENT_SERIES + (("grad_ratio", "start"),):
+        values = {}
+        for task, rows in rows_by_task.items():
+            if series == "grad_ratio":
+                r = mechanism_ratio(rows, "grad_norm", arm, "attention", "start")
+                if first in r and second in r:
+                    values[task] = (r[first]["mean"], r[second]["mean"])
+                continue
+            p = mechanism_points(rows, series, at)
+            if (first, arm) in p and (second, arm) in p:
+                first_layer = at == "start" and series in ("update_ratio", "v_over_av")
+                pick = (lambda e: e["per_layer"][0]) if first_layer else (lambda e: e["mean"])
+                values[task] = (pick(p[(first, arm)]), pick(p[(second, arm)]))
+        if len(values) == len(rows_by_task):
+            signs = {np.sign(a - b) for a, b in values.values()}
+            out.append({"series": series, "at": at, "values": values, "same_sign": len(signs) == 1 and 0 not in signs})
+    return out

@@ -1,4 +1,4 @@
-"""The recipe grids of chapter 6 and a resumable runner for them.
+"""The recipe grids of the trained-transformers chapter and a resumable runner for them.
 
 A verdict about an architecture should not be a verdict about one optimiser
 setting. A *grid* crosses the recipe factors (:data:`.results.RECIPE_FACTORS`)
@@ -21,6 +21,16 @@ and one results row. The grids:
     (3 seeds for 5,000 iterations).
 ``charlm-ofat``
     only nanoGPT's recipe and each of initialisation and learning rate changed alone.
+``vit-plateau``
+    both initialisations trained to the plateau under the rule that ends its
+    schedule (:data:`PLATEAU_DECAY`: once the validation loss has not improved
+    for 5 epochs, the learning rate decays to its minimum over 5 more), with
+    every arm including both gated arms; 5 seeds for PyTorch's default
+    initialisation, 3 for the GPT-2 one.
+``charlm-5k``
+    the character model for 5,000 iterations with PyTorch's default
+    initialisation and with the GPT-2 one (nanoGPT's recipe run longer), every
+    arm including both gated arms, 3 seeds.
 ``tiny``
     2 recipes x 2 arms of a few steps (the unit tests run it).
 
@@ -41,14 +51,20 @@ import numpy as np
 
 from .._validation import check_choice
 from .attention import CAUSAL_VARIANTS, VARIANTS
-from .charlm import CharLMConfig, train_charlm
+from .charlm import train_charlm
+from .configs import CharLMConfig, ViTConfig
 from .files import RECIPE_FILES, results_dir, task_rows
-from .results import append_results, load_results, recipe_of
-from .vit import ViTConfig, train_vit
+from .results import LOCK_TIMEOUT, load_results, recipe_of, save_rows
+from .vit import train_vit
 
 #: The plateau budget of the ViT grid: the most epochs and the patience of the early-stopping rule.
 PLATEAU = {"epochs": 60, "patience": 5}
+#: The plateau rule that ends its schedule: as PLATEAU, then the learning rate decays to its minimum over 5 epochs.
+PLATEAU_DECAY = {**PLATEAU, "decay_epochs": 5}
 FIXED_BUDGET = {"epochs": 10, "patience": 0}
+#: The arms the first grids were planned with (before the gated arm that starts at g = 1).
+FIRST_VIT_ARMS = ("attention", "diffusion", "gated", "sym-normalised", "symmetric")
+FIRST_LM_ARMS = ("attention", "diffusion", "gated")
 
 
 @dataclass(frozen=True)
@@ -63,13 +79,17 @@ class Grid:
     base: dict = field(default_factory=dict)  # overrides shared by every recipe (the tiny grid's small model)
     description: str = ""
     large_seeds: tuple = ()  # seeds of the largest cells (the plateau rule, 5,000 iterations); () = ``seeds``
+    cell_seeds: tuple = ()  # the seeds of each recipe, in the order of ``recipes``; () = the rule above
 
     def config(self, recipe: dict):
         cls = CharLMConfig if self.task == "charlm" else ViTConfig
         return cls(**{**self.base, **recipe})
 
     def seeds_of(self, recipe: dict) -> tuple:
-        """The seeds of one recipe cell: ``large_seeds`` for the largest cells when set, else ``seeds``."""
+        """The seeds of one recipe cell: its ``cell_seeds`` entry if given; else ``large_seeds`` for the largest
+        cells when set, and ``seeds`` for the others."""
+        if self.cell_seeds:
+            return tuple(self.cell_seeds[self.recipes.index(recipe)])
         large = recipe.get("patience", 0) > 0 or recipe.get("max_iters", 0) >= 5000
         return self.large_seeds if (large and self.large_seeds) else self.seeds
 
@@ -81,7 +101,7 @@ class Grid:
         (recipe, seed) pair run together.
         """
         configs = [(recipe, self.config(recipe)) for recipe in self.recipes]
-        for seed in sorted(set(self.seeds) | set(self.large_seeds)):
+        for seed in sorted(set(self.seeds) | set(self.large_seeds) | {s for c in self.cell_seeds for s in c}):
             for recipe, config in configs:
                 if seed in self.seeds_of(recipe):
                     for arm in self.arms:
@@ -115,16 +135,25 @@ _LM_LEVELS = {"init": ["gpt2", "default"], "lr": [1e-3, 3e-3]}
 _LM_RECIPES = (*_ofat_first({"init": "gpt2", "lr": 1e-3}, _LM_LEVELS), {"max_iters": 5000})
 
 GRIDS = {
-    "vit": Grid("vit", "vit", _VIT_RECIPES, VARIANTS,
+    "vit": Grid("vit", "vit", _VIT_RECIPES, FIRST_VIT_ARMS,
                 description="ViT: init x lr x schedule x budget (10 epochs, plateau), 5 arms, 5 seeds"),
-    "vit-ofat": Grid("vit-ofat", "vit", _VIT_RECIPES[:5], VARIANTS, large_seeds=(0, 1, 2),
+    "vit-ofat": Grid("vit-ofat", "vit", _VIT_RECIPES[:5], FIRST_VIT_ARMS, large_seeds=(0, 1, 2),
                      description="ViT: the first sweep's recipe and each factor changed alone, 5 arms, 5 seeds "
                                  "(3 for the plateau cell)"),
-    "charlm": Grid("charlm", "charlm", _LM_RECIPES, CAUSAL_VARIANTS, large_seeds=(0, 1, 2),
+    "vit-plateau": Grid("vit-plateau", "vit", ({"init": "default", **PLATEAU_DECAY}, {"init": "gpt2", **PLATEAU_DECAY}),
+                        VARIANTS, cell_seeds=((0, 1, 2, 3, 4), (0, 1, 2)),
+                        description="ViT: both initialisations under the plateau rule that ends its schedule "
+                                    "(decay to the minimum over 5 epochs), 6 arms (both gated arms), 5 seeds "
+                                    "(default init) and 3 (gpt2 init)"),
+    "charlm": Grid("charlm", "charlm", _LM_RECIPES, FIRST_LM_ARMS, large_seeds=(0, 1, 2),
                    description="character model: init x lr at 2,000 iterations, and 5,000 iterations; "
                                "3 arms, 5 seeds (3 for 5,000 iterations)"),
-    "charlm-ofat": Grid("charlm-ofat", "charlm", _LM_RECIPES[:3], CAUSAL_VARIANTS,
+    "charlm-ofat": Grid("charlm-ofat", "charlm", _LM_RECIPES[:3], FIRST_LM_ARMS,
                         description="character model: nanoGPT's recipe and init or lr changed alone, 3 arms, 5 seeds"),
+    "charlm-5k": Grid("charlm-5k", "charlm", ({"init": "default", "max_iters": 5000}, {"init": "gpt2", "max_iters": 5000}),
+                      CAUSAL_VARIANTS, seeds=(0, 1, 2),
+                      description="character model: both initialisations for 5,000 iterations, 4 arms (both "
+                                  "gated arms), 3 seeds"),
     "tiny": Grid("tiny", "charlm", ({"init": "gpt2"}, {"init": "default"}), ("attention", "diffusion"), (0, 1),
                  base=dict(n_layer=1, n_head=2, n_embd=16, block_size=8, batch_size=4, max_iters=6,
                            warmup_iters=2, eval_interval=3, eval_iters=2),
@@ -190,13 +219,17 @@ def estimate_hours(runs, seconds: dict, plateau_epochs: float) -> tuple:
 
 
 def run_grid(grid: Grid, out, *, device: str = "cpu", threads: int = 1, quiet: bool = True, command: str = "",
-             directory=None, limit: int | None = None, shard: tuple = (0, 1), say=print) -> list:
+             directory=None, limit: int | None = None, shard: tuple = (0, 1), say=print,
+             lock_timeout: float | None = LOCK_TIMEOUT, unsaved: list | None = None) -> list:
     """Run every pending (recipe, arm, seed) of ``grid``, appending each row to ``out`` as it finishes.
 
-    Returns the rows written. ``limit`` stops after that many runs (None: all).
+    Returns the rows trained. ``limit`` stops after that many runs (None: all).
     ``shard=(i, n)`` runs only the pending runs whose (recipe, seed) pair has
     index i modulo n, so n processes can share a grid without running a cell
     twice and each keeps the arms of a seed together (appends are locked).
+    A row that cannot be appended is saved in a file of its own
+    (:func:`.results.save_rows`, which says where through ``say``); its path is
+    added to ``unsaved`` and the grid goes on.
     """
     train = train_charlm if grid.task == "charlm" else train_vit
     i, n = shard
@@ -212,8 +245,12 @@ def run_grid(grid: Grid, out, *, device: str = "cpu", threads: int = 1, quiet: b
         if limit is not None and len(written) >= limit:
             break
         row = train(config, arm, seed, device=device, threads=threads, quiet=quiet, command=command)
-        n_rows = append_results(out, [row])
+        n_rows, saved = save_rows(out, [row], lock_timeout=lock_timeout, say=print)
         written.append(row)
+        if n_rows is None:
+            if unsaved is not None:
+                unsaved.append(saved)
+            continue
         say(f"{grid.task} {json.dumps(row['recipe'])} {arm} seed {seed}: final val loss "
             f"{row['final_val_loss']:.4f} ({row['wall_seconds']:.0f} s) -> {out} ({n_rows} rows)")
     return written

@@ -29,9 +29,18 @@ then a cosine decay to ``min_lr``; ``"onecycle"`` is PyTorch's one-cycle
 shape (:func:`.attention.onecycle_lr`, 30 % up, 70 % down, ``min_lr`` unused).
 Evaluation (before training and after every epoch): loss and accuracy on the
 whole validation set, and the loss on the first ``n_train_eval`` training
-images. With ``patience`` > 0 the run stops once the validation loss has not
-improved for ``patience`` epochs (:class:`._training.Plateau`); ``epochs`` is
-then the most it may train, and the row's ``epochs_run`` says how many it did.
+images. With ``patience`` > 0 the *plateau rule* (:class:`.plateau.Plateau`)
+fires once the validation loss has not improved for ``patience`` epochs.
+With ``decay_epochs`` = 0 the run stops there (the rule of results schema
+version 2, which stops while the schedule may still be far from its minimum);
+with ``decay_epochs`` = d > 0 the learning rate then decays along a half cosine
+from its current value to ``min_lr`` over the next d epochs
+(:func:`.attention.decay_lr`, fewer if ``epochs`` comes first) and the run
+stops after them, at the minimum learning rate. A run whose rule never fires
+ends after ``epochs`` epochs, where the schedule itself has reached its end.
+``epochs`` is the most it may train, the row's ``epochs_run`` says how many it
+did, ``plateau_index`` where the rule fired, and ``checkpoint_*`` where the
+validation loss was lowest (the best checkpoint).
 The initialisation (``init``) is ``"gpt2"`` (every weight matrix, the class
 token and the position embeddings N(0, 0.02^2)) or ``"default"`` (PyTorch's
 layer initialisation; see :func:`.attention.init_weights`).
@@ -48,91 +57,22 @@ the initial weights, the batch order and dropout, none of which depends on
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._validation import check_choice, check_scalar
-from ._runtime import ConfigDict
-from ._training import Plateau, StepClock, evaluating, results_row, start_run, train_step
-from .attention import (INIT_SCHEMES, SCHEDULES, BlockStack, configure_optimizer, cosine_lr,
-                        onecycle_lr)
+from ._training import StepClock, evaluating, results_row, start_run, train_step
+from .attention import BlockStack, configure_optimizer, decay_lr
 from .charlm import seed_streams
+from .configs import ViTConfig
+from .mechanism import MechanismRecorder
+from .plateau import Plateau
+
+#: validation images (the first ones) on which :mod:`.mechanism` probes the blocks
+PROBE_IMAGES = 256
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
-
-
-@dataclass
-class ViTConfig(ConfigDict):
-    """Model, optimiser, data and evaluation settings of the MNIST vision transformer."""
-
-    # model
-    image_size: int = 28
-    patch_size: int = 7  # 28 / 7 = 4, so 16 patch tokens plus the class token
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 64
-    n_classes: int = 10
-    dropout: float = 0.0
-    bias: bool = True
-    init_std: float = 0.02
-    init: str = "gpt2"  # "gpt2" (N(0, init_std^2)) or "default" (PyTorch's layer initialisation)
-    # optimisation
-    batch_size: int = 128
-    epochs: int = 10  # 630 steps on 8,000 images; with patience > 0 the most it may train
-    patience: int = 0  # stop when the validation loss has not improved for this many epochs; 0: never
-    schedule: str = "cosine"  # "cosine" (warm-up + cosine) or "onecycle"
-    lr: float = 3e-3
-    min_lr: float = 1e-5
-    warmup_iters: int = 50
-    beta1: float = 0.9
-    beta2: float = 0.99
-    weight_decay: float = 0.05
-    grad_clip: float = 1.0  # 0 disables clipping
-    # data and evaluation
-    n_train: int = 8000  # ignored with standard_split
-    n_val: int = 2000  # ignored with standard_split
-    split_seed: int = 0  # the train/validation split, the same for every run
-    standard_split: bool = False  # 60,000 train / 10,000 test (needs a network)
-    n_train_eval: int = 2000  # training images whose loss is tracked in the curve
-
-    def __post_init__(self):
-        self.validate()
-
-    def validate(self) -> "ViTConfig":
-        """Check every field; raise ``ValueError``/``TypeError`` naming the field and its range."""
-        ints = {"image_size": (1, 4096), "patch_size": (1, 4096), "n_layer": (1, 64), "n_head": (1, 64),
-                "n_embd": (1, 8192), "n_classes": (2, 100_000), "batch_size": (1, 1_000_000),
-                "epochs": (1, 100_000), "patience": (0, 100_000), "warmup_iters": (0, 10_000_000), "n_train": (1, 9_999),
-                "n_val": (1, 9_999), "split_seed": (0, 2**32 - 1), "n_train_eval": (1, 60_000)}
-        for name, (lo, hi) in ints.items():
-            setattr(self, name, check_scalar(getattr(self, name), name, low=lo, high=hi, integer=True))
-        if self.image_size % self.patch_size != 0:
-            raise ValueError(f"patch_size must divide image_size={self.image_size}; got {self.patch_size}")
-        if self.n_train + self.n_val > 10_000:
-            raise ValueError(f"n_train + n_val must be at most 10000 (the vendored MNIST test set); "
-                             f"got {self.n_train} + {self.n_val}")
-        self.check_shared_fields()
-        for name in ("bias", "standard_split"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
-        self.init = check_choice(self.init, "init", INIT_SCHEMES)
-        self.schedule = check_choice(self.schedule, "schedule", SCHEDULES)
-        return self
-
-    def lr_at(self, it: int, total_iters: int) -> float:
-        """Learning rate at step ``it`` of ``total_iters`` under this config's schedule."""
-        if self.schedule == "onecycle":
-            return onecycle_lr(it, lr=self.lr, total_iters=total_iters)
-        return cosine_lr(it, lr=self.lr, min_lr=self.min_lr, warmup_iters=self.warmup_iters,
-                         decay_iters=total_iters)
-
-    @property
-    def n_patches(self) -> int:
-        return (self.image_size // self.patch_size) ** 2
 
 
 class ViT(BlockStack):
@@ -141,7 +81,7 @@ class ViT(BlockStack):
     Parameters
     ----------
     config : ViTConfig
-    variant : {"attention", "diffusion", "gated", "sym-normalised", "symmetric"}
+    variant : {"attention", "diffusion", "gated", "gated-from-1", "sym-normalised", "symmetric"}
     generator : torch.Generator, optional
         Source of the initial weights (default: a generator seeded with 0).
     """
@@ -215,10 +155,11 @@ def evaluate(model: ViT, x: torch.Tensor, y: torch.Tensor, device: str, batch_si
 
 def train_vit(config: ViTConfig | None = None, variant: str = "attention", seed: int = 0, *,
               device: str = "auto", threads: int | None = None, quiet: bool = False,
-              command: str | None = None) -> dict:
+              command: str | None = None, measure: bool = True) -> dict:
     """Train one arm for one seed and return its results row (see :mod:`.results` for the schema).
 
-    Parameters as :func:`.charlm.train_charlm`; ``variant`` may also be
+    Parameters as :func:`.charlm.train_charlm` (``measure`` probes the first
+    :data:`PROBE_IMAGES` validation images); ``variant`` may also be
     ``"sym-normalised"`` or ``"symmetric"``. The row's ``curve`` has columns [iter, train_loss,
     val_loss, val_acc]; ``final_val_acc``/``best_val_acc`` and
     ``final_val_loss``/``best_val_loss`` summarise it; ``throughput`` is
@@ -242,39 +183,54 @@ def train_vit(config: ViTConfig | None = None, variant: str = "attention", seed:
     n_te = min(config.n_train_eval, n_train)
 
     curve = []
+    recorder = None
+    if measure:
+        recorder = MechanismRecorder(model, val_x[:PROBE_IMAGES].to(device),
+                                     f"the first {min(PROBE_IMAGES, len(val_y))} validation images", config.grad_clip)
 
     def record(it):
         tr_loss, _ = evaluate(model, train_x[:n_te], train_y[:n_te], device)
         va_loss, va_acc = evaluate(model, val_x, val_y, device)
         curve.append([it, tr_loss, va_loss, va_acc])
+        if recorder is not None:
+            recorder.record(it)
         return va_acc
 
     record(0)
     clock, it, epochs_run = StepClock(device), 0, 0
     plateau = Plateau(config.patience)
     plateau.update(curve[0][2])
+    decay = None  # (first step, steps, start lr, last epoch) once the plateau rule has fired
     what = f"vit {variant} seed {seed}"
     bar = tqdm(total=total_steps, desc=what, disable=quiet, leave=False, dynamic_ncols=True)
     model.train()
-    for _ in range(config.epochs):
+    while epochs_run < config.epochs:
         order = torch.randperm(n_train, generator=batch_gen)
         for b in range(steps_per_epoch):
             clock.start()
             idx = order[b * config.batch_size:(b + 1) * config.batch_size]
             xb, yb = train_x[idx].to(device), train_y[idx].to(device)
-            train_step(model, optimizer, xb, yb, lr=config.lr_at(it, total_steps), grad_clip=config.grad_clip,
-                       what=what, it=it)
+            lr = (config.lr_at(it, total_steps) if decay is None else
+                  decay_lr(it - decay[0], start=decay[2], end=config.min_lr, steps=decay[1]))
+            train_step(model, optimizer, xb, yb, lr=lr, grad_clip=config.grad_clip, what=what, it=it,
+                       after_backward=None if recorder is None else recorder.after_backward)
             clock.stop()
             it += 1
             bar.update(1)
         epochs_run += 1
         acc = record(it)
         bar.set_postfix(val_acc=f"{acc:.4f}")
-        if plateau.update(curve[-1][2]):
+        if decay is None and plateau.update(curve[-1][2]):
+            n_decay = min(config.decay_epochs, config.epochs - epochs_run)
+            if n_decay == 0:
+                break
+            decay = (it, n_decay * steps_per_epoch, config.lr_at(it, total_steps), epochs_run + n_decay)
+        elif decay is not None and epochs_run >= decay[3]:
             break
     bar.close()
 
     return results_row("vit", variant, seed, config, curve, throughput=n_train * epochs_run / clock.seconds,
                        throughput_unit="images/s", n_params=model.num_parameters(), train_seconds=clock.seconds,
                        wall_start=wall_start, device=device, threads=threads, command=command,
-                       gates=model.gates(), extra={"epochs_run": epochs_run})
+                       gates=model.gates(), extra={"epochs_run": epochs_run, **(
+                           {} if recorder is None else {"mechanism": recorder.finish()})})

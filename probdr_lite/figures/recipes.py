@@ -1,4 +1,4 @@
-"""Chapter 6's recipe grid in words and pictures: the table, the dot plot, the verdict, what is pending.
+"""Chapter 7's recipe grid in words and pictures: the table, the dot plot, the verdict, what is pending.
 
 The numbers come from :mod:`probdr_lite.experiments.stats` (:func:`~probdr_lite.experiments.stats.recipe_table`,
 :func:`~probdr_lite.experiments.stats.recipe_verdict`, :func:`~probdr_lite.experiments.stats.nanogpt_gap`) and
@@ -17,6 +17,10 @@ formats them, so every sentence follows from the table it is given.
 - :func:`plateau_figure`         plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
 - :func:`plateau_text`           the same runs in words: best epoch, stop and final accuracy per seed;
 - :func:`last_epoch_text`        whether the curves were still improving when training stopped;
+- :func:`readings_table`         the same runs read where the plateau rule fired, at the best checkpoint, at the end;
+- :func:`readings_text`          what the reading changes (the sign, whether the interval excludes 0);
+- :func:`baseline_text`          the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
+- :func:`scale_text`             the scale the verdicts hold for (models, data, budgets), read from the rows;
 - :func:`closing_note`           per recipe, the baseline and the A − I difference with its interval; CPU hours.
 """
 
@@ -29,20 +33,20 @@ import statistics
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite.figures.style import describe
+from probdr_lite._validation import check_scalar
 from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
-from probdr_lite.plotting import Table
+from probdr_lite.plotting import Table, describe
 
-from .prose import plural
+from .prose import listing, plural
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
 
 __all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
            "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
            "plateau_text",
-           "last_epoch_text", "closing_note"]
+           "last_epoch_text", "readings_table", "readings_text", "baseline_text", "scale_text", "difference_text", "closing_note"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
-                "patience": "plateau rule", "max_iters": "iterations"}
+                "patience": "plateau rule", "decay_epochs": "decay after the plateau", "max_iters": "iterations"}
 SCHEDULE_WORDS = {"cosine": "warm-up + cosine", "onecycle": "one-cycle"}
 
 
@@ -54,7 +58,9 @@ def recipe_label(recipe: dict) -> str:
     if "schedule" in recipe:
         parts.append(SCHEDULE_WORDS.get(recipe["schedule"], str(recipe["schedule"])))
     if recipe.get("patience"):
-        parts.append(f"plateau (≤ {recipe['epochs']} epochs, patience {recipe['patience']})")
+        decay = recipe.get("decay_epochs") or 0
+        end = f", then {decay} epochs of decay" if decay else ", stop"
+        parts.append(f"plateau (≤ {recipe['epochs']} epochs, patience {recipe['patience']}{end})")
     elif "epochs" in recipe:
         parts.append(f"{recipe['epochs']} epochs")
     if "max_iters" in recipe:
@@ -187,7 +193,7 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) 
              + (" With one recipe tested, the data cannot say whether the recipe decides any arm's sign."
                 if n_recipes == 1 else "")]
     for arm, v in verdicts.items():
-        op = ARM_STYLE[arm]["math"]
+        op = ARM_STYLE[arm]["tex"]
         es = [e for e in table.entries if e["arm"] == arm and e["outcome"] is not None]
         if not es:
             lines.append(f"- **{op}**: no recipe has two or more paired seeds yet.")
@@ -247,7 +253,7 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) 
         lines.append("- " + head)
     for arm in expected_arms or ():
         if arm not in verdicts and arm != table.baseline:
-            lines.append(f"- **{ARM_STYLE[arm]['math']}**: not run yet, so there is no verdict.")
+            lines.append(f"- **{ARM_STYLE[arm]['tex']}**: not run yet, so there is no verdict.")
     return "\n".join(lines)
 
 
@@ -265,7 +271,7 @@ def pending_text(status: list, grid_name: str, task: str) -> str:
         text += " (" + "; ".join(recipe_label(s["recipe"]) for s in complete) + ")"
     text += "."
     for s in partial:
-        missing = [f"{ARM_STYLE[a]['math']} ({plural(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
+        missing = [f"{ARM_STYLE[a]['tex']} ({plural(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
                    if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
         text += f" Partial: {recipe_label(s['recipe'])}, {s['n_done']} of {s['n_runs']} runs; short: {', '.join(missing)}."
     if empty:
@@ -282,7 +288,7 @@ def provenance_text(info: dict) -> str:
     if not isinstance(info, dict) or "n_rows" not in info:
         raise ValueError("info must be the dict returned by probdr_lite.experiments.files.rows_provenance()")
     commits = ", ".join(c[:10] for c in info["git_commits"])
-    seeds = "; ".join(f"{ARM_STYLE[a]['math']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items())
+    seeds = "; ".join(f"{ARM_STYLE[a]['tex']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items())
     return (f"{info['n_rows']} runs of the {TASK_NAMES[info['task']]} in {plural(len(info['recipes']), 'recipe')}; "
             f"seeds per arm {seeds}; "
             f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}; "
@@ -315,20 +321,24 @@ def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
 
 
 def overview_markdown(directory=None, grids=None) -> str:
-    """What is committed, how it was made, and which recipe cells of each grid are still pending (Markdown)."""
+    """What is committed, how it was made, and which recipe cells of each grid are still pending (Markdown).
+
+    ``grids`` maps a task to the name of a grid or a list of names (default: the full factorial of each task).
+    """
     from probdr_lite.experiments.files import rows_provenance, task_rows
     from probdr_lite.experiments.sweep import get_grid, grid_status
 
     grids = {"charlm": "charlm", "vit": "vit"} if grids is None else grids
     parts = []
-    for task, grid_name in grids.items():
+    for task, grid_names in grids.items():
         rows = task_rows(task, directory)
         name = TASK_NAMES[task].capitalize()
         if rows:
             parts.append(f"**{name}.** " + provenance_text(rows_provenance(rows)))
         else:
             parts.append(f"**{name}.** No results are committed yet; nothing is estimated in their place.")
-        parts.append(pending_text(grid_status(get_grid(grid_name), directory), grid_name, task))
+        for grid_name in [grid_names] if isinstance(grid_names, str) else grid_names:
+            parts.append(pending_text(grid_status(get_grid(grid_name), directory), grid_name, task))
     return "\n\n".join(parts)
 
 
@@ -369,49 +379,103 @@ def _plateau_rows(rows) -> list:
 
 def plateau_figure(rows):
     """ViT runs of one arm with the plateau rule (one row or several seeds): validation loss and accuracy per
-    epoch, each seed's lowest validation loss marked with a dotted line and its stop as the end of its curve."""
+    epoch, and the learning rate when the rows record it. Each seed's lowest validation loss (its best checkpoint)
+    is a dotted line, the epoch where the rule fired a dashed one (when the run went on to decay), and its end the
+    end of its curve."""
     rows = _plateau_rows(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.3))
+    with_lr = all("mechanism" in r for r in rows)
+    fig, axes = plt.subplots(1, 3 if with_lr else 2, figsize=(10.2 if with_lr else 9.5, 3.3))
     colour = ARM_STYLE[rows[0]["variant"]]["colour"]
     styles = ("-", "--", "-.", ":")
     for k, row in enumerate(rows):
         curve = np.asarray(row["curve"], dtype=float)
         epochs = np.arange(len(curve))
-        best = int(np.argmin(curve[:, 2]))
+        best = int(row.get("checkpoint_index", np.argmin(curve[:, 2])))
+        fired = row.get("plateau_index")
+        decayed = fired is not None and fired < len(curve) - 1
         for ax, j in ((axes[0], 2), (axes[1], 3)):
             ax.plot(epochs, curve[:, j], color=colour, ls=styles[k % len(styles)], marker="o", ms=2,
                     label=f"seed {row['seed']}: stopped after epoch {row['epochs_run']}")
             ax.axvline(best, color="0.4", ls=":", lw=1,
                        label=f"seed {row['seed']}: lowest validation loss (epoch {best})")
+            if decayed:
+                ax.axvline(fired, color="0.6", ls="--", lw=1,
+                           label=f"seed {row['seed']}: plateau rule fired (epoch {fired})")
+        if with_lr:
+            axes[2].plot(epochs[1:], row["mechanism"]["lr"], color=colour, ls=styles[k % len(styles)],
+                         label=f"seed {row['seed']}")
     for ax, label in ((axes[0], "validation loss"), (axes[1], "validation accuracy")):
         ax.set_xlabel("epoch")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
+    if with_lr:
+        axes[2].set_yscale("log")
+        axes[2].set_xlabel("epoch")
+        axes[2].set_ylabel("learning rate (last step of the epoch)")
+        axes[2].grid(alpha=0.3)
     if min(r["curve"][-1][3] for r in rows) > 0.9:
         axes[1].set_ylim(0.9, 1.0)
-    axes[0].legend(fontsize="x-small", frameon=False)
+    axes[0].legend(fontsize="xx-small", frameon=False)
     config = rows[0]["config"]
     seeds = "seed " + str(rows[0]["seed"]) if len(rows) == 1 else f"{len(rows)} seeds"
-    fig.suptitle(f"{ARM_STYLE[rows[0]['variant']]['label']}, {seeds}: the plateau rule (at most "
-                 f"{config['epochs']} epochs, patience {config['patience']})", fontsize=10)
+    decay = config.get("decay_epochs") or 0
+    init = f", {config['init']} init" if config.get("init") else ""
+    fig.suptitle(f"{ARM_STYLE[rows[0]['variant']]['label']}{init}, {seeds}: the plateau "
+                 f"rule (at most {config['epochs']} epochs, patience {config['patience']}"
+                 + (f", then {decay} epochs of decay)" if decay else ", stop at once)"), fontsize=10)
     fig.tight_layout()
     return describe(fig, "Validation loss and accuracy per epoch of each seed's run under the plateau rule, each "
-                    "seed's lowest validation loss marked with a dotted line.")
+                    "seed's lowest validation loss marked with a dotted line"
+                    + (", and the learning rate per epoch, which decays to its minimum once the rule fires."
+                       if with_lr else "."))
+
+
+def _lr_share_at_end(row):
+    """The learning rate of a ViT row's last step as a fraction of its peak (None if the config cannot say)."""
+    from probdr_lite.experiments import ViTConfig
+
+    try:
+        config = ViTConfig.from_dict(row["config"])
+    except (TypeError, ValueError, KeyError):
+        return None
+    steps = row["curve"][-1][0]
+    if not isinstance(steps, (int, float)) or steps < 1 or row["curve"][1][0] <= 0:
+        return None
+    per_epoch = row["curve"][1][0]
+    return config.lr_at(int(steps) - 1, int(per_epoch) * config.epochs) / config.lr
 
 
 def plateau_text(rows) -> str:
-    """One sentence per plateau-rule run of one arm (best epoch, stop, accuracy), then the mean final accuracy."""
+    """One sentence per plateau-rule run of one arm (best epoch, where the rule fired, its end, accuracies), then
+    the mean accuracies over the seeds: at the stop, at the best checkpoint and at the end."""
     rows = _plateau_rows(rows)
     parts = []
     for row in rows:
-        best = min(range(len(row["curve"])), key=lambda i: row["curve"][i][2])
-        parts.append(f"seed {row['seed']}: lowest validation loss {row['curve'][best][2]:.3f} after epoch {best}, "
-                     f"stopped after epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %")
+        curve = row["curve"]
+        best = min(range(len(curve)), key=lambda i: curve[i][2])
+        fired = row.get("plateau_index")
+        text = f"seed {row['seed']}: lowest validation loss {curve[best][2]:.3f} after epoch {best}, "
+        if fired is not None and fired < len(curve) - 1:
+            text += (f"the rule fired after epoch {fired} (accuracy {100 * curve[fired][3]:.2f} %), the learning "
+                     f"rate decayed until epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %")
+        else:
+            text += f"stopped after epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %"
+            share = _lr_share_at_end(row)
+            if share is not None:
+                text += f", with the learning rate still at {100 * share:.0f} % of its peak"
+        parts.append(text)
     accs = [100 * r["final_val_acc"] for r in rows]
-    text = f"{ARM_STYLE[rows[0]['variant']]['math']} with the plateau rule: " + "; ".join(parts) + "."
+    text = f"{ARM_STYLE[rows[0]['variant']]['tex']} with the plateau rule: " + "; ".join(parts) + "."
     if len(rows) > 1:
         text += (f" Final accuracy {statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f}, "
                  f"{len(rows)} seeds).")
+        decayed = [r for r in rows if r.get("plateau_index") is not None and r["plateau_index"] < len(r["curve"]) - 1]
+        if decayed:
+            stop = statistics.mean(100 * r["plateau_val_acc"] for r in decayed)
+            ckpt = statistics.mean(100 * r["checkpoint_val_acc"] for r in decayed)
+            end = statistics.mean(100 * r["final_val_acc"] for r in decayed)
+            text += (f" Over the {plural(len(decayed), 'seed')} that decayed: {stop:.2f} % where the rule fired, "
+                     f"{ckpt:.2f} % at the best checkpoint, {end:.2f} % at the end.")
     return text
 
 
@@ -421,29 +485,184 @@ def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
         raise ValueError("changes must name at least one arm")
     unit = "points" if metric == "val_acc" else "nats"
     k = 100.0 if metric == "val_acc" else 1.0
-    parts = [f"{ARM_STYLE[v]['math']} {k * c:+.2f}" for v, c in changes.items()]
+    parts = [f"{ARM_STYLE[v]['tex']} {k * c:+.2f}" for v, c in changes.items()]
     better = [v for v, c in changes.items() if (c > 0 if metric == "val_acc" else c < 0)]
     verdict = ("every arm was still improving when training stopped" if len(better) == len(changes) else
                f"{len(better)} of {len(changes)} arms were still improving when training stopped")
     return f"Change over the last epoch ({unit}): {', '.join(parts)}; {verdict}."
 
 
-def closing_note(tables: dict, rows: dict, arm: str = "diffusion") -> str:
-    """Per recipe, the attention baseline and the paired ``arm`` difference with its interval; the CPU hours used.
+def difference_text(entry: dict, quantity: str) -> str:
+    """A table entry's paired difference with its interval, e.g. ``"+0.0597 [+0.0456, +0.0739]"``."""
+    return f"{_num(entry['mean_diff'], quantity)} [{_num(entry['ci_low'], quantity)}, {_num(entry['ci_high'], quantity)}]"
 
-    ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable`, ``rows`` task to its rows.
+
+READING_WORDS = {"stop": "where the plateau rule fired", "checkpoint": "at the best checkpoint", "final": "at the end"}
+
+
+def _reading_tables(tables: dict) -> dict:
+    if not isinstance(tables, dict) or not tables or not all(isinstance(t, RecipeTable) for t in tables.values()):
+        raise ValueError("tables must map readings ('stop', 'checkpoint', 'final') to RecipeTables of the same rows")
+    unknown = sorted(set(tables) - set(READING_WORDS))
+    if unknown:
+        raise ValueError(f"tables must be keyed by readings {tuple(READING_WORDS)}; got {unknown}")
+    keys = {k: [(json.dumps(e["recipe"], sort_keys=True), e["arm"]) for e in t.entries] for k, t in tables.items()}
+    if len({json.dumps(v) for v in keys.values()}) != 1:
+        raise ValueError("tables must hold the same (recipe, arm) entries, read at different points")
+    return {k: tables[k] for k in READING_WORDS if k in tables}
+
+
+def readings_table(tables: dict) -> Table:
+    """Per (recipe, arm): attention's value and the paired difference [95 % interval] at each reading of the runs.
+
+    ``tables`` maps each reading (``"stop"``, ``"checkpoint"``, ``"final"``) to the
+    :func:`~probdr_lite.experiments.stats.recipe_table` of the same rows read there.
+    """
+    tables = _reading_tables(tables)
+    first = next(iter(tables.values()))
+    q = first.quantity.split("_", 1)[1]
+    header = ["recipe", "arm"]
+    for k in tables:
+        header += [f"attention, {READING_WORDS[k]}", f"arm − attention, {READING_WORDS[k]} [95 % interval]"]
+    body = []
+    for i, e in enumerate(first.entries):
+        cells = [recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"]]
+        for t in tables.values():
+            f = t.entries[i]
+            base = f"{100 * f['baseline_mean']:.2f} %" if q.endswith("acc") else f"{f['baseline_mean']:.4f}"
+            cells += [base, f"{_num(f['mean_diff'], t.quantity)} [{_num(f['ci_low'], t.quantity)}, "
+                            f"{_num(f['ci_high'], t.quantity)}]"]
+        body.append(cells)
+    return Table(header, body, caption="the same runs read at three points: where the plateau rule fired (where "
+                                       "a run without the decay stops), at the lowest validation loss, and after "
+                                       "the decay; paired by seed, arm minus attention")
+
+
+def readings_text(tables: dict) -> str:
+    """What reading the runs elsewhere than at their end changes: attention's gain from the decay, and for every
+    arm whether the sign of its mean difference, or whether its interval excludes 0, depends on the reading."""
+    tables = _reading_tables(tables)
+    first = next(iter(tables.values()))
+    q = first.quantity
+    parts = []
+    for recipe_json in dict.fromkeys(json.dumps(e["recipe"], sort_keys=True) for e in first.entries):
+        idx = [i for i, e in enumerate(first.entries) if json.dumps(e["recipe"], sort_keys=True) == recipe_json]
+        recipe = first.entries[idx[0]]["recipe"]
+        bases = {k: t.entries[idx[0]]["baseline_mean"] for k, t in tables.items()}
+        text = f"In {recipe_label(recipe)}, attention reaches " + ", ".join(
+            f"{_num(v, q, signed=False).replace(' pp', ' %')} {READING_WORDS[k]}" for k, v in bases.items()) + "."
+        flips, excl = [], []
+        for i in idx:
+            arm = first.entries[i]["arm"]
+            signs = {k: np.sign(t.entries[i]["mean_diff"]) for k, t in tables.items()}
+            clear = {k: t.entries[i]["ci_low"] > 0 or t.entries[i]["ci_high"] < 0 for k, t in tables.items()}
+            if len(set(signs.values())) > 1:
+                flips.append(ARM_STYLE[arm]["tex"])
+            if len(set(clear.values())) > 1:
+                excl.append(f"{ARM_STYLE[arm]['tex']} (excludes 0 " + ", ".join(
+                    READING_WORDS[k] for k, c in clear.items() if c) + ")")
+        n = len(idx)
+        if flips:
+            text += f" The sign of the mean paired difference depends on the reading for {listing(flips)}."
+        else:
+            text += f" The sign of the mean paired difference is the same at all {len(tables)} readings for all {n} arms."
+        if excl:
+            text += f" Whether the 95 % interval excludes 0 depends on the reading for {listing(excl)}."
+        else:
+            text += " Whether the 95 % interval excludes 0 does not depend on the reading for any arm."
+        parts.append(text)
+    return " ".join(parts) + " The verdicts use the reading at the end, after the decay."
+
+
+def baseline_text(table: RecipeTable, target: float = 0.96, arm: str = "diffusion") -> str:
+    """The best attention baseline of a ViT table, which recipes reach ``target`` accuracy, and ``arm`` there."""
+    table = _check_table(table)
+    if not table.quantity.endswith("acc"):
+        raise ValueError(f"table must be of an accuracy (a ViT table); got quantity {table.quantity!r}")
+    target = check_scalar(target, "target", low=0, high=1)
+    cells = [b for b in table.baselines if b["n"]]
+    best = max(cells, key=lambda b: b["mean"])
+    text = (f"The best attention baseline of the vision transformer is {100 * best['mean']:.2f} % "
+            f"(sd {100 * best['sd']:.2f}, {plural(best['n'], 'seed')}; {recipe_label(best['recipe'])}).")
+    reach = [b for b in cells if b["mean"] >= target]
+    if not reach:
+        return text + f" No recipe run here reaches {100 * target:g} %."
+    text += f" {plural(len(reach), 'recipe')} reach{'es' if len(reach) == 1 else ''} {100 * target:g} %"
+    lines = []
+    for b in reach:
+        e = next((e for e in table.entries if e["recipe"] == b["recipe"] and e["arm"] == arm), None)
+        if e is None:
+            lines.append(f"{recipe_label(b['recipe'])} (no {ARM_STYLE[arm]['tex']} runs)")
+            continue
+        lines.append(f"{recipe_label(b['recipe'])}: attention {100 * b['mean']:.2f} %, {ARM_STYLE[arm]['tex']} "
+                     f"minus attention {_num(e['mean_diff'], table.quantity)} [{_num(e['ci_low'], table.quantity)}, "
+                     f"{_num(e['ci_high'], table.quantity)}], Holm $p$ = {_p(e['holm_pvalue'])} ({e['outcome']})")
+    return text + ": " + "; ".join(lines) + "."
+
+
+def scale_text(rows: dict) -> str:
+    """The scale the chapter's verdicts hold for, read from the committed rows: per task the model (layers,
+    heads, width, context or patches, parameters), the data and the training budgets that were run."""
+    if not isinstance(rows, dict) or not rows:
+        raise ValueError("rows must map tasks ('charlm', 'vit') to their results rows")
+    parts = []
+    for task, task_rows_ in rows.items():
+        if not task_rows_:
+            continue
+        c = task_rows_[0]["config"]
+        plain = sorted({r["n_params"] for r in task_rows_ if "n_params" in r and r["variant"] == "attention"})
+        params = sorted({r["n_params"] for r in task_rows_ if "n_params" in r})
+        size = (", ".join(f"{p:,}" for p in plain) if plain else "n/a") + " parameters"
+        if plain and params and params[-1] > plain[-1]:
+            size += f" ({params[-1] - plain[-1]} more in the gated arms, one gate per head)"
+        seeds = sorted({len({r["seed"] for r in task_rows_ if json.dumps(r["config"], sort_keys=True) == k})
+                        for k in {json.dumps(r["config"], sort_keys=True) for r in task_rows_}})
+        seed_words = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
+        n_cells = len({json.dumps(r["config"], sort_keys=True) for r in task_rows_})
+        if task == "charlm":
+            iters = sorted({r["config"]["max_iters"] for r in task_rows_})
+            tokens = ", ".join(f"{i:,} iterations ({i * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
+                               for i in iters)
+            parts.append(f"**Character model**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, "
+                         f"a context of {c['block_size']} characters, {size}; Tiny Shakespeare "
+                         f"(the first {100 * c['train_fraction']:.0f} % of its characters for training, the rest "
+                         f"for validation); batches of {c['batch_size']}; {tokens}; {n_cells} recipe cells with "
+                         f"{seed_words} paired seeds each.")
+        else:
+            fixed = sorted({r["config"]["epochs"] for r in task_rows_ if not r["config"]["patience"]})
+            plateau = [r["epochs_run"] for r in task_rows_ if r["config"]["patience"]]
+            budget = ", ".join(f"{e} epochs" for e in fixed)
+            if plateau:
+                budget += (f"{' and ' if fixed else ''}the plateau rule (at most {max(r['config']['epochs'] for r in task_rows_)}"
+                           f" epochs; the runs took {min(plateau)} to {max(plateau)})")
+            parts.append(f"**Vision transformer**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, "
+                         f"{(c['image_size'] // c['patch_size']) ** 2} patches of {c['patch_size']} × "
+                         f"{c['patch_size']} pixels and a class token, {size}; MNIST "
+                         f"({c['n_train']:,} training and {c['n_val']:,} validation images from its test set); "
+                         f"batches of {c['batch_size']}; {budget}; {n_cells} recipe cells with {seed_words} paired "
+                         f"seeds each.")
+    return "\n\n".join(parts)
+
+
+def closing_note(tables: dict, rows: dict, arm: str = "diffusion", recipes=None) -> str:
+    """Per recipe, the attention baseline and the paired ``arm`` difference with its interval and Holm p; the CPU
+    hours used.
+
+    ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable`, ``rows`` task to its rows;
+    ``recipes`` (a list of recipe dicts) keeps only those recipes (default: every recipe of the tables).
     """
     lines = []
     for task, table in tables.items():
         _check_table(table)
         q = table.quantity
         for e in table.entries:
-            if e["arm"] != arm:
+            if e["arm"] != arm or (recipes is not None and e["recipe"] not in recipes):
                 continue
             base = (f"{100 * e['baseline_mean']:.2f} %" if q.endswith("acc") else f"{e['baseline_mean']:.4f}")
             lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} {base}; "
-                         f"{ARM_STYLE[arm]['math']} − attention {_num(e['mean_diff'], q)} "
-                         f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {plural(e['n'], 'paired seed')}")
+                         f"{ARM_STYLE[arm]['tex']} − attention {_num(e['mean_diff'], q)} "
+                         f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {plural(e['n'], 'paired seed')}, "
+                         f"Holm $p$ = {_p(e['holm_pvalue'])} ({table.n_tests} tests)")
     all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
     train = sum(r["train_seconds"] for r in all_rows) / 3600
     wall = sum(r["wall_seconds"] for r in all_rows) / 3600

@@ -1,4 +1,4 @@
-"""Chapter 6, trained transformers: the figures, tables and sentences of the multi-seed comparison.
+"""Chapter 7, trained transformers: the figures, tables and sentences of the multi-seed comparison.
 
 Presentation only: the rows are read by :mod:`probdr_lite.experiments.files`
 and their statistics (seed bands, paired differences, the decision rule, the
@@ -11,7 +11,7 @@ draws and words them. The recipe grid's table, figure and verdict prose are in
 - :func:`paired_figure`  arm minus baseline, seed by seed;
 - :func:`arms_table` / :func:`paired_table`  :func:`~probdr_lite.experiments.summarise`'s output as tables;
 - :func:`verdict_text`  a paragraph for a :class:`~probdr_lite.experiments.stats.Verdict`;
-- :func:`gates_figure` / :func:`gates_text`  the learned g of the gated arm ``A - g I``.
+- :func:`gates_figure` / :func:`gates_text`  the learned g of the gated arms ``A - g I`` (from g = 0 and g = 1).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import numpy as np
 from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite.experiments.files import check_task_rows as _task_rows
+from probdr_lite.experiments.attention import GATE_START
 from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS
 from probdr_lite.experiments.stats import (
     BANDS,
@@ -37,7 +38,8 @@ from probdr_lite.experiments.stats import (
 )
 from probdr_lite.plotting import Table
 
-from .style import VARIANT_STYLE
+from .prose import listing, plural
+from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
     "ARM_STYLE",
@@ -57,16 +59,24 @@ __all__ = [
 ]
 
 #: Every trained arm: its label (legends, tables) and colour from the book-wide VARIANT_STYLE (family "trained"),
-#: and the operator as mathtext (plots) and as text (tables, sentences).
+#: and the operator as mathtext (plots), as text (tables) and as MathJax (sentences).
 _OPERATORS = {
     "attention": ("$A$", "A"),
     "diffusion": ("$A - I$", "A − I"),
     "gated": ("$A - gI$", "A − gI"),
+    "gated-from-1": ("$A - gI$, $g_0 = 1$", "A − gI from g = 1"),
     "sym-normalised": (r"$A_{\rm sym}$", "A_sym"),
     "symmetric": (r"$A_{\rm sym} - I$", "A_sym − I"),
 }
-ARM_STYLE = {v: {"label": VARIANT_STYLE["trained"][v].label, "colour": VARIANT_STYLE["trained"][v].colour,
-                 "math": math_, "text": text} for v, (math_, text) in _OPERATORS.items()}
+#: The gated arm that starts at g = 1 is newer than the book-wide table of styles; it takes the Okabe-Ito colour
+#: no other trained arm uses.
+_TRAINED_STYLE = {**VARIANT_STYLE["trained"],
+                  "gated-from-1": VariantStyle("gated from 1: A − gI, g₀ = 1", OKABE_ITO["bluish green"])}
+#: the operator as MathJax, for generated Markdown sentences (the way the chapter's prose writes it)
+_TEX = {"attention": "$A$", "diffusion": "$A - I$", "gated": "$A - gI$", "gated-from-1": "$A - gI$ from $g = 1$",
+        "sym-normalised": r"$A_{\rm sym}$", "symmetric": r"$A_{\rm sym} - I$"}
+ARM_STYLE = {v: {"label": _TRAINED_STYLE[v].label, "colour": _TRAINED_STYLE[v].colour,
+                 "math": math_, "text": text, "tex": _TEX[v]} for v, (math_, text) in _OPERATORS.items()}
 VARIANT_LABELS = {v: s["label"] for v, s in ARM_STYLE.items()}
 OPERATOR_MATH = {v: s["math"] for v, s in ARM_STYLE.items()}
 OPERATOR_TEXT = {v: s["text"] for v, s in ARM_STYLE.items()}
@@ -76,6 +86,8 @@ METRIC_LABELS = {"val_loss": "validation loss (cross-entropy, nats)", "train_los
 QUANTITY_LABELS = {"final_val_loss": "final validation loss", "best_val_loss": "best validation loss",
                    "final_val_acc": "final validation accuracy", "best_val_acc": "best validation accuracy"}
 TASK_NAMES = {"charlm": "character model", "vit": "vision transformer"}
+#: the gated arms, in the order they are drawn
+GATED_ARMS = tuple(GATE_START)
 
 
 # ------------------------------------------------------------------------------------------------------- curves
@@ -315,36 +327,55 @@ def verdict_text(v: Verdict, paper_claim: str | None = None) -> str:
 
 # -------------------------------------------------------------------------------------------------------- gates
 
-def gates_figure(rows):
-    """The learned g of every head, layer by layer: one dot per seed, the mean over seeds as a bar.
+def _gates(rows):
+    """{arm: (seeds, gates (n_seeds, n_layer, n_head))} for every gated arm of ``rows`` that records its gates."""
+    out = {}
+    for arm in GATED_ARMS:
+        got = gate_values(rows, arm) if any(r["variant"] == arm for r in rows) else None
+        if got is not None:
+            out[arm] = got
+    return out
 
-    Dashed lines mark g = 0 (plain attention A) and g = 1 (the paper's A − I). The collection
-    of layer l, head h holds the points (x, g) of every seed for that head, in the order
-    layer-major, head-minor.
+
+def gates_figure(rows):
+    """Where the learned g of every head ends, layer by layer: one dot per seed, the mean over seeds as a bar.
+
+    ``rows`` are of one recipe; each gated arm present (:data:`GATED_ARMS`: from g = 0 and from g = 1) is drawn
+    in its colour, side by side within each layer. Dashed lines mark g = 0 (plain attention A) and g = 1 (the
+    paper's A − I). The scatter collections come in the order arm, layer, head; each holds the points (x, g) of
+    every seed for that head.
     """
-    got = gate_values(rows)
-    if got is None:
-        raise ValueError("rows must contain rows of the 'gated' arm that record their 'gates'")
-    seeds, g = got  # (n_seeds, n_layer, n_head)
-    _, n_layer, n_head = g.shape
-    fig, ax = plt.subplots(figsize=(max(4.5, 1.3 * n_layer + 2), 3.4))
-    width = 0.7
-    offsets = np.linspace(-width / 2, width / 2, n_head) if n_head > 1 else np.zeros(1)
-    for layer in range(n_layer):
-        for h in range(n_head):
-            x = np.full(len(seeds), layer + offsets[h])
-            ax.scatter(x, g[:, layer, h], s=14, color=f"C{h % 10}", alpha=0.8, zorder=3,
-                       label=f"head {h}" if layer == 0 else None)
-            ax.plot([x[0] - 0.06, x[0] + 0.06], [g[:, layer, h].mean()] * 2, color="k", lw=1.5, zorder=4)
-    ax.axhline(0.0, color="C0", ls="--", lw=1)
-    ax.axhline(1.0, color="C3", ls="--", lw=1)
-    ax.text(-0.55, 0.0, "g = 0: $A$", va="bottom", ha="left", fontsize=8, color="C0")
-    ax.text(-0.55, 1.0, "g = 1: $A - I$", va="bottom", ha="left", fontsize=8, color="C3")
+    rows, _ = _task_rows(rows)
+    found = _gates(rows)
+    if not found:
+        raise ValueError("rows must contain rows of a gated arm ('gated' or 'gated-from-1') that record their 'gates'")
+    shapes = {g.shape[1:] for _, g in found.values()}
+    if len(shapes) != 1:
+        raise ValueError(f"the gated arms' gates must have one shape (n_layer, n_head); got {sorted(shapes)}")
+    n_layer, n_head = next(iter(shapes))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * n_layer + 2.5), 3.5))
+    n_arms = len(found)
+    slot = 0.8 / n_arms
+    for a, (arm, (seeds, g)) in enumerate(found.items()):
+        colour = ARM_STYLE[arm]["colour"]
+        start = -0.4 + a * slot
+        offsets = start + (np.arange(n_head) + 0.5) * slot / n_head
+        for layer in range(n_layer):
+            for h in range(n_head):
+                x = np.full(len(seeds), layer + offsets[h])
+                ax.scatter(x, g[:, layer, h], s=12, color=colour, alpha=0.8, zorder=3,
+                           label=f"{ARM_STYLE[arm]['text']} ({len(seeds)} seeds)" if layer == 0 and h == 0 else None)
+                ax.plot([x[0] - 0.3 * slot / n_head, x[0] + 0.3 * slot / n_head], [g[:, layer, h].mean()] * 2,
+                        color="k", lw=1.4, zorder=4)
+    ax.axhline(0.0, color="0.35", ls="--", lw=1)
+    ax.axhline(1.0, color="0.35", ls=":", lw=1)
+    ax.text(-0.55, 0.0, "g = 0: $A$", va="bottom", ha="left", fontsize=8, color="0.3")
+    ax.text(-0.55, 1.0, "g = 1: $A - I$", va="bottom", ha="left", fontsize=8, color="0.3")
     ax.set_xticks(range(n_layer))
-    ax.set_xticklabels([f"layer {i}" for i in range(n_layer)])
+    ax.set_xticklabels([f"layer {i}\n(heads 0–{n_head - 1})" for i in range(n_layer)], fontsize=8)
     ax.set_xlim(-0.6, n_layer - 0.4)
-    ax.set_ylabel("learned gate g")
-    ax.set_title(f"gated arm A − gI after training ({len(seeds)} seeds; bar: mean)", fontsize=10)
+    ax.set_ylabel("gate g at the end of training")
+    ax.set_title("gated arms A − gI: where each head's g ends (dot: a seed; bar: mean)", fontsize=10)
     ax.legend(fontsize="x-small", frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
@@ -353,13 +384,233 @@ def gates_figure(rows):
 
 
 def gates_text(rows) -> str:
-    """One sentence on where the learned gates ended, relative to g = 0 (A) and g = 1 (A − I)."""
-    got = gate_values(rows)
-    if got is None:
-        return "The rows of the gated arm do not record their gates."
-    seeds, g = got
-    far = int((g > 0.5).sum())
-    where = ("every head stayed closer to plain attention (g = 0) than to A − I (g = 1)" if far == 0 else
-             f"{far} of {g.size} heads moved past g = 0.5, towards A − I (g = 1)")
-    return (f"Over {len(seeds)} seeds, {g.shape[1]} layers and {g.shape[2]} heads the learned g ended between "
-            f"{g.min():.2f} and {g.max():.2f} (mean {g.mean():.2f}): {where}.")
+    """Where the learned gates of each gated arm ended, against g = 0 (A) and g = 1 (A − I), as Markdown sentences.
+
+    Per arm: the range and mean over every seed, layer and head, the mean of each layer, and how many heads ended
+    nearer 1 than 0. With both arms and shared seeds: how far apart the two starts leave the same head.
+    """
+    rows, _ = _task_rows(rows)
+    found = _gates(rows)
+    if not found:
+        return "The rows of the gated arms do not record their gates."
+    parts = []
+    for arm, (seeds, g) in found.items():
+        start = {"gated": 0, "gated-from-1": 1}[arm]
+        per_layer = ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
+        near_one = int((g > 0.5).sum())
+        parts.append(f"{ARM_STYLE[arm]['tex'].replace(' from $g = 1$', '')} started at $g = {start}$ "
+                     f"({plural(len(seeds), 'seed')}, {g.shape[1]} layers of {g.shape[2]} heads): its gates ended "
+                     f"between {g.min():.2f} and {g.max():.2f}, mean {g.mean():.2f} (by layer: {per_layer}); "
+                     f"{near_one} of {g.size} ended nearer $g = 1$ than $g = 0$.")
+    if len(found) == 2:
+        (s0, g0), (s1, g1) = found["gated"], found["gated-from-1"]
+        shared = sorted(set(s0.tolist()) & set(s1.tolist()))
+        if shared:
+            a = g0[[list(s0).index(s) for s in shared]]
+            b = g1[[list(s1).index(s) for s in shared]]
+            gap = b - a
+            parts.append(f"Head by head over the {plural(len(shared), 'shared seed')}, the gate that started at 1 "
+                         f"ended {gap.mean():+.2f} above the one that started at 0 on average (from {gap.min():+.2f} "
+                         f"to {gap.max():+.2f}): "
+                         + ("the two starts end in about the same place, so the end point is what training chose."
+                            if np.abs(gap).max() < 0.1 else
+                            "where a gate ends depends on where it started, so the end point is not a "
+                            "preference of the loss alone."))
+    return " ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------- mechanism
+
+#: what each mechanism series measures, for axis labels (per layer series are averaged over the layers)
+MECHANISM_LABELS = {
+    "update_ratio": "‖attention update‖ / ‖x‖",
+    "v_over_av": "‖v‖ / ‖A v‖",
+    "shrink": "1 − ‖W_O(Av − v)‖ / ‖W_O A v‖",
+    "wvwo_top_sv": "largest singular value of W_V W_O",
+    "wvwo_mean_eig": "mean eigenvalue of W_V W_O",
+    "attn_grad_norm": "‖gradient‖ of a layer's attention weights",
+    "grad_norm": "‖gradient‖, whole model (before clipping)",
+    "clipped": "fraction of steps clipped",
+}
+#: the line style of each initialisation in the mechanism figure
+INIT_STYLE = {"gpt2": "-", "default": "--"}
+
+
+def mechanism_figure(rows, series=("update_ratio", "v_over_av", "shrink", "wvwo_mean_eig", "grad_norm"),
+                     arms=("attention", "diffusion"), title=None):
+    """What the attention blocks did along training, one panel per mechanism series.
+
+    ``rows`` of one task with a mechanism record, one recipe per initialisation. In each panel, for every
+    (initialisation, arm): the mean over seeds of the layer-averaged series (thick; solid for ``gpt2``, dashed
+    for ``default``) and each seed (thin). The x-axis is the training step (the same iterations as the
+    curves); a log scale where the series spans more than a factor of 30. Returns the Figure; in panel k the
+    thick lines come first, in the order initialisation, arm.
+    """
+    from probdr_lite.experiments.stats import MECHANISM_SERIES, mechanism_path
+
+    rows, task = _task_rows(rows)
+    series = [check_choice(s, "series", MECHANISM_SERIES) for s in ([series] if isinstance(series, str) else series)]
+    if not series:
+        raise ValueError("series must name at least one mechanism series")
+    arms = [check_choice(a, "arms", TASK_VARIANTS[task]) for a in arms]
+    paths = {s: mechanism_path(rows, s) for s in series}
+    cols = min(2, len(series))  # two panels a row, so that the ticks stay readable at the page's width
+    nrow = math.ceil(len(series) / cols)
+    fig, axes = plt.subplots(nrow, cols, figsize=(5.1 * cols, 3.0 * nrow), squeeze=False)
+    for k, s in enumerate(series):
+        ax = axes[k // cols][k % cols]
+        cells = [(key, p) for key, p in paths[s].items() if key[1] in arms]
+        cells.sort(key=lambda kp: (list(INIT_STYLE).index(kp[0][0]) if kp[0][0] in INIT_STYLE else 9,
+                                   arms.index(kp[0][1])))
+        for (init, arm), p in cells:
+            ax.plot(p["iters"], p["mean"], color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE.get(init, ":"), lw=2,
+                    label=f"{init} init, {ARM_STYLE[arm]['text']} ({plural(len(p['runs']), 'seed')})")
+        for (init, arm), p in cells:
+            for _, x, y in p["runs"]:
+                ax.plot(x, y, color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE.get(init, ":"), lw=0.6, alpha=0.35)
+        values = np.concatenate([y for _, p in cells for _, _, y in p["runs"]]) if cells else np.zeros(1)
+        positive = values[values > 0]
+        if len(positive) == len(values) and positive.max() > 30 * positive.min():
+            ax.set_yscale("log")
+        if s in ("shrink", "wvwo_mean_eig"):
+            ax.axhline(0.0, color="0.5", lw=0.8)
+        ax.set_title(MECHANISM_LABELS[s], fontsize=9)
+        ax.set_xlabel("training step")
+        ax.grid(alpha=0.3)
+    for k in range(len(series), nrow * cols):
+        axes[k // cols][k % cols].axis("off")
+    axes[0][0].legend(fontsize="xx-small", frameon=False)
+    fig.suptitle(title or f"{TASK_NAMES[task]}: the attention blocks along training (mean over layers; "
+                          "thick: mean over seeds)", fontsize=10)
+    fig.tight_layout()
+    return describe(fig, f"{len(series)} panels, one per measurement of the attention blocks ("
+                         + ", ".join(MECHANISM_LABELS[s] for s in series) + "), along training for each "
+                         "initialisation and arm, the mean over seeds drawn thick and each seed thin.")
+
+
+_INIT_WORDS = {"gpt2": "the GPT-2 initialisation", "default": "PyTorch's default initialisation"}
+
+
+def _cancel_words(shrink: float) -> str:
+    if abs(shrink) < 0.005:
+        return "changes the size of the attention update by less than 1 %"
+    if shrink >= 0:
+        return f"cancels {100 * shrink:.0f} % of the attention update"
+    return f"enlarges the attention update by {100 * -shrink:.0f} %"
+
+
+def _would(words: str) -> str:
+    """The verb of :func:`_cancel_words` after "would": "cancels" -> "cancel", "changes" -> "change"."""
+    verb, rest = words.split(" ", 1)
+    return verb[:-1] + " " + rest
+
+
+def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", baseline: str = "attention",
+                   label: str | None = None) -> str:
+    """What the mechanism records of ``rows`` show, in computed Markdown sentences (means over layers and seeds).
+
+    At initialisation: the size of ``W_V W_O``, ``‖v‖ / ‖A v‖`` and the attention update against the stream, per
+    initialisation. At the end, in ``arm``: how much of the attention update its ``- v`` cancels, ``‖v‖ / ‖A v‖``
+    and the mean eigenvalue of ``W_V W_O``, against ``baseline``. The gradient norms of ``arm`` against
+    ``baseline`` in the first interval (paired by seed) and the clipped steps at the end. ``effects`` maps an
+    initialisation to ``(mean paired difference text, reading)`` of ``arm`` in the same recipe, to say which
+    side of the sign each measurement belongs to; ``label`` names the case (default: the task's name).
+    """
+    from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio
+
+    rows, task = _task_rows(rows)
+    pts = {(s, at): mechanism_points(rows, s, at) for s in ("wvwo_top_sv", "v_over_av", "update_ratio", "shrink",
+                                                             "wvwo_mean_eig", "clipped") for at in ("start", "end")}
+    inits = [i for i in _INIT_WORDS if (i, arm) in pts[("shrink", "end")] and (i, baseline) in pts[("shrink", "end")]]
+    if not inits:
+        raise ValueError(f"rows must hold mechanism records of arms {arm!r} and {baseline!r}")
+    op, base = ARM_STYLE[arm]["tex"], ARM_STYLE[baseline]["tex"]
+
+    def at(series, when, init, which=baseline):
+        return pts[(series, when)][(init, which)]["mean"]
+
+    n = {i: len(pts[("shrink", "end")][(i, arm)]["seeds"]) for i in inits}
+    seeds = "; ".join(f"{plural(n[i], 'seed')} with {_INIT_WORDS[i]}" for i in inits)
+    name = label or TASK_NAMES[task]
+    out = [f"**{name[0].upper() + name[1:]}** ({seeds}; means over the layers and the seeds)."]
+    def first_layer(series, init, which=baseline):
+        return pts[(series, "start")][(init, which)]["per_layer"][0]
+
+    start = [f"with {_INIT_WORDS[i]} the largest singular value of $W_V W_O$ is {at('wvwo_top_sv', 'start', i):.3f}; "
+             f"in the first layer, where every arm sees the same input, $\\|v\\| / \\|A v\\|$ is "
+             f"{first_layer('v_over_av', i):.2f} and the attention update is {first_layer('update_ratio', i, arm):.2f} "
+             f"times the residual stream it is added to in {op} ({first_layer('update_ratio', i):.2f} in {base})"
+             for i in inits]
+    text = "At initialisation, where every arm of a seed has the same weights, " + "; ".join(start) + "."
+    if len(inits) == 2:
+        a, b = (at("wvwo_top_sv", "start", i) for i in inits)
+        text += f" The value-output map starts {max(a, b) / min(a, b):.0f} times larger with {_INIT_WORDS[inits[int(b > a)]]}."
+    out.append(text)
+    end = []
+    for i in inits:
+        effect = f" (where {op} minus {base} is {effects[i][0]}: {effects[i][1]})" if effects and i in effects else ""
+        own, other = at("shrink", "end", i, arm), at("shrink", "end", i)
+        end.append(f"with {_INIT_WORDS[i]}{effect}, the $-v$ of {op} {_cancel_words(own)} after the output "
+                   f"projection, at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i, arm):.2f}, and the mean "
+                   f"eigenvalue of $W_V W_O$ is {at('wvwo_mean_eig', 'end', i, arm):+.3f}; in {base}, whose weights "
+                   f"never met the $-v$, subtracting $v$ would {_would(_cancel_words(other))} "
+                   f"(at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i):.2f}, mean eigenvalue "
+                   f"{at('wvwo_mean_eig', 'end', i):+.3f})")
+    out.append("At the end of training, " + "; ".join(end) + ".")
+    ratios = mechanism_ratio(rows, "grad_norm", arm, baseline, "start")
+    if ratios:
+        grads = [f"{r['mean']:.2f} times {base}'s with {_INIT_WORDS[i]}"
+                 + (f" (seeds from {r['min']:.2f} to {r['max']:.2f})" if len(r["seeds"]) > 1 else "")
+                 for i, r in ratios.items()]
+        clip = [f"{100 * at('clipped', 'end', i, arm):.0f} % ({100 * at('clipped', 'end', i):.0f} % for {base}) "
+                f"with {_INIT_WORDS[i]}" for i in inits]
+        out.append(f"Over the first interval of training the whole gradient of {op} is " + "; ".join(grads)
+                   + f". Over the last interval the gradient of {op} is clipped in " + "; ".join(clip) + ".")
+    return " ".join(out)
+
+
+_AGREEMENT_WORDS = {
+    ("wvwo_top_sv", "start"): "the largest singular value of $W_V W_O$ at initialisation (mean over layers)",
+    ("update_ratio", "start"): "the first layer's attention update against the stream at initialisation",
+    ("v_over_av", "start"): "$\\|v\\| / \\|A v\\|$ in the first layer at initialisation",
+    ("update_ratio", "end"): "the attention update against the stream at the end",
+    ("v_over_av", "end"): "$\\|v\\| / \\|A v\\|$ at the end",
+    ("shrink", "end"): "the fraction of the attention update that the $-v$ cancels at the end",
+    ("wvwo_top_sv", "end"): "the largest singular value of $W_V W_O$ at the end",
+    ("wvwo_mean_eig", "end"): "the mean eigenvalue of $W_V W_O$ at the end",
+    ("clipped", "end"): "the fraction of clipped steps at the end",
+    ("grad_ratio", "start"): "the gradient norm against plain attention's over the first interval",
+}
+
+
+def mechanism_agreement_text(agreement: list, arm: str = "diffusion", labels: dict | None = None) -> str:
+    """Which measurements of ``arm`` move the same way between the initialisations in every model, as Markdown.
+
+    ``agreement`` is :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output (GPT-2 minus default);
+    ``labels`` names its cases (default: the task names).
+    """
+    if not isinstance(agreement, list) or not agreement:
+        raise ValueError("agreement must be the non-empty list returned by mechanism_agreement()")
+    tasks = list(agreement[0]["values"])
+    labels = {t: (labels or {}).get(t, TASK_NAMES.get(t, t)) for t in tasks}
+
+    def numbers(a):
+        return "; ".join(f"{labels[t]} {a['values'][t][0]:.3g} against {a['values'][t][1]:.3g}" for t in tasks)
+
+    lower = [a for a in agreement if a["same_sign"] and a["values"][tasks[0]][0] < a["values"][tasks[0]][1]]
+    higher = [a for a in agreement if a["same_sign"] and a["values"][tasks[0]][0] > a["values"][tasks[0]][1]]
+    split = [a for a in agreement if not a["same_sign"] and all(x != y for x, y in a["values"].values())]
+    equal = [a for a in agreement if not a["same_sign"] and a not in split]
+    models = listing([labels[t] for t in tasks])
+    text = f"The GPT-2 initialisation against PyTorch's default, in the {ARM_STYLE[arm]['tex']} arm of the {models}. "
+    for group, word in ((lower, "Lower"), (higher, "Higher")):
+        if group:
+            text += f"{word} with the GPT-2 initialisation in every case: " + "; ".join(
+                f"{_AGREEMENT_WORDS[(a['series'], a['at'])]} ({numbers(a)})" for a in group) + ". "
+    if split:
+        text += ("Different directions in different cases, so not a candidate for what decides the sign in all: "
+                 + "; ".join(_AGREEMENT_WORDS[(a["series"], a["at"])] for a in split) + ". ")
+    if equal:
+        text += ("The same under both initialisations in at least one case: "
+                 + "; ".join(_AGREEMENT_WORDS[(a["series"], a["at"])] for a in equal) + ".")
+    return text.strip()

@@ -14,15 +14,16 @@ import torch
 from scipy import stats
 
 from probdr_lite.experiments import (
-    CharLM, CharLMConfig, SelfAttention, ViT, ViTConfig, load_results, summarise, train_charlm,
+    CAUSAL_VARIANTS, VARIANTS, CharLM, CharLMConfig, SelfAttention, ViT, ViTConfig, load_results, summarise, train_charlm,
     train_vit, validate_results,
 )
 from probdr_lite.experiments import charlm as charlm_mod
 from probdr_lite.experiments.__main__ import main
 from probdr_lite.experiments._training import plateau_index
-from probdr_lite.experiments.attention import configure_optimizer, cosine_lr, onecycle_lr, symmetric_attention
+from probdr_lite.experiments.attention import (configure_optimizer, cosine_lr, decay_lr, onecycle_lr,
+                                               symmetric_attention)
 from probdr_lite.experiments.charlm import seed_streams
-from probdr_lite.experiments.results import format_summary
+from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, format_summary
 
 TINY_LM = dict(n_layer=1, n_head=2, n_embd=32, block_size=16, batch_size=16, max_iters=60, lr=1e-2,
                min_lr=1e-3, warmup_iters=5, eval_interval=30, eval_iters=4)
@@ -224,7 +225,8 @@ def test_same_seed_gives_the_same_batches_in_every_arm(monkeypatch):
     cfg = CharLMConfig(**{**TINY_LM, "max_iters": 8, "eval_interval": 4})
     for current in ("attention", "diffusion"):
         train_charlm(cfg, current, 5, **RUN)
-    assert len(seen["attention"]) == len(seen["diffusion"]) == 8 + 3 * 2 * cfg.eval_iters
+    # 8 training batches, 3 evaluations of both splits, and the one probe batch of the mechanism record
+    assert len(seen["attention"]) == len(seen["diffusion"]) == 8 + 3 * 2 * cfg.eval_iters + 1
     assert all(torch.equal(a, b) for a, b in zip(seen["attention"], seen["diffusion"]))
 
 
@@ -269,7 +271,7 @@ def test_results_rows_pass_the_schema_and_broken_rows_are_refused(lm_rows, tmp_p
 def _fake_row(variant, seed, final, best, task="charlm"):
     curve = [[0, 4.0, 4.0], [10, best, best], [20, final, final]]
     config = {"x": 1, "init": "gpt2", "lr": 1e-3, "max_iters": 20}
-    row = {"schema_version": 2, "task": task, "variant": variant, "seed": seed, "config": config,
+    row = {"schema_version": SCHEMA_VERSION, **derived_fields(task, curve, config), "task": task, "variant": variant, "seed": seed, "config": config,
            "recipe": {"init": "gpt2", "lr": 1e-3, "max_iters": 20},
            "final_val_loss": final, "best_val_loss": min(best, final, 4.0), "curve_columns":
            ["iter", "train_loss", "val_loss"], "curve": curve, "throughput": 1.0, "throughput_unit": "tokens/s",
@@ -327,7 +329,8 @@ def test_sweep_from_the_command_line(tmp_path, capsys):
                  "--threads", "1", "--device", "cpu", "--schedule", "onecycle", "--init", "default"]) == 0
     row = load_results(vit_out)[0]
     assert row["variant"] == "symmetric"
-    assert row["recipe"] == {"init": "default", "lr": 3e-3, "schedule": "onecycle", "epochs": 1, "patience": 0}
+    assert row["recipe"] == {"init": "default", "lr": 3e-3, "schedule": "onecycle", "epochs": 1, "patience": 0,
+                             "decay_epochs": 0}
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -442,13 +445,14 @@ def test_version_1_rows_are_upgraded_with_the_factors_they_were_run_with(tmp_pat
     del old["recipe"], old["epochs_run"]
     old["variant"] = "symmetric"  # version 1's name of A_sym v
     new = upgrade_row(old)
-    assert new["variant"] == "sym-normalised" and new["schema_version"] == 2
-    assert new["recipe"] == {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0}
+    assert new["variant"] == "sym-normalised" and new["schema_version"] == 3  # through version 2
+    assert new["recipe"] == {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0,
+                             "decay_epochs": 0}
     assert ViTConfig.from_dict(new["config"]) == ViTConfig()  # the first sweep's recipe is the default config
     path = tmp_path / "v1.json"
     path.write_text(json.dumps([old]))
     assert load_results(path)[0]["variant"] == "sym-normalised"
-    # every recipe factor is required in a version 2 row, in the config and in the recipe
+    # every recipe factor is required in a version 3 row, in the config and in the recipe
     for f in RECIPE_FACTORS["vit"]:
         bad = copy.deepcopy(row)
         del bad["config"][f]
@@ -484,3 +488,187 @@ def test_tiny_grid_runs_resumes_and_feeds_the_recipe_table(tmp_path, capsys):
     table = recipe_table(rows)
     assert table.n_tests == 2 and [e["n"] for e in table.entries] == [2, 2]
     assert set(recipe_verdict(table)) == {"diffusion"}
+
+
+# ---------------------------------------------------------------- the gate from both ends
+
+@pytest.mark.parametrize("task", ["charlm", "vit"])
+def test_gated_from_1_starts_as_diffusion_with_every_other_weight_shared(task):
+    cls, cfg = (CharLM, CharLMConfig(**TINY_LM)) if task == "charlm" else (ViT, ViTConfig(**TINY_VIT))
+    s_init = seed_streams(2)[0]
+    models = {v: cls(cfg, v, torch.Generator().manual_seed(s_init)) for v in ("diffusion", "gated", "gated-from-1")}
+    for layer in models["gated-from-1"].blocks:
+        assert torch.equal(layer.attn.gate, torch.ones(cfg.n_head))  # g = 1: A - I
+    ref = models["diffusion"].state_dict()
+    for v in ("gated", "gated-from-1"):
+        sd = models[v].state_dict()
+        assert set(sd) - set(ref) == {f"blocks.{i}.attn.gate" for i in range(cfg.n_layer)}
+        assert all(torch.equal(sd[k], ref[k]) for k in ref)
+    x = (torch.randint(0, 65, (2, 8)) if task == "charlm" else torch.randn(2, 784))
+    with torch.no_grad():
+        torch.testing.assert_close(models["gated-from-1"](x)[0], models["diffusion"](x)[0], rtol=0, atol=0)
+    assert models["gated-from-1"].gates() == [[1.0] * cfg.n_head] * cfg.n_layer
+
+
+def test_gated_from_1_row_records_where_its_gates_end():
+    cfg = CharLMConfig(**TINY_LM)
+    rows = {v: train_charlm(cfg, v, 0, **RUN) for v in ("diffusion", "gated-from-1")}
+    # the same weights, batches and evaluation batches, and g = 1: the first evaluation is the diffusion arm's
+    assert rows["gated-from-1"]["curve"][0] == rows["diffusion"]["curve"][0]
+    gates = rows["gated-from-1"]["gates"]
+    assert np.shape(gates) == (cfg.n_layer, cfg.n_head) and np.all(np.array(gates) != 1.0)  # they moved
+    record = rows["gated-from-1"]["mechanism"]["gates"]
+    assert record[0] == [[1.0] * cfg.n_head] and np.allclose(record[-1], gates, rtol=1e-5)
+    assert "gates" not in rows["diffusion"]
+    validate_results(list(rows.values()))
+
+
+# ---------------------------------------------------------------- the plateau rule that ends its schedule
+
+def test_decay_lr_ends_at_its_minimum():
+    lrs = np.array([decay_lr(j, start=2e-3, end=1e-5, steps=50) for j in range(50)])
+    assert lrs[-1] == 1e-5 and lrs[0] < 2e-3 and np.all(np.diff(lrs) < 0)
+    assert lrs[24] == pytest.approx(1e-5 + 0.5 * (1 + math.cos(math.pi * 25 / 50)) * (2e-3 - 1e-5))
+    with pytest.raises(ValueError, match="step"):
+        decay_lr(50, start=1.0, end=0.0, steps=50)
+    with pytest.raises(ValueError, match="decay_epochs must be 0 when patience is 0"):
+        ViTConfig(decay_epochs=3)
+
+
+PLATEAU_VIT = dict(n_layer=1, n_head=2, n_embd=32, n_train=500, n_val=300, epochs=10, batch_size=50, lr=3e-2,
+                   min_lr=1e-4, warmup_iters=5, n_train_eval=100, patience=1)
+
+
+def test_plateau_rule_decays_to_the_minimum_then_stops_and_changes_nothing_before():
+    """Seed 1 of this tiny recipe plateaus after epoch 5 (patience 1): the old rule stops there, the new one
+    decays the learning rate to min_lr over 3 more epochs. Up to the plateau the two runs are the same run."""
+    stop = train_vit(ViTConfig(**PLATEAU_VIT), "attention", 1, **RUN)
+    decay = train_vit(ViTConfig(**PLATEAU_VIT, decay_epochs=3), "attention", 1, **RUN)
+    assert stop["plateau_index"] == stop["epochs_run"] == len(stop["curve"]) - 1 == 5
+    assert decay["plateau_index"] == 5 and decay["epochs_run"] == 8 and len(decay["curve"]) == 9
+    assert decay["curve"][:6] == stop["curve"]  # bit for bit up to where the rule fired
+    lr = decay["mechanism"]["lr"]  # the learning rate of each epoch's last step
+    assert lr[:5] == stop["mechanism"]["lr"]
+    assert lr[-1] == pytest.approx(PLATEAU_VIT["min_lr"], rel=1e-5)  # the run stops at the minimum
+    assert np.all(np.diff(lr[4:]) < 0)
+    # the row's numbers at the plateau, at the best checkpoint and at the end, all read from the curve
+    c = np.array(decay["curve"])
+    assert (decay["plateau_val_loss"], decay["plateau_val_acc"]) == (c[5, 2], c[5, 3])
+    i = int(np.argmin(c[:, 2]))
+    assert decay["checkpoint_index"] == i and decay["checkpoint_val_acc"] == c[i, 3]
+    assert decay["final_val_acc"] == c[-1, 3]
+    assert decay["recipe"]["decay_epochs"] == 3 and stop["recipe"]["decay_epochs"] == 0
+    validate_results([stop, decay])
+
+
+def test_derived_fields_must_agree_with_the_curve():
+    row = train_vit(ViTConfig(**PLATEAU_VIT), "attention", 1, **RUN)
+    for field, value in (("checkpoint_index", 0), ("plateau_index", 4), ("plateau_index", None),
+                         ("plateau_val_acc", 0.5), ("checkpoint_val_acc", 0.0)):
+        bad = copy.deepcopy(row)
+        bad[field] = value
+        with pytest.raises(ValueError, match=f"'{field}'"):
+            validate_results([bad])
+    bad = copy.deepcopy(row)
+    bad["mechanism"]["grad_norm"].pop()
+    with pytest.raises(ValueError, match="'mechanism'.*grad_norm"):
+        validate_results([bad])
+
+
+# ---------------------------------------------------------------- the mechanism record
+
+def test_measuring_does_not_change_training():
+    cfg = ViTConfig(**{**TINY_VIT, "init": "default", "epochs": 2})
+    measured = train_vit(cfg, "diffusion", 3, **RUN)
+    plain = train_vit(cfg, "diffusion", 3, **RUN, measure=False)
+    assert measured["curve"] == plain["curve"] and "mechanism" not in plain
+    lm = CharLMConfig(**TINY_LM)
+    assert train_charlm(lm, "gated", 1, **RUN)["curve"] == train_charlm(lm, "gated", 1, **RUN, measure=False)["curve"]
+
+
+def _numpy_layer_measures(model, images):
+    """The per-layer mechanism numbers of a one-layer ViT, recomputed with numpy from its weights."""
+    with torch.no_grad():
+        x = model.patch_embed(model.patchify(images))
+        x = torch.cat([model.cls_token.expand(len(images), -1, -1), x], dim=1) + model.pos_emb
+    x = x.double().numpy()
+    blk = model.blocks[0]
+    w = {k: p.detach().double().numpy() for k, p in blk.named_parameters()}
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    h = (x - mu) / np.sqrt(var + 1e-5) * w["ln_1.weight"] + w["ln_1.bias"]
+    C, nh = x.shape[-1], blk.attn.n_head
+    hs = C // nh
+    qkv = h @ w["attn.c_attn.weight"].T + w["attn.c_attn.bias"]
+    q, k, v = (qkv[..., i * C:(i + 1) * C].reshape(*x.shape[:2], nh, hs).transpose(0, 2, 1, 3) for i in range(3))
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hs)
+    a = np.exp(s - s.max(-1, keepdims=True))
+    a /= a.sum(-1, keepdims=True)
+    av = a @ v
+    y = av - v if blk.attn.variant == "diffusion" else av
+    merge = lambda t: t.transpose(0, 2, 1, 3).reshape(*x.shape[:2], C)  # noqa: E731
+    w_o, b_o = w["attn.c_proj.weight"], w["attn.c_proj.bias"]
+    update = merge(y) @ w_o.T + b_o
+    m = w["attn.c_attn.weight"][2 * C:].T @ w_o.T
+    return {"update_ratio": np.linalg.norm(update) / np.linalg.norm(x),
+            "v_over_av": np.linalg.norm(v) / np.linalg.norm(av),
+            "shrink": 1 - np.linalg.norm(merge(av - v) @ w_o.T) / np.linalg.norm(merge(av) @ w_o.T),
+            "wvwo_top_sv": np.linalg.svd(m, compute_uv=False)[0],
+            "wvwo_mean_eig": np.linalg.eigvals(m).real.mean()}, np.linalg.svd(m, compute_uv=False)
+
+
+@pytest.mark.parametrize("variant", ["attention", "diffusion"])
+def test_layer_measures_match_a_numpy_recomputation(variant):
+    from probdr_lite.experiments.mechanism import layer_measures, spectrum
+
+    cfg = ViTConfig(**{**TINY_VIT, "init": "default"})
+    model = ViT(cfg, variant, torch.Generator().manual_seed(7))
+    images = torch.randn(6, 784, generator=torch.Generator().manual_seed(8))
+    ours = layer_measures(model, images)
+    expected, sv = _numpy_layer_measures(model, images)
+    for name, value in expected.items():
+        assert ours[name][0] == pytest.approx(value, rel=2e-5, abs=1e-7), name
+    np.testing.assert_allclose(spectrum(model)[0], sv, rtol=2e-5, atol=1e-9)
+
+
+def test_recorded_gradient_norms_are_the_clipped_norms(monkeypatch):
+    """With an evaluation after every step, each interval's mean gradient norm is the one clip_grad_norm_ saw."""
+    from probdr_lite.experiments import _training
+
+    seen = []
+    original = torch.nn.utils.clip_grad_norm_
+
+    def spy(params, max_norm, *a, **k):
+        norm = original(params, max_norm, *a, **k)
+        seen.append(float(norm))
+        return norm
+
+    monkeypatch.setattr(_training.torch.nn.utils, "clip_grad_norm_", spy)
+    cfg = CharLMConfig(**{**TINY_LM, "max_iters": 4, "eval_interval": 1, "grad_clip": 0.5})
+    row = train_charlm(cfg, "attention", 0, **RUN)
+    mech = row["mechanism"]
+    assert mech["iters"] == [0, 1, 2, 3, 4] and len(seen) == 4
+    np.testing.assert_allclose(mech["grad_norm"], seen, rtol=1e-5)
+    assert mech["clipped"] == [float(n > 0.5) for n in seen]
+    assert mech["lr"] == pytest.approx([cosine_lr(i, lr=cfg.lr, min_lr=cfg.min_lr, warmup_iters=cfg.warmup_iters,
+                                                  decay_iters=cfg.max_iters) for i in range(4)], rel=1e-5)
+    # per layer the attention weights' share of the whole gradient
+    assert all(0 < a[0] <= g * (1 + 1e-5) for a, g in zip(mech["attn_grad_norm"], mech["grad_norm"]))
+
+
+def test_the_new_grids_and_the_committed_cells():
+    from probdr_lite.experiments.sweep import FIRST_VIT_ARMS, PLATEAU_DECAY, get_grid, grid_status
+
+    g = get_grid("vit-plateau")
+    runs = list(g.runs())
+    assert len(runs) == 6 * (5 + 3) and {a for _, a, _ in runs} == set(VARIANTS)
+    cells = {(c.init, s) for c, _, s in runs}
+    assert cells == {("default", s) for s in range(5)} | {("gpt2", s) for s in range(3)}
+    assert all((c.epochs, c.patience, c.decay_epochs) == (60, 5, 5) for c, _, _ in runs) and PLATEAU_DECAY["decay_epochs"] == 5
+    assert [s for _, _, s in runs][::6] == [0, 0, 1, 1, 2, 2, 3, 4]  # seed-major: a cut-short sweep stays paired
+    lm = list(get_grid("charlm-5k").runs())
+    assert len(lm) == 2 * 4 * 3 and {(c.init, c.max_iters) for c, _, _ in lm} == {("default", 5000), ("gpt2", 5000)}
+    assert {a for _, a, _ in lm} == set(CAUSAL_VARIANTS) and "gated-from-1" in CAUSAL_VARIANTS
+    # the committed one-factor cells were planned without the new arm and stay complete
+    assert get_grid("vit-ofat").arms == FIRST_VIT_ARMS
+    assert all(s["complete"] for s in grid_status(get_grid("vit-ofat")))
+    assert all(s["complete"] for s in grid_status(get_grid("charlm-ofat")))

@@ -16,7 +16,7 @@ from scipy import stats  # noqa: E402
 from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, validate_results  # noqa: E402
 from probdr_lite.experiments import files as F  # noqa: E402
 from probdr_lite.experiments import stats as S  # noqa: E402
-from probdr_lite.experiments.results import recipe_of  # noqa: E402
+from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, recipe_of  # noqa: E402
 from probdr_lite.figures import training as T  # noqa: E402
 
 ITERS = [0, 10, 20, 30]
@@ -32,8 +32,8 @@ def make_row(task, variant, seed, val, *, acc=None, gates=None, command="python 
         curve = [[it, v + 0.1, v, a] for it, v, a in zip(ITERS, val, acc)]
         cols = ["iter", "train_loss", "val_loss", "val_acc"]
     row = {
-        "schema_version": 2, "task": task, "variant": variant, "seed": seed, "config": config,
-        "recipe": recipe_of(task, config),
+        "schema_version": SCHEMA_VERSION, "task": task, "variant": variant, "seed": seed, "config": config,
+        "recipe": recipe_of(task, config), **derived_fields(task, curve, config),
         "final_val_loss": curve[-1][2], "best_val_loss": min(c[2] for c in curve),
         "curve_columns": cols, "curve": curve, "throughput": 1000.0 + seed,
         "throughput_unit": "tokens/s" if task == "charlm" else "images/s",
@@ -278,11 +278,154 @@ def test_verdict_text_states_the_outcome_and_its_numbers(charlm_rows):
 def test_gates_text_reports_the_range(charlm_rows):
     g = S.gate_values(charlm_rows)[1]
     text = T.gates_text(charlm_rows)
-    assert f"between {g.min():.2f} and {g.max():.2f}" in text
-    assert f"{int((g > 0.5).sum())} of {g.size} heads moved past g = 0.5" in text
-    small = json.loads(json.dumps(charlm_rows))
-    for r in small:
-        if "gates" in r:
-            r["gates"] = [[0.1, 0.2], [0.0, 0.3]]
-    assert "every head stayed closer to plain attention" in T.gates_text(small)
+    assert f"ended between {g.min():.2f} and {g.max():.2f}, mean {g.mean():.2f}" in text
+    assert f"{int((g > 0.5).sum())} of {g.size} ended nearer $g = 1$ than $g = 0$" in text
+    by_layer = ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
+    assert f"(by layer: {by_layer})" in text and "started at $g = 0$" in text
     assert "do not record" in T.gates_text([r for r in charlm_rows if r["variant"] != "gated"])
+
+
+def _with_gated_from_1(rows, shift):
+    out = json.loads(json.dumps(rows))
+    for r in rows:
+        if r["variant"] == "gated":
+            twin = json.loads(json.dumps(r))
+            twin["variant"] = "gated-from-1"
+            twin["gates"] = (np.array(r["gates"]) + shift).tolist()
+            out.append(twin)
+    return out
+
+
+def test_both_gated_arms_are_drawn_and_compared(charlm_rows):
+    rows = _with_gated_from_1(charlm_rows, 0.5)
+    seeds, g1 = S.gate_values(rows, "gated-from-1")
+    g0 = S.gate_values(rows)[1]
+    np.testing.assert_allclose(g1, g0 + 0.5)
+    fig = T.gates_figure(rows)
+    colls = fig.axes[0].collections
+    assert len(colls) == 2 * 8  # arm, layer, head
+    np.testing.assert_allclose(colls[8 + 7].get_offsets()[:, 1], g1[:, 1, 3])  # from 1, layer 1, head 3
+    plt.close(fig)
+    text = T.gates_text(rows)
+    assert "started at $g = 1$" in text and "ended +0.50 above the one that started at 0" in text
+    assert "depends on where it started" in text
+    close = T.gates_text(_with_gated_from_1(charlm_rows, 0.05))
+    assert "+0.05 above" in close and "about the same place" in close
+    with pytest.raises(ValueError, match="arm"):
+        S.gate_values(rows, "attention")
+
+
+# ---------------------------------------------------------------------------------------------------- mechanism
+
+def _with_mechanism(row, scale, n_points=None):
+    """``row`` with a hand-made mechanism record: per-layer series scale * (point + 1) * (layer + 1)."""
+    r = json.loads(json.dumps(row))
+    if n_points is not None:
+        r["curve"] = r["curve"][:n_points]
+        r.update(F_derived(r))
+    iters = [p[0] for p in r["curve"]]
+    layers = 2
+    per_layer = lambda k: [[scale * (i + 1) * (layer + 1) for layer in range(layers)] for i in range(k)]  # noqa: E731
+    r["mechanism"] = {"probe": "test", "iters": iters, "update_ratio": per_layer(len(iters)),
+                      "v_over_av": per_layer(len(iters)), "shrink": per_layer(len(iters)),
+                      "wvwo_top_sv": per_layer(len(iters)), "wvwo_mean_eig": per_layer(len(iters)),
+                      "lr": [1e-3] * (len(iters) - 1), "grad_norm": [scale * (i + 2) for i in range(len(iters) - 1)],
+                      "clipped": [0.5] * (len(iters) - 1), "attn_grad_norm": per_layer(len(iters) - 1)}
+    return r
+
+
+def F_derived(row):
+    from probdr_lite.experiments.results import derived_fields
+
+    c = row["curve"]
+    return {"final_val_loss": c[-1][2], "best_val_loss": min(p[2] for p in c), **derived_fields(row["task"], c, row["config"])}
+
+
+def test_mechanism_points_paths_and_ratios_by_hand(charlm_rows):
+    rows = []
+    for r in charlm_rows:
+        if r["variant"] in ("attention", "diffusion"):
+            scale = 1.0 if r["variant"] == "attention" else 2.0 + 0.1 * r["seed"]
+            rows.append(_with_mechanism(r, scale, n_points=4 if r["seed"] != 3 else 3))
+    start = S.mechanism_points(rows, "v_over_av", "start")
+    assert set(start) == {("gpt2", "attention"), ("gpt2", "diffusion")}
+    # layer mean at point 0: scale * 1 * (1 + 2) / 2
+    np.testing.assert_allclose(start[("gpt2", "diffusion")]["values"], [1.5 * (2.0 + 0.1 * s) for s in range(5)])
+    assert start[("gpt2", "attention")]["per_layer"] == [1.0, 2.0]
+    end = S.mechanism_points(rows, "grad_norm", "end")
+    np.testing.assert_allclose(end[("gpt2", "attention")]["values"], [4, 4, 4, 3, 4])  # seed 3 stopped earlier
+    path = S.mechanism_path(rows, "update_ratio")[("gpt2", "diffusion")]
+    assert list(path["iters"]) == ITERS[:3]  # the points every seed reached
+    np.testing.assert_allclose(path["mean"], 1.5 * np.mean([2.0 + 0.1 * s for s in range(5)]) * np.arange(1, 4))
+    ratio = S.mechanism_ratio(rows, "v_over_av")["gpt2"]
+    np.testing.assert_allclose(ratio["ratios"], [2.0 + 0.1 * s for s in range(5)])
+    assert ratio["min"] == pytest.approx(2.0) and ratio["max"] == pytest.approx(2.4)
+    fig = T.mechanism_figure(rows, series=("update_ratio", "grad_norm"))
+    thick = fig.axes[0].get_lines()[:2]
+    np.testing.assert_allclose(thick[1].get_ydata(), path["mean"])
+    assert len(fig.axes[0].get_lines()) == 2 + 10  # two means, ten seeds
+    plt.close(fig)
+    with pytest.raises(ValueError, match="mechanism"):
+        S.mechanism_points(charlm_rows, "shrink")
+    with pytest.raises(ValueError, match="series"):
+        S.mechanism_points(rows, "loss")
+
+
+def _two_init_rows(charlm_rows):
+    rows = []
+    for r in charlm_rows:
+        if r["variant"] not in ("attention", "diffusion"):
+            continue
+        for init, scale in (("gpt2", 0.1), ("default", 1.0)):
+            x = _with_mechanism(r, scale * (1.5 if r["variant"] == "diffusion" else 1.0))
+            x["config"] = {**x["config"], "init": init}
+            x["recipe"] = {**x["recipe"], "init": init}
+            if init == "gpt2" and x["variant"] == "diffusion":  # its -v ends up cancelling part of the update
+                x["mechanism"]["shrink"][-1] = [0.3, 0.5]
+            rows.append(x)
+    return rows
+
+
+def test_mechanism_text_states_the_measured_numbers(charlm_rows):
+    rows = _two_init_rows(charlm_rows)
+    text = T.mechanism_text(rows, effects={"gpt2": ("+0.06 [+0.04, +0.07]", "hurts")})
+    sv = S.mechanism_points(rows, "wvwo_top_sv", "start")
+    assert f"the largest singular value of $W_V W_O$ is {sv[('gpt2', 'attention')]['mean']:.3f}" in text
+    assert "The value-output map starts 10 times larger with PyTorch's default initialisation." in text
+    assert "(where $A - I$ minus $A$ is +0.06 [+0.04, +0.07]: hurts), the $-v$ of $A - I$ cancels 40 % of the" in text
+    end = S.mechanism_points(rows, "shrink", "end")[("default", "diffusion")]["mean"]
+    assert f"the $-v$ of $A - I$ cancels {100 * end:.0f} % of the attention update" in text
+    ratio = S.mechanism_ratio(rows, "grad_norm")["gpt2"]["mean"]
+    assert f"the whole gradient of $A - I$ is {ratio:.2f} times $A$'s with the GPT-2 initialisation" in text
+    neg = json.loads(json.dumps(rows))
+    for r in neg:
+        if r["variant"] == "diffusion" and r["config"]["init"] == "gpt2":
+            r["mechanism"]["shrink"][-1] = [-0.2, -0.4]
+    assert "the $-v$ of $A - I$ enlarges the attention update by 30 %" in T.mechanism_text(neg)
+    for r in neg:
+        if r["variant"] == "diffusion" and r["config"]["init"] == "gpt2":
+            r["mechanism"]["shrink"][-1] = [0.003, -0.001]
+    assert "the $-v$ of $A - I$ changes the size of the attention update by less than 1 %" in T.mechanism_text(neg)
+    with pytest.raises(ValueError, match="mechanism"):
+        T.mechanism_text([r for r in rows if r["variant"] == "attention"])
+
+
+def test_mechanism_agreement_sorts_the_measurements_by_direction(charlm_rows):
+    rows = _two_init_rows(charlm_rows)
+    other = json.loads(json.dumps(rows))
+    for r in other:  # the second "model": the last shrink of A - I goes the other way between the inits
+        if r["variant"] == "diffusion":
+            r["mechanism"]["shrink"][-1] = [0.9, 0.9] if r["config"]["init"] == "gpt2" else [0.0, 0.0]
+    agreement = S.mechanism_agreement({"charlm": rows, "vit": other})
+    by = {(a["series"], a["at"]): a for a in agreement}
+    top = by[("wvwo_top_sv", "start")]
+    assert top["same_sign"] and top["values"]["charlm"] == pytest.approx((0.15 * 1.5, 1.5 * 1.5))
+    assert not by[("shrink", "end")]["same_sign"] and by[("shrink", "end")]["values"]["vit"] == (0.9, 0.0)
+    text = T.mechanism_agreement_text(agreement)
+    assert "Lower with the GPT-2 initialisation in every case: the largest singular value of $W_V W_O$" in text
+    assert ("in all: the fraction of the attention update that the $-v$ cancels at the end. The same under both "
+            "initialisations in at least one case: the fraction of clipped steps at the end.") in text
+    assert "character model 0.225 against 2.25" in text
+    assert "first 0.225 against 2.25" in T.mechanism_agreement_text(agreement, labels={"charlm": "first"})
+    with pytest.raises(ValueError, match="agreement"):
+        T.mechanism_agreement_text([])

@@ -20,7 +20,7 @@ from scipy import stats  # noqa: E402
 
 from probdr_lite.experiments import CharLMConfig, validate_results  # noqa: E402
 from probdr_lite.experiments.files import RESULTS_DIR  # noqa: E402
-from probdr_lite.experiments.results import recipe_of  # noqa: E402
+from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, recipe_of  # noqa: E402
 from probdr_lite.experiments.stats import holm, nanogpt_gap, recipe_table, recipe_verdict  # noqa: E402
 from probdr_lite.experiments.sweep import get_grid, grid_status  # noqa: E402
 from probdr_lite.figures import recipes as R  # noqa: E402
@@ -33,8 +33,9 @@ Z = (Z - Z.mean()) / Z.std(ddof=1)  # mean 0, sd 1 exactly
 def _row(variant, seed, final, init="gpt2", lr=1e-3):
     config = CharLMConfig(max_iters=30, init=init, lr=lr).to_dict()
     curve = [[0, 4.2, 4.2], [30, final + 0.1, final]]
-    return {"schema_version": 2, "task": "charlm", "variant": variant, "seed": seed, "config": config,
+    return {"schema_version": SCHEMA_VERSION, "task": "charlm", "variant": variant, "seed": seed, "config": config,
             "recipe": recipe_of("charlm", config), "final_val_loss": final, "best_val_loss": min(final, 4.2),
+            **derived_fields("charlm", curve, config),
             "curve_columns": ["iter", "train_loss", "val_loss"], "curve": curve, "throughput": 1.0,
             "throughput_unit": "tokens/s", "train_seconds": 1.0, "wall_seconds": 1.0, "torch_version": "x",
             "device": "cpu", "git_commit": "abc", "command": "test", "timestamp": "2026-01-01T00:00:00+00:00"}
@@ -169,6 +170,8 @@ def test_a_single_recipe_cannot_say_whether_the_recipe_decides():
     assert "With one recipe tested, the data cannot say whether the recipe decides any arm's sign." in text
     assert "$A - I$ hurts in the one recipe tested so far** (gpt2 init, lr 1e-3, 30 iterations)" in text
     assert text.splitlines()[-1] == "- **$A - gI$**: not run yet, so there is no verdict."
+    text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "gated-from-1"))
+    assert text.splitlines()[-1] == "- **$A - gI$ from $g = 1$**: not run yet, so there is no verdict."
 
 
 # ------------------------------------------------------------------------------------------ table and figure
@@ -194,7 +197,8 @@ def test_table_and_dot_plot_show_the_entries():
 def test_pending_cells_are_named_with_the_command(tmp_path):
     shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
     status = grid_status(get_grid("vit-ofat"), tmp_path)
-    assert status[0]["recipe"] == {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0}
+    assert status[0]["recipe"] == {"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0,
+                                   "decay_epochs": 0}
     assert status[0]["seeds_done"]["attention"] == [0, 1, 2, 3, 4] and status[0]["seeds_done"]["symmetric"] == []
     assert [s["n_done"] for s in status[1:]] == [0, 0, 0, 0]
     text = R.pending_text(status, "vit-ofat", "vit")
@@ -225,7 +229,10 @@ def test_nanogpt_gap_against_monte_carlo_and_its_wording():
 
 def test_recipe_label_words():
     assert R.recipe_label({"init": "default", "lr": 1e-3, "schedule": "onecycle", "epochs": 60, "patience": 5}) == \
-        "default init, lr 1e-3, one-cycle, plateau (≤ 60 epochs, patience 5)"
+        "default init, lr 1e-3, one-cycle, plateau (≤ 60 epochs, patience 5, stop)"
+    assert R.recipe_label({"init": "gpt2", "lr": 3e-3, "schedule": "cosine", "epochs": 60, "patience": 5,
+                           "decay_epochs": 5}) == \
+        "gpt2 init, lr 3e-3, warm-up + cosine, plateau (≤ 60 epochs, patience 5, then 5 epochs of decay)"
     assert json.dumps(R.recipe_label({"init": "gpt2", "lr": 1e-3, "max_iters": 5000})) == \
         json.dumps("gpt2 init, lr 1e-3, 5,000 iterations")
     with pytest.raises(ValueError, match="recipe"):
@@ -291,8 +298,11 @@ def test_plateau_figure_and_last_epoch_sentence():
     assert len(fig.axes[1].get_lines()) == 4 and "2 seeds" in fig._suptitle.get_text()
     plt.close(fig)
     text = R.plateau_text([other, row])
+    # one step per epoch, still inside the 50-step warm-up: the last step's rate is (step + 1) / 51 of the peak
     assert text.startswith("$A$ with the plateau rule: seed 0: lowest validation loss 0.600 after epoch 2, stopped "
-                           "after epoch 4, final accuracy 90.00 %; seed 1: lowest validation loss 0.500 after epoch 3")
+                           f"after epoch 4, final accuracy 90.00 %, with the learning rate still at {100 * 4 / 51:.0f} % "
+                           "of its peak; seed 1: lowest validation loss 0.500 after epoch 3")
+    assert f"with the learning rate still at {100 * 3 / 51:.0f} % of its peak." in text
     assert text.endswith(f"Final accuracy 92.50 % (sd {np.std([90, 95], ddof=1):.2f}, 2 seeds).")
     with pytest.raises(ValueError, match="one arm"):
         R.plateau_text([row, {**other, "variant": "diffusion"}])
@@ -327,3 +337,90 @@ def test_verdict_names_a_sign_change_that_no_surviving_test_confirms():
     assert ("better than attention's in 1 and worse in 1 of 2 recipes; that the sign changes with the recipe is "
             "not confirmed by any test that survives the correction. Among the mean differences, init separates "
             "better from worse.") in text
+
+
+# ------------------------------------------------------------------------------- readings, baseline, scale
+
+def _vit_row(variant, seed, acc_stop, acc_end, init="default"):
+    """A plateau-rule ViT row whose rule fires at epoch 4 (patience 2) and then decays for 2 epochs."""
+    from probdr_lite.experiments import ViTConfig
+
+    config = ViTConfig(init=init, epochs=10, patience=2, decay_epochs=2).to_dict()
+    losses = [2.3, 1.0, 0.5, 0.6, 0.7, 0.45, 0.4]
+    accs = [0.1, 0.8, 0.9, 0.89, acc_stop, acc_end - 0.001, acc_end]
+    curve = [[i * 10, l + 0.05, l, a] for i, (l, a) in enumerate(zip(losses, accs))]
+    return {"schema_version": SCHEMA_VERSION, "task": "vit", "variant": variant, "seed": seed, "config": config,
+            "recipe": recipe_of("vit", config), "final_val_loss": 0.4, "best_val_loss": 0.4,
+            "final_val_acc": acc_end, "best_val_acc": max(accs), "epochs_run": 6,
+            **derived_fields("vit", curve, config), "n_params": 1234,
+            "curve_columns": ["iter", "train_loss", "val_loss", "val_acc"], "curve": curve, "throughput": 1.0,
+            "throughput_unit": "images/s", "train_seconds": 1.0, "wall_seconds": 1.0, "torch_version": "x",
+            "device": "cpu", "git_commit": "abc", "command": "test", "timestamp": "2026-01-01T00:00:00+00:00"}
+
+
+def _vit_cell(stop_shift, end_shift, n=4, init="default", arm="diffusion"):
+    rows = []
+    for s in range(n):
+        base_stop, base_end = 0.93 + 0.002 * s, 0.96 + 0.001 * s
+        rows.append(_vit_row("attention", s, base_stop, base_end, init))
+        rows.append(_vit_row(arm, s, base_stop + stop_shift + 0.001 * (s % 2), base_end + end_shift
+                             + 0.001 * (s % 2), init))
+    return validate_results(rows)
+
+
+def test_the_three_readings_of_a_plateau_run():
+    from probdr_lite.experiments.stats import row_quantity
+
+    rows = _vit_cell(-0.01, +0.005)
+    r = rows[1]
+    assert r["plateau_index"] == 4 and r["checkpoint_index"] == 6
+    assert row_quantity(r, "stop_val_acc") == r["curve"][4][3] and row_quantity(r, "final_val_acc") == r["curve"][-1][3]
+    no_rule = {**r, "plateau_val_acc": None}
+    assert row_quantity(no_rule, "stop_val_acc") == r["final_val_acc"]  # a rule that never fired: the end
+    tables = {k: recipe_table(rows, f"{k}_val_acc") for k in ("stop", "checkpoint", "final")}
+    d_stop = [b["curve"][4][3] - a["curve"][4][3] for a, b in zip(rows[::2], rows[1::2])]
+    assert tables["stop"].entries[0]["mean_diff"] == pytest.approx(np.mean(d_stop))
+    assert tables["final"].entries[0]["mean_diff"] == pytest.approx(0.005 + 0.0005)
+    shown = R.readings_table(tables)
+    assert shown.body[0][2] == f"{100 * np.mean([a['curve'][4][3] for a in rows[::2]]):.2f} %"
+    assert shown.body[0][3].startswith(f"{100 * np.mean(d_stop):+.2f} pp [")
+    text = R.readings_text(tables)
+    assert "The sign of the mean paired difference depends on the reading for $A - I$." in text
+    assert text.endswith("The verdicts use the reading at the end, after the decay.")
+    same = {k: recipe_table(_vit_cell(0.004, 0.005), f"{k}_val_acc") for k in ("stop", "final")}
+    assert "is the same at all 2 readings for all 1 arms" in R.readings_text(same)
+    with pytest.raises(ValueError, match="readings"):
+        R.readings_table({"start": tables["final"]})
+
+
+def test_baseline_text_names_the_recipes_that_reach_the_target():
+    rows = _vit_cell(-0.01, +0.005) + _vit_cell(0.0, -0.02, init="gpt2")
+    table = recipe_table(rows)
+    text = R.baseline_text(table, target=0.96)
+    best = np.mean([0.96 + 0.001 * s for s in range(4)])
+    assert text.startswith(f"The best attention baseline of the vision transformer is {100 * best:.2f} %")
+    assert "2 recipes reach 96 %" in text and "$A - I$ minus attention +0.55 pp" in text
+    assert "No recipe run here reaches 99 %." in R.baseline_text(table, target=0.99)
+    with pytest.raises(ValueError, match="accuracy"):
+        R.baseline_text(recipe_table(make_rows({("gpt2", "diffusion"): 0.01})))
+
+
+def test_scale_text_reads_the_rows():
+    lm = make_rows({("gpt2", "diffusion"): 0.01})
+    text = R.scale_text({"charlm": lm, "vit": _vit_cell(0.0, 0.0)})
+    c = lm[0]["config"]
+    assert (f"**Character model**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, a context of "
+            f"{c['block_size']} characters") in text
+    assert f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)" in text
+    assert "1 recipe cells with 6 paired seeds each" in text
+    assert "**Vision transformer**: 4 layers of 4 heads, 64 wide, 16 patches of 7 × 7 pixels" in text
+    assert "1,234 parameters;" in text and "the plateau rule (at most 10 epochs; the runs took 6 to 6)" in text
+    with pytest.raises(ValueError, match="rows"):
+        R.scale_text([])
+
+
+def test_overview_takes_several_grids_per_task(tmp_path):
+    shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
+    text = R.overview_markdown(tmp_path, grids={"vit": ["vit-ofat", "vit-plateau"]})
+    assert "grid `vit-ofat`:** 0 of 5 recipe cells complete" in text and "20 of 25 runs" in text
+    assert "grid `vit-plateau`:** 0 of 2 recipe cells complete" in text and "grid vit-plateau --threads 1" in text
