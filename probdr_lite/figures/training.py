@@ -353,7 +353,8 @@ def gates_figure(rows):
     if len(shapes) != 1:
         raise ValueError(f"the gated arms' gates must have one shape (n_layer, n_head); got {sorted(shapes)}")
     n_layer, n_head = next(iter(shapes))
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * n_layer + 2.5), 3.5))
+    # narrow enough that, with its legend beside it, the figure fits the page's column with 9 px tick labels
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.3 * n_layer + 1.5), 3.5))
     n_arms = len(found)
     slot = 0.8 / n_arms
     for a, (arm, (seeds, g)) in enumerate(found.items()):
@@ -372,7 +373,7 @@ def gates_figure(rows):
     ax.text(-0.55, 0.0, "g = 0: $A$", va="bottom", ha="left", fontsize=8, color="0.3")
     ax.text(-0.55, 1.0, "g = 1: $A - I$", va="bottom", ha="left", fontsize=8, color="0.3")
     ax.set_xticks(range(n_layer))
-    ax.set_xticklabels([f"layer {i}\n(heads 0–{n_head - 1})" for i in range(n_layer)], fontsize=8)
+    ax.set_xticklabels([f"layer {i}\n(heads 0–{n_head - 1})" for i in range(n_layer)])
     ax.set_xlim(-0.6, n_layer - 0.4)
     ax.set_ylabel("gate g at the end of training")
     ax.set_title("gated arms A − gI: where each head's g ends (dot: a seed; bar: mean)", fontsize=10)
