@@ -19,6 +19,10 @@ MIN_CONTRAST = 4.5
 MIN_TEXT_PX = 9.0
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+#: How long a page may take to load, settle or go quiet. The heaviest pages (3.2 MB, scrub frames and live data)
+#: load in about 2 s on an idle machine; a shared CI runner with both cores busy has taken over 30 s, Playwright's
+#: default, to reach "networkidle" on them. A wait that long still fails a page that never goes quiet.
+PAGE_TIMEOUT_MS = 120_000
 
 
 @contextlib.contextmanager
@@ -38,6 +42,7 @@ def screen(browser, screen_name: str, theme: str = "light", remote=None):
             r.abort()
 
     ctx.route("**/*", route)
+    ctx.set_default_timeout(PAGE_TIMEOUT_MS)
     try:
         yield ctx
     finally:
@@ -52,7 +57,7 @@ def open_page(ctx, url: str, live: bool = True):
     if live:
         page.wait_for_function("""() => Array.from(document.querySelectorAll('div.probdr-live')).every(
           (d) => d.classList.contains('probdr-live-ready') && d.getAttribute('aria-busy') !== 'true')""",
-                               timeout=60_000)
+                               timeout=PAGE_TIMEOUT_MS)
     return page
 
 
