@@ -64,7 +64,6 @@ from probdr_lite.experiments.stats import (
     recipe_table,
     recipe_verdict,
 )
-from probdr_lite.experiments.sweep import get_grid
 from probdr_lite.figures import recipes as R
 from probdr_lite.figures import training as T
 from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure, gates_text
@@ -96,7 +95,7 @@ from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figur
 #
 # The two symmetric arms answer the first published objection to the paper (the subject of the
 # next chapter): $A$ is not symmetric, so $2(A - I)X$ is not the gradient of the trace term. There
-# the logits $S = q k^\top / \sqrt{h}$ are symmetrised, $E = \exp\big((S + S^\top)/2\big)$, $D$
+# the logits $S = q k^\top / \sqrt{d_h}$ are symmetrised, $E = \exp\big((S + S^\top)/2\big)$, $D$
 # is the diagonal matrix of the row sums of $E$, and $A_{\rm sym} = D^{-1/2} E D^{-1/2}$ is the
 # adjacency of the symmetric normalised Laplacian. The **symmetric** arm subtracts the identity,
 # as the objection suggests; **sym-normalised** does not. (The first version of this chapter
@@ -268,8 +267,10 @@ else:
 # difference with its 95 % $t$ interval, the paired $t$-test, and the same $p$ after Holm's
 # correction over every (recipe, arm) test of both models: the chapter states all of them as one
 # set of verdicts. With many tests, one $p$ below 0.05 is expected by chance alone; Holm's
-# step-down rule keeps the chance of *any* false "helps" or "hurts" among them below 5 %. The reading is "helps" or "hurts" only when the corrected
-# $p$ is below 0.05. The figure shows the same numbers, one row per recipe and arm.
+# step-down rule keeps the chance of *any* false "helps" or "hurts" among them below 5 %. The
+# reading is "helps" or "hurts" only when the corrected $p$ is below 0.05; every cell added to the
+# grid adds tests to the family, so the correction grows with it. The figure shows the same
+# numbers, one row per recipe and arm.
 
 # %%
 rows = {task: task_rows(task) for task in ("charlm", "vit")}
