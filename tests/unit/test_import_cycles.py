@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from .source_imports import resolve
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "probdr_lite.experiments"
 
@@ -29,14 +31,6 @@ def _modules(package_dir: Path, package: str) -> dict:
     return out
 
 
-def _resolve(module: str, is_init: bool, node: ast.ImportFrom) -> str:
-    if node.level == 0:
-        return node.module or ""
-    base = module.split(".") if is_init else module.split(".")[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
-
-
 def import_graph(package_dir: Path, package: str) -> dict:
     """{module: set of modules of ``package`` it imports} for every module of ``package`` (in ``package_dir``)."""
     modules = _modules(package_dir, package)
@@ -47,7 +41,7 @@ def import_graph(package_dir: Path, package: str) -> dict:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                source = _resolve(module, is_init, node)
+                source = resolve(module, is_init, node)
                 # "from . import x" and "from .pkg import x" name a module x when x is one, else a name of source
                 targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in modules else source for a in node.names]
             else:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from .source_imports import resolve
+
 PACKAGE = Path(__file__).resolve().parents[2] / "probdr_lite"
 
 PRESENTATION = ("probdr_lite.figures", "probdr_lite.plotting", "probdr_lite.widgets")
@@ -49,15 +51,6 @@ def is_presentation(name: str) -> bool:
 
 def is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-def resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
-    """The absolute module an ImportFrom names."""
-    if node.level == 0:
-        return node.module or ""
-    base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
 
 
 def module_source(module: str) -> tuple[str, bool]:
