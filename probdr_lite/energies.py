@@ -173,6 +173,18 @@ def _logits(X, keys, kappa, beta, causal) -> torch.Tensor:
     return S
 
 
+def _sym_logits(X, kappa, beta) -> torch.Tensor:
+    """The unmasked logits of X against itself, symmetric to the last bit (the Sinkhorn and A_sym readings need it)."""
+    S = _logits(X, X, kappa, beta, False)
+    return 0.5 * (S + S.T)
+
+
+def _sym_attention(S) -> torch.Tensor:
+    """D^{-1/2} E D^{-1/2} of E = exp(S): entries exp(S_ij - (l_i + l_j) / 2) with l the rows' logsumexp."""
+    lse = torch.logsumexp(S, dim=1)
+    return torch.exp(S - 0.5 * lse[:, None] - 0.5 * lse[None, :])
+
+
 def _lse(S, kappa, d_q) -> torch.Tensor:
     """(d_q / kappa) sum_i logsumexp_j S_ij (masked entries are -inf and drop out)."""
     return (d_q / kappa) * torch.logsumexp(S, dim=1).sum()
@@ -221,8 +233,7 @@ def sinkhorn_attention(X, kappa, beta=1.0) -> torch.Tensor:
     X = _latents(X)
     kappa, beta = _kappa(kappa), _beta(beta)
     _check_bound(X, kappa, beta)
-    S = _logits(X, X, kappa, beta, False)
-    S = 0.5 * (S + S.T)  # symmetric to the last bit
+    S = _sym_logits(X, kappa, beta)
     f = _sinkhorn_potentials(S)
     return torch.exp(f[:, None] + S + f[None, :])
 
@@ -331,9 +342,7 @@ def _energies(X, readings, kappa, beta, causal, ref, A_ref=None, keep=None) -> d
 
     def own():  # (S, P, m, lse) of X's own logits
         if "own" not in cache:
-            S = _logits(X, X, kappa, beta, causal)
-            if not causal:
-                S = 0.5 * (S + S.T)  # symmetric to the last bit (the Sinkhorn reading needs it)
+            S = _logits(X, X, kappa, beta, True) if causal else _sym_logits(X, kappa, beta)
             cache["own"] = (S, *_row_exp(S))
         return cache["own"]
 
@@ -433,8 +442,7 @@ def _dense_direction(X, update, kappa, beta, causal) -> torch.Tensor:
     """The direction of ``update`` at X, differentiable in X (autograd goes through the softmax): for the Jacobian."""
     n, d_q = X.shape
     if update == "sinkformer":
-        S = _logits(X, X, kappa, beta, False)
-        S = 0.5 * (S + S.T)
+        S = _sym_logits(X, kappa, beta)
         with torch.no_grad():
             f0 = _sinkhorn_potentials(S.detach())
         f = f0
@@ -456,9 +464,7 @@ def _dense_direction(X, update, kappa, beta, causal) -> torch.Tensor:
         return 2.0 * torch.linalg.solve(G, X.T).T - 2.0 * X + A @ X + A.T @ X
     if update == "energy_transformer":
         return A @ X + A.T @ X
-    # symmetric: 2 (D^{-1/2} E D^{-1/2} - I) X, entries exp(S_ij - (l_i + l_j) / 2), l = logsumexp rows
-    lse = torch.logsumexp(S, dim=1)
-    return 2.0 * (torch.exp(S - 0.5 * lse[:, None] - 0.5 * lse[None, :]) @ X - X)
+    return 2.0 * (_sym_attention(S) @ X - X)  # symmetric: 2 (D^{-1/2} E D^{-1/2} - I) X
 
 
 @one_thread
@@ -656,10 +662,7 @@ def attention_spectrum(X, kappa=30.0, beta=1.0) -> np.ndarray:
     X = _latents(X)
     kappa, beta = _kappa(kappa), _beta(beta)
     _check_bound(X, kappa, beta)
-    S = _logits(X, X, kappa, beta, False)
-    S = 0.5 * (S + S.T)
-    lse = torch.logsumexp(S, dim=1)
-    Asym = torch.exp(S - 0.5 * lse[:, None] - 0.5 * lse[None, :]).numpy()
+    Asym = _sym_attention(_sym_logits(X, kappa, beta)).numpy()
     lam = sla.eigvalsh(np.eye(X.shape[0]) - Asym, driver="evd")
     return np.clip(lam, 0.0, 2.0)
 

@@ -43,6 +43,7 @@ from probdr_lite.energies import phi
 from probdr_lite.graphs import laplacian
 from probdr_lite.metrics import METRIC_NAMES, METRICS, MetricSettings, layer_metrics
 from probdr_lite.tangent import cosine, tangent_cosine, tangent_part
+from probdr_lite.thesis import attention_graph
 
 __all__ = [
     "THRESHOLDS",
@@ -291,9 +292,7 @@ def laplacian_spectrum(X, kappa, beta=1.0, kind="random_walk", gamma=0.0) -> dic
         L = np.eye(n) - A
         v = np.ones(n)
     else:
-        U.attention_matrix(X[:2], kappa, beta)  # validates kappa and beta with the module's messages
-        S = (kappa / d_q) * (X @ X.T).numpy() - beta * np.eye(n)  # (n, n) symmetric logits
-        W = np.exp(S - S.max())  # E up to a common factor, which L_sym does not see
+        W = attention_graph(X, kappa, beta)  # E up to a common factor, which L_sym does not see
         L = laplacian(W, "symmetric")
         v = np.sqrt(W.sum(1))  # D^{1/2} 1 (same common factor)
     L = L + gamma * np.eye(n)
