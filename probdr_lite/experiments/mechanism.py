@@ -57,11 +57,8 @@ import torch
 
 from ._training import evaluating
 from .attention import BlockStack
+from .results import INTERVAL_SERIES, LAYER_SERIES  # what the schema checks: one list of each
 
-#: per-layer series measured at every evaluation point (module docstring)
-LAYER_SERIES = ("update_ratio", "v_over_av", "shrink", "wvwo_top_sv", "wvwo_mean_eig")
-#: series measured per interval between evaluation points
-GRADIENT_SERIES = ("lr", "grad_norm", "clipped", "attn_grad_norm")
 #: significant digits kept in the results rows
 DIGITS = 6
 
@@ -139,7 +136,7 @@ class MechanismRecorder:
 
     def __init__(self, model: BlockStack, probe: torch.Tensor, probe_text: str, grad_clip: float):
         self.model, self.probe, self.grad_clip = model, probe, float(grad_clip)
-        self.data = {"probe": probe_text, "iters": [], **{name: [] for name in LAYER_SERIES + GRADIENT_SERIES}}
+        self.data = {"probe": probe_text, "iters": [], **{name: [] for name in LAYER_SERIES + INTERVAL_SERIES}}
         if model.gates():
             self.data["gates"] = []
         self._reset()

@@ -105,8 +105,9 @@ V1_DEFAULTS = {"charlm": {"init": "gpt2"}, "vit": {"init": "gpt2", "schedule": "
 V1_RENAMES = {"vit": {"symmetric": "sym-normalised"}}
 
 
-#: mechanism series (:mod:`.mechanism`) recorded once per interval between evaluation points (the others: once
-#: per evaluation point)
+#: mechanism series (:mod:`.mechanism`) measured per layer at every evaluation point
+LAYER_SERIES = ("update_ratio", "v_over_av", "shrink", "wvwo_top_sv", "wvwo_mean_eig")
+#: mechanism series recorded once per interval between evaluation points (the others: once per evaluation point)
 INTERVAL_SERIES = ("lr", "grad_norm", "clipped", "attn_grad_norm")
 #: what version 2 rows were run with, for the factors they did not record
 V2_DEFAULTS = {"charlm": {}, "vit": {"decay_epochs": 0}}

@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import check_choice, check_scalar
 from .attention import GATE_START
 from .files import check_task_rows
-from .results import RECIPE_FACTORS, TASK_METRICS, TASK_VARIANTS
+from .results import INTERVAL_SERIES, LAYER_SERIES, RECIPE_FACTORS, TASK_METRICS, TASK_VARIANTS
 
 BANDS = ("sd", "minmax")
 #: The number each task is judged on.
@@ -519,10 +519,7 @@ def joint_holm(tables) -> list:
 
 #: the series of a row's ``mechanism`` record (:mod:`.mechanism`) these functions read; the per-layer ones are
 #: averaged over layers
-MECHANISM_SERIES = ("update_ratio", "v_over_av", "shrink", "wvwo_top_sv", "wvwo_mean_eig", "attn_grad_norm",
-                    "grad_norm", "clipped")
-#: series recorded per interval between evaluation points (the others at every evaluation point)
-_INTERVAL = ("attn_grad_norm", "grad_norm", "clipped")
+MECHANISM_SERIES = LAYER_SERIES + tuple(s for s in INTERVAL_SERIES if s != "lr")
 
 
 def _mechanism_cells(rows) -> dict:
@@ -584,7 +581,7 @@ def mechanism_path(rows, series: str) -> dict:
         runs = []
         for r in cell:
             m = r["mechanism"]
-            x = np.array(m["iters"][1:] if series in _INTERVAL else m["iters"], dtype=float)
+            x = np.array(m["iters"][1:] if series in INTERVAL_SERIES else m["iters"], dtype=float)
             y = np.array([_layer_mean(v) if isinstance(v, list) else float(v) for v in m[series]])
             runs.append((r["seed"], x, y))
         n = min(len(x) for _, x, _ in runs)

@@ -81,6 +81,11 @@ def _num(x, quantity, signed=True):
     return f"{k * x:{'+' if signed else ''}.{digits}f}{unit}"
 
 
+def _level(x, quantity):
+    """A level (not a difference): ``"96.90 %"`` for an accuracy, ``"1.7710"`` for a loss."""
+    return _num(x, quantity, signed=False).replace(" pp", " %")
+
+
 def _p(p):
     return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.3g}"
 
@@ -104,9 +109,7 @@ def recipe_results_table(table: RecipeTable) -> Table:
               f"all {table.n_tests} (recipe, arm) tests of both models ({own} in this table)")
     body = []
     for e in table.entries:
-        mean_base = _num(e["baseline_mean"], q, signed=False)
-        if q.endswith("acc") and mean_base != "n/a":
-            mean_base = f"{100 * e['baseline_mean']:.2f} %"
+        mean_base = _level(e["baseline_mean"], q)
         body.append([recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"], str(e["n"]), mean_base,
                      _num(e["mean_diff"], q), f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}]",
                      f"{e['n_better']} / {e['n_worse']}", _p(e["t_pvalue"]), _p(e["holm_pvalue"]),
@@ -529,9 +532,7 @@ def readings_table(tables: dict) -> Table:
         cells = [recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"]]
         for t in tables.values():
             f = t.entries[i]
-            base = f"{100 * f['baseline_mean']:.2f} %" if q.endswith("acc") else f"{f['baseline_mean']:.4f}"
-            cells += [base, f"{_num(f['mean_diff'], t.quantity)} [{_num(f['ci_low'], t.quantity)}, "
-                            f"{_num(f['ci_high'], t.quantity)}]"]
+            cells += [_level(f["baseline_mean"], q), difference_text(f, t.quantity)]
         body.append(cells)
     return Table(header, body, caption="the same runs read at three points: where the plateau rule fired (where "
                                        "a run without the decay stops), at the lowest validation loss, and after "
@@ -550,7 +551,7 @@ def readings_text(tables: dict) -> str:
         recipe = first.entries[idx[0]]["recipe"]
         bases = {k: t.entries[idx[0]]["baseline_mean"] for k, t in tables.items()}
         text = f"In {recipe_label(recipe)}, attention reaches " + ", ".join(
-            f"{_num(v, q, signed=False).replace(' pp', ' %')} {READING_WORDS[k]}" for k, v in bases.items()) + "."
+            f"{_level(v, q)} {READING_WORDS[k]}" for k, v in bases.items()) + "."
         flips, excl = [], []
         for i in idx:
             arm = first.entries[i]["arm"]
@@ -595,8 +596,8 @@ def baseline_text(table: RecipeTable, target: float = 0.96, arm: str = "diffusio
             lines.append(f"{recipe_label(b['recipe'])} (no {ARM_STYLE[arm]['tex']} runs)")
             continue
         lines.append(f"{recipe_label(b['recipe'])}: attention {100 * b['mean']:.2f} %, {ARM_STYLE[arm]['tex']} "
-                     f"minus attention {_num(e['mean_diff'], table.quantity)} [{_num(e['ci_low'], table.quantity)}, "
-                     f"{_num(e['ci_high'], table.quantity)}], Holm $p$ = {_p(e['holm_pvalue'])} ({e['outcome']})")
+                     f"minus attention {difference_text(e, table.quantity)}, Holm $p$ = {_p(e['holm_pvalue'])} "
+                     f"({e['outcome']})")
     return text + ": " + "; ".join(lines) + "."
 
 
@@ -658,10 +659,9 @@ def closing_note(tables: dict, rows: dict, arm: str = "diffusion", recipes=None)
         for e in table.entries:
             if e["arm"] != arm or (recipes is not None and e["recipe"] not in recipes):
                 continue
-            base = (f"{100 * e['baseline_mean']:.2f} %" if q.endswith("acc") else f"{e['baseline_mean']:.4f}")
-            lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} {base}; "
-                         f"{ARM_STYLE[arm]['tex']} − attention {_num(e['mean_diff'], q)} "
-                         f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}] over {plural(e['n'], 'paired seed')}, "
+            lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} "
+                         f"{_level(e['baseline_mean'], q)}; {ARM_STYLE[arm]['tex']} − attention "
+                         f"{difference_text(e, q)} over {plural(e['n'], 'paired seed')}, "
                          f"Holm $p$ = {_p(e['holm_pvalue'])} ({table.n_tests} tests)")
     all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
     train = sum(r["train_seconds"] for r in all_rows) / 3600

@@ -396,10 +396,9 @@ def gates_text(rows) -> str:
         return "The rows of the gated arms do not record their gates."
     parts = []
     for arm, (seeds, g) in found.items():
-        start = {"gated": 0, "gated-from-1": 1}[arm]
         per_layer = ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
         near_one = int((g > 0.5).sum())
-        parts.append(f"{ARM_STYLE[arm]['tex'].replace(' from $g = 1$', '')} started at $g = {start}$ "
+        parts.append(f"{ARM_STYLE['gated']['tex']} started at $g = {GATE_START[arm]:g}$ "
                      f"({plural(len(seeds), 'seed')}, {g.shape[1]} layers of {g.shape[2]} heads): its gates ended "
                      f"between {g.min():.2f} and {g.max():.2f}, mean {g.mean():.2f} (by layer: {per_layer}); "
                      f"{near_one} of {g.size} ended nearer $g = 1$ than $g = 0$.")
