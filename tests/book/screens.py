@@ -19,17 +19,27 @@ MIN_CONTRAST = 4.5
 MIN_TEXT_PX = 9.0
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-#: How long a page may take to load, settle or go quiet. The heaviest pages (3.2 MB, scrub frames and live data)
-#: load in about 2 s on an idle machine; a shared CI runner with both cores busy has taken over 30 s, Playwright's
-#: default, to reach "networkidle" on them. A wait that long still fails a page that never goes quiet.
-PAGE_TIMEOUT_MS = 120_000
+#: Seconds a page may take to load, typeset, render its widgets or go quiet. The heaviest pages (3.2 MB, scrub
+#: frames and live data) load in about 2 s on an idle machine; a shared CI runner with both cores busy has taken
+#: over 30 s, Playwright's default, to reach "networkidle" on them. A wait that long still fails a page that never
+#: goes quiet.
+PAGE_TIMEOUT_S = 120
+PAGE_TIMEOUT_MS = PAGE_TIMEOUT_S * 1000
+
+
+def new_context(browser, **options):
+    """A browser context for the book's pages: service workers blocked (every visit is a first one) and every wait
+    allowed :data:`PAGE_TIMEOUT_MS`."""
+    ctx = browser.new_context(service_workers="block", **options)
+    ctx.set_default_timeout(PAGE_TIMEOUT_MS)
+    return ctx
 
 
 @contextlib.contextmanager
 def screen(browser, screen_name: str, theme: str = "light", remote=None):
     """A fresh browser context (a reader's first visit) of that size, with pydata-sphinx-theme's colour mode set
     as the theme's own switch stores it; every request to another host is aborted (and recorded in ``remote``)."""
-    ctx = browser.new_context(viewport=SCREENS[screen_name], service_workers="block", color_scheme=theme)
+    ctx = new_context(browser, viewport=SCREENS[screen_name], color_scheme=theme)
     ctx.add_init_script(f"try {{ localStorage.setItem('theme', '{theme}'); localStorage.setItem('mode', '{theme}'); }}"
                         " catch (e) {}")
 
@@ -42,7 +52,6 @@ def screen(browser, screen_name: str, theme: str = "light", remote=None):
             r.abort()
 
     ctx.route("**/*", route)
-    ctx.set_default_timeout(PAGE_TIMEOUT_MS)
     try:
         yield ctx
     finally:

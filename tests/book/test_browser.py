@@ -26,17 +26,15 @@ import pytest
 from tests.chromium import chromium_path
 
 from .conftest import ROOT, toc_pages
+from .screens import LOCAL_HOSTS, PAGE_TIMEOUT_S, new_context
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
 ]
-#: Seconds for a page to load, typeset and render its widgets (two busy cores can be slow).
-PAGE_TIMEOUT_S = 120
 
 #: Console errors (console.error, uncaught exceptions) that do not fail a page:
 #: regular expression -> why it is harmless. Keep it short; fix the cause instead.
@@ -184,7 +182,7 @@ def visit(browser, server):
         if rel in cache:
             return cache[rel]
         result = {"console": [], "remote": [], "local_failures": [], "settled": False}
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+        context = new_context(browser, viewport={"width": 1280, "height": 900})
 
         def route(r):
             if urlsplit(r.request.url).hostname in LOCAL_HOSTS:
@@ -195,7 +193,6 @@ def visit(browser, server):
 
         context.route("**/*", route)
         page = context.new_page()
-        page.set_default_timeout(PAGE_TIMEOUT_S * 1000)
         page.on("console", lambda m: result["console"].append(f"console.{m.type}: {m.text}")
                 if m.type == "error" else None)
         page.on("pageerror", lambda e: result["console"].append(f"uncaught: {e}"))

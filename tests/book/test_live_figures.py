@@ -26,7 +26,8 @@ import pytest
 
 from . import sitemap
 from .conftest import ROOT, toc_pages
-from .test_browser import LOCAL_HOSTS, browser, server  # noqa: F401  (fixtures)
+from .screens import LOCAL_HOSTS, new_context
+from .test_browser import browser, server  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
@@ -61,7 +62,7 @@ def _close(printed: str, value: float, digits: int) -> bool:
 
 @pytest.fixture(scope="module")
 def context(browser):  # noqa: F811
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    ctx = new_context(browser, viewport={"width": 1280, "height": 900})
     ctx.remote = []
 
     def route(r):
@@ -351,7 +352,7 @@ def test_chapter6_loads_each_setting_on_demand_within_its_budgets(browser, serve
     rel = LIVE["mnist"]
     html = (ROOT / "_build" / "html" / rel).read_text(encoding="utf-8")
     assert 'class="probdr-live-chunks"' not in html and 'class="probdr-live-chunk-files"' in html
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    ctx = new_context(browser, viewport={"width": 1280, "height": 900})
     held, sizes = [], {}
 
     def route(r):
@@ -666,7 +667,7 @@ def test_benchmark_first_paint(browser, server, capsys):  # noqa: F811
     for name, rel in LIVE.items():
         times = []
         for _ in range(3):
-            ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+            ctx = new_context(browser, viewport={"width": 1280, "height": 900})
             ctx.route("**/*", lambda r: r.continue_() if urlsplit(r.request.url).hostname in LOCAL_HOSTS else r.abort())
             page = ctx.new_page()
             page.goto(f"{server}/{rel}", wait_until="load")
