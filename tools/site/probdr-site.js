@@ -67,7 +67,6 @@
     if (results) typesetSearch(results);
   }
 
-  window.probdrSite = {markScrolling, wholeFormulas};
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
