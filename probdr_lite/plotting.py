@@ -40,24 +40,28 @@ __all__ = [
 CLASS_COLOURS = ("#3f90da", "#ffa90e", "#bd1f01", "#94a4a2", "#832db6",
                  "#a96b59", "#e76300", "#b9ac70", "#717581", "#92dadd")
 
-def smallest_text_points(fig):
+
+def smallest_text_points(fig, layout=True):
     """The font size, in points, of the smallest visible text of ``fig`` (titles, labels, ticks, legends, notes),
-    or None if it has none; like :func:`smallest_tick_points`, after laying the figure out."""
+    or None if it has none; like :func:`smallest_tick_points`, after laying the figure out (``layout=False``: the
+    caller just did)."""
     from matplotlib.text import Text
 
-    fig.draw_without_rendering()
+    if layout:
+        fig.draw_without_rendering()
     sizes = [float(t.get_fontsize()) for t in fig.findobj(Text)
              if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())]
     return min(sizes) if sizes else None
 
 
-
-def smallest_tick_points(fig):
+def smallest_tick_points(fig, layout=True):
     """The font size, in points, of the smallest visible tick label of ``fig`` (None if it has none).
 
-    The tick labels are only set when a figure is drawn, so the figure is laid out first (without rendering).
+    The tick labels are only set when a figure is drawn, so the figure is laid out first (without rendering;
+    ``layout=False``: the caller just did).
     """
-    fig.draw_without_rendering()
+    if layout:
+        fig.draw_without_rendering()
     sizes = []
     for ax in fig.axes:
         if not ax.get_visible() or not ax.axison:
@@ -70,7 +74,6 @@ def smallest_tick_points(fig):
                 if label.get_visible() and label.get_text().strip():
                     sizes.append(float(label.get_fontsize()))
     return min(sizes) if sizes else None
-
 
 
 def describe(fig, alt: str):
@@ -100,7 +103,8 @@ def describe(fig, alt: str):
             dpi = fig.dpi if dpi == "figure" else float(dpi)
             meta = dict(kwargs.get("metadata") or {})
             meta.setdefault("Description", fig._probdr_alt)
-            tick, text = smallest_tick_points(fig), smallest_text_points(fig)
+            fig.draw_without_rendering()  # one layout for both sizes (the save draws the figure again)
+            tick, text = smallest_tick_points(fig, layout=False), smallest_text_points(fig, layout=False)
             if tick is not None:
                 meta["probdr:tick-px"] = f"{tick * dpi / 72:.2f}"
             if text is not None:
