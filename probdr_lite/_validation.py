@@ -169,6 +169,14 @@ def check_tensor(
     return X
 
 
+def check_latents(X, name: str = "X"):
+    """Return ``X`` as a finite float64 torch tensor of latents: shape (n, d_q) with n >= 2 and d_q >= 2."""
+    X = check_tensor(X, name, ndim=2, min_rows=2)
+    if X.shape[1] < 2:
+        raise ValueError(f"{name} must have d_q >= 2 columns; got shape {tuple(X.shape)}")
+    return X.to(torch.float64)
+
+
 def check_seed(seed, name: str = "seed") -> int:
     """Return ``seed`` as a non-negative integer."""
     return check_scalar(seed, name, low=0, integer=True)

@@ -62,7 +62,7 @@ import torch
 from probdr_lite import unrolled as U
 from probdr_lite._elbo import log_det_covariance
 from probdr_lite._threads import one_thread
-from probdr_lite._validation import check_choice, check_scalar, check_seed, check_tensor
+from probdr_lite._validation import check_choice, check_latents, check_scalar, check_seed
 from probdr_lite.tangent import cosine, tangent_part
 
 __all__ = [
@@ -112,12 +112,10 @@ F64 = torch.float64
 
 
 def _latents(X, name="X") -> torch.Tensor:
-    X = check_tensor(X, name, ndim=2, min_rows=2)
-    if X.shape[1] < 2:
-        raise ValueError(f"{name} must have d_q >= 2 columns; got shape {tuple(X.shape)}")
+    X = check_latents(X, name)
     if X.shape[0] > U.MAX_DENSE_N:
         raise ValueError(f"{name} has n = {X.shape[0]} rows, above MAX_DENSE_N = {U.MAX_DENSE_N} for dense (n, n) work")
-    return X.to(F64)
+    return X
 
 
 def _kappa(kappa) -> float:

@@ -37,7 +37,7 @@ import scipy.linalg as sla
 import torch
 
 from probdr_lite import unrolled as U
-from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed, check_tensor
+from probdr_lite._validation import check_array, check_choice, check_latents, check_scalar, check_seed, check_tensor
 from probdr_lite._threads import single_threaded
 from probdr_lite.energies import phi
 from probdr_lite.graphs import laplacian
@@ -118,17 +118,10 @@ def _one_thread(func):
     return wrapper
 
 
-def _latents(X, name="X") -> torch.Tensor:
-    X = check_tensor(X, name, ndim=2, min_rows=2)
-    if X.shape[1] < 2:
-        raise ValueError(f"{name} must have d_q >= 2 columns; got shape {tuple(X.shape)}")
-    return X.to(F64)
-
-
 def _path(path, name="path") -> list:
     if isinstance(path, (torch.Tensor, np.ndarray)) or not hasattr(path, "__len__") or len(path) == 0:
         raise ValueError(f"{name} must be a non-empty list of (n, d_q) latents, e.g. from unrolled.unroll")
-    return [_latents(X, f"{name}[{t}]") for t, X in enumerate(path)]
+    return [check_latents(X, f"{name}[{t}]") for t, X in enumerate(path)]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -156,13 +149,17 @@ def gradient_asymmetry(X, kappa, beta=1.0, mask=None) -> float:
     -------
     float >= 0
     """
-    X = _latents(X)
+    X = check_latents(X)
     A = U.attention_matrix(X, kappa, beta, mask)  # (n, n), validates kappa, beta, mask
     return _asymmetry(X, A)
 
 
 def _asymmetry(X, A) -> float:
-    paper, true = _two_directions(X, A)
+    return _relative_gap(*_two_directions(X, A))
+
+
+def _relative_gap(paper, true) -> float:
+    """||paper - true|| / ||true|| of the two directions of :func:`_two_directions`."""
     denom = float(true.norm())
     if denom == 0.0:
         raise ValueError("(L + L^T) X is zero for this X (every point attends only to itself); no direction")
@@ -205,13 +202,13 @@ def asymmetry_along_path(path, kappa, beta=1.0, mask=None) -> dict:
     for X in path:
         A = U.attention_matrix(X, kappa, beta, mask)  # (n, n)
         paper, true = _two_directions(X, A)
-        out["relative_difference"].append(_asymmetry(X, A))
+        out["relative_difference"].append(_relative_gap(paper, true))
         out["cosine"].append(cosine(paper, true))
         t_paper, t_true = tangent_part(paper, X), tangent_part(true, X)
         out["tangent_relative_difference"].append(float((t_paper - t_true).norm() / t_true.norm()))
         out["tangent_cosine"].append(cosine(t_paper, t_true))
-        AX = A @ X
-        R = 0.5 * (AX - A.T @ X)  # (n, d_q) the antisymmetric remainder of A X
+        AX = X - 0.5 * paper  # paper = 2 (X - A X), true = 2 X - A X - A^T X: no product computed twice
+        R = 0.5 * (true - paper)  # (n, d_q) the antisymmetric remainder (A X - A^T X) / 2
         out["remainder_share"].append(float(R.norm() / AX.norm()))
         out["tangent_remainder_share"].append(float(tangent_part(R, X).norm() / tangent_part(AX, X).norm()))
         cs = A.sum(0)  # (n,) in-degrees
@@ -283,7 +280,7 @@ def laplacian_spectrum(X, kappa, beta=1.0, kind="random_walk", gamma=0.0) -> dic
     vector v of the unshifted Laplacian (1 for random_walk, D^{1/2} 1 for symmetric): 0 means singular, and the
     shift makes it gamma.
     """
-    X = _latents(X)
+    X = check_latents(X)
     kind = check_choice(kind, "kind", ("random_walk", "symmetric"))
     gamma = check_scalar(gamma, "gamma", low=0.0, high=1e4)
     n, d_q = X.shape
@@ -321,7 +318,7 @@ def full_gradient(X, kappa, beta=1.0, mask=None) -> torch.Tensor:
     Autograd differentiates through the softmax, so the terms the paper's stop-gradient drops are kept
     (:func:`probdr_lite.unrolled.full_objective` is F). Float64; returns a tensor of X's shape.
     """
-    X = _latents(X).detach().clone().requires_grad_(True)
+    X = check_latents(X).detach().clone().requires_grad_(True)
     F = U.full_objective(X, kappa, beta, mask)
     (g,) = torch.autograd.grad(F, X)
     return g
@@ -354,7 +351,7 @@ def stop_gradient_check(X, kappa, beta=1.0, step=1e-4, eta=0.4) -> dict:
     autograd (0 up to rounding: g_sg is the full gradient of Phi) and ``delta_phi_small``, the change of Phi along
     the same small step.
     """
-    X = _latents(X)
+    X = check_latents(X)
     beta = check_scalar(beta, "beta", low=0.0, high=U.BETA_MAX, low_inclusive=False)
     step = check_scalar(step, "step", low=0.0, high=1.0, low_inclusive=False)
     g_full = full_gradient(X, kappa, beta)
@@ -443,7 +440,7 @@ def regulariser_approximation(X, beta=1.0) -> dict:
     dict with ``cosine`` (of the two as vectors), ``relative_error`` = ||approx - exact|| / ||exact|| and
     ``norm_ratio`` = ||exact|| / ||approx||.
     """
-    X = _latents(X)
+    X = check_latents(X)
     beta = check_scalar(beta, "beta", low=0.0, high=U.BETA_MAX, low_inclusive=False)
     exact = U.regulariser_gradient(X, beta)
     approx = 2.0 * X / (X.shape[1] + beta)
@@ -597,7 +594,7 @@ def rescaled_step_gaps(X0, kappa=30.0, eta=0.4, beta=1.0, n_steps=8) -> dict:
     dict with ``attention_gap`` and ``paper_gap`` (largest absolute difference over all steps and entries),
     ``eta_attention`` = eta' and ``eta_diffusion`` = eta''.
     """
-    X0 = _latents(X0, "X0")
+    X0 = check_latents(X0, "X0")
     eta = check_scalar(eta, "eta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
     d_q = X0.shape[1]
     eta_att = eta / (1.0 - 2.0 * eta)
@@ -629,7 +626,7 @@ def attention_logits(X, init="diagonal", kappa=30.0, std=0.02, seed=0) -> torch.
     -------
     torch.Tensor of shape (n, n), float64.
     """
-    X = _latents(X)
+    X = check_latents(X)
     init = check_choice(init, "init", ("diagonal", "standard"))
     kappa = check_scalar(kappa, "kappa", low=0.0, high=U.KAPPA_MAX, low_inclusive=False)
     std = check_scalar(std, "std", low=0.0, high=10.0, low_inclusive=False)
@@ -657,7 +654,7 @@ def logit_similarity(X, init="diagonal", kappa=30.0, std=0.02, seed=0) -> dict:
     dict with ``correlation``, ``logit_sd`` (standard deviation of the off-diagonal logits) and
     ``max_weight`` (mean over rows of the largest softmax weight; 1 / n means attention is uniform).
     """
-    X = _latents(X)
+    X = check_latents(X)
     if X.shape[0] < 3:
         raise ValueError(f"X must have at least 3 rows for a correlation over pairs; got {X.shape[0]}")
     S = attention_logits(X, init, kappa, std, seed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from probdr_lite._validation import check_tensor
+from probdr_lite._validation import check_latents, check_tensor
 
 __all__ = ["cosine", "tangent_part", "tangent_cosine"]
 
@@ -47,10 +47,7 @@ def tangent_part(D, X) -> torch.Tensor:
     -------
     float64 tensor of shape (n, d_q).
     """
-    X = check_tensor(X, "X", ndim=2, min_rows=2)
-    if X.shape[1] < 2:
-        raise ValueError(f"X must have d_q >= 2 columns; got shape {tuple(X.shape)}")
-    X = X.to(F64)
+    X = check_latents(X, "X")
     D = check_tensor(D, "D", ndim=2).to(F64)
     if D.shape != X.shape:
         raise ValueError(f"D must have the shape of X {tuple(X.shape)}; got {tuple(D.shape)}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite.energies import FILTER_READINGS, FROZEN, READINGS, SENSE, frequency_response
+from probdr_lite.energies import FROZEN, READINGS, SENSE, frequency_response
 from probdr_lite.figures.prose import count_phrase, listing, num, pct, sci, trend
 from probdr_lite.figures.style import variant_colour
 from probdr_lite.objections import THRESHOLDS
