@@ -228,8 +228,8 @@ def run_grid(grid: Grid, out, *, device: str = "cpu", threads: int = 1, quiet: b
     index i modulo n, so n processes can share a grid without running a cell
     twice and each keeps the arms of a seed together (appends are locked).
     A row that cannot be appended is saved in a file of its own
-    (:func:`.results.save_rows`, which says where through ``say``); its path is
-    added to ``unsaved`` and the grid goes on.
+    (:func:`.results.save_rows`, which prints where, even when ``say`` is
+    quiet); its path is added to ``unsaved`` and the grid goes on.
     """
     train = train_charlm if grid.task == "charlm" else train_vit
     i, n = shard
