@@ -53,6 +53,7 @@ __all__ = [
     "layer_metrics",
     "subspace_agreement",
     "procrustes_disparity",
+    "rms_spread",
 ]
 
 #: The four clustering numbers, in the order of every table and plot.
@@ -418,3 +419,13 @@ def procrustes_disparity(E1, E2) -> float:
         if not np.any(E - E.mean(axis=0)):
             raise ValueError(f"{name} must have more than one distinct point")
     return float(procrustes(E1, E2)[2])
+
+
+def rms_spread(points) -> np.ndarray:
+    """The root mean squared distance of points to their mean: ``points`` of shape (..., n, d) gives shape (...)
+    (the spread of each stack of n points in d dimensions). The one measure of a frame's spread that the live
+    MNIST figure and chapter 6's sentences share."""
+    P = np.asarray(points, dtype=np.float64)
+    if P.ndim < 2:
+        raise ValueError(f"points must have shape (..., n, d); got shape {P.shape}")
+    return np.sqrt(((P - P.mean(axis=-2, keepdims=True)) ** 2).sum(-1).mean(-1))

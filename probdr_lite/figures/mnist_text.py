@@ -11,6 +11,7 @@ import numpy as np
 
 from probdr_lite.figures.prose import closeness, listing, num, pct, signed, trend
 from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.metrics import rms_spread
 from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
 __all__ = ["WORDS", "paper_numbers", "numbers_text", "variants_text", "picture_text", "sweep_text", "summary_text",
@@ -254,7 +255,7 @@ def live_text(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> str:
     """
     _, b, c = at
     xy = np.asarray(grid["xy"])[:, b, c, n_layers]
-    rms2 = np.sqrt(((xy - xy.mean(axis=-2, keepdims=True)) ** 2).sum(-1).mean(-1))
+    rms2 = rms_spread(xy)
     moved = np.asarray(grid["moved"])[:, b, c, n_layers]
     spread0 = float(np.asarray(grid["spread"])[0, b, c, 0])
     ratio = np.asarray(grid["ratio"])[:, b, c, :]

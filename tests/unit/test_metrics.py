@@ -9,6 +9,7 @@ from sklearn.datasets import make_blobs
 from sklearn.model_selection import StratifiedKFold
 
 from probdr_lite.metrics import (
+    rms_spread,
     between_within_ratio,
     cluster_metrics,
     kmeans_nmi,
@@ -207,6 +208,21 @@ def test_procrustes_disparity():
     B /= np.linalg.norm(B)
     s = np.linalg.svd(A.T @ B, compute_uv=False)
     assert procrustes_disparity(E1, E2) == pytest.approx(1 - s.sum() ** 2, abs=1e-12)
+
+
+
+def test_rms_spread_is_the_root_of_the_covariance_trace_and_pairwise_distances():
+    rng = np.random.default_rng(3)
+    P = rng.normal(size=(4, 50, 3)) * np.array([1.0, 2.0, 0.5])
+    got = rms_spread(P)
+    assert got.shape == (4,)
+    # the trace of the (biased) covariance, and half the mean squared distance between all pairs of points
+    trace = np.array([np.trace(np.cov(p.T, bias=True)) for p in P])
+    pairs = np.array([(cdist(p, p) ** 2).mean() / 2 for p in P])
+    assert np.allclose(got ** 2, trace, rtol=1e-12) and np.allclose(got ** 2, pairs, rtol=1e-12)
+    assert rms_spread(P[0] + 7.0) == pytest.approx(got[0], rel=1e-12)  # translation does not change it
+    with pytest.raises(ValueError, match="points"):
+        rms_spread(np.ones(5))
 
 
 # --- bad inputs ----------------------------------------------------------------

@@ -31,6 +31,7 @@ from scipy.sparse.csgraph import connected_components
 
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite._threads import single_threaded
+from probdr_lite.metrics import rms_spread
 from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
 from probdr_lite.figures.style import CLASS_COLOURS, VARIANT_STYLE
 
@@ -181,7 +182,7 @@ def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BET
                 out["xy"][a, b, c, t] = X64[:, :2]
                 out["ratio"][a, b, c, t] = metric_value("between_within", X, labels)
                 out["moved"][a, b, c, t] = float(np.linalg.norm(X64 - path[0], axis=1).mean())
-                out["spread"][a, b, c, t] = float(np.sqrt(((X64 - X64.mean(0)) ** 2).sum(1).mean()))
+                out["spread"][a, b, c, t] = float(rms_spread(X64))
     return out
 
 
@@ -228,7 +229,7 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     width = min(fixed[1] - fixed[0], fixed[3] - fixed[2])
     n, n_classes = len(labels), int(labels.max()) + 1
     # on fixed axes, a frame that has shrunk to a spot is said in words
-    rms2 = np.sqrt(((xy - xy.mean(axis=-2, keepdims=True)) ** 2).sum(-1).mean(-1))
+    rms2 = rms_spread(xy)
     spot_notes = [f"All {n:,} points have gathered within {rms2[idx]:.2g} of their mean, less than "
                   f"{spot:.0%} of this frame: a single spot. Axes that follow the points show what is inside it"
                   if rms2[idx] < spot * width else "" for idx in np.ndindex(*rms2.shape)]
