@@ -611,6 +611,17 @@ def mechanism_ratio(rows, series: str, arm: str = "diffusion", baseline: str = "
     return out
 
 
+#: series read in the first layer at initialisation, where every arm of a seed sees the same input (deeper
+#: layers see inputs the arms have already changed); every other (series, point) is read as the layers' mean
+FIRST_LAYER_AT_START = ("update_ratio", "v_over_av")
+
+
+def mechanism_reading(entry: dict, series: str, at: str) -> float:
+    """The one number of a :func:`mechanism_points` entry that the chapter reads: the first layer's value for a
+    series of :data:`FIRST_LAYER_AT_START` at ``"start"``, else the mean over layers."""
+    return entry["per_layer"][0] if at == "start" and series in FIRST_LAYER_AT_START else entry["mean"]
+
+
 #: the (series, point) pairs :func:`mechanism_agreement` compares between the initialisations
 AGREEMENT_SERIES = (("wvwo_top_sv", "start"), ("update_ratio", "start"), ("v_over_av", "start"),
                     ("update_ratio", "end"), ("v_over_av", "end"), ("shrink", "end"), ("wvwo_top_sv", "end"),
@@ -641,9 +652,8 @@ def mechanism_agreement(rows_by_task: dict, arm: str = "diffusion", first: str =
                 continue
             p = mechanism_points(rows, series, at)
             if (first, arm) in p and (second, arm) in p:
-                first_layer = at == "start" and series in ("update_ratio", "v_over_av")
-                pick = (lambda e: e["per_layer"][0]) if first_layer else (lambda e: e["mean"])
-                values[task] = (pick(p[(first, arm)]), pick(p[(second, arm)]))
+                values[task] = (mechanism_reading(p[(first, arm)], series, at),
+                                mechanism_reading(p[(second, arm)], series, at))
         if len(values) == len(rows_by_task):
             signs = {np.sign(a - b) for a, b in values.values()}
             out.append({"series": series, "at": at, "values": values, "same_sign": len(signs) == 1 and 0 not in signs})

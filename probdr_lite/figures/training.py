@@ -516,7 +516,7 @@ def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", ba
     initialisation to ``(mean paired difference text, reading)`` of ``arm`` in the same recipe, to say which
     side of the sign each measurement belongs to; ``label`` names the case (default: the task's name).
     """
-    from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio
+    from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio, mechanism_reading
 
     rows, task = _task_rows(rows)
     pts = {(s, at): mechanism_points(rows, s, at) for s in ("wvwo_top_sv", "v_over_av", "update_ratio", "shrink",
@@ -533,8 +533,8 @@ def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", ba
     seeds = "; ".join(f"{plural(n[i], 'seed')} with {_INIT_WORDS[i]}" for i in inits)
     name = label or TASK_NAMES[task]
     out = [f"**{name[0].upper() + name[1:]}** ({seeds}; means over the layers and the seeds)."]
-    def first_layer(series, init, which=baseline):
-        return pts[(series, "start")][(init, which)]["per_layer"][0]
+    def first_layer(series, init, which=baseline):  # a series of FIRST_LAYER_AT_START, at initialisation
+        return mechanism_reading(pts[(series, "start")][(init, which)], series, "start")
 
     start = [f"with {_INIT_WORDS[i]} the largest singular value of $W_V W_O$ is {at('wvwo_top_sv', 'start', i):.3f}; "
              f"in the first layer, where every arm sees the same input, $\\|v\\| / \\|A v\\|$ is "
