@@ -79,7 +79,7 @@ SETTLE_JS = """async () => {
 
 # Colour contrast of every visible text element inside `selector` against what is actually behind it: the first
 # ancestor (or the element itself) with a background colour, alpha-composited over the ones behind it, down to the
-# page. Returns the elements below `min`.
+# page. Returns the elements below `min` and the lowest ratio of all.
 CONTRAST_JS = """([selector, min]) => {
   const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
     const v = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
@@ -98,7 +98,7 @@ CONTRAST_JS = """([selector, min]) => {
     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
   const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
   const out = [];
-  let checked = 0;
+  let checked = 0, lowest = Infinity;
   document.querySelectorAll(selector).forEach((root) => {
     root.querySelectorAll('*').forEach((el) => {
       const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
@@ -107,11 +107,12 @@ CONTRAST_JS = """([selector, min]) => {
       if (!r.width || !r.height || st.visibility === 'hidden' || st.display === 'none') return;
       const bg = background(el), fg = over(parse(st.color), bg), k = ratio(fg, bg);
       checked++;
+      lowest = Math.min(lowest, k);
       if (k < min) out.push({text: el.textContent.trim().slice(0, 60), tag: el.tagName, colour: st.color,
                             background: 'rgb(' + bg.slice(0, 3).map(Math.round).join(',') + ')', ratio: k});
     });
   });
-  return {checked, low: out};
+  return {checked, low: out, lowest};
 }"""
 
 # What each live figure drew on its canvases (live.js records every text with its measured box), with the

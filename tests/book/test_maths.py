@@ -16,7 +16,7 @@ import re
 import pytest
 
 from .conftest import toc_pages
-from .screens import SETTLE_JS, screen
+from .screens import SETTLE_JS, open_page, screen
 from .test_browser import browser, server  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.book]
@@ -92,10 +92,7 @@ def test_search_results_show_no_raw_tex(browser, server, query):  # noqa: F811
 @pytest.mark.parametrize("doc, rel", toc_pages(), ids=[d for d, _ in toc_pages()])
 def test_sentences_write_maths_as_mathjax(browser, server, doc, rel):  # noqa: F811
     with screen(browser, "desktop") as ctx:
-        page = ctx.new_page()
-        page.goto(f"{server}/{rel}", wait_until="load")
-        page.evaluate(SETTLE_JS)
-        page.wait_for_timeout(300)
+        page = open_page(ctx, f"{server}/{rel}", live=False)  # after MathJax has typeset
         texts = page.evaluate(_TEXTS_JS)
         page.close()
     bad = []
