@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -32,6 +33,7 @@ from .screens import (
     MIN_CONTRAST,
     MIN_TEXT_PX,
     OVERFLOW_JS,
+    PAGE_TIMEOUT_MS,
     SCREENS,
     THEMES,
     contrast,
@@ -189,6 +191,18 @@ _ICONS_JS = """() => Array.from(document.querySelectorAll('i[class*="fa-"], span
             loaded: Array.from(document.fonts).some((f) => b.fontFamily.includes(f.family.replace(/"/g, '')) && f.status === 'loaded')}; })"""
 
 
+def _wait_quiet(page, responses: dict, quiet_ms: int = 1000) -> None:
+    """Wait until no new response has been recorded in ``responses`` for ``quiet_ms``. Playwright's "networkidle"
+    (no request in flight for 500 ms) has twice waited out its whole timeout in CI on pages that had long finished
+    loading, so the first load is read from the responses themselves; a page that keeps fetching still fails."""
+    deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
+    seen = -1
+    while len(responses) != seen:
+        assert time.monotonic() < deadline, f"{page.url} still fetching after {PAGE_TIMEOUT_MS / 1000:.0f} s"
+        seen = len(responses)
+        page.wait_for_timeout(quiet_ms)
+
+
 @pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
 def test_first_load_weight_and_icons(browser, server, doc, rel):  # noqa: F811
     sizes = {}
@@ -199,7 +213,7 @@ def test_first_load_weight_and_icons(browser, server, doc, rel):  # noqa: F811
         page.goto(f"{server}/{rel}", wait_until="load")
         page.wait_for_function("""() => Array.from(document.querySelectorAll('div.probdr-live')).every(
           (d) => d.classList.contains('probdr-live-ready') && d.getAttribute('aria-busy') !== 'true')""")
-        page.wait_for_load_state("networkidle")
+        _wait_quiet(page, sizes)
         page.evaluate("() => document.fonts.ready")
         icons = page.evaluate(_ICONS_JS)
         page.close()
@@ -231,9 +245,11 @@ PRINTED = "book/transformer_block.html"
 def test_a_printed_chapter_shows_sharp_figures_without_controls_and_wraps_code(browser, server):  # noqa: F811
     with screen(browser, "desktop") as ctx:
         page = open_page(ctx, f"{server}/{PRINTED}")
+        responses = {}
+        page.on("response", lambda r: responses.__setitem__(r.url, r.status))
         page.evaluate("""async () => { for (let y = 0; y < document.documentElement.scrollHeight; y += 400) {
           window.scrollTo(0, y); await new Promise((r) => setTimeout(r, 20)); } }""")  # the lazy figures load
-        page.wait_for_load_state("networkidle")
+        _wait_quiet(page, responses)
         page.emulate_media(media="print")
         page.wait_for_timeout(500)
         seen = page.evaluate("""() => ({
