@@ -537,32 +537,65 @@ def test_decay_lr_ends_at_its_minimum():
 
 PLATEAU_VIT = dict(n_layer=1, n_head=2, n_embd=32, n_train=500, n_val=300, epochs=10, batch_size=50, lr=3e-2,
                    min_lr=1e-4, warmup_iters=5, n_train_eval=100, patience=1)
+#: The validation losses the plateau tests script, one per evaluation (before training, then after each epoch): the
+#: loss improves up to evaluation 4 and not at 5, so the rule (patience 1) fires there; it improves again after.
+SCRIPTED_VAL_LOSS = (2.30, 2.00, 1.80, 1.70, 1.65, 1.66, 1.50, 1.40, 1.30, 1.20, 1.10)
 
 
-def test_plateau_rule_decays_to_the_minimum_then_stops_and_changes_nothing_before():
-    """Seed 1 of this tiny recipe plateaus after epoch 5 (patience 1): the old rule stops there, the new one
+@pytest.fixture
+def scripted_validation(monkeypatch):
+    """The ViT loop's validation loss follows SCRIPTED_VAL_LOSS; training, and its training-set loss, stay real.
+
+    A real run's validation curve depends on the CPU's vector path (where a tiny model's loss first stops falling
+    moves by an epoch from one machine to the next), so the rule is tested on a curve whose plateau is known. Each
+    run restarts the script at its first evaluation.
+    """
+    from probdr_lite.experiments import vit as vit_mod
+
+    real, state = vit_mod.evaluate, {"model": None, "evaluations": 0}
+
+    def evaluate(model, x, y, device, batch_size=1000):
+        if len(y) != PLATEAU_VIT["n_val"]:  # the training-set evaluation
+            return real(model, x, y, device, batch_size)
+        if model is not state["model"]:  # a new run (the reference keeps the old model's id from being reused)
+            state.update(model=model, evaluations=0)
+        loss = SCRIPTED_VAL_LOSS[state["evaluations"]]
+        state["evaluations"] += 1
+        return loss, 1.0 - loss / 3.0
+
+    monkeypatch.setattr(vit_mod, "evaluate", evaluate)
+    return SCRIPTED_VAL_LOSS
+
+
+def test_plateau_rule_decays_to_the_minimum_then_stops_and_changes_nothing_before(scripted_validation):
+    """On a validation curve that plateaus at evaluation 5 (patience 1): the old rule stops there, the new one
     decays the learning rate to min_lr over 3 more epochs. Up to the plateau the two runs are the same run."""
     stop = train_vit(ViTConfig(**PLATEAU_VIT), "attention", 1, **RUN)
     decay = train_vit(ViTConfig(**PLATEAU_VIT, decay_epochs=3), "attention", 1, **RUN)
-    assert stop["plateau_index"] == stop["epochs_run"] == len(stop["curve"]) - 1 == 5
-    assert decay["plateau_index"] == 5 and decay["epochs_run"] == 8 and len(decay["curve"]) == 9
-    assert decay["curve"][:6] == stop["curve"]  # bit for bit up to where the rule fired
+    fired, _ = plateau_index(scripted_validation, PLATEAU_VIT["patience"])
+    assert fired == 5
+    assert stop["plateau_index"] == stop["epochs_run"] == len(stop["curve"]) - 1 == fired
+    assert decay["plateau_index"] == fired and decay["epochs_run"] == fired + 3 and len(decay["curve"]) == fired + 4
+    assert decay["curve"][:fired + 1] == stop["curve"]  # bit for bit up to where the rule fired (training included)
+    assert [row[2] for row in decay["curve"]] == list(scripted_validation[:fired + 4])
     lr = decay["mechanism"]["lr"]  # the learning rate of each epoch's last step
-    assert lr[:5] == stop["mechanism"]["lr"]
+    assert lr[:fired] == stop["mechanism"]["lr"]
     assert lr[-1] == pytest.approx(PLATEAU_VIT["min_lr"], rel=1e-5)  # the run stops at the minimum
-    assert np.all(np.diff(lr[4:]) < 0)
+    assert np.all(np.diff(lr[fired - 1:]) < 0)
     # the row's numbers at the plateau, at the best checkpoint and at the end, all read from the curve
     c = np.array(decay["curve"])
-    assert (decay["plateau_val_loss"], decay["plateau_val_acc"]) == (c[5, 2], c[5, 3])
+    assert (decay["plateau_val_loss"], decay["plateau_val_acc"]) == (c[fired, 2], c[fired, 3])
     i = int(np.argmin(c[:, 2]))
+    assert i == fired + 3  # the loss fell again during the decay: the best checkpoint is the last
     assert decay["checkpoint_index"] == i and decay["checkpoint_val_acc"] == c[i, 3]
     assert decay["final_val_acc"] == c[-1, 3]
     assert decay["recipe"]["decay_epochs"] == 3 and stop["recipe"]["decay_epochs"] == 0
     validate_results([stop, decay])
 
 
-def test_derived_fields_must_agree_with_the_curve():
+def test_derived_fields_must_agree_with_the_curve(scripted_validation):
     row = train_vit(ViTConfig(**PLATEAU_VIT), "attention", 1, **RUN)
+    assert row["plateau_index"] == 5 and row["checkpoint_index"] == 4
     for field, value in (("checkpoint_index", 0), ("plateau_index", 4), ("plateau_index", None),
                          ("plateau_val_acc", 0.5), ("checkpoint_val_acc", 0.0)):
         bad = copy.deepcopy(row)
