@@ -602,9 +602,11 @@ def reader_notebook_for(src: Path, flavour: str, root: Path = ROOT) -> dict:
                       "source": source})
     page = next(p for p in toc_pages(root / "_toc.yml") if Path(p).name == name)
     where = "Jupyter" if flavour == "jupyter" else "Colab"
+    # Only a chapter with live figures (figures the site's script redraws) has figures that move without a kernel.
+    site = f"[The same chapter on the book's site]({ctx.site_page(page)})"
     note = (f"*A chapter of [{config.get('title', 'the book')}]({ctx.site}), written out for {where} from "
-            f"`book/src/{name}.py`. [The same chapter on the book's site]({ctx.site_page(page)}) also has figures "
-            f"that move without a kernel.*")
+            f"`book/src/{name}.py`. "
+            + (f"{site} also has figures that move without a kernel.*" if names else f"{site} is the rendered page.*"))
     first_md = next((i for i, c in enumerate(cells) if c["cell_type"] == "markdown"), len(cells))
     cells.insert(first_md + 1, {"cell_type": "markdown", "metadata": {}, "source": note})
     if ctx.cited:

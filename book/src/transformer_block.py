@@ -255,7 +255,7 @@ print(f"A is not symmetric: max |A - A^T| = {(A - A.T).abs().max():.3f}")
 bump_panel(kappa=kappa).show()
 
 # %% [markdown]
-# With a kernel (Binder, Colab, Jupyter, or *Live Code* in the rocket menu) the cell above shows
+# With a kernel (Binder, Colab, Jupyter, or *Live Code* in the rocket menu of the book's site) the cell above shows
 # the figure with a $\kappa$ slider. Without one, the same figure for eight values of $\kappa$
 # from 0.3 to 1,000:
 

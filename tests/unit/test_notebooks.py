@@ -137,6 +137,28 @@ def test_reader_notebook_has_no_myst_no_book_tags_no_live_figure(name, flavour):
     assert _notebooks.reader_problems(_notebooks.reader_path(name, flavour)) == []
 
 
+#: What only the book's site has: a sentence of a reader notebook that names one of these names the site too.
+SITE_ONLY = re.compile(r"rocket menu|Live Code|move without a kernel|live figure", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("name,flavour", READERS, ids=lambda x: x)
+def test_reader_notebook_promises_only_what_it_has(name, flavour):
+    """Opened on Colab, Binder or in Jupyter, a notebook says nothing that is true only on the site: a sentence
+    about Live Code, the rocket menu or figures that move without a kernel says that it means the site, and the
+    note under the title promises such figures only for a chapter that has them (a live figure in its source)."""
+    nb = json.loads(_notebooks.reader_path(name, flavour).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        for sentence in re.split(r"(?<=[.!?:])\s+", text.replace("\n", " ")):
+            if SITE_ONLY.search(sentence):
+                assert "site" in sentence, (name, flavour, sentence)
+    src = dict(CHAPTERS)[name].read_text(encoding="utf-8")
+    note = next("".join(c["source"]) for c in nb["cells"] if "written out for" in "".join(c["source"]))
+    assert ("move without a kernel" in note) == (_notebooks.LIVE_MODULE in src), (name, note)
+
+
 @pytest.mark.parametrize("text,kind", [
     ("as shown {cite:p}`ravuri2025transformers`", "role"),
     ("see {ref}`sec-x` and {numref}`fig-y`", "role"),
