@@ -51,9 +51,12 @@ MAX_FIRST_LOAD = 3_000_000
 MAX_SETTING_BYTES = 300_000
 
 
-def _close(printed: str, value: float, digits: int) -> bool:
-    """Whether ``printed`` is ``value`` to ``digits`` significant digits (half a unit of the last digit)."""
+def _close(printed: str, value: float, digits: int, roundoff: float = 0.0) -> bool:
+    """Whether ``printed`` is ``value`` to ``digits`` significant digits (half a unit of the last digit), or within
+    ``roundoff`` of it: a quantity that is itself round-off (the build's CPU and thread count give other digits)."""
     shown = float(printed.replace("−", "-"))
+    if abs(shown - value) <= roundoff:
+        return True
     if value == 0:
         return shown == 0
     unit = 10 ** (math.floor(math.log10(abs(value))) - digits + 1)
@@ -180,13 +183,14 @@ def test_every_control_is_labelled_and_moves_the_picture(figure_page, name):
 # The printed numbers are probdr_lite's
 
 
-def _check_printed(snap, expected: dict, digits: dict):
+def _check_printed(snap, expected: dict, digits: dict, roundoff: dict | None = None):
     for key, value in expected.items():
         printed = snap["printed"][key]
         if isinstance(value, str):
             assert printed == value, (key, printed, value, snap["values"])
         else:
-            assert _close(printed, value, digits[key]), (key, printed, value, snap["values"])
+            assert _close(printed, value, digits[key], (roundoff or {}).get(key, 0.0)), (key, printed, value,
+                                                                                      snap["values"])
 
 
 def test_chapter2_numbers_are_probdr_lites(figure_page):
@@ -286,9 +290,14 @@ def test_chapter6_numbers_are_probdr_lites(figure_page):
         snap = _set(page, "mnist", kappa=kappa, eta=eta, beta=beta, depth=depth)
         Xs = run_blocks(X0, depth, kappa, eta, beta, "paper")
         moved = float(np.linalg.norm(Xs[-1].astype(float) - Xs[0], axis=1).mean())
+        # At kappa = 3000 the block hardly moves a point (5e-7 in float64) and the float32 path's distance is mostly
+        # its own round-off, whose digits follow the CPU's vector path: its size is measured here, as the distance
+        # of the float32 answer from the float64 one, and the printed value may be off by twice that.
+        X64 = run_blocks(X0.double(), depth, kappa, eta, beta, "paper")
+        roundoff = 2 * abs(moved - float(np.linalg.norm(X64[-1] - X64[0], axis=1).mean()))
         _check_printed(snap, {"ratio": between_within_ratio(Xs[-1], labels),
                               "ratio0": between_within_ratio(Xs[0], labels), "moved": moved},
-                       {"ratio": 3, "ratio0": 3, "moved": 3})
+                       {"ratio": 3, "ratio0": 3, "moved": 3}, {"moved": roundoff})
         drawn = snap["panels"][0]
         assert drawn["points"] + drawn["outside"] == 2000, drawn
     _set(page, "mnist", kappa=30.0, eta=0.4, beta=1.0, depth=8)
