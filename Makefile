@@ -41,12 +41,19 @@ COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7
 # Python 3.13: $PROBDR_COLAB_PYTHON, else pyenv's 3.13.0, else python3.13 on PATH (.ci/run makes sure of one).
 COLAB_REPLICA := $(PY) tools/colab_replica.py
 
-.PHONY: help install book test unit lab lock notebooks clean colab colab-replica
+# The unit suite a second time under another CPU vector path and thread count (.ci/run runs it after make test):
+# PyTorch's portable kernels (ATEN_CPU_CAPABILITY=default), MKL's reproducible-anywhere path (MKL_CBWR=COMPATIBLE)
+# and one thread. No test's outcome may depend on the CPU's instruction set, the BLAS kernels or the thread count.
+# OPENBLAS_CORETYPE stays as the machine sets it (some processors need it).
+OTHER_CPU := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+
+.PHONY: help install book test unit unit-other-cpu lab lock notebooks clean colab colab-replica
 
 help:
 	@echo "make book   build the book into _build/html"
 	@echo "make test   run every test (unit, book build, built-HTML and browser checks)"
 	@echo "make unit   run only the fast unit tests"
+	@echo "make unit-other-cpu  the unit tests on PyTorch's portable kernels, MKL's compatible path, one thread"
 	@echo "make lab    open the chapters in JupyterLab on 127.0.0.1 (MyST rendered)"
 	@echo "make lock   refresh requirements-lock.txt from pyproject.toml, then run make test"
 	@echo "make colab  run the reader notebooks in a replica of Colab's runtime"
@@ -91,6 +98,12 @@ colab: install
 
 unit: install
 	$(PY) -m pytest tests/unit
+
+unit-other-cpu: install
+	@echo "this machine's vector path: $$($(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability())');" \
+		"now: $$(env $(OTHER_CPU) $(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability())')," \
+		"one thread"
+	env $(OTHER_CPU) $(PY) -m pytest tests/unit -p no:cacheprovider
 
 # JupyterLab and jupyterlab-myst come with make install (the tests drive JupyterLab too).
 # Loopback only; Jupyter prints the URL with its token (and refuses root unless told).

@@ -47,10 +47,18 @@ def test_ci_runs_ci_run_on_every_push_and_pull_request():
     assert any(s.get("uses", "").startswith("actions/checkout@") for s in steps(wf))
 
 
-def test_ci_run_ends_in_readmes_test_command():
+def test_ci_run_runs_readmes_test_command_then_the_unit_suite_on_another_vector_path():
+    """.ci/run ends in README's test command, then the unit suite again on PyTorch's portable kernels, MKL's
+    compatible path and one thread (Makefile's OTHER_CPU), so a test pinned to one CPU's rounding fails CI."""
     lines = [l.strip() for l in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
     commands = [l for l in lines if l and not l.startswith("#")]
-    assert commands[-1] == readme_commands()["test"]
+    assert commands[-2:] == [readme_commands()["test"], "make unit-other-cpu"]
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    other = re.search(r"^OTHER_CPU := (.*)$", make, flags=re.M).group(1).split()
+    assert {"ATEN_CPU_CAPABILITY=default", "MKL_CBWR=COMPATIBLE", "OMP_NUM_THREADS=1"} <= set(other)
+    assert not any(v.startswith("OPENBLAS_CORETYPE") for v in other)  # the machine's own setting stays
+    assert re.search(r"^unit-other-cpu: install\n(\t.*\n)*\tenv \$\(OTHER_CPU\) \$\(PY\) -m pytest tests/unit", make,
+                     flags=re.M)
 
 
 def test_pages_builds_with_readmes_command_and_deploys_the_html():
