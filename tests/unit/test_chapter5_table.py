@@ -3,12 +3,23 @@
 ``tests/fixtures/chapter5_table.json`` holds the numbers chapter 5 prints (``layer_table`` of the paper's block on
 all 10,000 images and ``metrics_table`` of the five variants on 2,000), computed by
 ``tests/fixtures/chapter5_table.py`` on main before the move (commit 03b59d8). The same script, run on this code,
-must give the same numbers to 1e-6: the settings (5 neighbours, 5 folds, at most 2,000 points for the silhouette,
+must give the same numbers: the settings (5 neighbours, 5 folds, at most 2,000 points for the silhouette,
 4 k-means restarts) and the seeds are the chapter's.
+
+"The same" is as far as the numbers are defined on another CPU. The latents are float32 after up to eight blocks,
+whose rounding follows the CPU's vector path (MKL, oneDNN and OpenBLAS pick their kernels by CPU), so:
+
+- the silhouette and the between/within ratio are continuous in the latents: equal to a relative 1e-5 (about 80
+  float32 units in the last place, for eight blocks that each round every coordinate; seen here: at most 1.2e-6
+  between the default and AVX-512 paths and float64);
+- k-NN accuracy and k-means NMI count images: an image whose k-th and (k+1)-th neighbours, or whose two nearest
+  centres, tie within round-off can change sides, and one image moves the accuracy by 1/n and the NMI by about
+  log(n)/n. Up to three such images are allowed (seen: one image of 10,000 on an AVX-512 CPU).
 """
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -31,6 +42,10 @@ def test_chapter5_tables_are_unchanged():
         assert len(after[table]) == len(before[table])
         for old, new in zip(before[table], after[table]):
             assert {k: new[k] for k in ("variant", "n", "layer")} == {k: old[k] for k in ("variant", "n", "layer")}
-            for metric in ("knn_accuracy", "silhouette", "between_within", "kmeans_nmi"):
-                assert new[metric] == pytest.approx(old[metric], abs=1e-6), (table, old["variant"], old["layer"],
-                                                                             metric)
+            n = old["n"]
+            tolerance = {"knn_accuracy": pytest.approx(old["knn_accuracy"], abs=3 / n + 1e-12),
+                         "kmeans_nmi": pytest.approx(old["kmeans_nmi"], abs=3 * math.log(n) / n),
+                         "silhouette": pytest.approx(old["silhouette"], rel=1e-5, abs=1e-7),
+                         "between_within": pytest.approx(old["between_within"], rel=1e-5)}
+            for metric, expected in tolerance.items():
+                assert new[metric] == expected, (table, old["variant"], old["layer"], metric)
