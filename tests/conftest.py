@@ -1,4 +1,4 @@
-"""Test-suite wiring: unit tests run first, then the tests that need the built book.
+"""Test-suite wiring: unit tests run first, then the tests that need the built book, then README's install lines.
 
 ``make test`` is one pytest run. The book tests (``tests/book``) share a
 session fixture that builds the book once (every notebook executed); pytest
@@ -11,6 +11,8 @@ import pytest
 def pytest_collection_modifyitems(config, items):
     def rank(item):
         path = str(item.fspath)
+        if "/tests/install/" in path:  # new virtual environments from PyPI: the slowest, last
+            return 3
         if "/tests/book/" in path:
             return 2 if item.get_closest_marker("browser") else 1
         return 0

@@ -73,6 +73,24 @@ def test_environment_yml_uses_conda_forge_names():
     assert pip_section and any(re.search(r"-e \.$", line) for line in pip_section[0]["pip"])
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # pip's own vendored pkg_resources
+def test_environment_yml_pip_section_is_a_requirements_file_pip_accepts(tmp_path):
+    """conda writes the `pip:` section to a requirements file and runs `pip install -U -r FILE`: pip's own parser
+    must accept every line (it rejects options such as --no-deps there: "no such option")."""
+    from pip._internal.network.session import PipSession
+    from pip._internal.req.req_file import parse_requirements
+
+    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    path = tmp_path / "condaenv.requirements.txt"
+    path.write_text("\n".join(section) + "\n", encoding="utf-8")
+    parsed = list(parse_requirements(str(path), session=PipSession()))
+    assert [(r.requirement, r.is_editable) for r in parsed] == [(".", True)]
+    path.write_text("--no-deps -e .\n", encoding="utf-8")  # the section as it was: the parser says no
+    with pytest.raises(BaseException, match="no-deps"):
+        list(parse_requirements(str(path), session=PipSession()))
+
+
 def test_binder_environment_is_run_time_only_with_an_exact_python():
     path = ROOT / "binder" / "environment.yml"
     env = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -116,13 +134,15 @@ def test_binder_ignores_the_root_files_it_must_not_use():
     assert not (ROOT / "binder" / "requirements.txt").exists()
 
 
-def test_requirements_txt_is_the_run_time_requirements_of_pyproject():
+def test_requirements_txt_is_what_a_reader_needs():
     """requirements.txt at the root (the design card lists it): exactly pyproject.toml's run-time requirements,
-    the same ranges, nothing else (no tools, no pins, no URLs)."""
+    then its `lab` extra (JupyterLab and a kernel, to open the reader notebooks), the same ranges, nothing else
+    (no tools, no pins, no URLs)."""
     lines = [l.strip() for l in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
     reqs = [l for l in lines if l and not l.startswith("#")]
-    assert [str(Requirement(r)) for r in reqs] == [str(Requirement(r)) for r in PROJECT["dependencies"]]
-    assert pypi_requirements(reqs) == pypi_requirements(PROJECT["dependencies"])
+    wanted = PROJECT["dependencies"] + PROJECT["optional-dependencies"]["lab"]
+    assert [str(Requirement(r)) for r in reqs] == [str(Requirement(r)) for r in wanted]
+    assert {"jupyterlab", "ipykernel"} <= set(pypi_requirements(reqs))
     assert not any(l.startswith(("-", "git+", "http")) or "==" in l for l in reqs)
 
 
