@@ -215,8 +215,9 @@ def sinkhorn_attention(X, kappa, beta=1.0) -> torch.Tensor:
 
     Sinkhorn's algorithm rescales the rows and columns of E until both sum to 1 (Sander et al., 2022); for a
     symmetric E (no mask) one vector f does both, found by the damped iteration of :func:`_sinkhorn_potentials`
-    to a row-sum error below 1e-13. A causal mask has no doubly stochastic rescaling except the identity, so
-    this reading is defined without a mask only.
+    to a row-sum error below 1e-13. A causal E has no doubly stochastic rescaling at all (rescaling keeps its
+    entries below the diagonal positive; the identity, the only lower-triangular doubly stochastic matrix, is
+    only the limit of Sinkhorn's iteration on it), so this reading is defined without a mask only.
 
     Parameters
     ----------
@@ -493,7 +494,8 @@ def _prepare_update(X, update, kappa, beta, mask):
     kappa, beta = _kappa(kappa), _beta(beta, positive=update == "exact")
     causal = _mask(mask)
     if causal and update == "sinkformer":
-        raise ValueError("mask must be None for update 'sinkformer' (no doubly stochastic causal attention)")
+        raise ValueError("mask must be None for update 'sinkformer' (a causal attention matrix has no doubly "
+                         "stochastic rescaling)")
     _check_bound(X, kappa, beta)
     return X, update, kappa, beta, causal
 

@@ -168,7 +168,12 @@ display(Markdown(figs.proposition_text({
 #   *lowered*. Its gradient at $X_t$ is $X_t - A X_t = L X_t$, so the $A - I$ block is exactly its
 #   gradient descent step; at $\eta = 1/2$ that step is $X \leftarrow A X$, the Hopfield
 #   retrieval step itself. On the LayerNorm sphere $\lVert X \rVert_F^2 = n d_q$ is constant, so
-#   after LayerNorm plain attention and the paper's block take the same step.
+#   after LayerNorm plain attention, $A - I$ and the paper's block step in the same direction to
+#   first order, but not the same distance: LayerNorm (without its affine part) forgets a positive
+#   factor, so all three are $\Pi(X + s A X)$, with $s = 2\eta$ for plain attention,
+#   $2\eta / (1 - 2\eta)$ for $A - I$ and $2\eta / (1 - 2\eta + 2\eta / (d_q + \beta))$ for the
+#   paper's block, the identity the transformer-block chapter proves. At the book's $\eta = 0.4$
+#   the last two steps are several times longer than plain attention's.
 # - **The Energy Transformer** {cite:p}`hoover2023energy`: the attention energy
 #   $-\tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}$ of *all* tokens at once, keys
 #   included, *lowered*; its descent direction is $(A + A^\top) X$, the update the objections chapter
@@ -176,22 +181,32 @@ display(Markdown(figs.proposition_text({
 # - **Tokens on the sphere** {cite:p}`geshkovski2023perspective`: the interaction energy
 #   $\tfrac{d_q}{2\kappa n^2}\sum_{ij} e^{S_{ij} - \kappa}$ (the factor $e^{-\kappa}$ only keeps it
 #   finite), which the tokens *raise* as they cluster. Its gradient is
-#   $(E' + E'^\top) X / 2n^2$ with $E' = e^{S - \kappa}$, row $i$ of which is $D_i (A X)_i$ up to a
-#   constant: softmax attention divides each token's pull by its degree $D_i$, so plain attention
-#   follows this gradient only in a metric weighted by the degrees, not in the Euclidean one.
+#   $(E' + E'^\top) X / 2n^2$ with $E' = e^{S - \kappa}$. Without a mask $E'$ is symmetric, and
+#   row $i$ of the gradient is $D_i (A X)_i$ up to a constant: softmax attention divides each token's
+#   pull by its degree $D_i$, so plain attention follows this gradient only in a metric weighted by
+#   the degrees, not in the Euclidean one. With the causal mask $E'$ is not symmetric and that
+#   reading fails.
 # - **CRATE** {cite:p}`yu2023crate`: the coding rate $R(X) = \tfrac12 \log\det(I + X X^\top / \beta)$
-#   (CRATE's precision $\epsilon$ set by $\epsilon^2 = \beta d_q / n$), which attention *lowers*: it
-#   compresses. Here $R = \tfrac12 (\log\det C - n \log\beta)$, the log-determinant of the PLE ELBO
-#   itself, and $\nabla R = C^{-1} X$: ProbDR's regulariser *raises* the very quantity CRATE's
-#   attention lowers. CRATE reaches attention only after a Neumann-series approximation of
-#   $C^{-1}$ and a softmax in place of the Gram matrix, so no block need be its exact step.
+#   (CRATE's precision $\epsilon$ set by $\epsilon^2 = \beta d_q / n$). CRATE's objective has two
+#   parts: it *raises* $R(X)$ itself (expansion) and *lowers* $\sum_k R(U_k^\top X)$, the rates of
+#   the tokens' projections onto its heads' subspaces (compression); its attention is a step on the
+#   compression term. Here $R = \tfrac12 (\log\det C - n \log\beta)$, the log-determinant of the PLE
+#   ELBO itself, and $\nabla R = C^{-1} X$: ProbDR's regulariser is CRATE's *expansion* term, raised
+#   by both. Only for a single head with $U = I$ is the compression term $R$ itself, so that
+#   ProbDR's regulariser raises the very quantity CRATE's attention lowers. CRATE reaches attention
+#   only after a Neumann-series approximation of $C^{-1}$ and a softmax in place of the Gram matrix,
+#   so no block need be its exact step.
 # - **Sinkformers** {cite:p}`sander2022sinkformers`: Sinkhorn's algorithm rescales $E = e^S$ into a
 #   symmetric doubly stochastic $P = \operatorname{diag}(e^f) E \operatorname{diag}(e^f)$. For $n$
 #   points the energy is the value of that rescaling problem,
 #   $\tfrac{d_q}{2\kappa}\min_f \big[\sum_{ij} e^{f_i + S_{ij} + f_j} - 2\sum_i f_i\big]$ (derived
 #   here), whose gradient is $P X$; it is *raised*. The book's symmetric block
-#   $D^{-1/2} E D^{-1/2}$ is the first iterate of the symmetric Sinkhorn scaling, not its limit.
-#   There is no doubly stochastic causal attention, so this reading has no masked form.
+#   $D^{-1/2} E D^{-1/2}$ is the first iterate, from $u = 1$, of the *damped* symmetric scaling
+#   $u \leftarrow (u / E u)^{1/2}$ (with $P = \operatorname{diag}(u) E \operatorname{diag}(u)$),
+#   not its limit; the plain iteration $u \leftarrow 1 / (E u)$ gives $D^{-1} E D^{-1}$ instead. A
+#   causal $E$ has no doubly stochastic rescaling at all (its entries below the diagonal stay
+#   positive under any rescaling, and the only lower-triangular doubly stochastic matrix is the
+#   identity, which Sinkhorn's iteration on it only approaches), so this reading has no masked form.
 # - **GRAND** {cite:p}`chamberlain2021grand`: the attention diffusion
 #   $dX/d\tau = (A(X) - I) X$, whose explicit Euler step is the $A - I$ block. Its energy is the
 #   Dirichlet energy $\operatorname{tr}(X^\top (I - A_t) X)$ (on the sphere, half the weighted sum of
@@ -267,9 +282,12 @@ display(Markdown(figs.thesis_text(le, baseline, erank,
 #
 # ## Why the Euler step over-smooths
 #
-# Every block except the exact one is a polynomial filter of its graph matrix ($A$, or
-# $D^{-1/2} E D^{-1/2}$ for the symmetric block), so its effect on each eigenvector is one
-# number. On an eigenvector with $(I - A) v = \lambda v$ the $A - I$ block multiplies the
+# Held at one graph, every block except the exact one is a polynomial filter of its graph matrix
+# ($A$, or $D^{-1/2} E D^{-1/2}$ for the symmetric block), so its effect on each eigenvector is one
+# number. This section holds the graph frozen at $X_0$ and leaves LayerNorm out (it rescales each
+# token by its own factor, so it is not a factor common to all modes); along the real path the graph
+# moves with $X_t$ and the blocks' modes mix, so the responses below are what one step on $X_0$'s
+# graph does, not what eight real blocks leave of $X_0$'s modes. On an eigenvector with $(I - A) v = \lambda v$ the $A - I$ block multiplies the
 # component by $1 - h\lambda$ ($h = 2\eta$), plain attention by $1 + h(1 - \lambda)$, the
 # paper's block by $1 - h\lambda + 2\eta/(d_q + \beta)$. The symmetric block has the same
 # eigenvalues as $A - I$ ($D^{-1/2} E D^{-1/2}$ is similar to $D^{-1} E$), so the same response on
@@ -309,8 +327,8 @@ display(Markdown(figs.closing_text(harness, asymmetry, alignment, le, baseline))
 # ## Exercises
 #
 # 1. Show that the Hopfield energy with the patterns held at $X_t$ has gradient $L X_t$ at $X_t$,
-#    and that on the LayerNorm sphere the plain-attention block takes the same step as $A - I$ to
-#    first order. Check both with `E.update_alignment` on the toy.
+#    and that on the LayerNorm sphere the plain-attention block steps in the same direction as
+#    $A - I$ to first order. Check both with `E.update_alignment` on the toy.
 # 2. Rerun the thesis test at $\kappa = 3$: build the LE targets with `T.le_targets(images, X0, 3.0)`
 #    and the paths with `O.mnist_paths(..., kappa=3.0)`. Is the attention graph still close to
 #    disconnected? Does any block now move towards its LE embedding?
@@ -323,7 +341,8 @@ display(Markdown(figs.closing_text(harness, asymmetry, alignment, le, baseline))
 # \tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}$ at $X = X_t$ is $X_t - A X_t = L X_t$,
 # and descent $X_t - h L X_t$ is the $A - I$ block. Plain attention's direction $2 A X$ differs
 # from $-2 L X = 2 (A - I) X$ by $2X$, which has no tangent part on the sphere, so after LayerNorm
-# the two agree to first order. The hidden cell prints the cosines.
+# the two agree in direction to first order (not in length: $A - I$'s step is the longer, as the
+# identity $\Pi(X + s A X)$ above says). The hidden cell prints the cosines.
 # :::
 #
 # :::{dropdown} Solution 2
@@ -335,8 +354,10 @@ display(Markdown(figs.closing_text(harness, asymmetry, alignment, le, baseline))
 # :::{dropdown} Solution 3
 # Row 1 of a lower-triangular matrix has a single entry, which must be 1 for the row to sum to 1;
 # then column 1 already sums to 1, so every other entry of column 1 is 0. Repeating the argument
-# row by row leaves the identity: a causal doubly stochastic attention lets every token attend
-# only to itself, which is why `E.sinkhorn_attention` refuses a mask.
+# row by row leaves the identity: a causal doubly stochastic attention would let every token attend
+# only to itself. A causal $E = e^S$ is positive on and below the diagonal, and rescaling its rows
+# and columns keeps those entries positive, so no rescaling of it is doubly stochastic; Sinkhorn's
+# iteration on it only tends to the identity. That is why `E.sinkhorn_attention` refuses a mask.
 # :::
 
 # %% tags=["hide-cell"]

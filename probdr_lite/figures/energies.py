@@ -329,8 +329,9 @@ def spectrum_text(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
     def after(v, x):
         return float(abs(frequency_response(x, v, eta, d_q, beta)) ** n_steps)
 
-    return (f"The eigenvalues of $I - A$ at $X_0$ have median {num(mid, 3)} and reach {num(top, 3)}. After "
-            f"{n_steps} steps, a mode at the median keeps {pct(after('diffusion', mid))} of its size relative to "
+    return (f"The eigenvalues of $I - A$ at $X_0$ have median {num(mid, 3)} and reach {num(top, 3)}. For the graph "
+            f"frozen at $X_0$, and without LayerNorm (which rescales each token by a factor of its own, so it is "
+            f"not one factor common to every mode), after {n_steps} steps a mode at the median keeps {pct(after('diffusion', mid))} of its size relative to "
             f"the constant mode under $A - I$ ({pct(after('attention', mid))} under plain attention, "
             f"{pct(after('flow', mid))} under the flow $e^{{-\\tau L}}$ it discretises), and a mode at the top "
             f"keeps {sci(after('diffusion', top))} ({sci(after('attention', top))}; flow "
@@ -349,7 +350,8 @@ def filter_note(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
     def after(v):
         return sci(float(abs(frequency_response(top, v, eta, d_q, beta)) ** n_steps))
 
-    return (f"after {n_steps} steps the top eigenmode of $I - A$ ($\\lambda = {num(top, 2)}$) keeps "
+    return (f"for the graph frozen at $X_0$, without LayerNorm: after {n_steps} steps the top eigenmode of "
+            f"$I - A$ ($\\lambda = {num(top, 2)}$) keeps "
             f"{after('diffusion')} of its size under $A - I$, {after('paper')} under the paper's block and "
             f"{after('attention')} under plain attention, against {after('flow')} under the flow (spectral figure)")
 
