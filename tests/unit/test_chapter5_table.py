@@ -9,9 +9,11 @@ must give the same numbers: the settings (5 neighbours, 5 folds, at most 2,000 p
 "The same" is as far as the numbers are defined on another CPU. The latents are float32 after up to eight blocks,
 whose rounding follows the CPU's vector path (MKL, oneDNN and OpenBLAS pick their kernels by CPU), so:
 
-- the silhouette and the between/within ratio are continuous in the latents: equal to a relative 1e-5 (about 80
-  float32 units in the last place, for eight blocks that each round every coordinate; seen here: at most 1.2e-6
-  between the default and AVX-512 paths and float64);
+- the silhouette and the between/within ratio are continuous in the latents. The ratio, of two positive sums, is
+  equal to a relative 1e-5 (about 80 float32 units in the last place, for eight blocks that each round every
+  coordinate; seen here: at most 1.2e-6 between the default and AVX-512 paths and float64). The silhouette is a
+  mean of (b - a) / max(a, b) over distances, so its round-off is relative to the distances, not to its own value,
+  which can be near 0 (5e-4 for the diffusion block at layer 8): equal to 1e-5 absolute (seen: 1.2e-7);
 - k-NN accuracy and k-means NMI count images: an image whose k-th and (k+1)-th neighbours, or whose two nearest
   centres, tie within round-off can change sides, and one image moves the accuracy by 1/n and the NMI by about
   log(n)/n. Up to three such images are allowed (seen: one image of 10,000 on an AVX-512 CPU).
@@ -45,7 +47,7 @@ def test_chapter5_tables_are_unchanged():
             n = old["n"]
             tolerance = {"knn_accuracy": pytest.approx(old["knn_accuracy"], abs=3 / n + 1e-12),
                          "kmeans_nmi": pytest.approx(old["kmeans_nmi"], abs=3 * math.log(n) / n),
-                         "silhouette": pytest.approx(old["silhouette"], rel=1e-5, abs=1e-7),
+                         "silhouette": pytest.approx(old["silhouette"], abs=1e-5),
                          "between_within": pytest.approx(old["between_within"], rel=1e-5)}
             for metric, expected in tolerance.items():
                 assert new[metric] == expected, (table, old["variant"], old["layer"], metric)
