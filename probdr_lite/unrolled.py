@@ -73,6 +73,8 @@ __all__ = [
     "update_direction",
     "block_step",
     "unroll",
+    "STEP_FAMILY",
+    "attention_step",
     "euler_diffusion_errors",
     "stop_gradient_objective",
     "full_objective",
@@ -745,6 +747,45 @@ def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -
         for _ in range(n_steps):
             path.append(_step(path[-1], kappa, eta, beta, variant, mask, block_size, work))
     return path
+
+
+#: The blocks that are plain attention with another step once LayerNorm has acted (:func:`attention_step`).
+STEP_FAMILY = ("attention", "diffusion", "paper")
+
+
+def attention_step(eta, variant, d_q, beta=0.0) -> float:
+    """The step eta' at which the plain-attention block equals ``variant``'s block at step eta, after LayerNorm.
+
+    Pi forgets a positive factor on each row, and each of these blocks adds to X a multiple of X and 2 eta A X:
+
+    - "attention": Pi(X + 2 eta A X), so eta' = eta;
+    - "diffusion": Pi((1 - 2 eta) X + 2 eta A X) = Pi(X + 2 eta / (1 - 2 eta) A X), so eta' = eta / (1 - 2 eta);
+    - "paper": Pi((1 - 2 eta + 2 eta / (d_q + beta)) X + 2 eta A X), so eta' = eta / (1 - 2 eta + 2 eta / (d_q + beta)).
+
+    Every step of the three is Pi(X + s A X) with s = 2 eta', whatever A (masked or not) and X: at diagonal
+    initialisation they are one family, and comparing them compares step lengths.
+
+    Parameters
+    ----------
+    eta : float in (0, 10]
+    variant : {"attention", "diffusion", "paper"}
+    d_q : int >= 1, the latents' width
+    beta : float in [0, 1e4], default 0
+
+    Returns
+    -------
+    float eta' > 0. Raises ValueError where the factor on X is not positive (eta >= 1/2 for "diffusion"): there the
+    block pushes each point past its neighbours' mean and is no plain-attention step.
+    """
+    eta = _check_eta(eta)
+    variant = _check_variant(variant, STEP_FAMILY)
+    d_q = check_scalar(d_q, "d_q", low=1, integer=True)
+    beta = _check_beta(beta)
+    factor = {"attention": 1.0, "diffusion": 1.0 - 2.0 * eta, "paper": 1.0 - 2.0 * eta + 2.0 * eta / (d_q + beta)}
+    if factor[variant] <= 0:
+        raise ValueError(f"eta must be below the point where the factor on X, {factor[variant]:.3g}, stops being "
+                         f"positive for variant {variant!r} (eta < 1/2 for 'diffusion'); got eta = {eta:g}")
+    return eta / factor[variant]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

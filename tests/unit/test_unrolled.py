@@ -489,3 +489,48 @@ def test_unroll_reuses_its_block_buffers_without_changing_a_step(variant, mask):
     for got in path[1:]:
         X = U.block_step(X, 4.0, 0.3, 0.5, variant, mask=mask, block_size=10)
         assert torch.equal(got, X)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The step-size family: after LayerNorm, A - I and the paper's block are plain attention with a longer step
+
+
+@pytest.mark.parametrize("mask", [None, "causal"])
+@pytest.mark.parametrize("kappa,eta,beta", [(30.0, 0.4, 1.0), (3.0, 0.1, 0.0), (10.0, 0.45, 10.0)])
+def test_attention_step_makes_plain_attention_walk_the_same_path(kappa, eta, beta, mask):
+    """Eight shared blocks of A - I, or of the paper's block, and eight of plain attention at attention_step's eta'
+    give the same latents to float64 rounding, with or without the causal mask (A is whatever softmax the mask
+    leaves; the identity needs nothing of it)."""
+    g = torch.Generator().manual_seed(3)
+    X0 = U.layer_norm(torch.randn(60, 12, generator=g, dtype=F64))
+    for variant in ("diffusion", "paper"):
+        eta_plain = U.attention_step(eta, variant, d_q=12, beta=beta)
+        walked = U.unroll(X0, 8, kappa, eta, beta, variant, mask=mask)
+        plain = U.unroll(X0, 8, kappa, eta_plain, beta, "attention", mask=mask)
+        gap = max(float((a - b).abs().max()) for a, b in zip(walked, plain))
+        assert gap < 1e-11, (variant, gap)
+        moved = float((walked[-1] - X0).abs().max())
+        assert moved > 1e-3  # the blocks did move the points: the agreement is not that of two fixed points
+        other = U.unroll(X0, 8, kappa, 1.1 * eta_plain, beta, "attention", mask=mask)[-1]
+        assert float((other - walked[-1]).abs().max()) > 1e3 * max(gap, 1e-15)  # another step is another path
+
+
+def test_attention_step_closed_forms():
+    """s = 2 eta' at the book's eta = 0.4, d_q = 128, beta = 1: 0.8, 4 and 0.8 / (0.2 + 0.8 / 129)."""
+    s = {v: 2 * U.attention_step(0.4, v, d_q=128, beta=1.0) for v in U.STEP_FAMILY}
+    assert s["attention"] == pytest.approx(0.8, rel=1e-15)
+    assert s["diffusion"] == pytest.approx(4.0, rel=1e-14)
+    assert s["paper"] == pytest.approx(0.8 / (0.2 + 0.8 / 129), rel=1e-14)
+    assert 3.87 < s["paper"] < 3.89
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: U.attention_step(0.5, "diffusion", d_q=8), "eta must be below"),
+    (lambda: U.attention_step(0.6, "diffusion", d_q=8), "eta must be below"),
+    (lambda: U.attention_step(0.4, "exact", d_q=8), "variant"),
+    (lambda: U.attention_step(0.0, "attention", d_q=8), "eta"),
+    (lambda: U.attention_step(0.4, "paper", d_q=0), "d_q"),
+])
+def test_attention_step_refuses(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
