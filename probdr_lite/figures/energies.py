@@ -506,6 +506,35 @@ def thesis_figure(alignment: dict, baseline: dict, qs=(2, 5, 10)):
                          "embedding, against the level of a random subspace.")
 
 
+def step_family_figure(family_le: dict, steps: dict, baseline: dict, qs=(2, 10)):
+    """The thesis measure after the last block of plain attention, as a function of its step s = 2 eta'.
+
+    ``family_le`` is :func:`probdr_lite.thesis.le_alignment` of plain-attention paths keyed by s; ``steps`` maps
+    each block of the family to its s (:func:`probdr_lite.unrolled.attention_step`, times 2), each one of the
+    keys, marked on the curves.
+    """
+    graphs = list(baseline)
+    s_grid = np.array(sorted(family_le))
+    fig, axes = plt.subplots(1, len(graphs), figsize=(5.1 * len(graphs), 3.2), squeeze=False)
+    for ax, g in zip(axes[0], graphs):
+        for q, style in zip(qs, ("-", "--")):
+            vals = np.array([family_le[s][g][q][-1] for s in s_grid])
+            ax.plot(s_grid, vals, style, color="0.25", lw=1.2, label=f"plain attention at step $s$, $q$ = {q}")
+            ax.axhline(baseline[g][q]["mean"], color="0.55", ls=":", lw=1)
+            for v, s in steps.items():
+                ax.plot([s], [family_le[s][g][q][-1]], "o", ms=6, color=variant_colour(v),
+                        label=VARIANT_NAMES[v] if q == qs[0] else None)
+        ax.set(xscale="log", ylim=(0, 1), xlabel="step $s$ of $\\Pi(X + s A X)$")
+        ax.set_title(GRAPH_NAMES[g], fontsize="small")
+    axes[0, 0].set_ylabel("mean principal-angle cosine, last layer", fontsize="small")
+    axes[0, 0].legend(fontsize="x-small")
+    fig.tight_layout()
+    return describe(fig, f"{len(graphs)} panels, one per graph: how closely the latents after the last block of "
+                         "plain attention match the graph's Laplacian Eigenmaps embedding, as its step grows, with "
+                         "plain attention, A - I and the paper's block marked at their own steps, and the random "
+                         "level dotted.")
+
+
 def closing_text(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, tol=None,
                  n_sd=3.0) -> str:
     """Where the numbers leave the paper's reading among the others, each clause conditional on the numbers."""

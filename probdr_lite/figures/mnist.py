@@ -25,7 +25,7 @@ import torch
 from probdr_lite._threads import single_threaded
 from probdr_lite._validation import check_array, check_choice, check_class_labels, check_scalar
 from probdr_lite.figures.prose import listing
-from probdr_lite.figures.style import METRIC_LABELS, describe, variant_colour
+from probdr_lite.figures.style import METRIC_LABELS, describe, variant_colour, variant_label
 from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names
 from probdr_lite.mnist_blocks import PAPER, MnistSettings
 from probdr_lite.plotting import Table, class_scatter, scrub
@@ -320,6 +320,30 @@ def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dp
     fig.tight_layout()
     return describe(fig, f"Heat maps of {listing(METRIC_LABELS[m] for m in metrics)} after {n_layers} blocks over κ "
                     "and η, each cell labelled with its value and coloured by its change from layer 0.")
+
+
+def step_family_figure(family_rows: dict, steps: dict, metrics=METRIC_NAMES, dpi=100):
+    """Each clustering number after the last block of plain attention, as a function of its step s = 2 eta'.
+
+    ``family_rows`` maps s to one row of :func:`probdr_lite.metrics.layer_metrics`; ``steps`` maps each block of
+    the family (:data:`probdr_lite.unrolled.STEP_FAMILY`) to its s, one of the keys, marked on the curves.
+    """
+    metrics = check_metric_names(metrics)
+    s_grid = np.array(sorted(family_rows))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(2.55 * len(metrics), 2.7), dpi=dpi, squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        ax.plot(s_grid, [family_rows[s][m] for s in s_grid], "-", color="0.3", lw=1.2,
+                label="plain attention at step $s$")
+        for v, s in steps.items():
+            ax.plot([s], [family_rows[s][m]], "o", ms=6, color=variant_colour(v), label=variant_label(v))
+        ax.set(xscale="log", xlabel="step $s$")
+        ax.set_title(METRIC_LABELS[m], fontsize="small")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize="x-small", frameon=False)
+    return describe(fig, f"{len(metrics)} panels, one per clustering number: its value after the last block of "
+                         "plain attention as the block's step grows, with plain attention, A - I and the paper's "
+                         "block marked at their own steps.")
 
 
 def settings_table(settings: MnistSettings = PAPER) -> Table:

@@ -219,6 +219,20 @@ def test_variant_metrics_is_a_tidy_table_that_starts_from_one_X0(small_mnist):
     plt.close(fig)
 
 
+def test_step_family_figure_marks_each_block_at_its_step():
+    steps = {"attention": 0.8, "diffusion": 4.0, "paper": 3.88}
+    grid = sorted({0.1, 1.0, 10.0} | set(steps.values()))
+    rows = {s: {"knn_accuracy": 0.9 + s / 100, "between_within": 1 + s} for s in grid}
+    fig = M.step_family_figure(rows, steps, metrics=("knn_accuracy", "between_within"))
+    assert len(fig.axes) == 2
+    ax = fig.axes[1]
+    curve = ax.get_lines()[0]
+    assert list(curve.get_xdata()) == grid and list(curve.get_ydata()) == [1 + s for s in grid]
+    markers = {float(line.get_xdata()[0]): float(line.get_ydata()[0]) for line in ax.get_lines()[1:]}
+    assert markers == {s: 1 + s for s in steps.values()}
+    plt.close(fig)
+
+
 def test_kmeans_nmi_spread_is_one_nmi_per_seed(small_mnist):
     from probdr_lite.metrics import kmeans_nmi
 

@@ -161,6 +161,21 @@ def test_thesis_figure():
     assert len(fig.axes) == 4
 
 
+def test_step_family_figure_marks_each_block_on_its_own_curve():
+    """One panel per graph; each block's marker sits on the curve at its own step (the value of that path)."""
+    _, base, _ = thesis_numbers({"attention": 0.0, "diffusion": 0.0}, {"attention": 0.0, "diffusion": 0.0})
+    steps = {"attention": 0.8, "diffusion": 4.0, "paper": 3.88}
+    grid = sorted({0.1, 1.0, 10.0} | set(steps.values()))
+    family = {s: {g: {q: np.array([0.0, 0.1 * q + np.log(s) / 10]) for q in (2, 10)} for g in base} for s in grid}
+    fig = F.step_family_figure(family, steps, base)
+    assert len(fig.axes) == 2
+    for ax, g in zip(fig.axes, base):
+        markers = [(line.get_xdata()[0], line.get_ydata()[0]) for line in ax.get_lines() if line.get_marker() == "o"]
+        assert len(markers) == 2 * len(steps)  # each block at q = 2 and at q = 10
+        for s in steps.values():
+            assert any(x == s and y == family[s][g][2][-1] for x, y in markers), (g, s)
+
+
 def test_objectives_text_says_when_the_graph_change_undoes_the_steps():
     def e(v):
         return {"values": np.array(v, float), "deltas": np.ones(len(v) - 1), "n_rise": len(v) - 1, "n_fall": 0}
