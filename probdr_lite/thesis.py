@@ -39,11 +39,16 @@ __all__ = [
     "principal_subspace",
     "attention_graph",
     "le_targets",
+    "GRAPHS",
+    "graph_targets",
     "le_alignment",
     "random_baseline",
     "participation_ratio",
     "effective_rank",
     "effective_rank_path",
+    "CEILING",
+    "robustness",
+    "robustness_facts",
 ]
 
 #: The subspace dimensions q of the book's test.
@@ -106,6 +111,29 @@ def le_targets(images, X0, kappa, beta=1.0, q_max=max(QS)) -> dict:
     V_att, lam_att = embed_graph(attention_graph(X0, kappa, beta), n_components=q_max, return_eigenvalues=True)
     V_pix, lam_pix = laplacian_eigenmaps(images, q_max, return_eigenvalues=True)
     return {"attention": V_att, "pixels": V_pix, "attention_eigenvalues": lam_att, "pixels_eigenvalues": lam_pix}
+
+
+#: The graphs of the robustness test (:func:`graph_targets`): the chapter's attention graph W = exp(S) at X_0; the
+#: same without its self-loops (as scikit-learn's spectral embedding and the Laplacian Eigenmaps chapter build
+#: graphs: at kappa = 30 the diagonal of W dominates, so its LE vectors sit on single images); the k-NN graph of
+#: the latents X_0; the pixels' k-NN graph (both with the Laplacian Eigenmaps chapter's 10 neighbours, 0/1 weights).
+GRAPHS = ("attention", "attention_no_loops", "latents_knn", "pixels")
+
+
+def graph_targets(images, X0, kappa, beta=1.0, q_max=max(QS)) -> dict:
+    """The LE embedding of each graph of :data:`GRAPHS`: {graph: (n, q_max) array}, eigenvectors 2, ..., q_max + 1."""
+    images = check_array(images, "images", ndim=2, min_rows=3)
+    X0 = check_array(X0, "X0", ndim=2, min_rows=3).astype(np.float64)
+    if images.shape[0] != X0.shape[0]:
+        raise ValueError(f"X0 must have one row per image ({images.shape[0]}); got {X0.shape[0]}")
+    q_max = check_scalar(q_max, "q_max", low=1, high=X0.shape[0] - 2, integer=True)
+    W = attention_graph(X0, kappa, beta)
+    W_off = W.copy()
+    np.fill_diagonal(W_off, 0.0)
+    return {"attention": embed_graph(W, n_components=q_max),
+            "attention_no_loops": embed_graph(W_off, n_components=q_max),
+            "latents_knn": laplacian_eigenmaps(X0, q_max),
+            "pixels": laplacian_eigenmaps(images, q_max)}
 
 
 def _targets(targets: dict) -> dict:
@@ -223,3 +251,56 @@ def effective_rank_path(paths: dict) -> dict:
         raise ValueError("paths must be a non-empty dict {variant: list of latents}")
     return {v: np.array([effective_rank(X.numpy() if isinstance(X, torch.Tensor) else X) for X in p])
             for v, p in paths.items()}
+
+
+#: A start at or above this mean cosine leaves the test no headroom: it cannot show a block moving towards the target.
+CEILING = 0.95
+
+
+def robustness(images, paths_by_kappa: dict, beta=1.0, qs=(2, 10), n_draws=20) -> dict:
+    """The thesis test for every graph of :data:`GRAPHS` at every kappa: {kappa: {"le": ..., "baseline": ...}}.
+
+    ``paths_by_kappa`` maps each kappa to {variant: [X_0, ..., X_T]} (e.g. from
+    :func:`probdr_lite.objections.mnist_paths` at that kappa, one X_0 for all); the targets are built at that
+    kappa from X_0 (:func:`graph_targets`), "le" is :func:`le_alignment` and "baseline" :func:`random_baseline`.
+    """
+    if not isinstance(paths_by_kappa, dict) or not paths_by_kappa:
+        raise ValueError("paths_by_kappa must be a non-empty dict {kappa: {variant: list of latents}}")
+    out = {}
+    for kappa, paths in paths_by_kappa.items():
+        X0 = next(iter(paths.values()))[0]
+        X0 = X0.numpy() if isinstance(X0, torch.Tensor) else X0
+        targets = graph_targets(images, X0, kappa, beta, q_max=max(qs))
+        out[kappa] = {"le": le_alignment(paths, targets, qs), "baseline": random_baseline(targets, qs, n_draws)}
+    return out
+
+
+def robustness_facts(robust: dict, n_sd=3.0, rel_tol=0.02, ceiling=CEILING) -> list:
+    """One dict per (kappa, graph, q) of :func:`robustness`: where the latents start, the random level, and how
+    each block moves.
+
+    A block "moves towards" the LE embedding when its last layer is above its start by more than ``rel_tol`` of
+    the start and the run leaves the random level (more than ``n_sd`` standard deviations of the random subspaces
+    above their mean), "away" likewise below, else "still"; the thesis text of the chapter reads the same rule.
+    ``start_above_random`` and ``at_ceiling`` (start >= ``ceiling``) say whether the test has room to show a move.
+    """
+    rows = []
+    for kappa, r in robust.items():
+        le, base = r["le"], r["baseline"]
+        variants = list(le)
+        for g in base:
+            for q in base[g]:
+                b = base[g][q]
+                level = b["mean"] + n_sd * b["sd"]
+                start = float(le[variants[0]][g][q][0])
+                ends = {v: float(le[v][g][q][-1]) for v in variants}
+                informative = max([start] + list(ends.values())) > level
+                moves = {}
+                for v, end in ends.items():
+                    change = end - start
+                    moves[v] = ("still" if not informative or abs(change) <= rel_tol * abs(start)
+                                else "towards" if change > 0 else "away")
+                rows.append({"kappa": float(kappa), "graph": g, "q": int(q), "start": start, "ends": ends,
+                             "moves": moves, "random": b["mean"], "random_sd": b["sd"],
+                             "start_above_random": start > level, "at_ceiling": start >= ceiling})
+    return rows

@@ -401,7 +401,13 @@ def readings_table(table: dict, alignment: dict, asymmetry: dict, filter_note_te
 # ---------------------------------------------------------------------------------------------------------------------
 # The thesis: does a block move towards the Laplacian Eigenmaps embedding?
 
-GRAPH_NAMES = {"attention": "LE of the attention graph at $X_0$", "pixels": "LE of the pixels' k-NN graph"}
+GRAPH_NAMES = {"attention": "LE of the attention graph at $X_0$", "pixels": "LE of the pixels' k-NN graph",
+               "attention_no_loops": "LE of the attention graph at $X_0$ without self-loops",
+               "latents_knn": "LE of the latents' k-NN graph at $X_0$"}
+#: Short names of the graphs, for table cells.
+GRAPH_SHORT = {"attention": "$W = e^S$", "attention_no_loops": "$W$ without self-loops",
+               "latents_knn": "k-NN of $X_0$", "pixels": "k-NN of the pixels"}
+MOVE_MARK = {"towards": "↑", "away": "↓", "still": "·"}
 
 
 def thesis_table(alignment: dict, baseline: dict, erank: dict, qs=(2, 10)) -> Table:
@@ -425,6 +431,19 @@ def thesis_table(alignment: dict, baseline: dict, erank: dict, qs=(2, 10)) -> Ta
     return Table(header, body, caption=f"layer 0 → layer {T}: mean cosine of the principal angles between the "
                  "top-$q$ principal subspace of $X_t$ and the LE embedding (1: the same subspace); random: mean ± "
                  "sd over random subspaces")
+
+
+def robustness_table(facts: list) -> Table:
+    """The thesis test over every graph and kappa (:func:`probdr_lite.thesis.robustness_facts`): one row each."""
+    variants = list(facts[0]["ends"])
+    header = (["$\\kappa$", "graph", "$q$", "layer 0", "random"]
+              + [f"{VARIANT_NAMES.get(v, v)}, last layer" for v in variants])
+    body = [[num(f["kappa"], 0), GRAPH_SHORT.get(f["graph"], f["graph"]), str(f["q"]), num(f["start"]),
+             f"{num(f['random'])} ± {num(f['random_sd'])}"]
+            + [f"{num(f['ends'][v])} {MOVE_MARK[f['moves'][v]]}" for v in variants] for f in facts]
+    return Table(header, body, caption="mean principal-angle cosine between the top-$q$ principal subspace of "
+                 "$X_t$ and each graph's LE embedding; ↑ towards it, ↓ away, · neither (within 2 % of the start, "
+                 "or at the random level: mean + 3 sd)")
 
 
 def thesis_text(alignment: dict, baseline: dict, erank: dict, eigenvalues: dict, participation=None,

@@ -118,3 +118,54 @@ def test_participation_ratio():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises((ValueError, TypeError), match=name):
         call()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The test over every graph
+
+
+def test_graph_targets_without_self_loops_is_scikit_learns_spectral_embedding():
+    """scikit-learn's spectral embedding drops the diagonal of the affinity (scipy's Laplacian ignores it): the
+    attention graph without self-loops gives its subspace; with the loops the embedding is another one."""
+    from sklearn.manifold import spectral_embedding
+
+    X0 = latents(150, 16, seed=4)
+    images = np.random.default_rng(1).standard_normal((150, 30))
+    targets = T.graph_targets(images, X0, kappa=20.0, beta=1.0, q_max=3)
+    assert set(targets) == set(T.GRAPHS) and all(v.shape == (150, 3) for v in targets.values())
+    W = T.attention_graph(X0, 20.0, 1.0)
+    ref = spectral_embedding(W, n_components=4, norm_laplacian=True, drop_first=True, random_state=0)[:, :3]
+    assert subspace_agreement(targets["attention_no_loops"], ref).min() > 0.999
+    assert subspace_agreement(targets["attention"], ref).min() < 0.99  # the self-loops change the graph
+    assert np.allclose(targets["pixels"], eigenmaps.laplacian_eigenmaps(images, 3))
+    assert np.allclose(targets["latents_knn"], eigenmaps.laplacian_eigenmaps(X0.numpy(), 3))
+
+
+def _robust(start, ends, sd=0.01, mean=0.05):
+    le = {v: {"pixels": {2: np.array([start, end])}} for v, end in ends.items()}
+    return {30.0: {"le": le, "baseline": {"pixels": {2: {"mean": mean, "sd": sd}}}}}
+
+
+@pytest.mark.parametrize("start,ends,moves,above,ceiling", [
+    (0.60, {"attention": 0.70, "diffusion": 0.50}, {"attention": "towards", "diffusion": "away"}, True, False),
+    (0.60, {"attention": 0.605, "diffusion": 0.70}, {"attention": "still", "diffusion": "towards"}, True, False),
+    (0.05, {"attention": 0.06, "diffusion": 0.04}, {"attention": "still", "diffusion": "still"}, False, False),
+    (0.99, {"attention": 0.99, "diffusion": 0.985}, {"attention": "still", "diffusion": "still"}, True, True),
+])
+def test_robustness_facts_read_the_moves(start, ends, moves, above, ceiling):
+    """Moves beyond 2 % of the start count, but not while every value is at the random level (mean + 3 sd)."""
+    (row,) = T.robustness_facts(_robust(start, ends))
+    assert row["moves"] == moves and row["start_above_random"] is above and row["at_ceiling"] is ceiling
+    assert (row["kappa"], row["graph"], row["q"], row["start"]) == (30.0, "pixels", 2, start)
+
+
+def test_robustness_runs_every_graph_at_every_kappa():
+    X0 = latents(80, 12, seed=2)
+    images = np.random.default_rng(0).standard_normal((80, 20))
+    paths = {k: {v: U.unroll(X0, 2, k, 0.4, 1.0, v) for v in ("attention", "diffusion")} for k in (3.0, 30.0)}
+    robust = T.robustness(images, paths, qs=(2,), n_draws=5)
+    assert set(robust) == {3.0, 30.0}
+    for r in robust.values():
+        assert set(r["le"]["attention"]) == set(T.GRAPHS) == set(r["baseline"])
+        assert r["le"]["diffusion"]["pixels"][2].shape == (3,)
+    assert len(T.robustness_facts(robust)) == 2 * len(T.GRAPHS)
