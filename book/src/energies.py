@@ -472,3 +472,11 @@ le_s = T.le_alignment(paths_s, targets_s, qs=(2, 10))
 display(Markdown(figs.thesis_text(le_s, T.random_baseline(targets_s, qs=(2, 10)), T.effective_rank_path(paths_s),
                                   {"attention": targets_s["attention_eigenvalues"]},
                                   T.participation_ratio(targets_s["attention"]))))
+_starts = {q: float(le_s["attention"]["attention"][q][0]) for q in (2, 10)}
+_at_ceiling = [q for q, v in _starts.items() if v >= T.CEILING]
+display(Markdown(
+    f"Before any block the latents' principal subspace already agrees with the attention graph's LE embedding "
+    f"to {_starts[2]:.3f} at $q = 2$ and {_starts[10]:.3f} at $q = 10$"
+    + (f": at $q = {' and '.join(map(str, _at_ceiling))}$ the test starts at its ceiling (at least "
+       f"{T.CEILING:g}), so it has no room to show a block moving towards that embedding." if _at_ceiling else
+       ", below the ceiling, so a move towards it could show.")))
