@@ -214,7 +214,9 @@
     var settled = function () { return restarting ? restarting.catch(function () {}) : Promise.resolve(); };
     var restart = function () {
       if (!restarting) {
-        restarting = Promise.resolve().then(function () { return session.restart(); })
+        // a restart requested while the kernel's first connection is still being set up loses the runs that
+        // follow it (the server replaces the half-open connection), so it waits for the kernel's first answer
+        restarting = Promise.resolve(session.kernel.info).then(function () { return session.restart(); })
           .then(function () { return session.kernel.requestKernelInfo(); })
           .finally(function () { restarting = null; });
       }
@@ -299,6 +301,9 @@
       return server.startNewSession(rendermime, config.kernels);
     }).then(function (session) {
       if (!session || !session.kernel) throw new Error("the server started no kernel");
+      // ready once the kernel has answered (its kernel_info reply), not when the server has started it
+      return Promise.resolve(session.kernel.info).then(function () { return session; });
+    }).then(function (session) {
       window.thebe.server = server;
       render(options, config, rendermime, session);
       return place;
