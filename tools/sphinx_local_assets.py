@@ -25,11 +25,14 @@ Two more things come from here:
   to ``index.js`` and are found from the script's own URL), and sphinx-thebe's
   inline ``THEBE_JS_URL`` is pointed there instead of unpkg. sphinx-thebe 0.3's
   own launch was written for Thebe 0.8 and never starts a 0.9 kernel, so
-  ``THEBE_SETUP_JS`` replaces its ``initThebe``: on "Live Code" it loads the
-  served bundle and ``thebe.css``, pairs every input with an output slot,
-  bootstraps with ``requestKernel`` and the page configuration's ``useBinder``,
-  server and kernel name, hands Thebe's widget manager the site's require.js
-  instead of cdnjs's, and reports a failed launch in the button. Nothing but
+  ``THEBE_SETUP_JS`` replaces its ``initThebe`` with the book's own launch,
+  ``tools/site/probdr-thebe.js`` (loaded on the first click): it reaches the
+  server and starts a kernel before it turns any cell into an editor (a failed
+  launch leaves the page as it was, and the next click tries again), gives each
+  chapter its own kernel (session path ``book/<page>.ipynb``), makes "restart"
+  and "restart & run all" restart the kernel and every run wait for the restart,
+  renders Markdown outputs with ``marked`` (npm, ``vendor/marked/``) and the
+  site's MathJax, and says in the button what it is doing and where. Nothing but
   the kernel's server (Binder, or the one a page configures) is reached, and
   only after the click.
 - The kernel-free live figures (``probdr_lite.figures.live``): ``live.js`` and
@@ -93,6 +96,9 @@ ASSETS = [
     ("thebe", "lib/*.js", "thebe"),
     ("thebe", "lib/*.css", "thebe"),
     ("thebe", "lib/*.LICENSE.txt", "thebe"),
+    # Live Code renders Markdown outputs with it (Thebe's renderer has no Markdown parser)
+    ("marked", "lib/marked.umd.js", "marked"),
+    ("marked", "LICENSE.md", "marked"),
 ]
 
 #: Where Thebe's bundle is served (``THEBE_JS_URL`` of sphinx-thebe points here), its stylesheet, and the
@@ -100,6 +106,8 @@ ASSETS = [
 THEBE_JS = f"{PREFIX}/thebe/index.js"
 THEBE_CSS = f"{PREFIX}/thebe/thebe.css"
 REQUIREJS = f"{PREFIX}/requirejs/require.js"
+#: The Markdown parser that Live Code gives Thebe's output renderer (which has none) for Markdown outputs.
+MARKED = f"{PREFIX}/marked/marked.umd.js"
 
 #: Widget pages: the state and view MIME types myst-nb writes, and the scripts that render them.
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -115,7 +123,9 @@ LIVE_DATA = "live-data"
 #: The site's stylesheet and script (tools/site/), copied to vendor/probdr-site/ and loaded on every page.
 SITE_SOURCE = ROOT / "tools" / "site"
 SITE_DIR = f"{PREFIX}/probdr-site"
-SITE_FILES = ("probdr-site.css", "probdr-site.js")
+SITE_FILES = ("probdr-site.css", "probdr-site.js", "probdr-thebe.js")
+#: Live Code's launch (tools/site/probdr-thebe.js), loaded on the first click of "Live Code" only.
+THEBE_LAUNCHER = f"{SITE_DIR}/probdr-thebe.js"
 
 #: The smallest height, in CSS pixels, of a static figure's tick labels on the page (the figure is not shown
 #: narrower than that allows; it scrolls sideways instead).
@@ -235,118 +245,36 @@ CDN_LINKS_DROPPED = [
 ]
 
 
-#: Inline script on every page, after sphinx-thebe's: its own "Live Code" launch, made to work with the Thebe
-#: 0.9 the site serves (sphinx-thebe 0.3's launch code was written for Thebe 0.8). ``%s`` is a JSON object of
-#: the site's own URLs (Thebe's bundle and stylesheet, require.js), relative to the page. On a click it
-#:
-#: - loads Thebe from the site and links Thebe's stylesheet, with a rule that makes every editor as tall as
-#:   its code (CodeMirror's own stylesheet in the bundle sets 300 px);
-#: - gives every input without an output an empty ``[data-output]``: Thebe pairs the n-th input with the n-th
-#:   output, and a page whose cells do not all have outputs would show outputs under the wrong cell;
-#: - calls ``thebelab.bootstrap`` with ``requestKernel: true`` (without it 0.9 never starts a kernel) and with
-#:   the page configuration's ``useBinder`` and kernel name (``bootstrap`` would otherwise reset ``useBinder``
-#:   to true, and Thebe reads ``kernelOptions.kernelName``, where sphinx-thebe writes ``name``), so that a page
-#:   that adds a ``text/x-thebe-config`` with ``useBinder: false`` and ``serverSettings`` uses that server;
-#: - answers Thebe's fetch of require.js from cdnjs (its widget manager loads it before any widget renders)
-#:   with the site's own copy, and strips the Font Awesome 4.4 link of matplotlib's animation outputs as a
-#:   cell's output is written (the site's Font Awesome 6 draws their icons; the build strips it from static
-#:   pages), so a live page reaches nothing but its kernel's server;
-#: - reports a failed launch in the button: Thebe 0.9 reports errors through its "error" event, never a
-#:   "failed" status; a rejected promise is blamed on the launch only while no kernel has started.
+#: Inline script on every page, after sphinx-thebe's: "Live Code" is this book's own launch of the Thebe 0.9 the
+#: site serves (sphinx-thebe 0.3's launch code was written for Thebe 0.8). ``%s`` is a JSON object of the site's
+#: own URLs, relative to the page (the launch script, Thebe's bundle and stylesheet, require.js, marked, MathJax),
+#: and the name of the page's notebook (the kernel session's path). It replaces sphinx-thebe's ``initThebe``: the
+#: first click loads ``probdr-thebe.js`` (``tools/site/``, copied to ``vendor/probdr-site/``; its comments say
+#: what it does), every click calls ``probdrLiveCode.launch``. Nothing is loaded before the click; a launch script
+#: that does not load is reported in the button, and the next click tries again.
 THEBE_SETUP_JS = """window.addEventListener("load", function () {
-  var urls = %s;
-  var abs = function (u) { return new URL(u, document.baseURI).href; };
-  var kernel = false, binder = true, failed = false;
-  var say = function (text) {
-    failed = true;
-    document.querySelectorAll(".thebe-launch-button").forEach(function (b) {
-      var slot = b.querySelector(".loading-text");
-      if (slot) slot.textContent = text; else b.textContent = text;
-      b.classList.add("thebe-launch-failed");
-      b.setAttribute("role", "status");
-    });
-  };
-  var message = function () {
-    return "Could not start a live kernel (" + (binder ? "no connection to mybinder.org?" :
-           "no connection to the Jupyter server?") + "). Everything else on this page works without one.";
-  };
-  var fontAwesome4 = /<link\\b[^>]*\\bhref="https?:\\/\\/maxcdn\\.bootstrapcdn\\.com\\/font-awesome\\/[^"]*"[^>]*>\\s*/g;
-  var shimmed = false;
-  var shims = function () {
-    if (shimmed) return;
-    shimmed = true;
-    var css = document.createElement("link");
-    css.rel = "stylesheet"; css.href = abs(urls.css);
-    document.head.appendChild(css);
-    // the CodeMirror stylesheet inside Thebe's bundle, injected after this one, sets 300 px: outrank it
-    var fit = document.createElement("style");
-    fit.textContent = ".thebe-cell .CodeMirror, .thebelab-cell .CodeMirror { height: auto; }";
-    document.head.appendChild(fit);
-    var fetch0 = window.fetch;
-    window.fetch = function (input, init) {
-      var url = typeof input === "string" ? input : (input && input.url) || "";
-      if (/^https:\\/\\/cdnjs\\.cloudflare\\.com\\/ajax\\/libs\\/require\\.js\\/[^/]+\\/require(\\.min)?\\.js$/.test(url)) {
-        input = abs(urls.requirejs);
-      }
-      return fetch0.call(this, input, init);
-    };
-    var inner = Object.getOwnPropertyDescriptor(Element.prototype, "innerHTML");
-    Object.defineProperty(Element.prototype, "innerHTML", {
-      configurable: true, get: inner.get,
-      set: function (html) { inner.set.call(this, typeof html === "string" ? html.replace(fontAwesome4, "") : html); }
-    });
-  };
-  var pairOutputs = function () {
-    document.querySelectorAll(thebe_selector).forEach(function (cell) {
-      var input = cell.querySelector("[data-executable]");
-      if (input && !cell.querySelector("[data-output]")) {
-        var out = document.createElement("div");
-        out.className = "cell_output";
-        out.setAttribute("data-output", "");
-        input.insertAdjacentElement("afterend", out);
-      }
-    });
-  };
-  var start = function () {
-    var page = (thebelab.getPageConfig && thebelab.getPageConfig()) || {};
-    binder = page.useBinder !== false;
-    if (binder && navigator.onLine === false) { say(message()); return; }
-    configureThebe();
-    modifyDOMForThebe();
-    pairOutputs();
-    var options = page.kernelOptions || {};
-    if (thebelab.on) {
-      thebelab.on("error", function (evt, data) { console.warn("Thebe:", data); if (!kernel) say(message()); });
-      thebelab.on("status", function (evt, data) {
-        if (data && /^(ready|idle|attached|kernel-ready|server-ready)$/.test(String(data.status)) && window.thebe.session) kernel = true;
-      });
-    }
-    Promise.resolve(thebelab.bootstrap({
-      requestKernel: true, useBinder: binder,
-      kernelOptions: {kernelName: options.kernelName || options.name || "python3", path: options.path}
-    })).then(function (r) {
-      if (r && r.session) { kernel = true; document.body.setAttribute("data-thebe-kernel", "ready"); }
-      else if (!failed) say(message());
-    }, function (err) { console.warn("Thebe did not start", err); say(message()); });
-  };
   if (typeof window.initThebe !== "function") return;
+  var urls = %s;
+  var loading = false;
+  var say = function (text) {
+    document.querySelectorAll(".thebe-launch-button").forEach(function (b) {
+      b.textContent = text; b.setAttribute("role", "status"); b.classList.add("probdr-live-button");
+    });
+  };
   window.initThebe = function () {
-    shims();
-    if (typeof thebelab !== "undefined") { start(); return; }
-    document.querySelectorAll(".thebe-launch-button").forEach(function (b) { b.textContent = "Loading Thebe..."; });
+    if (window.probdrLiveCode) { window.probdrLiveCode.launch(urls); return; }
+    if (loading) return;
+    loading = true;
+    say("Loading Live Code…");
     var script = document.createElement("script");
-    script.src = abs(urls.thebe);
-    script.addEventListener("load", start);
-    script.addEventListener("error", function () { say(message()); });
+    script.src = new URL(urls.launcher, document.baseURI).href;
+    script.addEventListener("load", function () { loading = false; window.probdrLiveCode.launch(urls); });
+    script.addEventListener("error", function () {
+      loading = false; script.remove();
+      say("Could not load Live Code from this site. Click Live Code to try again.");
+    });
     document.head.appendChild(script);
   };
-  window.addEventListener("unhandledrejection", function (e) {
-    if (typeof thebelab === "undefined") return;
-    console.warn("Thebe:", e.reason);
-    if (kernel) return;
-    e.preventDefault();
-    say(message());
-  });
 });"""
 
 
@@ -427,9 +355,11 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
             kept.append(asset)
             if getattr(asset, "filename", None) == "sphinx-thebe.js" or str(getattr(asset, "filename", "")).endswith(
                     "/sphinx-thebe.js"):
-                urls = {"thebe": THEBE_JS, "css": THEBE_CSS, "requirejs": REQUIREJS}
-                kept.append(_JavaScript("", priority=asset.priority, body=THEBE_SETUP_JS % json.dumps(
-                    {k: context["pathto"](v, resource=True) for k, v in urls.items()})))
+                urls = {"launcher": THEBE_LAUNCHER, "thebe": THEBE_JS, "css": THEBE_CSS, "requirejs": REQUIREJS,
+                        "marked": MARKED, "mathjax": str(app.config.mathjax_path)}
+                setup = {k: context["pathto"](v, resource=True) for k, v in urls.items()}
+                setup["notebook"] = f"{Path(pagename).name}.ipynb"  # the chapter's own kernel session
+                kept.append(_JavaScript("", priority=asset.priority, body=THEBE_SETUP_JS % json.dumps(setup)))
                 used.update(urls.values())
         files[:] = kept
     if isinstance(body_html, str) and LIVE_MARKER in body_html:
@@ -443,7 +373,8 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
         for pattern in CDN_LINKS_DROPPED:
             context["body"] = pattern.sub("", context["body"])
         # Thebe would fetch MathJax 2 from cdnjs to typeset LaTeX outputs; the site has only MathJax 3, so
-        # an empty URL turns that renderer off (such outputs show as text) instead of reaching a CDN.
+        # an empty URL turns that renderer off (text/latex outputs show as text) instead of reaching a CDN.
+        # The maths of Markdown outputs is typeset by probdr-thebe.js with the site's MathJax 3.
         context["body"] = context["body"].replace(
             '<script type="text/x-thebe-config">\n    {\n        requestKernel: true,',
             '<script type="text/x-thebe-config">\n    {\n        requestKernel: true,\n        mathjaxUrl: "",')

@@ -302,7 +302,8 @@ display(Markdown(summary_text(numbers, rows_var)))
 from probdr_lite.data import load_mnist
 
 pixels, _ = load_mnist()
-print(pixel_text(knn_accuracy(pixels, labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv), numbers["knn0"]))
+print(pixel_text(knn_accuracy(pixels, labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv),
+                 paper_numbers(rows_full, PAPER.n_layers)["knn0"]))  # the latents' k-NN accuracy before block 1
 
 # %% tags=["remove-input"]
 display(Markdown(peaks_premise(numbers)))

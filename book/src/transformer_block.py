@@ -529,7 +529,8 @@ T_exact_causal = tangent(update_direction(X0, kappa, beta, "exact", mask="causal
 cos_causal = float((T_diff * T_exact_causal).sum() / (T_diff.norm() * T_exact_causal.norm()))
 print(f"share of attention above the diagonal: no mask {upper_full:.3f}, causal {float(torch.triu(A_causal, 1).sum()):.1f}")
 print(f"asymmetry |A - A^T| / |A|: no mask {asym_full:.3f}, causal {asym_causal:.3f}")
-print(f"cosine of the diffusion and exact directions (tangent parts): no mask {c_A:.3f}, causal {cos_causal:.3f}")
+print(f"cosine of the diffusion and exact directions (tangent parts): no mask {cosines['diffusion']:.3f}, "
+      f"causal {cos_causal:.3f}")
 fig = mask_figure(toy)
 plt.show()
 

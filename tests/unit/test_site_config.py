@@ -26,7 +26,8 @@ def _assets_module():
 
 def test_npm_packages_are_pinned_exactly_and_locked():
     deps = json.loads((ROOT / "package.json").read_text())["dependencies"]
-    assert set(deps) == {"mathjax", "requirejs", "@jupyter-widgets/html-manager", "thebe"}
+    # marked: Live Code's parser for Markdown outputs (Thebe's renderer has none)
+    assert set(deps) == {"mathjax", "requirejs", "@jupyter-widgets/html-manager", "thebe", "marked"}
     for name, version in deps.items():
         assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} must be pinned to an exact version: {version}"
     assert deps["mathjax"].startswith("3."), "Sphinx's mathjax3_config needs MathJax 3"
@@ -152,10 +153,20 @@ def test_binders_ipywidgets_is_the_one_thebes_widget_manager_renders():
 
 
 def test_live_code_script_fixes_thebe_09_under_sphinx_thebe():
-    """The launch script that replaces sphinx-thebe's (tools/sphinx_local_assets.py) carries each fix the
-    Live Code test relies on; the browser test (tests/book/test_live_code.py) checks that they work."""
-    js = _assets_module().THEBE_SETUP_JS
+    """The launch that replaces sphinx-thebe's (THEBE_SETUP_JS in tools/sphinx_local_assets.py, which loads
+    tools/site/probdr-thebe.js on the first click) carries each fix the Live Code tests rely on; the browser tests
+    (tests/book/test_live_code.py) check that they work."""
+    assets = _assets_module()
+    inline = assets.THEBE_SETUP_JS
+    assert "window.initThebe = function" in inline and "urls.launcher" in inline and "probdrLiveCode.launch" in inline
+    assert "probdr-thebe.js" in assets.SITE_FILES and assets.THEBE_LAUNCHER.endswith("/probdr-thebe.js")
+    js = (ROOT / "tools" / "site" / "probdr-thebe.js").read_text()
     for needle in ("requestKernel: true", "useBinder: binder", "kernelName:", "data-output", "urls.requirejs",
-                   "font-awesome", 'thebelab.on("error"', "css.href"):
+                   "font-awesome", "css.href",
+                   "Promise.race([server.ready",     # connect and start a kernel before touching the cells
+                   "urls.notebook",                  # one kernel session per chapter
+                   "session.restart()", "settled()",  # a real restart; runs wait for it
+                   "markdownParser", "typesetPromise",  # Markdown outputs: marked, the site's MathJax
+                   "where(options)"):                # the button names the server used
         assert needle in js, needle
-    assert "cdnjs" in js and "abs(urls.requirejs)" in js  # the cdnjs URL is only matched, never fetched
+    assert "cdnjs" in js and "abs(urls.requirejs)" in js  # the cdnjs URL is only matched, never fetched  # the cdnjs URL is only matched, never fetched
