@@ -490,6 +490,9 @@ def _site_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
         mathjax = str(app.config.mathjax_path)
         if pagename == "search" and mathjax.startswith(f"{PREFIX}/") and not any(
                 str(getattr(a, "filename", "")).endswith(mathjax) for a in scripts):
+            if app.config.mathjax3_config:  # as sphinx.ext.mathjax writes it on the pages with maths
+                scripts.append(_JavaScript("", priority=500, body="window.MathJax = "
+                                           + json.dumps(app.config.mathjax3_config)))
             scripts.append(_JavaScript(mathjax, priority=500, defer="defer"))
             used.add(mathjax)
     if isinstance(context.get("body"), str):
