@@ -80,12 +80,15 @@ NODE_MODULES = ROOT / "node_modules"
 PREFIX = "vendor"
 
 #: What is copied: (npm package, glob inside the package, folder under vendor/).
-#: MathJax's "full" TeX bundle has every TeX extension built in, so it never
-#: needs to fetch one; its CHTML output needs only the woff-v2 fonts. The HTML
+#: MathJax's TeX bundle (base, AMS, newcommand, require, autoload) covers the
+#: book's maths; the other TeX extensions are copied too, so that one a page
+#: asks for (autoload, ``\\require``) comes from the site, never a CDN. Its CHTML
+#: output needs only the woff-v2 fonts. The HTML
 #: manager's Font Awesome fonts are loaded from next to embed-amd.js (Chromium,
 #: Firefox and Safari all take woff2; woff is the fallback).
 ASSETS = [
-    ("mathjax", "es5/tex-chtml-full.js", "mathjax"),
+    ("mathjax", "es5/tex-chtml.js", "mathjax"),
+    ("mathjax", "es5/input/tex/extensions/*.js", "mathjax/input/tex/extensions"),
     ("mathjax", "es5/output/chtml/fonts/woff-v2/*.woff", "mathjax/output/chtml/fonts/woff-v2"),
     ("mathjax", "LICENSE", "mathjax"),
     ("requirejs", "require.js", "requirejs"),

@@ -71,7 +71,8 @@ def test_vendor_assets_copy_from_node_modules(tmp_path):
         pytest.skip("node_modules is not installed (make install runs npm ci)")
     written = assets.copy_assets(tmp_path)
     names = {p.relative_to(tmp_path).as_posix() for p in written}
-    assert "vendor/mathjax/tex-chtml-full.js" in names
+    assert "vendor/mathjax/tex-chtml.js" in names
+    assert "vendor/mathjax/input/tex/extensions/autoload.js" in names
     assert "vendor/requirejs/require.js" in names
     assert "vendor/jupyter-widgets/html-manager/embed-amd.js" in names
     assert any(n.startswith("vendor/mathjax/output/chtml/fonts/woff-v2/") for n in names)
