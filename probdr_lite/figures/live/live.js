@@ -370,7 +370,8 @@
   }
 
   function setupCanvas(canvas) {
-    const ratio = Math.max(window.devicePixelRatio || 1, printScale || 1);
+    // (under print media, also when the "change" event has not come: Chromium does not always send it)
+    const ratio = Math.max(window.devicePixelRatio || 1, printScale || (PRINT_MEDIA && PRINT_MEDIA.matches ? PRINT_SCALE : 1));
     const w = canvas.clientWidth || 300, h = canvas.clientHeight || 240;
     if (canvas.width !== Math.round(w * ratio) || canvas.height !== Math.round(h * ratio)) {
       canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
@@ -654,6 +655,7 @@
   // printed, so that a printed figure is sharp; the controls are hidden by the stylesheet.
 
   const PRINT_SCALE = 3;
+  const PRINT_MEDIA = window.matchMedia ? window.matchMedia("print") : null;
   let printScale = 0;
 
   function redrawAll() {
