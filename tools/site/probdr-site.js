@@ -14,6 +14,9 @@
 (function () {
   "use strict";
 
+  // The most a formula's typeset maths may stick out of its box, in CSS pixels, and still fit (an italic overhang).
+  const OVERHANG_PX = 12;
+
   function markScrolling() {
     document.querySelectorAll("figure.probdr-figure").forEach((fig) => {
       const box = fig.querySelector(".probdr-figure-scroll");
@@ -57,11 +60,23 @@
   }
 
   // A table or formula that scrolls sideways is a Tab stop with a name (a keyboard scrolls it with the arrow keys);
-  // one that fits is not (axe-core: scrollable-region-focusable).
+  // one that fits is not (axe-core: scrollable-region-focusable). A formula that fits (its typeset maths, mjx-math,
+  // within its box but for an italic overhang) does not scroll at all: the hidden MathML copy for screen readers
+  // (mjx-assistive-mml, clipped to nothing but laid out at its own width) made nearly every formula a scroll
+  // container, so a keyboard would have had to stop at each one.
   function focusScrolling() {
     document.querySelectorAll(".bd-content .cell_output table, .bd-content mjx-container, .bd-content div.math")
       .forEach((el) => {
-        const scrolls = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible";
+        if (el.tagName === "MJX-CONTAINER" && el.clientWidth > 0) {
+          const maths = el.querySelector("mjx-math");
+          if (maths && maths.getBoundingClientRect().width <= el.clientWidth + OVERHANG_PX) {
+            el.style.overflow = "visible";
+            return;
+          }
+          el.style.overflow = "";
+        }
+        const over = el.scrollWidth - el.clientWidth;
+        const scrolls = el.clientWidth > 0 && over > 1 && getComputedStyle(el).overflowX !== "visible";
         if (scrolls && !el.hasAttribute("tabindex")) {
           el.setAttribute("tabindex", "0");
           el.dataset.probdrScrolls = "1";
