@@ -54,6 +54,10 @@ each page (:func:`_site_page`, :func:`_finish_site`):
   scrub animations get their frames' alt text;
 - Font Awesome's 1.5 MB script is dropped: the theme's stylesheet already
   draws every icon from Font Awesome's web fonts;
+- markup of the theme and extensions that axe-core's WCAG rules reject is
+  rewritten (:data:`MARKUP_FIXES`: names that differ from the visible text,
+  docutils' deprecated ``doc-biblioentry`` role), and the scrub figures'
+  frame sliders are named;
 - section titles in ``searchindex.js`` read as text, not TeX (``\\kappa`` ->
   κ), and the search page typesets the maths of its result summaries;
 - a print stylesheet: no navigation, code that wraps, live figures as sharp
@@ -79,12 +83,15 @@ NODE_MODULES = ROOT / "node_modules"
 PREFIX = "vendor"
 
 #: What is copied: (npm package, glob inside the package, folder under vendor/).
-#: MathJax's "full" TeX bundle has every TeX extension built in, so it never
-#: needs to fetch one; its CHTML output needs only the woff-v2 fonts. The HTML
+#: MathJax's TeX bundle (base, AMS, newcommand, require, autoload) covers the
+#: book's maths; the other TeX extensions are copied too, so that one a page
+#: asks for (autoload, ``\\require``) comes from the site, never a CDN. Its CHTML
+#: output needs only the woff-v2 fonts. The HTML
 #: manager's Font Awesome fonts are loaded from next to embed-amd.js (Chromium,
 #: Firefox and Safari all take woff2; woff is the fallback).
 ASSETS = [
-    ("mathjax", "es5/tex-chtml-full.js", "mathjax"),
+    ("mathjax", "es5/tex-chtml.js", "mathjax"),
+    ("mathjax", "es5/input/tex/extensions/*.js", "mathjax/input/tex/extensions"),
     ("mathjax", "es5/output/chtml/fonts/woff-v2/*.woff", "mathjax/output/chtml/fonts/woff-v2"),
     ("mathjax", "LICENSE", "mathjax"),
     ("requirejs", "require.js", "requirejs"),
@@ -136,6 +143,23 @@ MIN_TICK_PX = 9.0
 FONTAWESOME_JS = re.compile(r'\s*<script\b[^>]*src="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*>\s*</script>')
 FONTAWESOME_FILES = ("_static/scripts/fontawesome.js", "_static/scripts/fontawesome.js.map",
                      "_static/scripts/fontawesome.js.LICENSE.txt")
+
+#: Markup that the theme and extensions write and that fails axe-core's WCAG 2.2 A/AA rules, rewritten on every page
+#: at the end of the build: (pattern, replacement, why). tests/book/test_access.py runs axe-core on every page.
+MARKUP_FIXES = [
+    # pydata-sphinx-theme's search field shows "Search Ctrl+K" but is named "Search" (label-content-name-mismatch:
+    # a speech-input user saying what they see would not reach it); without the aria-label its name is its text.
+    (re.compile(r'(<button class="btn search-button-field search-button__button[^"]*" title="[^"]*") aria-label="[^"]*"'),
+     r"\1", "the search field's name is its visible text"),
+    # myst-nb names every hide-input <summary> "Toggle hidden content" over its visible "Show code cell content"
+    # (label-content-name-mismatch); its name is then the visible prompt ("Show"/"Hide code cell content").
+    (re.compile(r'<summary aria-label="Toggle hidden content">'), "<summary>", "a summary is named by what it shows"),
+    # docutils marks each citation role="doc-biblioentry", deprecated in DPUB-ARIA 1.1 (aria-deprecated-role), inside
+    # a role="list" that must then hold list items (aria-required-children): each entry is a list item.
+    (re.compile(r'role="doc-biblioentry"'), 'role="listitem"', "citations are the items of their list"),
+]
+#: matplotlib's scrub figures (Animation.to_jshtml): the frame slider has no name (axe's "label", critical).
+ANIM_SLIDER = re.compile(r'(<input id="_anim_slider[0-9a-f]+" type="range" class="anim-slider")')
 
 
 
@@ -400,6 +424,9 @@ def _site_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
         mathjax = str(app.config.mathjax_path)
         if pagename == "search" and mathjax.startswith(f"{PREFIX}/") and not any(
                 str(getattr(a, "filename", "")).endswith(mathjax) for a in scripts):
+            if app.config.mathjax3_config:  # as sphinx.ext.mathjax writes it on the pages with maths
+                scripts.append(_JavaScript("", priority=500, body="window.MathJax = "
+                                           + json.dumps(app.config.mathjax3_config)))
             scripts.append(_JavaScript(mathjax, priority=500, defer="defer"))
             used.add(mathjax)
     if isinstance(context.get("body"), str):
@@ -542,6 +569,13 @@ def tex_to_text(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace(" - ", " − ")).strip()
 
 
+def fix_markup(html: str) -> str:
+    """A page's HTML with :data:`MARKUP_FIXES` applied and every scrub figure's frame slider named."""
+    for pattern, replacement, _why in MARKUP_FIXES:
+        html = pattern.sub(replacement, html)
+    return ANIM_SLIDER.sub(r'\1 aria-label="Frame of the animation"', html)
+
+
 def _finish_site(app: Sphinx, exception) -> None:
     """After the build: drop Font Awesome's script from every page, and the TeX from the search index's titles."""
     if exception is not None or app.builder.format != "html":
@@ -551,7 +585,7 @@ def _finish_site(app: Sphinx, exception) -> None:
         if page.relative_to(out).parts[0] in (PREFIX, "_static", LIVE_DATA):
             continue
         text = page.read_text(encoding="utf-8")
-        new = FONTAWESOME_JS.sub("", text)
+        new = fix_markup(FONTAWESOME_JS.sub("", text))
         if new != text:
             page.write_text(new, encoding="utf-8")
     for name in FONTAWESOME_FILES:

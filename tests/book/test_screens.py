@@ -50,7 +50,7 @@ PAGES = toc_pages()
 IDS = [d for d, _ in PAGES]
 WEIGHTS = ROOT / "_build" / "site-weight.json"
 #: What a first visit to any page may load before its figures are drawn (bytes, as received): the theme, MathJax
-#: (1.3 MB) and the page. Two chapters carry their scrub figures' frames inside the page (about 0.5 MB each), which
+#: (1.2 MB) and the page. Two chapters carry their scrub figures' frames inside the page (about 0.5 MB each), which
 #: is what this budget leaves room for; chapter 6's live-figure page has the issue's 3 MB (test_live_figures.py).
 FIRST_LOAD_BUDGET = 3_300_000
 PRINTS = ROOT / "_build" / "print"

@@ -113,7 +113,8 @@ def test_toy_controls_cover_chapter_4s_panel():
     from probdr_lite.figures.live.chapters import toy_controls
 
     c = {x["name"]: x for x in toy_controls()}
-    assert c["kappa"]["values"][0] == 1.0 and c["kappa"]["values"][-1] == 1000.0 and 100.0 in c["kappa"]["values"]
+    assert c["kappa"]["values"][0] == 14.1 and c["kappa"]["values"][-1] == 1000.0 and 100.0 in c["kappa"]["values"]
+    assert {20.0, 50.1} <= set(c["kappa"]["values"])  # the settings tests/book compares with probdr_lite
     assert c["eta"]["values"][c["eta"]["default"]] == 0.4 and c["depth"]["values"] == list(range(17))
     assert c["variant"]["kind"] == "select" and c["mask"]["kind"] == "checkbox"
 

@@ -40,6 +40,18 @@ def test_npm_packages_are_pinned_exactly_and_locked():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
 
 
+def test_test_only_npm_packages_are_pinned_and_never_served():
+    """axe-core runs in the browser tests only (injected from node_modules): pinned, locked, not copied to the site."""
+    dev = json.loads((ROOT / "package.json").read_text())["devDependencies"]
+    assert set(dev) == {"axe-core"}
+    assert re.fullmatch(r"4\.\d+\.\d+", dev["axe-core"]), dev
+    lock = json.loads((ROOT / "package-lock.json").read_text())
+    assert lock["packages"][""]["devDependencies"] == dev
+    assert lock["packages"]["node_modules/axe-core"]["version"] == dev["axe-core"]
+    assets = _assets_module()
+    assert "axe-core" not in {package for package, _, _ in assets.ASSETS}
+
+
 def test_the_site_points_at_its_own_copies_of_the_javascript():
     """mathjax_path and nb_ipywidgets_js name files that tools/sphinx_local_assets.py copies."""
     assets = _assets_module()
@@ -60,7 +72,8 @@ def test_vendor_assets_copy_from_node_modules(tmp_path):
         pytest.skip("node_modules is not installed (make install runs npm ci)")
     written = assets.copy_assets(tmp_path)
     names = {p.relative_to(tmp_path).as_posix() for p in written}
-    assert "vendor/mathjax/tex-chtml-full.js" in names
+    assert "vendor/mathjax/tex-chtml.js" in names
+    assert "vendor/mathjax/input/tex/extensions/autoload.js" in names
     assert "vendor/requirejs/require.js" in names
     assert "vendor/jupyter-widgets/html-manager/embed-amd.js" in names
     assert any(n.startswith("vendor/mathjax/output/chtml/fonts/woff-v2/") for n in names)

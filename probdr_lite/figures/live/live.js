@@ -15,7 +15,8 @@
  * (tools/sphinx_local_assets.py writes the files). One figure, chapter 5's toy, is computed here
  * instead, from the same equations as probdr_lite.unrolled (see toyStep); the book's tests compare the two.
  *
- * Layout. Panels sit side by side while each gets MIN_PANEL_WIDTH pixels, else they stack. Every text
+ * Layout. Panels sit side by side while each gets MIN_PANEL_WIDTH pixels, else they stack, with the controls
+ * right under the first panel (so that on a phone the main picture and its controls share a screen). Every text
  * on a canvas is fitted to its room (wrapped, then set smaller, never below MIN_TEXT pixels) and
  * recorded with its measured box in canvas.probdrLayout, with any degenerate state (no point drawn, a
  * line off the axis), so the book's tests can check what a reader sees. A degenerate state comes with
@@ -369,7 +370,8 @@
   }
 
   function setupCanvas(canvas) {
-    const ratio = Math.max(window.devicePixelRatio || 1, printScale || 1);
+    // (under print media, also when the "change" event has not come: Chromium does not always send it)
+    const ratio = Math.max(window.devicePixelRatio || 1, printScale || (PRINT_MEDIA && PRINT_MEDIA.matches ? PRINT_SCALE : 1));
     const w = canvas.clientWidth || 300, h = canvas.clientHeight || 240;
     if (canvas.width !== Math.round(w * ratio) || canvas.height !== Math.round(h * ratio)) {
       canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
@@ -653,6 +655,7 @@
   // printed, so that a printed figure is sharp; the controls are hidden by the stylesheet.
 
   const PRINT_SCALE = 3;
+  const PRINT_MEDIA = window.matchMedia ? window.matchMedia("print") : null;
   let printScale = 0;
 
   function redrawAll() {
@@ -821,6 +824,7 @@
       form.appendChild(row);
     }
     fig.appendChild(form);
+    this.form = form;
     // what the controls are set to, as text (shown on paper, where the controls are not)
     this.settings = document.createElement("p");
     this.settings.className = "probdr-live-settings";
@@ -864,6 +868,12 @@
     const stacked = spec.panels.length > 1 && narrowest < MIN_PANEL_WIDTH;
     this.panels.style.gridTemplateColumns = stacked ? "minmax(0, 1fr)" : weights.map((w) => "minmax(0, " + w + "fr)").join(" ");
     this.root.classList.toggle("probdr-live-stacked", stacked);
+    // Stacked (a phone), the controls sit right under the first panel, so that the main picture and what moves it
+    // are on one screen; side by side, under all the panels.
+    const form = this.form, first = this.panels.firstElementChild;
+    if (!form || !first) return;
+    if (stacked && form.parentNode !== this.panels) this.panels.insertBefore(form, first.nextSibling);
+    else if (!stacked && form.parentNode === this.panels) this.settings.parentNode.insertBefore(form, this.settings);
   };
 
   // Replace {name} by a control's printed value and {=name} by a readout's.
