@@ -338,9 +338,11 @@ display(Markdown(
 # [the transformer-block chapter](transformer_block.ipynb) proves):
 #
 # $$
-# s = 2\eta \ \text{(plain attention)}, \qquad
-# s = \frac{2\eta}{1 - 2\eta} \ (A - I), \qquad
-# s = \frac{2\eta}{1 - 2\eta + 2\eta / (d_q + \beta)} \ \text{(the paper's block)}.
+# \begin{aligned}
+# s &= 2\eta && \text{(plain attention)},\\
+# s &= \frac{2\eta}{1 - 2\eta} && (A - I),\\
+# s &= \frac{2\eta}{1 - 2\eta + 2\eta / (d_q + \beta)} && \text{(the paper's block)}.
+# \end{aligned}
 # $$
 #
 # `U.attention_step` gives the plain-attention step $\eta' = s/2$ of each block. The next cell
