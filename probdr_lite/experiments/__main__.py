@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Run a named recipe grid; rows already in the results files are skipped.")
     sp.add_argument("name", choices=tuple(GRIDS), help="; ".join(f"{g.name}: {g.description}" for g in GRIDS.values()))
     sp.add_argument("--out", default=None,
-                    help="results file to append to [probdr_lite/results/<task>_recipes.json]")
+                    help="results file to append to [the grid's own file, else probdr_lite/results/<task>_recipes.json]")
     sp.add_argument("--estimate", action="store_true", help="print what is pending and its CPU hours, run nothing")
     sp.add_argument("--limit", type=int, default=None, help="stop after this many runs")
     sp.add_argument("--shard", default="0/1",
@@ -272,7 +272,7 @@ def main(argv=None) -> int:
         from .files import RECIPE_FILES, results_dir
 
         grid = get_grid(args.name)
-        out = args.out or str(results_dir(args.results_dir) / RECIPE_FILES[grid.task])
+        out = args.out or str(results_dir(args.results_dir) / (grid.file or RECIPE_FILES[grid.task]))
         try:
             if not args.estimate:
                 check_results_file(out, lock_timeout=args.lock_timeout)

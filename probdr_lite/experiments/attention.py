@@ -59,8 +59,10 @@ CAUSAL_VARIANTS = ("attention", "diffusion", "gated", "gated-from-1")
 GATE_START = {"gated": 0.0, "gated-from-1": 1.0}
 #: the variants that need an undirected graph (no causal mask)
 SYMMETRIC_VARIANTS = ("sym-normalised", "symmetric")
-#: initialisation schemes of :func:`init_weights`
-INIT_SCHEMES = ("gpt2", "default")
+#: initialisation schemes of :func:`init_weights`: the two base schemes, then the two interventions
+INIT_SCHEMES = ("gpt2", "default", "gpt2-vo-default", "default-vo-gpt2")
+#: the interventions: (base scheme, scheme whose scale the value and output projections W_V, W_O get)
+VO_SCALE = {"gpt2-vo-default": ("gpt2", "default"), "default-vo-gpt2": ("default", "gpt2")}
 
 
 def check_variant(variant: str, causal: bool) -> str:
@@ -272,12 +274,48 @@ def init_weights(model: nn.Module, generator: torch.Generator, *, std: float = 0
     ``gpt2``. With tied embeddings the shared matrix ends with the output
     Linear's initialisation (it is reset after the Embedding).
 
-    In both schemes the gates of the gated variants are set to their start
+    The two interventions (:data:`VO_SCALE`) first initialise as their base
+    scheme, drawing exactly what it draws, and then redraw only the value
+    projection W_V (the last third of every ``attn.c_attn.weight``) and the
+    attention output projection W_O (``attn.c_proj.weight``) at the other
+    scheme's scale, from ``generator``: ``"gpt2-vo-default"`` draws them from
+    PyTorch's U(-1/sqrt(n_embd), 1/sqrt(n_embd)), ``"default-vo-gpt2"`` from
+    N(0, std^2) and N(0, std^2 / (2 n_layer)). Every other weight (biases
+    included) is the base scheme's for the same generator state, so a run
+    under an intervention is paired with the base run of the same seed.
+
+    In every scheme the gates of the gated variants are set to their start
     (:data:`GATE_START`) without drawing from ``generator``, so the same generator state gives the same
     weights to every variant. Parameters are visited in ``named_parameters()``
     order; a parameter shared by two modules (tied embeddings) is visited once.
     """
     scheme = check_choice(scheme, "init", INIT_SCHEMES)
+    base, vo_scale = VO_SCALE.get(scheme, (scheme, None))
+    _init_base(model, generator, std=std, n_layer=n_layer, scheme=base)
+    if vo_scale is not None:
+        _redraw_value_output(model, generator, std=std, n_layer=n_layer, scale=vo_scale)
+
+
+def _redraw_value_output(model: nn.Module, generator: torch.Generator, *, std: float, n_layer: int,
+                         scale: str) -> None:
+    """Redraw W_V and W_O of every attention module of ``model`` at ``scale``'s scale (:func:`init_weights`)."""
+    with torch.no_grad():
+        for module in model.modules():
+            if not isinstance(module, SelfAttention):
+                continue
+            c = module.n_embd
+            w_v = module.c_attn.weight[2 * c:]  # a view: rows of v in the q, k, v projection
+            w_o = module.c_proj.weight
+            for w, gpt2_std in ((w_v, std), (w_o, std / math.sqrt(2 * n_layer))):
+                if scale == "default":  # nn.Linear's kaiming_uniform(a=sqrt(5)): bound 1/sqrt(fan_in)
+                    draw = (torch.rand(w.shape, generator=generator, dtype=w.dtype) * 2 - 1) / math.sqrt(c)
+                else:
+                    draw = torch.randn(w.shape, generator=generator, dtype=w.dtype) * gpt2_std
+                w.copy_(draw)
+
+
+def _init_base(model: nn.Module, generator: torch.Generator, *, std: float, n_layer: int, scheme: str) -> None:
+    """One of the two base schemes of :func:`init_weights`."""
     with torch.no_grad():
         if scheme == "default":
             torch_seed = int(torch.randint(0, 2**62, (1,), generator=generator).item())

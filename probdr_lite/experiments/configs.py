@@ -32,7 +32,8 @@ class CharLMConfig(ConfigDict):
     bias: bool = False  # biases in Linear and LayerNorm (nanoGPT's train.py default)
     tie_weights: bool = True  # output layer shares the token embedding
     init_std: float = 0.02
-    init: str = "gpt2"  # "gpt2" (N(0, init_std^2), scaled residual projections) or "default" (PyTorch's)
+    init: str = "gpt2"  # "gpt2" (N(0, init_std^2), scaled residual projections), "default" (PyTorch's), or an
+    # intervention that draws only W_V and W_O at the other one's scale (attention.VO_SCALE)
     # optimisation
     batch_size: int = 12
     max_iters: int = 2000
@@ -90,7 +91,8 @@ class ViTConfig(ConfigDict):
     dropout: float = 0.0
     bias: bool = True
     init_std: float = 0.02
-    init: str = "gpt2"  # "gpt2" (N(0, init_std^2)) or "default" (PyTorch's layer initialisation)
+    init: str = "gpt2"  # "gpt2" (N(0, init_std^2)), "default" (PyTorch's layer initialisation), or an
+    # intervention that draws only W_V and W_O at the other one's scale (attention.VO_SCALE)
     # optimisation
     batch_size: int = 128
     epochs: int = 10  # 630 steps on 8,000 images; with patience > 0 the most it may train

@@ -23,6 +23,9 @@ RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
 RESULTS_FILES = {"charlm": "charlm_cpu.json", "vit": "vit_mnist.json"}
 #: The recipe grid of each task inside :data:`RESULTS_DIR`.
 RECIPE_FILES = {"charlm": "charlm_recipes.json", "vit": "vit_recipes.json"}
+#: The intervention on the scale of W_V and W_O (grids ``charlm-vo`` and ``vit-vo``): kept apart from the
+#: recipe tables, which they would otherwise join.
+INTERVENTION_FILES = {"charlm": "charlm_vo_scale.json", "vit": "vit_vo_scale.json"}
 #: Measured reruns of committed cells, for the mechanism record of recipes whose rows predate it (not part of
 #: the recipe tables: they repeat runs that are already there).
 MECHANISM_FILES = {"charlm": "charlm_mechanism.json"}

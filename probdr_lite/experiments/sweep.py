@@ -31,6 +31,13 @@ and one results row. The grids:
     the character model for 5,000 iterations with PyTorch's default
     initialisation and with the GPT-2 one (nanoGPT's recipe run longer), every
     arm including both gated arms, 3 seeds.
+``charlm-vo`` and ``vit-vo``
+    the intervention on the scale of W_V W_O (:data:`.attention.VO_SCALE`): the
+    GPT-2 initialisation with only W_V and W_O drawn at PyTorch's default scale,
+    and PyTorch's default with W_V and W_O drawn at GPT-2's, in each model's
+    first recipe (2,000 iterations; 10 epochs), attention and A - I, 3 paired
+    seeds. Their rows go to their own files (:data:`.files.INTERVENTION_FILES`),
+    so the recipe tables and their multiple-testing family stay as they were.
 ``tiny``
     2 recipes x 2 arms of a few steps (the unit tests run it).
 
@@ -50,10 +57,10 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import check_choice
-from .attention import CAUSAL_VARIANTS, VARIANTS
+from .attention import CAUSAL_VARIANTS, VARIANTS, VO_SCALE
 from .charlm import train_charlm
 from .configs import CharLMConfig, ViTConfig
-from .files import RECIPE_FILES, results_dir, task_rows
+from .files import INTERVENTION_FILES, RECIPE_FILES, results_dir, task_rows
 from .results import LOCK_TIMEOUT, load_results, recipe_of, save_rows
 from .vit import train_vit
 
@@ -80,6 +87,7 @@ class Grid:
     description: str = ""
     large_seeds: tuple = ()  # seeds of the largest cells (the plateau rule, 5,000 iterations); () = ``seeds``
     cell_seeds: tuple = ()  # the seeds of each recipe, in the order of ``recipes``; () = the rule above
+    file: str = ""  # the results file its rows go to; "" = the task's recipe file (:data:`.files.RECIPE_FILES`)
 
     def config(self, recipe: dict):
         cls = CharLMConfig if self.task == "charlm" else ViTConfig
@@ -154,6 +162,14 @@ GRIDS = {
                       CAUSAL_VARIANTS, seeds=(0, 1, 2),
                       description="character model: both initialisations for 5,000 iterations, 4 arms (both "
                                   "gated arms), 3 seeds"),
+    "charlm-vo": Grid("charlm-vo", "charlm", tuple({"init": s} for s in VO_SCALE), ("attention", "diffusion"),
+                      seeds=(0, 1, 2), file=INTERVENTION_FILES["charlm"],
+                      description="character model, nanoGPT's recipe: W_V and W_O drawn at the other "
+                                  "initialisation's scale, attention and A - I, 3 seeds"),
+    "vit-vo": Grid("vit-vo", "vit", tuple({"init": s} for s in VO_SCALE), ("attention", "diffusion"),
+                   seeds=(0, 1, 2), file=INTERVENTION_FILES["vit"],
+                   description="ViT, the first sweep's recipe: W_V and W_O drawn at the other "
+                               "initialisation's scale, attention and A - I, 3 seeds"),
     "tiny": Grid("tiny", "charlm", ({"init": "gpt2"}, {"init": "default"}), ("attention", "diffusion"), (0, 1),
                  base=dict(n_layer=1, n_head=2, n_embd=16, block_size=8, batch_size=4, max_iters=6,
                            warmup_iters=2, eval_interval=3, eval_iters=2),
