@@ -13,8 +13,10 @@ hand. Two rules hold book-wide:
 from __future__ import annotations
 
 import math
+import re
+import string
 
-__all__ = ["num", "signed", "pct", "sci", "trend", "closeness", "listing", "count_phrase"]
+__all__ = ["num", "signed", "pct", "sci", "trend", "closeness", "listing", "count_phrase", "fill"]
 
 
 def _finite(x, name="x") -> float:
@@ -119,3 +121,40 @@ def count_phrase(k, n, what: str) -> str:
         return f"none of the {n} {what}"
     return f"{k} of the {n} {what}"
 
+
+
+_SPEC = re.compile(r"(num|signed|pct|sci)(\d?)|(listing)|(plural:)(\w+)")
+
+
+class _Slots(string.Formatter):
+    """``str.format`` whose format specs name the formatters above: ``{x:num2}``, ``{d:signed}``, ``{f:pct}``,
+    ``{g:sci1}``, ``{names:listing}``, ``{n:plural:seed}``; any other spec is Python's own."""
+
+    def format_field(self, value, spec):
+        m = _SPEC.fullmatch(spec)
+        if m is None:
+            return super().format_field(value, spec)
+        if m.group(3):
+            return listing(value)
+        if m.group(4):
+            return plural(value, m.group(5))
+        formatter = {"num": num, "signed": signed, "pct": pct, "sci": sci}[m.group(1)]
+        return formatter(value, int(m.group(2))) if m.group(2) else formatter(value)
+
+
+def fill(template: str, facts: dict | None = None, **more) -> str:
+    """A chapter's sentence with its slots filled from the package's facts: the book's one template mechanism.
+
+    ``template`` is written in the chapter and uses ``str.format`` slots whose spec names a formatter of this
+    module (``"{gap:sci}"``, ``"{acc:pct1}"``, ``"{arms:listing}"``, ``"{n:plural:seed}"``); ``facts`` (and
+    keyword arguments, which win) supply the values. Words that depend on a number (``"rises"``) are facts
+    too, computed by the package's rules, so a template holds no threshold. A slot without a fact raises
+    ``KeyError`` naming it.
+    """
+    if not isinstance(template, str):
+        raise TypeError(f"template must be a string; got {type(template).__name__}")
+    values = {**(facts or {}), **more}
+    try:
+        return _Slots().vformat(template, (), values)
+    except KeyError as exc:
+        raise KeyError(f"the template's slot {exc.args[0]!r} has no fact; facts given: {sorted(values)}") from None

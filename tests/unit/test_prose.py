@@ -50,3 +50,23 @@ def test_closeness_and_counts():
     with pytest.raises(ValueError, match="k"):
         P.count_phrase(10, 9, "steps")
     assert P.listing([]) == "" and P.listing(["a"]) == "a" and P.listing("abc") == "a, b and c"
+
+
+def test_fill_formats_each_slot_with_the_named_formatter():
+    from probdr_lite.figures.prose import fill, num, pct, sci, signed
+
+    facts = {"x": -0.00004, "d": 0.1204, "f": 0.4236, "g": 1.234e-15, "arms": ["a", "b", "c"], "n": 1, "m": 3}
+    out = fill("{x:num} {d:signed2} {f:pct1} {g:sci} {arms:listing}; {n:plural:seed}, {m:plural:seed}; {m:03d}",
+               facts)
+    assert out == f"{num(-0.00004)} {signed(0.1204, 2)} {pct(0.4236, 1)} {sci(1.234e-15)} a, b and c; 1 seed, 3 seeds; 003"
+    assert out.startswith("0.000 +0.12 42.4 % 1.2e-15")
+    assert fill("{a}", {"a": 1}, a=2) == "2"
+
+
+def test_fill_names_a_slot_without_a_fact():
+    from probdr_lite.figures.prose import fill
+
+    with pytest.raises(KeyError, match="'gap'.*facts given: \\['x'\\]"):
+        fill("{gap:sci}", {"x": 1})
+    with pytest.raises(TypeError, match="template"):
+        fill(3, {})
