@@ -718,6 +718,66 @@ def frequency_response(lam, variant, eta=0.4, d_q=128, beta=1.0, relative=True) 
 
 
 @one_thread
+def graph_modes(X, kappa=30.0, beta=1.0):
+    """The eigenmodes of L = I - A at X (no mask): eigenvalues lambda ascending and the matrix that reads modes off.
+
+    With M = D^{-1/2} E D^{-1/2} = U diag(1 - lambda) U^T (``scipy.linalg.eigh``, float64), A = D^{-1/2} M D^{1/2}
+    has right eigenvectors D^{-1/2} u_j and left eigenvectors u_j^T D^{1/2}. The component of latents Z along mode
+    j is the row u_j^T D^{1/2} Z: A multiplies it by 1 - lambda_j exactly. Returns ``(lam, R)`` with
+    ``R = U^T D^{1/2}`` (n, n), so ``R @ Z`` holds every mode's component of Z; mode 0 is the constant one.
+    """
+    X = _latents(X)
+    kappa, beta = _kappa(kappa), _beta(beta)
+    _check_bound(X, kappa, beta)
+    S = _sym_logits(X, kappa, beta)
+    M = _sym_attention(S).numpy()
+    w, vecs = sla.eigh(M, driver="evd")
+    order = np.argsort(-w)  # descending 1 - lambda: ascending lambda
+    lam = np.clip(1.0 - w[order], 0.0, 2.0)
+    sqrt_d = np.exp(0.5 * torch.logsumexp(S, dim=1).numpy())  # D^{1/2}, D = row sums of exp(S)
+    return lam, vecs[:, order].T * sqrt_d[None, :]
+
+
+def mode_retention(path, eta=0.4, d_q=128, beta=1.0, kappa=30.0, variant="diffusion", n_modes=50,
+                   modes=None) -> dict:
+    """What a real path keeps of X_0's graph modes, beside what the graph frozen at X_0 predicts.
+
+    Each mode's size is the norm of its component (:func:`graph_modes` at X_0), taken relative to the constant
+    mode, so a factor common to every mode drops out: kept_j = (s_j(X_T) / s_0(X_T)) / (s_j(X_0) / s_0(X_0)).
+    The prediction is :func:`frequency_response` of ``variant`` (relative) to the power T = len(path) - 1: exact
+    for T steps of X <- X + 2 eta Delta(X) on the graph of X_0 without LayerNorm. Along the real path the graph
+    moves with X_t and LayerNorm rescales each token by its own factor, so the two may differ.
+
+    Returns {"top": ..., "middle": ...}, each {"measured": median kept_j, "predicted": median prediction} over
+    the ``n_modes`` modes with the largest eigenvalues ("top") and the ``n_modes`` around the median eigenvalue
+    ("middle"), plus "n_modes", "n_steps" and "lam" (the eigenvalues at X_0). ``modes``: the
+    ``graph_modes(path[0], kappa, beta)`` of an earlier call on the same X_0, to save the eigendecomposition.
+    """
+    if not isinstance(path, (list, tuple)) or len(path) < 2:
+        raise ValueError("path must be a list of at least two latents [X_0, ..., X_T], e.g. from unrolled.unroll")
+    variant = check_choice(variant, "variant", FILTER_VARIANTS)
+    X0 = _latents(path[0])
+    n = X0.shape[0]
+    n_modes = check_scalar(n_modes, "n_modes", low=1, high=max(1, (n - 1) // 2), integer=True)
+    lam, R = graph_modes(X0, kappa, beta) if modes is None else modes
+    if R.shape != (n, n) or lam.shape != (n,):
+        raise ValueError(f"modes must be graph_modes of path[0], with n = {n} modes; got R of shape {R.shape}")
+
+    def sizes(Z):
+        s = np.linalg.norm(R @ _latents(Z).numpy(), axis=1)
+        return s / s[0]
+
+    kept = sizes(path[-1]) / sizes(path[0])
+    n_steps = len(path) - 1
+    predicted = np.abs(frequency_response(lam, variant, eta, d_q, beta)) ** n_steps
+    mid = n // 2
+    picks = {"top": slice(n - n_modes, n), "middle": slice(mid - n_modes // 2, mid - n_modes // 2 + n_modes)}
+    out = {k: {"measured": float(np.median(kept[sl])), "predicted": float(np.median(predicted[sl]))}
+           for k, sl in picks.items()}
+    return {**out, "n_modes": n_modes, "n_steps": n_steps, "lam": lam}
+
+
+@one_thread
 def differential_gap(X, kappa=30.0, kappas2=(100.0, 1000.0, 10000.0), beta=1.0) -> np.ndarray:
     """How close a difference of two attention maps comes to A - I: the Differential Transformer's reading.
 

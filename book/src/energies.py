@@ -50,6 +50,7 @@ from probdr_lite import thesis as T
 from probdr_lite import unrolled as U
 from probdr_lite.data import load_mnist
 from probdr_lite.figures import energies as figs
+from probdr_lite.figures.prose import fill
 from probdr_lite.figures.block import make_toy
 
 # %% [markdown]
@@ -90,6 +91,8 @@ erank = T.effective_rank_path(paths)
 participation = T.participation_ratio(targets["attention"])
 # the blocks as graph filters, and A - I as a difference of attention maps
 lam = E.attention_spectrum(X0, KAPPA, BETA)
+modes = E.graph_modes(X0, KAPPA, BETA)
+retention = {v: E.mode_retention(paths[v], ETA, D_Q, BETA, KAPPA, v, modes=modes) for v in ("attention", "diffusion")}
 diff_gap = E.differential_gap(X0, KAPPA, KAPPAS2, BETA)
 
 # %% [markdown]
@@ -404,6 +407,27 @@ fig = figs.spectrum_figure(lam, ETA, D_Q, BETA, N_STEPS)
 plt.show()
 display(Markdown(figs.spectrum_text(lam, ETA, D_Q, BETA, N_STEPS)))
 display(Markdown(figs.differential_text(diff_gap, KAPPAS2, KAPPA)))
+
+# %% [markdown]
+# Those are predictions for a graph that stands still. The real blocks recompute the graph from $X_t$
+# at every step and apply LayerNorm after it, so the cell below measures, along the eight real steps,
+# how much of each of $X_0$'s graph modes is left (`E.mode_retention`: the size of a mode's component,
+# relative to the constant mode, at the last step over the first), beside the frozen graph's
+# prediction for the same modes.
+
+# %%
+display(Markdown(fill(
+    "Along the real path, the {n_modes} top modes of $X_0$'s graph keep a median {diffusion_top:sci} of their "
+    "relative size after {n_steps} steps of $A - I$, {diffusion_top_rel} the frozen graph's "
+    "{diffusion_top_pred:sci}, and {attention_top:sci} under plain attention ({attention_top_rel} its "
+    "prediction, {attention_top_pred:sci}). So on the real path $A - I$ keeps {top_rel} what plain attention "
+    "keeps of the top of the spectrum, although the frozen filters differ there by a factor of "
+    "{filter_ratio:num0}. The {n_modes} modes around the median eigenvalue keep {diffusion_middle:num2} under "
+    "$A - I$ (predicted {diffusion_middle_pred:num2}) and {attention_middle:num2} under plain attention "
+    "(predicted {attention_middle_pred:num2}). The filter picture describes steps on a graph held fixed; what "
+    "eight real blocks leave of $X_0$'s modes is these measured numbers.",
+    figs.retention_facts(retention),
+    filter_ratio=retention["attention"]["top"]["predicted"] / retention["diffusion"]["top"]["predicted"])))
 
 # %% [markdown]
 # ## All the readings in one table

@@ -343,6 +343,43 @@ def spectrum_text(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
             + " That is the over-smoothing: the block keeps only the slowest modes of the graph.")
 
 
+#: How far apart two retentions must be (as a ratio) before a sentence calls one above or below the other.
+RETENTION_FACTOR = 2.0
+
+
+def relation(a, b, factor=RETENTION_FACTOR) -> str:
+    """``"above"``, ``"below"`` or ``"within a factor of 2 of"``: ``a`` against ``b``, both positive."""
+    a, b = float(a), float(b)
+    if not (a > 0 and b > 0):
+        raise ValueError(f"a and b must be positive; got {a!r}, {b!r}")
+    if a > factor * b:
+        return "above"
+    if b > factor * a:
+        return "below"
+    return f"within a factor of {factor:g} of"
+
+
+def retention_facts(retention: dict) -> dict:
+    """The facts of the real-path sentence, from {variant: :func:`probdr_lite.energies.mode_retention`}.
+
+    For each variant v and part p ("top", "middle"): ``v_p`` (measured), ``v_p_pred`` (frozen-graph prediction),
+    ``v_p_rel`` (:func:`relation` of the two) and ``v_p_ratio``; and ``top_rel``, the relation of A - I's measured
+    top retention to plain attention's, ``n_modes`` and ``n_steps``.
+    """
+    if not {"attention", "diffusion"} <= set(retention):
+        raise ValueError(f"retention must hold 'attention' and 'diffusion'; got {sorted(retention)}")
+    facts = {}
+    for v, r in retention.items():
+        for part in ("top", "middle"):
+            m, p = r[part]["measured"], r[part]["predicted"]
+            facts.update({f"{v}_{part}": m, f"{v}_{part}_pred": p, f"{v}_{part}_rel": relation(m, p),
+                          f"{v}_{part}_ratio": m / p})
+    d, a = retention["diffusion"], retention["attention"]
+    facts["top_rel"] = relation(d["top"]["measured"], a["top"]["measured"])
+    facts["n_modes"], facts["n_steps"] = d["n_modes"], d["n_steps"]
+    return facts
+
+
 def filter_note(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
     """One line for the closing table: what each filter leaves of the top of the spectrum after ``n_steps``."""
     top = float(np.max(np.asarray(lam, dtype=float)))

@@ -294,6 +294,48 @@ def test_frequency_response_on_eigenvectors_of_a(X):
     assert np.all(E.frequency_response(grid, "diffusion", eta) < E.frequency_response(grid, "flow", eta))
 
 
+def test_graph_modes_diagonalise_a(X):
+    """R A = diag(1 - lambda) R for A = softmax of the logits built by hand, and the eigenvalues are the spectrum's."""
+    kappa, beta = 5.0, 1.0
+    A = torch.softmax(logits(X, X, kappa, beta, False), 1).numpy()
+    lam, R = E.graph_modes(X, kappa, beta)
+    assert np.allclose(lam, E.attention_spectrum(X, kappa, beta), atol=1e-12)
+    assert np.allclose(R @ A, (1 - lam)[:, None] * R, atol=1e-10)
+    assert lam[0] == pytest.approx(0.0, abs=1e-12)
+    assert np.linalg.matrix_rank(R) == X.shape[0]
+
+
+@pytest.mark.parametrize("variant", ["diffusion", "attention", "paper"])
+def test_mode_retention_on_the_frozen_graph_is_the_prediction(variant):
+    """T steps of X <- X + 2 eta Delta X on X_0's graph without LayerNorm keep exactly |response|^T of each mode."""
+    X0 = latents(60, 8, seed=4)
+    kappa, beta, eta, T = 4.0, 1.0, 0.3, 5
+    n, d_q = X0.shape
+    A = torch.softmax(logits(X0, X0, kappa, beta, False), 1)
+    step = {"diffusion": lambda Z: 2 * (A @ Z - Z), "attention": lambda Z: 2 * A @ Z,
+            "paper": lambda Z: 2 * (A @ Z - Z) + 2 * Z / (d_q + beta)}[variant]
+    path = [X0]
+    for _ in range(T):
+        path.append(path[-1] + eta * step(path[-1]))
+    out = E.mode_retention(path, eta, d_q, beta, kappa, variant, n_modes=10)
+    for part in ("top", "middle"):
+        assert out[part]["measured"] == pytest.approx(out[part]["predicted"], rel=1e-6)
+    assert out["n_steps"] == T and out["n_modes"] == 10
+    lam = out["lam"]  # the prediction itself, from the closed form of the response
+    assert out["top"]["predicted"] == pytest.approx(
+        float(np.median(np.abs(E.frequency_response(lam[-10:], variant, eta, d_q, beta)) ** T)), rel=1e-12)
+
+
+def test_mode_retention_refuses_bad_input():
+    X0 = latents(20, 6)
+    with pytest.raises(ValueError, match="path"):
+        E.mode_retention([X0])
+    with pytest.raises(ValueError, match="n_modes"):
+        E.mode_retention([X0, X0], n_modes=50, kappa=3.0)
+    with pytest.raises(ValueError, match="variant"):
+        E.mode_retention([X0, X0], variant="exact", kappa=3.0)
+
+
 def test_differential_gap_tends_to_zero(X):
     gaps = E.differential_gap(X, 5.0, (10.0, 100.0, 1000.0), 1.0)
     assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 1e-6

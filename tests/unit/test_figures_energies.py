@@ -189,3 +189,21 @@ def test_objectives_text_says_when_the_graph_change_undoes_the_steps():
     assert "undoes" not in F.objectives_text(h)
     with pytest.raises(ValueError, match="phi"):
         F.objectives_text({"ple": h["ple"]})
+
+
+def test_retention_words_follow_the_factor():
+    from probdr_lite.figures.energies import RETENTION_FACTOR, relation, retention_facts
+
+    f = RETENTION_FACTOR
+    assert relation(f * 1.01, 1.0) == "above" and relation(1.0, f * 1.01) == "below"
+    assert relation(f * 0.99, 1.0).startswith("within") and relation(1.0, f * 0.99).startswith("within")
+    with pytest.raises(ValueError, match="positive"):
+        relation(0.0, 1.0)
+    r = {"diffusion": {"top": {"measured": 1e-2, "predicted": 1e-6}, "middle": {"measured": 0.1, "predicted": 0.15},
+                       "n_modes": 50, "n_steps": 8},
+         "attention": {"top": {"measured": 1.5e-2, "predicted": 1e-2}, "middle": {"measured": 0.2, "predicted": 0.6},
+                       "n_modes": 50, "n_steps": 8}}
+    facts = retention_facts(r)
+    assert facts["diffusion_top_rel"] == "above" and facts["diffusion_top_ratio"] == pytest.approx(1e4)
+    assert facts["attention_middle_rel"] == "below" and facts["diffusion_middle_rel"].startswith("within")
+    assert facts["top_rel"].startswith("within") and facts["n_steps"] == 8
