@@ -16,7 +16,7 @@ import math
 import re
 import string
 
-__all__ = ["num", "signed", "pct", "sci", "trend", "closeness", "listing", "count_phrase", "fill"]
+__all__ = ["num", "signed", "pct", "sci", "trend", "closeness", "listing", "count_phrase", "fill", "glue"]
 
 
 def _finite(x, name="x") -> float:
@@ -158,3 +158,26 @@ def fill(template: str, facts: dict | None = None, **more) -> str:
         return _Slots().vformat(template, (), values)
     except KeyError as exc:
         raise KeyError(f"the template's slot {exc.args[0]!r} has no fact; facts given: {sorted(values)}") from None
+
+
+#: The mime prefix under which myst-nb's glue keeps a value out of sight (``myst_nb.glue(..., display=False)``).
+GLUE_PREFIX = "application/papermill.record/"
+
+
+def glue(name: str, text) -> None:
+    """Publish ``text`` (a fact already formatted, e.g. ``sci(gap)``) under ``name`` for another page to paste.
+
+    The output has the shape myst-nb's ``glue(name, value, display=False)`` writes: the book's build collects it,
+    and a MyST page pastes it with ``{glue:text}`chapter.ipynb::name```. It shows nothing in the notebook itself,
+    and it needs no myst-nb, so the same cell runs on Colab and Binder. The text must hold no maths (a pasted
+    text is not typeset).
+    """
+    from IPython.display import display
+
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be an identifier-like string; got {name!r}")
+    text = str(text)
+    if "$" in text or "\\(" in text:
+        raise ValueError(f"text must hold no maths (pasted text is not typeset); got {text!r}")
+    display({GLUE_PREFIX + "text/plain": text}, raw=True,
+            metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})

@@ -70,3 +70,27 @@ def test_fill_names_a_slot_without_a_fact():
         fill("{gap:sci}", {"x": 1})
     with pytest.raises(TypeError, match="template"):
         fill(3, {})
+
+
+def test_glue_writes_what_myst_nb_collects(monkeypatch):
+    """The output, put in a notebook cell, is found by myst-nb's own extractor under its name, with its text."""
+    import IPython.display
+    import nbformat
+    from myst_nb.ext.glue import extract_glue_data_cell
+
+    from probdr_lite.figures.prose import glue
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append((obj, kw)))
+    glue("family_gap", "4.8e-14")
+    (bundle, kw), = shown
+    assert kw["raw"] is True
+    cell = nbformat.v4.new_code_cell("", outputs=[nbformat.v4.new_output("display_data", data=bundle,
+                                                                          metadata=kw["metadata"])])
+    (key, output), = extract_glue_data_cell(cell)
+    assert key == "family_gap" and output["data"] == {"text/plain": "4.8e-14"}
+    assert cell.outputs == []  # hidden: nothing left to show in the page
+    with pytest.raises(ValueError, match="maths"):
+        glue("x", "$A - I$")
+    with pytest.raises(ValueError, match="name"):
+        glue("not a name", "1")
