@@ -362,11 +362,13 @@ class PageParser(HTMLParser):
                 merged.append((typ, s))
         full = ""
         found: list = []  # (kind, text, start, end)
+        formulas: list = []  # (start, end) of every formula in full: one word each in a context
         for typ, s in merged:
             if typ == "math":
                 s = re.sub(r"\s+", " ", s).strip()
                 if re.search(r"\d", s):
                     found.append(("math", s, len(full), len(full) + len(s)))
+                formulas.append((len(full), len(full) + len(s)))
                 full += s
                 continue
             s = re.sub(r"\s+", " ", s)
@@ -383,6 +385,7 @@ class PageParser(HTMLParser):
                 if ptyp == "math":
                     if re.search(r"\d", ps):
                         found.append(("math", ps, len(full), len(full) + len(ps)))
+                    formulas.append((len(full), len(full) + len(ps)))
                 else:
                     for start, end in _number_spans(ps):
                         found.append((kind, ps[start:end], len(full) + start, len(full) + end))
@@ -402,8 +405,11 @@ class PageParser(HTMLParser):
                 if header:
                     bits.append(f"column {_short(header)!r}")
             table_ctx = ", ".join(bits)
+        words = full  # full with the spaces inside formulas hidden, so that a formula is one word
+        for a, b in formulas:
+            words = words[:a] + words[a:b].replace(" ", "\0") + words[b:]
         for tkind, text, start, end in found:
-            context = _context(full, start, end)
+            context = _context(words, start, end).replace("\0", " ")
             if table_ctx:
                 context = f"{table_ctx}: {context}"
             if tkind != "math" and kind == "alt":
