@@ -2,6 +2,7 @@
 
     python tools/page_numbers.py snapshot BUILD_HTML_DIR OUT.json   # record the numbers of a built book
     python tools/page_numbers.py compare BEFORE.json AFTER.json [--fail-on-change] [--code] [--strict]
+                                         [--ignore-page GLOB ...]
 
 Why: moving sentences out of the package into the chapters must leave what the reader sees unchanged. A
 snapshot of each build, compared, names every number that moved, with its words and its section.
@@ -15,33 +16,40 @@ page order, every
 - number: integers, decimals, dotted numbers (section numbers ``6.3``, versions), thousands with commas
   (``10,000``), signed numbers (``+0.12``, ``-3``, ``−0.05`` with a Unicode minus), scientific notation
   (``3.7e-14``, ``1.2×10⁻¹⁵``, ``1.2 × 10^-15``), percentages (``48 %``), super- and subscript digits
-  (``C⁻¹``, ``X₀``), and digits inside words (``gpt2``, ``W_0``): in paragraphs, lists, headings, captions,
+  (``C⁻¹``, ``X₀``); a number glued to letters is one token with its word (``gpt2``, ``float64``, a commit
+  hash ``a239c76658``): in paragraphs, lists, headings, captions, citations (``Ramsauer et al., 2021``),
   admonitions and dropdowns, cell outputs (printed text, HTML tables) and tables;
 - image description: the numbers of each ``<img alt="...">`` (the figures' descriptions);
 - formula: the source of each MathJax formula that holds a digit, as one token (``\\(\\kappa = 30\\)``,
   display maths ``\\[...\\]``, and ``\\(..\\)``, ``\\[..\\]``, ``$..$``, ``$$..$$`` written in plain text or cell
-  outputs), since a displayed number can sit in maths;
+  outputs), since a displayed number can sit in maths (a formula without a digit is not recorded);
 - code: numbers in the source of code cells the page shows (kind ``code``). Recorded, but ``compare`` leaves
   them out unless ``--code``: moving a sentence into a chapter cell rewrites that cell's source without changing
   what the reader is told.
 
 Each token has its kind (``text``, ``table``, ``alt``, ``math``, ``code``), the innermost section heading above
 it, and a short context: the words around it in its paragraph (in a preformatted output, its line), or for a
-table cell the row's first cell and the column's header.
+table cell the row's first cell and the column's header. A page without an article body (``index.html``, a
+redirect) is listed with no numbers.
 
 Left out, as not visible text: ``<script>`` and ``<style>`` (including the live figures' JSON specs),
 ``<svg>`` icons, the headings' ``#`` links, link ``title`` tooltips (the figure links' "(676 × 295 pixels)", the
 citations' full references), elements marked ``hidden`` or ``display: none``, and MathJax's own typeset copies
 and hidden assistive MathML (``mjx-*``, ``.MathJax*``; present only in a page saved from a browser) whose
-source is recorded instead. Out of scope: the pixels of images (a number drawn in a figure is not text).
+source is recorded instead (MathJax 2's ``<script type="math/tex">``; a page MathJax 3 has typeset keeps no
+source, so snapshot the build's own HTML, not a page saved from a browser). Out of scope: the pixels of images
+(a number drawn in a figure is not text).
 
 Comparing. Per page, the two token sequences are aligned by ``difflib.SequenceMatcher`` on each token's key
-(its text with spaces removed and ``−`` read as ``-``; a formula's source without its delimiters and spaces),
+(its text with spaces removed and ``−`` read as ``-``; a formula's source without its delimiters and without
+the spaces around its operators, so ``\\(A - I\\)`` and ``$A-I$`` are one formula),
 not on the words around it: a rewording, or a sentence moved from a package string into a chapter cell, that
 shows the same numbers in the same order is no change, and an inserted sentence shows as its numbers added,
 not as a shift of everything after it. Where a stretch differs, tokens are paired as "changed" (old -> new)
 when the stretch has as many tokens on each side, else by the likeness of their words around; the rest are
 "only before" / "only after". ``--strict`` compares the texts exactly (``48 %`` vs ``48%`` then differs).
+``--ignore-page GLOB`` leaves pages out, such as ``book/environment.html``, whose package versions and Python
+are those of the machine that built it.
 
 Exit status: 0, or 1 with ``--fail-on-change`` when anything differs; 2 when an input cannot be read.
 """
@@ -50,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import fnmatch
 import json
 import os
 import re
@@ -551,10 +560,14 @@ def _where(token: dict) -> str:
     return f"[{section}]{kind} {token['context']}"
 
 
-def compare(before: dict, after: dict, code: bool = False, strict: bool = False, out=sys.stdout) -> bool:
-    """Print the differences; True when there are any."""
+def compare(before: dict, after: dict, code: bool = False, strict: bool = False, ignore=(), out=sys.stdout) -> bool:
+    """Print the differences; True when there are any. Pages matching a pattern of ignore are left out."""
     pb, pa = before["pages"], after["pages"]
     names = sorted(set(pb) | set(pa))
+    ignored = [p for p in names if any(fnmatch.fnmatch(p, pattern) for pattern in ignore)]
+    if ignored:
+        print(f"not compared: {', '.join(ignored)}", file=out)
+    names = [p for p in names if p not in ignored]
     only_before = [p for p in names if p not in pa]
     only_after = [p for p in names if p not in pb]
     n_before = n_after = n_changed = n_removed = n_added = 0
@@ -648,6 +661,9 @@ def main(argv=None) -> int:
     c.add_argument("--fail-on-change", action="store_true", help="exit 1 if anything differs")
     c.add_argument("--code", action="store_true", help="also compare the numbers in code cells' source")
     c.add_argument("--strict", action="store_true", help="compare the numbers' texts exactly (spaces, minus signs)")
+    c.add_argument("--ignore-page", action="append", default=[], metavar="GLOB",
+                   help="leave out the pages matching GLOB (repeatable), e.g. book/environment.html, whose "
+                        "versions are the building machine's")
     args = ap.parse_args(argv)
     if args.command == "snapshot":
         root = Path(args.build_html)
@@ -669,7 +685,7 @@ def main(argv=None) -> int:
     if before is None or after is None:
         return 2
     try:
-        different = compare(before, after, code=args.code, strict=args.strict)
+        different = compare(before, after, code=args.code, strict=args.strict, ignore=args.ignore_page)
     except (KeyError, TypeError) as exc:
         return _fail(f"a snapshot lacks a field compare needs: {exc!r}")
     return 1 if (different and args.fail_on_change) else 0

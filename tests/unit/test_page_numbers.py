@@ -52,7 +52,8 @@ BODY = """
 <p>With <span class="math notranslate nohighlight">\\(\\kappa = 30\\)</span> the gap is 3.7e-14 and the change
 is −0.05; the ratio rose by +0.317.</p>
 <div class="cell docutils container"><div class="cell_input docutils container">
-<div class="highlight-ipython3 notranslate"><div class="highlight"><pre><span class="n">run</span>(<span class="mi">17</span>)</pre></div></div>
+<div class="highlight-ipython3 notranslate"><div class="highlight">
+<pre><span class="n">run</span>(<span class="mi">17</span>)</pre></div></div>
 </div><div class="cell_output docutils container">
 <div class="output stream highlight-myst-ansi notranslate"><div class="highlight"><pre><span></span>layer 0: 0.947
 layer 8: 0.754
@@ -145,7 +146,8 @@ def test_numbers_of_every_form():
 
 
 def test_maths_written_in_the_text_of_an_output_is_a_formula_token(tmp_path):
-    body = '<div class="cell_output"><div class="output text_html"><p>toy ($300$ points, \\(d_q = 16\\))</p></div></div>'
+    body = ('<div class="cell_output"><div class="output text_html">'
+            '<p>toy ($300$ points, \\(d_q = 16\\))</p></div></div>')
     toks = tokens(tmp_path, body)
     assert [(t["kind"], t["key"]) for t in toks][1:] == [("math", "math:300"), ("math", "math:d_q=16")]
 
@@ -227,3 +229,21 @@ def test_unreadable_inputs_exit_2_with_a_message(tmp_path):
     assert other.returncode == 2 and "is not a page-numbers snapshot" in other.stderr
     nothing = run("snapshot", tmp_path / "no-build", tmp_path / "out.json")
     assert nothing.returncode == 2 and "is not a folder" in nothing.stderr
+
+
+def test_ignore_page_leaves_a_page_out(tmp_path):
+    result = compare(tmp_path, BODY, BODY.replace("0.873", "0.874"), "--fail-on-change",
+                     "--ignore-page", "book/chap*.html")
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.splitlines() == ["not compared: book/chapter.html",
+                                          "0 pages, 0 numbers before, 0 after, 0 changed, 0 removed, 0 added"]
+
+
+def test_mathjax_typeset_copies_and_hidden_assistive_maths_are_not_read_twice(tmp_path):
+    # a page saved from a browser: MathJax 3's output with its hidden MathML copy, and MathJax 2's preview and
+    # source script; only MathJax 2's source is a formula token, no digit of the copies is a number
+    body = ('<p>At <span class="math notranslate nohighlight"><mjx-container class="MathJax"><mjx-math>'
+            '<mjx-mn>30</mjx-mn></mjx-math><mjx-assistive-mml><math><mn>30</mn></math></mjx-assistive-mml>'
+            '</mjx-container></span> and <span class="MathJax_Preview">x = 5</span><span class="MathJax">'
+            '<span class="mn">5</span></span><script type="math/tex">x = 5</script> only.</p>')
+    assert [(t["kind"], t["text"]) for t in tokens(tmp_path, body)][1:] == [("math", "\\(x = 5\\)")]
