@@ -366,7 +366,8 @@ def test_mnist_paths_start_at_the_embedding(small_runs):
     images, _, paths = small_runs
     X0 = U.embed(torch.from_numpy(images).double(), d_q=16, seed=0)
     for v, path in paths.items():
-        assert len(path) == 3 and torch.equal(path[0], X0)
+        # the same embedding up to float64 rounding: the matrix product's sum order follows the thread count
+        assert len(path) == 3 and torch.allclose(path[0], X0, rtol=0, atol=1e-12)
         expected = U.unroll(X0, 2, 30.0, 0.4, 1.0, v)
         assert torch.allclose(path[-1], expected[-1], atol=1e-12)
 
