@@ -50,7 +50,7 @@ from probdr_lite import thesis as T
 from probdr_lite import unrolled as U
 from probdr_lite.data import load_mnist
 from probdr_lite.figures import energies as figs
-from probdr_lite.figures.prose import fill
+from probdr_lite.figures.prose import fill, glue, sci
 from probdr_lite.figures.block import make_toy
 
 # %% [markdown]
@@ -330,6 +330,15 @@ display(Markdown(
     + "Along the step-size family below, any difference between $A - I$ and plain attention is one of step "
       "length."))
 
+# %% tags=["remove-cell"]
+# Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page).
+glue("prop_gap", sci(max(float(gaps_toy.max()), float(gaps_mnist.max()))))
+for _name, _value in {"thesis_n": len(facts), "thesis_room": len(_room), "thesis_flat": len(_flat),
+                      "thesis_ceiling": len(_ceil), "thesis_ai_towards": _moves["diffusion"].count("towards"),
+                      "thesis_att_towards": _moves["attention"].count("towards"),
+                      "thesis_ai_closer": len(_closer)}.items():
+    glue(_name, _value)
+
 
 # %% [markdown]
 #
@@ -387,6 +396,13 @@ display(Markdown(
     f"level). Whatever the previous section found between plain attention and $A - I$ is a finding about the "
     f"step length."))
 
+# %% tags=["remove-cell"]
+for _v in U.STEP_FAMILY:
+    glue(f"s_{_v}", f"{steps[_v]:.3g}")
+glue("family_gap", sci(max(family_gap.values())))
+
+# %% [markdown]
+# ## Why the Euler step over-smooths
 #
 # Held at one graph, every block except the exact one is a polynomial filter of its graph matrix
 # ($A$, or $D^{-1/2} E D^{-1/2}$ for the symmetric block), so its effect on each eigenvector is one
@@ -428,6 +444,10 @@ display(Markdown(fill(
     "eight real blocks leave of $X_0$'s modes is these measured numbers.",
     figs.retention_facts(retention),
     filter_ratio=retention["attention"]["top"]["predicted"] / retention["diffusion"]["top"]["predicted"])))
+
+# %% tags=["remove-cell"]
+glue("real_top_ai", sci(retention["diffusion"]["top"]["measured"]))
+glue("frozen_top_ai", sci(retention["diffusion"]["top"]["predicted"]))
 
 # %% [markdown]
 # ## All the readings in one table
