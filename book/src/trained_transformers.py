@@ -52,7 +52,9 @@ from scipy import stats
 
 from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, train_charlm
 from probdr_lite.experiments.attention import SelfAttention
-from probdr_lite.experiments.files import load_eval_spread, load_task_results, mechanism_rows, task_rows
+from probdr_lite.experiments.files import (intervention_rows, load_eval_spread, load_task_results, mechanism_rows,
+                                          task_rows)
+from probdr_lite.experiments.intervention import follows_scale, vo_scale_effects
 from probdr_lite.experiments.results import TASK_VARIANTS
 from probdr_lite.experiments.stats import (
     NANOGPT_CPU_VAL_LOSS,
@@ -66,6 +68,7 @@ from probdr_lite.experiments.stats import (
 )
 from probdr_lite.figures import recipes as R
 from probdr_lite.figures import training as T
+from probdr_lite.figures.prose import fill, glue, pct
 from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure, gates_text
 
 # %% [markdown]
@@ -281,6 +284,20 @@ for table in tables.values():
     fig = R.recipe_figure(table)
     plt.show()
 
+# %% tags=["remove-cell"]
+# Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page): A - I minus
+# attention in each model's first recipe ("early") and where it trains longest ("late": 5,000 iterations; the
+# plateau rule with its decay), under both initialisations.
+_late = {"charlm": {"max_iters": 5000}, "vit": {"patience": 5, "decay_epochs": 5}}
+_early = {"charlm": {"lr": 1e-3, "max_iters": 2000}, "vit": {"lr": 3e-3, "schedule": "cosine", "epochs": 10}}
+for _task, _table in tables.items():
+    for _e in _table.entries:
+        for _when, _factors in (("early", _early[_task]), ("late", _late[_task])):
+            if _e["arm"] == "diffusion" and all(_e["recipe"].get(k) == v for k, v in _factors.items()):
+                _key = f"ai_{_task}_{_e['recipe']['init']}_{_when}"
+                glue(_key, R.difference_text(_e, _table.quantity))
+                glue(_key + "_outcome", _e["outcome"])
+
 # %% [markdown]
 # Is the vision baseline a credible one? A practitioner expects a 4-layer vision transformer of
 # this size, trained long enough with PyTorch's default initialisation, to reach about 96 % or
@@ -446,10 +463,58 @@ else:
 # How far this goes. These are measurements of a few seeds per cell, and a quantity that differs
 # in the same direction in both models is a candidate for what the initialisation changes, not a
 # demonstration of what decides the sign: two initialisations and two models are few cases, and
-# nothing here changes one of these quantities while holding the others fixed. The experiment that
-# would decide is such an intervention, for instance the GPT-2 initialisation with only $W_V$ and
-# $W_O$ drawn at the default's scale (or the default with them scaled down to GPT-2's), trained with
-# both arms and paired seeds; it was not run.
+# nothing above changes one of these quantities while holding the others fixed.
+#
+# ### The intervention: only $W_V$ and $W_O$ change scale
+#
+# The experiment that decides keeps one initialisation and changes only the scale of $W_V$ and
+# $W_O$: the GPT-2 initialisation with just those two matrices drawn as PyTorch's default draws them
+# ($\mathcal{U}(\pm 1/\sqrt{C})$, init `gpt2-vo-default`), and PyTorch's default with just those two
+# drawn at GPT-2's scale ($\mathcal{N}(0, 0.02^2)$ and $\mathcal{N}(0, 0.02^2/2L)$, init
+# `default-vo-gpt2`). Every other weight is the base initialisation's own draw for the same seed
+# (`probdr_lite.experiments.attention.init_weights`), so each run is paired with the base run of its
+# seed. Both arms, seeds 0, 1 and 2, in each model's first recipe (the character model's 2,000
+# iterations, the vision transformer's 10 epochs), committed under `probdr_lite/results/` with their
+# command, seeds, versions and commit (`python -m probdr_lite.experiments grid charlm-vo --threads 1
+# --device cpu --shard I/2`, and the same with `vit-vo`; the initialisation is in each row's
+# config). If the scale of $W_V W_O$ decides the sign, $A - I$'s effect under each intervention
+# moves from its base initialisation's value to the other initialisation's. The shift is measured
+# seed by seed (`probdr_lite.experiments.intervention.vo_scale_effects`), tested with a paired
+# $t$-test and Holm's correction over the four interventions, and set against the whole
+# initialisation's effect:
+
+# %%
+vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}
+vo_effects = vo_scale_effects({task: (rows[task], r) for task, r in vo_rows.items() if r})
+display(R.intervention_table(vo_effects))
+vo_follows = follows_scale(vo_effects)
+
+# %% tags=["remove-input"]
+def _vo_facts(task):
+    per = vo_effects[task]
+    g, d = per["gpt2-vo-default"], per["default-vo-gpt2"]
+    return {"model": T.TASK_NAMES[task], "share_g": g["share"], "share_d": d["share"],
+            "moved_g": "moved" if g["towards"] else "did not move significantly",
+            "moved_d": "moved" if d["towards"] else "did not move significantly",
+            "verdict": ("follows the scale of $W_V W_O$: the rest of the initialisation carries less than half "
+                        "of it" if vo_follows[task] else
+                        "does not follow the scale of $W_V W_O$ alone in this model")}
+
+
+display(Markdown("\n\n".join(fill(
+    "In the {model}, giving the GPT-2 initialisation the default's $W_V$ and $W_O$ {moved_g} $A - I$'s effect "
+    "towards the default initialisation's, by {share_g:pct} of the way; giving the default GPT-2's $W_V$ and "
+    "$W_O$ {moved_d} it towards GPT-2's, by {share_d:pct}. The effect of $A - I$ {verdict}.", _vo_facts(task))
+    for task in vo_effects)))
+
+# %% tags=["remove-cell"]
+# Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page).
+for _task in vo_effects:
+    glue(f"vo_{_task}_share_g", pct(vo_effects[_task]["gpt2-vo-default"]["share"]))
+    glue(f"vo_{_task}_share_d", pct(vo_effects[_task]["default-vo-gpt2"]["share"]))
+glue("vo_follows_both", "in both models" if all(vo_follows.values()) else
+     "in " + ", ".join(T.TASK_NAMES[t] for t, f in vo_follows.items() if f) if any(vo_follows.values()) else
+     "in neither model")
 
 # ## Try it: a live run
 #

@@ -76,6 +76,13 @@ def mechanism_rows(task: str, directory=None) -> list:
     return rows
 
 
+def intervention_rows(task: str, directory=None) -> list:
+    """The rows of the W_V W_O intervention of ``task`` (:data:`INTERVENTION_FILES`; an empty list if none)."""
+    task = check_choice(task, "task", TASKS)
+    path = results_dir(directory) / INTERVENTION_FILES[task]
+    return [r for r in load_results(path) if r["task"] == task] if path.is_file() else []
+
+
 def check_task_rows(rows, name: str = "rows") -> tuple[list, str]:
     """Validate ``rows`` and check they are non-empty and of one task; return (rows, task)."""
     if not isinstance(rows, list):

@@ -37,7 +37,7 @@ from probdr_lite._validation import check_scalar
 from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
 from probdr_lite.plotting import Table, describe
 
-from .prose import listing, plural
+from .prose import listing, pct, plural
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
 
 __all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
@@ -669,3 +669,29 @@ def closing_note(tables: dict, rows: dict, arm: str = "diffusion", recipes=None)
     lines.append(f"- CPU time of the {len(all_rows)} committed runs: {train:.1f} hours in training steps, "
                  f"{wall:.1f} hours in all (one thread each, on a shared 2-core machine).")
     return "\n".join(lines)
+
+
+INTERVENTION_HEADER = ["model", "initialisation", "$A - I$ − attention: base", "other initialisation",
+                       "intervention [95 % CI]", "shift [95 % CI]", "$p$ (Holm)", "share"]
+
+
+def intervention_table(effects: dict) -> Table:
+    """One row per model and intervention of :func:`probdr_lite.experiments.intervention.vo_scale_effects`."""
+    body, n_seeds = [], set()
+    for task, per in effects.items():
+        for e in per.values():
+            def diff(mean, ci=None, q=e["quantity"]):
+                text = difference_text({"mean_diff": mean, "ci_low": (ci or (mean, mean))[0],
+                                        "ci_high": (ci or (mean, mean))[1]}, q)
+                return text if ci else text.split(" [")[0]
+
+            n_seeds.add(len(e["seeds"]))
+            body.append([TASK_NAMES[task], f"{e['base']}, $W_V$ and $W_O$ at {e['vo_scale']}'s scale",
+                         diff(e["d_base"]), diff(e["d_other"]), diff(e["d_vo"], e["d_vo_ci"]),
+                         diff(e["shift"], e["shift_ci"]), f"{e['shift_pvalue']:.3g} ({e['shift_holm']:.3g})",
+                         pct(e["share"])])
+    return Table(INTERVENTION_HEADER, body,
+                 caption=f"Paired by seed ({listing(sorted(n_seeds))} seeds): $A - I$ minus attention under the "
+                         "base initialisation, under the other initialisation (whose $W_V$, $W_O$ scale the "
+                         "intervention takes) and under the intervention; the shift is intervention minus base, "
+                         "its share is the shift over the difference between the two initialisations.")

@@ -91,3 +91,24 @@ def test_refuses_missing_recipes_and_wrong_rows():
         vo_scale_effects({"vit": (rows, vo)})
     with pytest.raises(ValueError, match="alpha"):
         vo_scale_effects({"charlm": (rows, vo)}, alpha=1.5)
+
+
+def test_intervention_table_and_rows_file(tmp_path):
+    import json
+
+    from probdr_lite.experiments.files import INTERVENTION_FILES, intervention_rows
+    from probdr_lite.figures.recipes import INTERVENTION_HEADER, intervention_table
+
+    means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.035, "default-vo-gpt2": 0.055}
+    rows = _rows({k: means[k] for k in ("gpt2", "default")})
+    vo = _rows({k: means[k] for k in ("gpt2-vo-default", "default-vo-gpt2")})
+    assert intervention_rows("charlm", tmp_path) == []
+    (tmp_path / INTERVENTION_FILES["charlm"]).write_text(json.dumps(vo))
+    assert intervention_rows("charlm", tmp_path) == vo
+    out = vo_scale_effects({"charlm": (rows, intervention_rows("charlm", tmp_path))})
+    table = intervention_table(out)
+    assert table.header == INTERVENTION_HEADER and len(table.body) == 2
+    row = dict(zip(table.header, table.body[0]))
+    e = next(iter(out["charlm"].values()))  # rows follow the entries' order
+    assert row["model"] == "character model" and row["share"].endswith("%")
+    assert row["intervention [95 % CI]"].startswith(f"{e['d_vo']:+.4f} [")
