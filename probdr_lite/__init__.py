@@ -24,6 +24,8 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.environment`   the locked and the installed versions of every package
 - :mod:`probdr_lite._elbo`         the one ELBO gradient, C^{-1} X and log det C (NumPy or torch), used by
   ``probdr`` and ``unrolled``
+- :mod:`probdr_lite._tiled_attention`  the attention kernel ``unrolled`` calls: A X and A^T X from row blocks and
+  symmetric tiles of the logits, never the n x n matrix
 - :mod:`probdr_lite._validation`, :mod:`probdr_lite._threads`  input checks; one-thread execution
 - :mod:`probdr_lite._notebooks`    the chapters' notebooks written from their Jupytext sources
 

@@ -36,7 +36,8 @@ Memory. No public step ever holds the n x n attention matrix: A X, A^T X and the
 blocks of rows of the logits (``block_size`` rows at a time, chosen from ``BLOCK_BYTES`` when not given), so 10,000
 MNIST images go through 8 blocks at d_q = 128 in a few hundred MB. Unmasked A X uses the symmetry of the logits:
 square tiles, each pair formed once (``attention_times``), which saves about half of the logits' product and of the
-exponentials. Only the functions that return or differentiate the dense matrix (``attention_matrix``,
+exponentials. Those row blocks and tiles are the kernel :mod:`probdr_lite._tiled_attention`, which this module calls
+after checking its input. Only the functions that return or differentiate the dense matrix (``attention_matrix``,
 ``full_objective``) refuse n above ``MAX_DENSE_N``.
 """
 
@@ -52,6 +53,7 @@ import torch.nn.functional as F
 from scipy.linalg import expm
 
 from probdr_lite._elbo import elbo_gradient, inverse_covariance_times, log_det_covariance
+from probdr_lite._tiled_attention import Mask, Workspace, attention_products, logit_blocks, softmax_rows_
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed, check_tensor
 
 __all__ = [
@@ -100,8 +102,6 @@ N_STEPS_MAX = 10_000  # unroll at most this many steps
 MAX_DENSE_N = 4096  # the largest n for which a dense (n, n) matrix is formed (64 MiB in float32, 128 MiB in float64)
 BLOCK_BYTES = 64 * 2**20  # default budget for one (rows, n) block of logits: 64 MiB
 _MAX_AUTO_BLOCK = 2048  # larger blocks stop paying off on CPUs (cache), so the automatic choice stops here
-_TILE = 1024  # side of the square tiles of the symmetric path (4 MiB in float32: the exponentials stay in cache)
-_SHIFT_MARGIN = 30.0  # the symmetric path's common shift may sit at most this far above a row's own maximum
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -159,32 +159,13 @@ def _check_logit_range(X: torch.Tensor, kappa: float, beta: float) -> None:
         )
 
 
-@dataclass(frozen=True)
-class _Mask:
-    """A validated mask: kind is 'none', 'causal', 'bool' (True attends) or 'add' (added to the logits)."""
-
-    kind: str
-    value: torch.Tensor | None = None
-
-    def dense(self, n: int, like: torch.Tensor) -> torch.Tensor | None:
-        """The additive (n, n) matrix M, or None when there is no mask."""
-        if self.kind == "none":
-            return None
-        if self.kind == "causal":
-            blocked = torch.ones(n, n, dtype=torch.bool, device=like.device).triu(1)
-            return torch.zeros(n, n, dtype=like.dtype, device=like.device).masked_fill(blocked, -math.inf)
-        if self.kind == "bool":
-            return torch.zeros(n, n, dtype=like.dtype, device=like.device).masked_fill(~self.value, -math.inf)
-        return self.value
-
-
-def _check_mask(mask, n: int, like: torch.Tensor) -> _Mask:
+def _check_mask(mask, n: int, like: torch.Tensor) -> Mask:
     """Validate ``mask`` for n points: None, "causal", a boolean (n, n) array (True = attend) or an additive one."""
     if mask is None:
-        return _Mask("none")
+        return Mask("none")
     if isinstance(mask, str):
         check_choice(mask, "mask", ("causal",))
-        return _Mask("causal")
+        return Mask("causal")
     if isinstance(mask, np.ndarray):
         mask = torch.from_numpy(np.ascontiguousarray(mask))
     if not isinstance(mask, torch.Tensor):
@@ -197,7 +178,7 @@ def _check_mask(mask, n: int, like: torch.Tensor) -> _Mask:
     if mask.dtype == torch.bool:
         if not bool(mask.any(1).all()):
             raise ValueError("mask must let every row attend to at least one point (a row of False has no softmax)")
-        return _Mask("bool", mask)
+        return Mask("bool", mask)
     if not torch.is_floating_point(mask):  # an integer 0/1 mask is ambiguous (attend flags or additive?)
         raise TypeError(
             f"mask must be boolean (True = attend) or floating-point (added to the logits); got {mask.dtype}"
@@ -207,7 +188,7 @@ def _check_mask(mask, n: int, like: torch.Tensor) -> _Mask:
         raise ValueError("an additive mask must be finite or -inf (no NaN, no +inf)")
     if not bool((mask > -math.inf).any(1).all()):
         raise ValueError("mask must let every row attend to at least one point (a row of -inf has no softmax)")
-    return _Mask("add", mask)
+    return Mask("add", mask)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -286,7 +267,7 @@ def embed(Y, d_q: int = 128, seed: int = 0) -> torch.Tensor:
 # Attention: the dense matrix (small n) and row blocks of the logits (any n)
 
 
-def _dense_logits(X: torch.Tensor, kappa: float, beta: float, mask: _Mask) -> torch.Tensor:
+def _dense_logits(X: torch.Tensor, kappa: float, beta: float, mask: Mask) -> torch.Tensor:
     """S = (kappa / d_q) X X^T - beta I + M as one (n, n) matrix, differentiable in X."""
     n, d_q = X.shape
     S = (kappa / d_q) * (X @ X.T) - beta * torch.eye(n, dtype=X.dtype, device=X.device)  # (n, n)
@@ -340,166 +321,15 @@ def _auto_block_size(n: int, itemsize: int, copies: int) -> int:
     return int(max(1, min(n, _MAX_AUTO_BLOCK, rows)))
 
 
-class _Workspace:
-    """Flat buffers for the row blocks, kept for a loop of steps.
-
-    A fresh 64 MiB ``torch.empty`` is new memory that the kernel zeroes and maps page by page on first touch; at
-    n = 10,000 that cost about a tenth of an exact-attention step. :func:`unroll` keeps one workspace for all its
-    steps, so the block buffers are paged in once.
-    """
-
-    def __init__(self):
-        self._buffers = {}
-
-    def get(self, name: str, numel: int, like: torch.Tensor) -> torch.Tensor:
-        buf = self._buffers.get(name)
-        if buf is None or buf.numel() < numel or buf.dtype != like.dtype or buf.device != like.device:
-            buf = self._buffers[name] = torch.empty(numel, dtype=like.dtype, device=like.device)
-        return buf[:numel]
-
-
-def _logit_blocks(X, kappa, beta, mask: _Mask, block_size, keep_gram=False, work: _Workspace | None = None):
-    """Yield (r0, r1, c, S, K) for consecutive row blocks of the logits.
-
-    S is the (r1 - r0, c) block of S = (kappa / d_q) X X^T - beta I + M restricted to the first c columns
-    (c = n, or c = r1 under a causal mask, where the later columns are all blocked). K is the block of X X^T
-    when ``keep_gram`` (needed by the "full" gradient), else None. S (and K) live in one preallocated buffer that
-    is reused for every block, so the caller may overwrite them but must be done with them before the next block.
-    Reusing the buffer keeps the peak at one block and avoids paging in fresh memory for every block; ``work``
-    carries the buffers from one call to the next.
-    """
-    n, d_q = X.shape
-    scale = kappa / d_q
-    rows = min(block_size, n)
-    work = _Workspace() if work is None else work
-    s_buf = work.get("S", rows * n, X)  # flat, so any (b, c) view is contiguous
-    k_buf = work.get("K", rows * n, X) if keep_gram else None
-    for r0 in range(0, n, block_size):
-        r1 = min(n, r0 + block_size)
-        c = r1 if mask.kind == "causal" else n
-        S = s_buf[: (r1 - r0) * c].view(r1 - r0, c)  # (b, c)
-        if keep_gram:
-            K = torch.mm(X[r0:r1], X[:c].T, out=k_buf[: (r1 - r0) * c].view(r1 - r0, c))  # (b, c)
-            torch.mul(K, scale, out=S)
-        else:
-            K = None
-            torch.mm(X[r0:r1] * scale, X[:c].T, out=S)  # scaling the (b, d_q) factor is cheaper than the block
-        S.diagonal(r0).sub_(beta)  # entries (i, i) of the block: the -beta I term
-        if mask.kind == "causal":
-            b = r1 - r0
-            future = torch.ones(b, b, dtype=torch.bool, device=X.device).triu(1)  # (b, b) j > i in the square part
-            S[:, r0:r1].masked_fill_(future, -math.inf)
-        elif mask.kind == "bool":
-            S.masked_fill_(~mask.value[r0:r1], -math.inf)
-        elif mask.kind == "add":
-            S.add_(mask.value[r0:r1])
-        yield r0, r1, c, S, K
-
-
-_SYMMETRIC_TILES = True  # False forces the row-block softmax everywhere (the benchmark compares the two)
-_INPLACE_SOFTMAX: bool | None = None  # whether torch.softmax(S, out=S) works here (checked once)
-
-
-def _softmax_rows_(S: torch.Tensor) -> torch.Tensor:
-    """In place: each row of S becomes its softmax (the row maximum is subtracted first, so no overflow).
-
-    torch's fused softmax writing into its own input is the fastest path on CPU (one kernel, no new memory); where a
-    torch version refuses the aliasing, the same result is built from amax, exp_ and a division.
-    """
-    global _INPLACE_SOFTMAX
-    if _INPLACE_SOFTMAX is None:
-        probe = torch.tensor([[0.0, 1.0, -math.inf], [3.0, 3.0, 2.0]], dtype=torch.float64)
-        expected = torch.softmax(probe, dim=1)
-        try:
-            torch.softmax(probe, dim=1, out=probe)
-            _INPLACE_SOFTMAX = bool(torch.allclose(probe, expected, rtol=0, atol=1e-15))
-        except RuntimeError:
-            _INPLACE_SOFTMAX = False
-    if _INPLACE_SOFTMAX:
-        return torch.softmax(S, dim=1, out=S)
-    S.sub_(S.amax(1, keepdim=True)).exp_()
-    return S.div_(S.sum(1, keepdim=True))
-
-
-def _common_shift(X: torch.Tensor, kappa: float, beta: float) -> float | None:
-    """A constant c >= every logit such that each row's largest logit is at least c - _SHIFT_MARGIN, or None.
-
-    By Cauchy-Schwarz every logit is at most c = (kappa / d_q) max_k ||x_k||^2, and row i's largest logit is at least
-    its diagonal entry (kappa / d_q) ||x_i||^2 - beta. When no row falls more than _SHIFT_MARGIN below c (LayerNormed
-    rows and beta <= _SHIFT_MARGIN), exp(S - c) holds every row's weights with the same relative precision as
-    exp(S - rowmax): a row's largest weight is at least exp(-30) ~ 1e-13, far above the smallest normal float, so
-    only weights below about 1e-25 of the row's largest are flushed, and no row sum can vanish.
-    """
-    sq = X.detach().to(torch.float64).pow(2).sum(1)  # (n,) squared row norms
-    scale = kappa / X.shape[1]
-    top = scale * float(sq.max())
-    if scale * float(sq.min()) - beta < top - _SHIFT_MARGIN:
-        return None
-    return top
-
-
-def _attention_times_tiled(X, kappa, beta, shift, block_size, work: _Workspace):
-    """A X for an unmasked A through square tiles of E = exp(S - shift), each pair of tiles computed once.
-
-    Without a mask S is symmetric (its -beta I term lies on the diagonal), so the tile (J, I) of E is the transpose
-    of the tile (I, J): every tile below the diagonal is formed once and used twice, for E X on its rows and E^T X
-    on its columns, together with the row sums of E. A X is then (E X) / rowsum. This does the
-    logits' matrix product and the exponentials for about half of the matrix instead of all of it; memory is one
-    tile, at most block_size x block_size.
-    """
-    n, d_q = X.shape
-    b = min(block_size, _TILE, n)
-    Xs = X * (kappa / d_q)  # scaling the (n, d_q) factor is cheaper than scaling each tile
-    EX = torch.zeros_like(X)  # (n, d_q)
-    rowsum = torch.zeros(n, dtype=X.dtype, device=X.device)
-    buf = work.get("E", b * b, X)
-    for r0 in range(0, n, b):
-        r1 = min(n, r0 + b)
-        for c0 in range(0, r0 + 1, b):
-            c1 = min(n, c0 + b)
-            E = buf[: (r1 - r0) * (c1 - c0)].view(r1 - r0, c1 - c0)
-            torch.mm(Xs[r0:r1], X[c0:c1].T, out=E)  # the (I, J) tile of the logits, J <= I
-            if c0 == r0:
-                E.diagonal().sub_(beta)
-            E.sub_(shift).exp_()
-            EX[r0:r1].addmm_(E, X[c0:c1])
-            rowsum[r0:r1] += E.sum(1)
-            if c0 != r0:  # the (J, I) tile is E^T
-                EX[c0:c1].addmm_(E.T, X[r0:r1])
-                rowsum[c0:c1] += E.sum(0)
-    return EX.div_(rowsum[:, None])
-
-
-def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=False, work=None):
-    """A X (and A^T X) accumulated over row blocks; memory O(block_size * n).
-
-    Unmasked A X alone goes through the symmetric tiles (:func:`_attention_times_tiled`) when one shift serves every
-    row (:func:`_common_shift`); otherwise, and for masks or A^T X, each block of rows gets its own softmax.
-    """
-    work = _Workspace() if work is None else work
-    if _SYMMETRIC_TILES and not transpose_too and mask.kind == "none":
-        shift = _common_shift(X, kappa, beta)
-        if shift is not None:
-            return _attention_times_tiled(X, kappa, beta, shift, block_size, work), None
-    AX = torch.empty_like(X)  # (n, d_q)
-    AtX = torch.zeros_like(X) if transpose_too else None
-    for r0, r1, c, P, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
-        _softmax_rows_(P)  # (b, c) rows of A
-        torch.mm(P, X[:c], out=AX[r0:r1])  # rows of A X
-        if transpose_too:
-            AtX[:c].addmm_(P.T, X[r0:r1])  # A^T X = sum over row blocks of A_blk^T X_blk
-    return AX, AtX
-
-
 def attention_times(X, kappa, beta=0.0, mask=None, block_size=None) -> torch.Tensor:
     """A X for A = sigma((kappa / d_q) X X^T - beta I + M), without ever holding the (n, n) matrix.
 
     Without a mask, and when one shift c serves every row (LayerNormed rows and beta <= 30, see
-    ``_common_shift``), the symmetric logits are cut into square tiles: each tile of exp(S - c) below the diagonal
-    is formed once and used for its rows and, transposed, for its columns, and A X = (E X) / rowsum. Otherwise the
-    rows are computed ``block_size`` at a time: the (b, n) block of logits is formed and each row goes through a
-    softmax with its own maximum before the product with X. Memory is O(b n) instead of O(n^2) either way; the
-    answer is that of ``attention_matrix(X, ...) @ X`` to round-off.
+    :mod:`probdr_lite._tiled_attention`, the kernel that computes it), the symmetric logits are cut into square
+    tiles: each tile of exp(S - c) below the diagonal is formed once and used for its rows and, transposed, for its
+    columns, and A X = (E X) / rowsum. Otherwise the rows are computed ``block_size`` at a time: the (b, n) block of
+    logits is formed and each row goes through a softmax with its own maximum before the product with X. Memory is
+    O(b n) instead of O(n^2) either way; the answer is that of ``attention_matrix(X, ...) @ X`` to round-off.
 
     Parameters
     ----------
@@ -518,7 +348,7 @@ def attention_times(X, kappa, beta=0.0, mask=None, block_size=None) -> torch.Ten
     block_size = _check_block_size(block_size) or _auto_block_size(X.shape[0], X.element_size(), 1)
     _check_logit_range(X, kappa, beta)
     with torch.no_grad():
-        return _attention_times(X, kappa, beta, mask, block_size)[0]
+        return attention_products(X, kappa, beta, mask, block_size)[0]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -550,7 +380,7 @@ def regulariser_gradient(X, beta) -> torch.Tensor:
 # One step: the direction of each variant, then the projection
 
 
-def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size, work=None):
+def _symmetric_scaled(X, kappa, beta, mask: Mask, block_size, work=None):
     """Rows of (D^{-1/2} E D^{-1/2}) X, each divided by exp(g_i), and the log-scales g (n, 1).
 
     With E = exp(S) and D = diag(E 1), (D^{-1/2} E D^{-1/2})_ij = exp(S_ij - (l_i + l_j) / 2) where
@@ -561,12 +391,12 @@ def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size, work=None):
     """
     n = X.shape[0]
     lse = torch.empty(n, 1, dtype=X.dtype, device=X.device)  # (n, 1) log degrees l_i
-    for r0, r1, _, S, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
+    for r0, r1, _, S, _ in logit_blocks(X, kappa, beta, mask, block_size, work=work):
         lse[r0:r1] = torch.logsumexp(S, dim=1, keepdim=True)
     out = torch.empty_like(X)
     g = torch.empty(n, 1, dtype=X.dtype, device=X.device)
     half = 0.5 * lse
-    for r0, r1, c, T, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
+    for r0, r1, c, T, _ in logit_blocks(X, kappa, beta, mask, block_size, work=work):
         T.sub_(half[r0:r1]).sub_(half[:c].T)  # (b, c) exponents S_ij - (l_i + l_j) / 2
         g[r0:r1] = T.amax(1, keepdim=True).clamp_min(0.0)
         T.sub_(g[r0:r1]).exp_()
@@ -574,15 +404,15 @@ def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size, work=None):
     return out, g
 
 
-def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
+def _direction(X, kappa, beta, variant, mask: Mask, block_size, work=None):
     """(D, g): the direction is exp(g) * D row-wise; g is None except for "symmetric" (see _symmetric_scaled)."""
     n, d_q = X.shape
-    work = _Workspace() if work is None else work  # one set of block buffers for every pass of this step
+    work = Workspace() if work is None else work  # one set of block buffers for every pass of this step
     if variant == "symmetric":
         WX, g = _symmetric_scaled(X, kappa, beta, mask, block_size, work)
         return 2.0 * (WX - torch.exp(-g) * X), g  # 2 (A_sym - I) X, row i divided by exp(g_i)
     if variant in ("attention", "diffusion", "paper"):
-        AX, _ = _attention_times(X, kappa, beta, mask, block_size, work=work)
+        AX, _ = attention_products(X, kappa, beta, mask, block_size, work=work)
         if variant == "attention":
             return 2.0 * AX, None
         D = 2.0 * (AX - X)  # 2 (A - I) X = -2 L X
@@ -592,7 +422,7 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
     if variant == "exact":
         # Chapter 2's ELBO gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with L = I - A and nu = 2, so that
         # D = 2 C^{-1} X - (L + L^T) X; (L + L^T) X = 2 X - A X - A^T X is accumulated over row blocks.
-        AX, AtX = _attention_times(X, kappa, beta, mask, block_size, transpose_too=True, work=work)
+        AX, AtX = attention_products(X, kappa, beta, mask, block_size, transpose_too=True, work=work)
         return elbo_gradient(X, 2.0 * X - AX - AtX, beta, nu=2.0), None
     reg = 2.0 * inverse_covariance_times(X, beta)  # 2 C^{-1} X
     # variant == "full": grad of F(X) = log det C - tr(X^T X) + tr(X^T A(X) X).
@@ -602,8 +432,8 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
     scale = kappa / d_q
     HX = torch.empty_like(X)
     HtX = torch.zeros_like(X)
-    for r0, r1, c, P, K in _logit_blocks(X, kappa, beta, mask, block_size, keep_gram=True, work=work):
-        _softmax_rows_(P)  # (b, c) rows of A
+    for r0, r1, c, P, K in logit_blocks(X, kappa, beta, mask, block_size, keep_gram=True, work=work):
+        softmax_rows_(P)  # (b, c) rows of A
         kbar = (P * K).sum(1, keepdim=True)  # (b, 1)
         K.sub_(kbar).mul_(P).mul_(scale).add_(P)  # K <- H block = A + scale * A o (K - kbar)
         torch.mm(K, X[:c], out=HX[r0:r1])
@@ -742,7 +572,7 @@ def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -
     eta = _check_eta(eta)
     X, kappa, beta, variant, mask, block_size = _prepare(X0, kappa, beta, variant, mask, block_size)
     path = [X]
-    work = _Workspace()  # one set of block buffers for every step
+    work = Workspace()  # one set of block buffers for every step
     with torch.no_grad():
         for _ in range(n_steps):
             path.append(_step(path[-1], kappa, eta, beta, variant, mask, block_size, work))

@@ -11,7 +11,8 @@ relative imports resolved. It fails on
 1. a core module importing a presentation module (an upward import), and
 2. a module importing another module's private name (``from probdr_lite.x import _y``) or using one through a
    module it imported (``import probdr_lite.x as X; X._y``). Private *modules* (``_validation``, ``_threads``,
-   ``_elbo``) are the package's shared internals and may be imported; their names are public to the package.
+   ``_elbo``, ``_tiled_attention``) are the package's shared internals and may be imported; their names are public
+   to the package.
 
 Modules of other helpers' branches still being fixed are listed in KNOWN_OFFENDERS, each an xfail(strict=True):
 the test of such a module fails as soon as the module is clean, so that the entry gets deleted. The integrator

@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from probdr_lite import _tiled_attention as T
 from probdr_lite import unrolled as U
 
 F64 = torch.float64
@@ -293,13 +294,13 @@ def test_symmetric_tiles_are_taken_only_where_one_shift_serves_every_row():
     """Unmasked A X goes through tiles of exp(S - c) with one constant c; that is exact arithmetic only if c bounds
     every logit, and accurate only if no row's largest logit is far below c (LayerNormed rows, small beta)."""
     X = latents(30, 8, seed=12)
-    c = U._common_shift(X, 12.0, 0.5)
+    c = T._common_shift(X, 12.0, 0.5)
     S = 12.0 / 8 * X @ X.T - 0.5 * torch.eye(30, dtype=F64)
     assert c == pytest.approx(12.0) and float(S.max()) <= c + 1e-12  # Cauchy-Schwarz: ||x||^2 = d_q after Pi
-    assert float((c - S.max(1).values).max()) <= U._SHIFT_MARGIN
-    assert U._common_shift(X, 12.0, U._SHIFT_MARGIN + 1.0) is None  # the diagonal no longer bounds the row maxima
+    assert float((c - S.max(1).values).max()) <= T._SHIFT_MARGIN
+    assert T._common_shift(X, 12.0, T._SHIFT_MARGIN + 1.0) is None  # the diagonal no longer bounds the row maxima
     uneven = X * torch.linspace(0.2, 1.0, 30, dtype=F64)[:, None]
-    assert U._common_shift(uneven, 200.0, 0.0) is None  # short rows' logits far below the longest row's
+    assert T._common_shift(uneven, 200.0, 0.0) is None  # short rows' logits far below the longest row's
     for Y, kappa, beta in ((X, 12.0, 0.5), (X, 12.0, 40.0), (uneven, 200.0, 0.0), (uneven, 2.0, 0.0)):
         assert torch.allclose(U.attention_times(Y, kappa, beta, block_size=7), ref_A(Y, kappa, beta) @ Y, atol=1e-12)
 
@@ -312,7 +313,7 @@ def test_symmetric_tiles_agree_with_row_softmax_in_float32(kappa, monkeypatch):
     truth = ref_A(X, kappa, 1.0) @ X
     X32 = X.float()
     tiled = U.attention_times(X32, kappa, 1.0, block_size=64)
-    monkeypatch.setattr(U, "_SYMMETRIC_TILES", False)
+    monkeypatch.setattr(T, "_SYMMETRIC_TILES", False)
     rows = U.attention_times(X32, kappa, 1.0, block_size=64)
     for got in (tiled, rows):
         assert torch.isfinite(got).all() and rel(got.double(), truth) < 1e-5
@@ -335,7 +336,7 @@ def test_symmetric_tiles_form_each_pair_of_tiles_once(monkeypatch):
     U.attention_times(X, 30.0, 1.0, block_size=64)
     assert sum(formed) <= (300**2 + 300 * 64) / 2
     formed.clear()
-    monkeypatch.setattr(U, "_SYMMETRIC_TILES", False)
+    monkeypatch.setattr(T, "_SYMMETRIC_TILES", False)
     U.attention_times(X, 30.0, 1.0, block_size=64)
     assert sum(formed) == 300**2
 
