@@ -60,6 +60,12 @@ __all__ = [
     "BLOCK_VARIANTS",
     "CHAPTER_VARIANTS",
     "check_block_variants",
+    "check_kappa",
+    "check_eta",
+    "check_beta",
+    "check_variant",
+    "check_mask",
+    "check_logit_range",
     "TRANSFORMER_VARIANTS",
     "KAPPA_MAX",
     "ETA_MAX",
@@ -105,7 +111,7 @@ _MAX_AUTO_BLOCK = 2048  # larger blocks stop paying off on CPUs (cache), so the 
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Input checks (every public function calls these first)
+# Input checks (every public function calls these first; the public ones also check DiagonalTransformer's arguments)
 
 
 def _check_latents(X, name: str = "X") -> torch.Tensor:
@@ -116,19 +122,23 @@ def _check_latents(X, name: str = "X") -> torch.Tensor:
     return X
 
 
-def _check_kappa(kappa) -> float:
+def check_kappa(kappa) -> float:
+    """kappa as a float in (0, KAPPA_MAX]."""
     return check_scalar(kappa, "kappa", low=0.0, high=KAPPA_MAX, low_inclusive=False)
 
 
-def _check_eta(eta) -> float:
+def check_eta(eta) -> float:
+    """eta as a float in (0, ETA_MAX]."""
     return check_scalar(eta, "eta", low=0.0, high=ETA_MAX, low_inclusive=False)
 
 
-def _check_beta(beta) -> float:
+def check_beta(beta) -> float:
+    """beta as a float in [0, BETA_MAX]."""
     return check_scalar(beta, "beta", low=0.0, high=BETA_MAX)
 
 
-def _check_variant(variant, choices=BLOCK_VARIANTS) -> str:
+def check_variant(variant, choices=BLOCK_VARIANTS) -> str:
+    """A variant name from ``choices`` (by default :data:`BLOCK_VARIANTS`)."""
     return check_choice(variant, "variant", choices)
 
 
@@ -136,7 +146,7 @@ def check_block_variants(variants) -> tuple:
     """A non-empty list of block variant names, each from :data:`BLOCK_VARIANTS`, as a tuple."""
     if isinstance(variants, str) or not hasattr(variants, "__len__") or len(variants) == 0:
         raise ValueError(f"variants must be a non-empty list of names from {BLOCK_VARIANTS}; got {variants!r}")
-    return tuple(_check_variant(v) for v in variants)
+    return tuple(check_variant(v) for v in variants)
 
 
 def _check_block_size(block_size):
@@ -145,7 +155,7 @@ def _check_block_size(block_size):
     return check_scalar(block_size, "block_size", low=1, integer=True)
 
 
-def _check_logit_range(X: torch.Tensor, kappa: float, beta: float) -> None:
+def check_logit_range(X: torch.Tensor, kappa: float, beta: float) -> None:
     """Refuse latents so large that the logits would overflow X's dtype.
 
     By Cauchy-Schwarz |S_ij| <= (kappa / d_q) max_i ||x_i||^2 + beta; LayerNormed rows give kappa + beta.
@@ -159,7 +169,7 @@ def _check_logit_range(X: torch.Tensor, kappa: float, beta: float) -> None:
         )
 
 
-def _check_mask(mask, n: int, like: torch.Tensor) -> Mask:
+def check_mask(mask, n: int, like: torch.Tensor) -> Mask:
     """Validate ``mask`` for n points: None, "causal", a boolean (n, n) array (True = attend) or an additive one."""
     if mask is None:
         return Mask("none")
@@ -303,15 +313,15 @@ def attention_matrix(X, kappa, beta=0.0, mask=None) -> torch.Tensor:
     attention_times : A X for any n without forming A.
     """
     X = _check_latents(X)
-    kappa, beta = _check_kappa(kappa), _check_beta(beta)
+    kappa, beta = check_kappa(kappa), check_beta(beta)
     n = X.shape[0]
     if n > MAX_DENSE_N:
         raise ValueError(
             f"X has n = {n} rows, above MAX_DENSE_N = {MAX_DENSE_N} for a dense (n, n) attention matrix; "
             "use attention_times / block_step, which work in row blocks"
         )
-    mask = _check_mask(mask, n, X)
-    _check_logit_range(X, kappa, beta)
+    mask = check_mask(mask, n, X)
+    check_logit_range(X, kappa, beta)
     return torch.softmax(_dense_logits(X, kappa, beta, mask), dim=1)
 
 
@@ -343,10 +353,10 @@ def attention_times(X, kappa, beta=0.0, mask=None, block_size=None) -> torch.Ten
     torch.Tensor of shape (n, d_q).
     """
     X = _check_latents(X)
-    kappa, beta = _check_kappa(kappa), _check_beta(beta)
-    mask = _check_mask(mask, X.shape[0], X)
+    kappa, beta = check_kappa(kappa), check_beta(beta)
+    mask = check_mask(mask, X.shape[0], X)
     block_size = _check_block_size(block_size) or _auto_block_size(X.shape[0], X.element_size(), 1)
-    _check_logit_range(X, kappa, beta)
+    check_logit_range(X, kappa, beta)
     with torch.no_grad():
         return attention_products(X, kappa, beta, mask, block_size)[0]
 
@@ -372,7 +382,7 @@ def regulariser_gradient(X, beta) -> torch.Tensor:
     torch.Tensor of shape (n, d_q).
     """
     X = _check_latents(X)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     return 2.0 * inverse_covariance_times(X, beta)
 
 
@@ -443,9 +453,9 @@ def _direction(X, kappa, beta, variant, mask: Mask, block_size, work=None):
 
 def _prepare(X, kappa, beta, variant, mask, block_size, variants=BLOCK_VARIANTS):
     X = _check_latents(X)
-    kappa, beta = _check_kappa(kappa), _check_beta(beta)
-    variant = _check_variant(variant, variants)
-    mask = _check_mask(mask, X.shape[0], X)
+    kappa, beta = check_kappa(kappa), check_beta(beta)
+    variant = check_variant(variant, variants)
+    mask = check_mask(mask, X.shape[0], X)
     block_size = _check_block_size(block_size)
     if block_size is None:
         copies = 2 if variant == "full" else 1  # "full" keeps the Gram block next to the logits
@@ -455,7 +465,7 @@ def _prepare(X, kappa, beta, variant, mask, block_size, variants=BLOCK_VARIANTS)
             f"beta must be > 0 for variant {variant!r} when n > d_q (n = {X.shape[0]}, d_q = {X.shape[1]}): "
             "C = X X^T + beta I is singular otherwise"
         )
-    _check_logit_range(X, kappa, beta)
+    check_logit_range(X, kappa, beta)
     return X, kappa, beta, variant, mask, block_size
 
 
@@ -544,7 +554,7 @@ def block_step(X, kappa, eta, beta, variant, mask=None, block_size=None) -> torc
     -------
     torch.Tensor of shape (n, d_q): rows centred with squared norm d_q.
     """
-    eta = _check_eta(eta)
+    eta = check_eta(eta)
     X, kappa, beta, variant, mask, block_size = _prepare(X, kappa, beta, variant, mask, block_size)
     with torch.no_grad():
         return _step(X, kappa, eta, beta, variant, mask, block_size)
@@ -569,7 +579,7 @@ def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -
     list of n_steps + 1 tensors of shape (n, d_q), X0 first.
     """
     n_steps = check_scalar(n_steps, "n_steps", low=0, high=N_STEPS_MAX, integer=True)
-    eta = _check_eta(eta)
+    eta = check_eta(eta)
     X, kappa, beta, variant, mask, block_size = _prepare(X0, kappa, beta, variant, mask, block_size)
     path = [X]
     work = Workspace()  # one set of block buffers for every step
@@ -607,10 +617,10 @@ def attention_step(eta, variant, d_q, beta=0.0) -> float:
     float eta' > 0. Raises ValueError where the factor on X is not positive (eta >= 1/2 for "diffusion"): there the
     block pushes each point past its neighbours' mean and is no plain-attention step.
     """
-    eta = _check_eta(eta)
-    variant = _check_variant(variant, STEP_FAMILY)
+    eta = check_eta(eta)
+    variant = check_variant(variant, STEP_FAMILY)
     d_q = check_scalar(d_q, "d_q", low=1, integer=True)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     factor = {"attention": 1.0, "diffusion": 1.0 - 2.0 * eta, "paper": 1.0 - 2.0 * eta + 2.0 * eta / (d_q + beta)}
     if factor[variant] <= 0:
         raise ValueError(f"eta must be below the point where the factor on X, {factor[variant]:.3g}, stops being "
@@ -674,7 +684,7 @@ def stop_gradient_objective(X, A_fixed, beta) -> torch.Tensor:
     A = check_tensor(A_fixed, "A_fixed", ndim=2, square=True)
     if A.shape[0] != n:
         raise ValueError(f"A_fixed must have shape (n, n) = ({n}, {n}) to match X; got {tuple(A.shape)}")
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     A = A.detach().to(dtype=X.dtype, device=X.device)
     trace_LXX = (X * X).sum() - (X * (A @ X)).sum()  # tr(X^T (I - A) X)
     return log_det_covariance(X, beta) - trace_LXX
@@ -697,12 +707,12 @@ def full_objective(X, kappa, beta, mask=None) -> torch.Tensor:
     0-d tensor.
     """
     X = _check_latents(X)
-    kappa, beta = _check_kappa(kappa), _check_beta(beta)
+    kappa, beta = check_kappa(kappa), check_beta(beta)
     n = X.shape[0]
     if n > MAX_DENSE_N:
         raise ValueError(f"X has n = {n} rows, above MAX_DENSE_N = {MAX_DENSE_N} for the dense objective")
-    mask = _check_mask(mask, n, X)
-    _check_logit_range(X, kappa, beta)
+    mask = check_mask(mask, n, X)
+    check_logit_range(X, kappa, beta)
     A = torch.softmax(_dense_logits(X, kappa, beta, mask), dim=1)  # (n, n), depends on X
     return log_det_covariance(X, beta) - (X * X).sum() + (X * (A @ X)).sum()
 
@@ -841,10 +851,10 @@ class DiagonalTransformer(nn.Module):
         self.config = DiagonalConfig(
             d_q=check_scalar(d_q, "d_q", low=2, high=65536, integer=True),
             n_layers=check_scalar(n_layers, "n_layers", low=0, high=N_STEPS_MAX, integer=True),
-            kappa=_check_kappa(kappa),
-            eta=_check_eta(eta),
-            beta=_check_beta(beta),
-            variant=_check_variant(variant, TRANSFORMER_VARIANTS),
+            kappa=check_kappa(kappa),
+            eta=check_eta(eta),
+            beta=check_beta(beta),
+            variant=check_variant(variant, TRANSFORMER_VARIANTS),
             dtype=_check_dtype(dtype),
         )
         block = DiagonalBlock(self.config)
@@ -871,8 +881,8 @@ class DiagonalTransformer(nn.Module):
             raise TypeError(f"X has dtype {X.dtype} but the model is {dtype}; convert one (e.g. model.double())")
         n = X.shape[1]
         c = self.config
-        mask = _check_mask(mask, n, X)
-        _check_logit_range(X.reshape(-1, d_q), c.kappa, c.beta)
+        mask = check_mask(mask, n, X)
+        check_logit_range(X.reshape(-1, d_q), c.kappa, c.beta)
         M = mask.dense(n, X)
         attn_mask = -c.beta * torch.eye(n, dtype=X.dtype, device=X.device)  # (n, n): -beta I + M
         if M is not None:
