@@ -313,7 +313,7 @@ def _parser():
     p.add_argument("--kappa", type=float, default=30.0)
     p.add_argument("--eta", type=float, default=0.4)
     p.add_argument("--beta", type=float, default=1.0)
-    p.add_argument("--variant", default="diffusion", choices=U.TRANSFORMER_VARIANTS + ("exact", "symmetric", "full"))
+    p.add_argument("--variant", default="diffusion", choices=U.BLOCK_VARIANTS)
     p.add_argument("--data", default="mnist", choices=("mnist", "random"))
     p.add_argument("--block-size", type=int, default=None, help="rows per block (default: from a 64 MiB budget)")
     p.add_argument("--repeats", type=int, default=2)

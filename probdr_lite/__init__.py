@@ -11,6 +11,7 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.eigenmaps`     Laplacian Eigenmaps (Belkin & Niyogi, 2003)
 - :mod:`probdr_lite.probdr`        Wishart KL, the ProbDR ELBOs, their closed-form optima and step sizes
 - :mod:`probdr_lite.unrolled`      the ELBO's gradient step as a transformer block (torch), its variants
+- :mod:`probdr_lite.diagonal_transformer`  the same steps as an ordinary torch transformer with diagonal weights
 - :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
 - :mod:`probdr_lite.mnist_blocks`  chapter 5's experiment: untrained blocks on MNIST, measured per layer
 - :mod:`probdr_lite.objections`    the measurements behind the objections chapter

@@ -13,7 +13,9 @@ A :class:`Workspace` carries the block buffers from one call to the next, so a l
 
 This is an internal kernel, like :mod:`probdr_lite._elbo`: its arguments are taken as already validated (a
 :class:`Mask` is what ``unrolled``'s mask check returns). The maths that calls it, the directions of the block
-variants and the public ``attention_times`` that checks its input first, is :mod:`probdr_lite.unrolled`.
+variants and the public ``attention_times`` that checks its input first, is :mod:`probdr_lite.unrolled`. The same
+steps as a torch module, :mod:`probdr_lite.diagonal_transformer`, do not come here: they hold the dense logits
+inside ``scaled_dot_product_attention``.
 """
 
 from __future__ import annotations

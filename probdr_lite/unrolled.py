@@ -1,11 +1,12 @@
-"""The ELBO's gradient step as a transformer block (notes section 3, objections in section 4).
+"""The ELBO's gradient step as a transformer block: the block maths (notes section 3, objections in section 4).
 
-One idea, read top to bottom:
+One idea, the step X <- Pi(X + eta D) of each variant beside its equation, read top to bottom:
 
 1. ``layer_norm`` is Pi, the LayerNorm without affine terms or epsilon: the Euclidean projection of every row onto
    {x : 1^T x = 0, ||x||^2 = d_q} (notes 3.6). ``embed`` maps data to the first latents, Pi(Y W_E).
 2. ``attention_matrix`` is the row softmax A = sigma(S) of the logits S = (kappa / d_q) X X^T - beta I + M
-   (notes 3.1 and 3.3; M is 0 where a point attends and -inf where it is blocked).
+   (notes 3.1 and 3.3; M is 0 where a point attends and -inf where it is blocked); ``attention_times`` is A X for
+   any n without forming A, and ``regulariser_gradient`` the exact 2 C^{-1} X of the log-det term.
 3. ``update_direction`` gives the raw direction D of one step for each ``variant``; ``block_step`` returns
    Pi(X + eta D) and ``unroll`` repeats it. The variants, with L = I - A and C = X X^T + beta I:
 
@@ -27,29 +28,31 @@ One idea, read top to bottom:
    also gives log det C and judges C's singularity with a relative tolerance). The variant names are
    :data:`BLOCK_VARIANTS`, distinct from the attention operators of the trained transformers in
    ``probdr_lite.experiments``.
-4. ``euler_diffusion_errors`` measures how far one block, an explicit Euler step of dX/dt = -L X, is from the flow.
-5. ``DiagonalTransformer`` is an ordinary single-head post-LayerNorm transformer (nn.Linear query, key, value and
-   output weights, an nn.Linear feed-forward in parallel with attention, nn.LayerNorm) whose weights are set to the
-   diagonal values of notes 3.5, so that its forward pass equals ``unroll``.
+4. ``attention_step``: after Pi, the "diffusion" and "paper" blocks are plain attention at a longer step
+   (:data:`STEP_FAMILY`).
+5. ``euler_diffusion_errors`` measures how far one block, an explicit Euler step of dX/dt = -L X, is from the flow.
+6. ``stop_gradient_objective`` and ``full_objective`` are the dense objectives whose gradients are the "exact" and
+   the "full" directions (for autograd checks and the objections chapter).
+
+Two neighbours hold what is not the maths. The attention kernel these functions call (row blocks of the logits,
+symmetric tiles, reusable buffers) is :mod:`probdr_lite._tiled_attention`; the same steps as an ordinary torch
+transformer with the diagonal weights of notes 3.5, whose forward pass equals ``unroll``, are
+:class:`probdr_lite.diagonal_transformer.DiagonalTransformer`.
 
 Memory. No public step ever holds the n x n attention matrix: A X, A^T X and the other n x n products are built from
 blocks of rows of the logits (``block_size`` rows at a time, chosen from ``BLOCK_BYTES`` when not given), so 10,000
 MNIST images go through 8 blocks at d_q = 128 in a few hundred MB. Unmasked A X uses the symmetry of the logits:
 square tiles, each pair formed once (``attention_times``), which saves about half of the logits' product and of the
-exponentials. Those row blocks and tiles are the kernel :mod:`probdr_lite._tiled_attention`, which this module calls
-after checking its input. Only the functions that return or differentiate the dense matrix (``attention_matrix``,
+exponentials. Only the functions that return or differentiate the dense matrix (``attention_matrix``,
 ``full_objective``) refuse n above ``MAX_DENSE_N``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 from scipy.linalg import expm
 
 from probdr_lite._elbo import elbo_gradient, inverse_covariance_times, log_det_covariance
@@ -66,7 +69,6 @@ __all__ = [
     "check_variant",
     "check_mask",
     "check_logit_range",
-    "TRANSFORMER_VARIANTS",
     "KAPPA_MAX",
     "ETA_MAX",
     "BETA_MAX",
@@ -86,11 +88,6 @@ __all__ = [
     "euler_diffusion_errors",
     "stop_gradient_objective",
     "full_objective",
-    "DiagonalConfig",
-    "DiagonalAttention",
-    "DiagonalFeedForward",
-    "DiagonalBlock",
-    "DiagonalTransformer",
 ]
 
 #: The update directions D of an untrained block, X <- Pi(X + eta D) (see :func:`update_direction`). Not to be
@@ -98,8 +95,6 @@ __all__ = [
 BLOCK_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric", "full")
 #: The block variants chapters 4 and 5 compare ("full", the objection-3 gradient, belongs to the objections chapter).
 CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
-#: The block variants with a fixed-weight transformer form (:class:`DiagonalTransformer`).
-TRANSFORMER_VARIANTS = ("attention", "diffusion", "paper")
 
 KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's sharpness (heat-kernel bandwidth t = 2 / kappa)
 ETA_MAX = 10.0  # eta in (0, ETA_MAX]: the step size; the notes use 0.4 (below 0.5 bounds the A - I update)
@@ -111,7 +106,8 @@ _MAX_AUTO_BLOCK = 2048  # larger blocks stop paying off on CPUs (cache), so the 
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Input checks (every public function calls these first; the public ones also check DiagonalTransformer's arguments)
+# Input checks (every public function calls these first; the public ones also check the arguments of
+# probdr_lite.diagonal_transformer.DiagonalTransformer)
 
 
 def _check_latents(X, name: str = "X") -> torch.Tensor:
@@ -564,7 +560,8 @@ def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -
     """Repeat :func:`block_step` n_steps times with the same (shared) parameters: X_{t+1} = Pi(X_t + eta D(X_t)).
 
     This is the notes' 8-step MNIST experiment (kappa = 30, eta = 0.4, d_q = 128) and a transformer with weights
-    shared across layers at diagonal initialisation (see :class:`DiagonalTransformer`).
+    shared across layers at diagonal initialisation (see
+    :class:`probdr_lite.diagonal_transformer.DiagonalTransformer`).
 
     Parameters
     ----------
@@ -715,178 +712,3 @@ def full_objective(X, kappa, beta, mask=None) -> torch.Tensor:
     check_logit_range(X, kappa, beta)
     A = torch.softmax(_dense_logits(X, kappa, beta, mask), dim=1)  # (n, n), depends on X
     return log_det_covariance(X, beta) - (X * X).sum() + (X * (A @ X)).sum()
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The same steps as an ordinary transformer with diagonal weights (notes 3.5)
-
-
-@dataclass
-class DiagonalConfig:
-    """Settings of the diagonal-weight transformer (defaults: the notes' MNIST figure, beta = 1, shared weights).
-
-    Not validated here; :class:`DiagonalTransformer` validates its arguments before building one.
-    """
-
-    d_q: int = 128
-    n_layers: int = 8
-    kappa: float = 30.0
-    eta: float = 0.4
-    beta: float = 1.0
-    variant: str = "diffusion"
-    dtype: torch.dtype | None = None  # of the weights; None: torch's default dtype
-
-
-class DiagonalAttention(nn.Module):
-    """Single-head self-attention with diagonal weights (notes 3.5).
-
-    W_Q = W_K = a I with a^2 = kappa / sqrt(d_q), so with the usual 1 / sqrt(d_q) scaling the logits are
-    kappa X X^T / d_q; W_V = I and W_O = 2 eta I, so W_V W_O = 2 eta I. For the A - I variants the value is
-    subtracted from the attention output before the output projection (y = A V - V, the one-line change of the
-    paper), giving 2 eta (A - I) X.
-    """
-
-    def __init__(self, config: DiagonalConfig):
-        super().__init__()
-        d, dtype = config.d_q, config.dtype
-        self.q_proj = nn.Linear(d, d, bias=False, dtype=dtype)
-        self.k_proj = nn.Linear(d, d, bias=False, dtype=dtype)
-        self.v_proj = nn.Linear(d, d, bias=False, dtype=dtype)
-        self.o_proj = nn.Linear(d, d, bias=False, dtype=dtype)
-        self.subtract_value = config.variant in ("diffusion", "paper")  # A - I instead of A
-        self.beta = config.beta
-        eye = torch.eye(d, dtype=dtype)  # the diagonal values are computed in the weights' own precision
-        a = math.sqrt(config.kappa / math.sqrt(d))
-        with torch.no_grad():
-            self.q_proj.weight.copy_(a * eye)
-            self.k_proj.weight.copy_(a * eye)
-            self.v_proj.weight.copy_(eye)
-            self.o_proj.weight.copy_(2.0 * config.eta * eye)
-
-    def extra_repr(self) -> str:
-        return f"beta={self.beta:g}, residual={'A - I' if self.subtract_value else 'A'}"
-
-    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
-        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, n, d_q) each
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)  # (B, n, d_q) = A V
-        if self.subtract_value:
-            y = y - v  # (A - I) V
-        return self.o_proj(y)
-
-
-class DiagonalFeedForward(nn.Module):
-    """The feed-forward block of the "paper" variant: a linear map 2 eta / (d_q + beta) I (ReLU ignored, notes 3.4)."""
-
-    def __init__(self, config: DiagonalConfig):
-        super().__init__()
-        self.c_fc = nn.Linear(config.d_q, config.d_q, bias=False, dtype=config.dtype)
-        with torch.no_grad():
-            eye = torch.eye(config.d_q, dtype=config.dtype)
-            self.c_fc.weight.copy_(2.0 * config.eta / (config.d_q + config.beta) * eye)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.c_fc(x)
-
-
-class DiagonalBlock(nn.Module):
-    """x <- LayerNorm(x + attn(x) + mlp(x)): post-LayerNorm, attention and feed-forward in parallel (as in GPT-J).
-
-    The parallel form is what the paper's update needs: both terms act on the same X. (A feed-forward after the
-    attention would multiply X + 2 eta (A - I) X by 1 + 2 eta / (d_q + beta), which Pi then removes.)
-    """
-
-    def __init__(self, config: DiagonalConfig):
-        super().__init__()
-        self.attn = DiagonalAttention(config)
-        self.mlp = DiagonalFeedForward(config) if config.variant == "paper" else None
-        self.ln = nn.LayerNorm(config.d_q, eps=0.0, elementwise_affine=False)  # Pi
-
-    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
-        update = self.attn(x, attn_mask)
-        if self.mlp is not None:
-            update = update + self.mlp(x)
-        return self.ln(x + update)
-
-
-def _check_dtype(dtype):
-    if dtype is None or dtype in (torch.float32, torch.float64):
-        return dtype
-    raise TypeError(f"dtype must be None, torch.float32 or torch.float64; got {dtype!r}")
-
-
-class DiagonalTransformer(nn.Module):
-    """A single-head transformer at the paper's diagonal initialisation; its forward pass equals ``unroll``.
-
-    Built from ordinary layers: nn.Linear query/key/value/output weights, an nn.Linear feed-forward (for "paper"),
-    nn.LayerNorm(eps=0, elementwise_affine=False). The weights are set as in notes 3.5 (see DiagonalAttention);
-    the additive attention mask carries -beta I plus the user's mask M. The n_layers blocks share one set of
-    weights (the notes' default reading of "8 steps through a block"): ``self.h`` lists the same block n_layers
-    times, so ``parameters()`` yields it once.
-
-    forward(X) = unroll(X, n_layers, kappa, eta, beta, variant)[-1]. It holds the dense (n, n) attention inside
-    scaled_dot_product_attention, so it is meant for n up to a few thousand; use :func:`unroll` beyond that.
-
-    Parameters
-    ----------
-    d_q : int >= 2
-    n_layers : int in [0, 10000]
-    kappa : float in (0, 1e4]
-    eta : float in (0, 10]
-    beta : float in [0, 1e4]
-    variant : {"attention", "diffusion", "paper"}
-        The others are not a fixed linear-plus-softmax block and are refused.
-    dtype : torch.float32 or torch.float64, optional
-        Precision of the weights (default: torch's default dtype). Build in float64 to compare with ``unroll``
-        in float64: converting a float32 model with ``.double()`` keeps the float32 rounding of its weights.
-    """
-
-    def __init__(self, d_q=128, n_layers=8, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion", dtype=None):
-        super().__init__()
-        variant_ok = isinstance(variant, str) and variant in TRANSFORMER_VARIANTS
-        if isinstance(variant, str) and variant in BLOCK_VARIANTS and not variant_ok:
-            raise ValueError(
-                f"variant {variant!r} has no fixed-weight transformer form; DiagonalTransformer supports "
-                f"{', '.join(map(repr, TRANSFORMER_VARIANTS))} (use unroll for the others)"
-            )
-        self.config = DiagonalConfig(
-            d_q=check_scalar(d_q, "d_q", low=2, high=65536, integer=True),
-            n_layers=check_scalar(n_layers, "n_layers", low=0, high=N_STEPS_MAX, integer=True),
-            kappa=check_kappa(kappa),
-            eta=check_eta(eta),
-            beta=check_beta(beta),
-            variant=check_variant(variant, TRANSFORMER_VARIANTS),
-            dtype=_check_dtype(dtype),
-        )
-        block = DiagonalBlock(self.config)
-        self.h = nn.ModuleList([block] * self.config.n_layers)  # one block, shared by every layer
-
-    def extra_repr(self) -> str:
-        c = self.config
-        return (
-            f"variant={c.variant!r}, d_q={c.d_q}, kappa={c.kappa:g}, eta={c.eta:g}, beta={c.beta:g}, "
-            f"n_layers={c.n_layers} (weights shared)"
-        )
-
-    def forward(self, X, mask=None) -> torch.Tensor:
-        """X of shape (n, d_q) or (B, n, d_q), dtype matching the model (call .double() for float64 input)."""
-        if not isinstance(X, torch.Tensor) or X.ndim not in (2, 3):
-            X = check_tensor(X, "X", ndim=2)
-        d_q = self.config.d_q
-        squeeze = X.ndim == 2
-        X = check_tensor(X[None] if squeeze else X, "X", ndim=3)  # (B, n, d_q)
-        if X.shape[-1] != d_q:
-            raise ValueError(f"X must have d_q = {d_q} columns; got shape {tuple(X.shape)}")
-        dtype = self.h[0].attn.q_proj.weight.dtype if len(self.h) else X.dtype
-        if X.dtype != dtype:
-            raise TypeError(f"X has dtype {X.dtype} but the model is {dtype}; convert one (e.g. model.double())")
-        n = X.shape[1]
-        c = self.config
-        mask = check_mask(mask, n, X)
-        check_logit_range(X.reshape(-1, d_q), c.kappa, c.beta)
-        M = mask.dense(n, X)
-        attn_mask = -c.beta * torch.eye(n, dtype=X.dtype, device=X.device)  # (n, n): -beta I + M
-        if M is not None:
-            attn_mask = attn_mask + M
-        for block in self.h:
-            X = block(X, attn_mask)
-        return X[0] if squeeze else X
