@@ -39,9 +39,11 @@ import numpy as np
 import torch
 
 try:
+    from probdr_lite import _tiled_attention as T
     from probdr_lite import unrolled as U
 except ImportError:  # run as a script from a checkout without installing the package
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from probdr_lite import _tiled_attention as T
     from probdr_lite import unrolled as U
 
 MIB = 2**20
@@ -246,20 +248,20 @@ def _run(n, d_q, n_blocks, kappa, eta, beta, variant, data, block_size, repeats,
     print(f"matmul bound {n_blocks} x 2 x 2 n^2 d_q / rate = {bound:.3f} s; exact attention "
           f"{t_blocked:.3f} s (best of {repeats})")
     print(f"  wall time / matmul bound = {t_blocked / bound:.2f}   (target <= 1.3)")
-    tiled = variant in ("attention", "diffusion", "paper") and U._common_shift(X0, kappa, beta) is not None
-    b = min(rows, U._TILE, n)  # the tiles' side on the tiled path
+    tiled = variant in ("attention", "diffusion", "paper") and T._common_shift(X0, kappa, beta) is not None
+    b = min(rows, T._TILE, n)  # the tiles' side on the tiled path
     if tiled:
         sides = [min(b, n - r0) for r0 in range(0, n, b)]
         fraction = ((n**2 + sum(s * s for s in sides)) / 2 + n**2) / (2 * n**2)
         result["tiled_flop_fraction"] = fraction
         print(f"  symmetric tiles of side {b}: each pair formed once, {fraction:.2f} of the bound's flops")
-    before = U._SYMMETRIC_TILES
-    U._SYMMETRIC_TILES = False  # the row-block softmax every step: the path masks and large beta take
+    before = T._SYMMETRIC_TILES
+    T._SYMMETRIC_TILES = False  # the row-block softmax every step: the path masks and large beta take
     try:
         t_rows, path_rows = _timed(lambda: U.unroll(X0, n_blocks, kappa, eta, beta, variant, block_size=block_size),
                                    repeats)
     finally:
-        U._SYMMETRIC_TILES = before
+        T._SYMMETRIC_TILES = before
     t_gemm, _ = _timed(lambda: gemm_only_pass(X0, n_blocks, rows), repeats)
     diff_rows = float((path_rows[-1] - path[-1]).abs().max())
     result.update(rows_s=t_rows, rows_over_bound=t_rows / bound, gemm_only_s=t_gemm,
@@ -311,7 +313,7 @@ def _parser():
     p.add_argument("--kappa", type=float, default=30.0)
     p.add_argument("--eta", type=float, default=0.4)
     p.add_argument("--beta", type=float, default=1.0)
-    p.add_argument("--variant", default="diffusion", choices=U.TRANSFORMER_VARIANTS + ("exact", "symmetric", "full"))
+    p.add_argument("--variant", default="diffusion", choices=U.BLOCK_VARIANTS)
     p.add_argument("--data", default="mnist", choices=("mnist", "random"))
     p.add_argument("--block-size", type=int, default=None, help="rows per block (default: from a 64 MiB budget)")
     p.add_argument("--repeats", type=int, default=2)

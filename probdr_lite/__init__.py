@@ -11,6 +11,7 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.eigenmaps`     Laplacian Eigenmaps (Belkin & Niyogi, 2003)
 - :mod:`probdr_lite.probdr`        Wishart KL, the ProbDR ELBOs, their closed-form optima and step sizes
 - :mod:`probdr_lite.unrolled`      the ELBO's gradient step as a transformer block (torch), its variants
+- :mod:`probdr_lite.diagonal_transformer`  the same steps as an ordinary torch transformer with diagonal weights
 - :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
 - :mod:`probdr_lite.mnist_blocks`  chapter 5's experiment: untrained blocks on MNIST, measured per layer
 - :mod:`probdr_lite.objections`    the measurements behind the objections chapter
@@ -24,6 +25,8 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.environment`   the locked and the installed versions of every package
 - :mod:`probdr_lite._elbo`         the one ELBO gradient, C^{-1} X and log det C (NumPy or torch), used by
   ``probdr`` and ``unrolled``
+- :mod:`probdr_lite._tiled_attention`  the attention kernel ``unrolled`` calls: A X and A^T X from row blocks and
+  symmetric tiles of the logits, never the n x n matrix
 - :mod:`probdr_lite._validation`, :mod:`probdr_lite._threads`  input checks; one-thread execution
 - :mod:`probdr_lite._notebooks`    the chapters' notebooks written from their Jupytext sources
 

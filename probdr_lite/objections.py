@@ -39,6 +39,7 @@ import torch
 from probdr_lite import unrolled as U
 from probdr_lite._validation import check_array, check_choice, check_latents, check_scalar, check_seed, check_tensor
 from probdr_lite._threads import single_threaded
+from probdr_lite.diagonal_transformer import DiagonalAttention, DiagonalConfig
 from probdr_lite.energies import phi
 from probdr_lite.graphs import laplacian
 from probdr_lite.metrics import METRIC_NAMES, METRICS, MetricSettings, layer_metrics
@@ -615,7 +616,7 @@ def rescaled_step_gaps(X0, kappa=30.0, eta=0.4, beta=1.0, n_steps=8) -> dict:
 def attention_logits(X, init="diagonal", kappa=30.0, std=0.02, seed=0) -> torch.Tensor:
     """Pre-softmax logits q_i . k_j / sqrt(d_q) of a single attention head at one of two initialisations.
 
-    The query and key maps are the nn.Linear layers of :class:`probdr_lite.unrolled.DiagonalAttention`:
+    The query and key maps are the nn.Linear layers of :class:`probdr_lite.diagonal_transformer.DiagonalAttention`:
 
     - ``"diagonal"``: the paper's setting, W_Q = W_K = a I with a^2 = kappa / sqrt(d_q), so the logits are
       kappa x_i . x_j / d_q = kappa cos(x_i, x_j) for LayerNormed rows (notes 3.5);
@@ -632,7 +633,7 @@ def attention_logits(X, init="diagonal", kappa=30.0, std=0.02, seed=0) -> torch.
     std = check_scalar(std, "std", low=0.0, high=10.0, low_inclusive=False)
     seed = check_seed(seed)
     d_q = X.shape[1]
-    attn = U.DiagonalAttention(U.DiagonalConfig(d_q=d_q, kappa=kappa)).to(F64)
+    attn = DiagonalAttention(DiagonalConfig(d_q=d_q, kappa=kappa)).to(F64)
     if init == "standard":
         gen = torch.Generator().manual_seed(seed)
         with torch.no_grad():

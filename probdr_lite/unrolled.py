@@ -1,11 +1,12 @@
-"""The ELBO's gradient step as a transformer block (notes section 3, objections in section 4).
+"""The ELBO's gradient step as a transformer block: the block maths (notes section 3, objections in section 4).
 
-One idea, read top to bottom:
+One idea, the step X <- Pi(X + eta D) of each variant beside its equation, read top to bottom:
 
 1. ``layer_norm`` is Pi, the LayerNorm without affine terms or epsilon: the Euclidean projection of every row onto
    {x : 1^T x = 0, ||x||^2 = d_q} (notes 3.6). ``embed`` maps data to the first latents, Pi(Y W_E).
 2. ``attention_matrix`` is the row softmax A = sigma(S) of the logits S = (kappa / d_q) X X^T - beta I + M
-   (notes 3.1 and 3.3; M is 0 where a point attends and -inf where it is blocked).
+   (notes 3.1 and 3.3; M is 0 where a point attends and -inf where it is blocked); ``attention_times`` is A X for
+   any n without forming A, and ``regulariser_gradient`` the exact 2 C^{-1} X of the log-det term.
 3. ``update_direction`` gives the raw direction D of one step for each ``variant``; ``block_step`` returns
    Pi(X + eta D) and ``unroll`` repeats it. The variants, with L = I - A and C = X X^T + beta I:
 
@@ -27,10 +28,16 @@ One idea, read top to bottom:
    also gives log det C and judges C's singularity with a relative tolerance). The variant names are
    :data:`BLOCK_VARIANTS`, distinct from the attention operators of the trained transformers in
    ``probdr_lite.experiments``.
-4. ``euler_diffusion_errors`` measures how far one block, an explicit Euler step of dX/dt = -L X, is from the flow.
-5. ``DiagonalTransformer`` is an ordinary single-head post-LayerNorm transformer (nn.Linear query, key, value and
-   output weights, an nn.Linear feed-forward in parallel with attention, nn.LayerNorm) whose weights are set to the
-   diagonal values of notes 3.5, so that its forward pass equals ``unroll``.
+4. ``attention_step``: after Pi, the "diffusion" and "paper" blocks are plain attention at a longer step
+   (:data:`STEP_FAMILY`).
+5. ``euler_diffusion_errors`` measures how far one block, an explicit Euler step of dX/dt = -L X, is from the flow.
+6. ``stop_gradient_objective`` and ``full_objective`` are the dense objectives whose gradients are the "exact" and
+   the "full" directions (for autograd checks and the objections chapter).
+
+Two neighbours hold what is not the maths. The attention kernel these functions call (row blocks of the logits,
+symmetric tiles, reusable buffers) is :mod:`probdr_lite._tiled_attention`; the same steps as an ordinary torch
+transformer with the diagonal weights of notes 3.5, whose forward pass equals ``unroll``, are
+:class:`probdr_lite.diagonal_transformer.DiagonalTransformer`.
 
 Memory. No public step ever holds the n x n attention matrix: A X, A^T X and the other n x n products are built from
 blocks of rows of the logits (``block_size`` rows at a time, chosen from ``BLOCK_BYTES`` when not given), so 10,000
@@ -43,22 +50,25 @@ exponentials. Only the functions that return or differentiate the dense matrix (
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 from scipy.linalg import expm
 
 from probdr_lite._elbo import elbo_gradient, inverse_covariance_times, log_det_covariance
+from probdr_lite._tiled_attention import Mask, Workspace, attention_products, logit_blocks, softmax_rows_
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed, check_tensor
 
 __all__ = [
     "BLOCK_VARIANTS",
     "CHAPTER_VARIANTS",
     "check_block_variants",
-    "TRANSFORMER_VARIANTS",
+    "check_kappa",
+    "check_eta",
+    "check_beta",
+    "check_variant",
+    "check_mask",
+    "check_logit_range",
     "KAPPA_MAX",
     "ETA_MAX",
     "BETA_MAX",
@@ -78,11 +88,6 @@ __all__ = [
     "euler_diffusion_errors",
     "stop_gradient_objective",
     "full_objective",
-    "DiagonalConfig",
-    "DiagonalAttention",
-    "DiagonalFeedForward",
-    "DiagonalBlock",
-    "DiagonalTransformer",
 ]
 
 #: The update directions D of an untrained block, X <- Pi(X + eta D) (see :func:`update_direction`). Not to be
@@ -90,8 +95,6 @@ __all__ = [
 BLOCK_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric", "full")
 #: The block variants chapters 4 and 5 compare ("full", the objection-3 gradient, belongs to the objections chapter).
 CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
-#: The block variants with a fixed-weight transformer form (:class:`DiagonalTransformer`).
-TRANSFORMER_VARIANTS = ("attention", "diffusion", "paper")
 
 KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's sharpness (heat-kernel bandwidth t = 2 / kappa)
 ETA_MAX = 10.0  # eta in (0, ETA_MAX]: the step size; the notes use 0.4 (below 0.5 bounds the A - I update)
@@ -100,12 +103,11 @@ N_STEPS_MAX = 10_000  # unroll at most this many steps
 MAX_DENSE_N = 4096  # the largest n for which a dense (n, n) matrix is formed (64 MiB in float32, 128 MiB in float64)
 BLOCK_BYTES = 64 * 2**20  # default budget for one (rows, n) block of logits: 64 MiB
 _MAX_AUTO_BLOCK = 2048  # larger blocks stop paying off on CPUs (cache), so the automatic choice stops here
-_TILE = 1024  # side of the square tiles of the symmetric path (4 MiB in float32: the exponentials stay in cache)
-_SHIFT_MARGIN = 30.0  # the symmetric path's common shift may sit at most this far above a row's own maximum
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Input checks (every public function calls these first)
+# Input checks (every public function calls these first; the public ones also check the arguments of
+# probdr_lite.diagonal_transformer.DiagonalTransformer)
 
 
 def _check_latents(X, name: str = "X") -> torch.Tensor:
@@ -116,19 +118,23 @@ def _check_latents(X, name: str = "X") -> torch.Tensor:
     return X
 
 
-def _check_kappa(kappa) -> float:
+def check_kappa(kappa) -> float:
+    """kappa as a float in (0, KAPPA_MAX]."""
     return check_scalar(kappa, "kappa", low=0.0, high=KAPPA_MAX, low_inclusive=False)
 
 
-def _check_eta(eta) -> float:
+def check_eta(eta) -> float:
+    """eta as a float in (0, ETA_MAX]."""
     return check_scalar(eta, "eta", low=0.0, high=ETA_MAX, low_inclusive=False)
 
 
-def _check_beta(beta) -> float:
+def check_beta(beta) -> float:
+    """beta as a float in [0, BETA_MAX]."""
     return check_scalar(beta, "beta", low=0.0, high=BETA_MAX)
 
 
-def _check_variant(variant, choices=BLOCK_VARIANTS) -> str:
+def check_variant(variant, choices=BLOCK_VARIANTS) -> str:
+    """A variant name from ``choices`` (by default :data:`BLOCK_VARIANTS`)."""
     return check_choice(variant, "variant", choices)
 
 
@@ -136,7 +142,7 @@ def check_block_variants(variants) -> tuple:
     """A non-empty list of block variant names, each from :data:`BLOCK_VARIANTS`, as a tuple."""
     if isinstance(variants, str) or not hasattr(variants, "__len__") or len(variants) == 0:
         raise ValueError(f"variants must be a non-empty list of names from {BLOCK_VARIANTS}; got {variants!r}")
-    return tuple(_check_variant(v) for v in variants)
+    return tuple(check_variant(v) for v in variants)
 
 
 def _check_block_size(block_size):
@@ -145,7 +151,7 @@ def _check_block_size(block_size):
     return check_scalar(block_size, "block_size", low=1, integer=True)
 
 
-def _check_logit_range(X: torch.Tensor, kappa: float, beta: float) -> None:
+def check_logit_range(X: torch.Tensor, kappa: float, beta: float) -> None:
     """Refuse latents so large that the logits would overflow X's dtype.
 
     By Cauchy-Schwarz |S_ij| <= (kappa / d_q) max_i ||x_i||^2 + beta; LayerNormed rows give kappa + beta.
@@ -159,32 +165,13 @@ def _check_logit_range(X: torch.Tensor, kappa: float, beta: float) -> None:
         )
 
 
-@dataclass(frozen=True)
-class _Mask:
-    """A validated mask: kind is 'none', 'causal', 'bool' (True attends) or 'add' (added to the logits)."""
-
-    kind: str
-    value: torch.Tensor | None = None
-
-    def dense(self, n: int, like: torch.Tensor) -> torch.Tensor | None:
-        """The additive (n, n) matrix M, or None when there is no mask."""
-        if self.kind == "none":
-            return None
-        if self.kind == "causal":
-            blocked = torch.ones(n, n, dtype=torch.bool, device=like.device).triu(1)
-            return torch.zeros(n, n, dtype=like.dtype, device=like.device).masked_fill(blocked, -math.inf)
-        if self.kind == "bool":
-            return torch.zeros(n, n, dtype=like.dtype, device=like.device).masked_fill(~self.value, -math.inf)
-        return self.value
-
-
-def _check_mask(mask, n: int, like: torch.Tensor) -> _Mask:
+def check_mask(mask, n: int, like: torch.Tensor) -> Mask:
     """Validate ``mask`` for n points: None, "causal", a boolean (n, n) array (True = attend) or an additive one."""
     if mask is None:
-        return _Mask("none")
+        return Mask("none")
     if isinstance(mask, str):
         check_choice(mask, "mask", ("causal",))
-        return _Mask("causal")
+        return Mask("causal")
     if isinstance(mask, np.ndarray):
         mask = torch.from_numpy(np.ascontiguousarray(mask))
     if not isinstance(mask, torch.Tensor):
@@ -197,7 +184,7 @@ def _check_mask(mask, n: int, like: torch.Tensor) -> _Mask:
     if mask.dtype == torch.bool:
         if not bool(mask.any(1).all()):
             raise ValueError("mask must let every row attend to at least one point (a row of False has no softmax)")
-        return _Mask("bool", mask)
+        return Mask("bool", mask)
     if not torch.is_floating_point(mask):  # an integer 0/1 mask is ambiguous (attend flags or additive?)
         raise TypeError(
             f"mask must be boolean (True = attend) or floating-point (added to the logits); got {mask.dtype}"
@@ -207,7 +194,7 @@ def _check_mask(mask, n: int, like: torch.Tensor) -> _Mask:
         raise ValueError("an additive mask must be finite or -inf (no NaN, no +inf)")
     if not bool((mask > -math.inf).any(1).all()):
         raise ValueError("mask must let every row attend to at least one point (a row of -inf has no softmax)")
-    return _Mask("add", mask)
+    return Mask("add", mask)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -286,7 +273,7 @@ def embed(Y, d_q: int = 128, seed: int = 0) -> torch.Tensor:
 # Attention: the dense matrix (small n) and row blocks of the logits (any n)
 
 
-def _dense_logits(X: torch.Tensor, kappa: float, beta: float, mask: _Mask) -> torch.Tensor:
+def _dense_logits(X: torch.Tensor, kappa: float, beta: float, mask: Mask) -> torch.Tensor:
     """S = (kappa / d_q) X X^T - beta I + M as one (n, n) matrix, differentiable in X."""
     n, d_q = X.shape
     S = (kappa / d_q) * (X @ X.T) - beta * torch.eye(n, dtype=X.dtype, device=X.device)  # (n, n)
@@ -322,15 +309,15 @@ def attention_matrix(X, kappa, beta=0.0, mask=None) -> torch.Tensor:
     attention_times : A X for any n without forming A.
     """
     X = _check_latents(X)
-    kappa, beta = _check_kappa(kappa), _check_beta(beta)
+    kappa, beta = check_kappa(kappa), check_beta(beta)
     n = X.shape[0]
     if n > MAX_DENSE_N:
         raise ValueError(
             f"X has n = {n} rows, above MAX_DENSE_N = {MAX_DENSE_N} for a dense (n, n) attention matrix; "
             "use attention_times / block_step, which work in row blocks"
         )
-    mask = _check_mask(mask, n, X)
-    _check_logit_range(X, kappa, beta)
+    mask = check_mask(mask, n, X)
+    check_logit_range(X, kappa, beta)
     return torch.softmax(_dense_logits(X, kappa, beta, mask), dim=1)
 
 
@@ -340,166 +327,15 @@ def _auto_block_size(n: int, itemsize: int, copies: int) -> int:
     return int(max(1, min(n, _MAX_AUTO_BLOCK, rows)))
 
 
-class _Workspace:
-    """Flat buffers for the row blocks, kept for a loop of steps.
-
-    A fresh 64 MiB ``torch.empty`` is new memory that the kernel zeroes and maps page by page on first touch; at
-    n = 10,000 that cost about a tenth of an exact-attention step. :func:`unroll` keeps one workspace for all its
-    steps, so the block buffers are paged in once.
-    """
-
-    def __init__(self):
-        self._buffers = {}
-
-    def get(self, name: str, numel: int, like: torch.Tensor) -> torch.Tensor:
-        buf = self._buffers.get(name)
-        if buf is None or buf.numel() < numel or buf.dtype != like.dtype or buf.device != like.device:
-            buf = self._buffers[name] = torch.empty(numel, dtype=like.dtype, device=like.device)
-        return buf[:numel]
-
-
-def _logit_blocks(X, kappa, beta, mask: _Mask, block_size, keep_gram=False, work: _Workspace | None = None):
-    """Yield (r0, r1, c, S, K) for consecutive row blocks of the logits.
-
-    S is the (r1 - r0, c) block of S = (kappa / d_q) X X^T - beta I + M restricted to the first c columns
-    (c = n, or c = r1 under a causal mask, where the later columns are all blocked). K is the block of X X^T
-    when ``keep_gram`` (needed by the "full" gradient), else None. S (and K) live in one preallocated buffer that
-    is reused for every block, so the caller may overwrite them but must be done with them before the next block.
-    Reusing the buffer keeps the peak at one block and avoids paging in fresh memory for every block; ``work``
-    carries the buffers from one call to the next.
-    """
-    n, d_q = X.shape
-    scale = kappa / d_q
-    rows = min(block_size, n)
-    work = _Workspace() if work is None else work
-    s_buf = work.get("S", rows * n, X)  # flat, so any (b, c) view is contiguous
-    k_buf = work.get("K", rows * n, X) if keep_gram else None
-    for r0 in range(0, n, block_size):
-        r1 = min(n, r0 + block_size)
-        c = r1 if mask.kind == "causal" else n
-        S = s_buf[: (r1 - r0) * c].view(r1 - r0, c)  # (b, c)
-        if keep_gram:
-            K = torch.mm(X[r0:r1], X[:c].T, out=k_buf[: (r1 - r0) * c].view(r1 - r0, c))  # (b, c)
-            torch.mul(K, scale, out=S)
-        else:
-            K = None
-            torch.mm(X[r0:r1] * scale, X[:c].T, out=S)  # scaling the (b, d_q) factor is cheaper than the block
-        S.diagonal(r0).sub_(beta)  # entries (i, i) of the block: the -beta I term
-        if mask.kind == "causal":
-            b = r1 - r0
-            future = torch.ones(b, b, dtype=torch.bool, device=X.device).triu(1)  # (b, b) j > i in the square part
-            S[:, r0:r1].masked_fill_(future, -math.inf)
-        elif mask.kind == "bool":
-            S.masked_fill_(~mask.value[r0:r1], -math.inf)
-        elif mask.kind == "add":
-            S.add_(mask.value[r0:r1])
-        yield r0, r1, c, S, K
-
-
-_SYMMETRIC_TILES = True  # False forces the row-block softmax everywhere (the benchmark compares the two)
-_INPLACE_SOFTMAX: bool | None = None  # whether torch.softmax(S, out=S) works here (checked once)
-
-
-def _softmax_rows_(S: torch.Tensor) -> torch.Tensor:
-    """In place: each row of S becomes its softmax (the row maximum is subtracted first, so no overflow).
-
-    torch's fused softmax writing into its own input is the fastest path on CPU (one kernel, no new memory); where a
-    torch version refuses the aliasing, the same result is built from amax, exp_ and a division.
-    """
-    global _INPLACE_SOFTMAX
-    if _INPLACE_SOFTMAX is None:
-        probe = torch.tensor([[0.0, 1.0, -math.inf], [3.0, 3.0, 2.0]], dtype=torch.float64)
-        expected = torch.softmax(probe, dim=1)
-        try:
-            torch.softmax(probe, dim=1, out=probe)
-            _INPLACE_SOFTMAX = bool(torch.allclose(probe, expected, rtol=0, atol=1e-15))
-        except RuntimeError:
-            _INPLACE_SOFTMAX = False
-    if _INPLACE_SOFTMAX:
-        return torch.softmax(S, dim=1, out=S)
-    S.sub_(S.amax(1, keepdim=True)).exp_()
-    return S.div_(S.sum(1, keepdim=True))
-
-
-def _common_shift(X: torch.Tensor, kappa: float, beta: float) -> float | None:
-    """A constant c >= every logit such that each row's largest logit is at least c - _SHIFT_MARGIN, or None.
-
-    By Cauchy-Schwarz every logit is at most c = (kappa / d_q) max_k ||x_k||^2, and row i's largest logit is at least
-    its diagonal entry (kappa / d_q) ||x_i||^2 - beta. When no row falls more than _SHIFT_MARGIN below c (LayerNormed
-    rows and beta <= _SHIFT_MARGIN), exp(S - c) holds every row's weights with the same relative precision as
-    exp(S - rowmax): a row's largest weight is at least exp(-30) ~ 1e-13, far above the smallest normal float, so
-    only weights below about 1e-25 of the row's largest are flushed, and no row sum can vanish.
-    """
-    sq = X.detach().to(torch.float64).pow(2).sum(1)  # (n,) squared row norms
-    scale = kappa / X.shape[1]
-    top = scale * float(sq.max())
-    if scale * float(sq.min()) - beta < top - _SHIFT_MARGIN:
-        return None
-    return top
-
-
-def _attention_times_tiled(X, kappa, beta, shift, block_size, work: _Workspace):
-    """A X for an unmasked A through square tiles of E = exp(S - shift), each pair of tiles computed once.
-
-    Without a mask S is symmetric (its -beta I term lies on the diagonal), so the tile (J, I) of E is the transpose
-    of the tile (I, J): every tile below the diagonal is formed once and used twice, for E X on its rows and E^T X
-    on its columns, together with the row sums of E. A X is then (E X) / rowsum. This does the
-    logits' matrix product and the exponentials for about half of the matrix instead of all of it; memory is one
-    tile, at most block_size x block_size.
-    """
-    n, d_q = X.shape
-    b = min(block_size, _TILE, n)
-    Xs = X * (kappa / d_q)  # scaling the (n, d_q) factor is cheaper than scaling each tile
-    EX = torch.zeros_like(X)  # (n, d_q)
-    rowsum = torch.zeros(n, dtype=X.dtype, device=X.device)
-    buf = work.get("E", b * b, X)
-    for r0 in range(0, n, b):
-        r1 = min(n, r0 + b)
-        for c0 in range(0, r0 + 1, b):
-            c1 = min(n, c0 + b)
-            E = buf[: (r1 - r0) * (c1 - c0)].view(r1 - r0, c1 - c0)
-            torch.mm(Xs[r0:r1], X[c0:c1].T, out=E)  # the (I, J) tile of the logits, J <= I
-            if c0 == r0:
-                E.diagonal().sub_(beta)
-            E.sub_(shift).exp_()
-            EX[r0:r1].addmm_(E, X[c0:c1])
-            rowsum[r0:r1] += E.sum(1)
-            if c0 != r0:  # the (J, I) tile is E^T
-                EX[c0:c1].addmm_(E.T, X[r0:r1])
-                rowsum[c0:c1] += E.sum(0)
-    return EX.div_(rowsum[:, None])
-
-
-def _attention_times(X, kappa, beta, mask: _Mask, block_size, transpose_too=False, work=None):
-    """A X (and A^T X) accumulated over row blocks; memory O(block_size * n).
-
-    Unmasked A X alone goes through the symmetric tiles (:func:`_attention_times_tiled`) when one shift serves every
-    row (:func:`_common_shift`); otherwise, and for masks or A^T X, each block of rows gets its own softmax.
-    """
-    work = _Workspace() if work is None else work
-    if _SYMMETRIC_TILES and not transpose_too and mask.kind == "none":
-        shift = _common_shift(X, kappa, beta)
-        if shift is not None:
-            return _attention_times_tiled(X, kappa, beta, shift, block_size, work), None
-    AX = torch.empty_like(X)  # (n, d_q)
-    AtX = torch.zeros_like(X) if transpose_too else None
-    for r0, r1, c, P, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
-        _softmax_rows_(P)  # (b, c) rows of A
-        torch.mm(P, X[:c], out=AX[r0:r1])  # rows of A X
-        if transpose_too:
-            AtX[:c].addmm_(P.T, X[r0:r1])  # A^T X = sum over row blocks of A_blk^T X_blk
-    return AX, AtX
-
-
 def attention_times(X, kappa, beta=0.0, mask=None, block_size=None) -> torch.Tensor:
     """A X for A = sigma((kappa / d_q) X X^T - beta I + M), without ever holding the (n, n) matrix.
 
     Without a mask, and when one shift c serves every row (LayerNormed rows and beta <= 30, see
-    ``_common_shift``), the symmetric logits are cut into square tiles: each tile of exp(S - c) below the diagonal
-    is formed once and used for its rows and, transposed, for its columns, and A X = (E X) / rowsum. Otherwise the
-    rows are computed ``block_size`` at a time: the (b, n) block of logits is formed and each row goes through a
-    softmax with its own maximum before the product with X. Memory is O(b n) instead of O(n^2) either way; the
-    answer is that of ``attention_matrix(X, ...) @ X`` to round-off.
+    :mod:`probdr_lite._tiled_attention`, the kernel that computes it), the symmetric logits are cut into square
+    tiles: each tile of exp(S - c) below the diagonal is formed once and used for its rows and, transposed, for its
+    columns, and A X = (E X) / rowsum. Otherwise the rows are computed ``block_size`` at a time: the (b, n) block of
+    logits is formed and each row goes through a softmax with its own maximum before the product with X. Memory is
+    O(b n) instead of O(n^2) either way; the answer is that of ``attention_matrix(X, ...) @ X`` to round-off.
 
     Parameters
     ----------
@@ -513,12 +349,12 @@ def attention_times(X, kappa, beta=0.0, mask=None, block_size=None) -> torch.Ten
     torch.Tensor of shape (n, d_q).
     """
     X = _check_latents(X)
-    kappa, beta = _check_kappa(kappa), _check_beta(beta)
-    mask = _check_mask(mask, X.shape[0], X)
+    kappa, beta = check_kappa(kappa), check_beta(beta)
+    mask = check_mask(mask, X.shape[0], X)
     block_size = _check_block_size(block_size) or _auto_block_size(X.shape[0], X.element_size(), 1)
-    _check_logit_range(X, kappa, beta)
+    check_logit_range(X, kappa, beta)
     with torch.no_grad():
-        return _attention_times(X, kappa, beta, mask, block_size)[0]
+        return attention_products(X, kappa, beta, mask, block_size)[0]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -542,7 +378,7 @@ def regulariser_gradient(X, beta) -> torch.Tensor:
     torch.Tensor of shape (n, d_q).
     """
     X = _check_latents(X)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     return 2.0 * inverse_covariance_times(X, beta)
 
 
@@ -550,7 +386,7 @@ def regulariser_gradient(X, beta) -> torch.Tensor:
 # One step: the direction of each variant, then the projection
 
 
-def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size, work=None):
+def _symmetric_scaled(X, kappa, beta, mask: Mask, block_size, work=None):
     """Rows of (D^{-1/2} E D^{-1/2}) X, each divided by exp(g_i), and the log-scales g (n, 1).
 
     With E = exp(S) and D = diag(E 1), (D^{-1/2} E D^{-1/2})_ij = exp(S_ij - (l_i + l_j) / 2) where
@@ -561,12 +397,12 @@ def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size, work=None):
     """
     n = X.shape[0]
     lse = torch.empty(n, 1, dtype=X.dtype, device=X.device)  # (n, 1) log degrees l_i
-    for r0, r1, _, S, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
+    for r0, r1, _, S, _ in logit_blocks(X, kappa, beta, mask, block_size, work=work):
         lse[r0:r1] = torch.logsumexp(S, dim=1, keepdim=True)
     out = torch.empty_like(X)
     g = torch.empty(n, 1, dtype=X.dtype, device=X.device)
     half = 0.5 * lse
-    for r0, r1, c, T, _ in _logit_blocks(X, kappa, beta, mask, block_size, work=work):
+    for r0, r1, c, T, _ in logit_blocks(X, kappa, beta, mask, block_size, work=work):
         T.sub_(half[r0:r1]).sub_(half[:c].T)  # (b, c) exponents S_ij - (l_i + l_j) / 2
         g[r0:r1] = T.amax(1, keepdim=True).clamp_min(0.0)
         T.sub_(g[r0:r1]).exp_()
@@ -574,15 +410,15 @@ def _symmetric_scaled(X, kappa, beta, mask: _Mask, block_size, work=None):
     return out, g
 
 
-def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
+def _direction(X, kappa, beta, variant, mask: Mask, block_size, work=None):
     """(D, g): the direction is exp(g) * D row-wise; g is None except for "symmetric" (see _symmetric_scaled)."""
     n, d_q = X.shape
-    work = _Workspace() if work is None else work  # one set of block buffers for every pass of this step
+    work = Workspace() if work is None else work  # one set of block buffers for every pass of this step
     if variant == "symmetric":
         WX, g = _symmetric_scaled(X, kappa, beta, mask, block_size, work)
         return 2.0 * (WX - torch.exp(-g) * X), g  # 2 (A_sym - I) X, row i divided by exp(g_i)
     if variant in ("attention", "diffusion", "paper"):
-        AX, _ = _attention_times(X, kappa, beta, mask, block_size, work=work)
+        AX, _ = attention_products(X, kappa, beta, mask, block_size, work=work)
         if variant == "attention":
             return 2.0 * AX, None
         D = 2.0 * (AX - X)  # 2 (A - I) X = -2 L X
@@ -592,7 +428,7 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
     if variant == "exact":
         # Chapter 2's ELBO gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with L = I - A and nu = 2, so that
         # D = 2 C^{-1} X - (L + L^T) X; (L + L^T) X = 2 X - A X - A^T X is accumulated over row blocks.
-        AX, AtX = _attention_times(X, kappa, beta, mask, block_size, transpose_too=True, work=work)
+        AX, AtX = attention_products(X, kappa, beta, mask, block_size, transpose_too=True, work=work)
         return elbo_gradient(X, 2.0 * X - AX - AtX, beta, nu=2.0), None
     reg = 2.0 * inverse_covariance_times(X, beta)  # 2 C^{-1} X
     # variant == "full": grad of F(X) = log det C - tr(X^T X) + tr(X^T A(X) X).
@@ -602,8 +438,8 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
     scale = kappa / d_q
     HX = torch.empty_like(X)
     HtX = torch.zeros_like(X)
-    for r0, r1, c, P, K in _logit_blocks(X, kappa, beta, mask, block_size, keep_gram=True, work=work):
-        _softmax_rows_(P)  # (b, c) rows of A
+    for r0, r1, c, P, K in logit_blocks(X, kappa, beta, mask, block_size, keep_gram=True, work=work):
+        softmax_rows_(P)  # (b, c) rows of A
         kbar = (P * K).sum(1, keepdim=True)  # (b, 1)
         K.sub_(kbar).mul_(P).mul_(scale).add_(P)  # K <- H block = A + scale * A o (K - kbar)
         torch.mm(K, X[:c], out=HX[r0:r1])
@@ -613,9 +449,9 @@ def _direction(X, kappa, beta, variant, mask: _Mask, block_size, work=None):
 
 def _prepare(X, kappa, beta, variant, mask, block_size, variants=BLOCK_VARIANTS):
     X = _check_latents(X)
-    kappa, beta = _check_kappa(kappa), _check_beta(beta)
-    variant = _check_variant(variant, variants)
-    mask = _check_mask(mask, X.shape[0], X)
+    kappa, beta = check_kappa(kappa), check_beta(beta)
+    variant = check_variant(variant, variants)
+    mask = check_mask(mask, X.shape[0], X)
     block_size = _check_block_size(block_size)
     if block_size is None:
         copies = 2 if variant == "full" else 1  # "full" keeps the Gram block next to the logits
@@ -625,7 +461,7 @@ def _prepare(X, kappa, beta, variant, mask, block_size, variants=BLOCK_VARIANTS)
             f"beta must be > 0 for variant {variant!r} when n > d_q (n = {X.shape[0]}, d_q = {X.shape[1]}): "
             "C = X X^T + beta I is singular otherwise"
         )
-    _check_logit_range(X, kappa, beta)
+    check_logit_range(X, kappa, beta)
     return X, kappa, beta, variant, mask, block_size
 
 
@@ -714,7 +550,7 @@ def block_step(X, kappa, eta, beta, variant, mask=None, block_size=None) -> torc
     -------
     torch.Tensor of shape (n, d_q): rows centred with squared norm d_q.
     """
-    eta = _check_eta(eta)
+    eta = check_eta(eta)
     X, kappa, beta, variant, mask, block_size = _prepare(X, kappa, beta, variant, mask, block_size)
     with torch.no_grad():
         return _step(X, kappa, eta, beta, variant, mask, block_size)
@@ -724,7 +560,8 @@ def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -
     """Repeat :func:`block_step` n_steps times with the same (shared) parameters: X_{t+1} = Pi(X_t + eta D(X_t)).
 
     This is the notes' 8-step MNIST experiment (kappa = 30, eta = 0.4, d_q = 128) and a transformer with weights
-    shared across layers at diagonal initialisation (see :class:`DiagonalTransformer`).
+    shared across layers at diagonal initialisation (see
+    :class:`probdr_lite.diagonal_transformer.DiagonalTransformer`).
 
     Parameters
     ----------
@@ -739,10 +576,10 @@ def unroll(X0, n_steps, kappa, eta, beta, variant, mask=None, block_size=None) -
     list of n_steps + 1 tensors of shape (n, d_q), X0 first.
     """
     n_steps = check_scalar(n_steps, "n_steps", low=0, high=N_STEPS_MAX, integer=True)
-    eta = _check_eta(eta)
+    eta = check_eta(eta)
     X, kappa, beta, variant, mask, block_size = _prepare(X0, kappa, beta, variant, mask, block_size)
     path = [X]
-    work = _Workspace()  # one set of block buffers for every step
+    work = Workspace()  # one set of block buffers for every step
     with torch.no_grad():
         for _ in range(n_steps):
             path.append(_step(path[-1], kappa, eta, beta, variant, mask, block_size, work))
@@ -777,10 +614,10 @@ def attention_step(eta, variant, d_q, beta=0.0) -> float:
     float eta' > 0. Raises ValueError where the factor on X is not positive (eta >= 1/2 for "diffusion"): there the
     block pushes each point past its neighbours' mean and is no plain-attention step.
     """
-    eta = _check_eta(eta)
-    variant = _check_variant(variant, STEP_FAMILY)
+    eta = check_eta(eta)
+    variant = check_variant(variant, STEP_FAMILY)
     d_q = check_scalar(d_q, "d_q", low=1, integer=True)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     factor = {"attention": 1.0, "diffusion": 1.0 - 2.0 * eta, "paper": 1.0 - 2.0 * eta + 2.0 * eta / (d_q + beta)}
     if factor[variant] <= 0:
         raise ValueError(f"eta must be below the point where the factor on X, {factor[variant]:.3g}, stops being "
@@ -844,7 +681,7 @@ def stop_gradient_objective(X, A_fixed, beta) -> torch.Tensor:
     A = check_tensor(A_fixed, "A_fixed", ndim=2, square=True)
     if A.shape[0] != n:
         raise ValueError(f"A_fixed must have shape (n, n) = ({n}, {n}) to match X; got {tuple(A.shape)}")
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     A = A.detach().to(dtype=X.dtype, device=X.device)
     trace_LXX = (X * X).sum() - (X * (A @ X)).sum()  # tr(X^T (I - A) X)
     return log_det_covariance(X, beta) - trace_LXX
@@ -867,186 +704,11 @@ def full_objective(X, kappa, beta, mask=None) -> torch.Tensor:
     0-d tensor.
     """
     X = _check_latents(X)
-    kappa, beta = _check_kappa(kappa), _check_beta(beta)
+    kappa, beta = check_kappa(kappa), check_beta(beta)
     n = X.shape[0]
     if n > MAX_DENSE_N:
         raise ValueError(f"X has n = {n} rows, above MAX_DENSE_N = {MAX_DENSE_N} for the dense objective")
-    mask = _check_mask(mask, n, X)
-    _check_logit_range(X, kappa, beta)
+    mask = check_mask(mask, n, X)
+    check_logit_range(X, kappa, beta)
     A = torch.softmax(_dense_logits(X, kappa, beta, mask), dim=1)  # (n, n), depends on X
     return log_det_covariance(X, beta) - (X * X).sum() + (X * (A @ X)).sum()
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The same steps as an ordinary transformer with diagonal weights (notes 3.5)
-
-
-@dataclass
-class DiagonalConfig:
-    """Settings of the diagonal-weight transformer (defaults: the notes' MNIST figure, beta = 1, shared weights).
-
-    Not validated here; :class:`DiagonalTransformer` validates its arguments before building one.
-    """
-
-    d_q: int = 128
-    n_layers: int = 8
-    kappa: float = 30.0
-    eta: float = 0.4
-    beta: float = 1.0
-    variant: str = "diffusion"
-    dtype: torch.dtype | None = None  # of the weights; None: torch's default dtype
-
-
-class DiagonalAttention(nn.Module):
-    """Single-head self-attention with diagonal weights (notes 3.5).
-
-    W_Q = W_K = a I with a^2 = kappa / sqrt(d_q), so with the usual 1 / sqrt(d_q) scaling the logits are
-    kappa X X^T / d_q; W_V = I and W_O = 2 eta I, so W_V W_O = 2 eta I. For the A - I variants the value is
-    subtracted from the attention output before the output projection (y = A V - V, the one-line change of the
-    paper), giving 2 eta (A - I) X.
-    """
-
-    def __init__(self, config: DiagonalConfig):
-        super().__init__()
-        d, dtype = config.d_q, config.dtype
-        self.q_proj = nn.Linear(d, d, bias=False, dtype=dtype)
-        self.k_proj = nn.Linear(d, d, bias=False, dtype=dtype)
-        self.v_proj = nn.Linear(d, d, bias=False, dtype=dtype)
-        self.o_proj = nn.Linear(d, d, bias=False, dtype=dtype)
-        self.subtract_value = config.variant in ("diffusion", "paper")  # A - I instead of A
-        self.beta = config.beta
-        eye = torch.eye(d, dtype=dtype)  # the diagonal values are computed in the weights' own precision
-        a = math.sqrt(config.kappa / math.sqrt(d))
-        with torch.no_grad():
-            self.q_proj.weight.copy_(a * eye)
-            self.k_proj.weight.copy_(a * eye)
-            self.v_proj.weight.copy_(eye)
-            self.o_proj.weight.copy_(2.0 * config.eta * eye)
-
-    def extra_repr(self) -> str:
-        return f"beta={self.beta:g}, residual={'A - I' if self.subtract_value else 'A'}"
-
-    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
-        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, n, d_q) each
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)  # (B, n, d_q) = A V
-        if self.subtract_value:
-            y = y - v  # (A - I) V
-        return self.o_proj(y)
-
-
-class DiagonalFeedForward(nn.Module):
-    """The feed-forward block of the "paper" variant: a linear map 2 eta / (d_q + beta) I (ReLU ignored, notes 3.4)."""
-
-    def __init__(self, config: DiagonalConfig):
-        super().__init__()
-        self.c_fc = nn.Linear(config.d_q, config.d_q, bias=False, dtype=config.dtype)
-        with torch.no_grad():
-            eye = torch.eye(config.d_q, dtype=config.dtype)
-            self.c_fc.weight.copy_(2.0 * config.eta / (config.d_q + config.beta) * eye)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.c_fc(x)
-
-
-class DiagonalBlock(nn.Module):
-    """x <- LayerNorm(x + attn(x) + mlp(x)): post-LayerNorm, attention and feed-forward in parallel (as in GPT-J).
-
-    The parallel form is what the paper's update needs: both terms act on the same X. (A feed-forward after the
-    attention would multiply X + 2 eta (A - I) X by 1 + 2 eta / (d_q + beta), which Pi then removes.)
-    """
-
-    def __init__(self, config: DiagonalConfig):
-        super().__init__()
-        self.attn = DiagonalAttention(config)
-        self.mlp = DiagonalFeedForward(config) if config.variant == "paper" else None
-        self.ln = nn.LayerNorm(config.d_q, eps=0.0, elementwise_affine=False)  # Pi
-
-    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
-        update = self.attn(x, attn_mask)
-        if self.mlp is not None:
-            update = update + self.mlp(x)
-        return self.ln(x + update)
-
-
-def _check_dtype(dtype):
-    if dtype is None or dtype in (torch.float32, torch.float64):
-        return dtype
-    raise TypeError(f"dtype must be None, torch.float32 or torch.float64; got {dtype!r}")
-
-
-class DiagonalTransformer(nn.Module):
-    """A single-head transformer at the paper's diagonal initialisation; its forward pass equals ``unroll``.
-
-    Built from ordinary layers: nn.Linear query/key/value/output weights, an nn.Linear feed-forward (for "paper"),
-    nn.LayerNorm(eps=0, elementwise_affine=False). The weights are set as in notes 3.5 (see DiagonalAttention);
-    the additive attention mask carries -beta I plus the user's mask M. The n_layers blocks share one set of
-    weights (the notes' default reading of "8 steps through a block"): ``self.h`` lists the same block n_layers
-    times, so ``parameters()`` yields it once.
-
-    forward(X) = unroll(X, n_layers, kappa, eta, beta, variant)[-1]. It holds the dense (n, n) attention inside
-    scaled_dot_product_attention, so it is meant for n up to a few thousand; use :func:`unroll` beyond that.
-
-    Parameters
-    ----------
-    d_q : int >= 2
-    n_layers : int in [0, 10000]
-    kappa : float in (0, 1e4]
-    eta : float in (0, 10]
-    beta : float in [0, 1e4]
-    variant : {"attention", "diffusion", "paper"}
-        The others are not a fixed linear-plus-softmax block and are refused.
-    dtype : torch.float32 or torch.float64, optional
-        Precision of the weights (default: torch's default dtype). Build in float64 to compare with ``unroll``
-        in float64: converting a float32 model with ``.double()`` keeps the float32 rounding of its weights.
-    """
-
-    def __init__(self, d_q=128, n_layers=8, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion", dtype=None):
-        super().__init__()
-        variant_ok = isinstance(variant, str) and variant in TRANSFORMER_VARIANTS
-        if isinstance(variant, str) and variant in BLOCK_VARIANTS and not variant_ok:
-            raise ValueError(
-                f"variant {variant!r} has no fixed-weight transformer form; DiagonalTransformer supports "
-                f"{', '.join(map(repr, TRANSFORMER_VARIANTS))} (use unroll for the others)"
-            )
-        self.config = DiagonalConfig(
-            d_q=check_scalar(d_q, "d_q", low=2, high=65536, integer=True),
-            n_layers=check_scalar(n_layers, "n_layers", low=0, high=N_STEPS_MAX, integer=True),
-            kappa=_check_kappa(kappa),
-            eta=_check_eta(eta),
-            beta=_check_beta(beta),
-            variant=_check_variant(variant, TRANSFORMER_VARIANTS),
-            dtype=_check_dtype(dtype),
-        )
-        block = DiagonalBlock(self.config)
-        self.h = nn.ModuleList([block] * self.config.n_layers)  # one block, shared by every layer
-
-    def extra_repr(self) -> str:
-        c = self.config
-        return (
-            f"variant={c.variant!r}, d_q={c.d_q}, kappa={c.kappa:g}, eta={c.eta:g}, beta={c.beta:g}, "
-            f"n_layers={c.n_layers} (weights shared)"
-        )
-
-    def forward(self, X, mask=None) -> torch.Tensor:
-        """X of shape (n, d_q) or (B, n, d_q), dtype matching the model (call .double() for float64 input)."""
-        if not isinstance(X, torch.Tensor) or X.ndim not in (2, 3):
-            X = check_tensor(X, "X", ndim=2)
-        d_q = self.config.d_q
-        squeeze = X.ndim == 2
-        X = check_tensor(X[None] if squeeze else X, "X", ndim=3)  # (B, n, d_q)
-        if X.shape[-1] != d_q:
-            raise ValueError(f"X must have d_q = {d_q} columns; got shape {tuple(X.shape)}")
-        dtype = self.h[0].attn.q_proj.weight.dtype if len(self.h) else X.dtype
-        if X.dtype != dtype:
-            raise TypeError(f"X has dtype {X.dtype} but the model is {dtype}; convert one (e.g. model.double())")
-        n = X.shape[1]
-        c = self.config
-        mask = _check_mask(mask, n, X)
-        _check_logit_range(X.reshape(-1, d_q), c.kappa, c.beta)
-        M = mask.dense(n, X)
-        attn_mask = -c.beta * torch.eye(n, dtype=X.dtype, device=X.device)  # (n, n): -beta I + M
-        if M is not None:
-            attn_mask = attn_mask + M
-        for block in self.h:
-            X = block(X, attn_mask)
-        return X[0] if squeeze else X

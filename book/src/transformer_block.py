@@ -45,6 +45,7 @@ import torch
 from IPython.display import Markdown, display
 
 from probdr_lite.data import load_mnist
+from probdr_lite.diagonal_transformer import DiagonalTransformer
 from probdr_lite.figures.block import (
     make_toy,
     mask_figure,
@@ -64,7 +65,6 @@ from probdr_lite.graphs import heat_kernel_attention, knn_graph, laplacian
 from probdr_lite.probdr import step_sizes
 from probdr_lite.unrolled import (
     CHAPTER_VARIANTS,
-    DiagonalTransformer,
     attention_matrix,
     block_step,
     euler_diffusion_errors,

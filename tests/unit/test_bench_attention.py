@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from probdr_lite import _tiled_attention as T
 from probdr_lite import unrolled as U
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_attention.py"
@@ -39,7 +40,7 @@ def test_main_small_random(bench, capsys):
     # first product's n^2, all of the second's; the row-block softmax it is compared with gives the same latents
     assert math.isclose(r["tiled_flop_fraction"], ((300**2 + 2 * 128**2 + 44**2) / 2 + 300**2) / (2 * 300**2))
     assert "row-block softmax instead" in printed and r["max_abs_diff_tiles_vs_rows"] < 1e-4
-    assert U._SYMMETRIC_TILES  # main restores the switch it turns off
+    assert T._SYMMETRIC_TILES  # main restores the switch it turns off
     assert torch.get_num_threads() == threads_before  # main restores torch's thread count
 
 

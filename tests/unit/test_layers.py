@@ -11,7 +11,8 @@ relative imports resolved. It fails on
 1. a core module importing a presentation module (an upward import), and
 2. a module importing another module's private name (``from probdr_lite.x import _y``) or using one through a
    module it imported (``import probdr_lite.x as X; X._y``). Private *modules* (``_validation``, ``_threads``,
-   ``_elbo``) are the package's shared internals and may be imported; their names are public to the package.
+   ``_elbo``, ``_tiled_attention``) are the package's shared internals and may be imported; their names are public
+   to the package.
 
 Modules of other helpers' branches still being fixed are listed in KNOWN_OFFENDERS, each an xfail(strict=True):
 the test of such a module fails as soon as the module is clean, so that the entry gets deleted. The integrator
@@ -116,7 +117,7 @@ from . import attention
 def f():
     from probdr_lite.figures.style import VARIANT_STYLE
     from probdr_lite.figures.eigenmaps import _edges
-    return U._check_kappa(1.0), U.unroll, VARIANT_STYLE
+    return U._check_latents(1.0), U.unroll, VARIANT_STYLE
 """
 
 
@@ -127,12 +128,12 @@ def test_the_walk_sees_every_kind_of_import():
     seen = {(t, n) for _, t, n in imports("probdr_lite.experiments.charlm", SAMPLE)}
     assert ("probdr_lite._validation", "check_scalar") in seen  # relative, two dots
     assert ("probdr_lite.experiments.attention", None) in seen  # "from . import module"
-    assert ("probdr_lite.unrolled", "_check_kappa") in seen and ("probdr_lite.unrolled", "unroll") in seen
+    assert ("probdr_lite.unrolled", "_check_latents") in seen and ("probdr_lite.unrolled", "unroll") in seen
     found = violations("probdr_lite.experiments.charlm", SAMPLE)
-    assert len(found) == 4, found  # two upward imports inside f, _edges, U._check_kappa
+    assert len(found) == 4, found  # two upward imports inside f, _edges, U._check_latents
     assert violations("probdr_lite.figures.sample", SAMPLE) == [  # presentation may import presentation
         "probdr_lite.figures.sample:10 uses the private name _edges of probdr_lite.figures.eigenmaps",
-        "probdr_lite.figures.sample:11 uses the private name _check_kappa of probdr_lite.unrolled"]
+        "probdr_lite.figures.sample:11 uses the private name _check_latents of probdr_lite.unrolled"]
     assert is_private("_labels") and not is_private("__version__")
 
 

@@ -1,4 +1,8 @@
-"""Tests of probdr_lite.unrolled against independent answers: autograd, dense reference formulas, closed forms."""
+"""Tests of probdr_lite.unrolled against independent answers: autograd, dense reference formulas, closed forms.
+
+Its attention kernel, probdr_lite._tiled_attention, is tested here through unrolled.attention_times and the steps;
+the transformer with diagonal weights has its own file, test_diagonal_transformer.py.
+"""
 
 import math
 
@@ -7,6 +11,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from probdr_lite import _tiled_attention as T
 from probdr_lite import unrolled as U
 
 F64 = torch.float64
@@ -293,13 +298,13 @@ def test_symmetric_tiles_are_taken_only_where_one_shift_serves_every_row():
     """Unmasked A X goes through tiles of exp(S - c) with one constant c; that is exact arithmetic only if c bounds
     every logit, and accurate only if no row's largest logit is far below c (LayerNormed rows, small beta)."""
     X = latents(30, 8, seed=12)
-    c = U._common_shift(X, 12.0, 0.5)
+    c = T._common_shift(X, 12.0, 0.5)
     S = 12.0 / 8 * X @ X.T - 0.5 * torch.eye(30, dtype=F64)
     assert c == pytest.approx(12.0) and float(S.max()) <= c + 1e-12  # Cauchy-Schwarz: ||x||^2 = d_q after Pi
-    assert float((c - S.max(1).values).max()) <= U._SHIFT_MARGIN
-    assert U._common_shift(X, 12.0, U._SHIFT_MARGIN + 1.0) is None  # the diagonal no longer bounds the row maxima
+    assert float((c - S.max(1).values).max()) <= T._SHIFT_MARGIN
+    assert T._common_shift(X, 12.0, T._SHIFT_MARGIN + 1.0) is None  # the diagonal no longer bounds the row maxima
     uneven = X * torch.linspace(0.2, 1.0, 30, dtype=F64)[:, None]
-    assert U._common_shift(uneven, 200.0, 0.0) is None  # short rows' logits far below the longest row's
+    assert T._common_shift(uneven, 200.0, 0.0) is None  # short rows' logits far below the longest row's
     for Y, kappa, beta in ((X, 12.0, 0.5), (X, 12.0, 40.0), (uneven, 200.0, 0.0), (uneven, 2.0, 0.0)):
         assert torch.allclose(U.attention_times(Y, kappa, beta, block_size=7), ref_A(Y, kappa, beta) @ Y, atol=1e-12)
 
@@ -312,7 +317,7 @@ def test_symmetric_tiles_agree_with_row_softmax_in_float32(kappa, monkeypatch):
     truth = ref_A(X, kappa, 1.0) @ X
     X32 = X.float()
     tiled = U.attention_times(X32, kappa, 1.0, block_size=64)
-    monkeypatch.setattr(U, "_SYMMETRIC_TILES", False)
+    monkeypatch.setattr(T, "_SYMMETRIC_TILES", False)
     rows = U.attention_times(X32, kappa, 1.0, block_size=64)
     for got in (tiled, rows):
         assert torch.isfinite(got).all() and rel(got.double(), truth) < 1e-5
@@ -335,7 +340,7 @@ def test_symmetric_tiles_form_each_pair_of_tiles_once(monkeypatch):
     U.attention_times(X, 30.0, 1.0, block_size=64)
     assert sum(formed) <= (300**2 + 300 * 64) / 2
     formed.clear()
-    monkeypatch.setattr(U, "_SYMMETRIC_TILES", False)
+    monkeypatch.setattr(T, "_SYMMETRIC_TILES", False)
     U.attention_times(X, 30.0, 1.0, block_size=64)
     assert sum(formed) == 300**2
 
@@ -379,44 +384,6 @@ def test_float32_agrees_with_float64_and_numpy_accepted():
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The transformer with diagonal weights
-
-
-@pytest.mark.parametrize("variant", U.TRANSFORMER_VARIANTS)
-@pytest.mark.parametrize("mask", [None, "causal"])
-def test_diagonal_transformer_equals_unroll(variant, mask):
-    # float32 at kappa = 30: rounding in the logits is amplified by the sharp softmax, so over 8 layers the two
-    # orders of summation differ by up to a few 1e-5 on unlucky inputs; the input is seeded so the test is
-    # repeatable, and the float64 test below checks the equality to round-off.
-    X = U.embed(torch.rand(60, 30, generator=torch.Generator().manual_seed(0)), d_q=32, seed=1).float()
-    model = U.DiagonalTransformer(d_q=32, n_layers=8, kappa=30.0, eta=0.4, beta=1.0, variant=variant)
-    with torch.no_grad():
-        out = model(X, mask=mask)
-    ref = U.unroll(X, 8, 30.0, 0.4, 1.0, variant, mask=mask)[-1]
-    assert (out - ref).abs().max() < 1e-5
-    batched = model(torch.stack([X, X.flip(0)]), mask=mask)  # (B, n, d_q) works like any transformer
-    assert torch.allclose(batched[0], out, atol=1e-6)
-
-
-def test_diagonal_transformer_is_made_of_ordinary_layers():
-    model = U.DiagonalTransformer(d_q=16, n_layers=8, kappa=30.0, eta=0.4, beta=1.0, variant="paper")
-    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
-    assert len(linears) == 5  # q, k, v, o and the feed-forward, once: the 8 layers share them
-    assert sum(p.numel() for p in model.parameters()) == 5 * 16 * 16
-    attn = model.h[0].attn
-    WqWk = attn.q_proj.weight.T @ attn.k_proj.weight / math.sqrt(16)  # logit matrix per unit X X^T
-    assert torch.allclose(WqWk, 30.0 / 16 * torch.eye(16))
-    assert torch.allclose(attn.v_proj.weight.T @ attn.o_proj.weight.T, 0.8 * torch.eye(16))
-    assert torch.allclose(model.h[0].mlp.c_fc.weight, 0.8 / 17 * torch.eye(16))
-    text = repr(model)
-    assert "Linear" in text and "LayerNorm" in text and "8 x DiagonalBlock" in text
-    with pytest.raises(ValueError, match="variant"):
-        U.DiagonalTransformer(variant="exact")
-    with pytest.raises(TypeError, match="X"):
-        model(torch.zeros(4, 16, dtype=F64))
-
-
-# ---------------------------------------------------------------------------------------------------------------------
 # Bad input: a clear error that names the parameter
 
 
@@ -452,8 +419,6 @@ BAD = [
     (lambda: U.layer_norm(torch.tensor([[1.0, 2.0, 3.0], [0.1, 0.1, 0.1]])), ValueError, "constant"),  # rounding
     (lambda: U.attention_matrix(torch.full((3, 4), 1e30), 30.0), ValueError, "X"),  # logits overflow float32
     (lambda: U.stop_gradient_objective(X_OK, torch.eye(9), 1.0), ValueError, "A_fixed"),
-    (lambda: U.DiagonalTransformer(d_q=8, kappa=-1.0), ValueError, "kappa"),
-    (lambda: U.DiagonalTransformer(d_q=8)(torch.zeros(5, 6)), ValueError, "d_q"),
 ]
 
 
@@ -461,20 +426,6 @@ BAD = [
 def test_bad_input_names_the_parameter(call, error, word):
     with pytest.raises(error, match=word):
         call()
-
-
-def test_diagonal_transformer_built_in_float64_matches_unroll_to_round_off():
-    """dtype=torch.float64 puts the diagonal weights in float64 (no float32 rounding left in them)."""
-    g = torch.Generator().manual_seed(5)
-    X = U.layer_norm(torch.randn(40, 16, generator=g, dtype=torch.float64))
-    for variant in U.TRANSFORMER_VARIANTS:
-        model = U.DiagonalTransformer(d_q=16, n_layers=4, kappa=5.0, eta=0.3, beta=1.0, variant=variant,
-                                    dtype=torch.float64)
-        assert model.h[0].attn.q_proj.weight.dtype == torch.float64
-        expected = U.unroll(X, 4, 5.0, 0.3, 1.0, variant)[-1]
-        assert (model(X) - expected).abs().max().item() < 1e-12
-    with pytest.raises(TypeError, match="dtype must be None, torch.float32 or torch.float64"):
-        U.DiagonalTransformer(d_q=16, dtype=torch.int64)
 
 
 @pytest.mark.parametrize("variant", ["diffusion", "exact", "symmetric", "full"])
