@@ -54,3 +54,24 @@ def test_bibliography_is_rendered(built_book):
     assert "Neural Computation</em>, 15(6):1373" in html and "Belkin" in html
     intro = (built_book / "book" / "intro.html").read_text(encoding="utf-8")
     assert re.search(r"href=\"references.html#id\d+\"", intro)
+
+
+def test_findings_paste_every_number_and_link_to_their_evidence(built_book):
+    """'What this book finds': every {glue:text} slot of intro.md became text with a number, none is left
+    empty, and each finding's evidence link lands on an id that exists in the page it points to."""
+    source = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    section = source.split("## What this book finds", 1)[1].split("\n## ", 1)[0]
+    keys = re.findall(r"\{glue:text\}`[^`]+::([^`:]+)`", section)
+    n_slots = len(keys)
+    html = (built_book / "book" / "intro.html").read_text(encoding="utf-8")
+    part = html.split('id="what-this-book-finds"', 1)[1].split("<section", 1)[0]
+    pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', part)
+    assert n_slots > 20 and len(pasted) == n_slots
+    assert all(p.strip() for p in pasted)
+    for key, text in zip(keys, pasted):  # verdict words, and numbers everywhere else
+        words = key.endswith("_outcome") or key == "vo_follows_both"
+        assert words or re.search(r"\d", text), (key, text)
+    links = re.findall(r'href="([a-z_]+\.html)#([^"]+)"', part)
+    assert len(links) == source.split("## What this book finds", 1)[1].split("\n## ", 1)[0].count("[Evidence]")
+    for page, anchor in links:
+        assert f'id="{anchor}"' in (built_book / "book" / page).read_text(encoding="utf-8"), (page, anchor)
