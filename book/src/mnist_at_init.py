@@ -56,11 +56,12 @@ from probdr_lite.figures.mnist_text import (
     paper_numbers,
     picture_facts,
     pixel_facts,
+    step_family_facts,
     summary_facts,
     sweep_facts,
     variants_facts,
 )
-from probdr_lite.figures.prose import fill, signed
+from probdr_lite.figures.prose import fill
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
 from probdr_lite.mnist_blocks import (
@@ -235,21 +236,18 @@ fig = step_family_figure(family_rows, steps)
 plt.show()
 
 # %% tags=["remove-input"]
-_d = max(abs(family_rows[steps["diffusion"]][m] - pick(rows_var, m, variant="diffusion", layer=PAPER.n_layers))
-         for m in METRIC_LABELS)
-_change = {m: family_rows[steps["diffusion"]][m] - family_rows[steps["attention"]][m] for m in METRIC_LABELS}
-_nmi_noise = 2 * float(nmi_seeds.std(ddof=1))
-_words = {m: ("higher" if d > 0 else "lower") + f" ({signed(d, 3)})" for m, d in _change.items()}
-if abs(_change["kmeans_nmi"]) <= _nmi_noise:
-    _words["kmeans_nmi"] = f"within k-means' own noise ({signed(_change['kmeans_nmi'], 3)})"
-display(Markdown(
-    f"The steps are $s = {steps['attention']:.3g}$ (plain attention), ${steps['diffusion']:.3g}$ ($A - I$) and "
-    f"${steps['paper']:.3g}$ (the paper's block). Plain attention at $s = {steps['diffusion']:.3g}$ scores what "
-    f"the $A - I$ block scored in the table above, to {_d:.1e} in every number (float32 rounding of two ways of "
-    f"writing one step): at initialisation $A - I$ does nothing that a longer attention step does not. Going "
-    f"from plain attention's step to $A - I$'s, k-NN accuracy ends {_words['knn_accuracy']}, the silhouette "
-    f"{_words['silhouette']}, the between/within ratio {_words['between_within']} and the NMI of k-means "
-    f"{_words['kmeans_nmi']}: whatever separates the variants above is the length of the step."))
+facts = step_family_facts(family_rows, steps, rows_var, nmi_seeds, PAPER.n_layers)
+display(Markdown(fill(
+    "The steps are $s = {s_attention:.3g}$ (plain attention), ${s_diffusion:.3g}$ ($A - I$) and ${s_paper:.3g}$ "
+    "(the paper's block). Plain attention at $s = {s_diffusion:.3g}$ scores what the $A - I$ block scored in the "
+    "table above, to {agreement:.1e} in every number (float32 rounding of two ways of writing one step): at "
+    "initialisation $A - I$ does nothing that a longer attention step does not. Going from plain attention's step "
+    "to $A - I$'s, k-NN accuracy ends {knn_accuracy_direction} ({knn_accuracy_change:signed}), the silhouette "
+    "{silhouette_direction} ({silhouette_change:signed}), the between/within ratio {between_within_direction} "
+    "({between_within_change:signed}) and the NMI of k-means "
+    + ("within k-means' own noise" if facts["nmi_within_noise"] else "{kmeans_nmi_direction}")
+    + " ({kmeans_nmi_change:signed}): whatever separates the variants above is the length of the step.",
+    facts)))
 
 # %% [markdown]
 # ## Where the picture and the numbers disagree

@@ -20,9 +20,10 @@ import numpy as np
 from probdr_lite.figures.prose import closeness, fill, listing, num, trend
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.metrics import rms_spread
+from probdr_lite.mnist_blocks import pick
 from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
-__all__ = ["WORDS", "paper_numbers", "numbers_facts", "variants_facts", "picture_facts",
+__all__ = ["WORDS", "paper_numbers", "numbers_facts", "variants_facts", "step_family_facts", "picture_facts",
            "sweep_facts", "summary_facts", "pixel_facts", "live_facts", "live_text"]
 
 #: The thresholds behind the chapter's comparison words.
@@ -153,6 +154,33 @@ def variants_facts(rows_var, n_layers, nmi_seeds, eta, d_q, beta) -> dict:
         "best_knn": best["knn_accuracy"],
         "all_clump": bool(min(at["between_within"].values()) > bw_sub0),
     }
+
+
+def _direction(d) -> str:
+    return "higher" if d > 0 else ("lower" if d < 0 else "unchanged")
+
+
+def step_family_facts(family_rows, steps, rows_var, nmi_seeds, n_layers) -> dict:
+    """Plain attention over a range of steps against the variants: the facts of the step-family paragraph.
+
+    ``family_rows`` maps a step ``s`` to the :func:`~probdr_lite.metrics.layer_metrics` row of plain attention after
+    ``n_layers`` blocks at ``eta = s / 2``; ``steps`` maps each variant of the family to its own ``s``. Facts:
+    ``s_attention``, ``s_diffusion``, ``s_paper``; ``agreement``, the largest difference over the numbers between
+    plain attention at $A - I$'s step and the $A - I$ block of ``rows_var``; per number ``<metric>_change`` (from
+    plain attention's step to $A - I$'s) and ``<metric>_direction`` (``"higher"``, ``"lower"`` or ``"unchanged"``
+    from its sign); ``nmi_within_noise``: the NMI's change is within two standard deviations of k-means over seeds.
+    """
+    at_dif = family_rows[steps["diffusion"]]
+    at_att = family_rows[steps["attention"]]
+    agreement = max(abs(at_dif[m] - pick(rows_var, m, variant="diffusion", layer=n_layers)) for m in METRIC_LABELS)
+    change = {m: at_dif[m] - at_att[m] for m in METRIC_LABELS}
+    facts = {"s_attention": steps["attention"], "s_diffusion": steps["diffusion"], "s_paper": steps["paper"],
+             "agreement": float(agreement),
+             "nmi_within_noise": bool(abs(change["kmeans_nmi"]) <= 2 * float(np.std(nmi_seeds, ddof=1)))}
+    for m, d in change.items():
+        facts[f"{m}_change"] = d
+        facts[f"{m}_direction"] = _direction(d)
+    return facts
 
 
 def picture_facts(p, knn_2d) -> dict:

@@ -123,6 +123,25 @@ def test_variants_facts_choices_turn_at_their_thresholds():
     assert not flat["all_clump"]  # one variant that does not raise the ratio is enough
 
 
+def test_step_family_facts():
+    rows_var = variant_rows()
+    at_dif = {m: float(rows_var[3 * CHAPTER_VARIANTS.index("diffusion") + 2][m]) for m in METRIC_LABELS}
+    steps = {"attention": 0.8, "diffusion": 4.0, "paper": 3.5}
+    family = {0.8: {**at_dif, "knn_accuracy": at_dif["knn_accuracy"] + 0.05, "silhouette": at_dif["silhouette"] - 0.01,
+                    "kmeans_nmi": at_dif["kmeans_nmi"] - 0.015},
+              4.0: {**at_dif, "silhouette": at_dif["silhouette"] + 1e-7}, 3.5: at_dif}
+    f = MT.step_family_facts(family, steps, rows_var, SEEDS, 2)
+    assert (f["s_attention"], f["s_diffusion"], f["s_paper"]) == (0.8, 4.0, 3.5)
+    assert f["agreement"] == pytest.approx(1e-7)
+    assert f["knn_accuracy_change"] == pytest.approx(-0.05) and f["knn_accuracy_direction"] == "lower"
+    assert f["silhouette_change"] == pytest.approx(0.01 + 1e-7) and f["silhouette_direction"] == "higher"
+    assert f["between_within_change"] == 0.0 and f["between_within_direction"] == "unchanged"
+    noise = 2 * statistics.stdev(SEEDS.tolist())  # 0.0228
+    assert f["kmeans_nmi_change"] == pytest.approx(0.015) and f["nmi_within_noise"] and 0.015 < noise
+    family[0.8]["kmeans_nmi"] = at_dif["kmeans_nmi"] - 1.1 * noise
+    assert not MT.step_family_facts(family, steps, rows_var, SEEDS, 2)["nmi_within_noise"]
+
+
 def test_picture_facts():
     p = numbers()  # full-space k-NN 0.9 -> 0.7
     for side, beyond in ((0.9, False), (1.1, True)):
@@ -220,10 +239,14 @@ def facts_examples():
     """Each facts function the chapter calls, on numbers for which every choice above holds at least once."""
     grid, kappas, etas = sweep_grid([0.01, 0.5, 0.2, -0.02], [0.0, -0.1, 0.0, 0.0])
     rows_var = variant_rows()
+    at_dif = {m: rows_var[3 * CHAPTER_VARIANTS.index("diffusion") + 2][m] for m in METRIC_LABELS}
     return {
         "paper_numbers": numbers(),
         "numbers_facts": MT.numbers_facts(numbers()),
         "variants_facts": MT.variants_facts(rows_var, 2, SEEDS, 0.4, 128, 1.0),
+        "step_family_facts": MT.step_family_facts({0.8: at_dif, 4.0: at_dif, 3.5: at_dif},
+                                                  {"attention": 0.8, "diffusion": 4.0, "paper": 3.5}, rows_var,
+                                                  SEEDS, 2),
         "picture_facts": MT.picture_facts(numbers(), {0: 0.3, 2: 0.6}),
         "sweep_facts": MT.sweep_facts(grid, kappas, etas, 0.4),
         "summary_facts": MT.summary_facts(numbers(), rows_var),
@@ -301,7 +324,7 @@ def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
 
 def test_every_template_of_the_chapter_fills_from_its_facts():
     calls = fill_calls()
-    assert len({c.lineno for c, _, _ in calls}) >= 9  # seven paragraphs, the variants' header and bullets
+    assert len({c.lineno for c, _, _ in calls}) >= 10  # eight paragraphs, the variants' header and bullets
     for call, facts, choices in calls:
         texts = pieces(call.args[0])
         assert texts, f"line {call.lineno}: the template is written in the cell"
