@@ -35,8 +35,9 @@ Presentation:
 - :mod:`probdr_lite.figures`       figures and slider panels per topic (``eigenmaps``, ``elbo``, ``unrolling``,
   ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``, ``energies``, ``environment``);
   :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
-  :mod:`probdr_lite.figures.prose` the one number formatter, with ``chapter_text``, ``mnist_text`` and
-  ``verdicts`` writing the sentences that state computed facts;
+  :mod:`probdr_lite.figures.prose` the one number formatter and ``fill``, which fills a chapter's sentence with
+  computed facts; ``mnist_text`` the facts of the MNIST chapter's sentences; ``chapter_text`` and ``verdicts``
+  writing the sentences that state computed facts;
   :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
   drawn by ``live.js`` in the browser)
 - :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures

@@ -52,16 +52,16 @@ from probdr_lite.figures.mnist import (
     sweep_figure,
 )
 from probdr_lite.figures.mnist_text import (
-    numbers_text,
+    numbers_facts,
     paper_numbers,
-    peaks_premise,
-    picture_text,
-    pixel_text,
-    summary_text,
-    sweep_text,
-    variants_text,
+    picture_facts,
+    pixel_facts,
+    step_family_facts,
+    summary_facts,
+    sweep_facts,
+    variants_facts,
 )
-from probdr_lite.figures.prose import signed
+from probdr_lite.figures.prose import fill
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
 from probdr_lite.mnist_blocks import (
@@ -167,10 +167,53 @@ print(f"NMI of k-means over 5 seeds, paper's block, layer {PAPER.n_layers}, {len
 
 # %% tags=["remove-input"]
 numbers = paper_numbers(rows_full, PAPER.n_layers)  # first/last values and peaks of the paper's block
-display(Markdown(numbers_text(numbers)))
+facts = numbers_facts(numbers)
+display(Markdown(fill(
+    "**What the numbers say (all {n:,} images, the paper's block).** "
+    "The between/within-class ratio {bw_trend} from {bw0:num2} to {bw8:num2}"
+    + (": the class centres move apart relative to the spread around them, which is the clumping the picture shows. "
+       if facts["centres_apart"] else ". ")
+    + "The k-NN accuracy {knn_trend} from {knn0:num} to {knn8:num}. "
+    + ("So the blocks make neighbourhoods *less* pure: when images collapse into a clump, images of different "
+       "classes collapse together, and a neighbour in the same clump is no longer evidence of the same class. "
+       if facts["knn_lower"] else "")
+    + "The silhouette goes from {sil_first:num} to {sil_last:num}"
+    + (", peaking at {sil_peak_value:num} after {sil_peak} blocks" if facts["sil_peaks_inside"] else "")
+    + "; the NMI of k-means goes from {nmi_first:num} to {nmi_last:num}"
+    + (", peaking at {nmi_peak_value:num} after {nmi_peak} blocks" if facts["nmi_peaks_inside"] else "")
+    + ". "
+    + ("Both peak before the last block: a few blocks group the images by class better than eight do. Later "
+       "blocks keep merging clumps, and merged clumps mix classes: the smoothing overshoots. "
+       if facts["both_peak_early"] else "")
+    + ("The silhouette stays below {small_silhouette:g} throughout: the classes never become compact, "
+       "well-separated groups in the full space." if facts["silhouette_small"] else ""),
+    facts)))
 
 # %% tags=["remove-input"]
-display(Markdown(variants_text(rows_var, PAPER.n_layers, nmi_seeds, PAPER.eta, PAPER.d_q, PAPER.beta)))
+facts = variants_facts(rows_var, PAPER.n_layers, nmi_seeds, PAPER.eta, PAPER.d_q, PAPER.beta)
+lines = [fill("**The variants ({n_sub:,} images, after {n_layers} blocks).** Highest on each number:", facts)]
+for row in facts["metrics"]:  # one line per number
+    lines.append(fill(
+        "- {label}: `{best}` ({best_value:num}); the five variants span {low:num} to {high:num}"
+        + (", a range narrower than two standard deviations of k-means' own noise ({nmi_sd:num}), so the NMI "
+           "does not separate the variants." if row["within_noise"] else "."),
+        row, nmi_sd=facts["nmi_sd"]))
+lines.append(fill(
+    "\nPlain attention ends with k-NN accuracy {att:num} and the $A - I$ block with {dif:num} "
+    "(layer 0: {knn_sub0:num}). "
+    + ("At the same $\\eta$ plain attention takes the smaller step (the transformer-block chapter: it equals "
+       "diffusion with $\\eta = {eta_equiv:num}$), so it smooths less and loses less. "
+       if facts["attention_smaller_step"] else "")
+    + ("`paper` and `diffusion` end within {indistinguishable:g} of each other, as the transformer-block chapter "
+       "predicts: the feed-forward term only adds $2\\eta/(d_q + \\beta) = {ff_weight:num4}$ to the weight on $X$. "
+       if facts["paper_near_diffusion"] else "")
+    + ("No variant ends with purer k-NN neighbourhoods than the random embedding starts with. "
+       if facts["none_purer"] else
+       "`{best_knn}` ends with purer k-NN neighbourhoods than the random embedding starts with. ")
+    + ("The figure cannot tell the interpretations apart: every variant raises the between/within ratio, so every "
+       "variant makes clumps." if facts["all_clump"] else ""),
+    facts))
+display(Markdown("\n".join(lines)))
 
 # %% [markdown]
 # ### $A - I$ is plain attention with a longer step
@@ -193,21 +236,18 @@ fig = step_family_figure(family_rows, steps)
 plt.show()
 
 # %% tags=["remove-input"]
-_d = max(abs(family_rows[steps["diffusion"]][m] - pick(rows_var, m, variant="diffusion", layer=PAPER.n_layers))
-         for m in METRIC_LABELS)
-_change = {m: family_rows[steps["diffusion"]][m] - family_rows[steps["attention"]][m] for m in METRIC_LABELS}
-_nmi_noise = 2 * float(nmi_seeds.std(ddof=1))
-_words = {m: ("higher" if d > 0 else "lower") + f" ({signed(d, 3)})" for m, d in _change.items()}
-if abs(_change["kmeans_nmi"]) <= _nmi_noise:
-    _words["kmeans_nmi"] = f"within k-means' own noise ({signed(_change['kmeans_nmi'], 3)})"
-display(Markdown(
-    f"The steps are $s = {steps['attention']:.3g}$ (plain attention), ${steps['diffusion']:.3g}$ ($A - I$) and "
-    f"${steps['paper']:.3g}$ (the paper's block). Plain attention at $s = {steps['diffusion']:.3g}$ scores what "
-    f"the $A - I$ block scored in the table above, to {_d:.1e} in every number (float32 rounding of two ways of "
-    f"writing one step): at initialisation $A - I$ does nothing that a longer attention step does not. Going "
-    f"from plain attention's step to $A - I$'s, k-NN accuracy ends {_words['knn_accuracy']}, the silhouette "
-    f"{_words['silhouette']}, the between/within ratio {_words['between_within']} and the NMI of k-means "
-    f"{_words['kmeans_nmi']}: whatever separates the variants above is the length of the step."))
+facts = step_family_facts(family_rows, steps, rows_var, nmi_seeds, PAPER.n_layers)
+display(Markdown(fill(
+    "The steps are $s = {s_attention:.3g}$ (plain attention), ${s_diffusion:.3g}$ ($A - I$) and ${s_paper:.3g}$ "
+    "(the paper's block). Plain attention at $s = {s_diffusion:.3g}$ scores what the $A - I$ block scored in the "
+    "table above, to {agreement:.1e} in every number (float32 rounding of two ways of writing one step): at "
+    "initialisation $A - I$ does nothing that a longer attention step does not. Going from plain attention's step "
+    "to $A - I$'s, k-NN accuracy ends {knn_accuracy_direction} ({knn_accuracy_change:signed}), the silhouette "
+    "{silhouette_direction} ({silhouette_change:signed}), the between/within ratio {between_within_direction} "
+    "({between_within_change:signed}) and the NMI of k-means "
+    + ("within k-means' own noise" if facts["nmi_within_noise"] else "{kmeans_nmi_direction}")
+    + " ({kmeans_nmi_change:signed}): whatever separates the variants above is the length of the step.",
+    facts)))
 
 # %% [markdown]
 # ## Where the picture and the numbers disagree
@@ -228,7 +268,19 @@ for layer in (0, PAPER.n_layers):
           f"{pick(rows_full, 'between_within', variant='paper', layer=layer):.2f} in all {X.shape[1]}")
 
 # %% tags=["remove-input"]
-display(Markdown(picture_text(numbers, knn_2d)))
+facts = picture_facts(numbers, knn_2d)
+display(Markdown(fill(
+    "Before any block, the picture's two coordinates give a k-NN accuracy of {k0:num2}, while the full latents "
+    "already place {knn0:pct} of images next to their own class: a random projection to 128 dimensions keeps most "
+    "of the pixel-space neighbourhoods. After {n_layers} blocks the picture "
+    + ("looks far better" if facts["picture_better"] else "changes")
+    + " (k-NN accuracy {k8:num2} on two coordinates), while in the full space k-NN accuracy "
+    + ("fell to {knn8:num2}. " if facts["knn_fell"] else "is {knn8:num2}. ")
+    + "The blocks do not create class information; what they do is pull neighbours together, so that the clusters "
+    "already present in the high-dimensional space become visible in *any* two coordinates. That is a real effect, "
+    "but it is what makes the picture persuasive, and it is not evidence that the classes have become better "
+    "separated.",
+    facts)))
 
 # %% [markdown]
 # ## Try it: sharpness, step size, regulariser and depth
@@ -274,13 +326,47 @@ fig = sweep_figure(grid, kappas, etas)
 plt.show()
 
 # %% tags=["remove-input"]
-display(Markdown(sweep_text(grid, kappas, etas, PAPER.eta)))
+facts = sweep_facts(grid, kappas, etas, PAPER.eta)
+display(Markdown(fill(
+    "Along the row $\\eta = {eta:g}$ the between/within ratio changes by {bw_first:signed} at "
+    "$\\kappa = {kappa_first:g}$, by {bw_last:signed} at $\\kappa = {kappa_last:g}$, and by {bw_peak:signed} at "
+    "$\\kappa = {kappa_peak:g}$"
+    + (", so the blocks act only in the middle of the range. " if facts["ends_small"] else ". ")
+    + "The two ends are the two limits of exercise 2 in the transformer-block chapter. With a very wide kernel $A$ "
+    "is nearly uniform: every image is pulled towards the same global mean by about the same fraction, which "
+    "shrinks the picture (the smallest $\\kappa$ in the live figure) without changing much of who is near whom. "
+    "With a very narrow kernel and $\\beta > 0$ each image attends almost only to itself, $A \\approx I$, and "
+    "nothing moves. Where the ratio grows most, the k-NN accuracy changes by {knn_peak:signed}"
+    + (": wherever the blocks clump strongly, the neighbourhoods become less pure. "
+       if facts["peak_less_pure"] else ". ")
+    + ("The top row is the exception at small $\\kappa$: with $\\eta = {eta_top:g}$ only {own_share:pct} of each "
+       "image's own position survives a block, and the slight preference of a wide kernel for similar images takes "
+       "over. To first order in $\\kappa$ the attention output is $\\bar x + (\\kappa / (n d_q)) X^\\top X x_i$ "
+       "(up to a multiple of $\\bar x$), a multiplication by the latents' second-moment matrix, so eight such "
+       "blocks act like power iteration and squeeze the latents towards their leading directions: k-NN accuracy "
+       "{knn_top:num2} at $\\kappa = {kappa_first:g}$." if facts["top_row_collapses"] else ""),
+    facts)))
 
 # %% [markdown]
 # ## Summary
 
 # %% tags=["remove-input"]
-display(Markdown(summary_text(numbers, rows_var)))
+facts = summary_facts(numbers, rows_var)
+display(Markdown(fill(
+    ("Eight untrained blocks with diagonal weights do pull MNIST into clumps, and the two-coordinate picture shows "
+     "that faithfully. " if facts["clumps"] else "Eight untrained blocks do not raise the between/within ratio here. ")
+    + "The numbers add what the picture cannot: "
+    + ("neighbourhoods become purer (k-NN accuracy rises), " if facts["purer"] else
+       "the clumps are not pure classes (k-NN accuracy falls), ")
+    + ("the grouping by class is best after a few blocks rather than eight, " if facts["both_peak_early"] else "")
+    + ("plain attention makes clumps too, and " if facts["plain_attention_clumps"] else
+       "plain attention does not make clumps, and ")
+    + ("the paper's $A - I$ groups by class better than the other variants here. " if facts["a_minus_i_best"] else
+       "the paper's $A - I$ does not group by class better than the other variants here. ")
+    + ("The clustering comes from repeated smoothing over a similarity graph, which every variant shares. "
+       if facts["plain_attention_clumps"] else "")
+    + "Whether $A - I$ helps once the weights are *trained* is the next chapter's question.",
+    facts)))
 
 # %% [markdown]
 #
@@ -302,11 +388,24 @@ display(Markdown(summary_text(numbers, rows_var)))
 from probdr_lite.data import load_mnist
 
 pixels, _ = load_mnist()
-print(pixel_text(knn_accuracy(pixels, labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv),
-                 paper_numbers(rows_full, PAPER.n_layers)["knn0"]))  # the latents' k-NN accuracy before block 1
+facts = pixel_facts(knn_accuracy(pixels, labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv),
+                    paper_numbers(rows_full, PAPER.n_layers)["knn0"])  # the latents' k-NN accuracy before block 1
+print(fill("k-NN accuracy on the raw 784 pixels {knn_pixels:num}, on the 128 latents at layer 0 {knn_latents:num}: "
+           + ("practically the same (within {same_accuracy:.0%} of each other)." if facts["same"] else
+              "more than {same_accuracy:.0%} apart."),
+           facts))
 
 # %% tags=["remove-input"]
-display(Markdown(peaks_premise(numbers)))
+facts = numbers_facts(numbers)
+display(Markdown(fill(
+    "**2.** "
+    + ("The silhouette and the NMI peak after {sil_peak} and {nmi_peak} blocks and then fall (by layer {n_layers}: "
+       "{sil_last:num} and {nmi_last:num})." if facts["both_peak_early"] else
+       "Over the {n_layers} blocks the silhouette goes from {sil_first:num} to {sil_last:num} (largest after "
+       "{sil_peak} blocks) and the NMI from {nmi_first:num} to {nmi_last:num} (largest after {nmi_peak}).")
+    + " What happens after many more blocks? Predict, then check with `run_blocks(X0_1k, n_layers=40)` and "
+    "`layer_metrics`.",
+    facts)))
 
 # %% [markdown]
 # :::{dropdown} Solution

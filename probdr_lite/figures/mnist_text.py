@@ -1,21 +1,30 @@
-"""The MNIST chapter's computed sentences: its numbers in, Markdown out, with every comparison word decided by a
-threshold of :data:`WORDS` (so the tests can feed numbers for which each word would be false).
+"""The facts behind the MNIST chapter's computed sentences: its numbers in, a dict of facts out.
+
+The sentences themselves live in the chapter (``book/src/mnist_at_init.py``), as templates filled by
+:func:`probdr_lite.figures.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
+and, as booleans or words, every choice that follows from a number, each decided by a threshold of :data:`WORDS`
+(so the tests can feed numbers for which each choice would be false). A template holds no threshold.
 
 The numbers come from :func:`probdr_lite.metrics.layer_metrics` rows (one dict per layer and variant, as the
-chapter's tables use) and from :func:`probdr_lite.figures.mnist.sweep`.
+chapter's tables use) and from :func:`probdr_lite.mnist_blocks.sweep`.
+
+One sentence is still written here: :func:`live_text`, the last sentence of the caption of the chapter's kernel-free
+live figure, which :func:`probdr_lite.figures.live.chapters.mnist_live` builds inside the package. It is filled from
+:func:`live_facts` by the same :func:`~probdr_lite.figures.prose.fill`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from probdr_lite.figures.prose import closeness, listing, num, pct, signed, trend
+from probdr_lite.figures.prose import closeness, fill, listing, num, trend
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.metrics import rms_spread
+from probdr_lite.mnist_blocks import pick
 from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
-__all__ = ["WORDS", "paper_numbers", "numbers_text", "variants_text", "picture_text", "sweep_text", "summary_text",
-           "pixel_text", "peaks_premise", "live_text"]
+__all__ = ["WORDS", "paper_numbers", "numbers_facts", "variants_facts", "step_family_facts", "picture_facts",
+           "sweep_facts", "summary_facts", "pixel_facts", "live_facts", "live_text"]
 
 #: The thresholds behind the chapter's comparison words.
 WORDS = {
@@ -78,180 +87,174 @@ def _early(p) -> bool:
     return 0 < p["sil_peak"] < L and 0 < p["nmi_peak"] < L
 
 
-def numbers_text(p) -> str:
-    """'What the numbers say' for the paper's block on all images."""
+def numbers_facts(p) -> dict:
+    """The facts of 'What the numbers say' (the paper's block on all images) and of exercise 2's premise.
+
+    Besides :func:`paper_numbers`' own: the trend words ``bw_trend`` and ``knn_trend``; ``centres_apart`` (the
+    between/within ratio rises beyond ``WORDS["trend"]``); ``knn_lower`` (k-NN accuracy falls by more than
+    ``WORDS["knn_change"]``); the first, last and peak values of the silhouette and the NMI, with ``*_peaks_inside``
+    (the peak lies strictly between the first and the last layer) and ``both_peak_early`` (both do);
+    ``silhouette_small`` (the silhouette stays below ``small_silhouette`` at every layer).
+    """
     L = p["n_layers"]
-    knn_lower = p["knn8"] < p["knn0"] - WORDS["knn_change"]
-    sil, nmi = p["sil"], p["nmi"]
-    return (
-        f"**What the numbers say (all {p['n']:,} images, the paper's block).** "
-        f"The between/within-class ratio {trend(p['bw0'], p['bw8'], WORDS['trend'])} from {num(p['bw0'], 2)} to "
-        f"{num(p['bw8'], 2)}"
-        + (": the class centres move apart relative to the spread around them, which is the clumping the picture "
-           "shows. " if p["bw8"] > p["bw0"] * (1 + WORDS["trend"]) else ". ")
-        + f"The k-NN accuracy {trend(p['knn0'], p['knn8'], WORDS['trend'])} from {num(p['knn0'])} to "
-        f"{num(p['knn8'])}. "
-        + ("So the blocks make neighbourhoods *less* pure: when images collapse into a clump, images of different "
-           "classes collapse together, and a neighbour in the same clump is no longer evidence of the same class. "
-           if knn_lower else "")
-        + f"The silhouette goes from {num(sil[0])} to {num(sil[-1])}"
-        + (f", peaking at {num(sil[p['sil_peak']])} after {p['sil_peak']} blocks" if 0 < p["sil_peak"] < L else "")
-        + f"; the NMI of k-means goes from {num(nmi[0])} to {num(nmi[-1])}"
-        + (f", peaking at {num(nmi[p['nmi_peak']])} after {p['nmi_peak']} blocks" if 0 < p["nmi_peak"] < L else "")
-        + ". "
-        + ("Both peak before the last block: a few blocks group the images by class better than eight do. Later "
-           "blocks keep merging clumps, and merged clumps mix classes: the smoothing overshoots. " if _early(p) else "")
-        + (f"The silhouette stays below {WORDS['small_silhouette']:g} throughout: the classes never become compact, "
-           "well-separated groups in the full space." if max(sil) < WORDS["small_silhouette"] else "")
-    )
+    sil, nmi = list(p["sil"]), list(p["nmi"])
+    return {
+        **p,
+        "bw_trend": trend(p["bw0"], p["bw8"], WORDS["trend"]),
+        "centres_apart": bool(p["bw8"] > p["bw0"] * (1 + WORDS["trend"])),
+        "knn_trend": trend(p["knn0"], p["knn8"], WORDS["trend"]),
+        "knn_lower": bool(p["knn8"] < p["knn0"] - WORDS["knn_change"]),
+        "sil_first": sil[0], "sil_last": sil[-1], "sil_peak_value": sil[p["sil_peak"]],
+        "sil_peaks_inside": 0 < p["sil_peak"] < L,
+        "nmi_first": nmi[0], "nmi_last": nmi[-1], "nmi_peak_value": nmi[p["nmi_peak"]],
+        "nmi_peaks_inside": 0 < p["nmi_peak"] < L,
+        "both_peak_early": _early(p),
+        "small_silhouette": WORDS["small_silhouette"],
+        "silhouette_small": bool(max(sil) < WORDS["small_silhouette"]),
+    }
 
 
 def _at_last(rows_var, n_layers):
     return {m: {v: _pick(rows_var, m, v, n_layers) for v in VARIANTS} for m in METRIC_LABELS}
 
 
-def variants_text(rows_var, n_layers, nmi_seeds, eta, d_q, beta) -> str:
-    """The five variants on the subset after the last block, with k-means' own noise as the yardstick."""
+def variants_facts(rows_var, n_layers, nmi_seeds, eta, d_q, beta) -> dict:
+    """The five variants on the subset after the last block, with k-means' own noise as the yardstick.
+
+    ``metrics`` holds one dict per number of :data:`~probdr_lite.figures.style.METRIC_LABELS` (its ``label``, the
+    ``best`` variant and its ``best_value``, the ``low`` and ``high`` ends over the variants, and ``within_noise``:
+    for the NMI only, the range is narrower than two standard deviations ``nmi_sd`` of k-means over seeds). Then
+    ``att`` and ``dif`` (final k-NN accuracy of plain attention and of the $A - I$ block) against ``knn_sub0`` (layer
+    0) and the choices: ``attention_smaller_step`` (plain attention ends higher), ``paper_near_diffusion`` (within
+    ``indistinguishable``), ``none_purer`` (no variant's final k-NN accuracy beyond ``WORDS["no_purer"]`` above layer
+    0; else ``best_knn`` is the purest) and ``all_clump`` (every variant raises the between/within ratio).
+    ``eta_equiv`` is the step of diffusion that plain attention equals, ``ff_weight`` the feed-forward term's weight.
+    """
     at = _at_last(rows_var, n_layers)
     best = {m: max(at[m], key=at[m].get) for m in at}
     spread = {m: max(at[m].values()) - min(at[m].values()) for m in at}
-    n_sub = next(r["n"] for r in rows_var if r["variant"] == "paper")
     knn_sub0 = _pick(rows_var, "knn_accuracy", "paper", 0)
     bw_sub0 = _pick(rows_var, "between_within", "paper", 0)
     nmi_sd = float(np.std(nmi_seeds, ddof=1))
-    lines = [f"**The variants ({n_sub:,} images, after {n_layers} blocks).** Highest on each number:"]
-    for m in METRIC_LABELS:
-        lines.append(f"- {METRIC_LABELS[m]}: `{best[m]}` ({num(at[m][best[m]])}); the five variants span "
-                     f"{num(min(at[m].values()))} to {num(max(at[m].values()))}"
-                     + (f", a range narrower than two standard deviations of k-means' own noise ({num(nmi_sd)}), so "
-                        "the NMI does not separate the variants." if m == "kmeans_nmi" and spread[m] < 2 * nmi_sd
-                        else "."))
     att, dif = at["knn_accuracy"]["attention"], at["knn_accuracy"]["diffusion"]
-    lines.append(
-        f"\nPlain attention ends with k-NN accuracy {num(att)} and the $A - I$ block with {num(dif)} "
-        f"(layer 0: {num(knn_sub0)}). "
-        + ("At the same $\\eta$ plain attention takes the smaller step (the transformer-block chapter: it equals "
-           f"diffusion with $\\eta = {num(eta / (1 + 2 * eta))}$), so it smooths less and loses less. " if att > dif
-           else "")
-        + (f"`paper` and `diffusion` end within {WORDS['indistinguishable']:g} of each other, as the "
-           "transformer-block chapter predicts: the feed-forward term only adds "
-           f"$2\\eta/(d_q + \\beta) = {num(2 * eta / (d_q + beta), 4)}$ to the weight on $X$. "
-           if abs(at["knn_accuracy"]["paper"] - dif) < WORDS["indistinguishable"] else "")
-        + ("No variant ends with purer k-NN neighbourhoods than the random embedding starts with. "
-           if max(at["knn_accuracy"].values()) <= knn_sub0 + WORDS["no_purer"] else
-           f"`{best['knn_accuracy']}` ends with purer k-NN neighbourhoods than the random embedding starts with. ")
-        + ("The figure cannot tell the interpretations apart: every variant raises the between/within ratio, "
-           "so every variant makes clumps." if min(at["between_within"].values()) > bw_sub0 else "")
-    )
-    return "\n".join(lines)
+    return {
+        "n_sub": int(next(r["n"] for r in rows_var if r["variant"] == "paper")),
+        "n_layers": int(n_layers),
+        "metrics": [{"metric": m, "label": METRIC_LABELS[m], "best": best[m], "best_value": at[m][best[m]],
+                     "low": min(at[m].values()), "high": max(at[m].values()),
+                     "within_noise": bool(m == "kmeans_nmi" and spread[m] < 2 * nmi_sd)} for m in METRIC_LABELS],
+        "nmi_sd": nmi_sd,
+        "att": att, "dif": dif, "knn_sub0": knn_sub0,
+        "attention_smaller_step": bool(att > dif),
+        "eta_equiv": eta / (1 + 2 * eta),
+        "indistinguishable": WORDS["indistinguishable"],
+        "paper_near_diffusion": bool(abs(at["knn_accuracy"]["paper"] - dif) < WORDS["indistinguishable"]),
+        "ff_weight": 2 * eta / (d_q + beta),
+        "none_purer": bool(max(at["knn_accuracy"].values()) <= knn_sub0 + WORDS["no_purer"]),
+        "best_knn": best["knn_accuracy"],
+        "all_clump": bool(min(at["between_within"].values()) > bw_sub0),
+    }
 
 
-def picture_text(p, knn_2d) -> str:
-    """Where the two-coordinate picture and the full-space numbers disagree."""
+def _direction(d) -> str:
+    return "higher" if d > 0 else ("lower" if d < 0 else "unchanged")
+
+
+def step_family_facts(family_rows, steps, rows_var, nmi_seeds, n_layers) -> dict:
+    """Plain attention over a range of steps against the variants: the facts of the step-family paragraph.
+
+    ``family_rows`` maps a step ``s`` to the :func:`~probdr_lite.metrics.layer_metrics` row of plain attention after
+    ``n_layers`` blocks at ``eta = s / 2``; ``steps`` maps each variant of the family to its own ``s``. Facts:
+    ``s_attention``, ``s_diffusion``, ``s_paper``; ``agreement``, the largest difference over the numbers between
+    plain attention at $A - I$'s step and the $A - I$ block of ``rows_var``; per number ``<metric>_change`` (from
+    plain attention's step to $A - I$'s) and ``<metric>_direction`` (``"higher"``, ``"lower"`` or ``"unchanged"``
+    from its sign); ``nmi_within_noise``: the NMI's change is within two standard deviations of k-means over seeds.
+    """
+    at_dif = family_rows[steps["diffusion"]]
+    at_att = family_rows[steps["attention"]]
+    agreement = max(abs(at_dif[m] - pick(rows_var, m, variant="diffusion", layer=n_layers)) for m in METRIC_LABELS)
+    change = {m: at_dif[m] - at_att[m] for m in METRIC_LABELS}
+    facts = {"s_attention": steps["attention"], "s_diffusion": steps["diffusion"], "s_paper": steps["paper"],
+             "agreement": float(agreement),
+             "nmi_within_noise": bool(abs(change["kmeans_nmi"]) <= 2 * float(np.std(nmi_seeds, ddof=1)))}
+    for m, d in change.items():
+        facts[f"{m}_change"] = d
+        facts[f"{m}_direction"] = _direction(d)
+    return facts
+
+
+def picture_facts(p, knn_2d) -> dict:
+    """Where the two-coordinate picture and the full-space numbers disagree: ``k0`` and ``k8`` (k-NN accuracy on the
+    picture's two coordinates before and after the blocks), ``knn0`` and ``knn8`` (in the full space),
+    ``picture_better`` (``k8`` beyond ``WORDS["picture_better"]`` above ``k0``) and ``knn_fell`` (the full-space
+    accuracy falls by more than ``WORDS["knn_change"]``)."""
     L = p["n_layers"]
     k0, k8 = knn_2d[0], knn_2d[L]
-    return (
-        f"Before any block, the picture's two coordinates give a k-NN accuracy of {num(k0, 2)}, while the full "
-        f"latents already place {num(100 * p['knn0'], 0)} % of images next to their own class: a random projection "
-        f"to 128 dimensions keeps most of the pixel-space neighbourhoods. After {L} blocks the picture "
-        + ("looks far better" if k8 > k0 + WORDS["picture_better"] else "changes")
-        + f" (k-NN accuracy {num(k8, 2)} on two coordinates), while in the full space k-NN accuracy "
-        + (f"fell to {num(p['knn8'], 2)}. " if p["knn8"] < p["knn0"] - WORDS["knn_change"] else
-           f"is {num(p['knn8'], 2)}. ")
-        + "The blocks do not create class information; what they do is pull neighbours together, so that the "
-        "clusters already present in the high-dimensional space become visible in *any* two coordinates. That "
-        "is a real effect, but it is what makes the picture persuasive, and it is not evidence that the classes "
-        "have become better separated."
-    )
+    return {"n_layers": L, "k0": k0, "k8": k8, "knn0": p["knn0"], "knn8": p["knn8"],
+            "picture_better": bool(k8 > k0 + WORDS["picture_better"]),
+            "knn_fell": bool(p["knn8"] < p["knn0"] - WORDS["knn_change"])}
 
 
-def sweep_text(grid, kappas, etas, eta) -> str:
-    """The kappa-eta sweep along the paper's eta row."""
+def sweep_facts(grid, kappas, etas, eta) -> dict:
+    """The kappa-eta sweep along the row ``eta``: the change of the between/within ratio from layer 0 at the first
+    kappa (``bw_first``), the last (``bw_last``) and where it grows most (``bw_peak`` at ``kappa_peak``, where k-NN
+    accuracy changes by ``knn_peak``). Choices: ``ends_small`` (both ends below ``WORDS["ends_small"]`` of the
+    largest change), ``peak_less_pure`` (``knn_peak`` below ``-WORDS["sweep_knn"]``) and ``top_row_collapses`` (on
+    the top row ``eta_top``, at the first kappa, k-NN accuracy, ``knn_top``, drops by more than
+    ``WORDS["top_row_drop"]``); ``own_share`` is the fraction ``1 - 2 eta_top`` of an image's own position that
+    survives a block there."""
     row = list(etas).index(eta)
     bw_row = np.asarray(grid["between_within"][row]) - grid["between_within@0"]
     knn_row = np.asarray(grid["knn_accuracy"][row]) - grid["knn_accuracy@0"]
     j = int(np.argmax(bw_row))
-    small_ends = max(abs(bw_row[0]), abs(bw_row[-1])) < WORDS["ends_small"] * bw_row.max()
-    knn_top_small = grid["knn_accuracy"][-1, 0] - grid["knn_accuracy@0"]
-    return (
-        f"Along the row $\\eta = {eta:g}$ the between/within ratio changes by {signed(bw_row[0])} at "
-        f"$\\kappa = {kappas[0]:g}$, by {signed(bw_row[-1])} at $\\kappa = {kappas[-1]:g}$, and by "
-        f"{signed(bw_row[j])} at $\\kappa = {kappas[j]:g}$"
-        + (", so the blocks act only in the middle of the range. " if small_ends else ". ")
-        + "The two ends are the two limits of exercise 2 in the transformer-block chapter. With a very wide kernel "
-        "$A$ is nearly uniform: every image is pulled towards the same global mean by about the same fraction, which "
-        "shrinks the picture (the smallest $\\kappa$ in the live figure) without changing much of who is near whom. "
-        "With a very narrow kernel and $\\beta > 0$ each image attends almost only to itself, $A \\approx I$, and "
-        "nothing moves. "
-        f"Where the ratio grows most, the k-NN accuracy changes by {signed(knn_row[j])}"
-        + (": wherever the blocks clump strongly, the neighbourhoods become less pure. "
-           if knn_row[j] < -WORDS["sweep_knn"] else ". ")
-        + (f"The top row is the exception at small $\\kappa$: with $\\eta = {etas[-1]:g}$ only "
-           f"{num(100 * (1 - 2 * etas[-1]), 0)} % of each image's own position survives a block, and the slight "
-           "preference of a wide kernel for similar images takes over. To first order in $\\kappa$ the attention "
-           "output is $\\bar x + (\\kappa / (n d_q)) X^\\top X x_i$ (up to a multiple of $\\bar x$), a multiplication "
-           "by the latents' second-moment matrix, so eight such blocks act like power iteration and squeeze the "
-           f"latents towards their leading directions: k-NN accuracy {num(grid['knn_accuracy'][-1, 0], 2)} at "
-           f"$\\kappa = {kappas[0]:g}$." if knn_top_small < -WORDS["top_row_drop"] else "")
-    )
+    knn_top = float(grid["knn_accuracy"][-1, 0])
+    return {
+        "eta": eta, "kappa_first": kappas[0], "kappa_last": kappas[-1], "kappa_peak": kappas[j],
+        "bw_first": float(bw_row[0]), "bw_last": float(bw_row[-1]), "bw_peak": float(bw_row[j]),
+        "ends_small": bool(max(abs(bw_row[0]), abs(bw_row[-1])) < WORDS["ends_small"] * bw_row.max()),
+        "knn_peak": float(knn_row[j]),
+        "peak_less_pure": bool(knn_row[j] < -WORDS["sweep_knn"]),
+        "eta_top": etas[-1], "own_share": 1 - 2 * etas[-1], "knn_top": knn_top,
+        "top_row_collapses": bool(knn_top - grid["knn_accuracy@0"] < -WORDS["top_row_drop"]),
+    }
 
 
-def summary_text(p, rows_var) -> str:
-    """The chapter's summary paragraph."""
+def summary_facts(p, rows_var) -> dict:
+    """The summary's choices: ``clumps`` (the paper's block raises the between/within ratio on all images),
+    ``purer`` (its k-NN accuracy rises beyond ``WORDS["no_purer"]``), ``both_peak_early`` (as in
+    :func:`numbers_facts`), ``plain_attention_clumps`` (plain attention raises the ratio on the subset) and
+    ``a_minus_i_best`` (`diffusion` or `paper` ends highest on both k-NN accuracy and silhouette)."""
     L = p["n_layers"]
     at = _at_last(rows_var, L)
     best = {m: max(at[m], key=at[m].get) for m in at}
-    clumps = p["bw8"] > p["bw0"]
-    purer = p["knn8"] > p["knn0"] + WORDS["no_purer"]
-    a_minus_i_best = best["knn_accuracy"] in ("diffusion", "paper") and best["silhouette"] in ("diffusion", "paper")
-    plain_clumps = at["between_within"]["attention"] > _pick(rows_var, "between_within", "attention", 0)
-    return (
-        ("Eight untrained blocks with diagonal weights do pull MNIST into clumps, and the two-coordinate picture "
-         "shows that faithfully. " if clumps else "Eight untrained blocks do not raise the between/within ratio here. ")
-        + "The numbers add what the picture cannot: "
-        + ("the clumps are not pure classes (k-NN accuracy falls), " if not purer else
-           "neighbourhoods become purer (k-NN accuracy rises), ")
-        + ("the grouping by class is best after a few blocks rather than eight, " if _early(p) else "")
-        + ("plain attention makes clumps too, and " if plain_clumps else "plain attention does not make clumps, and ")
-        + ("the paper's $A - I$ groups by class better than the other variants here. " if a_minus_i_best else
-           "the paper's $A - I$ does not group by class better than the other variants here. ")
-        + ("The clustering comes from repeated smoothing over a similarity graph, which every variant shares. "
-           if plain_clumps else "")
-        + "Whether $A - I$ helps once the weights are *trained* is the next chapter's question."
-    )
+    return {
+        "n_layers": L,
+        "clumps": bool(p["bw8"] > p["bw0"]),
+        "purer": bool(p["knn8"] > p["knn0"] + WORDS["no_purer"]),
+        "both_peak_early": _early(p),
+        "plain_attention_clumps": bool(at["between_within"]["attention"]
+                                       > _pick(rows_var, "between_within", "attention", 0)),
+        "a_minus_i_best": (best["knn_accuracy"] in ("diffusion", "paper")
+                           and best["silhouette"] in ("diffusion", "paper")),
+    }
 
 
-def pixel_text(knn_pixels, knn_latents) -> str:
-    """Exercise 1's check: k-NN accuracy on the raw pixels against the latents at layer 0."""
-    word = closeness(knn_pixels, knn_latents, WORDS["same_accuracy"])
-    return (f"k-NN accuracy on the raw 784 pixels {num(knn_pixels)}, on the 128 latents at layer 0 "
-            f"{num(knn_latents)}: " + ("practically the same (within "
-                                       f"{WORDS['same_accuracy']:.0%} of each other)." if word == "nearly equal" else
-                                       f"more than {WORDS['same_accuracy']:.0%} apart."))
+def pixel_facts(knn_pixels, knn_latents) -> dict:
+    """Exercise 1's check: k-NN accuracy on the raw pixels against the latents at layer 0, and ``same``: the two
+    are within a relative ``same_accuracy`` of each other (:func:`~probdr_lite.figures.prose.closeness`)."""
+    return {"knn_pixels": knn_pixels, "knn_latents": knn_latents, "same_accuracy": WORDS["same_accuracy"],
+            "same": closeness(knn_pixels, knn_latents, WORDS["same_accuracy"]) == "nearly equal"}
 
 
-def peaks_premise(p) -> str:
-    """Exercise 2's premise, from the numbers: where the silhouette and the NMI peak."""
-    L = p["n_layers"]
-    if _early(p):
-        head = (f"The silhouette and the NMI peak after {p['sil_peak']} and {p['nmi_peak']} blocks and then fall "
-                f"(by layer {L}: {num(p['sil'][-1])} and {num(p['nmi'][-1])}).")
-    else:
-        head = (f"Over the {L} blocks the silhouette goes from {num(p['sil'][0])} to {num(p['sil'][-1])} (largest "
-                f"after {p['sil_peak']} blocks) and the NMI from {num(p['nmi'][0])} to {num(p['nmi'][-1])} (largest "
-                f"after {p['nmi_peak']}).")
-    return (f"**2.** {head} What happens after many more blocks? Predict, then check with "
-            "`run_blocks(X0_1k, n_layers=40)` and `layer_metrics`.")
-
-
-
-def live_text(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> str:
+def live_facts(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> dict:
     """What the live figure shows along its kappa axis at the other controls' defaults (``at`` = the indices of the
     default kappa, eta, beta), after ``n_layers`` blocks, from :func:`probdr_lite.figures.live.chapters.mnist_grid`.
 
     Each kappa is one of three cases: the first two coordinates shrink to a *spot* (their root mean squared distance
     to their mean is below ``spot_width``, the figure's own test), the images *stay* where they are (mean distance
-    moved below ``WORDS["still"]`` of the starting spread), or they *move* (the between/within ratio is given).
+    moved below ``WORDS["still"]`` of the starting spread), or they *move*. ``groups`` holds runs of neighbouring
+    kappas in the same case, each with its ``case``, ``kappas``, the between/within ratio before any block
+    (``ratio_start``, of the run's first kappa) and after the last (``ratios``), and the mean distance ``moved``.
     """
     _, b, c = at
     xy = np.asarray(grid["xy"])[:, b, c, n_layers]
@@ -267,25 +270,38 @@ def live_text(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> str:
             groups[-1][1].append(k)
         else:
             groups.append((case, [k]))
+    return {
+        "eta": eta, "beta": beta, "n_layers": int(n_layers), "still": WORDS["still"],
+        "groups": [{"case": case, "kappas": [float(kappas[k]) for k in ks], "ratio_start": float(ratio[ks[0], 0]),
+                    "ratios": [float(ratio[k, -1]) for k in ks], "moved": [float(moved[k]) for k in ks]}
+                   for case, ks in groups],
+    }
 
-    def which(ks):
-        vals = [f"{kappas[k]:g}" for k in ks]
-        return f"$\\kappa = {vals[0]}$" if len(vals) == 1 else f"$\\kappa$ = {listing(vals)}"
 
-    def ratios(ks):
-        vals = [num(ratio[k, -1], 2) for k in ks]
-        return vals[0] if len(set(vals)) == 1 else listing(vals)
+#: live_text's clause for each case of :func:`live_facts`
+_LIVE_CLAUSES = {
+    "spot": "for {which} the points gather into a single spot on the fixed axes, while the between/within ratio "
+            "goes from {ratio_start:num2} to {ratios}",
+    "still": "for {which} no image moves by more than {still:pct} of the starting spread, and the ratio stays at "
+             "{ratios}",
+    "move": "for {which} the points move (an image ends on average {moved:listing} from where it started) and the "
+            "ratio ends at {ratios}",
+}
 
+
+def live_text(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> str:
+    """The last sentence of the live figure's caption, filled from :func:`live_facts` (same arguments).
+
+    It stays in the package because :func:`probdr_lite.figures.live.chapters.mnist_live` writes the caption there.
+    """
+    facts = live_facts(grid, kappas, at, n_layers, eta=eta, beta=beta, spot_width=spot_width)
     parts = []
-    for case, ks in groups:
-        if case == "spot":
-            parts.append(f"for {which(ks)} the points gather into a single spot on the fixed axes, while the "
-                         f"between/within ratio goes from {num(ratio[ks[0], 0], 2)} to {ratios(ks)}")
-        elif case == "still":
-            parts.append(f"for {which(ks)} no image moves by more than {pct(WORDS['still'])} of the starting "
-                         f"spread, and the ratio stays at {ratios(ks)}")
-        else:
-            parts.append(f"for {which(ks)} the points move (an image ends on average "
-                         f"{listing(num(moved[k], 2) for k in ks)} from where it started) and the ratio ends at "
-                         f"{ratios(ks)}")
-    return (f"At $\\eta = {eta:g}$ and $\\beta = {beta:g}$, after {n_layers} blocks: " + "; ".join(parts) + ".")
+    for g in facts["groups"]:
+        vals = [f"{k:g}" for k in g["kappas"]]
+        ratios = [num(r, 2) for r in g["ratios"]]
+        parts.append(fill(_LIVE_CLAUSES[g["case"]], g, still=facts["still"],
+                          which=f"$\\kappa = {vals[0]}$" if len(vals) == 1 else f"$\\kappa$ = {listing(vals)}",
+                          ratios=ratios[0] if len(set(ratios)) == 1 else listing(ratios),
+                          moved=[num(m, 2) for m in g["moved"]]))
+    return fill("At $\\eta = {eta:g}$ and $\\beta = {beta:g}$, after {n_layers} blocks: {parts}.", facts,
+                parts="; ".join(parts))

@@ -1,5 +1,6 @@
-"""The bridge figures (figures/bridge.py) and the computed sentences of chapters 1, 3 and 5 (figures/chapter_text.py,
-figures/mnist_text.py): maths against NumPy/SciPy written out here, and every word on numbers for which it is false."""
+"""The bridge figures (figures/bridge.py) and the computed sentences of chapters 1 and 3 (figures/chapter_text.py):
+maths against NumPy/SciPy written out here, and every word on numbers for which it is false. The MNIST chapter's
+facts (figures/mnist_text.py) are tested in test_mnist_facts.py."""
 
 import math
 
@@ -11,7 +12,6 @@ from scipy.special import softmax
 
 from probdr_lite.figures import bridge as B
 from probdr_lite.figures import chapter_text as CT
-from probdr_lite.figures import mnist_text as MT
 from probdr_lite.graphs import knn_graph, laplacian
 
 matplotlib.use("Agg")
@@ -116,58 +116,4 @@ def test_eta_outcomes_and_sentence():
     assert "diverged" in s and "exactly those past the second" in s
     s = CT.eta_sentence(L, 0.3, [1e-4], n_steps=200, marks={"safe": 0.01, "divergent": 1e-5})
     assert "not exactly those" in s
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Chapter 5's sentences
-
-
-def rows_for(variant, values, n=100):
-    """Tidy rows {variant, n, layer, metric...}; ``values`` maps metric -> list over layers."""
-    layers = len(next(iter(values.values())))
-    return [{"variant": variant, "n": n, "layer": t, **{m: v[t] for m, v in values.items()}} for t in range(layers)]
-
-
-def paper_rows(knn, bw, sil, nmi):
-    return rows_for("paper", {"knn_accuracy": knn, "between_within": bw, "silhouette": sil, "kmeans_nmi": nmi})
-
-
-def test_numbers_text_words():
-    p = MT.paper_numbers(paper_rows([0.9, 0.8, 0.7], [0.7, 1.0, 1.5], [0.04, 0.06, 0.01], [0.43, 0.5, 0.47]), 2)
-    s = MT.numbers_text(p)
-    assert "rises from 0.70 to 1.50" in s and "falls from 0.900 to 0.700" in s and "*less* pure" in s
-    assert "Both peak before the last block" in s and "stays below 0.25" in s
-    p = MT.paper_numbers(paper_rows([0.9, 0.9, 0.905], [0.7, 0.7, 0.703], [0.3, 0.4, 0.5], [0.4, 0.5, 0.6]), 2)
-    s = MT.numbers_text(p)
-    assert "barely changes" in s and "less* pure" not in s and "Both peak" not in s and "stays below" not in s
-    assert "the clumping the picture shows" not in s
-
-
-def test_peaks_premise_and_pixel_text():
-    early = MT.paper_numbers(paper_rows([0.9] * 3, [1.0] * 3, [0.04, 0.06, 0.01], [0.43, 0.5, 0.47]), 2)
-    assert "peak after 1 and 1 blocks and then fall" in MT.peaks_premise(early)
-    late = MT.paper_numbers(paper_rows([0.9] * 3, [1.0] * 3, [0.04, 0.05, 0.06], [0.43, 0.5, 0.6]), 2)
-    assert "peak" not in MT.peaks_premise(late) and "largest after 2 blocks" in MT.peaks_premise(late)
-    assert "practically the same" in MT.pixel_text(0.970, 0.965)
-    assert "practically the same" not in MT.pixel_text(0.970, 0.90)
-
-
-def test_variants_and_summary_words():
-    layers = 3
-    var_rows = []
-    finals = {"attention": 0.85, "diffusion": 0.80, "paper": 0.805, "exact": 0.82, "symmetric": 0.83}
-    for v, k in finals.items():
-        var_rows += rows_for(v, {"knn_accuracy": [0.87, 0.86, k], "silhouette": [0.04, 0.05, 0.03],
-                                 "between_within": [0.76, 1.0, 1.4], "kmeans_nmi": [0.43, 0.45, 0.47]})
-    s = MT.variants_text(var_rows, layers - 1, np.array([0.47, 0.48, 0.46, 0.47, 0.49]), 0.4, 128, 1.0)
-    assert "smaller step" in s and "end within 0.01 of each other" in s
-    assert "No variant ends with purer" in s and "every variant makes clumps" in s
-    assert "does not separate the variants" in s  # the NMIs are all equal
-    var_rows[0 * layers + 2]["knn_accuracy"] = 0.95  # attention now ends purer than it started
-    s = MT.variants_text(var_rows, layers - 1, np.array([0.47, 0.48, 0.46, 0.47, 0.49]), 0.4, 128, 1.0)
-    assert "No variant ends" not in s and "`attention` ends with purer" in s
-    p = MT.paper_numbers(paper_rows([0.9, 0.8, 0.7], [0.7, 1.0, 1.5], [0.04, 0.06, 0.01], [0.43, 0.5, 0.47]), 2)
-    summary = MT.summary_text(p, var_rows)
-    assert "do pull MNIST into clumps" in summary and "plain attention makes clumps too" in summary
-    assert "does not group by class better" in summary
 
