@@ -61,7 +61,7 @@ from probdr_lite.figures.mnist_text import (
     sweep_facts,
     variants_facts,
 )
-from probdr_lite.figures.prose import fill
+from probdr_lite.figures.prose import fill, glue, num
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
 from probdr_lite.mnist_blocks import (
@@ -189,6 +189,12 @@ display(Markdown(fill(
        "well-separated groups in the full space." if facts["silhouette_small"] else ""),
     facts)))
 
+# %% tags=["remove-cell"]
+# Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page).
+for _name, _key in (("mnist_knn_first", "knn0"), ("mnist_knn_last", "knn8"), ("mnist_nmi_first", "nmi_first"),
+                    ("mnist_nmi_last", "nmi_last")):
+    glue(_name, num(facts[_key]))
+
 # %% tags=["remove-input"]
 facts = variants_facts(rows_var, PAPER.n_layers, nmi_seeds, PAPER.eta, PAPER.d_q, PAPER.beta)
 lines = [fill("**The variants ({n_sub:,} images, after {n_layers} blocks).** Highest on each number:", facts)]
@@ -248,6 +254,9 @@ display(Markdown(fill(
     + ("within k-means' own noise" if facts["nmi_within_noise"] else "{kmeans_nmi_direction}")
     + " ({kmeans_nmi_change:signed}): whatever separates the variants above is the length of the step.",
     facts)))
+
+# %% tags=["remove-cell"]
+glue("mnist_family_gap", f"{facts['agreement']:.1e}")
 
 # %% [markdown]
 # ## Where the picture and the numbers disagree
