@@ -135,13 +135,20 @@ diff_gap = E.differential_gap(X0, KAPPA, KAPPAS2, BETA)
 # `E.phi_gradient` the closed form (through the block's own kernel), and autograd compares them:
 
 # %%
-display(Markdown(figs.proposition_text({
+facts = figs.proposition_facts({
     f"toy (${toy.X0.shape[0]}$ points, $d_q = {toy.X0.shape[1]}$), " + r"$\kappa$ from 1 to 100, $\beta$ from 0.1 "
     "to 10, no mask": float(gaps_toy[0].max()),
     "the same with the causal mask": float(gaps_toy[1].max()),
     f"MNIST latents (${X0.shape[0]}$ images, $d_q = {D_Q}$, $\\kappa = {KAPPA:g}$, $\\beta = {BETA:g}$)":
         float(gaps_mnist.max()),
-})))
+})
+cases = "; ".join(fill("{case}: {gap:sci}", c) for c in facts["cases"])
+display(Markdown(fill(
+    "Autograd's $\\nabla\\Phi$ against the closed form $2 C^{{-1}} X - (L + L^\\top) X$ (relative difference, "
+    "float64): {cases}. "
+    + ("Every gap is below {tol:sci0}: the two are the same to rounding." if facts["same"] else
+       "The largest gap, {worst:sci}, is above {tol:sci0}: the check fails."),
+    facts, cases=cases)))
 
 # %% [markdown]
 # Two consequences reach back to [the objections](objections.ipynb).
@@ -230,7 +237,9 @@ display(Markdown(figs.proposition_text({
 # that [the transformer-block chapter](transformer_block.ipynb) introduced):
 
 # %%
-display(Markdown(figs.alignment_table(alignment).to_markdown()))
+display(Markdown(figs.alignment_table(alignment, caption=(
+    "each cell: cosine of the block's step with the reading's step (sense × gradient) at $X_0$, in the full space / "
+    "after LayerNorm (tangent parts)")).to_markdown()))
 
 # %% [markdown]
 # Exactness is a strong test, and most readings pass it for no block. A weaker question is whether
@@ -240,8 +249,21 @@ display(Markdown(figs.alignment_table(alignment).to_markdown()))
 # with two Jacobian-vector products by autograd, on the first 300 MNIST latents:
 
 # %%
-display(Markdown(figs.gradient_field_table(asymmetry).to_markdown()))
-display(Markdown(figs.gradient_field_text(asymmetry)))
+fields = figs.gradient_field_facts(asymmetry)
+display(Markdown(figs.gradient_field_table(asymmetry, caption=fill(
+    "a field is the gradient of an energy exactly when its Jacobian is symmetric; 'yes' means below {tol:sci0}",
+    fields)).to_markdown()))
+
+# %% tags=["remove-input"]
+display(Markdown(fill(
+    ("The direction field of {fields:listing} is a gradient field: its Jacobian is symmetric to {fields_max:sci}. "
+     if fields["one_field"] else
+     "The direction fields of {fields:listing} are gradient fields: their Jacobians are symmetric to "
+     "{fields_max:sci}. " if fields["any_field"] else
+     "None of the updates is a gradient field. ")
+    + ("Those of {others:listing} are not: their asymmetry is {others_min:sci} or more, far above rounding, so no "
+       "energy whatever has them as its gradient (in the Euclidean metric)." if fields["any_other"] else ""),
+    fields)))
 
 # %% [markdown]
 # ## Every energy along the MNIST path
@@ -251,11 +273,42 @@ display(Markdown(figs.gradient_field_text(asymmetry)))
 # step from $X_t$ is judged with that part held at $X_t$, as the readings themselves do.
 
 # %%
-display(Markdown(figs.harness_table(harness).to_markdown()))
+display(Markdown(figs.harness_table(harness, caption=(
+    "how many of the steps along the MNIST path raise or lower each energy; the third column says which way the "
+    "reading itself moves it")).to_markdown()))
 fig = figs.energy_path_figure(harness)
 plt.show()
-display(Markdown(figs.harness_text(harness)))
-display(Markdown(figs.objectives_text(harness)))
+
+# %% tags=["remove-input"]
+moved = figs.harness_facts(harness)
+lines = [fill(
+    ("Along the {n_steps} steps, each of the {n_blocks} blocks moves each of the {n_energies} energies the way its "
+     "reading says, at every step. " if moved["uniform"] else
+     "Along the {n_steps} steps, every block moves "
+     + ("none of the {n_energies} energies" if moved["none_all_agree"] else
+        "{n_all_agree} of the {n_energies} energies")
+     + " the way their readings say at every step"
+     + ("" if moved["none_all_agree"] else " ({all_agree:listing})") + ". ")
+    + ("Monotonicity along the path therefore cannot tell these readings apart, nor the blocks: each block raises "
+       "every energy whose reading raises it and lowers every one whose reading lowers it. What separates them is "
+       "which block takes each reading's gradient step exactly (the table above)." if moved["uniform"] else ""),
+    moved)]
+lines += [fill("{reading}: "
+               + ("only {agree:listing} " + ("moves" if row["one_agrees"] else "move")
+                  + " it the reading's way at every step. " if row["some_agree"] else
+                  "no block moves it the reading's way at every step. "), row) for row in moved["others"]]
+display(Markdown("".join(lines)))
+objectives = figs.objectives_facts(harness)
+lines = []
+for r in objectives["readings"]:
+    ends = "; ".join(fill("{variant} {first:num0} → {last:num0} ({trend})", e) for e in r["ends"])
+    lines.append(fill(
+        "{reading}, layer 0 → layer {n_steps}: {ends}."
+        + (" For {undone:listing} every step " + ("raises" if r["raised"] else "lowers") + " the value computed "
+           "with the graph it started from, yet the value with each layer's own graph does not follow: the change of "
+           "graph between steps undoes what the steps gain." if r["any_undone"] else ""),
+        r, ends=ends))
+display(Markdown(" ".join(lines)))
 
 # %% [markdown]
 # ## The thesis, tested head-on
@@ -275,11 +328,52 @@ display(Markdown(figs.objectives_text(harness)))
 # {cite:p}`roy2007effective`, tracks the rank collapse of deep attention {cite:p}`dong2021attention`.
 
 # %%
-display(Markdown(figs.thesis_table(le, baseline, erank).to_markdown()))
+display(Markdown(figs.thesis_table(le, baseline, erank, caption=fill(
+    "layer 0 → layer {n_steps}: mean cosine of the principal angles between the top-$q$ principal subspace of $X_t$ "
+    "and the LE embedding (1: the same subspace); random: mean ± sd over random subspaces", n_steps=N_STEPS))
+                 .to_markdown()))
 fig = figs.thesis_figure(le, baseline)
 plt.show()
-display(Markdown(figs.thesis_text(le, baseline, erank,
-                                  {"attention": targets["attention_eigenvalues"]}, participation)))
+
+
+# %% tags=["remove-input"]
+def thesis_paragraphs(facts):
+    """The thesis test in words, from figs.thesis_facts (also exercise 2's hidden cell)."""
+    paragraphs = []
+    for graph in facts["graphs"]:
+        sentences = []
+        for q in graph["qs"]:
+            ends = ", ".join(fill("{variant} {end:num}", e) for e in q["ends"])
+            sentences.append(fill(
+                ("for $q = {q}$ every block stays at the level of a random subspace at every layer ({low:num} to "
+                 "{high:num}, against {mean:num} ± {sd:num})") if q["random"] else
+                "for $q = {q}$ the latents start at {start:num} (random: {mean:num} ± {sd:num}) and end at {ends}"
+                + (" (above the random level, but far from 1, which would mean the same subspace)" if q["far"] else "")
+                + "; "
+                + ("{up:listing} " + ("moves" if q["one_up"] else "move") + " towards it" if q["any_up"] else
+                   "no block moves towards it by more than {rel_tol:pct}")
+                + (", {down:listing} away from it" if q["any_down"] else "")
+                + ", and the closest at the end is {best}",
+                q, ends=ends))
+        paragraphs.append(fill("**{graph}:** {sentences}.", graph, sentences="; ".join(sentences)))
+    paragraphs.append(fill(
+        "The attention graph's smallest non-trivial generalised eigenvalues are {lam_min:sci} to {lam_max:sci}"
+        + (", and its LE eigenvectors have participation ratios {p_min:num1} to {p_max:num1} (1 means a single image "
+           "carries the whole vector)" if facts["has_participation"] else "")
+        + (": the graph is close to a set of separate points, and its Laplacian Eigenmaps embedding picks out "
+           "isolated images, which no principal subspace of the latents comes near." if facts["isolated"] else
+           ": the graph is connected, and its eigenvectors spread over many images."),
+        facts))
+    ranks = ", ".join(fill("{rank:num1} ({variant})", v) for v in facts["ranks"])
+    paragraphs.append(fill(
+        "The effective rank of $X_t$ falls from {rank_first:num1} to {ranks}: every block pushes the latents towards "
+        "the rank collapse of deep attention, {fastest} fastest.",
+        facts, ranks=ranks))
+    return "\n\n".join(paragraphs)
+
+
+display(Markdown(thesis_paragraphs(figs.thesis_facts(le, baseline, erank, targets["attention_eigenvalues"],
+                                                     participation))))
 
 # %% [markdown]
 # These numbers hold for the paper's settings ($\kappa = 30$, $\beta = 1$, eight shared blocks on
@@ -295,8 +389,11 @@ ROBUST_KAPPAS, ROBUST_VARIANTS = (3.0, 10.0, 30.0), ("attention", "diffusion", "
 robust_paths = {k: ({v: paths[v] for v in ROBUST_VARIANTS} if k == KAPPA else
                     O.mnist_paths(images, ROBUST_VARIANTS, N_STEPS, k, ETA, BETA, D_Q)) for k in ROBUST_KAPPAS}
 robust = T.robustness(images, robust_paths, BETA, qs=(2, 10))
-facts = T.robustness_facts(robust)
-display(Markdown(figs.robustness_table(facts).to_markdown()))
+facts = T.robustness_facts(robust, n_sd=figs.WORDS["n_sd"], rel_tol=figs.WORDS["move"])
+display(Markdown(figs.robustness_table(facts, caption=fill(
+    "mean principal-angle cosine between the top-$q$ principal subspace of $X_t$ and each graph's LE embedding; "
+    "↑ towards it, ↓ away, · neither (within {move:pct} of the start, or at the random level: mean + {n_sd:g} sd)",
+    figs.WORDS)).to_markdown()))
 
 # %% tags=["remove-input"]
 _room = [f for f in facts if f["start_above_random"] and not f["at_ceiling"]]
@@ -421,8 +518,31 @@ glue("family_gap", sci(max(family_gap.values())))
 # %%
 fig = figs.spectrum_figure(lam, ETA, D_Q, BETA, N_STEPS)
 plt.show()
-display(Markdown(figs.spectrum_text(lam, ETA, D_Q, BETA, N_STEPS)))
-display(Markdown(figs.differential_text(diff_gap, KAPPAS2, KAPPA)))
+
+# %% tags=["remove-input"]
+spectrum = figs.spectrum_facts(lam, ETA, D_Q, BETA, N_STEPS)
+display(Markdown(fill(
+    "The eigenvalues of $I - A$ at $X_0$ have median {mid:num3} and reach {top:num3}. For the graph frozen at $X_0$, "
+    "and without LayerNorm (which rescales each token by a factor of its own, so it is not one factor common to "
+    "every mode), after {n_steps} steps a mode at the median keeps {mid_diffusion:pct} of its size relative to the "
+    "constant mode under $A - I$ ({mid_attention:pct} under plain attention, {mid_flow:pct} under the flow "
+    "$e^{{-\\tau L}}$ it discretises), and a mode at the top keeps {top_diffusion:sci} ({top_attention:sci}; flow "
+    "{top_flow:sci}). Since $1 - h\\lambda < e^{{-h\\lambda}}$ for every $\\lambda > 0$, each Euler step damps "
+    "every mode more than the diffusion over the same time $h = {h:num2}$ would, and most at the top of the "
+    "spectrum, where $1 - h\\lambda$ "
+    + ("reaches 0 at $\\lambda = 1/h$: such a mode is removed in one step." if spectrum["removed"] else
+       "is smallest ({top_response:num3}).")
+    + " That is the over-smoothing: the block keeps only the slowest modes of the graph.",
+    spectrum)))
+differential = figs.differential_facts(diff_gap, KAPPAS2, KAPPA)
+parts = ", ".join(fill("{gap:sci} at $\\kappa_2 = {kappa2:g}$", g) for g in differential["gaps"])
+differential_sentence = fill(
+    "$\\lVert (A(\\kappa) - A(\\kappa_2)) X - (A - I) X \\rVert / \\lVert (A - I) X \\rVert$ at $X_0$ "
+    "($\\kappa = {kappa:g}$): {parts}"
+    + (": $A - I$ is the difference of two attention maps whose second map attends only to itself."
+       if differential["identity"] else ": the second map is not yet the identity at these sharpnesses."),
+    differential, parts=parts)
+display(Markdown(differential_sentence))
 
 # %% [markdown]
 # Those are predictions for a graph that stands still. The real blocks recompute the graph from $X_t$
@@ -431,7 +551,7 @@ display(Markdown(figs.differential_text(diff_gap, KAPPAS2, KAPPA)))
 # relative to the constant mode, at the last step over the first), beside the frozen graph's
 # prediction for the same modes.
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(fill(
     "Along the real path, the {n_modes} top modes of $X_0$'s graph keep a median {diffusion_top:sci} of their "
     "relative size after {n_steps} steps of $A - I$, {diffusion_top_rel} the frozen graph's "
@@ -442,8 +562,7 @@ display(Markdown(fill(
     "$A - I$ (predicted {diffusion_middle_pred:num2}) and {attention_middle:num2} under plain attention "
     "(predicted {attention_middle_pred:num2}). The filter picture describes steps on a graph held fixed; what "
     "eight real blocks leave of $X_0$'s modes is these measured numbers.",
-    figs.retention_facts(retention),
-    filter_ratio=retention["attention"]["top"]["predicted"] / retention["diffusion"]["top"]["predicted"])))
+    figs.retention_facts(retention))))
 
 # %% tags=["remove-cell"]
 glue("real_top_ai", sci(retention["diffusion"]["top"]["measured"]))
@@ -456,10 +575,36 @@ glue("frozen_top_ai", sci(retention["diffusion"]["top"]["predicted"]))
 # its exact gradient step at $X_0$, what the reading predicts, and what this chapter measured.
 
 # %%
+PREDICTS = {  # what each reading says a block does, in the book's words (the papers' claims, paraphrased)
+    "ple": "its block climbs the ELBO of probabilistic Laplacian Eigenmaps",
+    "phi": r"the exact block climbs $\Phi$ (the proposition)",
+    "hopfield": "the update lowers the energy and retrieves a stored pattern or a mixture of a few",
+    "energy_transformer": r"its update $X + h (A + A^\top) X$ lowers the energy",
+    "sphere": "tokens cluster; the unnormalised dynamics raises the energy",
+    "crate": "attention compresses: it lowers the coding rate",
+    "sinkformer": "doubly stochastic attention is a gradient flow; it raises the energy",
+    "grand": "attention diffusion lowers the Dirichlet energy (smoothing)",
+    "gfsa": "attention is a low-pass filter; adding $I$ and $A^K$ counters over-smoothing",
+    "diff_transformer": "subtracting a second attention map cancels attention spread over irrelevant tokens",
+}
+readings = figs.readings_facts(harness)
+measured = {row["reading"]: fill("{sense} at every step by " + ("every block" if row["every_block"] else
+                                                                "no block" if row["no_block"] else
+                                                                "{agree:listing}"), row)
+            for row in readings["readings"]}
+measured["gfsa"] = fill(
+    "for the graph frozen at $X_0$, without LayerNorm: after {n_steps} steps the top eigenmode of $I - A$ "
+    "($\\lambda = {top:num2}$) keeps {top_diffusion:sci} of its size under $A - I$, {top_paper:sci} under the "
+    "paper's block and {top_attention:sci} under plain attention, against {top_flow:sci} under the flow (spectral "
+    "figure)", spectrum)
+measured["diff_transformer"] = differential_sentence
 display(Markdown(figs.readings_table(
-    harness, alignment, asymmetry,
-    filter_note_text=figs.filter_note(lam, ETA, D_Q, BETA, N_STEPS),
-    differential_note=figs.differential_text(diff_gap, KAPPAS2, KAPPA),
+    harness, alignment, PREDICTS, measured,
+    exact_notes={"gfsa": "every block but the exact one is such a filter (with $w_K = 0$)",
+                 "diff_transformer": "$A - I$ is its limit $\\kappa_2 \\to \\infty$, $\\lambda = 1$"},
+    caption=fill("of the updates tested, the gradient fields are " + ("{fields:listing}" if fields["any_field"] else
+                                                                      "none")
+                 + "; exact means a cosine within {tol:sci0} of 1 at $X_0$", fields),
 ).to_markdown()))
 
 # %% [markdown]
@@ -467,8 +612,31 @@ display(Markdown(figs.readings_table(
 #
 # The same numbers, read for the paper's claim among the others:
 
-# %%
-display(Markdown(figs.closing_text(harness, asymmetry, alignment, le, baseline)))
+# %% tags=["remove-input"]
+facts = figs.closing_facts(harness, asymmetry, alignment, le, baseline)
+display(Markdown(fill(
+    "The paper's block, as the paper writes it, is "
+    + ("not an exact gradient step of its own objective; its correction, the exact block, is the exact step of "
+       "the stop-gradient ELBO and of $\\Phi$, a Hopfield-type log-sum-exp energy plus ProbDR's log-determinant"
+       if facts["corrected"] else "an exact gradient step of the stop-gradient ELBO")
+    + (". Of the {n_blocks} blocks, only {grads:listing} " + ("is" if facts["one_grad"] else "are")
+       + " a gradient field at all" if facts["any_grad"] else ". None of the {n_blocks} blocks is a gradient field")
+    + ". "
+    + ("At the level of which energy goes which way the readings cannot be told apart here: along the MNIST path "
+       "every block moves every energy the way each reading predicts. " if facts["uniform"] else
+       "Along the MNIST path the blocks do not all move every energy the way the readings predict (table above). ")
+    + "What the probabilistic Laplacian Eigenmaps reading adds to the others is the log-determinant, the term that "
+      "expands the coding rate CRATE's attention compresses. "
+    + ("{lifted:listing} " + ("brings" if facts["one_lifted"] else "bring") + " the latents' principal subspace "
+       "close to the attention graph's Laplacian Eigenmaps embedding, as the title claims." if facts["any_lifted"] else
+       "Its title claim, that a block performs Laplacian Eigenmaps on its attention graph, is not borne out at the "
+       "paper's settings: no block brings the latents' principal subspace near that graph's Laplacian Eigenmaps "
+       "embedding.")
+    + (" Towards the pixels' graph ($q = {control_q}$), plain attention, which has no Laplacian in it, "
+       + ("moves at least as far as $A - I$" if facts["attention_at_least"] else "moves less than $A - I$")
+       + " ({attention_start:num} → {attention_end:num} against {diffusion_start:num} → {diffusion_end:num})."
+       if facts["has_control"] else ""),
+    facts)))
 
 # %% [markdown]
 # ## Exercises
@@ -515,9 +683,9 @@ images_s = images[sub]
 paths_s = O.mnist_paths(images_s, ("attention", "diffusion"), N_STEPS, 3.0, ETA, BETA, D_Q)
 targets_s = T.le_targets(images_s, paths_s["diffusion"][0], 3.0, BETA)
 le_s = T.le_alignment(paths_s, targets_s, qs=(2, 10))
-display(Markdown(figs.thesis_text(le_s, T.random_baseline(targets_s, qs=(2, 10)), T.effective_rank_path(paths_s),
-                                  {"attention": targets_s["attention_eigenvalues"]},
-                                  T.participation_ratio(targets_s["attention"]))))
+display(Markdown(thesis_paragraphs(figs.thesis_facts(le_s, T.random_baseline(targets_s, qs=(2, 10)),
+                                                     T.effective_rank_path(paths_s), targets_s["attention_eigenvalues"],
+                                                     T.participation_ratio(targets_s["attention"])))))
 _starts = {q: float(le_s["attention"]["attention"][q][0]) for q in (2, 10)}
 _at_ceiling = [q for q, v in _starts.items() if v >= T.CEILING]
 display(Markdown(

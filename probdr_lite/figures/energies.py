@@ -1,9 +1,16 @@
-"""The energies chapter's tables, figures and computed sentences, built from :mod:`probdr_lite.energies` and
-:mod:`probdr_lite.thesis` (every number comes from there; this module only arranges and words them).
+"""The energies chapter's tables and figures, and the facts behind its computed sentences, built from
+:mod:`probdr_lite.energies` and :mod:`probdr_lite.thesis` (every number comes from there; this module only arranges
+them).
+
+The sentences themselves live in the chapter (``book/src/energies.py``), as templates filled by
+:func:`probdr_lite.figures.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
+and, as booleans, short lists of names or words, every choice that follows from a number, each decided by a
+threshold passed in, taken from :data:`WORDS` or from :data:`probdr_lite.objections.THRESHOLDS` (so the tests can
+feed numbers for which each choice would be false). A template holds no threshold.
 
 Tables are :class:`probdr_lite.plotting.Table` objects meant to be shown as Markdown (``table.to_markdown()``), so
-that their MathJax renders. Every comparison word follows from the numbers by a threshold passed in or taken from
-:data:`probdr_lite.objections.THRESHOLDS`.
+that their MathJax renders. They keep their column headers and short cell labels here; their captions, and the
+cells that are sentences, come from the chapter.
 """
 
 from __future__ import annotations
@@ -11,36 +18,64 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite.energies import FROZEN, READINGS, SENSE, frequency_response
-from probdr_lite.figures.prose import count_phrase, listing, num, pct, sci, trend
+from probdr_lite.energies import FILTER_READINGS, FROZEN, READINGS, SENSE, frequency_response
+from probdr_lite.figures.prose import listing, num, sci, trend
 from probdr_lite.figures.style import variant_colour
 from probdr_lite.objections import THRESHOLDS
 from probdr_lite.plotting import Table, describe
 
 __all__ = [
+    "WORDS",
     "VARIANT_NAMES",
     "READING_NAMES",
     "ENERGY_TEX",
-    "PREDICTS",
+    "GRAPH_NAMES",
+    "GRAPH_SHORT",
     "exact_for",
-    "proposition_text",
+    "proposition_facts",
     "gradient_field_table",
-    "gradient_field_text",
+    "gradient_field_facts",
     "alignment_table",
     "harness_table",
-    "harness_text",
-    "objectives_text",
+    "harness_facts",
+    "objectives_facts",
     "energy_path_figure",
     "spectrum_figure",
-    "spectrum_text",
-    "filter_note",
-    "differential_text",
+    "spectrum_facts",
+    "relation",
+    "retention_facts",
+    "differential_facts",
+    "readings_facts",
     "readings_table",
     "thesis_table",
-    "thesis_text",
+    "robustness_table",
+    "thesis_facts",
     "thesis_figure",
-    "closing_text",
+    "step_family_figure",
+    "closing_facts",
 ]
+
+#: The thresholds behind the chapter's choices of words (besides the identity threshold of
+#: :data:`probdr_lite.objections.THRESHOLDS`, which says when a cosine is 1 and an asymmetry 0).
+WORDS = {
+    # an objective "rises"/"falls" from layer 0 to the last layer only beyond this fraction of its first value
+    "objective_trend": 0.01,
+    # a principal-angle cosine "moves" only beyond this fraction of its layer-0 value (thesis.robustness_facts'
+    # rel_tol, which the chapter passes)
+    "move": 0.02,
+    # the random level of a subspace agreement: the mean over random subspaces plus this many standard deviations
+    # (thesis.robustness_facts' n_sd, which the chapter passes)
+    "n_sd": 3.0,
+    # a mean principal-angle cosine at or above this is "close" to the embedding, below it "far from 1"
+    "close": 0.5,
+    # the attention graph is "close to a set of separate points" when its smallest non-trivial generalised
+    # eigenvalues are all below this ...
+    "isolated_eigenvalue": 0.01,
+    # ... and the participation ratios of its LE eigenvectors all below this (1: one image carries a vector)
+    "isolated_participation": 5.0,
+    # the second attention map "attends only to itself" when the last relative gap is below this
+    "second_map_identity": 1e-3,
+}
 
 #: How the prose names each update (MathJax where it is maths).
 VARIANT_NAMES = {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
@@ -76,25 +111,30 @@ ENERGY_TEX = {
     "diff_transformer": r"none: a difference $A(\kappa) - \lambda A(\kappa_2)$",
 }
 
-#: What each reading says a block does, in the book's words (the papers' claims, paraphrased; not computed).
-PREDICTS = {
-    "ple": "its block climbs the ELBO of probabilistic Laplacian Eigenmaps",
-    "phi": r"the exact block climbs $\Phi$ (the proposition)",
-    "hopfield": "the update lowers the energy and retrieves a stored pattern or a mixture of a few",
-    "energy_transformer": r"its update $X + h (A + A^\top) X$ lowers the energy",
-    "sphere": "tokens cluster; the unnormalised dynamics raises the energy",
-    "crate": "attention compresses: it lowers the coding rate",
-    "sinkformer": "doubly stochastic attention is a gradient flow; it raises the energy",
-    "grand": "attention diffusion lowers the Dirichlet energy (smoothing)",
-    "gfsa": "attention is a low-pass filter; adding $I$ and $A^K$ counters over-smoothing",
-    "diff_transformer": "subtracting a second attention map cancels attention spread over irrelevant tokens",
-}
-
+#: The table cells' word for which way a reading moves its energy (:data:`probdr_lite.energies.SENSE`).
 SENSE_WORD = {1: "raised", -1: "lowered"}
+
+#: The names of the LE targets (table headers, figure titles, the thesis facts).
+GRAPH_NAMES = {"attention": "LE of the attention graph at $X_0$", "pixels": "LE of the pixels' k-NN graph",
+               "attention_no_loops": "LE of the attention graph at $X_0$ without self-loops",
+               "latents_knn": "LE of the latents' k-NN graph at $X_0$"}
+#: Short names of the graphs, for table cells.
+GRAPH_SHORT = {"attention": "$W = e^S$", "attention_no_loops": "$W$ without self-loops",
+               "latents_knn": "k-NN of $X_0$", "pixels": "k-NN of the pixels"}
+MOVE_MARK = {"towards": "↑", "away": "↓", "still": "·"}
 
 
 def _tol(tol):
     return THRESHOLDS["identity"] if tol is None else float(tol)
+
+
+def _name(u) -> str:
+    return VARIANT_NAMES.get(u, u)
+
+
+def _names(updates) -> str:
+    """A table cell's list of updates, or "none"."""
+    return listing(_name(u) for u in updates) if updates else "none"
 
 
 def exact_for(alignment: dict, reading: str, tol=None) -> dict:
@@ -109,66 +149,58 @@ def exact_for(alignment: dict, reading: str, tol=None) -> dict:
             "tangent": [u for u, c in a.items() if c["tangent_cosine"] >= 1.0 - t]}
 
 
-def _names(updates) -> str:
-    return listing(VARIANT_NAMES.get(u, u) for u in updates) if updates else "none"
+# ---------------------------------------------------------------------------------------------------------------------
+# The proposition and the gradient fields
 
 
-def _verb(items, singular: str) -> str:
-    """'moves' for one item, 'move' for several (regular verbs)."""
-    return singular if len(items) == 1 else singular[:-1]
-
-
-def proposition_text(gaps: dict, tol=None) -> str:
-    """The proposition's check: ``gaps`` {case description: relative gap ||autograd grad Phi - closed form|| /
-    ||closed form||}."""
+def proposition_facts(gaps: dict, tol=None) -> dict:
+    """The proposition's check, from ``gaps`` {case description: relative gap ||autograd grad Phi - closed form|| /
+    ||closed form||}: ``cases`` (one {case, gap} each, in order), the largest gap ``worst``, the threshold ``tol``
+    (default the identity threshold) and ``same``: every gap is below it."""
     t = _tol(tol)
     if not isinstance(gaps, dict) or not gaps:
         raise ValueError("gaps must be a non-empty dict {case: relative gap}")
-    worst = max(gaps.values())
-    cases = "; ".join(f"{k}: {sci(v)}" for k, v in gaps.items())
-    return (r"Autograd's $\nabla\Phi$ against the closed form $2 C^{-1} X - (L + L^\top) X$ (relative difference, "
-            f"float64): {cases}. "
-            + (f"Every gap is below {sci(t, 0)}: the two are the same to rounding." if worst < t else
-               f"The largest gap, {sci(worst)}, is above {sci(t, 0)}: the check fails."))
+    worst = float(max(gaps.values()))
+    return {"cases": [{"case": k, "gap": float(v)} for k, v in gaps.items()], "worst": worst, "tol": t,
+            "same": bool(worst < t)}
 
 
-def gradient_field_table(asymmetry: dict, tol=None) -> Table:
+def gradient_field_table(asymmetry: dict, tol=None, caption=None) -> Table:
     """One row per update: the Jacobian asymmetry of :func:`probdr_lite.energies.gradient_field_asymmetry` and
     whether the update is the gradient of some energy (below ``tol``)."""
     t = _tol(tol)
     if not isinstance(asymmetry, dict) or not asymmetry:
         raise ValueError("asymmetry must be a non-empty dict {update: asymmetry}")
-    body = [[VARIANT_NAMES.get(u, u), sci(a), "yes" if a < t else "no"] for u, a in asymmetry.items()]
+    body = [[_name(u), sci(a), "yes" if a < t else "no"] for u, a in asymmetry.items()]
     asym = r"$\max \lvert u^\top J v - v^\top J u \rvert / (\lVert Jv \rVert + \lVert Ju \rVert)$"
-    return Table(["update", "Jacobian asymmetry " + asym, "a gradient field?"], body,
-                 caption=f"a field is the gradient of an energy exactly when its Jacobian is symmetric; "
-                         f"'yes' means below {sci(t, 0)}")
+    return Table(["update", "Jacobian asymmetry " + asym, "a gradient field?"], body, caption=caption)
 
 
-def gradient_field_text(asymmetry: dict, tol=None) -> str:
+def gradient_field_facts(asymmetry: dict, tol=None) -> dict:
+    """Which updates are gradient fields (Jacobian asymmetry below ``tol``, default the identity threshold).
+
+    ``fields`` (their names), ``any_field``, ``one_field`` and ``fields_max`` (the largest asymmetry among them);
+    ``others`` (the names of the rest), ``any_other`` and ``others_min`` (the smallest asymmetry among those); and
+    ``tol``. A maximum or minimum over no update is NaN.
+    """
     t = _tol(tol)
+    if not isinstance(asymmetry, dict) or not asymmetry:
+        raise ValueError("asymmetry must be a non-empty dict {update: asymmetry}")
     yes = [u for u, a in asymmetry.items() if a < t]
     no = [u for u, a in asymmetry.items() if a >= t]
-    one = len(yes) == 1
-    lead = ""
-    if yes:
-        lead = (f"The direction field{'' if one else 's'} of {_names(yes)} "
-                f"{'is a gradient field' if one else 'are gradient fields'}: "
-                f"{'its Jacobian is' if one else 'their Jacobians are'} symmetric to "
-                f"{sci(max(asymmetry[u] for u in yes))}. ")
-    return ((lead if yes else "None of the updates is a gradient field. ")
-            + (f"Those of {_names(no)} are not: their asymmetry is {sci(min(asymmetry[u] for u in no))} or more, "
-               f"far above rounding, so no energy whatever has them as its gradient (in the Euclidean metric)."
-               if no else ""))
+    return {"fields": [_name(u) for u in yes], "any_field": bool(yes), "one_field": len(yes) == 1,
+            "fields_max": float(max(asymmetry[u] for u in yes)) if yes else float("nan"),
+            "others": [_name(u) for u in no], "any_other": bool(no),
+            "others_min": float(min(asymmetry[u] for u in no)) if no else float("nan"), "tol": t}
 
 
-def alignment_table(alignment: dict, tol=None) -> Table:
+def alignment_table(alignment: dict, tol=None, caption=None) -> Table:
     """Reading by reading: cosine of each block's step with the reading's own step at X_0 (full space, and
     tangent parts after LayerNorm), and which block takes it exactly."""
     if not isinstance(alignment, dict) or not alignment:
         raise ValueError("alignment must be the dict of energies.update_alignment")
     updates = list(next(iter(alignment.values())))
-    header = ["reading"] + [VARIANT_NAMES.get(u, u) for u in updates] + ["exact step of"]
+    header = ["reading"] + [_name(u) for u in updates] + ["exact step of"]
     body = []
     for r, a in alignment.items():
         ex = exact_for(alignment, r, tol)
@@ -176,12 +208,15 @@ def alignment_table(alignment: dict, tol=None) -> Table:
         tangent_only = [u for u in ex["tangent"] if u not in ex["full"]]
         where = _names(ex["full"]) + (f"; after LayerNorm also {_names(tangent_only)}" if tangent_only else "")
         body.append([READING_NAMES[r]] + cells + [where])
-    return Table(header, body, caption="each cell: cosine of the block's step with the reading's step "
-                 "(sense × gradient) at $X_0$, in the full space / after LayerNorm (tangent parts)")
+    return Table(header, body, caption=caption)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every energy along the path
 
 
 def _moves(e: dict) -> str:
-    """'raises at 8/8 steps' and the like, from one energy_path entry."""
+    """'raised 8/8' and the like, from one energy_path entry."""
     T = e["deltas"].size
     if e["n_rise"] == T:
         return f"raised {T}/{T}"
@@ -190,17 +225,16 @@ def _moves(e: dict) -> str:
     return f"raised {e['n_rise']}/{T}, lowered {e['n_fall']}/{T}"
 
 
-def harness_table(table: dict) -> Table:
+def harness_table(table: dict, caption=None) -> Table:
     """Rows readings, columns variants: how many of the steps raise or lower each energy (frozen readings with
     their frozen part held at the step's start)."""
     if not isinstance(table, dict) or not table:
         raise ValueError("table must be the dict of energies.energy_table")
     variants = list(next(iter(table.values())))
-    header = ["reading", "energy", "its reading"] + [VARIANT_NAMES.get(v, v) for v in variants]
+    header = ["reading", "energy", "its reading"] + [_name(v) for v in variants]
     body = [[READING_NAMES[r], ENERGY_TEX[r], SENSE_WORD[SENSE[r]]] + [_moves(table[r][v]) for v in variants]
             for r in table]
-    return Table(header, body, caption="how many of the steps along the MNIST path raise or lower each energy; "
-                 "the third column says which way the reading itself moves it")
+    return Table(header, body, caption=caption)
 
 
 def _agrees(e, sense) -> bool:
@@ -208,54 +242,60 @@ def _agrees(e, sense) -> bool:
     return (e["n_rise"] == T) if sense > 0 else (e["n_fall"] == T)
 
 
-def harness_text(table: dict) -> str:
-    """Which blocks move each energy the reading's way at every step, worded from the counts."""
+def _check_table(table):
+    if not isinstance(table, dict) or not table:
+        raise ValueError("table must be the dict of energies.energy_table")
+
+
+def harness_facts(table: dict) -> dict:
+    """Which blocks move each energy the reading's way at every step, from the counts of
+    :func:`probdr_lite.energies.energy_table`.
+
+    ``n_steps``, ``n_blocks``, ``n_energies``; ``uniform`` (every block moves every energy its reading's way at
+    every step); ``all_agree`` (the names of the readings every block follows), ``n_all_agree`` and
+    ``none_all_agree``; and ``others``, one dict per other reading: its name ``reading``, ``agree`` (the names of the
+    blocks that follow it at every step), ``some_agree`` and ``one_agrees``.
+    """
+    _check_table(table)
     variants = list(next(iter(table.values())))
     T = next(iter(next(iter(table.values())).values()))["deltas"].size
     agree = {r: [v for v in variants if _agrees(table[r][v], SENSE[r])] for r in table}
     all_agree = [r for r in table if len(agree[r]) == len(variants)]
     others = [r for r in table if r not in all_agree]
-    if not others:
-        text = (f"Along the {T} steps, each of the {len(variants)} blocks moves each of the {len(table)} energies "
-                "the way its reading says, at every step. ")
-    else:
-        text = (f"Along the {T} steps, every block moves {count_phrase(len(all_agree), len(table), 'energies')} the "
-                "way their readings say at every step"
-                + (f" ({listing(READING_NAMES[r] for r in all_agree)})" if all_agree else "") + ". ")
-    for r in others:
-        text += (f"{READING_NAMES[r]}: " + (f"only {_names(agree[r])} {_verb(agree[r], 'moves')} it the reading's "
-                                            "way at every step. " if agree[r] else
-                                            "no block moves it the reading's way at every step. "))
-    if not others:
-        text += ("Monotonicity along the path therefore cannot tell these readings apart, nor the blocks: each "
-                 "block raises every energy whose reading raises it and lowers every one whose reading lowers it. "
-                 "What separates them is which block takes each reading's gradient step exactly (the table "
-                 "above).")
-    return text
+    return {"n_steps": int(T), "n_blocks": len(variants), "n_energies": len(table), "uniform": not others,
+            "all_agree": [READING_NAMES[r] for r in all_agree], "n_all_agree": len(all_agree),
+            "none_all_agree": not all_agree,
+            "others": [{"reading": READING_NAMES[r], "agree": [_name(v) for v in agree[r]],
+                        "some_agree": bool(agree[r]), "one_agrees": len(agree[r]) == 1} for r in others]}
 
 
-def objectives_text(table: dict, readings=("ple", "phi"), rel_tol=0.01) -> str:
+def objectives_facts(table: dict, readings=("ple", "phi"), rel_tol=None) -> dict:
     """The PLE ELBO and Phi at the first and last layer of every block's path, and, for a frozen reading, whether
-    the value with each layer's own graph follows the per-step changes (a move counts beyond ``rel_tol``)."""
+    the value with each layer's own graph follows the per-step changes (a move counts beyond ``rel_tol``, default
+    ``WORDS["objective_trend"]``, of the first value).
+
+    ``readings``: one dict each with the reading's name ``reading``, ``n_steps``, ``raised`` (its reading raises
+    it), ``ends`` (one {variant, first, last, trend} per block, ``trend`` being the word of
+    :func:`~probdr_lite.figures.prose.trend`), and ``undone`` (the names of the blocks whose every step moves the
+    frozen energy the reading's way while the value with each layer's own graph does not end moved that way; empty
+    for a reading that is not frozen) with ``any_undone``.
+    """
+    rel_tol = WORDS["objective_trend"] if rel_tol is None else float(rel_tol)
     out = []
     for r in readings:
         if r not in table:
             raise ValueError(f"table must hold reading {r!r}")
         rows = table[r]
         T = next(iter(rows.values()))["deltas"].size
-        ends = "; ".join(f"{VARIANT_NAMES[v]} {num(e['values'][0], 0)} → {num(e['values'][-1], 0)} "
-                         f"({trend(e['values'][0], e['values'][-1], rel_tol)})" for v, e in rows.items())
-        text = f"{READING_NAMES[r]}, layer 0 → layer {T}: {ends}."
+        ends = [{"variant": _name(v), "first": float(e["values"][0]), "last": float(e["values"][-1]),
+                 "trend": trend(e["values"][0], e["values"][-1], rel_tol)} for v, e in rows.items()]
+        undone = []
         if r in FROZEN:
             undone = [v for v, e in rows.items() if _agrees(e, SENSE[r]) and
                       trend(e["values"][0], e["values"][-1], rel_tol) != ("rises" if SENSE[r] > 0 else "falls")]
-            if undone:
-                verb = "raises" if SENSE[r] > 0 else "lowers"
-                text += (f" For {_names(undone)} every step {verb} the value computed with the "
-                         "graph it started from, yet the value with each layer's own graph does not follow: the "
-                         "change of graph between steps undoes what the steps gain.")
-        out.append(text)
-    return " ".join(out)
+        out.append({"reading": READING_NAMES[r], "n_steps": int(T), "raised": SENSE[r] > 0, "ends": ends,
+                    "undone": [_name(v) for v in undone], "any_undone": bool(undone)})
+    return {"readings": out}
 
 
 def energy_path_figure(table: dict):
@@ -320,27 +360,30 @@ def spectrum_figure(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8):
                          "over a histogram of the eigenvalues of I − A.")
 
 
-def spectrum_text(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
-    """What the filters do to the middle and the top of the spectrum at X_0, worded from the numbers."""
+def spectrum_facts(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> dict:
+    """What the filters do to the middle and the top of the spectrum at X_0, for the graph frozen there and without
+    LayerNorm: the facts of the spectral paragraph and of the closing table's GFSA cell.
+
+    ``mid`` (the median eigenvalue of I - A) and ``top`` (the largest), ``h`` = 2 eta, ``n_steps``; for each of
+    "diffusion", "attention", "paper" and "flow", ``mid_<v>`` and ``top_<v>``: the size a mode at the median or at the
+    top keeps after ``n_steps`` steps, relative to the constant mode (:func:`probdr_lite.energies.frequency_response`);
+    ``removed`` (the top reaches 1/h, where the Euler step's factor 1 - h lambda reaches 0) and ``top_response``
+    (1 - h lambda at the top).
+    """
     lam = np.asarray(lam, dtype=float)
+    if lam.ndim != 1 or lam.size == 0:
+        raise ValueError("lam must be a non-empty 1-D array of eigenvalues of I - A")
     mid, top = float(np.median(lam)), float(lam.max())
     h = 2.0 * eta
 
     def after(v, x):
         return float(abs(frequency_response(x, v, eta, d_q, beta)) ** n_steps)
 
-    return (f"The eigenvalues of $I - A$ at $X_0$ have median {num(mid, 3)} and reach {num(top, 3)}. For the graph "
-            f"frozen at $X_0$, and without LayerNorm (which rescales each token by a factor of its own, so it is "
-            f"not one factor common to every mode), after {n_steps} steps a mode at the median keeps {pct(after('diffusion', mid))} of its size relative to "
-            f"the constant mode under $A - I$ ({pct(after('attention', mid))} under plain attention, "
-            f"{pct(after('flow', mid))} under the flow $e^{{-\\tau L}}$ it discretises), and a mode at the top "
-            f"keeps {sci(after('diffusion', top))} ({sci(after('attention', top))}; flow "
-            f"{sci(after('flow', top))}). Since $1 - h\\lambda < e^{{-h\\lambda}}$ for every $\\lambda > 0$, each "
-            f"Euler step damps every mode more than the diffusion over the same time $h = {num(h, 2)}$ would, and "
-            f"most at the top of the spectrum, where $1 - h\\lambda$ "
-            + ("reaches 0 at $\\lambda = 1/h$: such a mode is removed in one step." if top >= 1.0 / h else
-               f"is smallest ({num(1.0 - h * top, 3)}).")
-            + " That is the over-smoothing: the block keeps only the slowest modes of the graph.")
+    facts = {"mid": mid, "top": top, "h": h, "n_steps": int(n_steps), "removed": bool(top >= 1.0 / h),
+             "top_response": 1.0 - h * top}
+    for v in ("diffusion", "attention", "paper", "flow"):
+        facts[f"mid_{v}"], facts[f"top_{v}"] = after(v, mid), after(v, top)
+    return facts
 
 
 #: How far apart two retentions must be (as a ratio) before a sentence calls one above or below the other.
@@ -364,7 +407,8 @@ def retention_facts(retention: dict) -> dict:
 
     For each variant v and part p ("top", "middle"): ``v_p`` (measured), ``v_p_pred`` (frozen-graph prediction),
     ``v_p_rel`` (:func:`relation` of the two) and ``v_p_ratio``; and ``top_rel``, the relation of A - I's measured
-    top retention to plain attention's, ``n_modes`` and ``n_steps``.
+    top retention to plain attention's, ``filter_ratio``, plain attention's predicted top retention over A - I's
+    (how far apart the frozen filters are there), ``n_modes`` and ``n_steps``.
     """
     if not {"attention", "diffusion"} <= set(retention):
         raise ValueError(f"retention must hold 'attention' and 'diffusion'; got {sorted(retention)}")
@@ -376,78 +420,79 @@ def retention_facts(retention: dict) -> dict:
                           f"{v}_{part}_ratio": m / p})
     d, a = retention["diffusion"], retention["attention"]
     facts["top_rel"] = relation(d["top"]["measured"], a["top"]["measured"])
+    facts["filter_ratio"] = a["top"]["predicted"] / d["top"]["predicted"]
     facts["n_modes"], facts["n_steps"] = d["n_modes"], d["n_steps"]
     return facts
 
 
-def filter_note(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> str:
-    """One line for the closing table: what each filter leaves of the top of the spectrum after ``n_steps``."""
-    top = float(np.max(np.asarray(lam, dtype=float)))
-
-    def after(v):
-        return sci(float(abs(frequency_response(top, v, eta, d_q, beta)) ** n_steps))
-
-    return (f"for the graph frozen at $X_0$, without LayerNorm: after {n_steps} steps the top eigenmode of "
-            f"$I - A$ ($\\lambda = {num(top, 2)}$) keeps "
-            f"{after('diffusion')} of its size under $A - I$, {after('paper')} under the paper's block and "
-            f"{after('attention')} under plain attention, against {after('flow')} under the flow (spectral figure)")
-
-
-def differential_text(gaps, kappas2, kappa=30.0) -> str:
-    """A - I as the limit of a difference of two attention maps, from :func:`probdr_lite.energies.differential_gap`."""
+def differential_facts(gaps, kappas2, kappa=30.0) -> dict:
+    """A - I as the limit of a difference of two attention maps, from :func:`probdr_lite.energies.differential_gap`:
+    ``kappa``, ``gaps`` (one {gap, kappa2} per sharpness of the second map, in order) and ``identity``: the gap at
+    the sharpest second map is below ``WORDS["second_map_identity"]`` (``identity_tol``)."""
     gaps = np.asarray(gaps, dtype=float)
     kappas2 = np.asarray(kappas2, dtype=float)
     if gaps.shape != kappas2.shape or gaps.size == 0:
         raise ValueError("gaps must have one value per kappa_2")
-    parts = ", ".join(f"{sci(g)} at $\\kappa_2 = {k:g}$" for g, k in zip(gaps, kappas2))
-    return (r"$\lVert (A(\kappa) - A(\kappa_2)) X - (A - I) X \rVert / \lVert (A - I) X \rVert$ at $X_0$ "
-            f"($\\kappa = {kappa:g}$): {parts}"
-            + (": $A - I$ is the difference of two attention maps whose second map attends only to itself."
-               if gaps[-1] < 1e-3 else ": the second map is not yet the identity at these sharpnesses."))
+    return {"kappa": float(kappa), "gaps": [{"gap": float(g), "kappa2": float(k)} for g, k in zip(gaps, kappas2)],
+            "identity_tol": WORDS["second_map_identity"], "identity": bool(gaps[-1] < WORDS["second_map_identity"])}
 
 
-def readings_table(table: dict, alignment: dict, asymmetry: dict, filter_note_text: str, differential_note: str,
-                   tol=None) -> Table:
-    """The chapter's closing table, reading by reading: the energy, the block whose step is its exact gradient
-    step, what the reading predicts, and what this book measured (all but the third column computed)."""
-    body = []
+# ---------------------------------------------------------------------------------------------------------------------
+# All the readings in one table
+
+
+def readings_facts(table: dict) -> dict:
+    """The facts of the closing table's last column for each reading of :data:`~probdr_lite.energies.READINGS` in
+    ``table`` (:func:`probdr_lite.energies.energy_table`): ``readings``, one dict each with the key ``reading``, the
+    word ``sense`` ("raised" or "lowered", which way the reading moves its energy), ``agree`` (the names of the
+    blocks that move it so at every step), ``every_block`` and ``no_block``."""
+    _check_table(table)
     variants = list(next(iter(table.values())))
+    out = []
     for r in READINGS:
         if r not in table:
+            continue
+        agree = [v for v in variants if _agrees(table[r][v], SENSE[r])]
+        out.append({"reading": r, "sense": SENSE_WORD[SENSE[r]], "agree": [_name(v) for v in agree],
+                    "every_block": len(agree) == len(variants), "no_block": not agree})
+    return {"readings": out}
+
+
+def readings_table(table: dict, alignment: dict, predicts: dict, measured: dict, exact_notes: dict, tol=None,
+                   caption=None) -> Table:
+    """The chapter's closing table, reading by reading: the energy, the block whose step is its exact gradient
+    step, what the reading predicts, and what this book measured.
+
+    The first three columns are computed here (:func:`exact_for`); the chapter writes the rest: ``predicts`` and
+    ``measured`` map every reading of the table (each of :data:`~probdr_lite.energies.READINGS` in ``table``, then
+    :data:`~probdr_lite.energies.FILTER_READINGS`) to its cell, and ``exact_notes`` the readings that name no energy
+    to their "exact gradient step of" cell.
+    """
+    _check_table(table)
+    rows = [r for r in READINGS if r in table] + list(FILTER_READINGS)
+    for name, cells, need in (("predicts", predicts, rows), ("measured", measured, rows),
+                              ("exact_notes", exact_notes, FILTER_READINGS)):
+        missing = [r for r in need if r not in (cells or {})]
+        if missing:
+            raise ValueError(f"{name} must hold a cell for each of {list(need)}; missing {missing}")
+    body = []
+    for r in rows:
+        if r in FILTER_READINGS:
+            body.append([READING_NAMES[r], ENERGY_TEX[r], exact_notes[r], predicts[r], measured[r]])
             continue
         ex = exact_for(alignment, r, tol) if r in alignment else {"full": [], "tangent": []}
         tangent_only = [u for u in ex["tangent"] if u not in ex["full"]]
         exact = _names(ex["full"]) + (f" (after LayerNorm also {_names(tangent_only)})" if tangent_only else "")
-        agree = [v for v in variants if _agrees(table[r][v], SENSE[r])]
-        measured = (f"{SENSE_WORD[SENSE[r]]} at every step by "
-                    + ("every block" if len(agree) == len(variants) else _names(agree) if agree else "no block"))
-        body.append([READING_NAMES[r], f"{ENERGY_TEX[r]} ({SENSE_WORD[SENSE[r]]})", exact, PREDICTS[r], measured])
-    grads = [u for u, a in asymmetry.items() if a < _tol(tol)]
-    body.append([READING_NAMES["gfsa"], ENERGY_TEX["gfsa"],
-                 "every block but the exact one is such a filter (with $w_K = 0$)", PREDICTS["gfsa"],
-                 filter_note_text])
-    body.append([READING_NAMES["diff_transformer"], ENERGY_TEX["diff_transformer"],
-                 "$A - I$ is its limit $\\kappa_2 \\to \\infty$, $\\lambda = 1$", PREDICTS["diff_transformer"],
-                 differential_note])
+        body.append([READING_NAMES[r], f"{ENERGY_TEX[r]} ({SENSE_WORD[SENSE[r]]})", exact, predicts[r], measured[r]])
     return Table(["reading", "energy (its reading)", "exact gradient step of", "what it predicts",
-                  "what this book measured"], body,
-                 caption=f"of the updates tested, the gradient fields are {_names(grads)}; exact means a cosine "
-                         f"within {sci(_tol(tol), 0)} of 1 at $X_0$")
+                  "what this book measured"], body, caption=caption)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # The thesis: does a block move towards the Laplacian Eigenmaps embedding?
 
-GRAPH_NAMES = {"attention": "LE of the attention graph at $X_0$", "pixels": "LE of the pixels' k-NN graph",
-               "attention_no_loops": "LE of the attention graph at $X_0$ without self-loops",
-               "latents_knn": "LE of the latents' k-NN graph at $X_0$"}
-#: Short names of the graphs, for table cells.
-GRAPH_SHORT = {"attention": "$W = e^S$", "attention_no_loops": "$W$ without self-loops",
-               "latents_knn": "k-NN of $X_0$", "pixels": "k-NN of the pixels"}
-MOVE_MARK = {"towards": "↑", "away": "↓", "still": "·"}
 
-
-def thesis_table(alignment: dict, baseline: dict, erank: dict, qs=(2, 10)) -> Table:
+def thesis_table(alignment: dict, baseline: dict, erank: dict, qs=(2, 10), caption=None) -> Table:
     """Per variant: mean principal-angle cosine at layer 0 and the last layer, each graph and q, with the random
     baseline, and the effective rank."""
     variants = list(alignment)
@@ -461,81 +506,80 @@ def thesis_table(alignment: dict, baseline: dict, erank: dict, qs=(2, 10)) -> Ta
                 a = alignment[v][g][q]
                 cells.append(f"{num(a[0])} → {num(a[-1])}")
         e = erank[v]
-        body.append([VARIANT_NAMES.get(v, v)] + cells + [f"{num(e[0], 1)} → {num(e[-1], 1)}"])
+        body.append([_name(v)] + cells + [f"{num(e[0], 1)} → {num(e[-1], 1)}"])
     body.append(["random subspace"] + [f"{num(baseline[g][q]['mean'])} ± {num(baseline[g][q]['sd'])}"
                                         for g in graphs for q in qs] + [""])
-    T = next(iter(alignment[variants[0]].values()))[qs[0]].size - 1
-    return Table(header, body, caption=f"layer 0 → layer {T}: mean cosine of the principal angles between the "
-                 "top-$q$ principal subspace of $X_t$ and the LE embedding (1: the same subspace); random: mean ± "
-                 "sd over random subspaces")
+    return Table(header, body, caption=caption)
 
 
-def robustness_table(facts: list) -> Table:
+def robustness_table(facts: list, caption=None) -> Table:
     """The thesis test over every graph and kappa (:func:`probdr_lite.thesis.robustness_facts`): one row each."""
     variants = list(facts[0]["ends"])
     header = (["$\\kappa$", "graph", "$q$", "layer 0", "random"]
-              + [f"{VARIANT_NAMES.get(v, v)}, last layer" for v in variants])
+              + [f"{_name(v)}, last layer" for v in variants])
     body = [[num(f["kappa"], 0), GRAPH_SHORT.get(f["graph"], f["graph"]), str(f["q"]), num(f["start"]),
              f"{num(f['random'])} ± {num(f['random_sd'])}"]
             + [f"{num(f['ends'][v])} {MOVE_MARK[f['moves'][v]]}" for v in variants] for f in facts]
-    return Table(header, body, caption="mean principal-angle cosine between the top-$q$ principal subspace of "
-                 "$X_t$ and each graph's LE embedding; ↑ towards it, ↓ away, · neither (within 2 % of the start, "
-                 "or at the random level: mean + 3 sd)")
+    return Table(header, body, caption=caption)
 
 
-def thesis_text(alignment: dict, baseline: dict, erank: dict, eigenvalues: dict, participation=None,
-                qs=(2, 10), n_sd=3.0, rel_tol=0.02) -> str:
-    """The thesis test in words: whether each block turns X_t's principal subspace towards each LE embedding,
-    against the random baseline (within ``n_sd`` standard deviations counts as random level) and the layer-0 value
-    (a change beyond ``rel_tol`` of it counts as a move)."""
+def thesis_facts(alignment: dict, baseline: dict, erank: dict, eigenvalues, participation=None, qs=(2, 10),
+                 n_sd=None, rel_tol=None) -> dict:
+    """The thesis test: whether each block turns X_t's principal subspace towards each LE embedding, against the
+    random baseline (within ``n_sd``, default ``WORDS["n_sd"]``, standard deviations of its mean counts as the random
+    level) and the layer-0 value (a change beyond ``rel_tol``, default ``WORDS["move"]``, of it counts as a move).
+
+    ``graphs``: one dict per graph of ``baseline`` with its name ``graph`` and ``qs``, one dict per q with ``q``,
+    ``random`` (every block stays at the random level at every layer), ``low`` and ``high`` (the range over blocks
+    and layers), the random level's ``mean`` and ``sd``, ``start``, ``ends`` (one {variant, end} per block),
+    ``far`` (every end below ``WORDS["close"]``), ``up`` and ``down`` (the names of the blocks that move towards it
+    or away) with ``any_up``, ``one_up``, ``any_down``, ``best`` (the closest at the end) and ``rel_tol``.
+
+    ``eigenvalues`` are the attention graph's smallest non-trivial generalised eigenvalues
+    (:func:`probdr_lite.thesis.le_targets`' ``"attention_eigenvalues"``) and ``participation`` its LE eigenvectors'
+    participation ratios (or None), both cut to the largest q: ``lam_min``, ``lam_max``, ``has_participation``,
+    ``p_min``, ``p_max`` (NaN without them) and ``isolated`` (every eigenvalue below ``WORDS["isolated_eigenvalue"]``
+    and every participation ratio below ``WORDS["isolated_participation"]``). The effective rank: ``rank_first`` (at
+    layer 0), ``ranks`` (one {variant, rank} per block at the last layer, lowest first) and ``fastest`` (the
+    lowest).
+    """
+    n_sd = WORDS["n_sd"] if n_sd is None else float(n_sd)
+    rel_tol = WORDS["move"] if rel_tol is None else float(rel_tol)
     variants = list(alignment)
-    out = []
+    graphs = []
     for g in baseline:
-        sents = []
+        rows = []
         for q in qs:
             b = baseline[g][q]
-            hi = b["mean"] + n_sd * b["sd"]
             vals = np.concatenate([alignment[v][g][q] for v in variants])
-            if vals.max() <= hi:
-                sents.append(f"for $q = {q}$ every block stays at the level of a random subspace at every layer "
-                             f"({num(vals.min())} to {num(vals.max())}, against {num(b['mean'])} ± {num(b['sd'])})")
-                continue
-            start = alignment[variants[0]][g][q][0]
-            moves = {v: trend(start, alignment[v][g][q][-1], rel_tol) for v in variants}
+            start = float(alignment[variants[0]][g][q][0])
+            ends = {v: float(alignment[v][g][q][-1]) for v in variants}
+            moves = {v: trend(start, ends[v], rel_tol) for v in variants}
             up = [v for v in variants if moves[v] == "rises"]
             down = [v for v in variants if moves[v] == "falls"]
-            best = max(variants, key=lambda v: alignment[v][g][q][-1])
-            ends = ", ".join(f"{VARIANT_NAMES[v]} {num(alignment[v][g][q][-1])}" for v in variants)
-            far = max(alignment[v][g][q][-1] for v in variants) < 0.5
-            sents.append(f"for $q = {q}$ the latents start at {num(start)} (random: {num(b['mean'])} ± "
-                         f"{num(b['sd'])}) and end at {ends}"
-                         + (" (above the random level, but far from 1, which would mean the same subspace)"
-                            if far else "") + "; "
-                         + (f"{_names(up)} {_verb(up, 'moves')} towards it" if up else
-                            f"no block moves towards it by more than {pct(rel_tol)}")
-                         + (f", {_names(down)} away from it" if down else "")
-                         + f", and the closest at the end is {VARIANT_NAMES[best]}")
-        out.append(f"**{GRAPH_NAMES[g]}:** " + "; ".join(sents) + ".")
-    if "attention" in eigenvalues:
-        lam = np.asarray(eigenvalues["attention"], dtype=float)[:max(qs)]
-        p = None if participation is None else np.asarray(participation, dtype=float)[:max(qs)]
-        isolated = bool(lam.max() < 0.01 and (p is None or p.max() < 5.0))
-        note = (f"The attention graph's smallest non-trivial generalised eigenvalues are {sci(lam.min())} to "
-                f"{sci(lam.max())}"
-                + (f", and its LE eigenvectors have participation ratios {num(p.min(), 1)} to {num(p.max(), 1)} "
-                   "(1 means a single image carries the whole vector)" if p is not None else ""))
-        out.append(note + (": the graph is close to a set of separate points, and its Laplacian Eigenmaps "
-                           "embedding picks out isolated images, which no principal subspace of the latents comes "
-                           "near." if isolated else
-                           ": the graph is connected, and its eigenvectors spread over many images."))
-    first = {v: erank[v][0] for v in variants}
-    last = {v: erank[v][-1] for v in variants}
+            rows.append({"q": int(q), "random": bool(vals.max() <= b["mean"] + n_sd * b["sd"]),
+                         "low": float(vals.min()), "high": float(vals.max()), "mean": float(b["mean"]),
+                         "sd": float(b["sd"]), "start": start,
+                         "ends": [{"variant": _name(v), "end": ends[v]} for v in variants],
+                         "far": bool(max(ends.values()) < WORDS["close"]),
+                         "up": [_name(v) for v in up], "any_up": bool(up), "one_up": len(up) == 1,
+                         "down": [_name(v) for v in down], "any_down": bool(down),
+                         "best": _name(max(variants, key=lambda v: ends[v])), "rel_tol": rel_tol})
+        graphs.append({"graph": GRAPH_NAMES[g], "qs": rows})
+    lam = np.asarray(eigenvalues, dtype=float)[:max(qs)]
+    p = None if participation is None else np.asarray(participation, dtype=float)[:max(qs)]
+    first = float(erank[variants[0]][0])
+    last = {v: float(erank[v][-1]) for v in variants}
     order = sorted(variants, key=lambda v: last[v])
-    out.append(f"The effective rank of $X_t$ falls from {num(first[variants[0]], 1)} to "
-               + ", ".join(f"{num(last[v], 1)} ({VARIANT_NAMES[v]})" for v in order)
-               + f": every block pushes the latents towards the rank collapse of deep attention, "
-               f"{VARIANT_NAMES[order[0]]} fastest.")
-    return "\n\n".join(out)
+    return {
+        "graphs": graphs,
+        "lam_min": float(lam.min()), "lam_max": float(lam.max()), "has_participation": p is not None,
+        "p_min": float("nan") if p is None else float(p.min()), "p_max": float("nan") if p is None else float(p.max()),
+        "isolated": bool(lam.max() < WORDS["isolated_eigenvalue"]
+                         and (p is None or p.max() < WORDS["isolated_participation"])),
+        "rank_first": first, "ranks": [{"variant": _name(v), "rank": last[v]} for v in order],
+        "fastest": _name(order[0]),
+    }
 
 
 def thesis_figure(alignment: dict, baseline: dict, qs=(2, 5, 10)):
@@ -591,49 +635,44 @@ def step_family_figure(family_le: dict, steps: dict, baseline: dict, qs=(2, 10))
                          "level dotted.")
 
 
-def closing_text(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, tol=None,
-                 n_sd=3.0) -> str:
-    """Where the numbers leave the paper's reading among the others, each clause conditional on the numbers."""
+def closing_facts(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, tol=None,
+                  n_sd=None) -> dict:
+    """Where the numbers leave the paper's reading among the others.
+
+    ``corrected``: the paper's block is not the exact gradient step of the stop-gradient ELBO and the exact block is
+    (:func:`exact_for`, to ``tol``); ``n_blocks``; ``grads`` (the names of the blocks that are
+    gradient fields, asymmetry below ``tol``) with ``any_grad`` and ``one_grad``; ``uniform`` (every block moves
+    every energy its reading's way at every step); ``lifted`` (the blocks that end, at some q, above the random
+    level of the attention graph's LE embedding, ``n_sd`` standard deviations, and at or above ``WORDS["close"]``)
+    with ``any_lifted`` and ``one_lifted``. The control, plain attention against A - I towards the pixels' graph at
+    the largest q: ``has_control``, ``control_q``, ``attention_start``, ``attention_end``, ``diffusion_start``,
+    ``diffusion_end`` (NaN without it) and ``attention_at_least`` (plain attention gains at least as much).
+    """
     t = _tol(tol)
+    n_sd = WORDS["n_sd"] if n_sd is None else float(n_sd)
+    _check_table(harness)
     variants = list(next(iter(harness.values())))
-    uniform = all(_agrees(harness[r][v], SENSE[r]) for r in harness for v in variants)
     grads = [u for u in variants if u in asymmetry and asymmetry[u] < t]
     ple_exact = exact_for(alignment, "ple", tol)["full"] if "ple" in alignment else []
     g = "attention"
     lifted = [v for v in le if g in baseline and any(
-        le[v][g][q][-1] > baseline[g][q]["mean"] + n_sd * baseline[g][q]["sd"] and le[v][g][q][-1] >= 0.5
+        le[v][g][q][-1] > baseline[g][q]["mean"] + n_sd * baseline[g][q]["sd"] and le[v][g][q][-1] >= WORDS["close"]
         for q in baseline[g])]
-    return (
-        "The paper's block, as the paper writes it, is "
-        + ("not an exact gradient step of its own objective; its correction, the exact block, is the exact step "
-           r"of the stop-gradient ELBO and of $\Phi$, a Hopfield-type log-sum-exp energy plus ProbDR's "
-           "log-determinant" if "paper" not in ple_exact and "exact" in ple_exact else
-           "an exact gradient step of the stop-gradient ELBO")
-        + (f". Of the {len(variants)} blocks, only {_names(grads)} {'is' if len(grads) == 1 else 'are'} a "
-           "gradient field at all" if grads else f". None of the {len(variants)} blocks is a gradient field")
-        + ". "
-        + ("At the level of which energy goes which way the readings cannot be told apart here: along the MNIST "
-           "path every block moves every energy the way each reading predicts. " if uniform else
-           "Along the MNIST path the blocks do not all move every energy the way the readings predict (table "
-           "above). ")
-        + "What the probabilistic Laplacian Eigenmaps reading adds to the others is the log-determinant, the term "
-          "that expands the coding rate CRATE's attention compresses. "
-        + ("Its title claim, that a block performs Laplacian Eigenmaps on its attention graph, is not borne out at "
-           "the paper's settings: no block brings the latents' principal subspace near that graph's Laplacian "
-           "Eigenmaps embedding." if not lifted else
-           f"{_names(lifted)} {_verb(lifted, 'brings')} the latents' principal subspace close to the attention "
-           "graph's Laplacian Eigenmaps embedding, as the title claims.")
-        + _control_clause(le)
-    )
-
-
-def _control_clause(le: dict) -> str:
-    """Plain attention (the control) against A - I on the pixels' graph, at the largest q."""
-    if not {"attention", "diffusion"} <= set(le) or "pixels" not in le["attention"]:
-        return ""
-    q = max(le["attention"]["pixels"])
-    a, d = le["attention"]["pixels"][q], le["diffusion"]["pixels"][q]
-    gain_a, gain_d = a[-1] - a[0], d[-1] - d[0]
-    return (f" Towards the pixels' graph ($q = {q}$), plain attention, which has no Laplacian in it, "
-            + ("moves at least as far as $A - I$" if gain_a >= gain_d else "moves less than $A - I$")
-            + f" ({num(a[0])} → {num(a[-1])} against {num(d[0])} → {num(d[-1])}).")
+    facts = {
+        "corrected": "paper" not in ple_exact and "exact" in ple_exact,
+        "n_blocks": len(variants), "grads": [_name(u) for u in grads], "any_grad": bool(grads),
+        "one_grad": len(grads) == 1,
+        "uniform": all(_agrees(harness[r][v], SENSE[r]) for r in harness for v in variants),
+        "lifted": [_name(v) for v in lifted], "any_lifted": bool(lifted), "one_lifted": len(lifted) == 1,
+    }
+    has_control = {"attention", "diffusion"} <= set(le) and "pixels" in le["attention"]
+    nan = float("nan")
+    facts.update(has_control=has_control, control_q=0, attention_start=nan, attention_end=nan, diffusion_start=nan,
+                 diffusion_end=nan, attention_at_least=False)
+    if has_control:
+        q = max(le["attention"]["pixels"])
+        a, d = le["attention"]["pixels"][q], le["diffusion"]["pixels"][q]
+        facts.update(control_q=int(q), attention_start=float(a[0]), attention_end=float(a[-1]),
+                     diffusion_start=float(d[0]), diffusion_end=float(d[-1]),
+                     attention_at_least=bool(a[-1] - a[0] >= d[-1] - d[0]))
+    return facts

@@ -1,0 +1,419 @@
+"""The energies chapter's facts (figures/energies.py) and the templates of its cells that state them.
+
+Each fact is checked against the numbers it comes from, and each word or boolean on numbers just either side of its
+threshold (:data:`~probdr_lite.figures.energies.WORDS`, or the identity threshold), so a choice that the numbers do
+not support is not made. The last tests read ``book/src/energies.py`` and fill every piece of every template (every
+branch of each ``... if facts["x"] else ...``) from the facts the cell passes, so a slot without a fact, or a
+formatter that does not fit its fact, fails here rather than in the book build; and they check that a template
+chooses only on boolean facts, never on a comparison.
+"""
+
+import ast
+import math
+import string
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from probdr_lite import energies as E
+from probdr_lite.figures import energies as F
+from probdr_lite.figures.prose import fill
+from probdr_lite.objections import THRESHOLDS
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTER = ROOT / "book" / "src" / "energies.py"
+W = F.WORDS
+TOL = THRESHOLDS["identity"]
+VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
+
+
+def entry(deltas, values=None):
+    d = np.asarray(deltas, dtype=float)
+    v = np.concatenate([[0.0], np.cumsum(d)]) if values is None else np.asarray(values, dtype=float)
+    return {"values": v, "deltas": d, "n_rise": int((d > 0).sum()), "n_fall": int((d < 0).sum())}
+
+
+def harness(flips=()):
+    """Every block moves every energy its reading's way at all 8 steps, except the (reading, variant) of ``flips``."""
+    out = {}
+    for r in E.READINGS:
+        out[r] = {}
+        for v in VARIANTS:
+            d = [E.SENSE[r] * 1.0] * 8
+            if (r, v) in flips:
+                d[3] = -d[3]
+            out[r][v] = entry(d)
+    return out
+
+
+def alignment(exact_full=("exact",), exact_tangent=("exact",)):
+    return {r: {v: {"cosine": 1.0 if v in exact_full else 0.9, "tangent_cosine": 1.0 if v in exact_tangent else 0.95}
+                for v in VARIANTS} for r in E.READINGS}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The facts and their words
+
+
+def test_proposition_facts_say_same_only_below_the_threshold():
+    f = F.proposition_facts({"a": 1e-14, "b": 3e-15})
+    assert f["cases"] == [{"case": "a", "gap": 1e-14}, {"case": "b", "gap": 3e-15}]
+    assert f["worst"] == 1e-14 and f["tol"] == TOL and f["same"] is True
+    assert F.proposition_facts({"a": 0.9 * TOL})["same"] is True
+    assert F.proposition_facts({"a": 1e-14, "b": 1.1 * TOL})["same"] is False
+    assert F.proposition_facts({"a": 1e-6}, tol=1e-5)["same"] is True
+    with pytest.raises(ValueError, match="gaps"):
+        F.proposition_facts({})
+
+
+def test_gradient_field_facts():
+    f = F.gradient_field_facts({"attention": 1e-3, "exact": 1e-17, "symmetric": 2e-4})
+    assert f["fields"] == ["the exact block"] and f["one_field"] and f["any_field"] and f["fields_max"] == 1e-17
+    assert f["others"] == ["plain attention", "the symmetric block"] and f["any_other"] and f["others_min"] == 2e-4
+    two = F.gradient_field_facts({"exact": 1e-17, "energy_transformer": 3e-17})
+    assert two["any_field"] and not two["one_field"] and two["fields_max"] == 3e-17
+    assert not two["any_other"] and math.isnan(two["others_min"])
+    none = F.gradient_field_facts({"attention": 1e-3})
+    assert not none["any_field"] and not none["one_field"] and math.isnan(none["fields_max"])
+    # the threshold: just below it a gradient field, at it not
+    assert F.gradient_field_facts({"exact": 0.9 * TOL})["any_field"]
+    assert not F.gradient_field_facts({"exact": TOL})["any_field"]
+
+
+def test_harness_facts_follow_the_counts():
+    f = F.harness_facts(harness())
+    assert (f["n_steps"], f["n_blocks"], f["n_energies"]) == (8, 5, len(E.READINGS))
+    assert f["uniform"] and f["others"] == [] and f["n_all_agree"] == len(E.READINGS) and not f["none_all_agree"]
+    f = F.harness_facts(harness({("crate", "exact")}))
+    assert not f["uniform"] and f["n_all_agree"] == len(E.READINGS) - 1
+    assert F.READING_NAMES["crate"] not in f["all_agree"]
+    assert f["others"] == [{"reading": F.READING_NAMES["crate"],
+                            "agree": ["plain attention", "$A - I$", "the paper's block", "the symmetric block"],
+                            "some_agree": True, "one_agrees": False}]
+    every = {(r, v) for r in E.READINGS for v in VARIANTS if v != "paper"}
+    f = F.harness_facts(harness(every))
+    assert f["none_all_agree"] and f["all_agree"] == []
+    assert all(o["one_agrees"] and o["agree"] == ["the paper's block"] for o in f["others"])
+    f = F.harness_facts(harness({("ple", v) for v in VARIANTS}))
+    assert f["others"][0]["some_agree"] is False and f["others"][0]["agree"] == []
+
+
+def test_objectives_facts_say_when_the_graph_change_undoes_the_steps():
+    def e(values):
+        return entry(np.ones(len(values) - 1), values)
+
+    h = {"ple": {"attention": e([-7.0, -8.0]), "diffusion": e([-7.0, -3.0])},
+         "phi": {"attention": e([-5.0, 26.0]), "diffusion": e([-5.0, 41.0])}}
+    f = F.objectives_facts(h)
+    ple, phi = f["readings"]
+    assert ple["reading"] == F.READING_NAMES["ple"] and ple["n_steps"] == 1 and ple["raised"]
+    assert ple["ends"] == [{"variant": "plain attention", "first": -7.0, "last": -8.0, "trend": "falls"},
+                           {"variant": "$A - I$", "first": -7.0, "last": -3.0, "trend": "rises"}]
+    assert ple["undone"] == ["plain attention"] and ple["any_undone"]
+    assert phi["undone"] == [] and not phi["any_undone"]  # phi is not frozen: no undoing to report
+    # the trend's tolerance: a rise within WORDS["objective_trend"] of |first| is no rise, so it is undone
+    for side, undone in ((0.9, True), (1.1, False)):
+        h["ple"]["attention"] = e([-100.0, -100.0 + side * W["objective_trend"] * 100])
+        assert F.objectives_facts(h)["readings"][0]["any_undone"] is undone
+    with pytest.raises(ValueError, match="phi"):
+        F.objectives_facts({"ple": h["ple"]})
+
+
+def test_spectrum_facts():
+    f = F.spectrum_facts(np.array([0.0, 0.5, 1.0]), eta=0.4)
+    assert (f["mid"], f["top"], f["h"], f["n_steps"]) == (0.5, 1.0, 0.8, 8)
+    assert f["top_diffusion"] == pytest.approx(0.2 ** 8) and f["mid_diffusion"] == pytest.approx(0.6 ** 8)
+    assert f["top_flow"] == pytest.approx(np.exp(-0.8 * 8)) and f["top_response"] == pytest.approx(0.2)
+    rel = E.frequency_response(1.0, "paper", 0.4, 128, 1.0)
+    assert f["top_paper"] == pytest.approx(abs(rel) ** 8) and f["top_attention"] > 0
+    # removed in one step from lambda = 1/h = 1.25 on
+    assert not F.spectrum_facts(np.array([0.0, 1.24]), eta=0.4)["removed"]
+    assert F.spectrum_facts(np.array([0.0, 1.25]), eta=0.4)["removed"]
+    with pytest.raises(ValueError, match="lam"):
+        F.spectrum_facts(np.array([]))
+
+
+def test_retention_facts_include_the_filters_ratio():
+    r = {v: {"top": {"measured": 1e-2, "predicted": p}, "middle": {"measured": 0.1, "predicted": 0.15},
+             "n_modes": 50, "n_steps": 8} for v, p in (("diffusion", 1e-6), ("attention", 1e-2))}
+    assert F.retention_facts(r)["filter_ratio"] == pytest.approx(1e4)
+
+
+def test_differential_facts():
+    f = F.differential_facts([0.1, 1e-7], [100.0, 1000.0])
+    assert f["gaps"] == [{"gap": 0.1, "kappa2": 100.0}, {"gap": 1e-7, "kappa2": 1000.0}] and f["kappa"] == 30.0
+    for side, identity in ((0.9, True), (1.1, False)):
+        assert F.differential_facts([0.1, side * W["second_map_identity"]], [1.0, 2.0])["identity"] is identity
+    with pytest.raises(ValueError, match="kappa_2"):
+        F.differential_facts([0.1], [100.0, 1000.0])
+
+
+def test_readings_facts():
+    f = F.readings_facts(harness({("hopfield", "exact")} | {("crate", v) for v in VARIANTS}))
+    rows = {r["reading"]: r for r in f["readings"]}
+    assert list(rows) == list(E.READINGS)
+    assert rows["ple"] == {"reading": "ple", "sense": "raised", "agree": [F.VARIANT_NAMES[v] for v in VARIANTS],
+                           "every_block": True, "no_block": False}
+    assert rows["hopfield"]["sense"] == "lowered" and not rows["hopfield"]["every_block"]
+    assert "the exact block" not in rows["hopfield"]["agree"] and not rows["hopfield"]["no_block"]
+    assert rows["crate"]["no_block"] and rows["crate"]["agree"] == []
+
+
+def thesis_numbers(att_end, pix_end, sd=0.01, start=(0.02, 0.6)):
+    le, base = {}, {}
+    for v in ("attention", "diffusion"):
+        le[v] = {"attention": {q: np.array([start[0], att_end[v]]) for q in (2, 10)},
+                 "pixels": {q: np.array([start[1], pix_end[v]]) for q in (2, 10)}}
+    for g in ("attention", "pixels"):
+        base[g] = {q: {"mean": 0.02, "sd": sd} for q in (2, 10)}
+    erank = {"attention": np.array([80.0, 60.0]), "diffusion": np.array([80.0, 50.0])}
+    return le, base, erank
+
+
+def test_thesis_facts():
+    le, base, er = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.5})
+    f = F.thesis_facts(le, base, er, np.full(10, 1e-4), np.ones(10))
+    att, pix = f["graphs"]
+    assert att["graph"] == F.GRAPH_NAMES["attention"] and [q["q"] for q in att["qs"]] == [2, 10]
+    q = att["qs"][0]
+    assert q["random"] and (q["low"], q["high"], q["mean"], q["sd"]) == (0.02, 0.04, 0.02, 0.01)
+    q = pix["qs"][0]
+    assert not q["random"] and q["start"] == 0.6 and not q["far"]
+    assert q["ends"] == [{"variant": "plain attention", "end": 0.7}, {"variant": "$A - I$", "end": 0.5}]
+    assert q["up"] == ["plain attention"] and q["one_up"] and q["down"] == ["$A - I$"] and q["any_down"]
+    assert q["best"] == "plain attention" and q["rel_tol"] == W["move"]
+    assert f["isolated"] and f["has_participation"] and (f["lam_min"], f["p_max"]) == (1e-4, 1.0)
+    assert f["rank_first"] == 80.0 and f["fastest"] == "$A - I$"
+    assert f["ranks"] == [{"variant": "$A - I$", "rank": 50.0}, {"variant": "plain attention", "rank": 60.0}]
+
+
+def test_thesis_facts_choices_turn_at_their_thresholds():
+    # the random level: mean + n_sd sd = 0.05
+    for side, random in ((0.9, True), (1.1, False)):
+        top = 0.02 + side * W["n_sd"] * 0.01
+        le, base, er = thesis_numbers({"attention": top, "diffusion": 0.03}, {"attention": 0.7, "diffusion": 0.5})
+        assert F.thesis_facts(le, base, er, np.ones(10))["graphs"][0]["qs"][0]["random"] is random
+    # a move counts beyond WORDS["move"] of the start
+    for side, moves in ((0.9, False), (1.1, True)):
+        end = 0.6 * (1 + side * W["move"])
+        le, base, er = thesis_numbers({"attention": 0.3, "diffusion": 0.3}, {"attention": end, "diffusion": 0.6})
+        q = F.thesis_facts(le, base, er, np.ones(10))["graphs"][1]["qs"][0]
+        assert q["any_up"] is moves and not q["any_down"]
+    # far from 1: every end below WORDS["close"]
+    for end, far in ((0.99 * W["close"], True), (W["close"], False)):
+        le, base, er = thesis_numbers({"attention": end, "diffusion": 0.3}, {"attention": 0.7, "diffusion": 0.5})
+        assert F.thesis_facts(le, base, er, np.ones(10))["graphs"][0]["qs"][0]["far"] is far
+    # isolated: every eigenvalue and every participation ratio below their bounds
+    le, base, er = thesis_numbers({"attention": 0.3, "diffusion": 0.3}, {"attention": 0.7, "diffusion": 0.5})
+    lam_in, lam_out = np.full(10, 0.9 * W["isolated_eigenvalue"]), np.full(10, 1.1 * W["isolated_eigenvalue"])
+    p_in, p_out = np.full(10, 0.9 * W["isolated_participation"]), np.full(10, 1.1 * W["isolated_participation"])
+    assert F.thesis_facts(le, base, er, lam_in, p_in)["isolated"]
+    assert not F.thesis_facts(le, base, er, lam_out, p_in)["isolated"]
+    assert not F.thesis_facts(le, base, er, lam_in, p_out)["isolated"]
+    bare = F.thesis_facts(le, base, er, lam_in)
+    assert bare["isolated"] and not bare["has_participation"] and math.isnan(bare["p_min"])
+
+
+def test_closing_facts():
+    le, base, _ = thesis_numbers({"attention": 0.9, "diffusion": 0.95}, {"attention": 0.6, "diffusion": 0.6})
+    f = F.closing_facts(harness(), {v: (1e-17 if v == "exact" else 1e-3) for v in VARIANTS}, alignment(), le, base)
+    assert f["corrected"] and f["n_blocks"] == 5
+    assert f["grads"] == ["the exact block"] and f["one_grad"] and f["any_grad"] and f["uniform"]
+    assert f["lifted"] == ["plain attention", "$A - I$"] and f["any_lifted"] and not f["one_lifted"]
+    assert f["has_control"] and f["control_q"] == 10 and f["attention_at_least"]  # both gain 0.0
+    assert (f["attention_start"], f["attention_end"], f["diffusion_start"], f["diffusion_end"]) == (0.6, 0.6, 0.6, 0.6)
+    le2, base2, _ = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.75})
+    f = F.closing_facts(harness({("phi", "paper")}), {v: 1e-3 for v in VARIANTS}, alignment(("paper",)), le2, base2)
+    assert not f["corrected"] and not f["any_grad"] and not f["uniform"]
+    assert not f["any_lifted"] and not f["attention_at_least"]
+    both = F.closing_facts(harness(), {}, alignment(("paper", "exact")), le2, base2)
+    assert not both["corrected"]
+    # lifted needs both: above the random level and at or above WORDS["close"]
+    for end, lifted in ((0.99 * W["close"], False), (W["close"], True)):
+        le3, base3, _ = thesis_numbers({"attention": end, "diffusion": 0.03}, {"attention": 0.7, "diffusion": 0.5})
+        assert F.closing_facts(harness(), {}, alignment(), le3, base3)["any_lifted"] is lifted
+    le4, base4, _ = thesis_numbers({"attention": 0.9, "diffusion": 0.03}, {"attention": 0.7, "diffusion": 0.5},
+                                   sd=0.3)  # random level 0.02 + 3 * 0.3 = 0.92: 0.9 is at the random level
+    assert not F.closing_facts(harness(), {}, alignment(), le4, base4)["any_lifted"]
+    alone = F.closing_facts(harness(), {}, alignment(), {"attention": le["attention"]}, base)
+    assert not alone["has_control"] and math.isnan(alone["attention_start"])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The chapter's templates
+
+
+def facts_examples():
+    """Each facts function the chapter calls, on numbers for which its lists are not empty (so that every loop over
+    them reaches its template)."""
+    le, base, er = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.5})
+    retention = {v: {"top": {"measured": 1e-2, "predicted": 1e-3}, "middle": {"measured": 0.1, "predicted": 0.15},
+                     "n_modes": 50, "n_steps": 8} for v in ("attention", "diffusion")}
+    ple_undone = {"ple": {"attention": entry([1.0, 1.0], [-7.0, -8.0])}, "phi": {"attention": entry([1.0, 1.0])}}
+    return {
+        "proposition_facts": F.proposition_facts({"a": 1e-14, "b": 3e-15}),
+        "gradient_field_facts": F.gradient_field_facts({"attention": 1e-3, "exact": 1e-17}),
+        "harness_facts": F.harness_facts(harness({("crate", "exact")})),
+        "objectives_facts": F.objectives_facts(ple_undone),
+        "spectrum_facts": F.spectrum_facts(np.linspace(0.0, 1.0, 50)),
+        "retention_facts": F.retention_facts(retention),
+        "differential_facts": F.differential_facts([0.1, 1e-7], [100.0, 1000.0]),
+        "readings_facts": F.readings_facts(harness({("crate", "exact")})),
+        "thesis_facts": F.thesis_facts(le, base, er, np.full(10, 1e-4), np.ones(10)),
+        "closing_facts": F.closing_facts(harness(), {}, alignment(), le, base),
+    }
+
+
+def chapter_cells():
+    """The chapter's cells, parsed, with the line numbers of the chapter's source."""
+    lines = CHAPTER.read_text(encoding="utf-8").splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.startswith("# %%")] + [len(lines)]
+    cells = []
+    for a, b in zip(starts, starts[1:]):
+        tree = ast.parse("".join(lines[a + 1:b]))
+        cells.append(ast.increment_lineno(tree, a + 1))
+    return cells
+
+
+def facts_call(expr):
+    """The name of the facts function ``expr`` calls (``figs.x_facts(...)``), or None."""
+    if isinstance(expr, ast.Call):
+        f = expr.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        return name if name in facts_examples() else None
+    return None
+
+
+def is_text(expr):
+    """An expression the chapter builds text with: a fill, a str.join, or a list of them."""
+    return any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == "fill"
+                                            or isinstance(n.func, ast.Attribute) and n.func.attr == "join")
+               for n in ast.walk(expr))
+
+
+def fill_calls():
+    """Every ``fill(template, facts, **more)`` of the chapter, with the facts it gets, cell by cell in order.
+
+    A name is bound to facts when it is assigned a ``*_facts(...)`` call (the chapter's literal constants are
+    facts too), when it is the parameter of a chapter function called with such facts, or when it is the loop
+    variable of a loop over a list of facts (``for x in facts["key"]``, nested loops too): then it stands for every
+    element of the list in turn. A name assigned text (a fill or a join) stands for a placeholder text.
+    """
+    examples = facts_examples()
+    trees = chapter_cells()
+    constants, texts, params = {}, set(), {}
+    for tree in trees:
+        for node in tree.body:  # the chapter's literal constants, e.g. D_Q, KAPPA, ETA, BETA, N_STEPS = 128, ...
+            if isinstance(node, ast.Assign):
+                try:
+                    value = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        constants[t.id] = value
+                    elif isinstance(t, ast.Tuple) and isinstance(value, tuple):
+                        constants.update({e.id: v for e, v in zip(t.elts, value) if isinstance(e, ast.Name)})
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and is_text(node.value):
+                texts.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args and facts_call(node.args[0]):
+                params[node.func.id] = facts_call(node.args[0])
+    calls = []
+    bound = {name: [value] for name, value in constants.items()}
+    for tree in trees:
+        for node in ast.walk(tree):  # breadth first: an outer loop binds before the loops inside it
+            if isinstance(node, ast.Assign) and facts_call(node.value):
+                bound.update({t.id: [examples[facts_call(node.value)]] for t in node.targets if isinstance(t, ast.Name)})
+            elif isinstance(node, ast.FunctionDef) and node.name in params:
+                bound[node.args.args[0].arg] = [examples[params[node.name]]]
+            elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Subscript) \
+                    and isinstance(node.iter.value, ast.Name) and node.iter.value.id in bound:
+                items = [item for parent in bound[node.iter.value.id] for item in parent[node.iter.slice.value]]
+                assert items, f"line {node.iter.lineno}: the example facts leave {ast.unparse(node.iter)} empty"
+                bound[node.target.id] = items
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fill"):
+                continue
+            loops = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and len(bound.get(n.id, ())) > 1}
+            assert len(loops) <= 1, f"line {node.lineno}: one loop at a time"
+            for k in range(len(bound[next(iter(loops))]) if loops else 1):
+                def value(expr):
+                    if isinstance(expr, ast.Name) and expr.id in bound:
+                        return bound[expr.id][k if expr.id in loops else 0]
+                    if isinstance(expr, ast.Name) and expr.id in texts:
+                        return "some text"
+                    if facts_call(expr):
+                        return examples[facts_call(expr)]
+                    if isinstance(expr, ast.Attribute) and ast.unparse(expr) == "figs.WORDS":
+                        return F.WORDS
+                    if isinstance(expr, ast.Subscript) and isinstance(expr.value, (ast.Name, ast.Subscript)):
+                        return value(expr.value)[expr.slice.value]
+                    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
+                        return "some text"
+                    raise AssertionError(f"line {expr.lineno}: cannot tell which facts {ast.unparse(expr)} are")
+
+                facts = {**(value(node.args[1]) if len(node.args) > 1 else {}),
+                         **{kw.arg: value(kw.value) for kw in node.keywords}}
+                choices = {ast.unparse(s): value(s) for s in ast.walk(node.args[0]) if isinstance(s, ast.Subscript)}
+                calls.append((node, facts, choices))
+    return calls
+
+
+def pieces(template):
+    """The string constants of a template expression (each branch of each conditional), less subscripts' keys."""
+    keys = {id(n.slice) for n in ast.walk(template) if isinstance(n, ast.Subscript)}
+    return [n.value for n in ast.walk(template) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in keys]
+
+
+def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
+    """What the chapter takes from figures/energies is tables, figures, names and facts, never a sentence; and it
+    passes every facts function of the module to fill."""
+    source = CHAPTER.read_text(encoding="utf-8")
+    used = {n.attr for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == "figs"}
+    assert used <= set(F.__all__), used - set(F.__all__)
+    assert not {u for u in used if u.endswith(("_text", "_note"))}, used
+    every = {f for f in F.__all__ if f.endswith("_facts")}
+    assert every == set(facts_examples()), every ^ set(facts_examples())
+    assert every <= used, every - used
+
+
+def test_every_template_of_the_chapter_fills_from_its_facts():
+    calls = fill_calls()
+    assert len({c.lineno for c, _, _ in calls}) >= 20
+    called = set()
+    for call, facts, choices in calls:
+        texts = pieces(call.args[0])
+        assert texts, f"line {call.lineno}: the template is written in the cell"
+        for text in texts:
+            for _, field, _, _ in string.Formatter().parse(text):
+                if field is not None:
+                    assert field in facts, f"line {call.lineno}: the slot {field!r} has no fact"
+            fill(text, facts)  # no KeyError, and each formatter fits its fact
+        # the template chooses only on facts that are booleans: no comparison, no number, no call
+        for choice, v in choices.items():
+            assert isinstance(v, bool), f"line {call.lineno}: {choice} is {v!r}, not a boolean"
+        for n in ast.walk(call.args[0]):
+            assert not isinstance(n, (ast.Compare, ast.Call)), f"line {call.lineno}: {ast.unparse(n)}"
+            if isinstance(n, ast.IfExp):
+                assert isinstance(n.test, ast.Subscript), f"line {call.lineno}: {ast.unparse(n.test)}"
+        called.add(call.lineno)
+    assert called
+
+
+def test_the_chapter_chooses_outside_templates_only_on_boolean_facts():
+    """An ``if`` around a template, like the conditionals inside one, tests a boolean fact."""
+    examples = facts_examples()
+    for tree in chapter_cells():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "fill"
+                                                for n in ast.walk(node)):
+                test = node.test
+                assert isinstance(test, ast.Subscript) and isinstance(test.value, ast.Name), ast.unparse(test)
+                # said["closer_held"] and the like: a key of some facts function, whose example is a bool
+                key = test.slice.value
+                holders = [f for f in examples.values() if key in f]
+                assert holders and all(isinstance(f[key], bool) for f in holders), ast.unparse(test)
