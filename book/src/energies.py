@@ -396,36 +396,28 @@ display(Markdown(figs.robustness_table(facts, caption=fill(
     figs.WORDS)).to_markdown()))
 
 # %% tags=["remove-input"]
-_room = [f for f in facts if f["start_above_random"] and not f["at_ceiling"]]
-_flat = [f for f in facts if not f["start_above_random"]]
-_ceil = [f for f in facts if f["at_ceiling"]]
-
-
-def _where(rows):
-    return "; ".join(sorted({f"{figs.GRAPH_SHORT[f['graph']]} at $\\kappa = {f['kappa']:g}$" for f in rows}))
-
-
-_VERB = {"towards": "towards", "away": "away from", "still": "neither towards nor away from"}
-_moves = {v: [f["moves"][v] for f in _room] for v in ROBUST_VARIANTS}
-_held = [v for v in ROBUST_VARIANTS if _moves[v] and len(set(_moves[v])) == 1]
-_varied = [v for v in ROBUST_VARIANTS if _moves[v] and v not in _held]
-_closer = [f for f in _room if f["ends"]["diffusion"] > f["ends"]["attention"]]
-_holds = [f"{figs.VARIANT_NAMES[v]} moves {_VERB[_moves[v][0]]} the LE embedding" for v in _held]
-_depends = [f"{figs.VARIANT_NAMES[v]} moves towards its graph's LE embedding in {_moves[v].count('towards')}, away in "
-            f"{_moves[v].count('away')} and neither in {_moves[v].count('still')}" for v in _varied]
-if _room and len(_closer) in (0, len(_room)):
-    _holds.append(f"$A - I$ ends {'closer to' if _closer else 'farther from'} it than plain attention")
-elif _room:
-    _depends.append(f"$A - I$ ends closer than plain attention in {len(_closer)} of them ({_where(_closer)})")
-display(Markdown(
-    f"Of the {len(facts)} constructions ({len(ROBUST_KAPPAS)} values of $\\kappa$, {len(T.GRAPHS)} graphs, "
-    f"$q = 2$ and $10$), {len(_flat)} start at the random level ({_where(_flat) or 'none'}) and {len(_ceil)} at "
-    f"the ceiling, a mean cosine of at least {T.CEILING:g} before any block ({_where(_ceil) or 'none'}), where the "
-    f"test has no room to show a move. That leaves {len(_room)} where it can. "
-    + (f"What holds for every one of them: {'; '.join(_holds)}. " if _holds else "Nothing holds for all of them. ")
-    + (f"What depends on the graph, $\\kappa$ and $q$: {'; '.join(_depends)}. " if _depends else "")
-    + "Along the step-size family below, any difference between $A - I$ and plain attention is one of step "
-      "length."))
+said = figs.constructions_facts(facts, ROBUST_VARIANTS)
+_room, _flat, _ceil, _closer, _moves = (said[k] for k in ("room", "flat", "at_ceiling", "closer", "moves"))
+holds = [fill("{variant} moves " + ("towards" if h["towards"] else "away from" if h["away"] else
+                                    "neither towards nor away from") + " the LE embedding", h) for h in said["held"]]
+depends = [fill("{variant} moves towards its graph's LE embedding in {n_towards}, away in {n_away} and neither in "
+                "{n_still}", v) for v in said["varied"]]
+if said["closer_held"]:
+    holds.append(fill("$A - I$ ends " + ("closer to" if said["always_closer"] else "farther from")
+                      + " it than plain attention", said))
+if said["closer_varies"]:
+    depends.append(fill("$A - I$ ends closer than plain attention in {n_closer} of them ({closer_where})", said,
+                        closer_where="; ".join(said["closer_where"])))
+display(Markdown(fill(
+    "Of the {n} constructions ({n_kappas} values of $\\kappa$, {n_graphs} graphs, $q = 2$ and $10$), {n_flat} start "
+    "at the random level (" + ("{flat_where}" if said["any_flat"] else "none") + ") and {n_ceiling} at the ceiling, "
+    "a mean cosine of at least {ceiling:g} before any block (" + ("{ceiling_where}" if said["any_ceiling"] else "none")
+    + "), where the test has no room to show a move. That leaves {n_room} where it can. "
+    + ("What holds for every one of them: {holds}. " if said["any_holds"] else "Nothing holds for all of them. ")
+    + ("What depends on the graph, $\\kappa$ and $q$: {depends}. " if said["any_depends"] else "")
+    + "Along the step-size family below, any difference between $A - I$ and plain attention is one of step length.",
+    said, flat_where="; ".join(said["flat_where"]), ceiling_where="; ".join(said["ceiling_where"]),
+    holds="; ".join(holds), depends="; ".join(depends))))
 
 # %% tags=["remove-cell"]
 # Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page).
@@ -471,27 +463,17 @@ fig = figs.step_family_figure(family_le, steps, baseline)
 plt.show()
 
 # %% tags=["remove-input"]
-def _last(s, g, q):
-    return float(family_le[s][g][q][-1])
-
-
-# A difference between two steps counts when it exceeds three standard deviations of the random level.
-_moves = {(g, q): _last(steps["diffusion"], g, q) - _last(steps["attention"], g, q)
-          for g in ("attention", "pixels") for q in (2, 10)}
-_noise = {(g, q): 3 * baseline[g][q]["sd"] for g, q in _moves}
-_said = {k: "higher" if d > _noise[k] else "lower" if d < -_noise[k] else "no different" for k, d in _moves.items()}
-display(Markdown(
-    f"With $\\eta = {ETA:g}$, $d_q = {D_Q}$ and $\\beta = {BETA:g}$ the steps are $s = {steps['attention']:.3g}$ "
-    f"(plain attention), ${steps['diffusion']:.3g}$ ($A - I$) and ${steps['paper']:.3g}$ (the paper's block). Eight "
-    f"blocks of $A - I$ and eight of plain attention at $s = {steps['diffusion']:.3g}$ end at most "
-    f"${family_gap['diffusion']:.1e}$ apart (the paper's block: ${family_gap['paper']:.1e}$), which is float64 "
-    f"rounding: at this initialisation $A - I$ does nothing that a longer attention step does not. Read along the "
-    f"family, the longer step leaves the latents' agreement with the LE embedding of the attention graph "
-    f"{_said[('attention', 2)]} at $q = 2$ and {_said[('attention', 10)]} at $q = 10$, and with the pixels' "
-    f"$k$-NN graph {_said[('pixels', 2)]} at $q = 2$ and {_said[('pixels', 10)]} at $q = 10$, than plain "
-    f"attention's own step does (a difference counts when it exceeds three standard deviations of the random "
-    f"level). Whatever the previous section found between plain attention and $A - I$ is a finding about the "
-    f"step length."))
+display(Markdown(fill(
+    "With $\\eta = {eta:g}$, $d_q = {d_q}$ and $\\beta = {beta:g}$ the steps are $s = {s_attention:.3g}$ "
+    "(plain attention), ${s_diffusion:.3g}$ ($A - I$) and ${s_paper:.3g}$ (the paper's block). Eight blocks of "
+    "$A - I$ and eight of plain attention at $s = {s_diffusion:.3g}$ end at most ${gap_diffusion:.1e}$ apart (the "
+    "paper's block: ${gap_paper:.1e}$), which is float64 rounding: at this initialisation $A - I$ does nothing that a "
+    "longer attention step does not. Read along the family, the longer step leaves the latents' agreement with the "
+    "LE embedding of the attention graph {attention_q2} at $q = 2$ and {attention_q10} at $q = 10$, and with the "
+    "pixels' $k$-NN graph {pixels_q2} at $q = 2$ and {pixels_q10} at $q = 10$, than plain attention's own step does "
+    "(a difference counts when it exceeds three standard deviations of the random level). Whatever the previous "
+    "section found between plain attention and $A - I$ is a finding about the step length.",
+    figs.step_family_facts(family_le, steps, family_gap, baseline), eta=ETA, d_q=D_Q, beta=BETA)))
 
 # %% tags=["remove-cell"]
 for _v in U.STEP_FAMILY:
@@ -686,11 +668,11 @@ le_s = T.le_alignment(paths_s, targets_s, qs=(2, 10))
 display(Markdown(thesis_paragraphs(figs.thesis_facts(le_s, T.random_baseline(targets_s, qs=(2, 10)),
                                                      T.effective_rank_path(paths_s), targets_s["attention_eigenvalues"],
                                                      T.participation_ratio(targets_s["attention"])))))
-_starts = {q: float(le_s["attention"]["attention"][q][0]) for q in (2, 10)}
-_at_ceiling = [q for q, v in _starts.items() if v >= T.CEILING]
-display(Markdown(
-    f"Before any block the latents' principal subspace already agrees with the attention graph's LE embedding "
-    f"to {_starts[2]:.3f} at $q = 2$ and {_starts[10]:.3f} at $q = 10$"
-    + (f": at $q = {' and '.join(map(str, _at_ceiling))}$ the test starts at its ceiling (at least "
-       f"{T.CEILING:g}), so it has no room to show a block moving towards that embedding." if _at_ceiling else
-       ", below the ceiling, so a move towards it could show.")))
+start = figs.ceiling_facts(le_s)
+display(Markdown(fill(
+    "Before any block the latents' principal subspace already agrees with the attention graph's LE embedding to "
+    "{start_q2:.3f} at $q = 2$ and {start_q10:.3f} at $q = 10$"
+    + (": at $q = {at_ceiling:listing}$ the test starts at its ceiling (at least {ceiling:g}), so it has no room to "
+       "show a block moving towards that embedding." if start["any_at_ceiling"] else
+       ", below the ceiling, so a move towards it could show."),
+    start)))

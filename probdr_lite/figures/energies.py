@@ -23,6 +23,7 @@ from probdr_lite.figures.prose import listing, num, sci, trend
 from probdr_lite.figures.style import variant_colour
 from probdr_lite.objections import THRESHOLDS
 from probdr_lite.plotting import Table, describe
+from probdr_lite.thesis import CEILING
 
 __all__ = [
     "WORDS",
@@ -50,8 +51,11 @@ __all__ = [
     "thesis_table",
     "robustness_table",
     "thesis_facts",
+    "constructions_facts",
     "thesis_figure",
     "step_family_figure",
+    "step_family_facts",
+    "ceiling_facts",
     "closing_facts",
 ]
 
@@ -582,6 +586,52 @@ def thesis_facts(alignment: dict, baseline: dict, erank: dict, eigenvalues, part
     }
 
 
+def _where(rows) -> list:
+    """The graphs and kappas of some rows of :func:`probdr_lite.thesis.robustness_facts`, as short labels."""
+    return sorted({f"{GRAPH_SHORT[f['graph']]} at $\\kappa = {f['kappa']:g}$" for f in rows})
+
+
+def constructions_facts(facts: list, variants=("attention", "diffusion", "paper"), ceiling=CEILING) -> dict:
+    """What holds over the thesis test's constructions (:func:`probdr_lite.thesis.robustness_facts`' rows, with
+    their ``ceiling``) and what depends on the graph, kappa and q.
+
+    The rows themselves: ``room`` (the constructions whose start is above the random level and below the ceiling,
+    where the test can show a move), ``flat`` (start at the random level), ``at_ceiling`` and ``closer`` (those of
+    ``room`` where A - I ends closer to the embedding than plain attention), and ``moves`` {variant: its move in each
+    of ``room``}. Their counts: ``n``, ``n_kappas``, ``n_graphs``, ``n_flat``, ``n_ceiling``, ``n_room``,
+    ``n_closer``; where they are (short labels): ``flat_where``, ``ceiling_where``, ``closer_where``, with
+    ``any_flat`` and ``any_ceiling``. ``held``: one {variant, towards, away} per block that moves the same way in
+    every one of ``room``; ``varied``: one {variant, n_towards, n_away, n_still} per other block; ``closer_held``
+    (A - I ends closer in all of them or in none: ``always_closer`` says which), ``closer_varies``; ``any_holds`` and
+    ``any_depends``.
+    """
+    if not isinstance(facts, list) or not facts:
+        raise ValueError("facts must be the non-empty list of thesis.robustness_facts")
+    room = [f for f in facts if f["start_above_random"] and not f["at_ceiling"]]
+    flat = [f for f in facts if not f["start_above_random"]]
+    ceil = [f for f in facts if f["at_ceiling"]]
+    moves = {v: [f["moves"][v] for f in room] for v in variants}
+    held = [v for v in variants if moves[v] and len(set(moves[v])) == 1]
+    varied = [v for v in variants if moves[v] and v not in held]
+    closer = [f for f in room if f["ends"]["diffusion"] > f["ends"]["attention"]]
+    closer_held = bool(room) and len(closer) in (0, len(room))
+    closer_varies = bool(room) and not closer_held
+    return {
+        "room": room, "flat": flat, "at_ceiling": ceil, "closer": closer, "moves": moves,
+        "n": len(facts), "n_kappas": len({f["kappa"] for f in facts}), "n_graphs": len({f["graph"] for f in facts}),
+        "n_flat": len(flat), "any_flat": bool(flat), "flat_where": _where(flat),
+        "n_ceiling": len(ceil), "any_ceiling": bool(ceil), "ceiling_where": _where(ceil), "ceiling": float(ceiling),
+        "n_room": len(room),
+        "held": [{"variant": _name(v), "towards": moves[v][0] == "towards", "away": moves[v][0] == "away"}
+                 for v in held],
+        "varied": [{"variant": _name(v), "n_towards": moves[v].count("towards"), "n_away": moves[v].count("away"),
+                    "n_still": moves[v].count("still")} for v in varied],
+        "closer_held": closer_held, "always_closer": bool(closer), "closer_varies": closer_varies,
+        "n_closer": len(closer), "closer_where": _where(closer),
+        "any_holds": bool(held) or closer_held, "any_depends": bool(varied) or closer_varies,
+    }
+
+
 def thesis_figure(alignment: dict, baseline: dict, qs=(2, 5, 10)):
     """Mean principal-angle cosine per layer: one panel per graph and q, one line per variant, the random level
     dashed."""
@@ -633,6 +683,40 @@ def step_family_figure(family_le: dict, steps: dict, baseline: dict, qs=(2, 10))
                          "plain attention match the graph's Laplacian Eigenmaps embedding, as its step grows, with "
                          "plain attention, A - I and the paper's block marked at their own steps, and the random "
                          "level dotted.")
+
+
+def step_family_facts(family_le: dict, steps: dict, family_gap: dict, baseline: dict, graphs=("attention", "pixels"),
+                      qs=(2, 10), n_sd=None) -> dict:
+    """The step-size family against the blocks: the facts of its paragraph.
+
+    ``family_le`` is :func:`probdr_lite.thesis.le_alignment` of plain-attention paths keyed by the step s,
+    ``steps`` maps each block of the family to its s, ``family_gap`` maps "diffusion" and "paper" to the largest
+    difference between that block's path and plain attention's at its step. Facts: ``s_attention``,
+    ``s_diffusion``, ``s_paper``, ``gap_diffusion``, ``gap_paper`` and, for each graph g and q, ``<g>_q<q>_change``
+    (the thesis measure after the last block at A - I's step minus at plain attention's) and ``<g>_q<q>``:
+    "higher", "lower" or "no different", a difference counting beyond ``n_sd`` (default ``WORDS["n_sd"]``) standard
+    deviations of the random level.
+    """
+    n_sd = WORDS["n_sd"] if n_sd is None else float(n_sd)
+    facts = {"s_attention": steps["attention"], "s_diffusion": steps["diffusion"], "s_paper": steps["paper"],
+             "gap_diffusion": float(family_gap["diffusion"]), "gap_paper": float(family_gap["paper"])}
+    for g in graphs:
+        for q in qs:
+            d = float(family_le[steps["diffusion"]][g][q][-1]) - float(family_le[steps["attention"]][g][q][-1])
+            noise = n_sd * baseline[g][q]["sd"]
+            facts[f"{g}_q{q}_change"] = d
+            facts[f"{g}_q{q}"] = "higher" if d > noise else "lower" if d < -noise else "no different"
+    return facts
+
+
+def ceiling_facts(le: dict, graph="attention", variant="attention", qs=(2, 10), ceiling=CEILING) -> dict:
+    """Where the latents start on one graph's thesis measure (:func:`probdr_lite.thesis.le_alignment`) against the
+    test's ``ceiling``: ``start_q<q>`` for each q, ``at_ceiling`` (the qs whose start is at or above it),
+    ``any_at_ceiling`` and ``ceiling``."""
+    starts = {q: float(le[variant][graph][q][0]) for q in qs}
+    at = [q for q, v in starts.items() if v >= ceiling]
+    return {**{f"start_q{q}": v for q, v in starts.items()}, "at_ceiling": at, "any_at_ceiling": bool(at),
+            "ceiling": float(ceiling)}
 
 
 def closing_facts(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, tol=None,

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from probdr_lite import energies as E
+from probdr_lite import thesis as T
 from probdr_lite.figures import energies as F
 from probdr_lite.figures.prose import fill
 from probdr_lite.objections import THRESHOLDS
@@ -215,6 +216,65 @@ def test_thesis_facts_choices_turn_at_their_thresholds():
     assert bare["isolated"] and not bare["has_participation"] and math.isnan(bare["p_min"])
 
 
+def robust_row(kappa=30.0, graph="pixels", q=2, moves=("towards", "towards", "away"), ends=(0.5, 0.6, 0.4),
+               above=True, ceiling=False):
+    names = ("attention", "diffusion", "paper")
+    return {"kappa": kappa, "graph": graph, "q": q, "start": 0.5, "ends": dict(zip(names, ends)),
+            "moves": dict(zip(names, moves)), "random": 0.02, "random_sd": 0.01, "start_above_random": above,
+            "at_ceiling": ceiling}
+
+
+def test_constructions_facts():
+    rows = [robust_row(), robust_row(q=10, moves=("still", "towards", "away")),
+            robust_row(kappa=3.0, graph="attention", ceiling=True), robust_row(graph="attention", above=False)]
+    f = F.constructions_facts(rows)
+    assert (f["n"], f["n_kappas"], f["n_graphs"], f["n_room"], f["n_flat"], f["n_ceiling"]) == (4, 2, 2, 2, 1, 1)
+    assert f["room"] == rows[:2] and f["flat"] == [rows[3]] and f["at_ceiling"] == [rows[2]]
+    assert f["flat_where"] == ["$W = e^S$ at $\\kappa = 30$"] and f["ceiling_where"] == ["$W = e^S$ at $\\kappa = 3$"]
+    assert f["any_flat"] and f["any_ceiling"] and f["ceiling"] == T.CEILING
+    assert f["moves"] == {"attention": ["towards", "still"], "diffusion": ["towards", "towards"],
+                          "paper": ["away", "away"]}
+    assert f["held"] == [{"variant": "$A - I$", "towards": True, "away": False},
+                         {"variant": "the paper's block", "towards": False, "away": True}]
+    assert f["varied"] == [{"variant": "plain attention", "n_towards": 1, "n_away": 0, "n_still": 1}]
+    # A - I ends closer (0.6 > 0.5) in both: that holds for all of them
+    assert f["closer_held"] and f["always_closer"] and not f["closer_varies"] and f["n_closer"] == 2
+    assert f["any_holds"] and f["any_depends"]
+    mixed = F.constructions_facts([robust_row(), robust_row(q=10, ends=(0.6, 0.5, 0.4))])
+    assert mixed["closer_varies"] and not mixed["closer_held"] and mixed["n_closer"] == 1
+    farther = F.constructions_facts([robust_row(ends=(0.6, 0.6, 0.4))])  # equal ends: not closer
+    assert farther["closer_held"] and not farther["always_closer"]
+    none = F.constructions_facts([robust_row(above=False)])
+    assert none["n_room"] == 0 and not (none["closer_held"] or none["closer_varies"] or none["any_holds"])
+    assert none["held"] == [] and none["varied"] == [] and not none["any_ceiling"]
+
+
+def test_step_family_facts_count_a_difference_beyond_the_random_level():
+    steps = {"attention": 0.8, "diffusion": 4.0, "paper": 3.88}
+    base = {g: {q: {"mean": 0.02, "sd": 0.01} for q in (2, 10)} for g in ("attention", "pixels")}
+    noise = W["n_sd"] * 0.01
+    family = {s: {g: {q: np.array([0.5, 0.5]) for q in (2, 10)} for g in base} for s in steps.values()}
+    family[4.0]["attention"][2] = np.array([0.5, 0.5 + 1.1 * noise])
+    family[4.0]["attention"][10] = np.array([0.5, 0.5 + 0.9 * noise])
+    family[4.0]["pixels"][2] = np.array([0.5, 0.5 - 1.1 * noise])
+    f = F.step_family_facts(family, steps, {"diffusion": 4.8e-14, "paper": 5.2e-14}, base)
+    assert (f["s_attention"], f["s_diffusion"], f["s_paper"], f["gap_paper"]) == (0.8, 4.0, 3.88, 5.2e-14)
+    assert (f["attention_q2"], f["attention_q10"], f["pixels_q2"], f["pixels_q10"]) == (
+        "higher", "no different", "lower", "no different")
+    assert f["attention_q2_change"] == pytest.approx(1.1 * noise)
+
+
+def test_ceiling_facts():
+    le = {"attention": {"attention": {2: np.array([0.96, 0.9]), 10: np.array([0.94, 0.9])}}}
+    f = F.ceiling_facts(le)
+    assert (f["start_q2"], f["start_q10"], f["at_ceiling"]) == (0.96, 0.94, [2])
+    assert f["any_at_ceiling"] and f["ceiling"] == T.CEILING
+    le["attention"]["attention"][10][0] = T.CEILING
+    assert F.ceiling_facts(le)["at_ceiling"] == [2, 10]
+    le["attention"]["attention"][2][0] = le["attention"]["attention"][10][0] = 0.94
+    assert not F.ceiling_facts(le)["any_at_ceiling"]
+
+
 def test_closing_facts():
     le, base, _ = thesis_numbers({"attention": 0.9, "diffusion": 0.95}, {"attention": 0.6, "diffusion": 0.6})
     f = F.closing_facts(harness(), {v: (1e-17 if v == "exact" else 1e-3) for v in VARIANTS}, alignment(), le, base)
@@ -248,8 +308,12 @@ def facts_examples():
     """Each facts function the chapter calls, on numbers for which its lists are not empty (so that every loop over
     them reaches its template)."""
     le, base, er = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.5})
+    steps = {"attention": 0.8, "diffusion": 4.0, "paper": 3.88}
+    family = {s: {g: {q: np.array([0.5, 0.6]) for q in (2, 10)} for g in base} for s in steps.values()}
     retention = {v: {"top": {"measured": 1e-2, "predicted": 1e-3}, "middle": {"measured": 0.1, "predicted": 0.15},
                      "n_modes": 50, "n_steps": 8} for v in ("attention", "diffusion")}
+    robust = [robust_row(), robust_row(q=10, moves=("still", "towards", "away"), ends=(0.6, 0.5, 0.4)),
+              robust_row(ceiling=True), robust_row(above=False)]
     ple_undone = {"ple": {"attention": entry([1.0, 1.0], [-7.0, -8.0])}, "phi": {"attention": entry([1.0, 1.0])}}
     return {
         "proposition_facts": F.proposition_facts({"a": 1e-14, "b": 3e-15}),
@@ -261,6 +325,9 @@ def facts_examples():
         "differential_facts": F.differential_facts([0.1, 1e-7], [100.0, 1000.0]),
         "readings_facts": F.readings_facts(harness({("crate", "exact")})),
         "thesis_facts": F.thesis_facts(le, base, er, np.full(10, 1e-4), np.ones(10)),
+        "constructions_facts": F.constructions_facts(robust),
+        "step_family_facts": F.step_family_facts(family, steps, {"diffusion": 1e-14, "paper": 2e-14}, base),
+        "ceiling_facts": F.ceiling_facts({"attention": {"attention": {2: np.array([0.96]), 10: np.array([0.5])}}}),
         "closing_facts": F.closing_facts(harness(), {}, alignment(), le, base),
     }
 
@@ -383,7 +450,7 @@ def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
 
 def test_every_template_of_the_chapter_fills_from_its_facts():
     calls = fill_calls()
-    assert len({c.lineno for c, _, _ in calls}) >= 20
+    assert len({c.lineno for c, _, _ in calls}) >= 30
     called = set()
     for call, facts, choices in calls:
         texts = pieces(call.args[0])
