@@ -598,9 +598,10 @@ display(Markdown(figs.readings_table(
 facts = figs.closing_facts(harness, asymmetry, alignment, le, baseline)
 display(Markdown(fill(
     "The paper's block, as the paper writes it, is "
-    + ("not an exact gradient step of its own objective; its correction, the exact block, is the exact step of "
-       "the stop-gradient ELBO and of $\\Phi$, a Hopfield-type log-sum-exp energy plus ProbDR's log-determinant"
-       if facts["corrected"] else "an exact gradient step of the stop-gradient ELBO")
+    + ("an exact gradient step of the stop-gradient ELBO" if facts["paper_exact"] else
+       "not an exact gradient step of its own objective"
+       + ("; its correction, the exact block, is the exact step of the stop-gradient ELBO and of $\\Phi$, a "
+          "Hopfield-type log-sum-exp energy plus ProbDR's log-determinant" if facts["correction_exact"] else ""))
     + (". Of the {n_blocks} blocks, only {grads:listing} " + ("is" if facts["one_grad"] else "are")
        + " a gradient field at all" if facts["any_grad"] else ". None of the {n_blocks} blocks is a gradient field")
     + ". "

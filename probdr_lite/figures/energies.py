@@ -723,8 +723,8 @@ def closing_facts(harness: dict, asymmetry: dict, alignment: dict, le: dict, bas
                   n_sd=None) -> dict:
     """Where the numbers leave the paper's reading among the others.
 
-    ``corrected``: the paper's block is not the exact gradient step of the stop-gradient ELBO and the exact block is
-    (:func:`exact_for`, to ``tol``); ``n_blocks``; ``grads`` (the names of the blocks that are
+    ``paper_exact`` and ``correction_exact``: the paper's block, and the exact block, is the exact gradient step of
+    the stop-gradient ELBO (:func:`exact_for`, to ``tol``); ``n_blocks``; ``grads`` (the names of the blocks that are
     gradient fields, asymmetry below ``tol``) with ``any_grad`` and ``one_grad``; ``uniform`` (every block moves
     every energy its reading's way at every step); ``lifted`` (the blocks that end, at some q, above the random
     level of the attention graph's LE embedding, ``n_sd`` standard deviations, and at or above ``WORDS["close"]``)
@@ -743,7 +743,7 @@ def closing_facts(harness: dict, asymmetry: dict, alignment: dict, le: dict, bas
         le[v][g][q][-1] > baseline[g][q]["mean"] + n_sd * baseline[g][q]["sd"] and le[v][g][q][-1] >= WORDS["close"]
         for q in baseline[g])]
     facts = {
-        "corrected": "paper" not in ple_exact and "exact" in ple_exact,
+        "paper_exact": "paper" in ple_exact, "correction_exact": "exact" in ple_exact,
         "n_blocks": len(variants), "grads": [_name(u) for u in grads], "any_grad": bool(grads),
         "one_grad": len(grads) == 1,
         "uniform": all(_agrees(harness[r][v], SENSE[r]) for r in harness for v in variants),

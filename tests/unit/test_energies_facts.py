@@ -278,17 +278,17 @@ def test_ceiling_facts():
 def test_closing_facts():
     le, base, _ = thesis_numbers({"attention": 0.9, "diffusion": 0.95}, {"attention": 0.6, "diffusion": 0.6})
     f = F.closing_facts(harness(), {v: (1e-17 if v == "exact" else 1e-3) for v in VARIANTS}, alignment(), le, base)
-    assert f["corrected"] and f["n_blocks"] == 5
+    assert not f["paper_exact"] and f["correction_exact"] and f["n_blocks"] == 5
     assert f["grads"] == ["the exact block"] and f["one_grad"] and f["any_grad"] and f["uniform"]
     assert f["lifted"] == ["plain attention", "$A - I$"] and f["any_lifted"] and not f["one_lifted"]
     assert f["has_control"] and f["control_q"] == 10 and f["attention_at_least"]  # both gain 0.0
     assert (f["attention_start"], f["attention_end"], f["diffusion_start"], f["diffusion_end"]) == (0.6, 0.6, 0.6, 0.6)
     le2, base2, _ = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.75})
     f = F.closing_facts(harness({("phi", "paper")}), {v: 1e-3 for v in VARIANTS}, alignment(("paper",)), le2, base2)
-    assert not f["corrected"] and not f["any_grad"] and not f["uniform"]
+    assert f["paper_exact"] and not f["correction_exact"] and not f["any_grad"] and not f["uniform"]
     assert not f["any_lifted"] and not f["attention_at_least"]
-    both = F.closing_facts(harness(), {}, alignment(("paper", "exact")), le2, base2)
-    assert not both["corrected"]
+    neither = F.closing_facts(harness(), {}, alignment(()), le2, base2)
+    assert not neither["paper_exact"] and not neither["correction_exact"]
     # lifted needs both: above the random level and at or above WORDS["close"]
     for end, lifted in ((0.99 * W["close"], False), (W["close"], True)):
         le3, base3, _ = thesis_numbers({"attention": end, "diffusion": 0.03}, {"attention": 0.7, "diffusion": 0.5})
