@@ -367,7 +367,8 @@ def thesis_paragraphs(facts):
     ranks = ", ".join(fill("{rank:num1} ({variant})", v) for v in facts["ranks"])
     paragraphs.append(fill(
         "The effective rank of $X_t$ falls from {rank_first:num1} to {ranks}: every block pushes the latents towards "
-        "the rank collapse of deep attention, {fastest} fastest.",
+        "the rank collapse of deep attention, {fastest} fastest." if facts["rank_falls"] else
+        "The effective rank of $X_t$ goes from {rank_first:num1} to {ranks}: not every block lowers it.",
         facts, ranks=ranks))
     return "\n\n".join(paragraphs)
 

@@ -79,6 +79,8 @@ WORDS = {
     "isolated_participation": 5.0,
     # the second attention map "attends only to itself" when the last relative gap is below this
     "second_map_identity": 1e-3,
+    # the effective rank "falls" for a block beyond this fraction of its layer-0 value
+    "rank_trend": 0.01,
 }
 
 #: How the prose names each update (MathJax where it is maths).
@@ -544,8 +546,8 @@ def thesis_facts(alignment: dict, baseline: dict, erank: dict, eigenvalues, part
     participation ratios (or None), both cut to the largest q: ``lam_min``, ``lam_max``, ``has_participation``,
     ``p_min``, ``p_max`` (NaN without them) and ``isolated`` (every eigenvalue below ``WORDS["isolated_eigenvalue"]``
     and every participation ratio below ``WORDS["isolated_participation"]``). The effective rank: ``rank_first`` (at
-    layer 0), ``ranks`` (one {variant, rank} per block at the last layer, lowest first) and ``fastest`` (the
-    lowest).
+    layer 0), ``ranks`` (one {variant, rank} per block at the last layer, lowest first), ``fastest`` (the lowest)
+    and ``rank_falls`` (every block lowers it by more than ``WORDS["rank_trend"]`` of its start).
     """
     n_sd = WORDS["n_sd"] if n_sd is None else float(n_sd)
     rel_tol = WORDS["move"] if rel_tol is None else float(rel_tol)
@@ -583,6 +585,7 @@ def thesis_facts(alignment: dict, baseline: dict, erank: dict, eigenvalues, part
                          and (p is None or p.max() < WORDS["isolated_participation"])),
         "rank_first": first, "ranks": [{"variant": _name(v), "rank": last[v]} for v in order],
         "fastest": _name(order[0]),
+        "rank_falls": all(trend(erank[v][0], last[v], WORDS["rank_trend"]) == "falls" for v in variants),
     }
 
 

@@ -185,7 +185,7 @@ def test_thesis_facts():
     assert q["up"] == ["plain attention"] and q["one_up"] and q["down"] == ["$A - I$"] and q["any_down"]
     assert q["best"] == "plain attention" and q["rel_tol"] == W["move"]
     assert f["isolated"] and f["has_participation"] and (f["lam_min"], f["p_max"]) == (1e-4, 1.0)
-    assert f["rank_first"] == 80.0 and f["fastest"] == "$A - I$"
+    assert f["rank_first"] == 80.0 and f["fastest"] == "$A - I$" and f["rank_falls"]
     assert f["ranks"] == [{"variant": "$A - I$", "rank": 50.0}, {"variant": "plain attention", "rank": 60.0}]
 
 
@@ -214,6 +214,10 @@ def test_thesis_facts_choices_turn_at_their_thresholds():
     assert not F.thesis_facts(le, base, er, lam_in, p_out)["isolated"]
     bare = F.thesis_facts(le, base, er, lam_in)
     assert bare["isolated"] and not bare["has_participation"] and math.isnan(bare["p_min"])
+    # the effective rank falls only if every block lowers it beyond WORDS["rank_trend"]
+    for side, falls in ((0.9, False), (1.1, True)):
+        er = {"attention": np.array([80.0, 80.0 * (1 - side * W["rank_trend"])]), "diffusion": np.array([80.0, 50.0])}
+        assert F.thesis_facts(le, base, er, lam_in)["rank_falls"] is falls
 
 
 def robust_row(kappa=30.0, graph="pixels", q=2, moves=("towards", "towards", "away"), ends=(0.5, 0.6, 0.4),
