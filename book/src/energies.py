@@ -674,7 +674,7 @@ start = figs.ceiling_facts(le_s)
 display(Markdown(fill(
     "Before any block the latents' principal subspace already agrees with the attention graph's LE embedding to "
     "{start_q2:.3f} at $q = 2$ and {start_q10:.3f} at $q = 10$"
-    + (": at $q = {at_ceiling:listing}$ the test starts at its ceiling (at least {ceiling:g}), so it has no room to "
-       "show a block moving towards that embedding." if start["any_at_ceiling"] else
+    + (": at {ceiling_qs:listing} the test starts at its ceiling (at least {ceiling:g}), so it has no room to show a "
+       "block moving towards that embedding." if start["any_at_ceiling"] else
        ", below the ceiling, so a move towards it could show."),
     start)))
