@@ -465,7 +465,7 @@ else:
 # demonstration of what decides the sign: two initialisations and two models are few cases, and
 # nothing above changes one of these quantities while holding the others fixed.
 #
-# ### The intervention: only $W_V$ and $W_O$ change scale
+# ### The intervention: only the value and output weights change scale
 #
 # The experiment that decides keeps one initialisation and changes only the scale of $W_V$ and
 # $W_O$: the GPT-2 initialisation with just those two matrices drawn as PyTorch's default draws them
