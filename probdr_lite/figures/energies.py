@@ -35,7 +35,7 @@ __all__ = [
     "spectrum_text",
     "filter_note",
     "differential_text",
-    "readings_table",
+    "energy_readings_table",
     "thesis_table",
     "thesis_text",
     "thesis_figure",
@@ -406,7 +406,7 @@ def differential_text(gaps, kappas2, kappa=30.0) -> str:
                if gaps[-1] < 1e-3 else ": the second map is not yet the identity at these sharpnesses."))
 
 
-def readings_table(table: dict, alignment: dict, asymmetry: dict, filter_note_text: str, differential_note: str,
+def energy_readings_table(table: dict, alignment: dict, asymmetry: dict, filter_note_text: str, differential_note: str,
                    tol=None) -> Table:
     """The chapter's closing table, reading by reading: the energy, the block whose step is its exact gradient
     step, what the reading predicts, and what this book measured (all but the third column computed)."""

@@ -14,7 +14,7 @@ from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.figures.prose import num
 from probdr_lite.figures.style import METRIC_LABELS as METRICS
 from probdr_lite.figures.style import describe, variant_style
-from probdr_lite.figures.verdicts import Verdict
+from probdr_lite.figures.verdicts import ObjectionVerdict
 from probdr_lite.objections import THRESHOLDS, regulariser_prediction
 from probdr_lite.plotting import Table
 
@@ -52,10 +52,10 @@ def _style(variant):
 
 
 def summary_table(verdicts) -> Table:
-    """The chapter's summary: objection | the test | the number | verdict, one row per :class:`Verdict`."""
+    """The chapter's summary: objection | the test | the number | verdict, one row per :class:`ObjectionVerdict`."""
     verdicts = list(verdicts) if not isinstance(verdicts, (str, bytes)) else []
-    if not verdicts or not all(isinstance(v, Verdict) for v in verdicts):
-        raise ValueError("verdicts must be a non-empty list of probdr_lite.figures.verdicts.Verdict")
+    if not verdicts or not all(isinstance(v, ObjectionVerdict) for v in verdicts):
+        raise ValueError("verdicts must be a non-empty list of probdr_lite.figures.verdicts.ObjectionVerdict")
     body = [[v.key, v.objection, v.test, v.number, v.verdict] for v in verdicts]
     return Table(["#", "objection", "the test", "the number", "verdict"], body,
                  caption="each number is computed in this chapter; each verdict follows from it by a stated threshold")

@@ -68,8 +68,8 @@ def recipe_label(recipe: dict) -> str:
     return ", ".join(parts)
 
 
-def _scale(quantity):
-    """(factor, unit) to show a quantity: accuracies in percentage points."""
+def _difference_units(quantity):
+    """(factor, unit) to draw a quantity's differences: accuracies in percentage points."""
     return (100.0, " pp") if quantity.endswith("acc") else (1.0, "")
 
 
@@ -115,7 +115,7 @@ def recipe_figure(table: RecipeTable, title: str | None = None):
     if not table.entries:
         raise ValueError("table must hold at least one (recipe, arm) entry")
     q = table.quantity
-    k, unit = _scale(q)
+    k, unit = _difference_units(q)
     groups = list(dict.fromkeys(recipe_label(e["recipe"]) for e in table.entries))
     n_rows = len(table.entries) + len(groups)
     fig, ax = plt.subplots(figsize=(7.0, 0.3 * n_rows + 1.3))

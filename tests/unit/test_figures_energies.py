@@ -145,11 +145,11 @@ def test_differential_text():
         F.differential_text([0.1], [100.0, 1000.0])
 
 
-def test_energy_path_figure_and_readings_table():
+def test_energy_path_figure_and_energy_readings_table():
     h = harness()
     fig = F.energy_path_figure(h)
     assert sum(ax.axison for ax in fig.axes) == len(E.READINGS)
-    t = F.readings_table(h, alignment(), {"exact": 1e-17, "attention": 1e-3}, "note", "diff note")
+    t = F.energy_readings_table(h, alignment(), {"exact": 1e-17, "attention": 1e-3}, "note", "diff note")
     assert [row[0] for row in t.body] == [F.READING_NAMES[r] for r in E.READINGS + E.FILTER_READINGS]
     assert t.body[0][2] == "the exact block" and "every block" in t.body[0][4]
     markdown_rows_are_whole(t)
