@@ -13,7 +13,7 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.unrolled`      the ELBO's gradient step as a transformer block (torch), its variants
 - :mod:`probdr_lite.diagonal_transformer`  the same steps as an ordinary torch transformer with diagonal weights
 - :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
-- :mod:`probdr_lite.mnist_blocks`  chapter 5's experiment: untrained blocks on MNIST, measured per layer
+- :mod:`probdr_lite.mnist_blocks`  the MNIST chapter's experiment: untrained blocks on MNIST, measured per layer
 - :mod:`probdr_lite.objections`    the measurements behind the objections chapter
 - :mod:`probdr_lite.tangent`       what LayerNorm keeps of a step (tangent parts) and cosines
 - :mod:`probdr_lite.energies`      the energy readings of a block (PLE ELBO, Phi, Hopfield, Energy Transformer,

@@ -1,4 +1,4 @@
-"""Chapter 4, the transformer block: a 2-D toy on the LayerNorm sphere, the variants side by side, the causal mask.
+"""The transformer-block chapter: a 2-D toy on the LayerNorm sphere, the variants side by side, the causal mask.
 
 The block acts on latents whose rows lie on the LayerNorm sphere {x : 1^T x = 0, ||x||^2 = d_q} (notes 3.6), so a
 2-D toy data set has to be *lifted* there before a block can move it, and the moved latents have to be brought back

@@ -1,4 +1,4 @@
-"""Figures and slider panels of chapter 1, Laplacian Eigenmaps.
+"""Figures and slider panels of the Laplacian Eigenmaps chapter.
 
 Every builder here draws something the chapter explains:
 

@@ -1,4 +1,4 @@
-"""Figures and slider panels of chapter 2, dimensionality reduction as probabilistic inference.
+"""Figures and slider panels of the ELBO chapter, dimensionality reduction as probabilistic inference.
 
 - :func:`pca_figure`        PCA as a Wishart covariance model: which eigen-directions of the
   sample covariance S survive the noise sigma^2, and the embedding they give;

@@ -1,4 +1,5 @@
-"""Chapter 5's tables, figures and live panel: an untrained transformer at the diagonal initialisation on MNIST.
+"""The MNIST chapter's tables, figures and slider panel: an untrained transformer at the diagonal initialisation on
+MNIST.
 
 The numbers come from :mod:`probdr_lite.mnist_blocks` (the experiment) and :mod:`probdr_lite.metrics`; this module
 draws them:

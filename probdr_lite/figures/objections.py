@@ -1,4 +1,4 @@
-"""Chapter 7, the objections: one figure per test, drawn from the numbers :mod:`probdr_lite.objections` computes.
+"""The objections chapter: one figure per test, drawn from the numbers :mod:`probdr_lite.objections` computes.
 
 Every builder takes the arrays the chapter has already computed (so nothing is computed twice) and returns a
 matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of

@@ -1,4 +1,5 @@
-"""Chapter 7's recipe grid in words and pictures: the table, the dot plot, the verdict, what is pending.
+"""The trained-transformers chapter's recipe grid in words and pictures: the table, the dot plot, the verdict, what is
+pending.
 
 The numbers come from :mod:`probdr_lite.experiments.stats` (:func:`~probdr_lite.experiments.stats.recipe_table`,
 :func:`~probdr_lite.experiments.stats.recipe_verdict`, :func:`~probdr_lite.experiments.stats.nanogpt_gap`) and

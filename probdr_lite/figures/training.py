@@ -1,4 +1,4 @@
-"""Chapter 7, trained transformers: the figures, tables and sentences of the multi-seed comparison.
+"""The trained-transformers chapter: the figures, tables and sentences of the multi-seed comparison.
 
 Presentation only: the rows are read by :mod:`probdr_lite.experiments.files`
 and their statistics (seed bands, paired differences, the decision rule, the

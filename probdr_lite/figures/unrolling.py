@@ -1,4 +1,4 @@
-"""Figures and slider panels of chapter 3, inference unrolled.
+"""Figures and slider panels of the unrolled-inference chapter.
 
 Gradient ascent on the Laplacian-eigenmaps ELBO, X_{t+1} = X_t + eta dELBO/dX(X_t),
 run by :func:`probdr_lite.probdr.fit_le_elbo`, drawn step by step:

@@ -1,4 +1,4 @@
-"""Chapter 7's verdicts: the numbers of :mod:`probdr_lite.objections` in, a word and a sentence out.
+"""The objections chapter's verdicts: the numbers of :mod:`probdr_lite.objections` in, a word and a sentence out.
 
 Every verdict word and every adjective in a verdict sentence follows from the numbers by a threshold of
 :data:`probdr_lite.objections.THRESHOLDS` (printed by the chapter next to the verdicts), and every number is

@@ -1,4 +1,4 @@
-"""Chapter 6's figures and tables: what they draw is what the results rows say."""
+"""The trained-transformers chapter's figures and tables: what they draw is what the results rows say."""
 
 import json
 import math

@@ -444,7 +444,7 @@ def test_derived_bad_input(X, call, name):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Objection 5: chapter 6's results files
+# Objection 5: the trained-transformers chapter's results files
 
 
 ITERS = [0, 10, 20]

@@ -52,7 +52,7 @@ CLASS_PALETTE = [to_hex(c) for c in CLASS_COLOURS]
 
 TOY_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
 
-#: The three categories of chapter 2's eigen-directions and their colours (Okabe-Ito vermilion, blue, grey).
+#: The three categories of chapter 3's eigen-directions and their colours (Okabe-Ito vermilion, blue, grey).
 _KEPT, _SURVIVES, _DROPPED = 0, 1, 2
 _CATEGORY_COLOURS = ["#D55E00", "#0072B2", "#BBBBBB"]
 

@@ -79,7 +79,7 @@
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Chapter 4's toy: the unrolled block in the 3-D span where it lives (probdr_lite.figures.block).
+  // Chapter 5's toy: the unrolled block in the 3-D span where it lives (probdr_lite.figures.block).
   //
   // The lifted latents are X = sqrt(d_q) Z Q with unit rows z_i in R^3 and Q orthonormal, orthogonal
   // to 1. Then (kappa / d_q) X X^T = kappa Z Z^T, A X = sqrt(d_q) (A Z) Q, LayerNorm only rescales

@@ -1,4 +1,4 @@
-"""Figure, slider and scrub builders of chapters 1-3 (Laplacian Eigenmaps, the ELBO, unrolled inference).
+"""Figure, slider and scrub builders of the Laplacian Eigenmaps, ELBO and unrolled-inference chapters.
 
 Each slider is driven the way a reader's drag drives it (setting the widget's value) and must
 change what is drawn; the kernel-free scrub of the steps must hold its frames and its range
@@ -60,7 +60,7 @@ def mnist_graph():
     return laplacian(knn_graph(Y.astype(np.float64), 8)), labels
 
 
-# --- chapter 1 ---------------------------------------------------------------------
+# --- Laplacian Eigenmaps ----------------------------------------------------------
 
 def test_range_slider_validates_the_triple():
     s = range_slider("k", (2, 9, 4), lower=1, upper=10, integer=True)
@@ -151,7 +151,7 @@ def test_compare_figure_agrees_with_sklearn(roll):
         feig.compare_figure({})
 
 
-# --- chapter 2 -------------------------------------------------------------------
+# --- the ELBO --------------------------------------------------------------------
 
 def test_beta_panel_threshold_and_shrinkage(mnist_graph):
     L, labels = mnist_graph
@@ -203,7 +203,7 @@ def test_static_elbo_figures(mnist_graph):
         fel.pca_figure(Yc @ Yc.T, labels, sigma2=0.0)
 
 
-# --- chapter 3 -------------------------------------------------------------------
+# --- unrolled inference ----------------------------------------------------------
 
 def test_eta_panel_shows_slow_stable_and_divergent_steps(mnist_graph):
     L, labels = mnist_graph

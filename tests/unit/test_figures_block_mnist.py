@@ -1,5 +1,5 @@
-"""Chapters 4 and 5: the toy on the LayerNorm sphere, the heat-kernel reading of attention, the MNIST metrics,
-the slider panels and the panel benchmark (run small)."""
+"""The transformer-block and MNIST chapters: the toy on the LayerNorm sphere, the heat-kernel reading of attention,
+the MNIST metrics, the slider panels and the panel benchmark (run small)."""
 
 import importlib.util
 import math
@@ -48,7 +48,7 @@ def small_mnist():
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 4: the toy and the checks
+# The transformer-block chapter: the toy and the checks
 
 
 def test_lift_puts_the_toy_on_the_layernorm_sphere_and_unlift_recovers_it(toy):
@@ -133,7 +133,7 @@ def test_causal_mask_makes_A_lower_triangular_and_pins_the_first_point(toy):
     plt.close(fig)
 
 
-def test_chapter4_bad_input_raises_clear_errors(toy):
+def test_toy_bad_input_raises_clear_errors(toy):
     with pytest.raises(ValueError, match="Y must have 2 columns"):
         B.lift_toy(np.zeros((5, 3)), np.zeros(5, dtype=int))
     with pytest.raises(ValueError, match="labels must be 5 non-negative integers"):
@@ -157,7 +157,7 @@ def test_chapter4_bad_input_raises_clear_errors(toy):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 5: metrics per layer against sklearn directly, tables, panels, sweeps
+# The MNIST chapter: metrics per layer against sklearn directly, tables, panels, sweeps
 
 
 def test_layer_metrics_match_an_independent_recomputation(small_mnist):
@@ -282,7 +282,7 @@ def test_settings_table_says_which_settings_the_paper_left_open():
     assert sources.count("paper") == 4 and sources.count("chosen here") == 4
 
 
-def test_chapter5_bad_input_raises_clear_errors(small_mnist):
+def test_mnist_bad_input_raises_clear_errors(small_mnist):
     X0, labels = small_mnist
     with pytest.raises(ValueError, match="n must be in"):
         MB.mnist_latents(n=20_000)
