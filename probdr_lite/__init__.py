@@ -28,19 +28,24 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite._tiled_attention`  the attention kernel ``unrolled`` calls: A X and A^T X from row blocks and
   symmetric tiles of the logits, never the n x n matrix
 - :mod:`probdr_lite._validation`, :mod:`probdr_lite._threads`  input checks; one-thread execution
-- :mod:`probdr_lite._notebooks`    the chapters' notebooks written from their Jupytext sources
 
 Presentation:
 
-- :mod:`probdr_lite.figures`       figures and slider panels per topic (``eigenmaps``, ``elbo``, ``unrolling``,
-  ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``, ``energies``, ``environment``);
+- :mod:`probdr_lite.figures`       figures, slider panels, tables and computed sentences per topic (``eigenmaps``,
+  ``elbo``, ``unrolling``, ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``,
+  ``energies``, ``environment``);
   :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
-  :mod:`probdr_lite.figures.prose` the one number formatter and ``fill``, which fills a chapter's sentence with
-  computed facts; ``mnist_text`` the facts of the MNIST chapter's sentences; ``chapter_text`` and ``verdicts``
-  writing the sentences that state computed facts;
+  :mod:`probdr_lite.figures.prose` the book's number formatters and ``fill``, which fills a chapter's sentence
+  with computed facts (``glue`` publishes one for another page to paste); ``mnist_text`` the facts of the MNIST
+  chapter's sentences; ``chapter_text`` and ``verdicts`` writing the sentences that state computed facts;
   :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
   drawn by ``live.js`` in the browser)
 - :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures
+
+Tooling (used by ``tools/`` and the tests; no chapter, core or presentation module imports it):
+
+- :mod:`probdr_lite._notebooks`    the chapters' notebooks (the book's and the reader notebooks for Jupyter and
+  Colab) written from their Jupytext sources, and the check that the committed ones match them
 """
 
 __version__ = "0.1.0"
