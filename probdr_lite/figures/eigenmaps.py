@@ -29,7 +29,7 @@ from probdr_lite._validation import check_array, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite._threads import one_thread
 from probdr_lite.graphs import check_weights, default_bandwidth, graph_energy, knn_graph, laplacian
-from probdr_lite.plotting import class_scatter
+from probdr_lite.plotting import class_scatter, fixed_layout
 from probdr_lite.widgets import SliderPanel, range_slider
 
 __all__ = [
@@ -242,10 +242,9 @@ def _neighbours_figure(Y, t):
         ax_e.set_title(rf"Laplacian Eigenmaps ($\lambda_1$ = {lam[0]:.2g}, $\lambda_2$ = {lam[1]:.2g})",
                        fontsize=10)
 
-    # Fixed margins rather than tight_layout: the titles change from frame to frame.
-    fig.subplots_adjust(left=0.03, right=0.98, top=0.88, bottom=0.13, wspace=0.22)
-    describe(fig, "The data seen side on with the edges of its heat-kernel nearest-neighbour graph, beside its "
-             "two-dimensional Laplacian Eigenmaps embedding, both coloured by position along the sheet.")
+    fixed_layout(fig, "The data seen side on with the edges of its heat-kernel nearest-neighbour graph, beside its "
+                 "two-dimensional Laplacian Eigenmaps embedding, both coloured by position along the sheet.",
+                 left=0.03, right=0.98, top=0.88, bottom=0.13, wspace=0.22)
     return fig, update, Y
 
 

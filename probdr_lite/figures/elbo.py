@@ -22,7 +22,7 @@ from probdr_lite.figures.prose import listing
 from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_array, check_class_labels, check_scalar, check_square
 from probdr_lite._threads import one_thread
-from probdr_lite.plotting import class_scatter
+from probdr_lite.plotting import class_scatter, fixed_layout
 from probdr_lite.probdr import (
     le_closed_form,
     le_elbo,
@@ -276,9 +276,9 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre):
         ax_s.set_title(rf"shrinkage at $\beta$ = {beta:.3g}", fontsize=9)
         ax_x.set_title(rf"$X^*$: {n_kept} of $q$ = {q} directions kept", fontsize=9)
 
-    fig.subplots_adjust(left=0.06, right=0.93, top=0.88, bottom=0.15, wspace=0.38)
-    describe(fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
-             "form, and the embedding X* coloured by class on fixed axes.")
+    fixed_layout(fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
+                 "form, and the embedding X* coloured by class on fixed axes.",
+                 left=0.06, right=0.93, top=0.88, bottom=0.15, wspace=0.38)
     return fig, update
 
 

@@ -20,7 +20,7 @@ from probdr_lite.figures.prose import listing
 from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_class_labels, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
-from probdr_lite.plotting import class_scatter, scrub
+from probdr_lite.plotting import class_scatter, fixed_layout, scrub
 from probdr_lite.probdr import LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
 from probdr_lite.widgets import SliderPanel, range_slider
 
@@ -91,9 +91,8 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre):
         ax_g.set_title(f"distance to $X^*$: {fit.gram_error[-1]:.2g} at t = {fit.n_steps}", fontsize=9)
         ax_x.set_title(f"where it ends: $X_t$ at t = {fit.n_steps}", fontsize=9)
 
-    fig.subplots_adjust(left=0.07, right=0.93, top=0.83, bottom=0.15, wspace=0.42)
-    describe(fig, "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and "
-             "the last iterate coloured by class.")
+    fixed_layout(fig, "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and "
+                 "the last iterate coloured by class.", left=0.07, right=0.93, top=0.83, bottom=0.15, wspace=0.42)
     return fig, update
 
 
@@ -222,7 +221,6 @@ def steps_scrub(fit: LEFit, labels, steps, *, dpi: float = 64, max_bytes: int = 
         ax_x.set_title(f"$X_t$ after t = {t} steps", fontsize=9)
         ax_g.set_title(f"Gram error {fit.gram_error[t]:.2g}", fontsize=9)
 
-    fig.subplots_adjust(left=0.03, right=0.97, top=0.88, bottom=0.16, wspace=0.25)
-    describe(fig, "The iterate coloured by class on fixed axes, beside the Gram error to X* against the step "
-             "with the current step marked.")
+    fixed_layout(fig, "The iterate coloured by class on fixed axes, beside the Gram error to X* against the step "
+                 "with the current step marked.", left=0.03, right=0.97, top=0.88, bottom=0.16, wspace=0.25)
     return scrub(fig, update, frames, label="step", dpi=dpi, max_bytes=max_bytes)
