@@ -93,7 +93,8 @@ __all__ = [
 #: The update directions D of an untrained block, X <- Pi(X + eta D) (see :func:`update_direction`). Not to be
 #: confused with the attention operators of the trained transformers (``probdr_lite.experiments``).
 BLOCK_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric", "full")
-#: The block variants the transformer-block and MNIST chapters compare ("full", the objection-3 gradient, belongs to the objections chapter).
+#: The block variants the transformer-block and MNIST chapters compare ("full", the objection-3 gradient,
+#: belongs to the objections chapter).
 CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
 
 KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's sharpness (heat-kernel bandwidth t = 2 / kappa)
@@ -365,8 +366,8 @@ def regulariser_gradient(X, beta) -> torch.Tensor:
     """The gradient of the log-det regulariser: d/dX log det(X X^T + beta I) = 2 (X X^T + beta I)^{-1} X.
 
     The paper replaces it by 2 X / (d_q + beta) (notes 3.4, objection 4); this is the exact term. Computed through
-    the smaller Gram matrix by the kernel the ELBO chapter uses (:func:`probdr_lite._elbo.inverse_covariance_times`): for
-    n > d_q it needs beta > 0, and a numerically singular C (relative tolerance) raises ``ValueError``.
+    the smaller Gram matrix by the kernel the ELBO chapter uses (:func:`probdr_lite._elbo.inverse_covariance_times`):
+    for n > d_q it needs beta > 0, and a numerically singular C (relative tolerance) raises ``ValueError``.
 
     Parameters
     ----------
