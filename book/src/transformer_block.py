@@ -505,8 +505,14 @@ panel.show()
 # Without a kernel, the figure below runs the same blocks in your browser, one variant at a time,
 # with every parameter and the causal mask of the next section.
 
-# %%
-toy_live(toy)
+# %% tags=["hide-input"]
+toy_live(toy, text={
+    "caption": "Computed in your browser: the same blocks as `probdr_lite.unrolled`, on the {n} points of the toy. "
+               "Grey: the toy; coloured by moon: after the chosen number of blocks; the frame has the variant's "
+               "colour of the other figures. {beta_sentence}",
+    "spot": "All the points have gathered at one spot: the blocks have pulled every point to the same place",
+    "empty": "Every point has been pushed past the equator: none can be drawn",
+})
 
 # %% [markdown]
 # ## The causal mask
