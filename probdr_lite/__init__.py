@@ -13,7 +13,7 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.unrolled`      the ELBO's gradient step as a transformer block (torch), its variants
 - :mod:`probdr_lite.diagonal_transformer`  the same steps as an ordinary torch transformer with diagonal weights
 - :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
-- :mod:`probdr_lite.mnist_blocks`  chapter 5's experiment: untrained blocks on MNIST, measured per layer
+- :mod:`probdr_lite.mnist_blocks`  the MNIST chapter's experiment: untrained blocks on MNIST, measured per layer
 - :mod:`probdr_lite.objections`    the measurements behind the objections chapter
 - :mod:`probdr_lite.tangent`       what LayerNorm keeps of a step (tangent parts) and cosines
 - :mod:`probdr_lite.energies`      the energy readings of a block (PLE ELBO, Phi, Hopfield, Energy Transformer,
@@ -28,19 +28,24 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite._tiled_attention`  the attention kernel ``unrolled`` calls: A X and A^T X from row blocks and
   symmetric tiles of the logits, never the n x n matrix
 - :mod:`probdr_lite._validation`, :mod:`probdr_lite._threads`  input checks; one-thread execution
-- :mod:`probdr_lite._notebooks`    the chapters' notebooks written from their Jupytext sources
 
 Presentation:
 
-- :mod:`probdr_lite.figures`       figures and slider panels per topic (``eigenmaps``, ``elbo``, ``unrolling``,
-  ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``, ``energies``, ``environment``);
+- :mod:`probdr_lite.figures`       figures, slider panels, tables and computed sentences per topic (``eigenmaps``,
+  ``elbo``, ``unrolling``, ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``,
+  ``energies``, ``environment``);
   :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
-  :mod:`probdr_lite.figures.prose` the one number formatter and ``fill``, which fills a chapter's sentence with
-  computed facts; ``mnist_text`` the facts of the MNIST chapter's sentences; ``chapter_text`` and ``verdicts``
-  writing the sentences that state computed facts;
+  :mod:`probdr_lite.figures.prose` the book's number formatters and ``fill``, which fills a chapter's sentence
+  with computed facts (``glue`` publishes one for another page to paste); ``mnist_text`` the facts of the MNIST
+  chapter's sentences; ``chapter_text`` and ``verdicts`` writing the sentences that state computed facts;
   :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
   drawn by ``live.js`` in the browser)
 - :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures
+
+Tooling (used by ``tools/`` and the tests; no chapter, core or presentation module imports it):
+
+- :mod:`probdr_lite._notebooks`    the chapters' notebooks (the book's and the reader notebooks for Jupyter and
+  Colab) written from their Jupytext sources, and the check that the committed ones match them
 """
 
 __version__ = "0.1.0"

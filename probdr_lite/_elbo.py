@@ -1,4 +1,5 @@
-"""The one implementation of the ELBO's gradient, shared by chapter 2 (NumPy) and the transformer block (torch).
+"""The one implementation of the ELBO's gradient, shared by the ELBO chapter (NumPy) and the transformer block
+(torch).
 
 With C = X X^T + beta I (n x n) and a Laplacian L, the ProbDR ELBO (notes section 2) has gradient
 

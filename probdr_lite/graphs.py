@@ -230,11 +230,12 @@ def default_bandwidth(Y, n_neighbors: int = 10) -> float:
 def heat_kernel_attention(X, kappa, beta=0.0) -> np.ndarray:
     """The random-walk matrix D^{-1} W' of a heat-kernel graph, built without any softmax (notes 3.7).
 
-    The rows of X are first scaled to unit norm, x_i -> x_i / ||x_i||. The graph is chapter 1's heat-kernel graph on
-    all pairs, W_ij = exp(-kappa ||x_i - x_j||^2 / 2) (``knn_graph`` with every other point a neighbour and bandwidth
-    t = 2 / kappa), plus self-loops of weight exp(-beta): W' = W + e^{-beta} I, D = diag(W' 1). For unit rows
-    exp(kappa x_i . x_j) = e^kappa exp(-kappa ||x_i - x_j||^2 / 2), so this equals the softmax attention
-    ``attention_matrix(X, kappa, beta)`` for LayerNormed X (whose logits are kappa cos(x_i, x_j) - beta [i = j]).
+    The rows of X are first scaled to unit norm, x_i -> x_i / ||x_i||. The graph is the Laplacian Eigenmaps
+    chapter's heat-kernel graph on all pairs, W_ij = exp(-kappa ||x_i - x_j||^2 / 2) (``knn_graph`` with every
+    other point a neighbour and bandwidth t = 2 / kappa), plus self-loops of weight exp(-beta): W' = W + e^{-beta} I,
+    D = diag(W' 1). For unit rows exp(kappa x_i . x_j) = e^kappa exp(-kappa ||x_i - x_j||^2 / 2), so this equals the
+    softmax attention ``attention_matrix(X, kappa, beta)`` for LayerNormed X (whose logits are
+    kappa cos(x_i, x_j) - beta [i = j]).
 
     Parameters
     ----------

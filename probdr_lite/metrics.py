@@ -92,7 +92,7 @@ class MetricSettings:
         return asdict(self)
 
 
-#: The settings of every clustering number in the book (chapters 5 and 7 alike).
+#: The settings of every clustering number in the book (the MNIST and objections chapters alike).
 METRICS = MetricSettings()
 
 
@@ -424,7 +424,7 @@ def procrustes_disparity(E1, E2) -> float:
 def rms_spread(points) -> np.ndarray:
     """The root mean squared distance of points to their mean: ``points`` of shape (..., n, d) gives shape (...)
     (the spread of each stack of n points in d dimensions). The one measure of a frame's spread that the live
-    MNIST figure and chapter 6's sentences share."""
+    MNIST figure and the MNIST chapter's sentences share."""
     P = np.asarray(points, dtype=np.float64)
     if P.ndim < 2:
         raise ValueError(f"points must have shape (..., n, d); got shape {P.shape}")

@@ -1,4 +1,4 @@
-"""Chapter 5's experiment: untrained blocks at the diagonal initialisation on MNIST, measured per layer.
+"""The MNIST chapter's experiment: untrained blocks at the diagonal initialisation on MNIST, measured per layer.
 
 The paper's figure (notes, settings below section 3) embeds flattened MNIST images, X_0 = Pi(Y W_E) with d_q = 128,
 runs 8 blocks with kappa = 30 and eta = 0.4, and plots the first two latent coordinates before and after, coloured by
@@ -58,7 +58,7 @@ class MnistSettings:
     mask: None = None  # M = 0: every image attends to every image (our choice)
 
 
-#: The defaults of chapter 5.
+#: The defaults of the MNIST chapter.
 PAPER = MnistSettings()
 
 

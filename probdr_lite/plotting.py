@@ -25,6 +25,7 @@ __all__ = [
     "CLASS_COLOURS",
     "ScrubFigure",
     "describe",
+    "fixed_layout",
     "smallest_text_points",
     "smallest_tick_points",
     "Table",
@@ -115,6 +116,16 @@ def describe(fig, alt: str):
     canvas.print_figure = print_figure
     canvas._probdr_describes = fig
     return fig
+
+
+def fixed_layout(fig, alt: str, *, left: float, right: float, top: float, bottom: float, wspace: float):
+    """Fixed margins and the alt text (:func:`describe`) for a figure that an ``update`` function redraws in place.
+
+    ``tight_layout`` would fit the axes anew around each frame's titles, so the axes would jump as a slider moves;
+    fixed margins (fractions of the figure, as for ``Figure.subplots_adjust``) keep them still. Returns ``fig``.
+    """
+    fig.subplots_adjust(left=left, right=right, top=top, bottom=bottom, wspace=wspace)
+    return describe(fig, alt)
 
 
 

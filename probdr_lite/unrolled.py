@@ -23,7 +23,7 @@ One idea, the step X <- Pi(X + eta D) of each variant beside its equation, read 
    full         grad_X [log det C - tr(X^T L(X) X)]             A's dependence on X kept (objection 3)
    ===========  =============================================  ======================================
 
-   "exact" is not re-derived here: it is chapter 2's ELBO gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with
+   "exact" is not re-derived here: it is the ELBO chapter's gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with
    L = I - A and nu = 2, computed by the same kernel as ``probdr.le_elbo_grad`` (:mod:`probdr_lite._elbo`, which
    also gives log det C and judges C's singularity with a relative tolerance). The variant names are
    :data:`BLOCK_VARIANTS`, distinct from the attention operators of the trained transformers in
@@ -93,7 +93,8 @@ __all__ = [
 #: The update directions D of an untrained block, X <- Pi(X + eta D) (see :func:`update_direction`). Not to be
 #: confused with the attention operators of the trained transformers (``probdr_lite.experiments``).
 BLOCK_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric", "full")
-#: The block variants chapters 4 and 5 compare ("full", the objection-3 gradient, belongs to the objections chapter).
+#: The block variants the transformer-block and MNIST chapters compare ("full", the objection-3 gradient,
+#: belongs to the objections chapter).
 CHAPTER_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
 
 KAPPA_MAX = 1e4  # kappa in (0, KAPPA_MAX]: the attention's sharpness (heat-kernel bandwidth t = 2 / kappa)
@@ -365,8 +366,8 @@ def regulariser_gradient(X, beta) -> torch.Tensor:
     """The gradient of the log-det regulariser: d/dX log det(X X^T + beta I) = 2 (X X^T + beta I)^{-1} X.
 
     The paper replaces it by 2 X / (d_q + beta) (notes 3.4, objection 4); this is the exact term. Computed through
-    the smaller Gram matrix by the kernel chapter 2 uses (:func:`probdr_lite._elbo.inverse_covariance_times`): for
-    n > d_q it needs beta > 0, and a numerically singular C (relative tolerance) raises ``ValueError``.
+    the smaller Gram matrix by the kernel the ELBO chapter uses (:func:`probdr_lite._elbo.inverse_covariance_times`):
+    for n > d_q it needs beta > 0, and a numerically singular C (relative tolerance) raises ``ValueError``.
 
     Parameters
     ----------
@@ -426,7 +427,7 @@ def _direction(X, kappa, beta, variant, mask: Mask, block_size, work=None):
             D = D + (2.0 / (d_q + beta)) * X  # the regulariser 2 C^{-1} X approximated by 2 X / (d_q + beta)
         return D, None
     if variant == "exact":
-        # Chapter 2's ELBO gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with L = I - A and nu = 2, so that
+        # The ELBO chapter's gradient (nu / 2) [2 C^{-1} X - (L + L^T) X] with L = I - A and nu = 2, so that
         # D = 2 C^{-1} X - (L + L^T) X; (L + L^T) X = 2 X - A X - A^T X is accumulated over row blocks.
         AX, AtX = attention_products(X, kappa, beta, mask, block_size, transpose_too=True, work=work)
         return elbo_gradient(X, 2.0 * X - AX - AtX, beta, nu=2.0), None

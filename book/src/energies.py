@@ -46,7 +46,7 @@ from IPython.display import Markdown, display
 
 from probdr_lite import energies as E
 from probdr_lite import objections as O
-from probdr_lite import thesis as T
+from probdr_lite import thesis
 from probdr_lite import unrolled as U
 from probdr_lite.data import load_mnist
 from probdr_lite.figures import energies as figs
@@ -84,11 +84,11 @@ asymmetry = {u: E.gradient_field_asymmetry(X0[:300], u, KAPPA, BETA) for u in E.
 # every energy along the eight steps of every block
 harness = E.energy_table(paths, E.READINGS, KAPPA, BETA)
 # the thesis: the principal subspace of X_t against the Laplacian Eigenmaps embeddings
-targets = T.le_targets(images, X0, KAPPA, BETA)
-le = T.le_alignment(paths, targets)
-baseline = T.random_baseline(targets)
-erank = T.effective_rank_path(paths)
-participation = T.participation_ratio(targets["attention"])
+targets = thesis.le_targets(images, X0, KAPPA, BETA)
+le = thesis.le_alignment(paths, targets)
+baseline = thesis.random_baseline(targets)
+erank = thesis.effective_rank_path(paths)
+participation = thesis.participation_ratio(targets["attention"])
 # the blocks as graph filters, and A - I as a difference of attention maps
 lam = E.attention_spectrum(X0, KAPPA, BETA)
 modes = E.graph_modes(X0, KAPPA, BETA)
@@ -383,14 +383,14 @@ display(Markdown(thesis_paragraphs(figs.thesis_facts(le, baseline, erank, target
 # same graph without its self-loops (as scikit-learn's spectral embedding and
 # [the Laplacian Eigenmaps chapter](laplacian_eigenmaps.ipynb) build graphs) and a $k$-nearest-
 # neighbour graph of the latents $X_0$, at wider kernels too. The next cell runs the test over all
-# four graphs (`T.GRAPHS`) at $\kappa = 3, 10, 30$, each against its own random level:
+# four graphs (`thesis.GRAPHS`) at $\kappa = 3, 10, 30$, each against its own random level:
 
 # %%
 ROBUST_KAPPAS, ROBUST_VARIANTS = (3.0, 10.0, 30.0), ("attention", "diffusion", "paper")
 robust_paths = {k: ({v: paths[v] for v in ROBUST_VARIANTS} if k == KAPPA else
                     O.mnist_paths(images, ROBUST_VARIANTS, N_STEPS, k, ETA, BETA, D_Q)) for k in ROBUST_KAPPAS}
-robust = T.robustness(images, robust_paths, BETA, qs=(2, 10))
-facts = T.robustness_facts(robust, n_sd=figs.WORDS["n_sd"], rel_tol=figs.WORDS["move"])
+robust = thesis.robustness(images, robust_paths, BETA, qs=(2, 10))
+facts = thesis.robustness_facts(robust, n_sd=figs.WORDS["n_sd"], rel_tol=figs.WORDS["move"])
 display(Markdown(figs.robustness_table(facts, caption=fill(
     "mean principal-angle cosine between the top-$q$ principal subspace of $X_t$ and each graph's LE embedding; "
     "↑ towards it, ↓ away, · neither (within {move:pct} of the start, or at the random level: mean + {n_sd:g} sd)",
@@ -458,8 +458,8 @@ family_gap = {v: max(float((a - b).abs().max()) for a, b in
                      zip(paths[v], U.unroll(X0, N_STEPS, KAPPA, steps[v] / 2, BETA, "attention")))
               for v in ("diffusion", "paper")}
 s_grid = sorted({float(s) for s in np.geomspace(0.1, 10.0, 9)} | set(steps.values()))
-family_le = T.le_alignment({s: U.unroll(X0, N_STEPS, KAPPA, s / 2, BETA, "attention") for s in s_grid},
-                           targets, qs=(2, 10))
+family_le = thesis.le_alignment({s: U.unroll(X0, N_STEPS, KAPPA, s / 2, BETA, "attention") for s in s_grid},
+                                targets, qs=(2, 10))
 fig = figs.step_family_figure(family_le, steps, baseline)
 plt.show()
 
@@ -581,7 +581,7 @@ measured["gfsa"] = fill(
     "paper's block and {top_attention:sci} under plain attention, against {top_flow:sci} under the flow (spectral "
     "figure)", spectrum)
 measured["diff_transformer"] = differential_sentence
-display(Markdown(figs.readings_table(
+display(Markdown(figs.energy_readings_table(
     harness, alignment, PREDICTS, measured,
     exact_notes={"gfsa": "every block but the exact one is such a filter (with $w_K = 0$)",
                  "diff_transformer": "$A - I$ is its limit $\\kappa_2 \\to \\infty$, $\\lambda = 1$"},
@@ -628,7 +628,7 @@ display(Markdown(fill(
 # 1. Show that the Hopfield energy with the patterns held at $X_t$ has gradient $L X_t$ at $X_t$,
 #    and that on the LayerNorm sphere the plain-attention block steps in the same direction as
 #    $A - I$ to first order. Check both with `E.update_alignment` on the toy.
-# 2. Rerun the thesis test at $\kappa = 3$: build the LE targets with `T.le_targets(images, X0, 3.0)`
+# 2. Rerun the thesis test at $\kappa = 3$: build the LE targets with `thesis.le_targets(images, X0, 3.0)`
 #    and the paths with `O.mnist_paths(..., kappa=3.0)`. Is the attention graph still close to
 #    disconnected? Does any block now move towards its LE embedding?
 # 3. Why can a Sinkformer not be causal? Find the only lower-triangular doubly stochastic matrix
@@ -665,11 +665,11 @@ print({u: {k: round(v, 12) for k, v in c.items()} for u, c in a_toy.items()})
 sub = slice(0, 2000, 4)  # 500 of the images, every class
 images_s = images[sub]
 paths_s = O.mnist_paths(images_s, ("attention", "diffusion"), N_STEPS, 3.0, ETA, BETA, D_Q)
-targets_s = T.le_targets(images_s, paths_s["diffusion"][0], 3.0, BETA)
-le_s = T.le_alignment(paths_s, targets_s, qs=(2, 10))
-display(Markdown(thesis_paragraphs(figs.thesis_facts(le_s, T.random_baseline(targets_s, qs=(2, 10)),
-                                                     T.effective_rank_path(paths_s), targets_s["attention_eigenvalues"],
-                                                     T.participation_ratio(targets_s["attention"])))))
+targets_s = thesis.le_targets(images_s, paths_s["diffusion"][0], 3.0, BETA)
+le_s = thesis.le_alignment(paths_s, targets_s, qs=(2, 10))
+display(Markdown(thesis_paragraphs(figs.thesis_facts(
+    le_s, thesis.random_baseline(targets_s, qs=(2, 10)), thesis.effective_rank_path(paths_s),
+    targets_s["attention_eigenvalues"], thesis.participation_ratio(targets_s["attention"])))))
 start = figs.ceiling_facts(le_s)
 display(Markdown(fill(
     "Before any block the latents' principal subspace already agrees with the attention graph's LE embedding to "

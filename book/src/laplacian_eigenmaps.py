@@ -215,8 +215,13 @@ panel.show()
 # %% [markdown] tags=["site-only"]
 # Without a kernel, the figure below tells the same story, with the same sliders.
 
-# %%
-neighbours_live(Y_roll, t_roll)
+# %% tags=["hide-input"]
+neighbours_live(Y_roll, t_roll, text={
+    "caption": "Precomputed by `probdr_lite` for {n_ks} × {n_bandwidths} settings ($t$ from {factor_first:g} to "
+               "{factor_last:g} times $t_0 = {t0:.3g}$, the mean squared distance to the ten nearest neighbours). "
+               "Colour: position along the roll (viridis).",
+    "apart": "The graph falls apart into {pieces} pieces: there is no single embedding",
+})
 
 # %% tags=["remove-input"]
 t0 = default_bandwidth(Y_roll, 10)  # the live figure's bandwidth at its default k = 10

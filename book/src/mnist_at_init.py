@@ -318,8 +318,23 @@ panel.show()
 # contracted into clumps. Let the axes follow the points to see the shape of a cloud that has
 # shrunk. The caption's last sentence says what happens at each $\kappa$.
 
-# %%
-mnist_live(X0_sub, labels_sub)
+# %% tags=["hide-input"]
+mnist_live(X0_sub, labels_sub, text={
+    "caption": "Precomputed by `probdr_lite`'s `run_blocks`, the function of the tables above, for the {n:,} test "
+               "images of the variants' comparison ({per_class} per class), the '{variant}' block, over {n_kappas} "
+               "× {n_etas} × {n_betas} settings of $\\kappa$, $\\eta$ and $\\beta$ and every depth; the ratio is "
+               "measured in all the latent dimensions, as in the tables. Each setting's points are one file of the "
+               "site, fetched when you first pick that setting. At $\\eta = {eta:g}$ and $\\beta = {beta:g}$, after "
+               "{n_layers} blocks: {kappa_cases}.",
+    "kappa_spot": "for {which} the points gather into a single spot on the fixed axes, while the between/within "
+                  "ratio goes from {ratio_start:num2} to {ratios:listing}",
+    "kappa_still": "for {which} no image moves by more than {still:pct} of the starting spread, and the ratio stays "
+                   "at {ratios:listing}",
+    "kappa_move": "for {which} the points move (an image ends on average {moved:listing} from where it started) "
+                  "and the ratio ends at {ratios:listing}",
+    "spot_note": "All {n:,} points have gathered within {spread:.2g} of their mean, less than {spot:.0%} of this "
+                 "frame: a single spot. Axes that follow the points show what is inside it",
+})
 
 # %% [markdown]
 # ## Sweeps of $\kappa$ and $\eta$

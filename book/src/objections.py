@@ -124,8 +124,23 @@ V = {
     "5": verdicts.verdict_single_runs(runs),
     "minor 1": verdicts.verdict_clustering(metrics, "paper"),
 }
-display(Markdown(figs.summary_table(V.values()).to_markdown()))
-display(figs.thresholds_table())
+
+# %% tags=["remove-input"]
+display(Markdown(figs.summary_table(
+    V.values(),
+    caption="each number is computed in this chapter; each verdict follows from it by a stated threshold",
+).to_markdown()))
+display(figs.thresholds_table({
+    "asymmetry": "1: largest relative difference still counted as 'the same direction' (full space)",
+    "tangent_cosine": "1: smallest cosine of the tangent parts still counted as 'the same direction'",
+    "eigen_tol": "2: an eigenvalue below minus this is negative; a residual below it is zero",
+    "cosine": "3: smallest mean cosine for stop-gradient to pass (and F must rise for every seed)",
+    "approx_error": "4: largest relative error for the approximation to pass",
+    "single_run_snr": "5: smallest |mean| / sd of the paired differences for one pair of runs to be enough",
+    "min_seeds": "5: fewest seeds paired across the arms before a task is judged",
+    "identity": "exercises: largest difference for an identity to hold to rounding",
+    "correlation": "exercises: |correlation| below this means unrelated, above 1 minus this means related",
+}))
 
 # %% [markdown]
 # ## 1. The gradient of a quadratic form with a non-symmetric matrix
@@ -337,7 +352,8 @@ print(f"paper update at eta = {ETA} vs A - I at eta'' = {gaps['eta_diffusion']:.
 # the mean is against the spread of the $d_s$.
 
 # %%
-display(figs.single_runs_table(runs))
+display(figs.single_runs_table(
+    runs, caption="each seed is one pair of runs with the same initial weights and batches"))
 display(Markdown(V["5"].sentence()))
 
 # %% [markdown]

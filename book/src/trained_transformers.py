@@ -67,7 +67,7 @@ from probdr_lite.experiments.stats import (
     recipe_verdict,
 )
 from probdr_lite.figures import recipes as R
-from probdr_lite.figures import training as T
+from probdr_lite.figures import training as TR
 from probdr_lite.figures.prose import fill, glue, pct
 from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure, gates_text
 
@@ -378,7 +378,7 @@ for task in ("charlm", "vit"):
         arms_here = {r["variant"] for r in cell if r.get("gates")}
         if "gated-from-1" in arms_here or (key == first and arms_here):
             fig = gates_figure(cell)
-            fig.axes[0].set_title(f"{T.TASK_NAMES[task]}, {R.recipe_label(cell[0]['recipe'])}", fontsize=9)
+            fig.axes[0].set_title(f"{TR.TASK_NAMES[task]}, {R.recipe_label(cell[0]['recipe'])}", fontsize=9)
             plt.show()
             display(Markdown(gates_text(cell)))
 
@@ -440,10 +440,10 @@ shown = {}  # the cases with both arms measured
 for case, cell_rows in mechanism_cells.items():
     if {r["variant"] for r in cell_rows} >= {"attention", "diffusion"}:
         shown[case] = cell_rows
-        fig = T.mechanism_figure(cell_rows, title=f"{case_names[case]}: the attention blocks along training "
+        fig = TR.mechanism_figure(cell_rows, title=f"{case_names[case]}: the attention blocks along training "
                                                   "(mean over layers; thick: mean over seeds)")
         plt.show()
-        display(Markdown(T.mechanism_text(cell_rows, effects=effects[case], label=case_names[case])))
+        display(Markdown(TR.mechanism_text(cell_rows, effects=effects[case], label=case_names[case])))
     else:
         print(f"{case_names[case]}: no mechanism records of both arms are committed yet.")
 
@@ -455,7 +455,7 @@ for case, cell_rows in mechanism_cells.items():
 both_inits = {case: c for case, c in shown.items()
               if len({r["config"]["init"] for r in c if r["variant"] == "diffusion"}) == 2}
 if {c[0]["task"] for c in both_inits.values()} == {"charlm", "vit"}:
-    display(Markdown(T.mechanism_agreement_text(mechanism_agreement(both_inits), labels=case_names)))
+    display(Markdown(TR.mechanism_agreement_text(mechanism_agreement(both_inits), labels=case_names)))
 else:
     print("The mechanism records of both initialisations are not committed for both models yet.")
 
@@ -465,7 +465,7 @@ else:
 # demonstration of what decides the sign: two initialisations and two models are few cases, and
 # nothing above changes one of these quantities while holding the others fixed.
 #
-# ### The intervention: only $W_V$ and $W_O$ change scale
+# ### The intervention: only the value and output weights change scale
 #
 # The experiment that decides keeps one initialisation and changes only the scale of $W_V$ and
 # $W_O$: the GPT-2 initialisation with just those two matrices drawn as PyTorch's default draws them
@@ -493,7 +493,7 @@ vo_follows = follows_scale(vo_effects)
 def _vo_facts(task):
     per = vo_effects[task]
     g, d = per["gpt2-vo-default"], per["default-vo-gpt2"]
-    return {"model": T.TASK_NAMES[task], "share_g": g["share"], "share_d": d["share"],
+    return {"model": TR.TASK_NAMES[task], "share_g": g["share"], "share_d": d["share"],
             "moved_g": "moved" if g["towards"] else "did not move significantly",
             "moved_d": "moved" if d["towards"] else "did not move significantly",
             "verdict": ("follows the scale of $W_V W_O$: the rest of the initialisation carries less than half "
@@ -513,7 +513,7 @@ for _task in vo_effects:
     glue(f"vo_{_task}_share_g", pct(vo_effects[_task]["gpt2-vo-default"]["share"]))
     glue(f"vo_{_task}_share_d", pct(vo_effects[_task]["default-vo-gpt2"]["share"]))
 glue("vo_follows_both", "in both models" if all(vo_follows.values()) else
-     "in " + ", ".join(T.TASK_NAMES[t] for t, f in vo_follows.items() if f) if any(vo_follows.values()) else
+     "in " + ", ".join(TR.TASK_NAMES[t] for t, f in vo_follows.items() if f) if any(vo_follows.values()) else
      "in neither model")
 
 # ## Try it: a live run

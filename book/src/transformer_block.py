@@ -193,11 +193,11 @@ print(f"one block, Pi(X + eta Delta) vs block_step: "
 # %%
 from probdr_lite.objections import tangent_part as tangent  # Pi's Jacobian at X applied to each row of Delta
 
-T_exact = tangent(update_direction(X0, kappa, beta, "exact"), X0)
+exact_part = tangent(update_direction(X0, kappa, beta, "exact"), X0)
 cosines = {}
 for variant in CHAPTER_VARIANTS:
-    T = tangent(update_direction(X0, kappa, beta, variant), X0)
-    cosines[variant] = float((T * T_exact).sum() / (T.norm() * T_exact.norm()))
+    part = tangent(update_direction(X0, kappa, beta, variant), X0)
+    cosines[variant] = float((part * exact_part).sum() / (part.norm() * exact_part.norm()))
     print(f"{variant:>10}: cosine with the exact direction (tangent parts) {cosines[variant]:+.3f}")
 
 # %% tags=["remove-input"]
@@ -505,8 +505,14 @@ panel.show()
 # Without a kernel, the figure below runs the same blocks in your browser, one variant at a time,
 # with every parameter and the causal mask of the next section.
 
-# %%
-toy_live(toy)
+# %% tags=["hide-input"]
+toy_live(toy, text={
+    "caption": "Computed in your browser: the same blocks as `probdr_lite.unrolled`, on the {n} points of the toy. "
+               "Grey: the toy; coloured by moon: after the chosen number of blocks; the frame has the variant's "
+               "colour of the other figures. {beta_sentence}",
+    "spot": "All the points have gathered at one spot: the blocks have pulled every point to the same place",
+    "empty": "Every point has been pushed past the equator: none can be drawn",
+})
 
 # %% [markdown]
 # ## The causal mask
@@ -524,9 +530,10 @@ A_causal = attention_matrix(X0, kappa, beta, mask="causal")
 upper_full = float(torch.triu(A, 1).sum() / n)
 asym_full = float((A - A.T).norm() / A.norm())
 asym_causal = float((A_causal - A_causal.T).norm() / A_causal.norm())
-T_diff = tangent(update_direction(X0, kappa, beta, "diffusion", mask="causal"), X0)
-T_exact_causal = tangent(update_direction(X0, kappa, beta, "exact", mask="causal"), X0)
-cos_causal = float((T_diff * T_exact_causal).sum() / (T_diff.norm() * T_exact_causal.norm()))
+diffusion_part_causal = tangent(update_direction(X0, kappa, beta, "diffusion", mask="causal"), X0)
+exact_part_causal = tangent(update_direction(X0, kappa, beta, "exact", mask="causal"), X0)
+cos_causal = float((diffusion_part_causal * exact_part_causal).sum()
+                   / (diffusion_part_causal.norm() * exact_part_causal.norm()))
 print(f"share of attention above the diagonal: no mask {upper_full:.3f}, causal {float(torch.triu(A_causal, 1).sum()):.1f}")
 print(f"asymmetry |A - A^T| / |A|: no mask {asym_full:.3f}, causal {asym_causal:.3f}")
 print(f"cosine of the diffusion and exact directions (tangent parts): no mask {cosines['diffusion']:.3f}, "

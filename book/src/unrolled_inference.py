@@ -158,7 +158,13 @@ panel.show()
 
 # %%
 etas = [0.002, 0.005, 0.01, 0.025, 0.04, 0.05, 0.056, 0.06, 0.07]  # named in the sentence below
-eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=etas)
+
+# %% tags=["hide-input"]
+eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=etas, text={
+    "caption": "Precomputed by `probdr_lite`: {n_steps} steps of gradient ascent from the same random start for "
+               "each of {n_etas} step sizes (curves drawn every {every} steps).",
+    "diverged": "The run diverged: this is its last iterate, step {last_step}, before the next step left every bound",
+})
 
 # %% tags=["remove-input"]
 display(Markdown(eta_sentence(L, beta, etas, n_components=q, n_steps=600, marks=marks)))

@@ -17,7 +17,8 @@ multi-head model this becomes, per head and before the output projection,
                                           of the symmetric normalised Laplacian)
     symmetric   y = A_sym v - v          (A_sym - I, minus the symmetric normalised
                                           Laplacian: the "symmetric" update of the
-                                          book's chapters 4, 5 and 7)
+                                          transformer-block, MNIST and
+                                          objections chapters)
 
 ``sym-normalised`` was called ``symmetric`` in results schema version 1; the
 name now belongs to the (A_sym - I) arm, as in the rest of the book.

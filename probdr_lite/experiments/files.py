@@ -3,7 +3,7 @@
 Each task has two files under ``probdr_lite/results/``: the first sweep (one
 recipe, :data:`RESULTS_FILES`) and the recipe grid (:data:`RECIPE_FILES`,
 appended to by ``python -m probdr_lite.experiments grid``). :func:`task_rows`
-reads both; :func:`load_task_results` reads the first only (chapter 7 quotes it);
+reads both; :func:`load_task_results` reads the first only (the trained-transformers chapter quotes it);
 :func:`mechanism_rows` adds the measured reruns of :data:`MECHANISM_FILES`.
 """
 

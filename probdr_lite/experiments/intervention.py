@@ -81,10 +81,12 @@ def vo_scale_effects(tasks: dict, *, alpha: float = 0.05) -> dict:
             raise ValueError(f"rows and intervention_rows must both be of task {task!r}; got {t1!r}, {t2!r}")
         quantity = HEADLINE[task]
         out[task] = {}
-        for recipe in {r["recipe"]["init"]: r["recipe"] for r in vo_rows}.values():
-            scheme = recipe["init"]
-            if scheme not in VO_SCALE:
-                raise ValueError(f"intervention_rows must be of the initialisations {tuple(VO_SCALE)}; got {scheme!r}")
+        recipes = {r["recipe"]["init"]: r["recipe"] for r in vo_rows}
+        unknown = sorted(set(recipes) - set(VO_SCALE))
+        if unknown:
+            raise ValueError(f"intervention_rows must be of the initialisations {tuple(VO_SCALE)}; got {unknown}")
+        for scheme in (s for s in VO_SCALE if s in recipes):  # a fixed order, whatever order the rows came in
+            recipe = recipes[scheme]
             base, other = VO_SCALE[scheme]
             d_vo = _paired(vo_rows, recipe, quantity)
             d_base = _paired(rows, {**recipe, "init": base}, quantity)

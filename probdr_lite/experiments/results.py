@@ -216,33 +216,41 @@ def _config_defaults(task: str) -> dict:
     return (CharLMConfig if task == "charlm" else ViTConfig)().to_dict()
 
 
+def _next_version(row, version: int, run_with: dict):
+    """A copy of ``row`` stamped ``version``, its config given ``run_with[task]`` (what rows of the version before
+    were run with, for the factors they did not record) where it lacks a field. Returns (the copy, its config, or
+    None when the row has no config)."""
+    new = copy.deepcopy(row)
+    new["schema_version"] = version
+    config = new.get("config")
+    if not isinstance(config, dict):
+        return new, None
+    for name, value in run_with[row["task"]].items():
+        config.setdefault(name, value)
+    return new, config
+
+
 def _upgrade_v1(row) -> dict:
     task = row["task"]
-    new = copy.deepcopy(row)
-    new["schema_version"] = 2
-    if isinstance(new.get("config"), dict):
-        for name, value in V1_DEFAULTS[task].items():
-            new["config"].setdefault(name, value)
+    new, config = _next_version(row, 2, V1_DEFAULTS)
+    if config is not None:
         # version 1 code wrote every config field; a hand-made row that lacks a recipe factor gets the value
         # a run would have used, the config class's default
         defaults = _config_defaults(task)
         for name in RECIPE_FACTORS[task]:
             if name not in V2_DEFAULTS[task]:
-                new["config"].setdefault(name, defaults[name])
+                config.setdefault(name, defaults[name])
         if task == "vit":
-            new["epochs_run"] = new["config"].get("epochs")
+            new["epochs_run"] = config.get("epochs")
     new["variant"] = V1_RENAMES.get(task, {}).get(new.get("variant"), new.get("variant"))
     return new
 
 
 def _upgrade_v2(row) -> dict:
     task = row["task"]
-    new = copy.deepcopy(row)
-    new["schema_version"] = 3
-    if isinstance(new.get("config"), dict):
-        for name, value in V2_DEFAULTS[task].items():
-            new["config"].setdefault(name, value)
-        new["recipe"] = recipe_of(task, new["config"])
+    new, config = _next_version(row, 3, V2_DEFAULTS)
+    if config is not None:
+        new["recipe"] = recipe_of(task, config)
         curve = new.get("curve")
         if isinstance(curve, list) and curve and all(isinstance(p, list) and len(p) == len(CURVE_COLUMNS[task])
                                                      for p in curve):

@@ -5,7 +5,7 @@ words and the plots are in :mod:`probdr_lite.figures.training` and
 :mod:`probdr_lite.figures.recipes`.
 
 - :func:`seed_band`, :func:`paired_differences`, :func:`gate_values`  read the rows;
-- :func:`verdict` / :class:`Verdict`  chapter 6's decision rule on one paired comparison;
+- :func:`verdict` / :class:`Verdict`  the trained-transformers chapter's decision rule on one paired comparison;
 - :func:`seeds_needed`  the normal-approximation power calculation;
 - :func:`holm`  Holm's step-down adjustment of a family of p-values;
 - :func:`recipe_table`  one row per (recipe, arm): the paired difference from
@@ -173,7 +173,7 @@ def check_summary(summary, task: str) -> str:
 
 def verdict(summary: dict, task: str, variant: str = "diffusion", quantity: str = "final_val_loss", *,
             alpha: float = 0.05, max_disagree: int = 1) -> Verdict:
-    """Chapter 6's decision rule on one paired comparison of :func:`.results.summarise`'s output.
+    """The trained-transformers chapter's decision rule on one paired comparison of :func:`.results.summarise`'s output.
 
     The arm **helps** if its mean paired difference from the baseline is in the
     better direction, the two-sided paired t-test gives p < ``alpha``, and at most

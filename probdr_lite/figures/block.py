@@ -1,4 +1,4 @@
-"""Chapter 4, the transformer block: a 2-D toy on the LayerNorm sphere, the variants side by side, the causal mask.
+"""The transformer-block chapter: a 2-D toy on the LayerNorm sphere, the variants side by side, the causal mask.
 
 The block acts on latents whose rows lie on the LayerNorm sphere {x : 1^T x = 0, ||x||^2 = d_q} (notes 3.6), so a
 2-D toy data set has to be *lifted* there before a block can move it, and the moved latents have to be brought back
@@ -13,8 +13,8 @@ centres and rescales, so the latents never leave the 3-D span of Q: the dynamics
 z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enters only through the feed-forward term
 2 / (d_q + beta) of the "paper" variant.
 
-The figure builders return a figure plus an ``update`` function, a :class:`~probdr_lite.widgets.SliderPanel` or a
-kernel-free :class:`~probdr_lite.plotting.ScrubFigure`. The checks the chapter prints are core maths:
+The figure builders return a figure (with an ``update`` function where it moves) or a
+:class:`~probdr_lite.widgets.SliderPanel`. The checks the chapter prints are core maths:
 :func:`probdr_lite.graphs.heat_kernel_attention` and :func:`probdr_lite.unrolled.euler_diffusion_errors`.
 """
 
@@ -31,7 +31,7 @@ from probdr_lite._validation import check_array, check_choice, check_scalar, che
 from probdr_lite._threads import single_threaded
 from probdr_lite.figures.prose import listing
 from probdr_lite.figures.style import describe, variant_label
-from probdr_lite.plotting import class_scatter, scrub
+from probdr_lite.plotting import class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 from probdr_lite.widgets import Slider, SliderPanel
 
@@ -42,7 +42,6 @@ __all__ = [
     "toy_paths",
     "variant_figure",
     "variant_panel",
-    "variant_depth_scrub",
     "mask_figure",
 ]
 
@@ -164,7 +163,7 @@ def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_V
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The variants side by side: a slider panel and its kernel-free twin
+# The variants side by side: a figure and its slider panel
 
 
 def _limits(Y, pad=0.06):
@@ -237,25 +236,6 @@ def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS, kappa=TOY_DEFAULTS[
         Slider("depth", 0, 16, depth, integer=True, description="depth (blocks)"),
     ]
     return SliderPanel(fig, update, sliders)
-
-
-def variant_depth_scrub(toy: LiftedToy, variants=CHAPTER_VARIANTS, depths=range(0, 13), kappa=TOY_DEFAULTS["kappa"],
-                        eta=TOY_DEFAULTS["eta"], beta=TOY_DEFAULTS["beta"], dpi=64):
-    """Kernel-free twin of :func:`variant_panel`: flip through the depths at fixed kappa, eta, beta."""
-    variants = check_block_variants(variants)
-    depths = [check_scalar(d, "depth", low=0, high=64, integer=True) for d in depths]
-    paths = toy_paths(toy, max(depths), kappa, eta, beta, variants)
-    fig, points = _variant_axes(toy, variants, dpi=dpi)
-    fig.tight_layout(rect=(0, 0, 1, 0.9))
-
-    def update(depth):
-        for pts, v in zip(points, variants):
-            pts.set_offsets(paths[v][depth])
-        fig.suptitle(f"depth {depth} (κ = {kappa:g}, η = {eta:g}, β = {beta:g})", fontsize=9)
-
-    describe(fig, f"One panel per variant ({listing(variants)}): the toy in grey and where the chosen number of "
-             "blocks moves it, coloured by moon.")
-    return scrub(fig, update, depths, label="depth", dpi=dpi)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -1,8 +1,18 @@
-"""Computed sentences of the first chapters: each states a fact the chapter has computed, worded from the numbers.
+"""Small measurements of the Laplacian Eigenmaps, unrolled-inference and transformer-block chapters, and the
+sentences that state them.
 
-The chapters print these with ``display(Markdown(...))`` in a hidden-input cell, so that no fixed adjective or count
-in the prose can drift from what the code computed. The thresholds behind the words are arguments with defaults,
-and the tests feed numbers for which each word would be false.
+Most of these functions compute before they word: :func:`order_along_roll` builds the heat-kernel k-NN graph of the
+Swiss roll at each (k, t) and its one-dimensional Laplacian Eigenmaps embedding, and scores how well that coordinate
+sorts the points along the roll; :func:`unrolling_sentence` words those scores. :func:`eta_outcomes` runs gradient
+ascent on the LE-ELBO at each step size and says whether it diverged, converged or fell short; :func:`eta_sentence`
+words that beside the step-size thresholds. :func:`toy_beta_effect` runs the transformer-block toy's blocks at both
+ends of beta's range; :func:`toy_beta_sentence` words it (in the caption of the toy's live figure).
+:func:`agreement_sentence` only words the principal-angle cosines of
+:func:`probdr_lite.figures.eigenmaps.compare_figure`'s rows (:func:`decimals_of_agreement`).
+
+The chapters print the sentences with ``display(Markdown(...))`` in a hidden-input cell, so that no fixed adjective
+or count in the prose can drift from what the code computed. The thresholds behind the words are arguments with
+defaults, and the tests feed numbers for which each word would be false.
 """
 
 from __future__ import annotations

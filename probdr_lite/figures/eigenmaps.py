@@ -1,4 +1,4 @@
-"""Figures and slider panels of chapter 1, Laplacian Eigenmaps.
+"""Figures and slider panels of the Laplacian Eigenmaps chapter.
 
 Every builder here draws something the chapter explains:
 
@@ -7,7 +7,6 @@ Every builder here draws something the chapter explains:
   sum_ij W_ij (f_i - f_j)^2: the smallest generalised eigenvectors are the smoothest;
 - :func:`neighbours_panel`   sliders for the number of neighbours k and the heat-kernel
   bandwidth t, showing the graph's edges over the data and the embedding it gives;
-- :func:`neighbours_scrub`   its kernel-free twin (precomputed frames);
 - :func:`compare_figure`     our embedding beside scikit-learn's ``SpectralEmbedding``,
   with the agreement of the two subspaces.
 
@@ -30,7 +29,7 @@ from probdr_lite._validation import check_array, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite._threads import one_thread
 from probdr_lite.graphs import check_weights, default_bandwidth, graph_energy, knn_graph, laplacian
-from probdr_lite.plotting import class_scatter, scrub
+from probdr_lite.plotting import class_scatter, fixed_layout
 from probdr_lite.widgets import SliderPanel, range_slider
 
 __all__ = [
@@ -38,7 +37,6 @@ __all__ = [
     "laplacians_figure",
     "energy_figure",
     "neighbours_panel",
-    "neighbours_scrub",
     "compare_figure",
 ]
 
@@ -202,12 +200,12 @@ def energy_figure(Y, W, colour_index: int = 12, seed: int = 0):
 # --- the neighbourhood panel -------------------------------------------------------
 
 @one_thread
-def _neighbours_figure(Y, t, figsize=(8.4, 3.4)):
-    """Figure and update(n_neighbors, bandwidth) for the panel and its scrub twin."""
+def _neighbours_figure(Y, t):
+    """Figure and update(n_neighbors, bandwidth) for :func:`neighbours_panel`."""
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
     view = side_view(Y)
     t = _check_colour(t, Y.shape[0])
-    fig, (ax_g, ax_e) = plt.subplots(1, 2, figsize=figsize)
+    fig, (ax_g, ax_e) = plt.subplots(1, 2, figsize=(8.4, 3.4))
     edges = LineCollection([], linewidths=0.5, zorder=1)
     ax_g.add_collection(edges)
     ax_g.scatter(view[:, 0], view[:, 1], c=t, cmap=POSITION_CMAP, s=5, linewidths=0, zorder=2)
@@ -244,10 +242,9 @@ def _neighbours_figure(Y, t, figsize=(8.4, 3.4)):
         ax_e.set_title(rf"Laplacian Eigenmaps ($\lambda_1$ = {lam[0]:.2g}, $\lambda_2$ = {lam[1]:.2g})",
                        fontsize=10)
 
-    # Fixed margins rather than tight_layout: the titles change from frame to frame.
-    fig.subplots_adjust(left=0.03, right=0.98, top=0.88, bottom=0.13, wspace=0.22)
-    describe(fig, "The data seen side on with the edges of its heat-kernel nearest-neighbour graph, beside its "
-             "two-dimensional Laplacian Eigenmaps embedding, both coloured by position along the sheet.")
+    fixed_layout(fig, "The data seen side on with the edges of its heat-kernel nearest-neighbour graph, beside its "
+                 "two-dimensional Laplacian Eigenmaps embedding, both coloured by position along the sheet.",
+                 left=0.03, right=0.98, top=0.88, bottom=0.13, wspace=0.22)
     return fig, update, Y
 
 
@@ -288,35 +285,6 @@ def neighbours_panel(Y, t, *, n_neighbors=(5, 60, 10), bandwidth=None) -> Slider
                             description="heat-kernel bandwidth t")
     fig, update, _ = _neighbours_figure(Y, t)
     return SliderPanel(fig, update, [k_slider, t_slider])
-
-
-@one_thread
-def neighbours_scrub(Y, t, frames, *, dpi: float = 64, max_bytes: int = 2_000_000):
-    """Kernel-free twin of :func:`neighbours_panel`: one frame per ``(n_neighbors, bandwidth)`` pair.
-
-    Parameters
-    ----------
-    Y, t : as in :func:`neighbours_panel`.
-    frames : sequence of (int, float)
-        The (k, t) of each frame, 2 to 200 of them; k in [1, n - 1], t > 0.
-    dpi : float, default 64
-    max_bytes : int, default 2,000,000
-
-    Returns
-    -------
-    probdr_lite.plotting.ScrubFigure
-    """
-    Y = check_array(Y, "Y", ndim=2, min_rows=10)
-    checked = []
-    for i, pair in enumerate(frames):
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise TypeError(f"frames[{i}] must be a (n_neighbors, bandwidth) pair; got {pair!r}")
-        k = check_scalar(pair[0], f"frames[{i}] n_neighbors", low=1, high=Y.shape[0] - 1, integer=True)
-        bw = check_scalar(pair[1], f"frames[{i}] bandwidth", low=0, low_inclusive=False)
-        checked.append((k, bw))
-    fig, update, _ = _neighbours_figure(Y, t, figsize=(7.6, 3.0))
-    return scrub(fig, lambda kb: update(*kb), checked, label="(n_neighbors, bandwidth)",
-                 dpi=dpi, max_bytes=max_bytes)
 
 
 # --- agreement with scikit-learn -------------------------------------------------

@@ -1,4 +1,4 @@
-"""Figures and slider panels of chapter 2, dimensionality reduction as probabilistic inference.
+"""Figures and slider panels of the ELBO chapter, dimensionality reduction as probabilistic inference.
 
 - :func:`pca_figure`        PCA as a Wishart covariance model: which eigen-directions of the
   sample covariance S survive the noise sigma^2, and the embedding they give;
@@ -7,8 +7,7 @@
 - :func:`trap_figure`       the ELBO along the constant vector, unbounded for a raw Laplacian
   and bounded once gamma I is added;
 - :func:`beta_panel`        a beta slider: beta as jitter, threshold (lambda < 1/beta survives)
-  and shrinkage (s^2 = 1/lambda - beta) of the closed-form optimum;
-- :func:`beta_scrub`        its kernel-free twin.
+  and shrinkage (s^2 = 1/lambda - beta) of the closed-form optimum.
 
 The maths is :mod:`probdr_lite.probdr`; this module only draws it.
 """
@@ -23,7 +22,7 @@ from probdr_lite.figures.prose import listing
 from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_array, check_class_labels, check_scalar, check_square
 from probdr_lite._threads import one_thread
-from probdr_lite.plotting import class_scatter, scrub
+from probdr_lite.plotting import class_scatter, fixed_layout
 from probdr_lite.probdr import (
     le_closed_form,
     le_elbo,
@@ -33,7 +32,7 @@ from probdr_lite.probdr import (
 )
 from probdr_lite.widgets import SliderPanel, range_slider
 
-__all__ = ["pca_figure", "elbo_terms_figure", "trap_figure", "beta_panel", "beta_scrub"]
+__all__ = ["pca_figure", "elbo_terms_figure", "trap_figure", "beta_panel"]
 
 KEPT, SURVIVES, DROPPED = "C3", "C0", "0.6"
 
@@ -224,7 +223,7 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
 # --- the beta panel --------------------------------------------------------------
 
 @one_thread
-def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=(10.5, 3.4)):
+def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre):
     L = check_square(L_hat, "L_hat")
     n = L.shape[0]
     labels = check_class_labels(labels, n)
@@ -234,7 +233,7 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=
     X_wide, lam = le_closed_form(L, n_show, beta_min, centre=centre, return_eigenvalues=True)
     idx = np.arange(1, n_show + 1)
 
-    fig, (ax_l, ax_s, ax_x) = plt.subplots(1, 3, figsize=figsize)
+    fig, (ax_l, ax_s, ax_x) = plt.subplots(1, 3, figsize=(10.5, 3.4))
     dots = ax_l.scatter(idx, lam, s=28, zorder=3)
     threshold = ax_l.axhline(1.0, color="k", ls="--", lw=1)
     ax_l.set_yscale("log")
@@ -277,9 +276,9 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre, figsize=
         ax_s.set_title(rf"shrinkage at $\beta$ = {beta:.3g}", fontsize=9)
         ax_x.set_title(rf"$X^*$: {n_kept} of $q$ = {q} directions kept", fontsize=9)
 
-    fig.subplots_adjust(left=0.06, right=0.93, top=0.88, bottom=0.15, wspace=0.38)
-    describe(fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
-             "form, and the embedding X* coloured by class on fixed axes.")
+    fixed_layout(fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
+                 "form, and the embedding X* coloured by class on fixed axes.",
+                 left=0.06, right=0.93, top=0.88, bottom=0.15, wspace=0.38)
     return fig, update
 
 
@@ -315,15 +314,3 @@ def beta_panel(L_hat, labels, *, beta=(0.05, 1.0, 0.3), n_components: int = 2, n
     slider = range_slider("beta", beta, positive=True, log=True, description="beta")
     fig, update = _beta_figure(L_hat, labels, slider.low, n_components, n_show, centre)
     return SliderPanel(fig, update, [slider])
-
-
-@one_thread
-def beta_scrub(L_hat, labels, betas, *, n_components: int = 2, n_show: int = 15, centre: bool = True,
-               dpi: float = 64, max_bytes: int = 2_000_000):
-    """Kernel-free twin of :func:`beta_panel`: one frame per value in ``betas`` (each > 0)."""
-    betas = [check_scalar(b, "betas entry", low=0, low_inclusive=False) for b in betas]
-    if len(betas) < 2:
-        raise ValueError(f"betas must hold at least 2 values; got {len(betas)}")
-    fig, update = _beta_figure(L_hat, labels, min(betas), n_components, n_show, centre,
-                               figsize=(9.5, 3.1))
-    return scrub(fig, update, betas, label="beta", dpi=dpi, max_bytes=max_bytes)

@@ -47,7 +47,7 @@ __all__ = [
     "retention_facts",
     "differential_facts",
     "readings_facts",
-    "readings_table",
+    "energy_readings_table",
     "thesis_table",
     "robustness_table",
     "thesis_facts",
@@ -464,7 +464,7 @@ def readings_facts(table: dict) -> dict:
     return {"readings": out}
 
 
-def readings_table(table: dict, alignment: dict, predicts: dict, measured: dict, exact_notes: dict, tol=None,
+def energy_readings_table(table: dict, alignment: dict, predicts: dict, measured: dict, exact_notes: dict, tol=None,
                    caption=None) -> Table:
     """The chapter's closing table, reading by reading: the energy, the block whose step is its exact gradient
     step, what the reading predicts, and what this book measured.

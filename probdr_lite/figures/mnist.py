@@ -1,4 +1,5 @@
-"""Chapter 5's tables, figures and live panel: an untrained transformer at the diagonal initialisation on MNIST.
+"""The MNIST chapter's tables, figures and slider panel: an untrained transformer at the diagonal initialisation on
+MNIST.
 
 The numbers come from :mod:`probdr_lite.mnist_blocks` (the experiment) and :mod:`probdr_lite.metrics`; this module
 draws them:
@@ -7,7 +8,6 @@ draws them:
 - :func:`metrics_table`, :func:`layer_table`: the rows of ``variant_metrics`` / ``layer_metrics`` without pandas;
 - :func:`before_after_figure`, :func:`metric_lines_figure`: the paper's picture and the numbers per layer;
 - :class:`MnistPanel` / :func:`mnist_panel`: sliders kappa, eta, beta and depth over 1,000 images, redrawn in place;
-  :func:`depth_scrub` and :func:`kappa_scrub` are its kernel-free twins;
 - :func:`sweep_figure`: heat maps of ``mnist_blocks.sweep``.
 """
 
@@ -28,21 +28,18 @@ from probdr_lite.figures.prose import listing
 from probdr_lite.figures.style import METRIC_LABELS, describe, variant_colour, variant_label
 from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names
 from probdr_lite.mnist_blocks import PAPER, MnistSettings
-from probdr_lite.plotting import Table, class_scatter, scrub
+from probdr_lite.plotting import Table, class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, unroll
 from probdr_lite.widgets import Slider, SliderPanel
 
 __all__ = [
     "settings_table",
-    "KAPPA_RANGE",
     "metrics_table",
     "layer_table",
     "before_after_figure",
     "metric_lines_figure",
     "MnistPanel",
     "mnist_panel",
-    "depth_scrub",
-    "kappa_scrub",
     "sweep_figure",
 ]
 
@@ -154,7 +151,7 @@ def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=100):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The live panel and its kernel-free twins
+# The live panel
 
 
 def _legend_image(classes, dpi=72) -> np.ndarray:
@@ -267,26 +264,6 @@ def mnist_panel(X0, labels, variant=PAPER.variant, kappa=PAPER.kappa, eta=PAPER.
     panel = SliderPanel(view.fig, view.update, sliders)
     panel.view = view
     return panel
-
-
-def depth_scrub(X0, labels, variant=PAPER.variant, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta,
-                n_layers=PAPER.n_layers, dpi=64):
-    """Kernel-free twin of the panel: depth 0..n_layers at fixed kappa, eta, beta."""
-    view = MnistPanel(X0, labels, variant=variant, n_layers=n_layers, dpi=dpi)
-    return scrub(view.fig, lambda d: view.update(kappa, eta, beta, d), list(range(n_layers + 1)),
-                 label="depth", dpi=dpi)
-
-
-#: Sharpnesses from "everything attends to everything" to "each point attends to itself".
-KAPPA_RANGE = (0.3, 1.0, 3.0, 10.0, 20.0, 30.0, 50.0, 100.0, 300.0, 1000.0, 3000.0)
-
-
-def kappa_scrub(X0, labels, kappas=KAPPA_RANGE, variant=PAPER.variant, eta=PAPER.eta, beta=PAPER.beta,
-                n_layers=PAPER.n_layers, dpi=64):
-    """Kernel-free twin of the panel: kappa over ``kappas`` after n_layers blocks (the right panel shows all layers)."""
-    kappas = [check_scalar(k, "kappa", low=0.0, high=1e4, low_inclusive=False) for k in kappas]
-    view = MnistPanel(X0, labels, variant=variant, n_layers=n_layers, dpi=dpi, cache_size=len(kappas) + 1)
-    return scrub(view.fig, lambda k: view.update(k, eta, beta, n_layers), kappas, label="kappa", dpi=dpi)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

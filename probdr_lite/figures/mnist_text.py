@@ -8,23 +8,22 @@ and, as booleans or words, every choice that follows from a number, each decided
 The numbers come from :func:`probdr_lite.metrics.layer_metrics` rows (one dict per layer and variant, as the
 chapter's tables use) and from :func:`probdr_lite.mnist_blocks.sweep`.
 
-One sentence is still written here: :func:`live_text`, the last sentence of the caption of the chapter's kernel-free
-live figure, which :func:`probdr_lite.figures.live.chapters.mnist_live` builds inside the package. It is filled from
-:func:`live_facts` by the same :func:`~probdr_lite.figures.prose.fill`.
+:func:`live_facts` feeds the caption of the chapter's kernel-free live figure, whose clauses the chapter passes to
+:func:`probdr_lite.figures.live.chapters.mnist_live`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from probdr_lite.figures.prose import closeness, fill, listing, num, trend
+from probdr_lite.figures.prose import closeness, trend
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.metrics import rms_spread
 from probdr_lite.mnist_blocks import pick
 from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
 __all__ = ["WORDS", "paper_numbers", "numbers_facts", "variants_facts", "step_family_facts", "picture_facts",
-           "sweep_facts", "summary_facts", "pixel_facts", "live_facts", "live_text"]
+           "sweep_facts", "summary_facts", "pixel_facts", "live_facts"]
 
 #: The thresholds behind the chapter's comparison words.
 WORDS = {
@@ -276,32 +275,3 @@ def live_facts(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> dict:
                     "ratios": [float(ratio[k, -1]) for k in ks], "moved": [float(moved[k]) for k in ks]}
                    for case, ks in groups],
     }
-
-
-#: live_text's clause for each case of :func:`live_facts`
-_LIVE_CLAUSES = {
-    "spot": "for {which} the points gather into a single spot on the fixed axes, while the between/within ratio "
-            "goes from {ratio_start:num2} to {ratios}",
-    "still": "for {which} no image moves by more than {still:pct} of the starting spread, and the ratio stays at "
-             "{ratios}",
-    "move": "for {which} the points move (an image ends on average {moved:listing} from where it started) and the "
-            "ratio ends at {ratios}",
-}
-
-
-def live_text(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> str:
-    """The last sentence of the live figure's caption, filled from :func:`live_facts` (same arguments).
-
-    It stays in the package because :func:`probdr_lite.figures.live.chapters.mnist_live` writes the caption there.
-    """
-    facts = live_facts(grid, kappas, at, n_layers, eta=eta, beta=beta, spot_width=spot_width)
-    parts = []
-    for g in facts["groups"]:
-        vals = [f"{k:g}" for k in g["kappas"]]
-        ratios = [num(r, 2) for r in g["ratios"]]
-        parts.append(fill(_LIVE_CLAUSES[g["case"]], g, still=facts["still"],
-                          which=f"$\\kappa = {vals[0]}$" if len(vals) == 1 else f"$\\kappa$ = {listing(vals)}",
-                          ratios=ratios[0] if len(set(ratios)) == 1 else listing(ratios),
-                          moved=[num(m, 2) for m in g["moved"]]))
-    return fill("At $\\eta = {eta:g}$ and $\\beta = {beta:g}$, after {n_layers} blocks: {parts}.", facts,
-                parts="; ".join(parts))

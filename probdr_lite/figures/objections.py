@@ -1,8 +1,8 @@
-"""Chapter 7, the objections: one figure per test, drawn from the numbers :mod:`probdr_lite.objections` computes.
+"""The objections chapter: one figure per test, drawn from the numbers :mod:`probdr_lite.objections` computes.
 
 Every builder takes the arrays the chapter has already computed (so nothing is computed twice) and returns a
 matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of
-it each number falls on.
+it each number falls on. The tables' captions and what each threshold decides are the chapter's words, passed in.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.figures.prose import num
 from probdr_lite.figures.style import METRIC_LABELS as METRICS
 from probdr_lite.figures.style import describe, variant_style
-from probdr_lite.figures.verdicts import Verdict
+from probdr_lite.figures.verdicts import ObjectionVerdict
 from probdr_lite.objections import THRESHOLDS, regulariser_prediction
 from probdr_lite.plotting import Table
 
@@ -51,34 +51,23 @@ def _style(variant):
         return (variant, None)
 
 
-def summary_table(verdicts) -> Table:
-    """The chapter's summary: objection | the test | the number | verdict, one row per :class:`Verdict`."""
+def summary_table(verdicts, caption=None) -> Table:
+    """The chapter's summary: objection | the test | the number | verdict, one row per :class:`ObjectionVerdict`."""
     verdicts = list(verdicts) if not isinstance(verdicts, (str, bytes)) else []
-    if not verdicts or not all(isinstance(v, Verdict) for v in verdicts):
-        raise ValueError("verdicts must be a non-empty list of probdr_lite.figures.verdicts.Verdict")
+    if not verdicts or not all(isinstance(v, ObjectionVerdict) for v in verdicts):
+        raise ValueError("verdicts must be a non-empty list of probdr_lite.figures.verdicts.ObjectionVerdict")
     body = [[v.key, v.objection, v.test, v.number, v.verdict] for v in verdicts]
-    return Table(["#", "objection", "the test", "the number", "verdict"], body,
-                 caption="each number is computed in this chapter; each verdict follows from it by a stated threshold")
+    return Table(["#", "objection", "the test", "the number", "verdict"], body, caption=caption)
 
 
-#: What each threshold of ``THRESHOLDS`` decides, for :func:`thresholds_table`.
-THRESHOLD_MEANING = {
-    "asymmetry": "1: largest relative difference still counted as 'the same direction' (full space)",
-    "tangent_cosine": "1: smallest cosine of the tangent parts still counted as 'the same direction'",
-    "eigen_tol": "2: an eigenvalue below minus this is negative; a residual below it is zero",
-    "cosine": "3: smallest mean cosine for stop-gradient to pass (and F must rise for every seed)",
-    "approx_error": "4: largest relative error for the approximation to pass",
-    "single_run_snr": "5: smallest |mean| / sd of the paired differences for one pair of runs to be enough",
-    "min_seeds": "5: fewest seeds paired across the arms before a task is judged",
-    "identity": "exercises: largest difference for an identity to hold to rounding",
-    "correlation": "exercises: |correlation| below this means unrelated, above 1 minus this means related",
-}
-
-
-def thresholds_table() -> Table:
-    """The thresholds behind the verdicts, with what each decides."""
-    return Table(["threshold", "value", "decides"],
-                 [[k, f"{v:g}", THRESHOLD_MEANING.get(k, "")] for k, v in THRESHOLDS.items()])
+def thresholds_table(decides: dict) -> Table:
+    """The thresholds behind the verdicts, with what each decides: ``decides`` maps every name of
+    :data:`probdr_lite.objections.THRESHOLDS` to the chapter's words for it (no name missing, none unknown)."""
+    if not isinstance(decides, dict) or set(decides) != set(THRESHOLDS):
+        got = sorted(decides) if isinstance(decides, dict) else type(decides).__name__
+        raise ValueError(f"decides must map every threshold of THRESHOLDS {list(THRESHOLDS)} to what it decides; "
+                         f"got {got}")
+    return Table(["threshold", "value", "decides"], [[k, f"{v:g}", decides[k]] for k, v in THRESHOLDS.items()])
 
 
 def final_metrics_table(metrics: dict, variants=None) -> Table:
@@ -273,7 +262,7 @@ def layer_metrics_figure(metrics: dict):
     return describe(fig, "The four clustering numbers against the layer, one panel each, one line per variant.")
 
 
-def single_runs_table(runs: dict) -> Table:
+def single_runs_table(runs: dict, caption=None) -> Table:
     """Objection 5: per task, the paired differences (A − I minus attention) seed by seed, and what one pair shows.
 
     ``runs`` is the dict returned by :func:`probdr_lite.figures.verdicts.training_runs`.
@@ -290,5 +279,4 @@ def single_runs_table(runs: dict) -> Table:
                      f"{num(e['mean_diff'], 4)} ± {num(e['sd_diff'], 4)}", num(e["snr"], 2),
                      f"{e['n_opposite']} of {e['n']}"])
     return Table(["task", "number", "A − I minus attention, seed by seed", "mean ± sd", "|mean| / sd",
-                  "single pairs pointing the other way"], body,
-                 caption="each seed is one pair of runs with the same initial weights and batches")
+                  "single pairs pointing the other way"], body, caption=caption)

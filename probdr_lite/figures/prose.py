@@ -16,7 +16,8 @@ import math
 import re
 import string
 
-__all__ = ["num", "signed", "pct", "sci", "trend", "closeness", "listing", "count_phrase", "fill", "glue"]
+__all__ = ["num", "signed", "pct", "sci", "pvalue", "trend", "closeness", "listing", "plural", "count_phrase",
+           "fill", "glue"]
 
 
 def _finite(x, name="x") -> float:
@@ -67,6 +68,22 @@ def sci(x, digits: int = 1) -> str:
     if math.isnan(x):
         return "n/a"
     return f"{x:.{int(digits)}e}"
+
+
+def pvalue(p, digits: int = 3) -> str:
+    """A p-value to ``digits`` significant digits (``0.0123``, ``4.5e-07``, ``1``); a missing one (None, NaN:
+    no test was run) prints ``n/a``. Outside [0, 1] it is not a p-value: ``ValueError``."""
+    if p is None:
+        return "n/a"
+    p = _finite(p, "p")
+    if math.isnan(p):
+        return "n/a"
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be a p-value in [0, 1]; got {p!r}")
+    digits = int(digits)
+    if digits < 1:
+        raise ValueError(f"digits must be >= 1; got {digits}")
+    return f"{p:.{digits}g}"
 
 
 def trend(before, after, rel_tol: float = 0.01) -> str:
@@ -123,12 +140,12 @@ def count_phrase(k, n, what: str) -> str:
 
 
 
-_SPEC = re.compile(r"(num|signed|pct|sci)(\d?)|(listing)|(plural:)(\w+)")
+_SPEC = re.compile(r"(num|signed|pct|sci|pvalue)(\d?)|(listing)|(plural:)(\w+)")
 
 
 class _Slots(string.Formatter):
     """``str.format`` whose format specs name the formatters above: ``{x:num2}``, ``{d:signed}``, ``{f:pct}``,
-    ``{g:sci1}``, ``{names:listing}``, ``{n:plural:seed}``; any other spec is Python's own."""
+    ``{g:sci1}``, ``{p:pvalue}``, ``{names:listing}``, ``{n:plural:seed}``; any other spec is Python's own."""
 
     def format_field(self, value, spec):
         m = _SPEC.fullmatch(spec)
@@ -138,7 +155,7 @@ class _Slots(string.Formatter):
             return listing(value)
         if m.group(4):
             return plural(value, m.group(5))
-        formatter = {"num": num, "signed": signed, "pct": pct, "sci": sci}[m.group(1)]
+        formatter = {"num": num, "signed": signed, "pct": pct, "sci": sci, "pvalue": pvalue}[m.group(1)]
         return formatter(value, int(m.group(2))) if m.group(2) else formatter(value)
 
 

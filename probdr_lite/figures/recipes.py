@@ -1,4 +1,5 @@
-"""Chapter 7's recipe grid in words and pictures: the table, the dot plot, the verdict, what is pending.
+"""The trained-transformers chapter's recipe grid in words and pictures: the table, the dot plot, the verdict, what is
+pending.
 
 The numbers come from :mod:`probdr_lite.experiments.stats` (:func:`~probdr_lite.experiments.stats.recipe_table`,
 :func:`~probdr_lite.experiments.stats.recipe_verdict`, :func:`~probdr_lite.experiments.stats.nanogpt_gap`) and
@@ -37,8 +38,8 @@ from probdr_lite._validation import check_scalar
 from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
 from probdr_lite.plotting import Table, describe
 
-from .prose import listing, pct, plural
-from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES
+from .prose import listing, pct, plural, pvalue, signed
+from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
 __all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
            "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
@@ -68,26 +69,9 @@ def recipe_label(recipe: dict) -> str:
     return ", ".join(parts)
 
 
-def _scale(quantity):
-    """(factor, unit) to show a quantity: accuracies in percentage points."""
+def _difference_units(quantity):
+    """(factor, unit) to draw a quantity's differences: accuracies in percentage points."""
     return (100.0, " pp") if quantity.endswith("acc") else (1.0, "")
-
-
-def _num(x, quantity, signed=True):
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    k, unit = _scale(quantity)
-    digits = 2 if unit else 4
-    return f"{k * x:{'+' if signed else ''}.{digits}f}{unit}"
-
-
-def _level(x, quantity):
-    """A level (not a difference): ``"96.90 %"`` for an accuracy, ``"1.7710"`` for a loss."""
-    return _num(x, quantity, signed=False).replace(" pp", " %")
-
-
-def _p(p):
-    return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.3g}"
 
 
 def _check_table(table):
@@ -109,10 +93,11 @@ def recipe_results_table(table: RecipeTable) -> Table:
               f"all {table.n_tests} (recipe, arm) tests of both models ({own} in this table)")
     body = []
     for e in table.entries:
-        mean_base = _level(e["baseline_mean"], q)
+        mean_base = quantity_level(e["baseline_mean"], q)
         body.append([recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"], str(e["n"]), mean_base,
-                     _num(e["mean_diff"], q), f"[{_num(e['ci_low'], q)}, {_num(e['ci_high'], q)}]",
-                     f"{e['n_better']} / {e['n_worse']}", _p(e["t_pvalue"]), _p(e["holm_pvalue"]),
+                     quantity_difference(e["mean_diff"], q),
+                     f"[{quantity_difference(e['ci_low'], q)}, {quantity_difference(e['ci_high'], q)}]",
+                     f"{e['n_better']} / {e['n_worse']}", pvalue(e["t_pvalue"]), pvalue(e["holm_pvalue"]),
                      e["outcome"] or "pending"])
     better = "lower" if not q.endswith("acc") else "higher"
     caption = (f"{TASK_NAMES[table.task]}: paired by seed, arm minus attention ({better} is better); "
@@ -131,7 +116,7 @@ def recipe_figure(table: RecipeTable, title: str | None = None):
     if not table.entries:
         raise ValueError("table must hold at least one (recipe, arm) entry")
     q = table.quantity
-    k, unit = _scale(q)
+    k, unit = _difference_units(q)
     groups = list(dict.fromkeys(recipe_label(e["recipe"]) for e in table.entries))
     n_rows = len(table.entries) + len(groups)
     fig, ax = plt.subplots(figsize=(7.0, 0.3 * n_rows + 1.3))
@@ -243,14 +228,14 @@ def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) 
         nominal = [e for e in es if e["t_pvalue"] < table.alpha and e["holm_pvalue"] >= table.alpha]
         for e in nominal:
             where = "Its" if tested == 1 else f"In {recipe_label(e['recipe'])} its"
-            head += (f" {where} unadjusted p = {_p(e['t_pvalue'])} "
-                     f"({_num(e['mean_diff'], table.quantity)}) would read as "
+            head += (f" {where} unadjusted p = {pvalue(e['t_pvalue'])} "
+                     f"({quantity_difference(e['mean_diff'], table.quantity)}) would read as "
                      f"{'helps' if e['n_better'] > e['n_worse'] else 'hurts'}, but it is one of "
-                     f"{table.n_tests} tests: Holm's adjusted p = {_p(e['holm_pvalue'])}, so it is not a finding.")
+                     f"{table.n_tests} tests: Holm's adjusted p = {pvalue(e['holm_pvalue'])}, so it is not a finding.")
         helped = [e for e in es if e["outcome"] == "helps"]
         if helped and table.n_tests > 1:
             head += (f" (Its \"helps\" survives Holm's correction over {table.n_tests} tests: adjusted p = "
-                     + ", ".join(_p(e["holm_pvalue"]) for e in helped) + ".)")
+                     + ", ".join(pvalue(e["holm_pvalue"]) for e in helped) + ".)")
         if v.pending:
             head += f" Pending: {_recipes_words(v.pending)}."
         lines.append("- " + head)
@@ -304,7 +289,7 @@ def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
     """Our baseline against nanoGPT's published loss, worded from :func:`~probdr_lite.experiments.stats.nanogpt_gap`."""
     if not isinstance(gap, dict) or "sd_one_run" not in gap:
         raise ValueError("gap must be the dict returned by probdr_lite.experiments.stats.nanogpt_gap()")
-    text = (f"Our attention arm ends {gap['gap']:+.3f} nats from nanoGPT's published {published:.2f}, "
+    text = (f"Our attention arm ends {signed(gap['gap'])} nats from nanoGPT's published {published:.2f}, "
             f"{gap['gap_in_seed_sd']:.1f} times our seed-to-seed sd ({gap['seed_sd']:.4f}, {n_seeds} seeds). "
             f"But the two numbers are not measured alike: nanoGPT's comes from one seed and "
             f"{gap['their_eval_iters']} validation batches, ours are means over {gap['our_eval_iters']} batches. "
@@ -356,7 +341,7 @@ def nanogpt_markdown(charlm_rows, spread, published: float = 1.88) -> str:
     mean, sd = float(sum(vals) / len(vals)), float(statistics.stdev(vals)) if len(vals) > 1 else float("nan")
     if spread is None:
         gap = mean - published
-        return (f"Our attention arm ends {gap:+.3f} nats from nanoGPT's published {published:.2f} "
+        return (f"Our attention arm ends {signed(gap)} nats from nanoGPT's published {published:.2f} "
                 f"({gap / sd:.1f} seed sd over {len(vals)} seeds). Whether that is noise depends on how much a "
                 f"20-batch estimate (nanoGPT's) scatters, and that measurement "
                 f"(`python -m probdr_lite.experiments eval-spread`) is not committed yet, so this page does not "
@@ -488,7 +473,7 @@ def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
         raise ValueError("changes must name at least one arm")
     unit = "points" if metric == "val_acc" else "nats"
     k = 100.0 if metric == "val_acc" else 1.0
-    parts = [f"{ARM_STYLE[v]['tex']} {k * c:+.2f}" for v, c in changes.items()]
+    parts = [f"{ARM_STYLE[v]['tex']} {signed(k * c, 2)}" for v, c in changes.items()]
     better = [v for v, c in changes.items() if (c > 0 if metric == "val_acc" else c < 0)]
     verdict = ("every arm was still improving when training stopped" if len(better) == len(changes) else
                f"{len(better)} of {len(changes)} arms were still improving when training stopped")
@@ -497,7 +482,8 @@ def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
 
 def difference_text(entry: dict, quantity: str) -> str:
     """A table entry's paired difference with its interval, e.g. ``"+0.0597 [+0.0456, +0.0739]"``."""
-    return f"{_num(entry['mean_diff'], quantity)} [{_num(entry['ci_low'], quantity)}, {_num(entry['ci_high'], quantity)}]"
+    low, mean, high = (quantity_difference(entry[k], quantity) for k in ("ci_low", "mean_diff", "ci_high"))
+    return f"{mean} [{low}, {high}]"
 
 
 READING_WORDS = {"stop": "where the plateau rule fired", "checkpoint": "at the best checkpoint", "final": "at the end"}
@@ -532,7 +518,7 @@ def readings_table(tables: dict) -> Table:
         cells = [recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"]]
         for t in tables.values():
             f = t.entries[i]
-            cells += [_level(f["baseline_mean"], q), difference_text(f, t.quantity)]
+            cells += [quantity_level(f["baseline_mean"], q), difference_text(f, t.quantity)]
         body.append(cells)
     return Table(header, body, caption="the same runs read at three points: where the plateau rule fired (where "
                                        "a run without the decay stops), at the lowest validation loss, and after "
@@ -551,7 +537,7 @@ def readings_text(tables: dict) -> str:
         recipe = first.entries[idx[0]]["recipe"]
         bases = {k: t.entries[idx[0]]["baseline_mean"] for k, t in tables.items()}
         text = f"In {recipe_label(recipe)}, attention reaches " + ", ".join(
-            f"{_level(v, q)} {READING_WORDS[k]}" for k, v in bases.items()) + "."
+            f"{quantity_level(v, q)} {READING_WORDS[k]}" for k, v in bases.items()) + "."
         flips, excl = [], []
         for i in idx:
             arm = first.entries[i]["arm"]
@@ -596,7 +582,7 @@ def baseline_text(table: RecipeTable, target: float = 0.96, arm: str = "diffusio
             lines.append(f"{recipe_label(b['recipe'])} (no {ARM_STYLE[arm]['tex']} runs)")
             continue
         lines.append(f"{recipe_label(b['recipe'])}: attention {100 * b['mean']:.2f} %, {ARM_STYLE[arm]['tex']} "
-                     f"minus attention {difference_text(e, table.quantity)}, Holm $p$ = {_p(e['holm_pvalue'])} "
+                     f"minus attention {difference_text(e, table.quantity)}, Holm $p$ = {pvalue(e['holm_pvalue'])} "
                      f"({e['outcome']})")
     return text + ": " + "; ".join(lines) + "."
 
@@ -660,9 +646,9 @@ def closing_note(tables: dict, rows: dict, arm: str = "diffusion", recipes=None)
             if e["arm"] != arm or (recipes is not None and e["recipe"] not in recipes):
                 continue
             lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} "
-                         f"{_level(e['baseline_mean'], q)}; {ARM_STYLE[arm]['tex']} − attention "
+                         f"{quantity_level(e['baseline_mean'], q)}; {ARM_STYLE[arm]['tex']} − attention "
                          f"{difference_text(e, q)} over {plural(e['n'], 'paired seed')}, "
-                         f"Holm $p$ = {_p(e['holm_pvalue'])} ({table.n_tests} tests)")
+                         f"Holm $p$ = {pvalue(e['holm_pvalue'])} ({table.n_tests} tests)")
     all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
     train = sum(r["train_seconds"] for r in all_rows) / 3600
     wall = sum(r["wall_seconds"] for r in all_rows) / 3600
@@ -688,7 +674,7 @@ def intervention_table(effects: dict) -> Table:
             n_seeds.add(len(e["seeds"]))
             body.append([TASK_NAMES[task], f"{e['base']}, $W_V$ and $W_O$ at {e['vo_scale']}'s scale",
                          diff(e["d_base"]), diff(e["d_other"]), diff(e["d_vo"], e["d_vo_ci"]),
-                         diff(e["shift"], e["shift_ci"]), f"{e['shift_pvalue']:.3g} ({e['shift_holm']:.3g})",
+                         diff(e["shift"], e["shift_ci"]), f"{pvalue(e['shift_pvalue'])} ({pvalue(e['shift_holm'])})",
                          pct(e["share"])])
     return Table(INTERVENTION_HEADER, body,
                  caption=f"Paired by seed ({listing(sorted(n_seeds))} seeds): $A - I$ minus attention under the "

@@ -2,10 +2,11 @@
 
 Two families of variants appear in the book, and their names overlap, so they are kept apart:
 
-- **block variants** (chapters 4, 5 and 7; :data:`probdr_lite.unrolled.BLOCK_VARIANTS`): the update *direction*
-  D of an untrained block, X <- Pi(X + eta D). Their labels state D.
-- **trained-attention variants** (chapter 6; ``probdr_lite.experiments``): the attention *operator* inside a
-  trained multi-head transformer. Their labels state the operator.
+- **block variants** (the transformer-block, MNIST and objections chapters;
+  :data:`probdr_lite.unrolled.BLOCK_VARIANTS`): the update *direction* D of an untrained block, X <- Pi(X + eta D).
+  Their labels state D.
+- **trained-attention variants** (the trained-transformers chapter; ``probdr_lite.experiments``): the attention
+  *operator* inside a trained multi-head transformer. Their labels state the operator.
 
 "diffusion" is A - I in both families, "attention" is plain softmax attention in both, and "symmetric" is
 A_sym - I = D^(-1/2) E D^(-1/2) - I in both, so each keeps one colour across the book; the trained arm without

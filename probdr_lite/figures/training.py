@@ -1,4 +1,4 @@
-"""Chapter 7, trained transformers: the figures, tables and sentences of the multi-seed comparison.
+"""The trained-transformers chapter: the figures, tables and sentences of the multi-seed comparison.
 
 Presentation only: the rows are read by :mod:`probdr_lite.experiments.files`
 and their statistics (seed bands, paired differences, the decision rule, the
@@ -10,6 +10,8 @@ draws and words them. The recipe grid's table, figure and verdict prose are in
 - :func:`curves_figure`  validation curves, one mean line and a seed band per arm;
 - :func:`paired_figure`  arm minus baseline, seed by seed;
 - :func:`arms_table` / :func:`paired_table`  :func:`~probdr_lite.experiments.summarise`'s output as tables;
+- :func:`quantity_level` / :func:`quantity_difference` / :func:`quantity_spread`  a value, a signed difference and
+  a standard deviation of a quantity in print (accuracies in %, their differences in pp; the recipe tables too);
 - :func:`verdict_text`  a paragraph for a :class:`~probdr_lite.experiments.stats.Verdict`;
 - :func:`gates_figure` / :func:`gates_text`  the learned g of the gated arms ``A - g I`` (from g = 0 and g = 1).
 """
@@ -38,7 +40,7 @@ from probdr_lite.experiments.stats import (
 )
 from probdr_lite.plotting import Table
 
-from .prose import listing, plural
+from .prose import listing, num, plural, pvalue, signed
 from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
@@ -52,6 +54,9 @@ __all__ = [
     "paired_figure",
     "arms_table",
     "paired_table",
+    "quantity_level",
+    "quantity_difference",
+    "quantity_spread",
     "verdict_line",
     "verdict_text",
     "gates_figure",
@@ -219,24 +224,32 @@ def paired_figure(rows, quantities=("final_val_loss",), baseline: str = "attenti
 # (Table lives in probdr_lite.plotting, shared with the other chapters.)
 
 
-def _fmt(value, quantity, digits=4):
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+# The numbers of a quantity (``final_val_loss``, ``best_val_acc``, ...) in print: an accuracy in percent with 2
+# decimals (its differences in percentage points), a loss with ``digits`` decimals. None or NaN (not measured) prints
+# "n/a", and rounding never shows a sign the value does not have (prose.num / prose.signed).
+
+def _quantity_text(value, quantity, digits, formatter, accuracy_unit) -> str:
+    if value is None:
         return "n/a"
-    if quantity.endswith("acc"):
-        return f"{100 * value:.2f} %"
-    return f"{value:.{digits}f}"
+    if not quantity.endswith("acc"):
+        return formatter(value, digits)
+    text = formatter(100 * value, 2)
+    return text if text == "n/a" else f"{text} {accuracy_unit}"
 
 
-def _fmt_diff(value, quantity, digits=4):
-    if isinstance(value, float) and math.isnan(value):
-        return "n/a"
-    if quantity.endswith("acc"):
-        return f"{100 * value:+.2f} pp"
-    return f"{value:+.{digits}f}"
+def quantity_level(value, quantity: str, digits: int = 4) -> str:
+    """A value of a quantity: ``"96.90 %"`` for an accuracy, ``"1.7710"`` for a loss."""
+    return _quantity_text(value, quantity, digits, num, "%")
 
 
-def _fmt_p(p):
-    return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.3g}"
+def quantity_difference(value, quantity: str, digits: int = 4) -> str:
+    """A difference of a quantity, signed: ``"+1.23 pp"`` for an accuracy, ``"-0.0123"`` for a loss, ``"0.0000"``."""
+    return _quantity_text(value, quantity, digits, signed, "pp")
+
+
+def quantity_spread(value, quantity: str, digits: int = 4) -> str:
+    """A standard deviation of a quantity (of its values or its differences): ``"1.23 pp"``, ``"0.0123"``."""
+    return _quantity_text(value, quantity, digits, num, "pp")
 
 
 def arms_table(summary: dict, task: str, digits: int = 4) -> Table:
@@ -249,7 +262,7 @@ def arms_table(summary: dict, task: str, digits: int = 4) -> Table:
         if a["task"] != task:
             continue
         cells = [VARIANT_LABELS[a["variant"]], str(a["n"])]
-        cells += [f"{_fmt(a[q + '_mean'], q, digits)} ± {_fmt_diff(a[q + '_sd'], q, digits).lstrip('+')}"
+        cells += [f"{quantity_level(a[q + '_mean'], q, digits)} ± {quantity_spread(a[q + '_sd'], q, digits)}"
                   for q in quantities]
         cells.append(f"{a['throughput']:,.0f} {a['throughput_unit']}")
         body.append(cells)
@@ -267,8 +280,8 @@ def paired_table(summary: dict, task: str, digits: int = 4) -> Table:
             continue
         q = p["quantity"]
         body.append([f"{p['variant']} − {p['baseline']}", QUANTITY_LABELS[q], str(p["n"]),
-                     f"{_fmt_diff(p['mean_diff'], q, digits)} ± {_fmt_diff(p['sd_diff'], q, digits).lstrip('+')}",
-                     f"{p['n_better']} / {p['n_worse']}", _fmt_p(p["t_pvalue"]), _fmt_p(p["sign_pvalue"])])
+                     f"{quantity_difference(p['mean_diff'], q, digits)} ± {quantity_spread(p['sd_diff'], q, digits)}",
+                     f"{p['n_better']} / {p['n_worse']}", pvalue(p["t_pvalue"]), pvalue(p["sign_pvalue"])])
     return Table(header, body, caption="differences are arm minus baseline, paired by seed")
 
 
@@ -285,9 +298,9 @@ def verdict_line(v: Verdict) -> str:
     else:
         head = f"no detectable difference between {label} and {base} at {v.n} seeds"
     return (f"{v.task}, {QUANTITY_LABELS[q]}: {head} "
-            f"(mean difference {_fmt_diff(v.mean_diff, q)} ± {_fmt_diff(v.sd_diff, q).lstrip('+')}, "
+            f"(mean difference {quantity_difference(v.mean_diff, q)} ± {quantity_spread(v.sd_diff, q)}, "
             f"better on {v.n_better} of {v.n} seeds, worse on {v.n_worse}, "
-            f"paired t-test p = {_fmt_p(v.t_pvalue)}, sign test p = {_fmt_p(v.sign_pvalue)})")
+            f"paired t-test p = {pvalue(v.t_pvalue)}, sign test p = {pvalue(v.sign_pvalue)})")
 
 
 def verdict_text(v: Verdict, paper_claim: str | None = None) -> str:
@@ -301,8 +314,8 @@ def verdict_text(v: Verdict, paper_claim: str | None = None) -> str:
     if paper_claim is not None and (not isinstance(paper_claim, str) or not paper_claim.strip()):
         raise ValueError("paper_claim must be None or a non-empty description of the paper's result")
     q, op, base = v.quantity, OPERATOR_TEXT[v.variant], OPERATOR_TEXT[v.baseline]
-    numbers = (f"mean paired difference in {QUANTITY_LABELS[q]} {_fmt_diff(v.mean_diff, q)} "
-               f"(sd {_fmt_diff(v.sd_diff, q).lstrip('+')}), paired t-test p = {_fmt_p(v.t_pvalue)}")
+    numbers = (f"mean paired difference in {QUANTITY_LABELS[q]} {quantity_difference(v.mean_diff, q)} "
+               f"(sd {quantity_spread(v.sd_diff, q)}), paired t-test p = {pvalue(v.t_pvalue)}")
     task = {"charlm": "character model", "vit": "vision transformer"}[v.task]
     if v.outcome == "helps":
         return (f"**{task.capitalize()}: {op} helps.** It beat {base} on {v.n_better} of {v.n} paired seeds "
@@ -410,8 +423,8 @@ def gates_text(rows) -> str:
             b = g1[[list(s1).index(s) for s in shared]]
             gap = b - a
             parts.append(f"Head by head over the {plural(len(shared), 'shared seed')}, the gate that started at 1 "
-                         f"ended {gap.mean():+.2f} above the one that started at 0 on average (from {gap.min():+.2f} "
-                         f"to {gap.max():+.2f}): "
+                         f"ended {signed(gap.mean(), 2)} above the one that started at 0 on average (from "
+                         f"{signed(gap.min(), 2)} to {signed(gap.max(), 2)}): "
                          + ("the two starts end in about the same place, so the end point is what training chose."
                             if np.abs(gap).max() < 0.1 else
                             "where a gate ends depends on where it started, so the end point is not a "
@@ -552,10 +565,10 @@ def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", ba
         own, other = at("shrink", "end", i, arm), at("shrink", "end", i)
         end.append(f"with {_INIT_WORDS[i]}{effect}, the $-v$ of {op} {_cancel_words(own)} after the output "
                    f"projection, at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i, arm):.2f}, and the mean "
-                   f"eigenvalue of $W_V W_O$ is {at('wvwo_mean_eig', 'end', i, arm):+.3f}; in {base}, whose weights "
+                   f"eigenvalue of $W_V W_O$ is {signed(at('wvwo_mean_eig', 'end', i, arm))}; in {base}, whose weights "
                    f"never met the $-v$, subtracting $v$ would {_would(_cancel_words(other))} "
                    f"(at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i):.2f}, mean eigenvalue "
-                   f"{at('wvwo_mean_eig', 'end', i):+.3f})")
+                   f"{signed(at('wvwo_mean_eig', 'end', i))})")
     out.append("At the end of training, " + "; ".join(end) + ".")
     ratios = mechanism_ratio(rows, "grad_norm", arm, baseline, "start")
     if ratios:

@@ -1,4 +1,4 @@
-"""Figures and slider panels of chapter 3, inference unrolled.
+"""Figures and slider panels of the unrolled-inference chapter.
 
 Gradient ascent on the Laplacian-eigenmaps ELBO, X_{t+1} = X_t + eta dELBO/dX(X_t),
 run by :func:`probdr_lite.probdr.fit_le_elbo`, drawn step by step:
@@ -6,7 +6,6 @@ run by :func:`probdr_lite.probdr.fit_le_elbo`, drawn step by step:
 - :func:`eta_panel`     an eta slider: the gap to the optimal ELBO and the Gram error
   ||X_t X_t^T - X* X*^T||_F / ||X* X*^T||_F against the step, for slow, stable and
   divergent step sizes, and where the iterate ends up;
-- :func:`eta_scrub`     its kernel-free twin;
 - :func:`steps_figure`  snapshots of the embedding after t steps (layers), beside the closed form;
 - :func:`steps_scrub`   the embedding moving step by step (kernel-free).
 """
@@ -21,11 +20,11 @@ from probdr_lite.figures.prose import listing
 from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_class_labels, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
-from probdr_lite.plotting import class_scatter, scrub
+from probdr_lite.plotting import class_scatter, fixed_layout, scrub
 from probdr_lite.probdr import LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
 from probdr_lite.widgets import SliderPanel, range_slider
 
-__all__ = ["eta_panel", "eta_scrub", "run_verdict", "steps_figure", "steps_scrub"]
+__all__ = ["eta_panel", "run_verdict", "steps_figure", "steps_scrub"]
 
 # Fixed y ranges, so that the slow, stable and divergent runs are drawn on the same axes.
 GAP_LIMITS = (1e-9, 1e5)
@@ -44,7 +43,7 @@ def run_verdict(fit: LEFit) -> str:
 
 
 @one_thread
-def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsize=(10.5, 3.4)):
+def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre):
     L = check_square(L_hat, "L_hat")
     labels = check_class_labels(labels, L.shape[0])
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
@@ -54,7 +53,7 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsiz
     elbo_star = le_elbo(X_star, L, beta)
     marks = step_sizes(L, beta, n_components, centre)
 
-    fig, (ax_f, ax_g, ax_x) = plt.subplots(1, 3, figsize=figsize)
+    fig, (ax_f, ax_g, ax_x) = plt.subplots(1, 3, figsize=(10.5, 3.4))
     (gap_line,) = ax_f.plot([], [], color="k")
     ax_f.set_yscale("log")
     ax_f.set_xlim(0, T)
@@ -92,9 +91,8 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, figsiz
         ax_g.set_title(f"distance to $X^*$: {fit.gram_error[-1]:.2g} at t = {fit.n_steps}", fontsize=9)
         ax_x.set_title(f"where it ends: $X_t$ at t = {fit.n_steps}", fontsize=9)
 
-    fig.subplots_adjust(left=0.07, right=0.93, top=0.83, bottom=0.15, wspace=0.42)
-    describe(fig, "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and "
-             "the last iterate coloured by class.")
+    fixed_layout(fig, "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and "
+                 "the last iterate coloured by class.", left=0.07, right=0.93, top=0.83, bottom=0.15, wspace=0.42)
     return fig, update
 
 
@@ -130,16 +128,6 @@ def eta_panel(L_hat, labels, *, beta=0.3, eta=(0.002, 0.08, 0.025), n_components
     slider = range_slider("eta", eta, positive=True, log=True, description="step size eta")
     fig, update = _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre)
     return SliderPanel(fig, update, [slider])
-
-
-@one_thread
-def eta_scrub(L_hat, labels, etas, *, beta=0.3, n_components: int = 2, n_steps: int = 600,
-              seed: int = 0, centre: bool = True, dpi: float = 64, max_bytes: int = 2_000_000):
-    """Kernel-free twin of :func:`eta_panel`: one frame per step size in ``etas`` (each > 0)."""
-    etas = [check_scalar(e, "etas entry", low=0, low_inclusive=False) for e in etas]
-    fig, update = _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre,
-                              figsize=(9.5, 3.1))
-    return scrub(fig, update, etas, label="eta", dpi=dpi, max_bytes=max_bytes)
 
 
 # --- the embedding step by step -----------------------------------------------------
@@ -233,7 +221,6 @@ def steps_scrub(fit: LEFit, labels, steps, *, dpi: float = 64, max_bytes: int = 
         ax_x.set_title(f"$X_t$ after t = {t} steps", fontsize=9)
         ax_g.set_title(f"Gram error {fit.gram_error[t]:.2g}", fontsize=9)
 
-    fig.subplots_adjust(left=0.03, right=0.97, top=0.88, bottom=0.16, wspace=0.25)
-    describe(fig, "The iterate coloured by class on fixed axes, beside the Gram error to X* against the step "
-             "with the current step marked.")
+    fixed_layout(fig, "The iterate coloured by class on fixed axes, beside the Gram error to X* against the step "
+                 "with the current step marked.", left=0.03, right=0.97, top=0.88, bottom=0.16, wspace=0.25)
     return scrub(fig, update, frames, label="step", dpi=dpi, max_bytes=max_bytes)

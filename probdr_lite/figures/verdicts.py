@@ -1,4 +1,4 @@
-"""Chapter 7's verdicts: the numbers of :mod:`probdr_lite.objections` in, a word and a sentence out.
+"""The objections chapter's verdicts: the numbers of :mod:`probdr_lite.objections` in, a word and a sentence out.
 
 Every verdict word and every adjective in a verdict sentence follows from the numbers by a threshold of
 :data:`probdr_lite.objections.THRESHOLDS` (printed by the chapter next to the verdicts), and every number is
@@ -18,7 +18,7 @@ from probdr_lite.experiments.stats import HEADLINE, lower_is_better
 from probdr_lite.objections import THRESHOLDS, single_run_evidence
 
 __all__ = [
-    "Verdict",
+    "ObjectionVerdict",
     "METRIC_LABELS",
     "HEADLINE",
     "HIGHER_IS_BETTER",
@@ -36,7 +36,7 @@ __all__ = [
 HIGHER_IS_BETTER = {q: not lower_is_better(q) for q in HEADLINE.values()}
 
 
-def _scale(rows) -> str:
+def _model_scale(rows) -> str:
     """The model size and training length of a task's runs, read off the rows: the scale a verdict holds for."""
     cfg = rows[0].get("config", {})
     bits = []
@@ -52,7 +52,7 @@ def _scale(rows) -> str:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ObjectionVerdict:
     """One row of the chapter's summary table.
 
     ``because`` says why, from the numbers; ``would_change`` says what would turn the verdict around.
@@ -102,7 +102,7 @@ def _path_dict(d, name):
 
 
 def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, threshold=None,
-                      tangent_threshold=None) -> Verdict:
+                      tangent_threshold=None) -> ObjectionVerdict:
     """Objection 1 from :func:`~probdr_lite.objections.asymmetry_along_path` on the MNIST path without and with the
     causal mask, and :func:`~probdr_lite.objections.asymmetry_by_kappa` on random latents.
 
@@ -161,19 +161,20 @@ def verdict_asymmetry(mnist: dict, causal: dict, random_by_kappa, kappas, thresh
               "without a mask that means equal degrees (every column of $A$ summing to 1, like every row). The "
               r"symmetric normalisation $D^{-1/2} E D^{-1/2}$ is symmetric by construction, and a causal mask rules "
               "it out.")
-    return Verdict("1", r"$2 L X$ is not the gradient of $\operatorname{tr}(X^\top L X)$ when $A$ is not symmetric",
-                   r"relative difference of $2 L X$ from $(L + L^\top) X$ per step; cosine of their tangent parts",
-                   f"full space ≤ {pct(m['relative_difference'].max())} (no mask), ≤ "
-                   f"{pct(c['relative_difference'].max())} (causal); tangent cosine ≥ "
-                   f"{num(m['tangent_cosine'].min(), 2)} (no mask), ≥ {num(c['tangent_cosine'].min(), 2)} (causal)",
-                   word, because, change)
+    return ObjectionVerdict(
+        "1", r"$2 L X$ is not the gradient of $\operatorname{tr}(X^\top L X)$ when $A$ is not symmetric",
+        r"relative difference of $2 L X$ from $(L + L^\top) X$ per step; cosine of their tangent parts",
+        f"full space ≤ {pct(m['relative_difference'].max())} (no mask), ≤ "
+        f"{pct(c['relative_difference'].max())} (causal); tangent cosine ≥ "
+        f"{num(m['tangent_cosine'].min(), 2)} (no mask), ≥ {num(c['tangent_cosine'].min(), 2)} (causal)",
+        word, because, change)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Objection 2
 
 
-def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdict:
+def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> ObjectionVerdict:
     """Objection 2 from the smallest eigenvalues of sym(I - A) and of L_sym + gamma I along a path."""
     tol = THRESHOLDS["eigen_tol"] if tol is None else float(tol)
     lo = np.asarray(min_eig_rw, dtype=float)
@@ -200,12 +201,13 @@ def verdict_wishart(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> Verdic
               f"{'so that scale is a valid Wishart parameter' if valid_sym else 'so even that scale is not valid'}. "
               "The objection is about the paper's choice of $I - A$"
               + ("; it would not apply to a symmetric, shifted Laplacian like this one." if valid_sym else "."))
-    return Verdict("2", r"$\mathcal{W}(L / \nu, \nu)$ needs a symmetric positive definite scale; $I - A$ is neither",
-                   r"smallest eigenvalue of $(I - A + (I - A)^\top) / 2$ and $\lVert (I - A) \mathbf{1} \rVert$ per "
-                   "step",
-                   rf"$\lambda_{{\min}}$ = {num(lo.min())}; $\lVert (I - A) \mathbf{{1}} \rVert \le$ "
-                   f"{sci(null.max(), 0)}; " + r"with $L_{\mathrm{sym}} + \gamma I$: " + num(sym.min(), 4),
-                   word, because, change)
+    return ObjectionVerdict(
+        "2", r"$\mathcal{W}(L / \nu, \nu)$ needs a symmetric positive definite scale; $I - A$ is neither",
+        r"smallest eigenvalue of $(I - A + (I - A)^\top) / 2$ and $\lVert (I - A) \mathbf{1} \rVert$ per "
+        "step",
+        rf"$\lambda_{{\min}}$ = {num(lo.min())}; $\lVert (I - A) \mathbf{{1}} \rVert \le$ "
+        f"{sci(null.max(), 0)}; " + r"with $L_{\mathrm{sym}} + \gamma I$: " + num(sym.min(), 4),
+        word, because, change)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -218,7 +220,7 @@ def _kappa_set(kappas) -> str:
     return rf"$\kappa = {vals[0]}$" if len(vals) == 1 else r"$\kappa \in \{" + ", ".join(vals) + r"\}$"
 
 
-def verdict_stop_gradient(kappas, cos_sg, delta_small, phi_gap=None, threshold=None, identity=None) -> Verdict:
+def verdict_stop_gradient(kappas, cos_sg, delta_small, phi_gap=None, threshold=None, identity=None) -> ObjectionVerdict:
     """Objection 3 from the cosine of the stop-gradient direction with grad F_full and the sign of the change in
     F_full, and (``phi_gap``) from the proposition of :mod:`probdr_lite.energies`, checked at the same latents.
 
@@ -281,15 +283,16 @@ def verdict_stop_gradient(kappas, cos_sg, delta_small, phi_gap=None, threshold=N
         test = (r"autograd $\nabla\Phi$ against the stop-gradient direction $g_{\mathrm{sg}}$; its cosine with "
                 r"autograd $\nabla F_{\mathrm{full}}$ and the sign of $\Delta F_{\mathrm{full}}$, over $\kappa$ and "
                 "seeds")
-    return Verdict("3", "stop-gradient through $A(X)$ drops terms of the true gradient", test, number, word, because,
-                   change)
+    return ObjectionVerdict("3", "stop-gradient through $A(X)$ drops terms of the true gradient", test, number, word,
+                            because, change)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Objection 4
 
 
-def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=1.0, threshold=None) -> Verdict:
+def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=1.0,
+                        threshold=None) -> ObjectionVerdict:
     """Objection 4 from the relative error over n (random latents, mean over seeds) and on MNIST latents."""
     t = THRESHOLDS["approx_error"] if threshold is None else float(threshold)
     ns = np.asarray(ns)
@@ -314,10 +317,11 @@ def verdict_regulariser(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, bet
               rf"like $\sqrt{{n / d_q}}$, so staying below {t:g} needs $n \le {n_ok:.1f}$ at $d_q = {d_q}$ ($d_q$ "
               f"of at least about {1 / t ** 2:.0f} $(n - 1)$ in general); for $n$ above $d_q$ the size is off by "
               "about $n / d_q$, and correlated rows such as MNIST digits spoil the direction as well.")
-    return Verdict("4", r"$2 (X X^\top + \beta I)^{-1} X \approx 2 X / (d_q + \beta)$ is not justified",
-                   "cosine and relative error of the approximation over $n$, and on MNIST latents",
-                   f"error {num(err.min(), 2)}–{num(err.max(), 1)} (random), {num(mnist_rel_err, 2)} (MNIST)", word,
-                   because, change)
+    return ObjectionVerdict(
+        "4", r"$2 (X X^\top + \beta I)^{-1} X \approx 2 X / (d_q + \beta)$ is not justified",
+        "cosine and relative error of the approximation over $n$, and on MNIST latents",
+        f"error {num(err.min(), 2)}–{num(err.max(), 1)} (random), {num(mnist_rel_err, 2)} (MNIST)", word,
+        because, change)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -348,7 +352,7 @@ def training_runs(directory=None) -> dict:
     return out
 
 
-def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
+def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> ObjectionVerdict:
     """Objection 5, one question only: is one training run per arm enough evidence?
 
     For each task with at least ``min_seeds`` paired seeds, a single pair of runs is judged enough if the mean
@@ -364,9 +368,10 @@ def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
     objection = "single runs, no seeds or error bars"
     test = f"≥ {min_seeds} seeds per arm: how often one pair of runs points the other way"
     if not judged:
-        return Verdict("5", objection, test, "too few paired seeds committed yet", "not yet tested",
-                       f"The committed results pair fewer than {min_seeds} seeds per task, so there is nothing to "
-                       "test yet.", "The verdict will follow once the training results files are complete.")
+        return ObjectionVerdict(
+            "5", objection, test, "too few paired seeds committed yet", "not yet tested",
+            f"The committed results pair fewer than {min_seeds} seeds per task, so there is nothing to "
+            "test yet.", "The verdict will follow once the training results files are complete.")
     noisy = {t: r["evidence"]["snr"] < snr_t for t, r in judged.items()}
     if all(noisy.values()):
         word = "holds: one pair of runs cannot tell the arms apart at this scale"
@@ -385,7 +390,7 @@ def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
         e = r["evidence"]
         better = (e["mean_diff"] > 0) == HIGHER_IS_BETTER[r["quantity"]]
         parts.append(
-            f"{t} ({_scale(r['rows'])}; {r['quantity']}): the $A - I$ minus attention difference is "
+            f"{t} ({_model_scale(r['rows'])}; {r['quantity']}): the $A - I$ minus attention difference is "
             f"{num(e['mean_diff'], 4)} ± {num(e['sd_diff'], 4)} over {e['n']} seeds, "
             f"$\\lvert\\text{{mean}}\\rvert / \\text{{sd}}$ = {num(e['snr'], 2)}, "
             f"{count_phrase(e['n_opposite'], e['n'], 'seeds')} "
@@ -399,14 +404,14 @@ def verdict_single_runs(runs: dict, snr=None, min_seeds=None) -> Verdict:
               "size of the effect and its sign.")
     number = "; ".join(f"{t}: " + r"$\lvert\text{mean}\rvert / \text{sd}$" + f" = {num(r['evidence']['snr'], 2)}, "
                        f"{r['evidence']['n_opposite']}/{r['evidence']['n']} opposite" for t, r in judged.items())
-    return Verdict("5", objection, test, number, word, because, change)
+    return ObjectionVerdict("5", objection, test, number, word, because, change)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Minor objection: clustering shown only as a picture
 
 
-def verdict_clustering(metrics: dict, variant="paper", rel_tol=0.01) -> Verdict:
+def verdict_clustering(metrics: dict, variant="paper", rel_tol=0.01) -> ObjectionVerdict:
     """The minor objection from :func:`probdr_lite.objections.metrics_by_variant`: do the numbers back 'the block
     clusters MNIST'?
 
@@ -434,6 +439,7 @@ def verdict_clustering(metrics: dict, variant="paper", rel_tol=0.01) -> Verdict:
     change = ("'Clusters' is true of class centroids pulled apart relative to the spread within classes, and "
               "false of local neighbourhoods when k-NN accuracy falls: a picture of two coordinates cannot show "
               "which of the two is happening.")
-    return Verdict("minor 1", "the clustering claim rests on a picture", "four clustering numbers per layer",
-                   f"k-NN {num(m['knn_accuracy'][0], 2)} → {num(m['knn_accuracy'][-1], 2)}, between/within "
-                   f"{num(m['between_within'][0], 2)} → {num(m['between_within'][-1], 2)}", word, because, change)
+    return ObjectionVerdict(
+        "minor 1", "the clustering claim rests on a picture", "four clustering numbers per layer",
+        f"k-NN {num(m['knn_accuracy'][0], 2)} → {num(m['knn_accuracy'][-1], 2)}, between/within "
+        f"{num(m['between_within'][0], 2)} → {num(m['between_within'][-1], 2)}", word, because, change)

@@ -146,20 +146,22 @@ def _tabs_to(page, fid: str, first: str, use_skip: bool, limit: int) -> tuple[in
                   document.body.prepend(top); }
       top.focus(); }""")
     presses, path = 0, []
-    while presses < limit:
-        page.keyboard.press("Tab")
+
+    def press(key: str):
+        """Press ``key``; (what has the focus now, whether it is ``first``)."""
+        nonlocal presses
+        page.keyboard.press(key)
         presses += 1
         seen = page.evaluate(_ACTIVE)
         path.append(seen)
-        if seen and seen["id"] == first:
+        return seen, bool(seen and seen["id"] == first)
+
+    while presses < limit:
+        seen, there = press("Tab")
+        if not there and use_skip and seen and seen["href"] == f"#{fid}":
+            seen, there = press("Enter")
+        if there:
             return presses, path
-        if use_skip and seen and seen["href"] == f"#{fid}":
-            page.keyboard.press("Enter")
-            presses += 1
-            seen = page.evaluate(_ACTIVE)
-            path.append(seen)
-            if seen and seen["id"] == first:
-                return presses, path
     return presses + 1, path
 
 

@@ -1,7 +1,7 @@
 """A chapter's slider panel in a real JupyterLab, driven from headless Chromium with the keyboard.
 
 A JupyterLab server starts on 127.0.0.1 (a free port, a random token) over a
-temporary folder holding a copy of chapter 4's notebook; its kernel imports
+temporary folder holding a copy of the transformer-block chapter's notebook; its kernel imports
 this checkout's ``probdr_lite`` (``PYTHONPATH``). Playwright drives Debian's
 Chromium (``/usr/bin/chromium`` or ``PROBDR_CHROMIUM``; it never downloads a
 browser): run all cells, move each slider of the kappa/eta/beta/depth panel with
@@ -194,7 +194,8 @@ _ARM_JS = """(img) => {
 
 
 def _panel(page):
-    """Chapter 4's block panel (the only one with a depth slider): its <img> and a locator per slider handle."""
+    """The transformer-block chapter's panel (the only one with a depth slider): its <img> and a locator per slider
+    handle."""
     panel = page.locator(".probdr-panel", has=page.get_by_text(SLIDERS["depth"], exact=True))
     panel.wait_for(state="visible")
     img = panel.locator(".probdr-panel-figure")

@@ -1,6 +1,6 @@
-"""The bridge figures (figures/bridge.py) and the computed sentences of chapters 1 and 3 (figures/chapter_text.py):
-maths against NumPy/SciPy written out here, and every word on numbers for which it is false. The MNIST chapter's
-facts (figures/mnist_text.py) are tested in test_mnist_facts.py."""
+"""The bridge figures (figures/bridge.py) and the computed sentences of the Laplacian Eigenmaps and unrolled-inference
+chapters (figures/chapter_text.py): maths against NumPy/SciPy written out here, and every word on numbers for which
+it is false. The MNIST chapter's facts (figures/mnist_text.py) are tested in test_mnist_facts.py."""
 
 import math
 

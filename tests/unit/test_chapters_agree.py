@@ -1,9 +1,10 @@
-"""Chapters 5 (MNIST at initialisation) and 7 (the objections) print the same number for the same quantity.
+"""The MNIST chapter and the objections chapter print the same number for the same quantity.
 
-Both score the paper's block on the same stratified 2,000 MNIST test images with the same W_E; chapter 5 runs
-float32 latents through ``mnist_blocks`` and ``metrics.layer_metrics``, chapter 7 float64 latents through
-``objections.mnist_paths`` and ``objections.metrics_by_variant`` (which scores through ``metrics.layer_metrics``). One metrics pipeline and one settings object
-(``metrics.METRICS``) must make the two agree far below the three decimals the chapters print.
+Both score the paper's block on the same stratified 2,000 MNIST test images with the same W_E; the MNIST chapter
+runs float32 latents through ``mnist_blocks`` and ``metrics.layer_metrics``, the objections chapter float64 latents
+through ``objections.mnist_paths`` and ``objections.metrics_by_variant`` (which scores through
+``metrics.layer_metrics``). One metrics pipeline and one settings object (``metrics.METRICS``) must make the two
+agree far below the three decimals the chapters print.
 """
 
 import pytest
@@ -16,24 +17,25 @@ from probdr_lite.metrics import METRIC_NAMES, METRICS, layer_metrics
 
 @pytest.fixture(scope="module")
 def both_chapters():
-    X0, labels5 = mnist_latents(n=2000)
+    X0, labels_mnist = mnist_latents(n=2000)
     Xs = run_blocks(X0, PAPER.n_layers, PAPER.kappa, PAPER.eta, PAPER.beta, "paper")
-    ch5 = layer_metrics([Xs[0], Xs[-1]], labels5, variant="paper")
-    images, labels7 = load_mnist(n=2000, stratified=True)
+    mnist = layer_metrics([Xs[0], Xs[-1]], labels_mnist, variant="paper")
+    images, labels_objections = load_mnist(n=2000, stratified=True)
     paths = O.mnist_paths(images, ("paper",), PAPER.n_layers, PAPER.kappa, PAPER.eta, PAPER.beta, PAPER.d_q)
-    ch7 = O.metrics_by_variant(paths, labels7, layers=(0, PAPER.n_layers))
-    return ch5, ch7
+    objections = O.metrics_by_variant(paths, labels_objections, layers=(0, PAPER.n_layers))
+    return mnist, objections
 
 
 @pytest.mark.parametrize("metric", METRIC_NAMES)
-def test_chapters_5_and_7_print_the_same_numbers(both_chapters, metric):
-    ch5, ch7 = both_chapters
+def test_mnist_and_objections_chapters_print_the_same_numbers(both_chapters, metric):
+    mnist, objections = both_chapters
     for i in (0, 1):
-        assert ch7["paper"][metric][i] == pytest.approx(ch5[i][metric], abs=1e-4), (metric, ch5[i]["layer"])
+        assert objections["paper"][metric][i] == pytest.approx(mnist[i][metric], abs=1e-4), (metric, mnist[i]["layer"])
 
 
 def test_objections_use_the_book_wide_settings():
-    # the k-means restarts were 2 in chapter 7 and 4 in chapter 5 before there was one settings object
+    # the k-means restarts were 2 in the objections chapter and 4 in the MNIST chapter before there was one settings
+    # object
     assert METRICS.n_init == 4
     import inspect
 

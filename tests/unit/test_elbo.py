@@ -1,5 +1,5 @@
 """The shared ELBO kernel (probdr_lite._elbo): singularity judged with a relative tolerance, and the "exact" block
-direction equal to chapter 2's ELBO gradient with L = I - A.
+direction equal to the ELBO chapter's gradient with L = I - A.
 
 Every singularity case is far from the threshold lambda_min(C) <= lambda_max(C) * max(n, d_q) * eps on its side
 (exactly singular, or a condition number many orders of magnitude below 1 / (max(n, d_q) eps)), so the outcome does
@@ -90,7 +90,7 @@ def test_log_det_covariance_matches_a_dense_log_det(n):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The thesis in code: the "exact" block direction is chapter 2's ELBO gradient with L = I - A
+# The thesis in code: the "exact" block direction is the ELBO chapter's gradient with L = I - A
 
 
 def _dense_elbo(X, L, beta, nu):
@@ -101,24 +101,24 @@ def _dense_elbo(X, L, beta, nu):
 
 @pytest.mark.parametrize("mask", [None, "causal"])
 @pytest.mark.parametrize("n", [10, 30])  # n < d_q and n > d_q
-def test_exact_direction_is_chapter2_elbo_gradient_with_L_equal_I_minus_A(n, mask):
+def test_exact_direction_is_the_elbo_gradient_with_L_equal_I_minus_A(n, mask):
     """update_direction("exact") = dELBO/dX with L = I - A and nu = 2:
 
     dELBO/dX = (nu / 2) [2 C^{-1} X - (L + L^T) X], so nu = 2 gives D = 2 C^{-1} X - (L + L^T) X, i.e. twice
-    chapter 2's gradient at its default nu = 1.
+    the ELBO chapter's gradient at its default nu = 1.
     """
     d_q, kappa, beta = 16, 5.0, 0.7
     X = torch.from_numpy(layer_normed(n, d_q, seed=2))
     A = U.attention_matrix(X, kappa, beta, mask)
     L = torch.eye(n, dtype=F64) - A
     D = U.update_direction(X, kappa, beta, "exact", mask=mask, block_size=7)
-    # chapter 2's function, NumPy in and out
+    # the ELBO chapter's function, NumPy in and out
     np.testing.assert_allclose(D.numpy(), le_elbo_grad(X.numpy(), L.numpy(), beta, nu=2.0), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(D.numpy(), 2.0 * le_elbo_grad(X.numpy(), L.numpy(), beta), rtol=1e-10, atol=1e-12)
     # an independent answer: autograd of the dense ELBO with L held fixed
     Xg = X.clone().requires_grad_(True)
     (g,) = torch.autograd.grad(_dense_elbo(Xg, L, beta, nu=2.0), Xg)
     torch.testing.assert_close(D, g, rtol=1e-9, atol=1e-10)
-    # and the value of chapter 2's ELBO is the dense one
+    # and the value of the ELBO chapter's ELBO is the dense one
     assert le_elbo(X.numpy(), L.numpy(), beta, nu=2.0) == pytest.approx(float(_dense_elbo(X, L, beta, 2.0)),
                                                                         rel=1e-10)

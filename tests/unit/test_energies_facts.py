@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from probdr_lite import energies as E
-from probdr_lite import thesis as T
 from probdr_lite.figures import energies as F
 from probdr_lite.figures.prose import fill
 from probdr_lite.objections import THRESHOLDS
+from probdr_lite.thesis import CEILING
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "energies.py"
@@ -235,7 +235,7 @@ def test_constructions_facts():
     assert (f["n"], f["n_kappas"], f["n_graphs"], f["n_room"], f["n_flat"], f["n_ceiling"]) == (4, 2, 2, 2, 1, 1)
     assert f["room"] == rows[:2] and f["flat"] == [rows[3]] and f["at_ceiling"] == [rows[2]]
     assert f["flat_where"] == ["$W = e^S$ at $\\kappa = 30$"] and f["ceiling_where"] == ["$W = e^S$ at $\\kappa = 3$"]
-    assert f["any_flat"] and f["any_ceiling"] and f["ceiling"] == T.CEILING
+    assert f["any_flat"] and f["any_ceiling"] and f["ceiling"] == CEILING
     assert f["moves"] == {"attention": ["towards", "still"], "diffusion": ["towards", "towards"],
                           "paper": ["away", "away"]}
     assert f["held"] == [{"variant": "$A - I$", "towards": True, "away": False},
@@ -272,8 +272,8 @@ def test_ceiling_facts():
     le = {"attention": {"attention": {2: np.array([0.96, 0.9]), 10: np.array([0.94, 0.9])}}}
     f = F.ceiling_facts(le)
     assert (f["start_q2"], f["start_q10"], f["at_ceiling"], f["ceiling_qs"]) == (0.96, 0.94, [2], ["$q = 2$"])
-    assert f["any_at_ceiling"] and f["ceiling"] == T.CEILING
-    le["attention"]["attention"][10][0] = T.CEILING
+    assert f["any_at_ceiling"] and f["ceiling"] == CEILING
+    le["attention"]["attention"][10][0] = CEILING
     assert F.ceiling_facts(le)["ceiling_qs"] == ["$q = 2$", "$q = 10$"]
     le["attention"]["attention"][2][0] = le["attention"]["attention"][10][0] = 0.94
     assert not F.ceiling_facts(le)["any_at_ceiling"]
@@ -389,14 +389,16 @@ def fill_calls():
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and is_text(node.value):
                 texts.update(t.id for t in node.targets if isinstance(t, ast.Name))
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args and facts_call(node.args[0]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args \
+                    and facts_call(node.args[0]):
                 params[node.func.id] = facts_call(node.args[0])
     calls = []
     bound = {name: [value] for name, value in constants.items()}
     for tree in trees:
         for node in ast.walk(tree):  # breadth first: an outer loop binds before the loops inside it
             if isinstance(node, ast.Assign) and facts_call(node.value):
-                bound.update({t.id: [examples[facts_call(node.value)]] for t in node.targets if isinstance(t, ast.Name)})
+                example = examples[facts_call(node.value)]
+                bound.update({t.id: [example] for t in node.targets if isinstance(t, ast.Name)})
             elif isinstance(node, ast.FunctionDef) and node.name in params:
                 bound[node.args.args[0].arg] = [examples[params[node.name]]]
             elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Subscript) \

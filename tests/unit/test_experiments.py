@@ -114,7 +114,8 @@ def test_symmetric_attention_matches_naive_formula_and_is_stable():
 
 
 def test_symmetric_arm_is_A_sym_minus_I_and_sym_normalised_is_A_sym():
-    """"symmetric" is (A_sym - I) v, as in chapters 4, 5 and 7; "sym-normalised" is A_sym v (no "- v")."""
+    """"symmetric" is (A_sym - I) v, as in the transformer-block, MNIST and objections chapters;
+    "sym-normalised" is A_sym v (no "- v")."""
     torch.manual_seed(3)
     mods = {v: SelfAttention(8, 2, v).double() for v in ("sym-normalised", "symmetric")}
     mods["symmetric"].load_state_dict(mods["sym-normalised"].state_dict())

@@ -112,7 +112,8 @@ def test_energy_path_figure_and_readings_table():
     predicts = {r: f"predicts {r}" for r in rows}
     measured = {r: f"measured {r}" for r in rows}
     notes = {r: f"exact {r}" for r in E.FILTER_READINGS}
-    t = F.readings_table(h, alignment(("exact",), ("exact", "diffusion")), predicts, measured, notes, caption="c")
+    t = F.energy_readings_table(h, alignment(("exact",), ("exact", "diffusion")), predicts, measured, notes,
+                                caption="c")
     assert [row[0] for row in t.body] == [F.READING_NAMES[r] for r in rows]
     assert t.body[0][1] == F.ENERGY_TEX["ple"] + " (raised)" and t.body[2][1].endswith("(lowered)")
     assert t.body[0][2] == "the exact block (after LayerNorm also $A - I$)"
@@ -122,9 +123,9 @@ def test_energy_path_figure_and_readings_table():
     markdown_rows_are_whole(t)
     del measured["grand"]
     with pytest.raises(ValueError, match="missing \\['grand'\\]"):
-        F.readings_table(h, alignment(), predicts, measured, notes)
+        F.energy_readings_table(h, alignment(), predicts, measured, notes)
     with pytest.raises(ValueError, match="exact_notes"):
-        F.readings_table(h, alignment(), predicts, {**measured, "grand": "x"}, {})
+        F.energy_readings_table(h, alignment(), predicts, {**measured, "grand": "x"}, {})
 
 
 def test_robustness_table():

@@ -1,4 +1,4 @@
-"""Chapter 6's figures and tables: what they draw is what the results rows say."""
+"""The trained-transformers chapter's figures and tables: what they draw is what the results rows say."""
 
 import json
 import math
@@ -141,6 +141,23 @@ def test_tables_show_the_summary_numbers(charlm_rows, vit_rows):
     vit = T.arms_table(summarise(vit_rows), "vit")
     assert "95.00 %" not in vit.body[0][2]  # the mean of 0.95, 0.94, 0.93 is 94.00 %
     assert vit.body[0][2].startswith("94.00 %")
+
+
+def test_quantity_numbers_carry_their_unit_and_never_a_sign_they_lack():
+    # accuracies in percent (2 decimals), their differences and spreads in percentage points; losses in 4 decimals
+    assert T.quantity_level(0.969, "best_val_acc") == "96.90 %"
+    assert T.quantity_level(1.77101, "final_val_loss") == "1.7710"
+    assert T.quantity_difference(0.0123, "final_val_acc") == "+1.23 pp"
+    assert T.quantity_difference(-0.0123, "final_val_loss") == "-0.0123"
+    assert T.quantity_spread(0.0123, "final_val_acc") == "1.23 pp"
+    assert T.quantity_spread(0.0123, "best_val_loss") == "0.0123"
+    assert T.quantity_difference(0.01234, "final_val_loss", digits=2) == "+0.01"
+    # a difference that rounds to zero has no sign, either way ("+.4f" printed "-0.0000" and "+0.0000")
+    assert T.quantity_difference(-0.00001, "final_val_loss") == "0.0000"
+    assert T.quantity_difference(0.00001, "final_val_loss") == "0.0000"
+    assert T.quantity_difference(-0.00001, "final_val_acc") == "0.00 pp"
+    for f in (T.quantity_level, T.quantity_difference, T.quantity_spread):  # not measured
+        assert f(None, "final_val_acc") == "n/a" == f(math.nan, "final_val_loss") == f(math.nan, "final_val_acc")
 
 
 def test_verdict_applies_the_stated_rule(charlm_rows, vit_rows):

@@ -22,7 +22,8 @@ COLAB = ROOT / ".venv" / "colab-widgets"
 #: Colab's versions (its pip freeze of 2026-08-19) of the packages the widget code meets in a kernel.
 PINS = {"IPython": "7.34.0", "ipywidgets": "7.7.1", "traitlets": "5.7.1", "ipykernel": "6.17.1",
         "jupyter_client": "7.4.9"}
-WIDGET_TESTS = ["test_plotting_widgets.py", "test_figures_ch1_3.py", "test_figures_ch4_5.py"]
+WIDGET_TESTS = ["test_plotting_widgets.py", "test_figures_eigenmaps_elbo_unrolling.py",
+                "test_figures_block_mnist.py"]
 
 
 def _makefile_pins() -> dict:

@@ -17,6 +17,13 @@ from probdr_lite.figures.live import (
     points,
 )
 
+from .chapter_calls import chapter_calls, words_passed
+
+
+def chapter_text(chapter, builder):
+    """The templates the chapter passes its live figure (see test_live_captions.py)."""
+    return words_passed(chapter_calls(chapter, builder)[0], "text")
+
 
 def test_assets_are_package_resources():
     for name in ASSET_FILES:
@@ -99,14 +106,15 @@ def test_beta_live_numbers_are_the_closed_forms():
     labels = np.repeat([0, 1], 20)
     L = laplacian(knn_graph(Y, n_neighbors=8))
     betas = [0.05, 0.3, 1.0]
-    fig = beta_live(L, labels, betas=betas, n_show=6, beta=0.3)
+    text = chapter_text("probdr_elbo", "beta_live")
+    fig = beta_live(L, labels, betas=betas, n_show=6, beta=0.3, text=text)
     s1 = _readout(fig, "s1")
     for k, b in enumerate(betas):
         X = le_closed_form(L, 6, b, centre=True)
         assert s1[k] == pytest.approx(float(np.sum(X[:, 0] ** 2)), rel=1e-12)
     assert np.allclose(_readout(fig, "threshold"), 1 / np.array(betas))
     with pytest.raises(ValueError, match="betas entry"):
-        beta_live(L, labels, betas=[0.3, -1.0])
+        beta_live(L, labels, betas=[0.3, -1.0], text=text)
 
 
 def test_toy_controls_cover_chapter_4s_panel():
@@ -144,7 +152,8 @@ def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():
     from probdr_lite.mnist_blocks import mnist_latents, run_blocks
 
     X0, labels = mnist_latents(n=100)
-    fig = mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0))
+    fig = mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0),
+                     text=chapter_text("mnist_at_init", "mnist_live"))
     assert fig.spec["chunks"] == {"dims": ["kappa", "eta", "beta"], "grid": [3, 2, 2]}
     xy = decode_points(fig.chunks[4 + 3]["xy"])  # kappa = 30, eta = 0.4, beta = 1: every depth of the default
     path = run_blocks(X0, 8, 30.0, 0.4, 1.0)

@@ -226,9 +226,6 @@ def test_live_facts_cases_follow_the_figures_own_tests():
     moved[-1] = 1.1 * W["still"]
     f = MT.live_facts(live_grid(widths, moved, kappas), kappas, (0, 0, 0), 2, eta=0.4, beta=1.0, spot_width=spot)
     assert [g["case"] for g in f["groups"]] == ["spot", "move"]
-    text = MT.live_text(live_grid(widths, moved, kappas), kappas, (0, 0, 0), 2, eta=0.4, beta=1.0, spot_width=spot)
-    assert text.startswith("At $\\eta = 0.4$ and $\\beta = 1$, after 2 blocks: for $\\kappa = 0.3$ the points gather")
-    assert "for $\\kappa$ = 1, 30, 100 and 3000 the points move" in text and "ends at 1.20, 1.20, 1.50 and 1.20." in text
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from probdr_lite.figures import verdicts as V
 from probdr_lite.metrics import cluster_metrics
 from probdr_lite.plotting import figure_data
 
+from .chapter_calls import chapter_calls, words_passed
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -444,7 +446,7 @@ def test_derived_bad_input(X, call, name):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Objection 5: chapter 6's results files
+# Objection 5: the trained-transformers chapter's results files
 
 
 ITERS = [0, 10, 20]
@@ -635,12 +637,38 @@ def test_verdict_clustering():
 
 def test_summary_and_threshold_tables():
     v = V.verdict_wishart([-0.1], [1e-16], [0.01], 0.01)
-    table = figs.summary_table([v])
+    table = figs.summary_table([v], caption="a caption")
     assert table.header == ["#", "objection", "the test", "the number", "verdict"]
-    assert table.body[0][-1] == "holds" and "<table>" in table._repr_html_()
-    assert [row[0] for row in figs.thresholds_table().body] == list(O.THRESHOLDS)
+    assert table.body[0][-1] == "holds" and "<table>" in table._repr_html_() and table.caption == "a caption"
+    assert figs.summary_table([v]).caption is None  # the package writes no caption of its own
+    decides = {k: f"what {k} decides" for k in O.THRESHOLDS}
+    table = figs.thresholds_table(decides)
+    assert [row[0] for row in table.body] == list(O.THRESHOLDS)
+    assert [row[2] for row in table.body] == [decides[k] for k in O.THRESHOLDS]
+    assert table.body[0][1] == f"{O.THRESHOLDS[table.body[0][0]]:g}"
     with pytest.raises(ValueError, match="verdicts"):
         figs.summary_table([])
+    missing = dict(list(decides.items())[1:])
+    for wrong in (missing, {**decides, "unknown": "a threshold that does not exist"}, list(decides)):
+        with pytest.raises(ValueError, match="decides must map every threshold"):
+            figs.thresholds_table(wrong)
+
+
+def test_the_objections_chapter_writes_its_tables_words():
+    """The tables' captions and what each threshold decides are written out in the chapter, one entry per threshold
+    (the package's list), and the tables it builds carry them."""
+    (summary,) = chapter_calls("objections", "summary_table")
+    (thresholds,) = chapter_calls("objections", "thresholds_table")
+    (single,) = chapter_calls("objections", "single_runs_table")
+    decides = words_passed(thresholds, "decides", position=0)
+    assert list(decides) == list(O.THRESHOLDS) and all(decides.values())
+    assert [row[2] for row in figs.thresholds_table(decides).body] == list(decides.values())
+    for call in (summary, single):
+        caption = words_passed(call, "caption")
+        assert caption and "{" not in caption
+    v = V.verdict_wishart([-0.1], [1e-16], [0.01], 0.01)
+    caption = words_passed(summary, "caption")
+    assert figs.summary_table([v], caption=caption).to_markdown().endswith("\n\n" + caption)
 
 
 def test_asymmetry_and_spectrum_figures_draw_the_numbers():
@@ -689,8 +717,8 @@ def test_metric_figures_and_tables():
 
 def test_single_runs_table(tmp_path):
     write_charlm(tmp_path, 5, -0.05)
-    table = figs.single_runs_table(V.training_runs(tmp_path))
-    assert table.body[0][0] == "charlm" and table.body[0][-1] == "0 of 5"
+    table = figs.single_runs_table(V.training_runs(tmp_path), caption="a caption")
+    assert table.body[0][0] == "charlm" and table.body[0][-1] == "0 of 5" and table.caption == "a caption"
     assert table.body[0][2].split(", ")[:2] == ["-0.0500", "-0.0490"]
     assert table.body[1][1] == "not committed"
     with pytest.raises(ValueError, match="runs"):

@@ -196,6 +196,25 @@ def test_class_scatter_and_digit_grid():
         digit_grid(rng.uniform(size=(12, 100)), n_rows=1, n_cols=2)
 
 
+def test_fixed_layout_keeps_the_axes_still_when_the_titles_change():
+    from probdr_lite.plotting import fixed_layout
+
+    fig, axes = plt.subplots(1, 2, figsize=(6, 3))
+    assert fixed_layout(fig, "Two empty panels with changing titles.", left=0.1, right=0.95, top=0.8, bottom=0.2,
+                        wspace=0.3) is fig
+    assert fig._probdr_alt == "Two empty panels with changing titles."
+    # the margins are the figure fractions given: the left axes start at 0.1, the right one ends at 0.95
+    assert axes[0].get_position().x0 == pytest.approx(0.1) and axes[1].get_position().x1 == pytest.approx(0.95)
+    assert axes[0].get_position().y1 == pytest.approx(0.8) and axes[0].get_position().y0 == pytest.approx(0.2)
+    before = [ax.get_position().bounds for ax in axes]
+    for titles in (("a", "b"), ("a much longer title\non two lines", "x")):  # what an update does
+        for ax, t in zip(axes, titles):
+            ax.set_title(t)
+        fig.canvas.draw()
+        assert [ax.get_position().bounds for ax in axes] == before
+    plt.close(fig)
+
+
 def test_table_renders_html_and_markdown_and_refuses_ragged_rows():
     from probdr_lite.plotting import Table
 

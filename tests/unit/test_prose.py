@@ -30,6 +30,19 @@ def test_signed_pct_sci():
     assert P.sci(0.0) == "0" and P.sci(1.234e-15) == "1.2e-15"
 
 
+def test_pvalue_has_three_significant_digits_and_marks_a_missing_test():
+    # three significant digits, whatever the magnitude; no trailing zeros
+    assert P.pvalue(0.012345) == "0.0123" and P.pvalue(0.5) == "0.5" and P.pvalue(1.0) == "1"
+    assert P.pvalue(4.5e-7) == "4.5e-07" and P.pvalue(0.00098765) == "0.000988" and P.pvalue(0.0) == "0"
+    assert P.pvalue(0.012345, 2) == "0.012"
+    assert P.pvalue(None) == "n/a" and P.pvalue(math.nan) == "n/a"  # no test run
+    for bad in (-0.01, 1.5, math.inf):
+        with pytest.raises(ValueError, match=r"p must be a p-value in \[0, 1\]"):
+            P.pvalue(bad)
+    with pytest.raises(ValueError, match="digits"):
+        P.pvalue(0.5, 0)
+
+
 def test_trend_words_follow_the_tolerance():
     assert P.trend(0.5, 0.6) == "rises" and P.trend(0.5, 0.4) == "falls"
     # within the tolerance neither "rises" nor "falls" may be said
@@ -53,13 +66,15 @@ def test_closeness_and_counts():
 
 
 def test_fill_formats_each_slot_with_the_named_formatter():
-    from probdr_lite.figures.prose import fill, num, pct, sci, signed
+    from probdr_lite.figures.prose import fill, num, pct, pvalue, sci, signed
 
-    facts = {"x": -0.00004, "d": 0.1204, "f": 0.4236, "g": 1.234e-15, "arms": ["a", "b", "c"], "n": 1, "m": 3}
-    out = fill("{x:num} {d:signed2} {f:pct1} {g:sci} {arms:listing}; {n:plural:seed}, {m:plural:seed}; {m:03d}",
-               facts)
-    assert out == f"{num(-0.00004)} {signed(0.1204, 2)} {pct(0.4236, 1)} {sci(1.234e-15)} a, b and c; 1 seed, 3 seeds; 003"
-    assert out.startswith("0.000 +0.12 42.4 % 1.2e-15")
+    facts = {"x": -0.00004, "d": 0.1204, "f": 0.4236, "g": 1.234e-15, "p": 0.012345, "arms": ["a", "b", "c"],
+             "n": 1, "m": 3}
+    out = fill("{x:num} {d:signed2} {f:pct1} {g:sci} {p:pvalue} {arms:listing}; {n:plural:seed}, {m:plural:seed}; "
+               "{m:03d}", facts)
+    assert out == (f"{num(-0.00004)} {signed(0.1204, 2)} {pct(0.4236, 1)} {sci(1.234e-15)} {pvalue(0.012345)} "
+                   "a, b and c; 1 seed, 3 seeds; 003")
+    assert out.startswith("0.000 +0.12 42.4 % 1.2e-15 0.0123")
     assert fill("{a}", {"a": 1}, a=2) == "2"
 
 

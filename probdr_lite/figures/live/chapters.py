@@ -16,8 +16,14 @@ Every scatter's axes follow the data of the current setting, except chapter 3's,
 caption says why), and chapter 6's, where the reader chooses. Wherever a panel has nothing or little to show at some
 setting (no direction kept, a diverged run, a graph in pieces), a sentence in the panel says what happened.
 
-Canvas text (titles, axis labels, readout labels) writes maths in Unicode (λᵢ, x₁); captions, which are sentences,
-write it as MathJax (``$\\kappa$``), which ``live.js`` typesets.
+The sentences are the chapters': each builder takes ``text``, a dict of templates written in the chapter's cell
+(the keys of :data:`TEXT_KEYS`), and fills them with :func:`probdr_lite.figures.prose.fill` from the facts it
+computes, the caption once and each panel's sentence for every setting of the grid. The facts, and which sentence
+a setting gets, come from the ``*_facts`` functions here, so the tests can check them on numbers either side of
+each choice. Canvas text (titles, axis labels, readout labels), alt text and the colour key stay here.
+
+Canvas text writes maths in Unicode (λᵢ, x₁); captions, which are sentences, write it as MathJax (``$\\kappa$``),
+which ``live.js`` typesets.
 """
 
 from __future__ import annotations
@@ -33,17 +39,24 @@ from probdr_lite._validation import check_array, check_scalar
 from probdr_lite._threads import single_threaded
 from probdr_lite.metrics import rms_spread
 from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
+from probdr_lite.figures.prose import fill, listing, num
 from probdr_lite.figures.style import CLASS_COLOURS, VARIANT_STYLE
 
 __all__ = [
     "CLASS_PALETTE",
+    "TEXT_KEYS",
     "TOY_VARIANTS",
     "toy_controls",
+    "toy_facts",
     "toy_live",
     "mnist_grid",
+    "mnist_facts",
     "mnist_live",
+    "beta_facts",
     "beta_live",
+    "eta_facts",
     "eta_live",
+    "neighbours_facts",
     "neighbours_live",
 ]
 
@@ -52,13 +65,35 @@ CLASS_PALETTE = [to_hex(c) for c in CLASS_COLOURS]
 
 TOY_VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
 
-#: The three categories of chapter 2's eigen-directions and their colours (Okabe-Ito vermilion, blue, grey).
+#: The three categories of chapter 3's eigen-directions and their colours (Okabe-Ito vermilion, blue, grey).
 _KEPT, _SURVIVES, _DROPPED = 0, 1, 2
 _CATEGORY_COLOURS = ["#D55E00", "#0072B2", "#BBBBBB"]
 
 
+#: The templates each builder takes in ``text`` (written in the chapter) and which facts fill them: ``caption``
+#: from the ``"caption"`` facts of its ``*_facts`` function, the others from the facts of one setting (one element
+#: of ``"states"``; for ``mnist_live``'s ``kappa_*`` clauses, one element of ``"kappa_groups"``); the toy's
+#: ``spot`` and ``empty`` are said by the browser when it draws no point or one spot, and have no slots.
+TEXT_KEYS = {
+    "toy_live": ("caption", "spot", "empty"),
+    "mnist_live": ("caption", "kappa_spot", "kappa_still", "kappa_move", "spot_note"),
+    "beta_live": ("caption", "no_direction", "origin", "line"),
+    "eta_live": ("caption", "diverged"),
+    "neighbours_live": ("caption", "apart"),
+}
+
+
 def _sig(x: float, digits: int = 3) -> float:
     return float(f"{x:.{digits}g}")
+
+
+def _text(text, builder: str) -> dict:
+    """The chapter's templates for ``builder``: a dict of strings with exactly the keys of ``TEXT_KEYS[builder]``."""
+    keys = TEXT_KEYS[builder]
+    if not isinstance(text, dict) or set(text) != set(keys) or not all(isinstance(v, str) for v in text.values()):
+        got = sorted(text) if isinstance(text, dict) else type(text).__name__
+        raise ValueError(f"{builder}: text must be a dict of template strings with the keys {list(keys)}; got {got}")
+    return text
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -87,22 +122,35 @@ def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> li
     ]
 
 
-def toy_live(toy, name="toy", **defaults) -> LiveFigure:
+def toy_facts(n_points: int, effect: dict) -> dict:
+    """The facts of the toy's caption: ``n`` points and ``beta_sentence``, what beta's whole range does
+    (:func:`probdr_lite.figures.chapter_text.toy_beta_sentence` of ``effect``, a
+    :func:`~probdr_lite.figures.chapter_text.toy_beta_effect`); ``weak`` is ``effect["weak"]``: beta moves the
+    picture little, and its control is marked so (with that sentence)."""
+    from probdr_lite.figures.chapter_text import toy_beta_sentence
+
+    return {"caption": {"n": int(n_points), "beta_sentence": toy_beta_sentence(effect)}, "weak": bool(effect["weak"])}
+
+
+def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     """Chapter 5's toy as a live figure: the browser runs the blocks (``live.js``) from the toy's 2-D points.
 
     The lifted latents live in a 3-D span (see :mod:`probdr_lite.figures.block`), so the browser works with unit
     vectors z_i in R^3 and the same update as :func:`probdr_lite.unrolled.block_step`; the book's tests compare its
     positions with :func:`probdr_lite.figures.block.toy_paths` at several settings.
 
-    The caption says, from numbers computed here (:func:`probdr_lite.figures.chapter_text.toy_beta_effect`), how
-    much beta moves the picture over its whole range; where that is little, the beta control is marked ``weak``
-    with that sentence, which the browser tests read instead of demanding a visible change.
+    ``text`` holds the chapter's templates (:data:`TEXT_KEYS`): the caption, filled from :func:`toy_facts`, which
+    says from numbers computed here (:func:`probdr_lite.figures.chapter_text.toy_beta_effect`) how much beta moves
+    the picture over its whole range; where that is little, the beta control is marked ``weak`` with that
+    sentence, which the browser tests read instead of demanding a visible change. ``spot`` and ``empty`` are what
+    the panel says when all the points sit at one spot or none can be drawn.
     """
     from probdr_lite.figures.block import LiftedToy
-    from probdr_lite.figures.chapter_text import toy_beta_effect, toy_beta_sentence
+    from probdr_lite.figures.chapter_text import toy_beta_effect
 
     if not isinstance(toy, LiftedToy):
         raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
+    text = _text(text, "toy_live")
     labels = [int(c) for c in toy.labels]
     controls = toy_controls(**defaults)
     by_name = {c["name"]: c for c in controls}
@@ -111,9 +159,9 @@ def toy_live(toy, name="toy", **defaults) -> LiveFigure:
     # beta's whole range, at the chapter's kappa and at the narrowest kernel (where a point's own weight is largest)
     effect = toy_beta_effect(toy, kappas=(at["kappa"], kappas[-1]), betas=(betas[0], betas[-1]), eta=at["eta"],
                              depth=at["depth"], variant=at["variant"])
-    sentence = toy_beta_sentence(effect)
-    if effect["weak"]:
-        by_name["beta"]["weak"] = sentence
+    facts = toy_facts(len(labels), effect)
+    if facts["weak"]:
+        by_name["beta"]["weak"] = facts["caption"]["beta_sentence"]
     spec = {
         "controls": controls,
         "toy": {"Y": [float(v) for v in toy.Y.ravel()], "offset": float(toy.offset), "d_q": toy.d_q},
@@ -122,9 +170,7 @@ def toy_live(toy, name="toy", **defaults) -> LiveFigure:
             "equal_aspect": True, "classes": labels, "palette": CLASS_PALETTE, "radius": 2.2,
             "accent": {"control": "variant", "colours": [VARIANT_STYLE["block"][v].colour for v in TOY_VARIANTS]},
             "title": "{variant}: {depth} blocks",
-            "degenerate": {"spot": "All the points have gathered at one spot: the blocks have pulled every point to "
-                                   "the same place",
-                           "empty": "Every point has been pushed past the equator: none can be drawn"},
+            "degenerate": {"spot": fill(text["spot"]), "empty": fill(text["empty"])},
             "alt": "The toy (grey) and where {depth} blocks of the {variant} variant move it (κ {kappa}, η {eta}, "
                    "β {beta}, causal mask {mask}); {=lost} points past the equator",
             "xlabel": "the plane of the toy (axes cover the toy and the moved points)",
@@ -136,9 +182,7 @@ def toy_live(toy, name="toy", **defaults) -> LiveFigure:
              "digits": 2, "percent": True},
         ],
         "height": 360,
-        "caption": "Computed in your browser: the same blocks as `probdr_lite.unrolled`, on the "
-                   f"{len(labels)} points of the toy. Grey: the toy; coloured by moon: after the chosen number of "
-                   "blocks; the frame has the variant's colour of the other figures. " + sentence,
+        "caption": fill(text["caption"], facts["caption"]),
     }
     return LiveFigure(spec, name)
 
@@ -190,8 +234,46 @@ def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BET
     return out
 
 
+def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta, beta, spot, width) -> dict:
+    """The facts of chapter 6's live figure, from :func:`mnist_grid`'s ``grid`` (``at`` = the indices of the default
+    kappa, eta and beta; ``spot`` the fraction of the fixed frame's ``width`` below which a frame is one spot).
+
+    ``"caption"``: ``n`` images, ``per_class``, the ``variant``, the grid's sizes ``n_kappas``, ``n_etas``,
+    ``n_betas``, and the default ``eta``, ``beta`` and ``n_layers``. ``"kappa_groups"``: what happens along the
+    kappa axis at the defaults, :func:`probdr_lite.figures.mnist_text.live_facts`' runs of neighbouring kappas in
+    the same ``case`` (``"spot"``, ``"still"`` or ``"move"``), each with ``which`` (the kappas, as maths),
+    ``ratio_start`` (the between/within ratio before any block), ``ratios`` (after the last, two decimals, one
+    entry if they all print the same), ``moved`` (the mean distance moved, two decimals) and ``still`` (the share
+    of the starting spread below which no image counts as moving). ``"states"``: one per cell of the grid over
+    kappa, eta, beta and depth (row-major), with ``is_spot`` (the first two coordinates' root mean squared distance
+    to their mean, ``spread``, is below ``spot`` x ``width``), ``n`` and ``spot``.
+    """
+    from probdr_lite.figures.mnist_text import live_facts
+
+    labels = np.asarray(labels)
+    n, n_classes = len(labels), int(labels.max()) + 1
+    kappa_facts = live_facts(grid, kappas, at, n_layers, eta=eta, beta=beta, spot_width=spot * width)
+    groups = []
+    for g in kappa_facts["groups"]:
+        vals = [f"{k:g}" for k in g["kappas"]]
+        ratios = [num(r, 2) for r in g["ratios"]]
+        groups.append({**g, "which": f"$\\kappa = {vals[0]}$" if len(vals) == 1 else f"$\\kappa$ = {listing(vals)}",
+                       "ratios": ratios[:1] if len(set(ratios)) == 1 else ratios,
+                       "moved": [num(m, 2) for m in g["moved"]], "still": kappa_facts["still"]})
+    rms2 = rms_spread(np.asarray(grid["xy"]))
+    return {
+        "caption": {"n": n, "per_class": n // n_classes, "variant": variant, "n_kappas": len(kappas),
+                    "n_etas": len(etas), "n_betas": len(betas), "eta": kappa_facts["eta"],
+                    "beta": kappa_facts["beta"], "n_layers": kappa_facts["n_layers"]},
+        "kappa_groups": groups,
+        "states": [{"is_spot": bool(rms2[idx] < spot * width), "n": n, "spread": float(rms2[idx]), "spot": spot}
+                   for idx in np.ndindex(*rms2.shape)],
+    }
+
+
 def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=None,
-               variant=None, kappa=None, eta=None, beta=None, axes="fixed", spot: float = 0.01) -> LiveFigure:
+               variant=None, kappa=None, eta=None, beta=None, axes="fixed", spot: float = 0.01, *,
+               text) -> LiveFigure:
     """Chapter 6's panel without a kernel: the first two latent coordinates after ``depth`` blocks, coloured by digit
     with a colour key, and the between/within-class ratio at every layer, precomputed over ``kappas`` x ``etas`` x
     ``betas`` by :func:`mnist_grid` (defaults: the chapter's ``PAPER`` settings).
@@ -200,10 +282,11 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     book's site loads them when the reader first picks that setting. The axes are a control: fixed at the extent
     of X_0 (the default, where the picture shrinks and clumps as the chapter describes) or following the points of
     the current frame. On fixed axes, a frame whose two coordinates spread over less than ``spot`` of the frame's
-    width is a spot, and the panel says so; points that leave the fixed frame are counted in words. The caption
-    ends with :func:`probdr_lite.figures.mnist_text.live_text`, computed from the same grid.
+    width is a spot, and the panel says so (``text["spot_note"]``); points that leave the fixed frame are counted
+    in words. ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`mnist_facts`: the
+    caption, whose slot ``kappa_cases`` is what happens along the kappa axis at the defaults, one ``kappa_<case>``
+    clause per run of kappas, joined by semicolons.
     """
-    from probdr_lite.figures.mnist_text import live_text
     from probdr_lite.mnist_blocks import PAPER
 
     defaults = {"kappa": PAPER.kappa if kappa is None else kappa, "eta": PAPER.eta if eta is None else eta,
@@ -215,6 +298,7 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     spot = check_scalar(spot, "spot", low=0.0, high=1.0, low_inclusive=False)
     if axes not in ("fixed", "follow"):
         raise ValueError(f"axes must be 'fixed' or 'follow'; got {axes!r}")
+    text = _text(text, "mnist_live")
     grid = mnist_grid(X0, labels, kappas, etas, betas, n_layers, variant)
     xy, ratio = grid["xy"], grid["ratio"]
     controls = [
@@ -232,15 +316,13 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     fixed = [float(lo[0] - pad[0]), float(hi[0] + pad[0]), float(lo[1] - pad[1]), float(hi[1] + pad[1])]
     width = min(fixed[1] - fixed[0], fixed[3] - fixed[2])
     n, n_classes = len(labels), int(labels.max()) + 1
-    # on fixed axes, a frame that has shrunk to a spot is said in words
-    rms2 = rms_spread(xy)
-    spot_notes = [f"All {n:,} points have gathered within {rms2[idx]:.2g} of their mean, less than "
-                  f"{spot:.0%} of this frame: a single spot. Axes that follow the points show what is inside it"
-                  if rms2[idx] < spot * width else "" for idx in np.ndindex(*rms2.shape)]
     chunks = [{"xy": points(xy[idx], ["depth"])} for idx in np.ndindex(*xy.shape[:3])]
     at = tuple(list(v).index(defaults[k]) for k, v in (("kappa", kappas), ("eta", etas), ("beta", betas)))
-    sentence = live_text(grid, kappas, at, n_layers, eta=defaults["eta"], beta=defaults["beta"],
-                         spot_width=spot * width)
+    facts = mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, variant=variant, eta=defaults["eta"],
+                        beta=defaults["beta"], spot=spot, width=width)
+    # on fixed axes, a frame that has shrunk to a spot is said in words
+    spot_notes = [fill(text["spot_note"], s) if s["is_spot"] else "" for s in facts["states"]]
+    kappa_cases = "; ".join(fill(text[f"kappa_{g['case']}"], g) for g in facts["kappa_groups"])
     spec = {
         "controls": controls,
         "chunks": {"dims": dims, "grid": list(xy.shape[:3])},
@@ -272,11 +354,7 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
              "digits": 3},
         ],
         "height": 360,
-        "caption": f"Precomputed by `probdr_lite`'s `run_blocks`, the function of the tables above, for the {n:,} test "
-                   f"images of the variants' comparison ({n // n_classes} per class), the '{variant}' block, over "
-                   f"{len(kappas)} × {len(etas)} × {len(betas)} settings of $\\kappa$, $\\eta$ and $\\beta$ and "
-                   "every depth; the ratio is measured in all the latent dimensions, as in the tables. Each "
-                   "setting's points are one file of the site, fetched when you first pick that setting. " + sentence,
+        "caption": fill(text["caption"], facts["caption"], kappa_cases=kappa_cases),
     }
     return LiveFigure(spec, name, chunks=chunks)
 
@@ -285,17 +363,35 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
 # Chapter 3: beta thresholds and shrinks
 
 
-def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15, beta=0.3) -> LiveFigure:
+def beta_facts(betas, n_below, q: int, n_points: int) -> dict:
+    """The facts of chapter 3's live figure: ``"caption"`` holds ``q``; ``"states"`` one dict per beta, with
+    ``beta``, ``threshold`` (1/beta to three significant digits), ``below`` (how many of the shown eigenvalues lie
+    below it, ``n_below``), ``kept`` (the directions the closed form keeps, at most ``q``), ``n`` points, and the
+    choices ``none_below`` (no eigenvalue below the threshold), ``none_kept`` and ``one_kept``."""
+    if len(betas) != len(n_below):
+        raise ValueError(f"betas and n_below must have the same length; got {len(betas)} and {len(n_below)}")
+    states = []
+    for b, k in zip(betas, n_below):
+        kept = min(int(k), q)
+        states.append({"beta": b, "threshold": _sig(1.0 / b), "below": int(k), "kept": kept, "n": int(n_points),
+                       "none_below": int(k) == 0, "none_kept": kept == 0, "one_kept": kept == 1})
+    return {"caption": {"q": int(q)}, "states": states}
+
+
+def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15, beta=0.3, *,
+              text) -> LiveFigure:
     """Chapter 3's beta figure without a kernel, over ``betas`` (default: 31 values from 0.05 to 1, and 0.3).
 
     Left: the ``n_show`` smallest eigenvalues of L_hat (on 1^T x = 0) and the threshold 1/beta, on an axis that
     holds the threshold at every beta; middle: the squared scales s_i^2 = max(1/lambda_i - beta, 0) of the closed
     form; right: X*'s first two coordinates on axes fixed at the widest embedding, so the shrinkage shows. Every
     number comes from :func:`probdr_lite.probdr.le_closed_form`. Where beta leaves no direction (every s_i^2 = 0,
-    X* = 0) or one, the middle and right panels say so in words.
+    X* = 0) or one, the middle and right panels say so in words: ``text`` holds the chapter's templates
+    (:data:`TEXT_KEYS`), filled from :func:`beta_facts`.
     """
     from probdr_lite.probdr import le_closed_form
 
+    text = _text(text, "beta_live")
     if betas is None:
         betas = sorted({_sig(b) for b in np.geomspace(0.05, 1.0, 31)} | {beta})
     betas = [check_scalar(b, "betas entry", low=0.0, low_inclusive=False) for b in betas]
@@ -315,12 +411,11 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
     ext = 1.1 * float(np.abs(X_wide[:, :2]).max())
     s2 = np.array(s2)
     dims = ["beta"]
-    kept = [min(k, q) for k in n_below]
-    bar_notes = [f"No eigenvalue lies below 1/β = {_sig(1.0 / b)}: every sᵢ² is 0, so the closed form keeps no "
-                 "direction" if k == 0 else "" for b, k in zip(betas, n_below)]
-    scatter_notes = [f"X* = 0: with no direction kept, all {len(labels)} points sit at the origin" if k == 0 else
-                     ("Only one direction is kept: x₂ = 0, so the points lie on a line" if k == 1 else "")
-                     for k in kept]
+    facts = beta_facts(betas, n_below, q, len(labels))
+    kept = [f["kept"] for f in facts["states"]]
+    bar_notes = [fill(text["no_direction"], f) if f["none_below"] else "" for f in facts["states"]]
+    scatter_notes = [fill(text["origin"], f) if f["none_kept"] else (fill(text["line"], f) if f["one_kept"] else "")
+                     for f in facts["states"]]
     spec = {
         "controls": [control("beta", "β", betas, beta)],
         "panels": [
@@ -356,9 +451,7 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
             {"name": "s2", "label": "s₂² (second direction)", **array(s2[:, 1], dims), "digits": 4},
         ],
         "height": 270,
-        "caption": f"Vermilion: the $q = {q}$ directions the embedding uses; blue: would survive with a larger $q$; "
-                   "grey: dropped. The right panel's axes stay fixed at the widest embedding (the smallest $\\beta$) "
-                   "so that the shrinkage shows.",
+        "caption": fill(text["caption"], facts["caption"]),
     }
     return LiveFigure(spec, name)
 
@@ -367,14 +460,27 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
 # Chapter 4: eta, stable, slow or divergent
 
 
+def eta_facts(n_steps: int, n_etas: int, every: int, diverged, n_iterates) -> dict:
+    """The facts of chapter 4's live figure: ``"caption"`` holds ``n_steps``, ``n_etas`` (step sizes) and ``every``
+    (the curves are drawn every so many steps); ``"states"`` one dict per step size, with ``diverged`` (the run
+    left every bound) and ``last_step``, the step of its last stored iterate (``n_iterates`` - 1)."""
+    if len(diverged) != len(n_iterates):
+        raise ValueError(f"diverged and n_iterates must have the same length; got {len(diverged)} and "
+                         f"{len(n_iterates)}")
+    return {"caption": {"n_steps": int(n_steps), "n_etas": int(n_etas), "every": int(every)},
+            "states": [{"diverged": bool(d), "last_step": int(m) - 1} for d, m in zip(diverged, n_iterates)]}
+
+
 def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_steps=600, seed=0,
-             eta=0.025, include=()) -> LiveFigure:
+             eta=0.025, include=(), *, text) -> LiveFigure:
     """Chapter 4's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
     (default: 30 values from 0.002 to 0.08, ``eta`` and every value of ``include``), the ELBO gap and Gram error per
-    step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says)."""
+    step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says).
+    ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`eta_facts`."""
     from probdr_lite.figures.unrolling import CONVERGED, GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo
 
+    text = _text(text, "eta_live")
     if etas is None:
         etas = sorted({_sig(e) for e in np.geomspace(0.002, 0.08, 30)} | {eta} | {float(e) for e in include})
     etas = [check_scalar(e, "etas entry", low=0.0, low_inclusive=False) for e in etas]
@@ -382,7 +488,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     T = check_scalar(n_steps, "n_steps", low=1, high=100_000, integer=True)
     gaps = np.full((len(etas), T + 1), np.nan)
     grams = np.full((len(etas), T + 1), np.nan)
-    last, verdicts, final_gram, ends = [], [], [], []
+    last, verdicts, final_gram, diverged, stored = [], [], [], [], []
     with single_threaded():
         elbo_star = le_elbo(le_closed_form(L_hat, n_components, beta, centre=True), L_hat, beta)
         for k, e in enumerate(etas):
@@ -393,10 +499,12 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
             last.append(fit.X[:, :2])
             verdicts.append(run_verdict(fit))
             final_gram.append(float(fit.gram_error[-1]))
-            ends.append(f"The run diverged: this is its last iterate, step {m - 1}, before the next step left every "
-                        "bound" if fit.diverged else "")
+            diverged.append(fit.diverged)
+            stored.append(m)
     # draw at most ~150 points per curve (every 4th step), the last one included
     keep = np.unique(np.r_[np.arange(0, T + 1, max(1, T // 150)), T])
+    facts = eta_facts(T, len(etas), keep[1], diverged, stored)
+    ends = [fill(text["diverged"], f) if f["diverged"] else "" for f in facts["states"]]
     last = np.array(last)
     last[~np.isfinite(last)] = np.nan
     dims = ["eta"]
@@ -423,8 +531,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
             {"name": "gram", "label": "Gram error at the last step", **array(final_gram, dims), "digits": 3},
         ],
         "height": 270,
-        "caption": f"Precomputed by `probdr_lite`: {T} steps of gradient ascent from the same random start for each "
-                   f"of {len(etas)} step sizes (curves drawn every {keep[1]} steps).",
+        "caption": fill(text["caption"], facts["caption"]),
     }
     return LiveFigure(spec, name)
 
@@ -433,16 +540,32 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
 # Chapter 2: neighbours and bandwidth
 
 
+def neighbours_facts(ks, factors, t0: float, pieces) -> dict:
+    """The facts of chapter 2's live figure: ``"caption"`` holds the grid's sizes ``n_ks`` and ``n_bandwidths``, the
+    bandwidth factors at its ends, ``factor_first`` and ``factor_last``, and ``t0``; ``"states"`` one dict per
+    (k, bandwidth), row-major, with ``pieces`` (the graph's connected pieces, of ``pieces``) and ``apart`` (more
+    than one: no single embedding)."""
+    pieces = np.asarray(pieces)
+    if pieces.shape != (len(ks), len(factors)):
+        raise ValueError(f"pieces must have shape (len(ks), len(factors)) = ({len(ks)}, {len(factors)}); got "
+                         f"{pieces.shape}")
+    return {"caption": {"n_ks": len(ks), "n_bandwidths": len(factors), "factor_first": factors[0],
+                        "factor_last": factors[-1], "t0": float(t0)},
+            "states": [{"pieces": int(p), "apart": bool(p > 1)} for p in pieces.ravel()]}
+
+
 def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=(0.25, 0.5, 1, 2, 5, 20, 100),
-                    name="neighbours", k=10, factor=1) -> LiveFigure:
+                    name="neighbours", k=10, factor=1, *, text) -> LiveFigure:
     """Chapter 2's figure without a kernel: Laplacian Eigenmaps (:func:`probdr_lite.eigenmaps.embed_graph`) of the
     heat-kernel k-NN graph for every k in ``ks`` and bandwidth ``factor`` x t0, t0 = ``default_bandwidth(Y, k)``
     at the default k. The signs of the two coordinates are chosen to agree with the default setting's, so that a
     small move of a control does not mirror the picture. The readouts count the graph's connected pieces; where it
-    falls apart there is no single embedding, and the panel says so."""
+    falls apart there is no single embedding, and the panel says so. ``text`` holds the chapter's templates
+    (:data:`TEXT_KEYS`), filled from :func:`neighbours_facts`."""
     from probdr_lite.eigenmaps import embed_graph
     from probdr_lite.graphs import default_bandwidth, knn_graph
 
+    text = _text(text, "neighbours_live")
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
     t = np.asarray(t, dtype=float)
     t0 = default_bandwidth(Y, k)
@@ -452,7 +575,6 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
     lam = np.full((len(ks), len(bandwidths), 2), np.nan)
     edges = np.zeros((len(ks), len(bandwidths)))
     pieces = np.ones((len(ks), len(bandwidths)))
-    notes = []
     with single_threaded():
         for a, kk in enumerate(ks):
             for b, bw in enumerate(bandwidths):
@@ -460,10 +582,8 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
                 edges[a, b] = (W != 0).sum() // 2 if hasattr(W, "nnz") else np.count_nonzero(np.triu(W, 1))
                 parts, _ = connected_components(W, directed=False)
                 pieces[a, b] = parts
-                if parts > 1:
-                    notes.append(f"The graph falls apart into {parts} pieces: there is no single embedding")
+                if parts > 1:  # no single embedding (the panel says so)
                     continue
-                notes.append("")
                 X, ev = embed_graph(W, n_components=2, return_eigenvalues=True)
                 xy[a, b], lam[a, b] = X, ev
     ref = xy[list(ks).index(k), list(factors).index(factor)]
@@ -472,6 +592,8 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
             for j in range(2):
                 if np.isfinite(xy[a, b, :, j]).all() and float(xy[a, b, :, j] @ ref[:, j]) < 0:
                     xy[a, b, :, j] *= -1
+    facts = neighbours_facts(ks, factors, t0, pieces)
+    notes = [fill(text["apart"], f) if f["apart"] else "" for f in facts["states"]]
     dims = ["n_neighbors", "bandwidth"]
     spec = {
         "controls": [control("n_neighbors", "neighbours k", list(ks), k),
@@ -490,8 +612,6 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
             {"name": "pieces", "label": "connected pieces of the graph", **array(pieces, dims), "digits": 3},
         ],
         "height": 320,
-        "caption": f"Precomputed by `probdr_lite` for {len(ks)} × {len(bandwidths)} settings ($t$ from "
-                   f"{factors[0]:g} to {factors[-1]:g} times $t_0 = {t0:.3g}$, the mean squared distance to the ten "
-                   "nearest neighbours). Colour: position along the roll (viridis).",
+        "caption": fill(text["caption"], facts["caption"]),
     }
     return LiveFigure(spec, name)

@@ -79,7 +79,7 @@
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Chapter 4's toy: the unrolled block in the 3-D span where it lives (probdr_lite.figures.block).
+  // Chapter 5's toy: the unrolled block in the 3-D span where it lives (probdr_lite.figures.block).
   //
   // The lifted latents are X = sqrt(d_q) Z Q with unit rows z_i in R^3 and Q orthonormal, orthogonal
   // to 1. Then (kappa / d_q) X X^T = kappa Z Z^T, A X = sqrt(d_q) (A Z) Q, LayerNorm only rescales
@@ -478,6 +478,18 @@
     });
   }
 
+  // The frame with its title and axis labels, the y ticks yt and ticks over the x range xr, then a clip to the plot
+  // area for the data (the caller's ctx.restore() lifts it).
+  function drawAxesAndClip(ctx, w, h, L, accent, yt, xr, sx, sy, rec) {
+    const P = L.plot;
+    drawFrame(ctx, w, h, L, accent, rec);
+    drawYTicks(ctx, L, yt.ticks, yt.labels, sy, rec);
+    const xt = spacedTicks(ctx, xr[0], xr[1], false, P.w, "x", 3);
+    drawXTicks(ctx, L, xt.ticks, xt.labels, sx, w, rec);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(P.x, P.y, P.w, P.h); ctx.clip();
+  }
+
   // A sentence across the middle of the plot (what happened, when there is nothing or little to see).
   function drawNote(ctx, L, note, w, layout) {
     if (!note) return;
@@ -512,12 +524,7 @@
     const P = L.plot;
     const sx = scale(xr[0], xr[1], P.x, P.x + P.w, false), sy = scale(yr[0], yr[1], P.y + P.h, P.y, false);
     layout.plot = P;
-    drawFrame(ctx, w, h, L, accent, layout.texts);
-    drawYTicks(ctx, L, yt.ticks, yt.labels, sy, layout.texts);
-    const xt = spacedTicks(ctx, xr[0], xr[1], false, P.w, "x", 3);
-    drawXTicks(ctx, L, xt.ticks, xt.labels, sx, w, layout.texts);
-    ctx.save();
-    ctx.beginPath(); ctx.rect(P.x, P.y, P.w, P.h); ctx.clip();
+    drawAxesAndClip(ctx, w, h, L, accent, yt, xr, sx, sy, layout.texts);
     const r = panel.radius || 2;
     if (bg) {
       ctx.fillStyle = INK.background_points;
@@ -560,12 +567,7 @@
     layout.plot = P;
     const sx = scale(xr[0] - 0.03 * (xr[1] - xr[0]), xr[1] + 0.03 * (xr[1] - xr[0]), P.x, P.x + P.w, false);
     const sy = scale(yr[0], yr[1], P.y + P.h, P.y, log);
-    drawFrame(ctx, w, h, L, null, layout.texts);
-    drawYTicks(ctx, L, yt.ticks, yt.labels, sy, layout.texts);
-    const xt = spacedTicks(ctx, xr[0], xr[1], false, P.w, "x", 3);
-    drawXTicks(ctx, L, xt.ticks, xt.labels, sx, w, layout.texts);
-    ctx.save();
-    ctx.beginPath(); ctx.rect(P.x, P.y, P.w, P.h); ctx.clip();
+    drawAxesAndClip(ctx, w, h, L, null, yt, xr, sx, sy, layout.texts);
     const clampY = (v) => (log ? Math.max(v, yr[0] * 1e-3) : v);
     const notes = [];
     for (const l of hlines) {

@@ -1,10 +1,10 @@
-"""Chapter 5's per-layer tables are unchanged by the move of the metrics pipeline into probdr_lite.metrics.
+"""The MNIST chapter's per-layer tables are unchanged by the move of the metrics pipeline into probdr_lite.metrics.
 
-``tests/fixtures/chapter5_table.json`` holds the numbers chapter 5 prints (``layer_table`` of the paper's block on
-all 10,000 images and ``metrics_table`` of the five variants on 2,000), computed by
-``tests/fixtures/chapter5_table.py`` on main before the move (commit 03b59d8). The same script, run on this code,
-must give the same numbers: the settings (5 neighbours, 5 folds, at most 2,000 points for the silhouette,
-4 k-means restarts) and the seeds are the chapter's.
+``tests/fixtures/mnist_tables.json`` holds the numbers the MNIST chapter prints (``layer_table`` of the paper's
+block on all 10,000 images and ``metrics_table`` of the five variants on 2,000), computed by
+``tests/fixtures/mnist_tables.py`` on main before the move (commit 03b59d8, as ``chapter5_table.py``). The same
+script, run on this code, must give the same numbers: the settings (5 neighbours, 5 folds, at most 2,000 points for
+the silhouette, 4 k-means restarts) and the seeds are the chapter's.
 
 "The same" is as far as the numbers are defined on another CPU. The latents are float32 after up to eight blocks,
 whose rounding follows the CPU's vector path (MKL, oneDNN and OpenBLAS pick their kernels by CPU), so:
@@ -30,15 +30,15 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("chapter5_table", FIXTURES / "chapter5_table.py")
+    spec = importlib.util.spec_from_file_location("mnist_tables", FIXTURES / "mnist_tables.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_chapter5_tables_are_unchanged():
-    before = json.loads((FIXTURES / "chapter5_table.json").read_text())
-    after = _script().chapter5_rows()
+def test_mnist_chapter_tables_are_unchanged():
+    before = json.loads((FIXTURES / "mnist_tables.json").read_text())
+    after = _script().mnist_chapter_rows()
     assert set(after) == set(before) == {"full", "variants"}
     for table in before:
         assert len(after[table]) == len(before[table])

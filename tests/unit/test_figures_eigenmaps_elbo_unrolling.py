@@ -1,8 +1,8 @@
-"""Figure, slider and scrub builders of chapters 1-3 (Laplacian Eigenmaps, the ELBO, unrolled inference).
+"""Figure, slider and scrub builders of the Laplacian Eigenmaps, ELBO and unrolled-inference chapters.
 
 Each slider is driven the way a reader's drag drives it (setting the widget's value) and must
-change what is drawn; each kernel-free twin must hold its frames and its range control within
-the 2 MB budget; each builder refuses a bad range with a message that names it. The data are
+change what is drawn; the kernel-free scrub of the steps must hold its frames and its range
+control within the 2 MB budget; each builder refuses a bad range with a message that names it. The data are
 small so that the file runs in seconds.
 """
 
@@ -60,7 +60,7 @@ def mnist_graph():
     return laplacian(knn_graph(Y.astype(np.float64), 8)), labels
 
 
-# --- chapter 1 ---------------------------------------------------------------------
+# --- Laplacian Eigenmaps ----------------------------------------------------------
 
 def test_range_slider_validates_the_triple():
     s = range_slider("k", (2, 9, 4), lower=1, upper=10, integer=True)
@@ -118,16 +118,6 @@ def test_neighbours_panel_validates_its_ranges(roll):
         feig.neighbours_panel(Y, t[:-1])
 
 
-def test_neighbours_scrub_has_its_frames_within_budget(roll):
-    Y, t = roll
-    out = feig.neighbours_scrub(Y, t, [(5, 10.0), (30, 10.0), (30, 1000.0)], dpi=40)
-    _check_scrub(out, 3)
-    with pytest.raises(TypeError, match=r"frames\[1\] must be a \(n_neighbors, bandwidth\) pair"):
-        feig.neighbours_scrub(Y, t, [(5, 1.0), 5])
-    with pytest.raises(ValueError, match=r"frames\[0\] bandwidth"):
-        feig.neighbours_scrub(Y, t, [(5, 0.0), (6, 1.0)])
-
-
 def test_energy_figure_shows_energy_two_lambda(roll):
     Y, _ = roll
     W = knn_graph(Y[:, [0, 2]], 8)
@@ -161,7 +151,7 @@ def test_compare_figure_agrees_with_sklearn(roll):
         feig.compare_figure({})
 
 
-# --- chapter 2 -------------------------------------------------------------------
+# --- the ELBO --------------------------------------------------------------------
 
 def test_beta_panel_threshold_and_shrinkage(mnist_graph):
     L, labels = mnist_graph
@@ -180,7 +170,7 @@ def test_beta_panel_threshold_and_shrinkage(mnist_graph):
     assert np.allclose(ax_x.collections[0].get_offsets()[:, 1], 0)  # the second coordinate collapsed
 
 
-def test_beta_panel_and_scrub_validate(mnist_graph):
+def test_beta_panel_validates(mnist_graph):
     L, labels = mnist_graph
     with pytest.raises(ValueError, match="beta low must be in"):
         fel.beta_panel(L, labels, beta=(0.0, 1.0, 0.5))
@@ -188,13 +178,6 @@ def test_beta_panel_and_scrub_validate(mnist_graph):
         fel.beta_panel(L, labels, beta=(0.1, 1.0, 2.0))
     with pytest.raises(ValueError, match="labels must have shape"):
         fel.beta_panel(L, labels[:-1])
-    with pytest.raises(ValueError, match="betas must hold at least 2"):
-        fel.beta_scrub(L, labels, [0.1])
-
-
-def test_beta_scrub_has_its_frames_within_budget(mnist_graph):
-    L, labels = mnist_graph
-    _check_scrub(fel.beta_scrub(L, labels, [0.05, 0.2, 0.5, 1.0], n_show=8, dpi=40), 4)
 
 
 def test_static_elbo_figures(mnist_graph):
@@ -220,7 +203,7 @@ def test_static_elbo_figures(mnist_graph):
         fel.pca_figure(Yc @ Yc.T, labels, sigma2=0.0)
 
 
-# --- chapter 3 -------------------------------------------------------------------
+# --- unrolled inference ----------------------------------------------------------
 
 def test_eta_panel_shows_slow_stable_and_divergent_steps(mnist_graph):
     L, labels = mnist_graph
@@ -258,7 +241,7 @@ def test_step_sizes_predict_where_gradient_ascent_diverges(mnist_graph):
     assert rate == pytest.approx(-np.log(1 - eta * marks["slowest"]), rel=1e-3)
 
 
-def test_eta_panel_and_scrub_validate(mnist_graph):
+def test_eta_panel_validates(mnist_graph):
     L, labels = mnist_graph
     with pytest.raises(ValueError, match="eta low must be in"):
         fun.eta_panel(L, labels, eta=(-0.1, 0.1, 0.01))
@@ -266,13 +249,6 @@ def test_eta_panel_and_scrub_validate(mnist_graph):
         fun.eta_panel(L, labels, eta=(0.1, 0.01, 0.05))
     with pytest.raises(ValueError, match="n_steps must be in"):
         fun.eta_panel(L, labels, n_steps=0)
-    with pytest.raises(ValueError, match="etas entry must be in"):
-        fun.eta_scrub(L, labels, [0.01, 0.0])
-
-
-def test_eta_scrub_has_its_frames_within_budget(mnist_graph):
-    L, labels = mnist_graph
-    _check_scrub(fun.eta_scrub(L, labels, [0.005, 0.02, 0.2], n_steps=60, dpi=40), 3)
 
 
 def test_steps_figure_and_scrub(mnist_graph):

@@ -1,5 +1,5 @@
-"""Chapters 4 and 5: the toy on the LayerNorm sphere, the heat-kernel reading of attention, the MNIST metrics,
-the slider panels, their kernel-free twins and the panel benchmark (run small)."""
+"""The transformer-block and MNIST chapters: the toy on the LayerNorm sphere, the heat-kernel reading of attention,
+the MNIST metrics, the slider panels and the panel benchmark (run small)."""
 
 import importlib.util
 import math
@@ -48,7 +48,7 @@ def small_mnist():
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 4: the toy and the checks
+# The transformer-block chapter: the toy and the checks
 
 
 def test_lift_puts_the_toy_on_the_layernorm_sphere_and_unlift_recovers_it(toy):
@@ -121,14 +121,6 @@ def test_variant_panel_works_at_every_corner_of_its_sliders(toy):
     plt.close(fig)
 
 
-def test_variant_depth_scrub_holds_its_frames_within_budget(toy):
-    out = B.variant_depth_scrub(toy, variants=("attention", "diffusion"), depths=range(0, 4), dpi=40)
-    html = out._repr_html_()
-    assert 'type="range"' in html
-    assert html.count("data:image/png;base64") >= 4 or html.count("frames[") >= 4
-    assert out.n_bytes < 2_000_000 and out.values == [0, 1, 2, 3]
-
-
 def test_causal_mask_makes_A_lower_triangular_and_pins_the_first_point(toy):
     A = attention_matrix(toy.X0, 100.0, 1.0, mask="causal").numpy()
     assert np.all(np.triu(A, 1) == 0) and A[0, 0] == 1.0
@@ -141,7 +133,7 @@ def test_causal_mask_makes_A_lower_triangular_and_pins_the_first_point(toy):
     plt.close(fig)
 
 
-def test_chapter4_bad_input_raises_clear_errors(toy):
+def test_toy_bad_input_raises_clear_errors(toy):
     with pytest.raises(ValueError, match="Y must have 2 columns"):
         B.lift_toy(np.zeros((5, 3)), np.zeros(5, dtype=int))
     with pytest.raises(ValueError, match="labels must be 5 non-negative integers"):
@@ -165,7 +157,7 @@ def test_chapter4_bad_input_raises_clear_errors(toy):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Chapter 5: metrics per layer against sklearn directly, tables, panels, sweeps
+# The MNIST chapter: metrics per layer against sklearn directly, tables, panels, sweeps
 
 
 def test_layer_metrics_match_an_independent_recomputation(small_mnist):
@@ -266,18 +258,6 @@ def test_mnist_panel_sliders_change_what_is_drawn(small_mnist):
     plt.close(panel.fig)
 
 
-def test_depth_and_kappa_scrubs_hold_their_frames_within_budget(small_mnist):
-    X0, labels = small_mnist
-    for out, n_frames in [
-        (M.depth_scrub(X0, labels, n_layers=3, dpi=40), 4),
-        (M.kappa_scrub(X0, labels, kappas=(1.0, 30.0, 1000.0), n_layers=2, dpi=40), 3),
-    ]:
-        html = out._repr_html_()
-        assert 'type="range"' in html
-        assert html.count("data:image/png;base64") >= n_frames or html.count("frames[") >= n_frames
-        assert len(out.values) == n_frames and out.n_bytes < 2_000_000
-
-
 def test_sweep_cells_equal_a_direct_run(small_mnist):
     from probdr_lite.metrics import kmeans_nmi, knn_accuracy
 
@@ -302,7 +282,7 @@ def test_settings_table_says_which_settings_the_paper_left_open():
     assert sources.count("paper") == 4 and sources.count("chosen here") == 4
 
 
-def test_chapter5_bad_input_raises_clear_errors(small_mnist):
+def test_mnist_bad_input_raises_clear_errors(small_mnist):
     X0, labels = small_mnist
     with pytest.raises(ValueError, match="n must be in"):
         MB.mnist_latents(n=20_000)

@@ -1,0 +1,310 @@
+"""The live figures' sentences: the facts the builders compute (probdr_lite/figures/live/chapters.py) and the
+templates the chapters pass them (book/src/*.py).
+
+Each ``*_facts`` function is checked against the numbers it comes from, and each choice of sentence on numbers just
+either side of where it turns, so a sentence the numbers do not support is not chosen. Then each chapter's call is
+read: it passes its builder exactly the templates the builder fills, written out as strings (a template holds no
+threshold, comparison or choice; the builder picks the sentence from a fact), and every template fills from the
+facts of every case it is used for (no slot without a fact, every formatter fits). Last, each builder, run on
+small data with the chapter's own templates, puts into its spec exactly the sentence the facts choose, in every
+setting of its grid, and nothing where they choose none.
+"""
+
+import string
+
+import numpy as np
+import pytest
+
+from probdr_lite.figures.live import chapters as C
+from probdr_lite.figures.mnist_text import WORDS as MNIST_WORDS
+from probdr_lite.figures.prose import fill
+
+from .chapter_calls import chapter_calls, words_passed
+
+#: The chapter of each live figure's builder.
+CHAPTERS = {"neighbours_live": "laplacian_eigenmaps", "beta_live": "probdr_elbo", "eta_live": "unrolled_inference",
+            "toy_live": "transformer_block", "mnist_live": "mnist_at_init"}
+
+
+def chapter_text(builder):
+    calls = chapter_calls(CHAPTERS[builder], builder)
+    assert len(calls) == 1, f"{CHAPTERS[builder]} calls {builder} {len(calls)} times"
+    return words_passed(calls[0], "text")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The facts
+
+
+def test_neighbours_facts():
+    f = C.neighbours_facts((3, 5, 8), (0.5, 1, 2), 0.1234567, [[2, 1, 1], [1, 1, 1], [1, 3, 1]])
+    assert f["caption"] == {"n_ks": 3, "n_bandwidths": 3, "factor_first": 0.5, "factor_last": 2, "t0": 0.1234567}
+    # one piece is a graph with an embedding; two or more are not (row-major over k, then the bandwidth)
+    assert [s["apart"] for s in f["states"]] == [True, False, False, False, False, False, False, True, False]
+    assert [s["pieces"] for s in f["states"]][:2] == [2, 1] and f["states"][7]["pieces"] == 3
+    with pytest.raises(ValueError, match="pieces must have shape"):
+        C.neighbours_facts((3, 5), (1, 2), 0.1, [[1, 1]])
+
+
+def test_beta_facts_count_the_directions_each_beta_keeps():
+    f = C.beta_facts([0.05, 0.3, 1.0, 5.0], [5, 2, 1, 0], 2, 40)
+    assert f["caption"] == {"q": 2}
+    s = f["states"]
+    assert [x["kept"] for x in s] == [2, 2, 1, 0] and [x["below"] for x in s] == [5, 2, 1, 0]
+    assert [x["threshold"] for x in s] == [20.0, 3.33, 1.0, 0.2] and all(x["n"] == 40 for x in s)
+    assert [x["none_below"] for x in s] == [False, False, False, True]
+    assert [x["none_kept"] for x in s] == [False, False, False, True]
+    assert [x["one_kept"] for x in s] == [False, False, True, False]
+    # with q = 1 one eigenvalue below the threshold or five keep the same single direction: a line either way
+    assert [x["one_kept"] for x in C.beta_facts([0.1, 1.0], [5, 1], 1, 40)["states"]] == [True, True]
+    with pytest.raises(ValueError, match="same length"):
+        C.beta_facts([0.1, 1.0], [5], 2, 40)
+
+
+def test_eta_facts():
+    f = C.eta_facts(600, 4, 4, [False, False, True, True], [601, 601, 37, 2])
+    assert f["caption"] == {"n_steps": 600, "n_etas": 4, "every": 4}
+    assert [s["diverged"] for s in f["states"]] == [False, False, True, True]
+    assert [s["last_step"] for s in f["states"]] == [600, 600, 36, 1]
+    with pytest.raises(ValueError, match="same length"):
+        C.eta_facts(600, 2, 4, [False], [601, 601])
+
+
+def beta_effect(weak=True, variant="paper"):
+    rows = [{"kappa": 100.0, "moved": [0.10, 0.103], "moved_1": [0.02, 0.021], "self": [0.05, 0.0], "change": 0.03}]
+    return {"rows": rows, "betas": [0.1, 10.0], "eta": 0.4, "depth": 8, "variant": variant, "d_q": 16,
+            "weak_below": 0.1, "weak": weak}
+
+
+def test_toy_facts():
+    from probdr_lite.figures.chapter_text import toy_beta_sentence
+
+    for weak in (True, False):
+        f = C.toy_facts(300, beta_effect(weak))
+        assert f["caption"] == {"n": 300, "beta_sentence": toy_beta_sentence(beta_effect(weak))}
+        assert f["weak"] is weak
+
+
+def mnist_grid(rms_last, moved_last, ratio_last, L=2):
+    """One eta and beta, four images of two classes; frame k after the last block is the points (+-w, 0), so its
+    root mean squared spread is w; the frames before it are one spot at the origin."""
+    K = len(rms_last)
+    xy = np.zeros((K, 1, 1, L + 1, 4, 2))
+    xy[:, 0, 0, L, :, 0] = np.outer(rms_last, [1, -1, 1, -1])
+    grid = {"xy": xy, "moved": np.zeros((K, 1, 1, L + 1)), "spread": np.ones((K, 1, 1, L + 1)),
+            "ratio": np.tile(np.linspace(0.8, 1.2, L + 1), (K, 1, 1, 1))}
+    grid["moved"][:, 0, 0, L] = moved_last
+    grid["ratio"][:, 0, 0, L] = ratio_last
+    return grid
+
+
+KAPPAS = (0.3, 1.0, 30.0, 100.0, 3000.0)
+SPOT, WIDTH = 0.05, 2.0  # a frame is a spot below 0.1
+STILL = MNIST_WORDS["still"]  # of the starting spread, 1 here
+
+
+def mnist_example(ratio_last=(1.2, 1.2, 1.2, 1.5, 1.2)):
+    rms = [0.9 * SPOT * WIDTH, 1.0, 1.0, 1.0, 1.0]  # the first kappa a spot, just below the figure's own test
+    moved = [0.5, 0.5, 0.5, 0.5, 0.9 * STILL]  # the last one still, just below WORDS["still"]
+    grid = mnist_grid(rms, moved, ratio_last)
+    return grid, C.mnist_facts(grid, [0, 1, 0, 1], KAPPAS, (0.4,), (1.0,), (0, 0, 0), 2, variant="paper", eta=0.4,
+                               beta=1.0, spot=SPOT, width=WIDTH)
+
+
+def test_mnist_facts_say_what_each_kappa_does():
+    _, f = mnist_example()
+    assert f["caption"] == {"n": 4, "per_class": 2, "variant": "paper", "n_kappas": 5, "n_etas": 1, "n_betas": 1,
+                            "eta": 0.4, "beta": 1.0, "n_layers": 2}
+    g = f["kappa_groups"]
+    assert [x["case"] for x in g] == ["spot", "move", "still"]
+    assert [x["which"] for x in g] == ["$\\kappa = 0.3$", "$\\kappa$ = 1, 30 and 100", "$\\kappa = 3000$"]
+    # the ratios printed to two decimals, once if they all print the same
+    assert g[1]["ratios"] == ["1.20", "1.20", "1.50"] and g[0]["ratios"] == ["1.20"] and g[0]["ratio_start"] == 0.8
+    assert g[1]["moved"] == ["0.50", "0.50", "0.50"] and all(x["still"] == STILL for x in g)
+    _, same = mnist_example(ratio_last=(1.2, 1.204, 1.196, 1.2, 1.2))
+    assert same["kappa_groups"][1]["ratios"] == ["1.20"]
+
+
+@pytest.mark.parametrize("side", [0.9, 1.1])
+def test_mnist_facts_cases_turn_at_the_figures_own_tests(side):
+    rms = [side * SPOT * WIDTH, 1.0, 1.0, 1.0, 1.0]
+    moved = [0.5, 0.5, 0.5, 0.5, side * STILL]
+    grid = mnist_grid(rms, moved, [1.2] * 5)
+    f = C.mnist_facts(grid, [0, 1, 0, 1], KAPPAS, (0.4,), (1.0,), (0, 0, 0), 2, variant="paper", eta=0.4, beta=1.0,
+                      spot=SPOT, width=WIDTH)
+    below = side < 1
+    # states: kappa, eta, beta, depth row-major; the last depth of the first kappa is index 2
+    assert f["states"][2]["is_spot"] is below and f["states"][2]["spread"] == pytest.approx(side * SPOT * WIDTH)
+    assert f["states"][5]["is_spot"] is False  # kappa = 1 after the last block: spread 1
+    assert f["states"][0]["is_spot"] is True  # before any block every frame here is one point
+    cases = [x["case"] for x in f["kappa_groups"]]
+    assert cases == (["spot", "move", "still"] if below else ["move"])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The chapters' templates
+
+
+def facts_examples():
+    """Each builder's facts, on numbers for which every sentence it can choose is chosen at least once."""
+    return {
+        "neighbours_live": C.neighbours_facts((3, 5), (0.5, 2), 0.1234, [[2, 1], [1, 1]]),
+        "beta_live": C.beta_facts([0.05, 0.3, 1.0, 5.0], [5, 2, 1, 0], 2, 40),
+        "eta_live": C.eta_facts(600, 3, 4, [False, True, True], [601, 37, 2]),
+        "toy_live": C.toy_facts(300, beta_effect()),
+        "mnist_live": mnist_example()[1],
+    }
+
+
+#: The fact that chooses each panel sentence (the builder's own rule, written again here).
+CHOSEN_BY = {"apart": "apart", "no_direction": "none_below", "origin": "none_kept", "line": "one_kept",
+             "diverged": "diverged", "spot_note": "is_spot"}
+
+
+def facts_for(builder, key, facts):
+    """The facts each filling of template ``key`` gets, in the examples."""
+    if key == "caption":
+        extra = {"kappa_cases": "for $\\kappa = 1$ the points move"} if builder == "mnist_live" else {}
+        return [{**facts["caption"], **extra}]
+    if builder == "toy_live":  # said by the browser; no slot
+        return [{}]
+    if key.startswith("kappa_"):
+        return [g for g in facts["kappa_groups"] if g["case"] == key[len("kappa_"):]]
+    chosen = [s for s in facts["states"] if s[CHOSEN_BY[key]]]
+    if key == "origin":  # the scatter's sentences exclude each other: no direction first
+        return chosen
+    if key == "line":
+        return [s for s in chosen if not s["none_kept"]]
+    return chosen
+
+
+@pytest.mark.parametrize("builder", sorted(CHAPTERS))
+def test_each_chapter_passes_its_builder_the_templates_it_fills(builder):
+    text = chapter_text(builder)  # a dict of strings, written out in the chapter
+    assert tuple(text) == C.TEXT_KEYS[builder]
+
+
+@pytest.mark.parametrize("builder", sorted(CHAPTERS))
+def test_every_template_fills_from_the_facts_of_every_case(builder):
+    text, facts = chapter_text(builder), facts_examples()[builder]
+    for key, template in text.items():
+        cases = facts_for(builder, key, facts)
+        assert cases, f"{builder}: the examples never choose {key!r}"
+        for case in cases:
+            for _, slot, _, _ in string.Formatter().parse(template):
+                if slot is not None:
+                    assert slot in case, f"{builder}[{key!r}]: the slot {slot!r} has no fact"
+            filled = fill(template, case)
+            assert "{" not in filled and "}" not in filled, filled
+
+
+def test_a_builder_without_the_chapters_templates_says_so():
+    Y = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match="text must be a dict of template strings with the keys"):
+        C.neighbours_live(Y, np.arange(30.0), ks=(5, 8), factors=(1, 2), k=5, factor=1,
+                          text={"caption": "no sentence for a graph in pieces"})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The builders put the chosen sentence into every setting
+
+
+def _values(fig, name):
+    import base64
+
+    spec = [r for r in fig.spec["readouts"] if r["name"] == name][0]
+    dtype = {"f64": "<f8", "f32": "<f4", "u8": "u1"}[spec["dtype"]]
+    return np.frombuffer(base64.b64decode(spec["b64"]), dtype=dtype).reshape(spec["grid"] + spec["item"])
+
+
+def test_neighbours_live_says_where_the_graph_falls_apart():
+    rng = np.random.default_rng(0)  # two blobs far apart: few neighbours leave the graph in pieces
+    Y = np.r_[rng.normal(size=(30, 3)), rng.normal(size=(30, 3)) + np.r_[4.0, 0, 0]]
+    ks, factors = (2, 3, 20), (0.5, 1, 20)
+    text = chapter_text("neighbours_live")
+    fig = C.neighbours_live(Y, np.arange(60.0), ks=ks, factors=factors, k=3, factor=1, text=text)
+    pieces = _values(fig, "pieces")
+    facts = C.neighbours_facts(ks, factors, 0.0, pieces)
+    notes = fig.spec["panels"][0]["note"]["text"]
+    assert notes == [fill(text["apart"], s) if s["pieces"] > 1 else "" for s in facts["states"]]
+    assert any(notes) and not all(notes)  # both kinds of setting are in this grid
+    from probdr_lite.graphs import default_bandwidth
+
+    t0 = default_bandwidth(Y, 3)
+    assert fig.spec["caption"] == fill(text["caption"], n_ks=3, n_bandwidths=3, factor_first=0.5, factor_last=20,
+                                       t0=t0)
+
+
+def test_beta_live_says_how_many_directions_are_left():
+    from probdr_lite.graphs import knn_graph, laplacian
+    from probdr_lite.probdr import le_closed_form
+
+    rng = np.random.default_rng(1)
+    Y = np.r_[rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + 1.0]
+    L = laplacian(knn_graph(Y, n_neighbors=8))
+    _, lam = le_closed_form(L, 6, 0.01, centre=True, return_eigenvalues=True)
+    # two directions kept, one (1/lambda_2 <= beta < 1/lambda_1), none (the threshold below lambda_1)
+    betas = sorted({0.01, 0.3, float(f"{1 / np.sqrt(lam[0] * lam[1]):.3g}"), float(f"{2 / lam[0]:.3g}"), 1000.0})
+    text = chapter_text("beta_live")
+    fig = C.beta_live(L, np.repeat([0, 1], 20), betas=betas, n_show=6, beta=0.3, text=text)
+    below, kept = _values(fig, "below").astype(int), _values(fig, "kept").astype(int)
+    assert {0, 1, 2} <= set(kept.tolist())  # the grid reaches every case
+    bars, scatter = fig.spec["panels"][1]["note"]["text"], fig.spec["panels"][2]["note"]["text"]
+    for b, k, q, bar, dots in zip(betas, below, kept, bars, scatter):
+        facts = {"threshold": float(f"{1 / b:.3g}"), "n": 40}
+        assert bar == (fill(text["no_direction"], facts) if k == 0 else "")
+        assert dots == {0: fill(text["origin"], facts), 1: fill(text["line"], facts)}.get(q, "")
+    assert fig.spec["caption"] == fill(text["caption"], q=2)
+
+
+def test_eta_live_says_where_a_run_diverged():
+    from probdr_lite.graphs import knn_graph, laplacian
+    from probdr_lite.probdr import fit_le_elbo
+
+    rng = np.random.default_rng(2)
+    Y = rng.normal(size=(40, 3))
+    L = laplacian(knn_graph(Y, n_neighbors=6))
+    etas, T = [0.01, 0.05, 2.0, 20.0], 40
+    text = chapter_text("eta_live")
+    fig = C.eta_live(L, np.repeat([0, 1], 20), etas=etas, eta=0.05, n_steps=T, text=text)
+    notes = fig.spec["panels"][2]["note"]["text"]
+    for e, note in zip(etas, notes):
+        fit = fit_le_elbo(L, 2, 0.3, eta=e, n_steps=T, seed=0, centre=True, store_every=T)
+        assert note == (fill(text["diverged"], last_step=len(fit.elbo) - 1) if fit.diverged else "")
+    assert any(notes) and not all(notes)
+    assert fig.spec["caption"] == fill(text["caption"], n_steps=T, n_etas=4, every=1)
+
+
+def test_toy_live_caption_ends_with_what_beta_does():
+    from probdr_lite.figures.block import make_toy
+
+    text = chapter_text("toy_live")
+    fig = C.toy_live(make_toy("moons", n=40, noise=0.1, d_q=8), text=text)
+    head, tail = fill(text["caption"], n=40, beta_sentence="\0").split("\0")
+    caption = fig.spec["caption"]
+    assert caption.startswith(head) and caption.endswith(tail)
+    sentence = caption[len(head):len(caption) - len(tail)]
+    assert sentence.startswith("Over the whole range of $\\beta$")
+    beta = [c for c in fig.spec["controls"] if c["name"] == "beta"][0]
+    assert beta.get("weak", sentence) == sentence  # a weak control says why with the caption's own sentence
+    assert fig.spec["panels"][0]["degenerate"] == {"spot": text["spot"], "empty": text["empty"]}
+
+
+def test_mnist_live_caption_and_spot_notes_are_the_chapters_sentences():
+    from probdr_lite.mnist_blocks import mnist_latents
+
+    X0, labels = mnist_latents(n=100)
+    text = chapter_text("mnist_live")
+    kappas = (0.3, 30.0, 3000.0)
+    fig = C.mnist_live(X0, labels, kappas=kappas, etas=(0.2, 0.4), betas=(0.0, 1.0), text=text)
+    grid = C.mnist_grid(X0, labels, kappas, (0.2, 0.4), (0.0, 1.0))
+    fixed = fig.spec["panels"][0]["fixed_bounds"]
+    width = min(fixed[1] - fixed[0], fixed[3] - fixed[2])
+    facts = C.mnist_facts(grid, labels, kappas, (0.2, 0.4), (0.0, 1.0), (1, 1, 1), 8, variant="paper", eta=0.4,
+                          beta=1.0, spot=0.01, width=width)
+    notes = fig.spec["panels"][0]["note"]["text"]
+    assert notes == [fill(text["spot_note"], s) if s["is_spot"] else "" for s in facts["states"]]
+    assert any(notes)
+    clauses = "; ".join(fill(text["kappa_" + g["case"]], g) for g in facts["kappa_groups"])
+    assert fig.spec["caption"] == fill(text["caption"], facts["caption"], kappa_cases=clauses)
+    assert all(k in " ".join(g["which"] for g in facts["kappa_groups"]) for k in ("0.3", "30", "3000"))
