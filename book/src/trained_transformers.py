@@ -266,14 +266,11 @@ else:
 # ## Every recipe: the paired difference from attention
 #
 # For each recipe and arm, subtract the attention arm's number from the arm's, seed by seed. The
-# table gives the attention arm's mean (the baseline this recipe reaches), the mean paired
-# difference with its 95 % $t$ interval, the paired $t$-test, and the same $p$ after Holm's
-# correction over every (recipe, arm) test of both models: the chapter states all of them as one
-# set of verdicts. With many tests, one $p$ below 0.05 is expected by chance alone; Holm's
-# step-down rule keeps the chance of *any* false "helps" or "hurts" among them below 5 %. The
-# reading is "helps" or "hurts" only when the corrected $p$ is below 0.05; every cell added to the
-# grid adds tests to the family, so the correction grows with it. The figure shows the same
-# numbers, one row per recipe and arm.
+# tables give the attention arm's mean, the mean paired difference with its 95 % $t$ interval,
+# the paired $t$-test's $p$, and the same $p$ after Holm's correction over every (recipe, arm)
+# test of both models, one family of claims. With many tests, one $p$ below 0.05 is expected by
+# chance alone; Holm's step-down rule keeps the chance of *any* false "helps" or "hurts" below
+# 5 %, so the reading is "helps" or "hurts" only when the corrected $p$ is below 0.05.
 
 # %%
 rows = {task: task_rows(task) for task in ("charlm", "vit")}
@@ -281,8 +278,6 @@ tasks = [task for task in rows if rows[task]]
 tables = dict(zip(tasks, joint_holm([recipe_table(rows[task]) for task in tasks])))  # one family: both models
 for table in tables.values():
     display(R.recipe_results_table(table))
-    fig = R.recipe_figure(table)
-    plt.show()
 
 # %% tags=["remove-cell"]
 # Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page): A - I minus
@@ -311,21 +306,41 @@ if "vit" in tables:
 # %% [markdown]
 # ## The verdict
 #
-# Written by the code from the tables above, so it always matches the committed results: per
-# arm, the recipes where it helps, hurts, or cannot be told from attention, and which recipe
-# factor decides the sign when the sign depends on the recipe. Recipes not yet run are named, not
-# guessed.
+# Every recipe and arm of both models in one figure: the paired difference from attention with
+# its 95 % interval, marked by the reading after Holm's correction. Recipes not yet run are named,
+# not guessed.
 
 # %%
-display(Markdown("\n\n".join(R.recipe_verdict_text(t, recipe_verdict(t), TASK_VARIANTS[task])
+fig = R.verdict_figure(tables)
+plt.show()
+
+# %% tags=["remove-input"]
+def _verdict(f):
+    return fill(
+        "**The {model}**: {n_own} tests of the {quantity} over {n_recipes:plural:recipe}"
+        + (", corrected together with the other model's, {n_tests} in all. " if f["joint"] else
+           ", corrected over these {n_tests}. ")
+        + ("Helps, in so many of its recipes: {helps:listing}. " if f["any_helps"] else
+           "No arm helps in any recipe. ")
+        + ("Hurts: {hurts:listing}. " if f["any_hurts"] else "No arm hurts in any recipe. ")
+        + ("The sign depends on the recipe for {depends:listing} (the factor that separates the recipes). "
+           if f["any_depends"] else "")
+        + ("Cannot be told from attention in any recipe: {never_told:listing}. " if f["any_never_told"] else "")
+        + ("Mean differences point both ways, with no surviving test to confirm a change of sign, for "
+           "{mixed_means:listing}. " if f["any_mixed_means"] else "")
+        + ("Unadjusted $p$ below {alpha} that the correction does not confirm: {n_nominal:plural:test}. "
+           if f["any_nominal"] else "")
+        + ("With one recipe, the data cannot say whether the recipe decides a sign. " if f["one_recipe"] else "")
+        + ("Not run yet: {not_run:listing}. " if f["any_not_run"] else "")
+        + ("Pending, with fewer than two paired seeds: {n_pending:plural:cell}." if f["any_pending"] else ""),
+        f).strip()
+
+
+display(Markdown("\n\n".join(_verdict(R.verdict_facts(t, recipe_verdict(t), TASK_VARIANTS[task]))
                                for task, t in tables.items())))
-
-# %% [markdown]
-# In brief, per recipe: what the attention baseline reaches, the paper's $A - I$ against it with
-# its 95 % interval, and the computing time behind the page.
-
-# %%
-display(Markdown(R.closing_note(tables, rows)))
+display(Markdown(fill("Behind these verdicts: {n_runs:,} committed runs, {train_hours:.1f} CPU hours in training "
+                      "steps and {wall_hours:.1f} in all, one thread each on a shared 2-core machine.",
+                      R.compute_facts(rows))))
 
 # %% [markdown]
 # How to read this. "Cannot tell" is a statement about these experiments, not a proof that an

@@ -8,8 +8,8 @@ formats them, so every sentence follows from the table it is given.
 
 - :func:`recipe_label`           a recipe's factors in a few words;
 - :func:`recipe_results_table`   one row per (recipe, arm): baseline, paired difference, 95 % interval, p, Holm p;
-- :func:`recipe_figure`          the dot plot of the paired differences with their intervals;
-- :func:`recipe_verdict_text`    the verdict paragraph, per arm, with the count of tests;
+- :func:`verdict_figure`         the verdict: every model's paired differences, intervals and corrected readings;
+- :func:`verdict_facts`          the facts of a model's verdict paragraph (the sentence is the chapter's);
 - :func:`pending_text`           which recipe cells of a grid are not run yet, and the command that runs them;
 - :func:`provenance_text`        how the committed rows were made;
 - :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200;
@@ -22,7 +22,7 @@ formats them, so every sentence follows from the table it is given.
 - :func:`readings_text`          what the reading changes (the sign, whether the interval excludes 0);
 - :func:`baseline_text`          the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
 - :func:`scale_text`             the scale the verdicts hold for (models, data, budgets), read from the rows;
-- :func:`closing_note`           per recipe, the baseline and the A − I difference with its interval; CPU hours.
+- :func:`compute_facts`          the number of committed runs and their CPU hours.
 """
 
 from __future__ import annotations
@@ -35,16 +35,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_scalar
-from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
+from probdr_lite.experiments.stats import ArmVerdict, RecipeTable
 from probdr_lite.plotting import Table, describe
 
 from .prose import listing, pct, plural, pvalue, signed
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
-__all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
+__all__ = ["recipe_label", "recipe_results_table", "verdict_figure", "verdict_facts", "pending_text",
            "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
            "plateau_text",
-           "last_epoch_text", "readings_table", "readings_text", "baseline_text", "scale_text", "difference_text", "closing_note"]
+           "last_epoch_text", "readings_table", "readings_text", "baseline_text", "scale_text", "difference_text", "compute_facts"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
                 "patience": "plateau rule", "decay_epochs": "decay after the plateau", "max_iters": "iterations"}
@@ -105,144 +105,117 @@ def recipe_results_table(table: RecipeTable) -> Table:
     return Table(header, body, caption=caption)
 
 
-def recipe_figure(table: RecipeTable, title: str | None = None):
-    """Dot plot: one row per (recipe, arm), the mean paired difference and its interval; 0 is "no difference".
+OUTCOME_MARKS = {"helps": ("o", True), "hurts": ("X", True), "cannot tell": ("o", False)}
 
-    Rows are grouped by recipe, each group headed by the recipe's label; the dot
-    is filled when the Holm-adjusted test is below alpha. Returns the Figure; its
-    axes' k-th errorbar container belongs to the k-th entry of ``table.entries``.
+
+def verdict_figure(tables):
+    """The chapter's verdict in one figure: one panel per model, one row per (recipe, arm) of its table.
+
+    ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable` (one Holm family, as
+    :func:`~probdr_lite.experiments.stats.joint_holm` makes it). Each row shows the mean paired difference (arm −
+    attention) with its interval, coloured by arm, filled when the Holm-adjusted test says "helps" (a dot) or
+    "hurts" (a cross), hollow for "cannot tell"; the reading is written at the row's right. Rows are grouped by
+    recipe under the recipe's label. The k-th errorbar container of a panel belongs to the k-th tested entry of its
+    table (entries without a test are not drawn).
     """
-    table = _check_table(table)
-    if not table.entries:
-        raise ValueError("table must hold at least one (recipe, arm) entry")
-    q = table.quantity
-    k, unit = _difference_units(q)
-    groups = list(dict.fromkeys(recipe_label(e["recipe"]) for e in table.entries))
-    n_rows = len(table.entries) + len(groups)
-    fig, ax = plt.subplots(figsize=(7.0, 0.3 * n_rows + 1.3))
-    y, ticks, labels, previous = n_rows - 1, [], [], None
-    for e in table.entries:
-        recipe = recipe_label(e["recipe"])
-        if recipe != previous:  # a header row for the recipe
-            ax.text(0.01, y, recipe, transform=ax.get_yaxis_transform(), fontsize=8, va="center",
-                    fontweight="bold")
-            ax.axhline(y + 0.5, color="0.85", lw=0.8)
+    if not isinstance(tables, dict) or not tables:
+        raise ValueError("tables must map tasks to RecipeTables (one Holm family)")
+    tables = {task: _check_table(t) for task, t in tables.items()}
+    tested = {task: [e for e in t.entries if e["outcome"] is not None] for task, t in tables.items()}
+    if not any(tested.values()):
+        raise ValueError("tables must hold at least one tested (recipe, arm) entry")
+    sizes = {task: len(es) + len({recipe_label(e["recipe"]) for e in es}) for task, es in tested.items()}
+    fig, axes = plt.subplots(len(tables), 1, squeeze=False,
+                             figsize=(7.5, 0.28 * sum(sizes.values()) + 1.4 * len(tables)),
+                             gridspec_kw={"height_ratios": [max(n, 1) + 2 for n in sizes.values()]})
+    for ax, (task, table) in zip(axes[:, 0], tables.items()):
+        q = table.quantity
+        k, unit = _difference_units(q)
+        n_rows = sizes[task]
+        y, ticks, labels, previous = n_rows - 1, [], [], None
+        for e in tested[task]:
+            recipe = recipe_label(e["recipe"])
+            if recipe != previous:  # a header row for the recipe
+                ax.text(0.01, y, recipe, transform=ax.get_yaxis_transform(), fontsize=8, va="center",
+                        fontweight="bold")
+                ax.axhline(y + 0.5, color="0.85", lw=0.8)
+                y -= 1
+                previous = recipe
+            style = ARM_STYLE[e["arm"]]
+            x, lo, hi = k * e["mean_diff"], k * e["ci_low"], k * e["ci_high"]
+            err = None if math.isnan(lo) else [[x - lo], [hi - x]]
+            marker, filled = OUTCOME_MARKS[e["outcome"]]
+            ax.errorbar([x], [y], xerr=err, fmt=marker, color=style["colour"], ms=6, capsize=2,
+                        mfc=style["colour"] if filled else "white")
+            ax.text(1.01, y, e["outcome"], transform=ax.get_yaxis_transform(), fontsize=8, va="center",
+                    fontweight="bold" if filled else "normal")
+            ticks.append(y)
+            labels.append(style["text"])
             y -= 1
-            previous = recipe
-        style = ARM_STYLE[e["arm"]]
-        x, lo, hi = k * e["mean_diff"], k * e["ci_low"], k * e["ci_high"]
-        err = None if math.isnan(lo) else [[x - lo], [hi - x]]
-        filled = e["outcome"] in ("helps", "hurts")
-        ax.errorbar([x], [y], xerr=err, fmt="o", color=style["colour"], ms=5, capsize=2,
-                    mfc=style["colour"] if filled else "white")
-        ticks.append(y)
-        labels.append(style["text"])
-        y -= 1
-    ax.axvline(0.0, color="0.3", ls="--", lw=1)
-    ax.set_yticks(ticks)
-    ax.set_yticklabels(labels, fontsize=8)
-    ax.set_ylim(-0.7, n_rows - 0.3)
-    better = "left" if not q.endswith("acc") else "right"
-    in_unit = f" ({unit.strip()})" if unit else ""
-    ax.set_xlabel(f"{QUANTITY_LABELS[q]}, arm − attention{in_unit}; better: {better} of 0", fontsize=9)
-    ax.set_title(title or f"{TASK_NAMES[table.task]}: paired difference and {100 * (1 - table.alpha):g} % interval\n"
-                          f"(filled: Holm-adjusted p < {table.alpha:g} over {table.n_tests} tests)", fontsize=9)
-    ax.grid(alpha=0.3, axis="x")
+        ax.axvline(0.0, color="0.3", ls="--", lw=1)
+        ax.set_yticks(ticks)
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.set_ylim(-0.7, n_rows - 0.3)
+        better = "left" if not q.endswith("acc") else "right"
+        in_unit = f" ({unit.strip()})" if unit else ""
+        ax.set_xlabel(f"{QUANTITY_LABELS[q]}, arm − attention{in_unit}; better: {better} of 0", fontsize=9)
+        ax.set_title(f"{TASK_NAMES[task]}: paired difference, {100 * (1 - table.alpha):g} % interval, "
+                     f"Holm reading over {table.n_tests} tests", fontsize=9)
+        ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()
-    return describe(fig, "One row per recipe and arm: the mean paired difference from attention with its "
-                    "interval, filled where the adjusted test is significant, against a line at no difference.")
+    return describe(fig, "One panel per model and one row per recipe and arm: the mean paired difference from "
+                    "attention with its interval, marked helps, hurts or cannot tell by the corrected test, against "
+                    "a line at no difference.")
 
 
-def _recipes_words(recipes):
-    return "; ".join(recipe_label(r) for r in recipes)
+def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dict:
+    """The facts of one model's verdict paragraph, from ``table`` and :func:`~probdr_lite.experiments.stats.
+    recipe_verdict`; the sentence is the chapter's.
 
-
-def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) -> str:
-    """The verdict, one paragraph (Markdown bullet) per arm, written from ``table`` and :func:`recipe_verdict`.
-
-    Says where the arm helps, hurts or cannot be told apart from attention after
-    Holm's correction over the table's tests (their number is stated), which
-    recipe factor decides the sign when the sign depends on the recipe, and, for
-    an arm whose unadjusted p is below alpha but whose adjusted p is not, that the
-    nominal result does not survive the correction. Arms of ``expected_arms`` with no
-    committed runs are named as not run yet.
+    ``model``, ``quantity``; ``n_own`` tests of this table in a family of ``n_tests`` (``joint``: the family holds
+    the other model's tests too), at level ``alpha``, over ``n_recipes`` tested recipes (``one_recipe``). Lists of
+    arms (as maths), each with its count of recipes: ``helps`` and ``hurts`` (where the corrected test says so),
+    ``depends`` (the sign depends on the recipe, with the factor that separates the recipes, or none),
+    ``never_told`` (cannot be told from attention in any tested recipe), ``mixed_means`` (no surviving test
+    confirms a sign change, but the means point both ways: how many each way, and the factor that separates them);
+    ``n_nominal`` tests whose unadjusted p is below ``alpha`` and whose Holm p is not; ``not_run`` (arms of
+    ``expected_arms`` without runs); ``n_pending`` (recipe, arm) cells without two paired seeds. Each list has a
+    boolean ``any_*``.
     """
     table = _check_table(table)
     if not isinstance(verdicts, dict) or not all(isinstance(v, ArmVerdict) for v in verdicts.values()):
         raise ValueError("verdicts must be the dict returned by probdr_lite.experiments.stats.recipe_verdict()")
-    name = TASK_NAMES[table.task]
-    n_recipes = len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None})
     own = table.extra.get("tests_in_table", table.n_tests)
-    family = (f"Holm-corrected at {table.alpha:g} over these {table.n_tests}" if own == table.n_tests else
-              f"Holm-corrected at {table.alpha:g} together with the other model's tests, {table.n_tests} in all")
-    lines = [f"{name.capitalize()}: {own} paired tests ({QUANTITY_LABELS[table.quantity]}, every "
-             f"(recipe, arm) against attention over {plural(n_recipes, 'recipe')}), "
-             f"{family}."
-             + (" With one recipe tested, the data cannot say whether the recipe decides any arm's sign."
-                if n_recipes == 1 else "")]
+    f = {"model": TASK_NAMES[table.task], "quantity": QUANTITY_LABELS[table.quantity], "n_own": own,
+         "n_tests": table.n_tests, "joint": own != table.n_tests, "alpha": table.alpha,
+         "n_recipes": len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None}),
+         "helps": [], "hurts": [], "depends": [], "never_told": [], "mixed_means": []}
+    f["one_recipe"] = f["n_recipes"] == 1
     for arm, v in verdicts.items():
         op = ARM_STYLE[arm]["tex"]
-        es = [e for e in table.entries if e["arm"] == arm and e["outcome"] is not None]
-        if not es:
-            lines.append(f"- **{op}**: no recipe has two or more paired seeds yet.")
+        tested = len(v.helps) + len(v.hurts) + len(v.cannot_tell)
+        if not tested:
             continue
-        counts = {o: len(getattr(v, o.replace(" ", "_"))) for o in OUTCOMES}
-        tested = sum(counts.values())
+        if v.helps:
+            f["helps"].append(f"{op} ({len(v.helps)} of {tested})")
+        if v.hurts:
+            f["hurts"].append(f"{op} ({len(v.hurts)} of {tested})")
         if v.sign_depends_on_recipe:
-            head = f"**{op}: the sign depends on the recipe.** It helps in {_recipes_words(v.helps)} and hurts in " \
-                   f"{_recipes_words(v.hurts)}."
-            if v.deciding_factors:
-                head += " The factor that separates them: " + ", ".join(FACTOR_WORDS[f] for f in v.deciding_factors) + "."
-            else:
-                head += " No single recipe factor separates the two groups."
-        elif tested == 1:
-            outcome = {"hurts": "hurts", "helps": "helps", "cannot tell": "cannot be told from attention"}[
-                next(o for o in OUTCOMES if counts[o])]
-            head = f"**{op} {outcome} in the one recipe tested so far** ({recipe_label(es[0]['recipe'])})."
-        elif counts["hurts"] == tested:
-            head = f"**{op} hurts in every tested recipe** ({tested} of {tested})."
-        elif counts["helps"] == tested:
-            head = f"**{op} helps in every tested recipe** ({tested} of {tested})."
-        elif counts["cannot tell"] == tested:
-            head = f"**{op}: the data cannot tell it from attention in any tested recipe** ({tested})."
-        else:
-            parts = [f"{o} in {counts[o]}" for o in OUTCOMES if counts[o]]
-            head = f"**{op}: {', '.join(parts)} of {tested} tested recipes.**"
-            if v.hurts:
-                head += f" Hurts: {_recipes_words(v.hurts)}."
-            if v.helps:
-                head += f" Helps: {_recipes_words(v.helps)}."
-        if tested == 1 and n_recipes > 1:
-            head += " With one recipe tested, the data cannot say whether the recipe decides its sign."
-        elif tested > 1 and not v.sign_depends_on_recipe:
-            signs = v.mean_signs
-            if signs["better"] and signs["worse"]:
-                factor = (" Among the mean differences, " + ", ".join(FACTOR_WORDS[f] for f in v.mean_sign_factors)
-                          + " separates better from worse." if v.mean_sign_factors else "")
-                head += (f" Its mean difference is better than attention's in {signs['better']} and worse in "
-                         f"{signs['worse']} of {tested} recipes; that the sign changes with the recipe is not "
-                         f"confirmed by any test that survives the correction.{factor}")
-            else:
-                direction = "better" if signs["better"] else "worse"
-                head += f" Its mean difference is {direction} than attention's in all {tested}."
-        nominal = [e for e in es if e["t_pvalue"] < table.alpha and e["holm_pvalue"] >= table.alpha]
-        for e in nominal:
-            where = "Its" if tested == 1 else f"In {recipe_label(e['recipe'])} its"
-            head += (f" {where} unadjusted p = {pvalue(e['t_pvalue'])} "
-                     f"({quantity_difference(e['mean_diff'], table.quantity)}) would read as "
-                     f"{'helps' if e['n_better'] > e['n_worse'] else 'hurts'}, but it is one of "
-                     f"{table.n_tests} tests: Holm's adjusted p = {pvalue(e['holm_pvalue'])}, so it is not a finding.")
-        helped = [e for e in es if e["outcome"] == "helps"]
-        if helped and table.n_tests > 1:
-            head += (f" (Its \"helps\" survives Holm's correction over {table.n_tests} tests: adjusted p = "
-                     + ", ".join(pvalue(e["holm_pvalue"]) for e in helped) + ".)")
-        if v.pending:
-            head += f" Pending: {_recipes_words(v.pending)}."
-        lines.append("- " + head)
-    for arm in expected_arms or ():
-        if arm not in verdicts and arm != table.baseline:
-            lines.append(f"- **{ARM_STYLE[arm]['tex']}**: not run yet, so there is no verdict.")
-    return "\n".join(lines)
+            f["depends"].append(f"{op} ({', '.join(FACTOR_WORDS[x] for x in v.deciding_factors) or 'no single factor'})")
+        if len(v.cannot_tell) == tested:
+            f["never_told"].append(f"{op} ({tested})")
+        signs = v.mean_signs
+        if tested > 1 and not v.sign_depends_on_recipe and signs["better"] and signs["worse"]:
+            factor = ", ".join(FACTOR_WORDS[x] for x in v.mean_sign_factors) or "no single factor"
+            f["mixed_means"].append(f"{op} ({signs['better']} better, {signs['worse']} worse; {factor})")
+    f["n_nominal"] = sum(1 for e in table.entries if e["outcome"] is not None
+                         and e["t_pvalue"] < table.alpha and e["holm_pvalue"] >= table.alpha)
+    f["not_run"] = [ARM_STYLE[a]["tex"] for a in expected_arms or () if a not in verdicts and a != table.baseline]
+    f["n_pending"] = sum(1 for e in table.entries if e["outcome"] is None)
+    for key in ("helps", "hurts", "depends", "never_told", "mixed_means", "not_run"):
+        f["any_" + key] = bool(f[key])
+    f["any_nominal"], f["any_pending"] = f["n_nominal"] > 0, f["n_pending"] > 0
+    return f
 
 
 def pending_text(status: list, grid_name: str, task: str) -> str:
@@ -631,30 +604,12 @@ def scale_text(rows: dict) -> str:
     return "\n\n".join(parts)
 
 
-def closing_note(tables: dict, rows: dict, arm: str = "diffusion", recipes=None) -> str:
-    """Per recipe, the attention baseline and the paired ``arm`` difference with its interval and Holm p; the CPU
-    hours used.
-
-    ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable`, ``rows`` task to its rows;
-    ``recipes`` (a list of recipe dicts) keeps only those recipes (default: every recipe of the tables).
-    """
-    lines = []
-    for task, table in tables.items():
-        _check_table(table)
-        q = table.quantity
-        for e in table.entries:
-            if e["arm"] != arm or (recipes is not None and e["recipe"] not in recipes):
-                continue
-            lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} "
-                         f"{quantity_level(e['baseline_mean'], q)}; {ARM_STYLE[arm]['tex']} − attention "
-                         f"{difference_text(e, q)} over {plural(e['n'], 'paired seed')}, "
-                         f"Holm $p$ = {pvalue(e['holm_pvalue'])} ({table.n_tests} tests)")
+def compute_facts(rows: dict) -> dict:
+    """The computing time behind the committed rows (``rows`` maps task to its rows): ``n_runs`` and the hours in
+    training steps (``train_hours``) and in all (``wall_hours``)."""
     all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
-    train = sum(r["train_seconds"] for r in all_rows) / 3600
-    wall = sum(r["wall_seconds"] for r in all_rows) / 3600
-    lines.append(f"- CPU time of the {len(all_rows)} committed runs: {train:.1f} hours in training steps, "
-                 f"{wall:.1f} hours in all (one thread each, on a shared 2-core machine).")
-    return "\n".join(lines)
+    return {"n_runs": len(all_rows), "train_hours": sum(r["train_seconds"] for r in all_rows) / 3600,
+            "wall_hours": sum(r["wall_seconds"] for r in all_rows) / 3600}
 
 
 INTERVENTION_HEADER = ["model", "initialisation", "$A - I$ − attention: base", "other initialisation",

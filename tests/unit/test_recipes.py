@@ -114,10 +114,11 @@ def test_verdict_says_when_the_sign_depends_on_the_recipe_and_which_factor_decid
     v = recipe_verdict(table)["diffusion"]
     assert [r["init"] for r in v.hurts] == ["gpt2"] and [r["init"] for r in v.helps] == ["default"]
     assert v.sign_depends_on_recipe and v.deciding_factors == ["init"]
-    text = R.recipe_verdict_text(table, recipe_verdict(table))
-    assert "the sign depends on the recipe" in text
-    assert "The factor that separates them: init." in text
-    assert f"{table.n_tests} paired tests" in text
+    f = R.verdict_facts(table, recipe_verdict(table))
+    assert f["depends"] == ["$A - I$ (init)"] and f["any_depends"]
+    assert f["helps"] == ["$A - I$ (1 of 2)"] and f["hurts"] == ["$A - I$ (1 of 2)"]
+    assert f["n_own"] == f["n_tests"] == table.n_tests and not f["joint"]
+    assert not (f["any_never_told"] or f["any_mixed_means"] or f["one_recipe"])
 
 
 def test_verdict_says_no_single_factor_when_two_factors_confound():
@@ -135,10 +136,9 @@ def test_verdict_when_the_sign_does_not_depend_on_the_recipe():
     verdicts = recipe_verdict(table)
     v = verdicts["diffusion"]
     assert len(v.hurts) == 2 and not v.helps and not v.sign_depends_on_recipe and v.deciding_factors == []
-    text = R.recipe_verdict_text(table, verdicts)
-    assert "$A - I$ hurts in every tested recipe** (2 of 2)" in text
-    assert "depends on the recipe" not in text
-    assert "Its mean difference is worse than attention's in all 2." in text
+    f = R.verdict_facts(table, verdicts)
+    assert f["hurts"] == ["$A - I$ (2 of 2)"] and not f["any_helps"]
+    assert not f["any_depends"] and not f["any_mixed_means"]  # the means all point the same way
 
 
 def test_a_nominal_gated_helps_carries_its_multiplicity_caveat():
@@ -152,26 +152,25 @@ def test_a_nominal_gated_helps_carries_its_multiplicity_caveat():
     assert gated[0]["t_pvalue"] == pytest.approx(0.03)
     assert gated[0]["holm_pvalue"] == pytest.approx(0.06)  # third smallest of four: times 2
     assert gated[0]["outcome"] == "cannot tell"
-    text = R.recipe_verdict_text(table, recipe_verdict(table))
-    line = next(x for x in text.splitlines() if x.startswith("- **$A - gI$"))
-    assert "unadjusted p = 0.03" in line and "would read as helps" in line
-    assert "one of 4 tests: Holm's adjusted p = 0.06, so it is not a finding" in line
-    # a "helps" that survives the correction still names the number of tests
+    f = R.verdict_facts(table, recipe_verdict(table))
+    assert f["n_nominal"] == 1 and f["any_nominal"]  # p = 0.03 alone, Holm 0.06: counted, not a "helps"
+    assert not f["any_helps"] and "$A - gI$ (2)" in f["never_told"]
+    # a "helps" that survives the correction is a "helps", and nothing nominal is left
     strong = make_rows({("gpt2", "gated"): -0.02, ("default", "gated"): -0.02}, noise=0.002)
     t2 = recipe_table(strong)
-    line = R.recipe_verdict_text(t2, recipe_verdict(t2)).splitlines()[1]
-    assert "helps in every tested recipe" in line and "survives Holm's correction over 2 tests" in line
+    f2 = R.verdict_facts(t2, recipe_verdict(t2))
+    assert f2["helps"] == ["$A - gI$ (2 of 2)"] and f2["n_nominal"] == 0 and not f2["any_nominal"]
 
 
 def test_a_single_recipe_cannot_say_whether_the_recipe_decides():
     rows = [r for r in make_rows({("gpt2", "diffusion"): 0.04})]
     table = recipe_table(rows)
-    text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated"))
-    assert "With one recipe tested, the data cannot say whether the recipe decides any arm's sign." in text
-    assert "$A - I$ hurts in the one recipe tested so far** (gpt2 init, lr 1e-3, 30 iterations)" in text
-    assert text.splitlines()[-1] == "- **$A - gI$**: not run yet, so there is no verdict."
-    text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "gated-from-1"))
-    assert text.splitlines()[-1] == "- **$A - gI$ from $g = 1$**: not run yet, so there is no verdict."
+    f = R.verdict_facts(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated"))
+    assert f["one_recipe"] and f["n_recipes"] == 1 and f["hurts"] == ["$A - I$ (1 of 1)"]
+    assert f["not_run"] == ["$A - gI$"] and f["any_not_run"] and not f["any_pending"]
+    f = R.verdict_facts(table, recipe_verdict(table), expected_arms=("attention", "gated-from-1"))
+    assert f["not_run"] == ["$A - gI$ from $g = 1$"]
+    assert not R.verdict_facts(table, recipe_verdict(table))["any_not_run"]
 
 
 # ------------------------------------------------------------------------------------------ table and figure
@@ -184,12 +183,22 @@ def test_table_and_dot_plot_show_the_entries():
     assert shown.body[0][0] == "gpt2 init, lr 1e-3, 30 iterations" and shown.body[0][1] == "A − I"
     assert shown.body[0][4] == f"{table.entries[0]['mean_diff']:+.4f}"
     assert f"Holm p ({table.n_tests} tests)" in shown.header
-    fig = R.recipe_figure(table)
+    other = recipe_table(make_rows({("gpt2", "diffusion"): 0.0}))
+    fig = R.verdict_figure({"charlm": table, "vit": other})
+    assert len(fig.axes) == 2 and fig._probdr_alt.endswith(".")
     ax = fig.axes[0]
     xs = [c.lines[0].get_xdata()[0] for c in ax.containers]
     np.testing.assert_allclose(xs, [e["mean_diff"] for e in table.entries])
     assert len(ax.get_yticklabels()) == 3
+    words = [t.get_text() for t in ax.texts if t.get_text() in ("helps", "hurts", "cannot tell")]
+    assert words == [e["outcome"] for e in table.entries]
+    # filled for a corrected helps or hurts, hollow for cannot tell
+    fills = [c.lines[0].get_markerfacecolor() for c in ax.containers]
+    for e, face in zip(table.entries, fills):
+        assert (face == "white") == (e["outcome"] == "cannot tell")
     plt.close(fig)
+    with pytest.raises(ValueError, match="tables"):
+        R.verdict_figure({})
     with pytest.raises(ValueError, match="table"):
         R.recipe_results_table({"entries": []})
 
@@ -253,8 +262,8 @@ def test_joint_holm_treats_two_tables_as_one_family():
     all_p = [e["t_pvalue"] for t in (first, second) for e in t.entries]
     np.testing.assert_allclose([e["holm_pvalue"] for t in (a, b) for e in t.entries], holm(all_p))
     assert a.entries[1]["holm_pvalue"] == pytest.approx(0.04)  # third smallest of four: times 2
-    text = R.recipe_verdict_text(a, recipe_verdict(a))
-    assert text.startswith("Character model: 2 paired tests") and "4 in all" in text
+    f = R.verdict_facts(a, recipe_verdict(a))
+    assert (f["n_own"], f["n_tests"], f["joint"]) == (2, 4, True)
 
 
 def test_overview_and_nanogpt_paragraphs_follow_the_files(tmp_path):
@@ -311,17 +320,12 @@ def test_plateau_figure_and_last_epoch_sentence():
     assert "1 of 2 arms were still improving" in R.last_epoch_text({"attention": -0.001, "diffusion": 0.005})
 
 
-def test_closing_note_gives_each_recipes_baseline_and_difference():
-    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04})
-    table = recipe_table(rows)
-    note = R.closing_note({"charlm": table}, {"charlm": rows})
-    lines = note.splitlines()
-    assert len(lines) == 3
-    e = table.entries[0]
-    assert lines[0].startswith("- character model, gpt2 init, lr 1e-3, 30 iterations: attention final validation loss "
-                               f"{e['baseline_mean']:.4f}; $A - I$ − attention {e['mean_diff']:+.4f} "
-                               f"[{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over 6 paired seeds")
-    assert f"CPU time of the {len(rows)} committed runs" in lines[2]
+def test_compute_facts_add_up_the_rows():
+    rows = make_rows({("gpt2", "diffusion"): 0.04})
+    f = R.compute_facts({"charlm": rows, "vit": rows[:2]})
+    assert f["n_runs"] == len(rows) + 2
+    assert f["train_hours"] == pytest.approx(sum(r["train_seconds"] for r in rows + rows[:2]) / 3600)
+    assert f["wall_hours"] == pytest.approx(sum(r["wall_seconds"] for r in rows + rows[:2]) / 3600)
 
 
 def test_verdict_names_a_sign_change_that_no_surviving_test_confirms():
@@ -333,10 +337,8 @@ def test_verdict_names_a_sign_change_that_no_surviving_test_confirms():
     assert by_init["gpt2"]["outcome"] == "hurts" and by_init["default"]["outcome"] == "cannot tell"
     v = recipe_verdict(table)["diffusion"]
     assert not v.sign_depends_on_recipe and v.mean_sign_factors == ["init"]
-    text = R.recipe_verdict_text(table, {"diffusion": v})
-    assert ("better than attention's in 1 and worse in 1 of 2 recipes; that the sign changes with the recipe is "
-            "not confirmed by any test that survives the correction. Among the mean differences, init separates "
-            "better from worse.") in text
+    f = R.verdict_facts(table, {"diffusion": v})
+    assert f["mixed_means"] == ["$A - I$ (1 better, 1 worse; init)"] and not f["any_depends"]
 
 
 # ------------------------------------------------------------------------------- readings, baseline, scale
