@@ -53,7 +53,7 @@ from scipy import stats
 from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, train_charlm
 from probdr_lite.experiments.attention import SelfAttention
 from probdr_lite.experiments.files import (intervention_rows, load_eval_spread, load_task_results, mechanism_rows,
-                                          task_rows)
+                                          rows_provenance, task_rows)
 from probdr_lite.experiments.intervention import follows_scale, vo_scale_effects
 from probdr_lite.experiments.results import TASK_VARIANTS
 from probdr_lite.experiments.stats import (
@@ -69,7 +69,7 @@ from probdr_lite.experiments.stats import (
 from probdr_lite.figures import recipes as R
 from probdr_lite.figures import training as TR
 from probdr_lite.figures.prose import fill, glue, pct
-from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure, gates_text
+from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure
 
 # %% [markdown]
 # ## The arms: what each head hands on
@@ -97,14 +97,12 @@ from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figur
 # clear preference, both would end near the same value.
 #
 # The two symmetric arms answer the first published objection to the paper (the subject of the
-# next chapter): $A$ is not symmetric, so $2(A - I)X$ is not the gradient of the trace term. There
-# the logits $S = q k^\top / \sqrt{d_h}$ are symmetrised, $E = \exp\big((S + S^\top)/2\big)$, $D$
-# is the diagonal matrix of the row sums of $E$, and $A_{\rm sym} = D^{-1/2} E D^{-1/2}$ is the
-# adjacency of the symmetric normalised Laplacian. The **symmetric** arm subtracts the identity,
-# as the objection suggests; **sym-normalised** does not. (The first version of this chapter
-# called the arm without $- I$ "symmetric"; its committed rows were renamed.) A causal mask makes
-# $E$ lower-triangular, and $D^{-1/2} E D^{-1/2}$ of a triangular $E$ is neither symmetric nor
-# row-stochastic, so the language model has no symmetric arms.
+# next chapter): $A$ is not symmetric, so $2(A - I)X$ is not the gradient of the trace term. They
+# symmetrise the logits $S = q k^\top / \sqrt{d_h}$, $E = \exp\big((S + S^\top)/2\big)$, and with
+# $D$ the diagonal of the row sums of $E$ use $A_{\rm sym} = D^{-1/2} E D^{-1/2}$, the adjacency of
+# the symmetric normalised Laplacian; **symmetric** subtracts the identity, **sym-normalised** does
+# not. Under a causal mask $D^{-1/2} E D^{-1/2}$ is neither symmetric nor row-stochastic, so the
+# language model has no symmetric arms.
 #
 # The method that makes the switch, from the experiments package:
 
@@ -136,31 +134,23 @@ print("differences from nanoGPT's CPU recipe:", config_differences(CharLMConfig(
 # MNIST *test* set is vendored, so it is split once, stratified by class and with a fixed seed,
 # into 8,000 training and 2,000 validation images.
 #
-# **Recipes.** A recipe is everything about training that is not the architecture. The grid
-# varies, for both models, the initialisation (`gpt2`: every weight matrix, and the ViT's class
-# token and position embeddings, drawn from $N(0, 0.02^2)$ with the residual projections scaled
-# down; `default`: PyTorch's own layer initialisation) and the peak learning rate; for the
-# character model it adds runs of 5,000 iterations; for the vision model, the learning-rate
-# schedule (warm-up then cosine, or one-cycle) and the budget: the first sweep's 10 epochs, or
-# training until the validation loss on the 2,000 held-out images stops improving (the *plateau
-# rule*, next paragraph). The recipes run here change one factor at a time from the first
-# sweep's recipe (grids `vit-ofat` and `charlm-ofat`), and then train both initialisations to
-# the plateau (grids `vit-plateau` and `charlm-5k`, which also carry the gated arm that starts at
-# $g = 1$). The runs of a grid go seed by seed across its cells, so a cell that is not finished
-# has as many paired seeds as its neighbours, and the tables below state how many each cell has.
+# **Recipes.** A recipe is everything about training that is not the architecture. Both models
+# vary the initialisation (`gpt2`: every weight matrix, and the ViT's class token and position
+# embeddings, drawn from $N(0, 0.02^2)$ with the residual projections scaled down; `default`:
+# PyTorch's own) and the peak learning rate; the character model adds runs of 5,000 iterations,
+# the vision model the schedule (warm-up then cosine, or one-cycle) and the budget (10 epochs, or
+# the *plateau rule* on the 2,000 held-out images). Grids `vit-ofat` and `charlm-ofat` change one
+# factor at a time from the first sweep's recipe; `vit-plateau` and `charlm-5k` train both
+# initialisations to the plateau and add the gated arm that starts at $g = 1$. The tables state
+# how many paired seeds each cell has.
 #
 # **The plateau rule.** The rule *fires* when the validation loss has not improved for 5 epochs.
-# Its first version stopped the run there. But the learning rate follows a warm-up and cosine
-# schedule laid out over the most epochs a run may take (60), so a run stopped after a few dozen
-# epochs stops while the learning rate is still far from its minimum (the plateau section below
-# gives the number), and its last epoch is one noisy step of a run that never cooled down. The rule used for the new cells (`decay_epochs` = 5) lets
-# the learning rate fall from wherever it is when the rule fires to its minimum over 5 more
-# epochs, and stops at the minimum; until the rule fires, the run is the same run as under the
-# first version (same schedule, same batches). Every row records three readings of its run: where
-# the rule fired ("at the stop": what the first version reported), the epoch with the lowest
-# validation loss (the *best checkpoint*, what early stopping usually keeps) and the end. The
-# verdicts read the end, after the decay, where the schedule has finished; the plateau section
-# below shows what the other two readings would have said.
+# Its first version stopped there, while the warm-up and cosine schedule, laid out over the most
+# epochs a run may take (60), had the learning rate far from its minimum. The rule of the new
+# cells (`decay_epochs` = 5) then lets the learning rate fall to its minimum over 5 more epochs;
+# until it fires, the run is the same. Every row records three readings: where the rule fired
+# ("at the stop"), the *best checkpoint* (lowest validation loss) and the end. The verdicts read
+# the end.
 #
 # The vision model's defaults, which are the first sweep's recipe:
 
@@ -170,13 +160,11 @@ print(ViTConfig())
 # %% [markdown]
 # ## What is committed, and what is pending
 #
-# Training hundreds of models takes many CPU hours, far more than a page of this book may take to
-# execute. The sweeps are run with the package's command line, and their rows (one per recipe,
-# arm and seed, each with its whole validation curve, its recipe, what its attention blocks did
-# along training, and its provenance) are committed under `probdr_lite/results/`, with the
-# commands, seeds, versions and commits in that folder's `README.md`. This page reads those files
-# and trains nothing except the short live run at the end. These commands made them, and they skip
-# every run already committed, so running them again fills in whatever is still missing:
+# Training hundreds of models takes many CPU hours, far more than a page may take to execute.
+# The rows (one per recipe, arm and seed, with its validation curve, its recipe, what its
+# attention blocks did and its provenance) are committed under `probdr_lite/results/`, with the
+# commands, seeds, versions and commits in its `README.md`; this page trains nothing except the
+# live run at the end. These commands made them, skipping every run already committed:
 #
 # ```bash
 # python -m probdr_lite.experiments grid vit-ofat --estimate   # what is pending, and its CPU hours
@@ -187,12 +175,10 @@ print(ViTConfig())
 # ```
 #
 # The full factorial grids, `vit` (16 recipes) and `charlm` (with nanoGPT's own recipe run for
-# 5,000 iterations), are defined in the same way and run with the same command; each contains the
-# one-factor cells, so nothing already run is repeated.
-#
-# What the committed files hold, read from the rows themselves:
+# 5,000 iterations), contain these cells and run with the same command. What the files hold:
 
 # %%
+display(R.provenance_table([rows_provenance(r) for r in (task_rows("charlm"), task_rows("vit")) if r]))
 display(Markdown(R.overview_markdown(grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]})))
 charlm, vit = load_task_results("charlm"), load_task_results("vit")  # the first sweep: one recipe each
 
@@ -239,11 +225,14 @@ plateau_cells = {}  # the rows of every plateau cell, by recipe
 for r in task_rows("vit"):
     if r["config"]["patience"]:
         plateau_cells.setdefault(recipe_key(r), []).append(r)
+plateau_attention = {}  # the attention runs of each plateau cell, by label
 for cell in plateau_cells.values():
     attention_runs = [r for r in cell if r["variant"] == "attention"]
     fig = R.plateau_figure(attention_runs)
     plt.show()
-    display(Markdown(R.plateau_text(attention_runs)))
+    plateau_attention[R.recipe_label(attention_runs[0]["recipe"])] = attention_runs
+if plateau_attention:
+    display(R.plateau_table(plateau_attention))
 if not plateau_cells:
     print("No plateau-rule run is committed yet.")
 
@@ -343,14 +332,10 @@ display(Markdown(fill("Behind these verdicts: {n_runs:,} committed runs, {train_
                       R.compute_facts(rows))))
 
 # %% [markdown]
-# How to read this. "Cannot tell" is a statement about these experiments, not a proof that an
-# arm does nothing: a difference smaller than the seed-to-seed spread of the paired differences
-# needs more seeds than we ran. A "helps" or "hurts" says the sign is reliable at this scale, and
-# the interval says whether the size matters. A verdict that holds in one recipe and flips in
-# another is a finding about the recipe as much as about the architecture.
-#
-# The sign test is not used for the readings: with five seeds even a clean sweep of 5 out of 5
-# gives a two-sided $p$ of $2 \cdot 2^{-5}$:
+# "Cannot tell" is a statement about these experiments, not a proof that an arm does nothing: a
+# difference smaller than the spread of the paired differences needs more seeds. A verdict that
+# flips between recipes is a finding about the recipe as much as about the architecture. The sign
+# test is not used: with five seeds even 5 out of 5 gives a two-sided $p$ of $2 \cdot 2^{-5}$:
 
 # %%
 print(f"smallest two-sided sign-test p with 5 seeds: {stats.binomtest(5, 5, 0.5).pvalue:.4f}")
@@ -376,14 +361,13 @@ display(Markdown(R.scale_text(rows)))
 # %% [markdown]
 # ## What do the gated arms choose?
 #
-# The first gated arm starts every head at $g = 0$, plain attention, and lets gradient descent move
-# it; if the model gained from subtracting the identity, its gates would drift towards $g = 1$.
-# The second starts every head at $g = 1$, the paper's $A - I$; if the model had no use for the
-# subtracted identity, its gates would drift back towards $g = 0$. Both arms are trained in the
-# cells that run to the plateau; the first sweep's recipe has only the first. Where each head's
-# gate ends, per layer, seed by seed:
+# The first gated arm starts every head at $g = 0$, plain attention; if subtracting the identity
+# helped, its gates would drift towards $g = 1$. The second starts at $g = 1$, the paper's $A - I$,
+# and would drift back if the model had no use for it. Both run in the plateau cells; the first
+# sweep's recipe has only the first. Where each head's gate ends, per layer, seed by seed:
 
 # %%
+gate_cells = {}  # the cells whose gates are shown, by label
 for task in ("charlm", "vit"):
     by_cell = {}
     for r in rows[task]:
@@ -392,39 +376,44 @@ for task in ("charlm", "vit"):
     for key, cell in by_cell.items():
         arms_here = {r["variant"] for r in cell if r.get("gates")}
         if "gated-from-1" in arms_here or (key == first and arms_here):
+            label = f"{TR.TASK_NAMES[task]}, {R.recipe_label(cell[0]['recipe'])}"
             fig = gates_figure(cell)
-            fig.axes[0].set_title(f"{TR.TASK_NAMES[task]}, {R.recipe_label(cell[0]['recipe'])}", fontsize=9)
+            fig.axes[0].set_title(label, fontsize=9)
             plt.show()
-            display(Markdown(gates_text(cell)))
+            gate_cells[label] = cell
+if gate_cells:
+    display(TR.gates_table(gate_cells))
+    gate_facts = TR.gates_facts(gate_cells)
+    display(Markdown(fill(
+        "Both starts ran in {n_twins:plural:cell}. "
+        + ("In every one, where a gate ends depends on where it started (some head ends more than "
+           "{apart_threshold} from its twin), so the end point is not a preference of the loss alone."
+           if gate_facts["apart"] else "")
+        + ("In every one the two starts end within {apart_threshold} of each other, head by head, so the end "
+           "point is what training chose." if gate_facts["together"] else "")
+        + ("In some of them the two starts end more than {apart_threshold} apart and in others not, so the end "
+           "point depends on the cell." if gate_facts["mixed"] else ""), gate_facts)))
 
 # %% [markdown]
-# A gate is a single number per head. The output projection that follows it can also scale the
-# term $g\,v$, so a gate near zero means that this parameter did not move; it does not prove that
-# the network as a whole has no use for $-v$. With LayerNorm and isotropic value and output
-# weights, a block using $A - I$ equals a block using $A$ with a different step size; in a trained
-# network the extra $-v$ changes the residual path to $X (I - W_V W_O) + A X W_V W_O$, and the
-# learned weights $W_V W_O$ can partly absorb it. Two gates that start apart and end apart suggest
-# that the loss changes little along $g$ once the rest of the block has adapted to it, rather than
-# a preference for either end.
+# A gate is a single number per head, and the output projection after it can also scale $g\,v$,
+# so a gate near zero does not prove that the network has no use for $-v$: the residual path
+# becomes $X (I - W_V W_O) + A X W_V W_O$, and the learned $W_V W_O$ can partly absorb the $-v$.
+# Two gates that start apart and end apart suggest that the loss changes little along $g$ once the
+# block has adapted, rather than a preference for either end.
 #
 # ## Why would the initialisation decide the sign?
 #
 # In a pre-LN block the attention sub-layer adds $W_O(M_h v)$ to the residual stream $x$, where
 # $v = W_V\,\mathrm{LN}(x)$ per head and $M_h$ is the head's operator. With $M_h = A - I$ the
-# block adds $\mathrm{LN}(x)\,W_V W_O$ mixed by $A$ and subtracts the same map of the token's own
-# state: the $-v$ is a second, learned path from each token to itself, through the product of the
-# value and output weights (written here as the map $W_V W_O$ that the $-v$ applies to
-# $\mathrm{LN}(x)$). How much that path matters depends on three sizes: how large $W_V W_O$ is, how
-# large $v$ is against $A v$ (the term the subtraction competes with), and how large the whole
-# attention update is against the stream. The two initialisations start these at very different
-# places, and training moves them. Every run of the plateau cells (the vision transformer's
-# plateau rule with the decay, the character model's 5,000 iterations), and one rerun per
-# initialisation of the character model's 2,000-iteration recipe, where the sign flip was first
-# seen (seed 0, same code, measured along training: `python -m probdr_lite.experiments sweep
-# --task charlm --variants attention,diffusion --seeds 0 --init gpt2 --out
-# probdr_lite/results/charlm_mechanism.json`, and the same with `--init default`), records them per
-# layer on a fixed probe batch at every evaluation point, together with the gradient norms (module
-# `probdr_lite.experiments.mechanism`):
+# $-v$ is a second, learned path from each token to itself, through $W_V W_O$. How much it matters
+# depends on three sizes, which the two initialisations start at very different places: how large
+# $W_V W_O$ is, how large $v$ is against $A v$, and how large the attention update is against the
+# stream. Every run of the plateau cells (the vision transformer's plateau rule with the decay, the
+# character model's 5,000 iterations), and one rerun per initialisation of the character model's
+# 2,000-iteration recipe, where the sign flip was first seen (seed 0: `python -m
+# probdr_lite.experiments sweep --task charlm --variants attention,diffusion --seeds 0 --init gpt2
+# --out probdr_lite/results/charlm_mechanism.json`, and with `--init default`), records per layer,
+# on a fixed probe batch at every evaluation point (module `probdr_lite.experiments.mechanism`):
 #
 # - $\|\text{update}\| / \|x\|$: the attention update against the stream it is added to;
 # - $\|v\| / \|A v\|$: the subtracted term against the attended one;
@@ -447,10 +436,10 @@ effects = {}  # per case and initialisation: A - I minus attention in the recipe
 for case, cell_rows in mechanism_cells.items():
     task = cell_rows[0]["task"] if cell_rows else None
     keys = {recipe_key(r) for r in cell_rows}
-    effects[case] = {e["recipe"]["init"]: (R.difference_text(e, tables[task].quantity), e["outcome"])
-                     for e in (tables[task].entries if task in tables else [])
-                     if e["arm"] == "diffusion" and any(recipe_key(r) in keys and r["recipe"] == e["recipe"]
-                                                        for r in rows[task])}
+    effects[case_names[case]] = {e["recipe"]["init"]: (R.difference_text(e, tables[task].quantity), e["outcome"])
+                                 for e in (tables[task].entries if task in tables else [])
+                                 if e["arm"] == "diffusion" and any(recipe_key(r) in keys and r["recipe"] == e["recipe"]
+                                                                    for r in rows[task])}
 shown = {}  # the cases with both arms measured
 for case, cell_rows in mechanism_cells.items():
     if {r["variant"] for r in cell_rows} >= {"attention", "diffusion"}:
@@ -458,9 +447,10 @@ for case, cell_rows in mechanism_cells.items():
         fig = TR.mechanism_figure(cell_rows, title=f"{case_names[case]}: the attention blocks along training "
                                                   "(mean over layers; thick: mean over seeds)")
         plt.show()
-        display(Markdown(TR.mechanism_text(cell_rows, effects=effects[case], label=case_names[case])))
     else:
         print(f"{case_names[case]}: no mechanism records of both arms are committed yet.")
+if shown:
+    display(TR.mechanism_table({case_names[case]: c for case, c in shown.items()}, effects=effects))
 
 # %% [markdown]
 # Set side by side, which of these move the same way between the initialisations in both models?
@@ -470,7 +460,7 @@ for case, cell_rows in mechanism_cells.items():
 both_inits = {case: c for case, c in shown.items()
               if len({r["config"]["init"] for r in c if r["variant"] == "diffusion"}) == 2}
 if {c[0]["task"] for c in both_inits.values()} == {"charlm", "vit"}:
-    display(Markdown(TR.mechanism_agreement_text(mechanism_agreement(both_inits), labels=case_names)))
+    display(TR.agreement_table(mechanism_agreement(both_inits), labels=case_names))
 else:
     print("The mechanism records of both initialisations are not committed for both models yet.")
 

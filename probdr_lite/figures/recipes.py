@@ -11,12 +11,12 @@ formats them, so every sentence follows from the table it is given.
 - :func:`verdict_figure`         the verdict: every model's paired differences, intervals and corrected readings;
 - :func:`verdict_facts`          the facts of a model's verdict paragraph (the sentence is the chapter's);
 - :func:`pending_text`           which recipe cells of a grid are not run yet, and the command that runs them;
-- :func:`provenance_text`        how the committed rows were made;
+- :func:`provenance_table`       how the committed rows were made, one row per model;
 - :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200;
-- :func:`overview_markdown`      what is committed and what is pending, for the chapter's first results cell;
+- :func:`overview_markdown`      which recipe cells of each grid are pending, for the chapter's first results cell;
 - :func:`nanogpt_markdown`       the nanoGPT sentence from the rows and the measured batch spread;
 - :func:`plateau_figure`         plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
-- :func:`plateau_text`           the same runs in words: best epoch, stop and final accuracy per seed;
+- :func:`plateau_table`          the same runs, seed by seed: best epoch, stop and final accuracy;
 - :func:`last_epoch_text`        whether the curves were still improving when training stopped;
 - :func:`readings_table`         the same runs read where the plateau rule fired, at the best checkpoint, at the end;
 - :func:`readings_text`          what the reading changes (the sign, whether the interval excludes 0);
@@ -42,8 +42,8 @@ from .prose import listing, pct, plural, pvalue, signed
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
 __all__ = ["recipe_label", "recipe_results_table", "verdict_figure", "verdict_facts", "pending_text",
-           "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
-           "plateau_text",
+           "provenance_table", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
+           "plateau_table",
            "last_epoch_text", "readings_table", "readings_text", "baseline_text", "scale_text", "difference_text", "compute_facts"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
@@ -244,18 +244,22 @@ def pending_text(status: list, grid_name: str, task: str) -> str:
     return text
 
 
-def provenance_text(info: dict) -> str:
-    """How the rows summarised by :func:`probdr_lite.experiments.files.rows_provenance` were made."""
-    if not isinstance(info, dict) or "n_rows" not in info:
-        raise ValueError("info must be the dict returned by probdr_lite.experiments.files.rows_provenance()")
-    commits = ", ".join(c[:10] for c in info["git_commits"])
-    seeds = "; ".join(f"{ARM_STYLE[a]['tex']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items())
-    return (f"{info['n_rows']} runs of the {TASK_NAMES[info['task']]} in {plural(len(info['recipes']), 'recipe')}; "
-            f"seeds per arm {seeds}; "
-            f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}; "
-            f"git commit{'s' if len(info['git_commits']) != 1 else ''} {commits}; from {info['first_timestamp']} "
-            f"to {info['last_timestamp']}; {info['train_hours']:.1f} CPU hours in training steps, "
-            f"{info['wall_hours']:.1f} in all.")
+PROVENANCE_HEADER = ["model", "runs", "recipes", "seeds per arm", "torch, device", "git commits", "from", "to",
+                     "CPU hours: training steps", "CPU hours: in all"]
+
+
+def provenance_table(infos: list) -> Table:
+    """How the rows summarised by :func:`probdr_lite.experiments.files.rows_provenance` were made, one row per task."""
+    body = []
+    for info in infos:
+        if not isinstance(info, dict) or "n_rows" not in info:
+            raise ValueError("infos must hold dicts returned by probdr_lite.experiments.files.rows_provenance()")
+        body.append([TASK_NAMES[info["task"]], str(info["n_rows"]), str(len(info["recipes"])),
+                     "; ".join(f"{ARM_STYLE[a]['tex']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items()),
+                     f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}",
+                     ", ".join(c[:10] for c in info["git_commits"]), info["first_timestamp"], info["last_timestamp"],
+                     f"{info['train_hours']:.1f}", f"{info['wall_hours']:.1f}"])
+    return Table(PROVENANCE_HEADER, body, caption="What the committed results files hold, read from their rows.")
 
 
 def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
@@ -282,22 +286,20 @@ def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
 
 
 def overview_markdown(directory=None, grids=None) -> str:
-    """What is committed, how it was made, and which recipe cells of each grid are still pending (Markdown).
+    """Which recipe cells of each grid are still pending (Markdown); a task without rows is said to have none.
 
     ``grids`` maps a task to the name of a grid or a list of names (default: the full factorial of each task).
+    The provenance of the committed rows is :func:`provenance_table`'s.
     """
-    from probdr_lite.experiments.files import rows_provenance, task_rows
     from probdr_lite.experiments.sweep import get_grid, grid_status
+    from probdr_lite.experiments.files import task_rows
 
     grids = {"charlm": "charlm", "vit": "vit"} if grids is None else grids
     parts = []
     for task, grid_names in grids.items():
-        rows = task_rows(task, directory)
-        name = TASK_NAMES[task].capitalize()
-        if rows:
-            parts.append(f"**{name}.** " + provenance_text(rows_provenance(rows)))
-        else:
-            parts.append(f"**{name}.** No results are committed yet; nothing is estimated in their place.")
+        if not task_rows(task, directory):
+            parts.append(f"**{TASK_NAMES[task].capitalize()}.** No results are committed yet; nothing is estimated "
+                         "in their place.")
         for grid_name in [grid_names] if isinstance(grid_names, str) else grid_names:
             parts.append(pending_text(grid_status(get_grid(grid_name), directory), grid_name, task))
     return "\n\n".join(parts)
@@ -406,38 +408,45 @@ def _lr_share_at_end(row):
     return config.lr_at(int(steps) - 1, int(per_epoch) * config.epochs) / config.lr
 
 
-def plateau_text(rows) -> str:
-    """One sentence per plateau-rule run of one arm (best epoch, where the rule fired, its end, accuracies), then
-    the mean accuracies over the seeds: at the stop, at the best checkpoint and at the end."""
-    rows = _plateau_rows(rows)
-    parts = []
-    for row in rows:
-        curve = row["curve"]
-        best = min(range(len(curve)), key=lambda i: curve[i][2])
-        fired = row.get("plateau_index")
-        text = f"seed {row['seed']}: lowest validation loss {curve[best][2]:.3f} after epoch {best}, "
-        if fired is not None and fired < len(curve) - 1:
-            text += (f"the rule fired after epoch {fired} (accuracy {100 * curve[fired][3]:.2f} %), the learning "
-                     f"rate decayed until epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %")
-        else:
-            text += f"stopped after epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %"
-            share = _lr_share_at_end(row)
-            if share is not None:
-                text += f", with the learning rate still at {100 * share:.0f} % of its peak"
-        parts.append(text)
-    accs = [100 * r["final_val_acc"] for r in rows]
-    text = f"{ARM_STYLE[rows[0]['variant']]['tex']} with the plateau rule: " + "; ".join(parts) + "."
-    if len(rows) > 1:
-        text += (f" Final accuracy {statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f}, "
-                 f"{len(rows)} seeds).")
-        decayed = [r for r in rows if r.get("plateau_index") is not None and r["plateau_index"] < len(r["curve"]) - 1]
-        if decayed:
-            stop = statistics.mean(100 * r["plateau_val_acc"] for r in decayed)
-            ckpt = statistics.mean(100 * r["checkpoint_val_acc"] for r in decayed)
-            end = statistics.mean(100 * r["final_val_acc"] for r in decayed)
-            text += (f" Over the {plural(len(decayed), 'seed')} that decayed: {stop:.2f} % where the rule fired, "
-                     f"{ckpt:.2f} % at the best checkpoint, {end:.2f} % at the end.")
-    return text
+PLATEAU_HEADER = ["cell", "seed", "lowest validation loss (epoch)", "rule fired after epoch (accuracy)",
+                  "last epoch", "learning rate at the end, of its peak", "final accuracy"]
+
+
+def plateau_table(cells: dict) -> Table:
+    """The plateau-rule runs of one arm per cell, one row per seed: the lowest validation loss and its epoch, where
+    the rule fired (with the accuracy there) when a decay followed, the last epoch, the learning rate left at the
+    end of a run stopped without the decay, and the final accuracy; then per cell the mean final accuracy (sd) and,
+    over the seeds that decayed, the mean accuracy where the rule fired, at the best checkpoint and at the end.
+    ``cells`` maps a cell's label to its rows (one arm)."""
+    if not isinstance(cells, dict) or not cells:
+        raise ValueError("cells must map a cell's label to its plateau-rule rows")
+    body = []
+    for label, rows in cells.items():
+        rows = _plateau_rows(rows)
+        for row in rows:
+            curve = row["curve"]
+            best = min(range(len(curve)), key=lambda i: curve[i][2])
+            fired = row.get("plateau_index")
+            decayed = fired is not None and fired < len(curve) - 1
+            share = None if decayed else _lr_share_at_end(row)
+            body.append([label, str(row["seed"]), f"{curve[best][2]:.3f} ({best})",
+                         f"{fired} ({100 * curve[fired][3]:.2f} %)" if decayed else "—", str(row["epochs_run"]),
+                         "—" if share is None else f"{100 * share:.0f} %", f"{100 * row['final_val_acc']:.2f} %"])
+        if len(rows) > 1:
+            accs = [100 * r["final_val_acc"] for r in rows]
+            decayed = [r for r in rows if r.get("plateau_index") is not None
+                       and r["plateau_index"] < len(r["curve"]) - 1]
+            fired = "—"
+            if decayed:
+                stop = statistics.mean(100 * r["plateau_val_acc"] for r in decayed)
+                ckpt = statistics.mean(100 * r["checkpoint_val_acc"] for r in decayed)
+                end = statistics.mean(100 * r["final_val_acc"] for r in decayed)
+                fired = (f"mean over {plural(len(decayed), 'seed')}: {stop:.2f} % where it fired, {ckpt:.2f} % at "
+                         f"the best checkpoint, {end:.2f} % at the end")
+            body.append([label, f"{len(rows)} seeds", "", fired, "", "",
+                         f"{statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f})"])
+    arm = ARM_STYLE[next(iter(cells.values()))[0]["variant"]]["tex"]
+    return Table(PLATEAU_HEADER, body, caption=f"{arm} with the plateau rule, seed by seed; epochs count from 0.")
 
 
 def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:

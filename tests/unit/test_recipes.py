@@ -272,8 +272,14 @@ def test_overview_and_nanogpt_paragraphs_follow_the_files(tmp_path):
     assert "No results are committed yet" in R.overview_markdown(tmp_path)
     shutil.copy(RESULTS_DIR / "charlm_cpu.json", tmp_path / "charlm_cpu.json")
     text = R.overview_markdown(tmp_path)
-    assert "15 runs of the character model in 1 recipe" in text and "1 of 5 recipe cells complete" in text
+    assert "No results are committed yet" not in text.split("\n\n")[0] and "1 of 5 recipe cells complete" in text
     rows = task_rows("charlm", tmp_path)
+    from probdr_lite.experiments.files import rows_provenance
+
+    shown = R.provenance_table([rows_provenance(rows)])
+    assert shown.body[0][:3] == ["character model", "15", "1"] and len(shown.header) == len(shown.body[0])
+    with pytest.raises(ValueError, match="infos"):
+        R.provenance_table([{}])
     base = [r["final_val_loss"] for r in rows if r["variant"] == "attention"]
     gap = np.mean(base) - 1.88
     # without the measured batch spread the gap is stated but not judged
@@ -306,15 +312,13 @@ def test_plateau_figure_and_last_epoch_sentence():
     fig = R.plateau_figure([other, row])
     assert len(fig.axes[1].get_lines()) == 4 and "2 seeds" in fig._suptitle.get_text()
     plt.close(fig)
-    text = R.plateau_text([other, row])
+    body = R.plateau_table({"cell": [other, row]}).body
     # one step per epoch, still inside the 50-step warm-up: the last step's rate is (step + 1) / 51 of the peak
-    assert text.startswith("$A$ with the plateau rule: seed 0: lowest validation loss 0.600 after epoch 2, stopped "
-                           f"after epoch 4, final accuracy 90.00 %, with the learning rate still at {100 * 4 / 51:.0f} % "
-                           "of its peak; seed 1: lowest validation loss 0.500 after epoch 3")
-    assert f"with the learning rate still at {100 * 3 / 51:.0f} % of its peak." in text
-    assert text.endswith(f"Final accuracy 92.50 % (sd {np.std([90, 95], ddof=1):.2f}, 2 seeds).")
+    assert body[0] == ["cell", "0", "0.600 (2)", "—", "4", f"{100 * 4 / 51:.0f} %", "90.00 %"]  # sorted by seed
+    assert body[1][:3] == ["cell", "1", "0.500 (3)"] and body[1][5] == f"{100 * 3 / 51:.0f} %"
+    assert body[2][1] == "2 seeds" and body[2][-1] == f"92.50 % (sd {np.std([90, 95], ddof=1):.2f})"
     with pytest.raises(ValueError, match="one arm"):
-        R.plateau_text([row, {**other, "variant": "diffusion"}])
+        R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]})
     assert R.last_epoch_text({"attention": 0.002, "diffusion": 0.005}).endswith(
         "every arm was still improving when training stopped.")
     assert "1 of 2 arms were still improving" in R.last_epoch_text({"attention": -0.001, "diffusion": 0.005})

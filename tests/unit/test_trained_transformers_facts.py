@@ -2,7 +2,8 @@
 
 The chapter (``book/src/trained_transformers.py``) writes each computed sentence as a
 :func:`probdr_lite.figures.prose.fill` template; the facts come from :mod:`probdr_lite.figures.recipes`
-(:func:`~probdr_lite.figures.recipes.verdict_facts`, :func:`~probdr_lite.figures.recipes.compute_facts`) or, for the
+(:func:`~probdr_lite.figures.recipes.verdict_facts`, :func:`~probdr_lite.figures.recipes.compute_facts`),
+:mod:`probdr_lite.figures.training` (:func:`~probdr_lite.figures.training.gates_facts`) or, for the
 intervention sentence, from the chapter's own ``_vo_facts``. These tests read the chapter and fill every piece of
 every template (each branch of each ``... if f["x"] else ...``) from facts of the shape the cell passes, so a slot
 without a fact, or a formatter that does not fit its fact, fails here rather than in the book build; and they check
@@ -40,6 +41,7 @@ def verdict_example():
 EXAMPLES = {  # the facts each kind of fill call of the chapter is given, by the name its facts come from
     "f": verdict_example,
     "R.compute_facts": lambda: R.compute_facts({"charlm": make_rows({("gpt2", "diffusion"): 0.04})}),
+    "gate_facts": lambda: {"n_twins": 2, "apart": True, "together": False, "mixed": False, "apart_threshold": 0.1},
     "_vo_facts": lambda: {"model": "character model", "share_g": 0.42, "share_d": 0.8, "moved_g": "moved",
                           "moved_d": "did not move significantly", "verdict": "follows the scale"},
 }
@@ -65,7 +67,7 @@ def pieces(template):
 
 def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_facts():
     names = [name for _, name in fill_calls()]
-    assert {"f", "R.compute_facts", "_vo_facts"} <= set(names), names
+    assert {"f", "R.compute_facts", "gate_facts", "_vo_facts"} <= set(names), names
     source = CHAPTER.read_text(encoding="utf-8")
     assert "R.verdict_facts(" in source and "recipe_verdict_text" not in source
 
@@ -87,6 +89,12 @@ def test_every_template_of_the_chapter_fills_from_its_facts(call, name):
             assert isinstance(n.test, ast.Subscript), f"line {call.lineno}: {ast.unparse(n.test)}"
             key = n.test.slice.value
             assert isinstance(facts[key], bool), f"line {call.lineno}: {key} is {facts[key]!r}, not a boolean"
+
+
+def test_the_gates_example_has_the_facts_gates_facts_returns():
+    from probdr_lite.figures import training as TR
+
+    assert set(EXAMPLES["gate_facts"]()) == set(TR.gates_facts({}))
 
 
 def test_the_verdict_paragraph_fills_every_branch():
