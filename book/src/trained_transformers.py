@@ -13,34 +13,28 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #
 # The earlier chapters, from [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) to
 # [the transformer block](transformer_block.ipynb), read a transformer block as one step of
-# gradient ascent on the ELBO of
-# probabilistic Laplacian Eigenmaps. That reading says the block should apply the negative graph
-# Laplacian $A - I$ to the tokens, where a standard transformer applies the attention matrix $A$
-# alone. Ravuri and Lawrence turn this into a practical suggestion {cite:p}`ravuri2025transformers`:
-# subtract the identity inside attention, and a character-level language model on Tiny Shakespeare
-# ends with a lower validation loss, a vision transformer with a higher validation accuracy. Each
-# of those comparisons is one training run per arm, with one training recipe. Two runs that differ
-# only in their random seed also end at different losses, and a change of learning rate or
-# initialisation can change which arm trains faster. This chapter repeats both experiments with
-# several seeds per arm and several recipes, trains both initialisations until the validation loss
-# stops improving, lets a learned gate start from either end, and measures what the subtracted
-# identity does inside the blocks.
+# gradient ascent on the ELBO of probabilistic Laplacian Eigenmaps, a step that applies $A - I$ to
+# the tokens where a standard transformer applies $A$. Ravuri and Lawrence turn this into a
+# practical suggestion {cite:p}`ravuri2025transformers`: subtract the identity inside attention,
+# and a character-level language model on Tiny Shakespeare ends with a lower validation loss, a
+# vision transformer with a higher validation accuracy, each from one training run per arm and one
+# recipe. But two runs that differ only in their seed end at different losses, and the learning
+# rate or the initialisation can change which arm trains faster. This chapter repeats both
+# experiments with several seeds and recipes, trains to a plateau, lets a learned gate start from
+# either end, and measures what the subtracted identity does inside the blocks.
 #
 # **In this chapter you will learn**
 #
-# - what the arms change in a multi-head transformer: plain attention $A$, the paper's diffusion
-#   step $A - I$, a gated $A - gI$ whose per-head $g$ is learned (starting at $g = 0$ or at $g = 1$),
-#   and, for the vision model, the symmetric normalised graph $A_{\rm sym}$ with and without the $- I$;
-# - how a paired design (same initial weights and same batches for every arm of a seed) turns
-#   seed-to-seed noise into something that cancels, and how to test the paired differences;
-# - why a verdict about an architecture must be checked across training recipes, how many tests
-#   that makes, and what Holm's correction does about it;
-# - why a run stopped early should still end its learning-rate schedule, and which point of a run
-#   a verdict should read;
-# - what the initialisation does to the size of the subtracted term, and how far such measurements
-#   go towards explaining why the initialisation decides the sign;
-# - how the baseline compares with the published nanoGPT figure, and at which scale the verdicts hold;
-# - how to run the training code yourself, in a short live run at the end.
+# - what the arms change: $A$, the paper's $A - I$, a gated $A - gI$ with a learned per-head $g$
+#   (from $g = 0$ or $g = 1$), and, for the vision model, a symmetric $A_{\rm sym}$ with and
+#   without the $- I$;
+# - how a paired design (same weights and batches for every arm of a seed) cancels seed noise;
+# - why an architecture verdict must be checked across recipes, and what Holm's correction does
+#   about the many tests;
+# - why a run stopped early should still end its learning-rate schedule;
+# - what the initialisation does to the subtracted term, and how far that explains the sign;
+# - how the baseline compares with nanoGPT, and at which scale the verdicts hold;
+# - how to run the training code yourself.
 
 # %%
 import inspect
@@ -113,10 +107,9 @@ print(inspect.getsource(SelfAttention.attend))
 # ## The protocol
 #
 # One seed fixes four independent random streams: the initial weights, the order of the training
-# batches, the batches used to estimate the losses, and dropout. None of them depends on the arm.
-# Runs with the same seed therefore start from identical weights and see identical data, and
-# comparing the arms seed by seed (a *paired* comparison) removes the part of the noise that is
-# shared between arms, such as a lucky initialisation.
+# batches, the batches that estimate the losses, and dropout; none depends on the arm. Comparing
+# the arms seed by seed (a *paired* comparison) removes the noise they share, such as a lucky
+# initialisation.
 #
 # **Character model.** A GPT-style decoder on Tiny Shakespeare {cite:p}`karpathy2015charrnn`
 # with nanoGPT's recipe for a CPU {cite:p}`karpathy2022nanogpt`: 4 layers of 4 heads, 128 wide,
@@ -212,13 +205,10 @@ if vit is not None:
     display(Markdown(R.last_epoch_text(last_epoch_change(vit, "val_acc"))))
 
 # %% [markdown]
-# Curves still rising when training stops make a budget verdict, not an architecture verdict:
-# an arm that learns more slowly looks worse at a fixed budget even if it would end in the same
-# place. That is why the grid has plateau budgets. The attention arm of each plateau cell, every
-# seed that has been run: first the rule as it was first run (GPT-2 initialisation, stop when the
-# rule fires), then the rule that ends its schedule, for both initialisations. The right-hand
-# panel of the new cells shows the learning rate: where the rule fires it leaves the cosine and
-# falls to its minimum.
+# Curves still rising when training stops make a budget verdict, not an architecture verdict,
+# which is why the grid has plateau budgets. The attention arm of each plateau cell: first the rule
+# as first run (GPT-2 initialisation, stop when it fires), then the rule that ends its schedule, for
+# both initialisations; the right-hand panel shows the learning rate.
 
 # %%
 plateau_cells = {}  # the rows of every plateau cell, by recipe
@@ -237,17 +227,22 @@ if not plateau_cells:
     print("No plateau-rule run is committed yet.")
 
 # %% [markdown]
-# Which point of a run should a verdict read? The cells with the decay, every arm, read at the
-# three points each row records: where the rule fired (which is where the first version of the
-# rule stopped, and what it reported), at the best checkpoint, and at the end. If the reading
-# changed the sign of a difference, a verdict would be a statement about when one stops looking.
+# Which point of a run should a verdict read? The cells with the decay, every arm, at the three
+# readings: where the rule fired, at the best checkpoint, and at the end. If the reading changed
+# the sign of a difference, a verdict would be about when one stops looking.
 
 # %%
 decayed = [r for cell in plateau_cells.values() for r in cell if r["config"]["decay_epochs"]]
 if decayed:
     readings = {k: recipe_table(decayed, f"{k}_val_acc") for k in ("stop", "checkpoint", "final")}
     display(R.readings_table(readings))
-    display(Markdown(R.readings_text(readings)))
+    display(Markdown(" ".join(fill(
+        "In {recipe}, "
+        + ("the sign of the mean paired difference depends on the reading for {flips:listing}" if rf["any_flips"] else
+           "the sign of the mean paired difference is the same at all {n_readings} readings for every arm")
+        + ("; whether the 95 % interval excludes 0 depends on it for {excl:listing}." if rf["any_excl"] else
+           "; whether the 95 % interval excludes 0 does not depend on it for any arm."), rf)
+        for rf in R.readings_facts(readings)) + " The verdicts read the end."))
 else:
     print("No run with the decay after the plateau is committed yet.")
 
@@ -283,14 +278,18 @@ for _task, _table in tables.items():
                 glue(_key + "_outcome", _e["outcome"])
 
 # %% [markdown]
-# Is the vision baseline a credible one? A practitioner expects a 4-layer vision transformer of
-# this size, trained long enough with PyTorch's default initialisation, to reach about 96 % or
-# more on this split, and would call a baseline well below that undertrained (and a comparison
-# against it a comparison of two ways of being undertrained). What the recipes reach:
+# Is the vision baseline credible? A practitioner expects a 4-layer vision transformer of this
+# size, trained long enough with PyTorch's default initialisation, to reach about 96 % or more on
+# this split; a baseline well below that is undertrained.
 
 # %%
 if "vit" in tables:
-    display(Markdown(R.baseline_text(tables["vit"], target=0.96)))
+    base_facts = R.baseline_facts(tables["vit"], target=0.96)
+    display(Markdown(fill(
+        "The best attention baseline of the vision transformer is {best_acc:.2f} % (sd {best_sd:.2f}, "
+        "{best_n:plural:seed}; {best_recipe}). "
+        + ("Recipes that reach {target:g} %: {reach:listing}." if base_facts["any_reach"] else
+           "No recipe run here reaches {target:g} %."), base_facts)))
 
 # %% [markdown]
 # ## The verdict
@@ -347,7 +346,7 @@ print(f"smallest two-sided sign-test p with 5 seeds: {stats.binomtest(5, 5, 0.5)
 # committed rows:
 
 # %%
-display(Markdown(R.scale_text(rows)))
+display(R.scale_table(rows))
 
 # %% [markdown]
 # What was not run, so that no verdict here speaks for it: the paper's vision experiment used

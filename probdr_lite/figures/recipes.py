@@ -19,9 +19,9 @@ formats them, so every sentence follows from the table it is given.
 - :func:`plateau_table`          the same runs, seed by seed: best epoch, stop and final accuracy;
 - :func:`last_epoch_text`        whether the curves were still improving when training stopped;
 - :func:`readings_table`         the same runs read where the plateau rule fired, at the best checkpoint, at the end;
-- :func:`readings_text`          what the reading changes (the sign, whether the interval excludes 0);
-- :func:`baseline_text`          the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
-- :func:`scale_text`             the scale the verdicts hold for (models, data, budgets), read from the rows;
+- :func:`readings_facts`         what the reading changes (the sign, whether the interval excludes 0);
+- :func:`baseline_facts`         the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
+- :func:`scale_table`            the scale the verdicts hold for (models, data, budgets), read from the rows;
 - :func:`compute_facts`          the number of committed runs and their CPU hours.
 """
 
@@ -44,7 +44,7 @@ from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_differenc
 __all__ = ["recipe_label", "recipe_results_table", "verdict_figure", "verdict_facts", "pending_text",
            "provenance_table", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
            "plateau_table",
-           "last_epoch_text", "readings_table", "readings_text", "baseline_text", "scale_text", "difference_text", "compute_facts"]
+           "last_epoch_text", "readings_table", "readings_facts", "baseline_facts", "scale_table", "difference_text", "compute_facts"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
                 "patience": "plateau rule", "decay_epochs": "decay after the plateau", "max_iters": "iterations"}
@@ -507,19 +507,16 @@ def readings_table(tables: dict) -> Table:
                                        "the decay; paired by seed, arm minus attention")
 
 
-def readings_text(tables: dict) -> str:
-    """What reading the runs elsewhere than at their end changes: attention's gain from the decay, and for every
-    arm whether the sign of its mean difference, or whether its interval excludes 0, depends on the reading."""
+def readings_facts(tables: dict) -> list:
+    """What reading the runs elsewhere than at their end changes, one dict per recipe: ``recipe``; ``flips``, the
+    arms whose mean paired difference changes sign between the readings (``any_flips``); ``excl``, the arms for
+    which whether the 95 % interval excludes 0 depends on the reading, each with the readings where it does
+    (``any_excl``); ``n_readings``. Attention's value at each reading is :func:`readings_table`'s."""
     tables = _reading_tables(tables)
     first = next(iter(tables.values()))
-    q = first.quantity
-    parts = []
+    out = []
     for recipe_json in dict.fromkeys(json.dumps(e["recipe"], sort_keys=True) for e in first.entries):
         idx = [i for i, e in enumerate(first.entries) if json.dumps(e["recipe"], sort_keys=True) == recipe_json]
-        recipe = first.entries[idx[0]]["recipe"]
-        bases = {k: t.entries[idx[0]]["baseline_mean"] for k, t in tables.items()}
-        text = f"In {recipe_label(recipe)}, attention reaches " + ", ".join(
-            f"{quantity_level(v, q)} {READING_WORDS[k]}" for k, v in bases.items()) + "."
         flips, excl = [], []
         for i in idx:
             arm = first.entries[i]["arm"]
@@ -530,87 +527,76 @@ def readings_text(tables: dict) -> str:
             if len(set(clear.values())) > 1:
                 excl.append(f"{ARM_STYLE[arm]['tex']} (excludes 0 " + ", ".join(
                     READING_WORDS[k] for k, c in clear.items() if c) + ")")
-        n = len(idx)
-        if flips:
-            text += f" The sign of the mean paired difference depends on the reading for {listing(flips)}."
-        else:
-            text += f" The sign of the mean paired difference is the same at all {len(tables)} readings for all {n} arms."
-        if excl:
-            text += f" Whether the 95 % interval excludes 0 depends on the reading for {listing(excl)}."
-        else:
-            text += " Whether the 95 % interval excludes 0 does not depend on the reading for any arm."
-        parts.append(text)
-    return " ".join(parts) + " The verdicts use the reading at the end, after the decay."
+        out.append({"recipe": recipe_label(first.entries[idx[0]]["recipe"]), "flips": flips, "excl": excl,
+                    "any_flips": bool(flips), "any_excl": bool(excl), "n_readings": len(tables)})
+    return out
 
 
-def baseline_text(table: RecipeTable, target: float = 0.96, arm: str = "diffusion") -> str:
-    """The best attention baseline of a ViT table, which recipes reach ``target`` accuracy, and ``arm`` there."""
+def baseline_facts(table: RecipeTable, target: float = 0.96, arm: str = "diffusion") -> dict:
+    """The facts of the sentence on the vision baseline: the best attention baseline (``best_acc`` and ``best_sd``
+    in %, ``best_n`` seeds, ``best_recipe``), the ``target`` accuracy (in %), and ``reach``: each recipe whose
+    attention mean reaches it, with ``arm``'s reading there (``any_reach``)."""
     table = _check_table(table)
     if not table.quantity.endswith("acc"):
         raise ValueError(f"table must be of an accuracy (a ViT table); got quantity {table.quantity!r}")
     target = check_scalar(target, "target", low=0, high=1)
     cells = [b for b in table.baselines if b["n"]]
     best = max(cells, key=lambda b: b["mean"])
-    text = (f"The best attention baseline of the vision transformer is {100 * best['mean']:.2f} % "
-            f"(sd {100 * best['sd']:.2f}, {plural(best['n'], 'seed')}; {recipe_label(best['recipe'])}).")
-    reach = [b for b in cells if b["mean"] >= target]
-    if not reach:
-        return text + f" No recipe run here reaches {100 * target:g} %."
-    text += f" {plural(len(reach), 'recipe')} reach{'es' if len(reach) == 1 else ''} {100 * target:g} %"
-    lines = []
-    for b in reach:
+    reach = []
+    for b in (b for b in cells if b["mean"] >= target):
         e = next((e for e in table.entries if e["recipe"] == b["recipe"] and e["arm"] == arm), None)
-        if e is None:
-            lines.append(f"{recipe_label(b['recipe'])} (no {ARM_STYLE[arm]['tex']} runs)")
-            continue
-        lines.append(f"{recipe_label(b['recipe'])}: attention {100 * b['mean']:.2f} %, {ARM_STYLE[arm]['tex']} "
-                     f"minus attention {difference_text(e, table.quantity)}, Holm $p$ = {pvalue(e['holm_pvalue'])} "
-                     f"({e['outcome']})")
-    return text + ": " + "; ".join(lines) + "."
+        reach.append(f"{recipe_label(b['recipe'])} ({ARM_STYLE[arm]['tex']}: {e['outcome'] if e else 'not run'})")
+    return {"best_acc": 100 * best["mean"], "best_sd": 100 * best["sd"], "best_n": best["n"],
+            "best_recipe": recipe_label(best["recipe"]), "target": 100 * target, "reach": reach,
+            "any_reach": bool(reach)}
 
 
-def scale_text(rows: dict) -> str:
+SCALE_HEADER = ["model", "layers × heads", "width", "input", "parameters", "data", "batch", "budgets",
+                "recipe cells (paired seeds each)"]
+
+
+def scale_table(rows: dict) -> Table:
     """The scale the chapter's verdicts hold for, read from the committed rows: per task the model (layers,
     heads, width, context or patches, parameters), the data and the training budgets that were run."""
     if not isinstance(rows, dict) or not rows:
         raise ValueError("rows must map tasks ('charlm', 'vit') to their results rows")
-    parts = []
+    body = []
     for task, task_rows_ in rows.items():
         if not task_rows_:
             continue
         c = task_rows_[0]["config"]
         plain = sorted({r["n_params"] for r in task_rows_ if "n_params" in r and r["variant"] == "attention"})
         params = sorted({r["n_params"] for r in task_rows_ if "n_params" in r})
-        size = (", ".join(f"{p:,}" for p in plain) if plain else "n/a") + " parameters"
+        size = ", ".join(f"{p:,}" for p in plain) if plain else "n/a"
         if plain and params and params[-1] > plain[-1]:
             size += f" ({params[-1] - plain[-1]} more in the gated arms, one gate per head)"
+        configs = {json.dumps(r["config"], sort_keys=True) for r in task_rows_}
         seeds = sorted({len({r["seed"] for r in task_rows_ if json.dumps(r["config"], sort_keys=True) == k})
-                        for k in {json.dumps(r["config"], sort_keys=True) for r in task_rows_}})
-        seed_words = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
-        n_cells = len({json.dumps(r["config"], sort_keys=True) for r in task_rows_})
+                        for k in configs})
+        cells = f"{len(configs)} ({seeds[0]}" + ("" if len(seeds) == 1 else f" to {seeds[-1]}") + ")"
         if task == "charlm":
             iters = sorted({r["config"]["max_iters"] for r in task_rows_})
-            tokens = ", ".join(f"{i:,} iterations ({i * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
+            budget = ", ".join(f"{i:,} iterations ({i * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
                                for i in iters)
-            parts.append(f"**Character model**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, "
-                         f"a context of {c['block_size']} characters, {size}; Tiny Shakespeare "
-                         f"(the first {100 * c['train_fraction']:.0f} % of its characters for training, the rest "
-                         f"for validation); batches of {c['batch_size']}; {tokens}; {n_cells} recipe cells with "
-                         f"{seed_words} paired seeds each.")
+            body.append([TASK_NAMES[task], f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
+                         f"a context of {c['block_size']} characters", size,
+                         f"Tiny Shakespeare: the first {100 * c['train_fraction']:.0f} % of its characters for "
+                         "training, the rest for validation", str(c["batch_size"]), budget, cells])
         else:
             fixed = sorted({r["config"]["epochs"] for r in task_rows_ if not r["config"]["patience"]})
             plateau = [r["epochs_run"] for r in task_rows_ if r["config"]["patience"]]
             budget = ", ".join(f"{e} epochs" for e in fixed)
             if plateau:
-                budget += (f"{' and ' if fixed else ''}the plateau rule (at most {max(r['config']['epochs'] for r in task_rows_)}"
-                           f" epochs; the runs took {min(plateau)} to {max(plateau)})")
-            parts.append(f"**Vision transformer**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, "
-                         f"{(c['image_size'] // c['patch_size']) ** 2} patches of {c['patch_size']} × "
-                         f"{c['patch_size']} pixels and a class token, {size}; MNIST "
-                         f"({c['n_train']:,} training and {c['n_val']:,} validation images from its test set); "
-                         f"batches of {c['batch_size']}; {budget}; {n_cells} recipe cells with {seed_words} paired "
-                         f"seeds each.")
-    return "\n\n".join(parts)
+                budget += (f"{'; ' if fixed else ''}the plateau rule (at most "
+                           f"{max(r['config']['epochs'] for r in task_rows_)} epochs; the runs took {min(plateau)} "
+                           f"to {max(plateau)})")
+            n = (c["image_size"] // c["patch_size"]) ** 2
+            body.append([TASK_NAMES[task], f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
+                         f"{n} patches of {c['patch_size']} × {c['patch_size']} pixels and a class token", size,
+                         f"MNIST: {c['n_train']:,} training and {c['n_val']:,} validation images from its test set",
+                         str(c["batch_size"]), budget, cells])
+    return Table(SCALE_HEADER, body, caption="The models, data and budgets the verdicts hold for, read from the "
+                                             "committed rows.")
 
 
 def compute_facts(rows: dict) -> dict:

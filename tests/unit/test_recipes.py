@@ -390,39 +390,47 @@ def test_the_three_readings_of_a_plateau_run():
     shown = R.readings_table(tables)
     assert shown.body[0][2] == f"{100 * np.mean([a['curve'][4][3] for a in rows[::2]]):.2f} %"
     assert shown.body[0][3].startswith(f"{100 * np.mean(d_stop):+.2f} pp [")
-    text = R.readings_text(tables)
-    assert "The sign of the mean paired difference depends on the reading for $A - I$." in text
-    assert text.endswith("The verdicts use the reading at the end, after the decay.")
+    f, = R.readings_facts(tables)
+    assert f["flips"] == ["$A - I$"] and f["any_flips"] and f["n_readings"] == 3
     same = {k: recipe_table(_vit_cell(0.004, 0.005), f"{k}_val_acc") for k in ("stop", "final")}
-    assert "is the same at all 2 readings for all 1 arms" in R.readings_text(same)
+    g, = R.readings_facts(same)
+    assert g["flips"] == [] and not g["any_flips"] and g["n_readings"] == 2
+    assert all(bool(x["excl"]) == x["any_excl"] for x in (f, g))
     with pytest.raises(ValueError, match="readings"):
         R.readings_table({"start": tables["final"]})
 
 
-def test_baseline_text_names_the_recipes_that_reach_the_target():
+def test_baseline_facts_name_the_recipes_that_reach_the_target():
     rows = _vit_cell(-0.01, +0.005) + _vit_cell(0.0, -0.02, init="gpt2")
     table = recipe_table(rows)
-    text = R.baseline_text(table, target=0.96)
+    f = R.baseline_facts(table, target=0.96)
     best = np.mean([0.96 + 0.001 * s for s in range(4)])
-    assert text.startswith(f"The best attention baseline of the vision transformer is {100 * best:.2f} %")
-    assert "2 recipes reach 96 %" in text and "$A - I$ minus attention +0.55 pp" in text
-    assert "No recipe run here reaches 99 %." in R.baseline_text(table, target=0.99)
+    assert f["best_acc"] == pytest.approx(100 * best) and f["target"] == pytest.approx(96)
+    assert len(f["reach"]) == 2 and f["any_reach"]
+    assert {r.split(" (")[0].split(" init")[0] for r in f["reach"]} == {"default", "gpt2"}
+    outcomes = {e["recipe"]["init"]: e["outcome"] for e in table.entries if e["arm"] == "diffusion"}
+    assert all(any(o in r for r in f["reach"]) for o in outcomes.values())
+    # a target just above the best baseline is reached by no recipe
+    above = R.baseline_facts(table, target=best + 1e-4)
+    assert above["reach"] == [] and not above["any_reach"]
+    assert R.baseline_facts(table, target=best - 1e-4)["any_reach"]
     with pytest.raises(ValueError, match="accuracy"):
-        R.baseline_text(recipe_table(make_rows({("gpt2", "diffusion"): 0.01})))
+        R.baseline_facts(recipe_table(make_rows({("gpt2", "diffusion"): 0.01})))
 
 
-def test_scale_text_reads_the_rows():
+def test_scale_table_reads_the_rows():
     lm = make_rows({("gpt2", "diffusion"): 0.01})
-    text = R.scale_text({"charlm": lm, "vit": _vit_cell(0.0, 0.0)})
+    table = R.scale_table({"charlm": lm, "vit": _vit_cell(0.0, 0.0)})
     c = lm[0]["config"]
-    assert (f"**Character model**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, a context of "
-            f"{c['block_size']} characters") in text
-    assert f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)" in text
-    assert "1 recipe cells with 6 paired seeds each" in text
-    assert "**Vision transformer**: 4 layers of 4 heads, 64 wide, 16 patches of 7 × 7 pixels" in text
-    assert "1,234 parameters;" in text and "the plateau rule (at most 10 epochs; the runs took 6 to 6)" in text
+    char, vis = table.body
+    assert char[:4] == ["character model", f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
+                        f"a context of {c['block_size']} characters"]
+    assert char[7] == f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
+    assert char[8] == "1 (6)"
+    assert vis[:4] == ["vision transformer", "4 × 4", "64", "16 patches of 7 × 7 pixels and a class token"]
+    assert vis[4] == "1,234" and vis[7] == "the plateau rule (at most 10 epochs; the runs took 6 to 6)"
     with pytest.raises(ValueError, match="rows"):
-        R.scale_text([])
+        R.scale_table([])
 
 
 def test_overview_takes_several_grids_per_task(tmp_path):

@@ -20,7 +20,7 @@ from probdr_lite.experiments.stats import recipe_table, recipe_verdict
 from probdr_lite.figures import recipes as R
 from probdr_lite.figures.prose import fill
 
-from .test_recipes import make_rows
+from .test_recipes import _vit_cell, make_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "trained_transformers.py"
@@ -41,6 +41,10 @@ def verdict_example():
 EXAMPLES = {  # the facts each kind of fill call of the chapter is given, by the name its facts come from
     "f": verdict_example,
     "R.compute_facts": lambda: R.compute_facts({"charlm": make_rows({("gpt2", "diffusion"): 0.04})}),
+    "base_facts": lambda: {"best_acc": 96.9, "best_sd": 0.32, "best_n": 5, "best_recipe": "default init",
+                           "target": 96.0, "reach": ["default init ($A - I$: cannot tell)"], "any_reach": True},
+    "rf": lambda: {"recipe": "default init", "flips": ["$A - gI$"], "excl": ["$A_{\\rm sym}$ (excludes 0 at the end)"],
+                   "any_flips": True, "any_excl": True, "n_readings": 3},
     "gate_facts": lambda: {"n_twins": 2, "apart": True, "together": False, "mixed": False, "apart_threshold": 0.1},
     "_vo_facts": lambda: {"model": "character model", "share_g": 0.42, "share_d": 0.8, "moved_g": "moved",
                           "moved_d": "did not move significantly", "verdict": "follows the scale"},
@@ -67,7 +71,7 @@ def pieces(template):
 
 def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_facts():
     names = [name for _, name in fill_calls()]
-    assert {"f", "R.compute_facts", "gate_facts", "_vo_facts"} <= set(names), names
+    assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "_vo_facts"} <= set(names), names
     source = CHAPTER.read_text(encoding="utf-8")
     assert "R.verdict_facts(" in source and "recipe_verdict_text" not in source
 
@@ -91,10 +95,14 @@ def test_every_template_of_the_chapter_fills_from_its_facts(call, name):
             assert isinstance(facts[key], bool), f"line {call.lineno}: {key} is {facts[key]!r}, not a boolean"
 
 
-def test_the_gates_example_has_the_facts_gates_facts_returns():
+def test_the_examples_have_the_keys_the_package_returns():
     from probdr_lite.figures import training as TR
 
     assert set(EXAMPLES["gate_facts"]()) == set(TR.gates_facts({}))
+    vit = recipe_table(_vit_cell(-0.01, +0.005))
+    assert set(EXAMPLES["base_facts"]()) == set(R.baseline_facts(vit))
+    readings = {k: recipe_table(_vit_cell(-0.01, +0.005), f"{k}_val_acc") for k in ("stop", "final")}
+    assert set(EXAMPLES["rf"]()) == set(R.readings_facts(readings)[0])
 
 
 def test_the_verdict_paragraph_fills_every_branch():
