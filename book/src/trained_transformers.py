@@ -172,7 +172,7 @@ print(ViTConfig())
 
 # %%
 display(R.provenance_table([rows_provenance(r) for r in (task_rows("charlm"), task_rows("vit")) if r]))
-display(Markdown(R.overview_markdown(grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]})))
+display(R.grids_table(grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]}))
 charlm, vit = load_task_results("charlm"), load_task_results("vit")  # the first sweep: one recipe each
 
 # %% [markdown]

@@ -10,10 +10,9 @@ formats them, so every sentence follows from the table it is given.
 - :func:`recipe_results_table`   one row per (recipe, arm): baseline, paired difference, 95 % interval, p, Holm p;
 - :func:`verdict_figure`         the verdict: every model's paired differences, intervals and corrected readings;
 - :func:`verdict_facts`          the facts of a model's verdict paragraph (the sentence is the chapter's);
-- :func:`pending_text`           which recipe cells of a grid are not run yet, and the command that runs them;
+- :func:`grids_table`            which recipe cells of each grid are complete or not run, and the command;
 - :func:`provenance_table`       how the committed rows were made, one row per model;
 - :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200;
-- :func:`overview_markdown`      which recipe cells of each grid are pending, for the chapter's first results cell;
 - :func:`nanogpt_markdown`       the nanoGPT sentence from the rows and the measured batch spread;
 - :func:`plateau_figure`         plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
 - :func:`plateau_table`          the same runs, seed by seed: best epoch, stop and final accuracy;
@@ -41,8 +40,8 @@ from probdr_lite.plotting import Table, describe
 from .prose import listing, pct, plural, pvalue, signed
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
-__all__ = ["recipe_label", "recipe_results_table", "verdict_figure", "verdict_facts", "pending_text",
-           "provenance_table", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
+__all__ = ["recipe_label", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",
+           "provenance_table", "nanogpt_text", "nanogpt_markdown", "plateau_figure",
            "plateau_table",
            "last_epoch_text", "readings_table", "readings_facts", "baseline_facts", "scale_table", "difference_text", "compute_facts"]
 
@@ -169,8 +168,8 @@ def verdict_figure(tables):
 
 
 def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dict:
-    """The facts of one model's verdict paragraph, from ``table`` and :func:`~probdr_lite.experiments.stats.
-    recipe_verdict`; the sentence is the chapter's.
+    """The facts of one model's verdict paragraph, from ``table`` and
+    :func:`~probdr_lite.experiments.stats.recipe_verdict`; the sentence is the chapter's.
 
     ``model``, ``quantity``; ``n_own`` tests of this table in a family of ``n_tests`` (``joint``: the family holds
     the other model's tests too), at level ``alpha``, over ``n_recipes`` tested recipes (``one_recipe``). Lists of
@@ -218,30 +217,37 @@ def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dic
     return f
 
 
-def pending_text(status: list, grid_name: str, task: str) -> str:
-    """Which recipe cells of a grid are complete, partial or not run, and the command that fills them in."""
-    if not isinstance(status, list):
-        raise ValueError("status must be the list returned by probdr_lite.experiments.sweep.grid_status()")
-    complete = [s for s in status if s["complete"]]
-    partial = [s for s in status if 0 < s["n_done"] < s["n_runs"]]
-    empty = [s for s in status if s["n_done"] == 0]
-    name = TASK_NAMES[task]
-    text = (f"**{name.capitalize()}, grid `{grid_name}`:** {len(complete)} of {len(status)} recipe cells "
-            f"complete")
-    if complete:
-        text += " (" + "; ".join(recipe_label(s["recipe"]) for s in complete) + ")"
-    text += "."
-    for s in partial:
-        missing = [f"{ARM_STYLE[a]['tex']} ({plural(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
-                   if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
-        text += f" Partial: {recipe_label(s['recipe'])}, {s['n_done']} of {s['n_runs']} runs; short: {', '.join(missing)}."
-    if empty:
-        text += f" Pending (not run yet): {plural(len(empty), 'recipe cell')}, " + "; ".join(
-            recipe_label(s["recipe"]) for s in empty) + "."
-    if partial or empty:
-        text += (f" They run with `python -m probdr_lite.experiments grid {grid_name} --threads 1` "
-                 f"(resumable; `--estimate` prints the CPU hours first).")
-    return text
+GRIDS_HEADER = ["model", "grid", "recipe cells complete", "partial (runs done; arms short of seeds)",
+                "not run yet", "command for what is missing"]
+
+
+def grids_table(directory=None, grids=None) -> Table:
+    """Which recipe cells of each grid are complete, partial or not run, and the command that fills them in.
+
+    ``grids`` maps a task to the name of a grid or a list of names (default: the full factorial of each task).
+    """
+    from probdr_lite.experiments.sweep import get_grid, grid_status
+
+    grids = {"charlm": "charlm", "vit": "vit"} if grids is None else grids
+    body = []
+    for task, grid_names in grids.items():
+        for grid_name in [grid_names] if isinstance(grid_names, str) else grid_names:
+            status = grid_status(get_grid(grid_name), directory)
+            complete = [s for s in status if s["complete"]]
+            partial = [s for s in status if 0 < s["n_done"] < s["n_runs"]]
+            empty = [s for s in status if s["n_done"] == 0]
+            short = []
+            for s in partial:
+                missing = [f"{ARM_STYLE[a]['tex']} ({plural(len(seeds), 'seed')})"
+                           for a, seeds in s["seeds_done"].items()
+                           if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
+                short.append(f"{recipe_label(s['recipe'])}: {s['n_done']} of {s['n_runs']} runs; {', '.join(missing)}")
+            body.append([TASK_NAMES[task], grid_name, f"{len(complete)} of {len(status)}",
+                         "; ".join(short) or "none", "; ".join(recipe_label(s["recipe"]) for s in empty) or "none",
+                         f"python -m probdr_lite.experiments grid {grid_name} --threads 1" if partial or empty
+                         else "—"])
+    return Table(GRIDS_HEADER, body, caption="The grids run for this chapter; a command is resumable, and "
+                                             "--estimate prints its CPU hours first.")
 
 
 PROVENANCE_HEADER = ["model", "runs", "recipes", "seeds per arm", "torch, device", "git commits", "from", "to",
@@ -283,26 +289,6 @@ def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
                  f"{gap['their_eval_iters']} batches plausibly produces: a real difference between the two "
                  f"implementations or setups, not noise.")
     return text
-
-
-def overview_markdown(directory=None, grids=None) -> str:
-    """Which recipe cells of each grid are still pending (Markdown); a task without rows is said to have none.
-
-    ``grids`` maps a task to the name of a grid or a list of names (default: the full factorial of each task).
-    The provenance of the committed rows is :func:`provenance_table`'s.
-    """
-    from probdr_lite.experiments.sweep import get_grid, grid_status
-    from probdr_lite.experiments.files import task_rows
-
-    grids = {"charlm": "charlm", "vit": "vit"} if grids is None else grids
-    parts = []
-    for task, grid_names in grids.items():
-        if not task_rows(task, directory):
-            parts.append(f"**{TASK_NAMES[task].capitalize()}.** No results are committed yet; nothing is estimated "
-                         "in their place.")
-        for grid_name in [grid_names] if isinstance(grid_names, str) else grid_names:
-            parts.append(pending_text(grid_status(get_grid(grid_name), directory), grid_name, task))
-    return "\n\n".join(parts)
 
 
 def nanogpt_markdown(charlm_rows, spread, published: float = 1.88) -> str:

@@ -210,11 +210,11 @@ def test_pending_cells_are_named_with_the_command(tmp_path):
                                    "decay_epochs": 0}
     assert status[0]["seeds_done"]["attention"] == [0, 1, 2, 3, 4] and status[0]["seeds_done"]["symmetric"] == []
     assert [s["n_done"] for s in status[1:]] == [0, 0, 0, 0]
-    text = R.pending_text(status, "vit-ofat", "vit")
-    assert "0 of 5 recipe cells complete" in text
-    assert "Partial: gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs, 20 of 25 runs; short: $A_{\\rm sym} - I$ (0 seeds)" in text
-    assert "Pending (not run yet): 4 recipe cells" in text
-    assert "python -m probdr_lite.experiments grid vit-ofat --threads 1" in text
+    row, = R.grids_table(tmp_path, grids={"vit": "vit-ofat"}).body
+    assert row[:3] == ["vision transformer", "vit-ofat", "0 of 5"]
+    assert row[3] == "gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs: 20 of 25 runs; $A_{\\rm sym} - I$ (0 seeds)"
+    assert len(row[4].split("; ")) == 4  # the four cells not run yet
+    assert row[5] == "python -m probdr_lite.experiments grid vit-ofat --threads 1"
 
 
 # ---------------------------------------------------------------------------------------------------- nanoGPT
@@ -266,13 +266,11 @@ def test_joint_holm_treats_two_tables_as_one_family():
     assert (f["n_own"], f["n_tests"], f["joint"]) == (2, 4, True)
 
 
-def test_overview_and_nanogpt_paragraphs_follow_the_files(tmp_path):
+def test_grids_table_and_nanogpt_paragraph_follow_the_files(tmp_path):
     from probdr_lite.experiments.files import load_eval_spread, task_rows
 
-    assert "No results are committed yet" in R.overview_markdown(tmp_path)
     shutil.copy(RESULTS_DIR / "charlm_cpu.json", tmp_path / "charlm_cpu.json")
-    text = R.overview_markdown(tmp_path)
-    assert "No results are committed yet" not in text.split("\n\n")[0] and "1 of 5 recipe cells complete" in text
+    assert R.grids_table(tmp_path, grids={"charlm": "charlm"}).body[0][2] == "1 of 5"
     rows = task_rows("charlm", tmp_path)
     from probdr_lite.experiments.files import rows_provenance
 
@@ -433,8 +431,9 @@ def test_scale_table_reads_the_rows():
         R.scale_table([])
 
 
-def test_overview_takes_several_grids_per_task(tmp_path):
+def test_grids_table_takes_several_grids_per_task(tmp_path):
     shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
-    text = R.overview_markdown(tmp_path, grids={"vit": ["vit-ofat", "vit-plateau"]})
-    assert "grid `vit-ofat`:** 0 of 5 recipe cells complete" in text and "20 of 25 runs" in text
-    assert "grid `vit-plateau`:** 0 of 2 recipe cells complete" in text and "grid vit-plateau --threads 1" in text
+    body = R.grids_table(tmp_path, grids={"vit": ["vit-ofat", "vit-plateau"]}).body
+    assert [r[1:3] for r in body] == [["vit-ofat", "0 of 5"], ["vit-plateau", "0 of 2"]]
+    assert body[0][3].endswith("20 of 25 runs; $A_{\\rm sym} - I$ (0 seeds)")
+    assert body[1][5] == "python -m probdr_lite.experiments grid vit-plateau --threads 1"
