@@ -189,7 +189,22 @@ if charlm is not None:
                         title="Tiny Shakespeare, character model: validation loss")
     plt.show()
     display(arms_table(summarise(charlm), "charlm"))
-    display(Markdown(R.nanogpt_markdown(charlm, load_eval_spread())))
+    nano = R.nanogpt_facts(charlm, load_eval_spread())
+    display(Markdown(fill(
+        ("Our attention arm ends {gap:signed} nats from nanoGPT's published {published:.2f}, {gap_in_seed_sd:.1f} "
+         "times our seed-to-seed sd ({seed_sd:.4f}, {n_seeds} seeds). But nanoGPT's number comes from one seed and "
+         "{their_eval_iters} validation batches, ours are means over {our_eval_iters}. One batch's loss has sd "
+         "{batch_sd:.3f} (measured on {n_batches:,} validation batches of a trained seed-{spread_seed} model), so a "
+         "{their_eval_iters}-batch estimate has sd {their_batch_sd:.4f} against {our_batch_sd:.4f} for ours, and one "
+         "nanoGPT-style number scatters by sd {sd_one_run:.4f} around the recipe's mean. After the rounding to two "
+         "decimals the gap is {z:.1f} such standard deviations (our mean's own uncertainty included): "
+         + ("within what one run evaluated on {their_eval_iters} batches can produce." if nano["within"] else
+            "more than such a run plausibly produces, a real difference between the two setups, not noise.")
+         if nano["judged"] else
+         "Our attention arm ends {gap:signed} nats from nanoGPT's published {published:.2f} ({gap_in_seed_sd:.1f} "
+         "seed sd over {n_seeds} seeds). Whether that is noise needs the spread of a 20-batch estimate "
+         "(`python -m probdr_lite.experiments eval-spread`), which is not committed yet, so this page does not judge "
+         "the gap."), nano)))
 
 # %% [markdown]
 # A gap much larger than this noise would point to a bug in our training loop, which would make
@@ -202,7 +217,10 @@ if vit is not None:
                             title="MNIST vision transformer, 10 epochs: " + metric.replace("val_", "validation "))
         plt.show()
     display(arms_table(summarise(vit), "vit"))
-    display(Markdown(R.last_epoch_text(last_epoch_change(vit, "val_acc"))))
+    last = R.last_epoch_facts(last_epoch_change(vit, "val_acc"))
+    display(Markdown(fill("Change over the last epoch ({unit}): {changes:listing}; "
+                          + ("every arm was still improving when training stopped." if last["all_improving"] else
+                             "{n_improving} of {n_arms} arms were still improving when training stopped."), last)))
 
 # %% [markdown]
 # Curves still rising when training stops make a budget verdict, not an architecture verdict,

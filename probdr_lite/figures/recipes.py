@@ -12,11 +12,10 @@ formats them, so every sentence follows from the table it is given.
 - :func:`verdict_facts`          the facts of a model's verdict paragraph (the sentence is the chapter's);
 - :func:`grids_table`            which recipe cells of each grid are complete or not run, and the command;
 - :func:`provenance_table`       how the committed rows were made, one row per model;
-- :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200;
-- :func:`nanogpt_markdown`       the nanoGPT sentence from the rows and the measured batch spread;
+- :func:`nanogpt_facts`          our baseline against nanoGPT's published loss, 20 batches against 200;
 - :func:`plateau_figure`         plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
 - :func:`plateau_table`          the same runs, seed by seed: best epoch, stop and final accuracy;
-- :func:`last_epoch_text`        whether the curves were still improving when training stopped;
+- :func:`last_epoch_facts`       whether the curves were still improving when training stopped;
 - :func:`readings_table`         the same runs read where the plateau rule fired, at the best checkpoint, at the end;
 - :func:`readings_facts`         what the reading changes (the sign, whether the interval excludes 0);
 - :func:`baseline_facts`         the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
@@ -41,9 +40,9 @@ from .prose import listing, pct, plural, pvalue, signed
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
 __all__ = ["recipe_label", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",
-           "provenance_table", "nanogpt_text", "nanogpt_markdown", "plateau_figure",
+           "provenance_table", "nanogpt_facts", "plateau_figure",
            "plateau_table",
-           "last_epoch_text", "readings_table", "readings_facts", "baseline_facts", "scale_table", "difference_text", "compute_facts"]
+           "last_epoch_facts", "readings_table", "readings_facts", "baseline_facts", "scale_table", "difference_text", "compute_facts"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
                 "patience": "plateau rule", "decay_epochs": "decay after the plateau", "max_iters": "iterations"}
@@ -268,31 +267,11 @@ def provenance_table(infos: list) -> Table:
     return Table(PROVENANCE_HEADER, body, caption="What the committed results files hold, read from their rows.")
 
 
-def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
-    """Our baseline against nanoGPT's published loss, worded from :func:`~probdr_lite.experiments.stats.nanogpt_gap`."""
-    if not isinstance(gap, dict) or "sd_one_run" not in gap:
-        raise ValueError("gap must be the dict returned by probdr_lite.experiments.stats.nanogpt_gap()")
-    text = (f"Our attention arm ends {signed(gap['gap'])} nats from nanoGPT's published {published:.2f}, "
-            f"{gap['gap_in_seed_sd']:.1f} times our seed-to-seed sd ({gap['seed_sd']:.4f}, {n_seeds} seeds). "
-            f"But the two numbers are not measured alike: nanoGPT's comes from one seed and "
-            f"{gap['their_eval_iters']} validation batches, ours are means over {gap['our_eval_iters']} batches. "
-            f"One batch's loss has sd {gap['batch_sd']:.3f} (measured), so a {gap['their_eval_iters']}-batch "
-            f"estimate has sd {gap['their_batch_sd']:.4f} against {gap['our_batch_sd']:.4f} for ours, and one "
-            f"nanoGPT-style number scatters by sd {gap['sd_one_run']:.4f} around the recipe's mean. ")
-    if gap["within"]:
-        text += (f"After the rounding to two decimals the gap is {gap['z']:.1f} such standard deviations "
-                 f"(our mean's own uncertainty included): within what one run evaluated on "
-                 f"{gap['their_eval_iters']} batches can produce.")
-    else:
-        text += (f"After the rounding to two decimals the gap is still {gap['z']:.1f} such standard deviations "
-                 f"(our mean's own uncertainty included), more than one run evaluated on "
-                 f"{gap['their_eval_iters']} batches plausibly produces: a real difference between the two "
-                 f"implementations or setups, not noise.")
-    return text
-
-
-def nanogpt_markdown(charlm_rows, spread, published: float = 1.88) -> str:
-    """The nanoGPT comparison for the base recipe's attention arm, from the rows and the measured batch spread."""
+def nanogpt_facts(charlm_rows, spread, published: float = 1.88) -> dict:
+    """The facts of the nanoGPT comparison for the base recipe's attention arm, from the rows and the measured batch
+    spread: ``gap`` (our mean minus ``published``), ``gap_in_seed_sd``, ``n_seeds``; ``judged`` (the spread is
+    committed) and then :func:`~probdr_lite.experiments.stats.nanogpt_gap`'s numbers, its ``within`` (the gap is
+    within what one nanoGPT-style run produces), and the spread's ``n_batches`` and ``spread_seed``."""
     from probdr_lite.experiments.stats import nanogpt_gap
 
     base = [r for r in charlm_rows if r["variant"] == "attention"]
@@ -300,18 +279,14 @@ def nanogpt_markdown(charlm_rows, spread, published: float = 1.88) -> str:
         raise ValueError("charlm_rows must hold the attention arm of exactly one recipe")
     vals = [r["final_val_loss"] for r in base]
     mean, sd = float(sum(vals) / len(vals)), float(statistics.stdev(vals)) if len(vals) > 1 else float("nan")
+    facts = {"gap": mean - published, "gap_in_seed_sd": (mean - published) / sd, "seed_sd": sd,
+             "n_seeds": len(vals), "published": published, "judged": spread is not None}
     if spread is None:
-        gap = mean - published
-        return (f"Our attention arm ends {signed(gap)} nats from nanoGPT's published {published:.2f} "
-                f"({gap / sd:.1f} seed sd over {len(vals)} seeds). Whether that is noise depends on how much a "
-                f"20-batch estimate (nanoGPT's) scatters, and that measurement "
-                f"(`python -m probdr_lite.experiments eval-spread`) is not committed yet, so this page does not "
-                f"judge the gap.")
-    g = nanogpt_gap(mean, sd, len(vals), spread["batch_sd"],
-                    our_eval_iters=base[0]["config"]["eval_iters"], published=published)
-    return nanogpt_text(g, len(vals), published) + (
-        f" (Batch spread measured on {spread['n_batches']:,} validation batches of a trained seed-{spread['seed']} "
-        f"model.)")
+        return facts
+    g = nanogpt_gap(mean, sd, len(vals), spread["batch_sd"], our_eval_iters=base[0]["config"]["eval_iters"],
+                    published=published)
+    return {**facts, **g, "within": bool(g["within"]), "n_batches": spread["n_batches"],
+            "spread_seed": spread["seed"]}
 
 
 def _plateau_rows(rows) -> list:
@@ -435,17 +410,17 @@ def plateau_table(cells: dict) -> Table:
     return Table(PLATEAU_HEADER, body, caption=f"{arm} with the plateau rule, seed by seed; epochs count from 0.")
 
 
-def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
-    """One sentence from :func:`~probdr_lite.experiments.stats.last_epoch_change`: still improving or not."""
+def last_epoch_facts(changes: dict, metric: str = "val_acc") -> dict:
+    """From :func:`~probdr_lite.experiments.stats.last_epoch_change`: ``unit``, ``changes`` (each arm with its
+    change over the last epoch), ``n_improving`` of ``n_arms`` arms still improving (accuracy up, loss down) and
+    ``all_improving``."""
     if not changes:
         raise ValueError("changes must name at least one arm")
-    unit = "points" if metric == "val_acc" else "nats"
     k = 100.0 if metric == "val_acc" else 1.0
-    parts = [f"{ARM_STYLE[v]['tex']} {signed(k * c, 2)}" for v, c in changes.items()]
     better = [v for v, c in changes.items() if (c > 0 if metric == "val_acc" else c < 0)]
-    verdict = ("every arm was still improving when training stopped" if len(better) == len(changes) else
-               f"{len(better)} of {len(changes)} arms were still improving when training stopped")
-    return f"Change over the last epoch ({unit}): {', '.join(parts)}; {verdict}."
+    return {"unit": "points" if metric == "val_acc" else "nats",
+            "changes": [f"{ARM_STYLE[v]['tex']} {signed(k * c, 2)}" for v, c in changes.items()],
+            "n_improving": len(better), "n_arms": len(changes), "all_improving": len(better) == len(changes)}
 
 
 def difference_text(entry: dict, quantity: str) -> str:

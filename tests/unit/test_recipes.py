@@ -228,10 +228,9 @@ def test_nanogpt_gap_against_monte_carlo_and_its_wording():
     one_run = rng.normal(0, math.sqrt(seed_var), 200_000) + rng.normal(0, 0.1, (200_000, 20)).mean(axis=1)
     assert g["sd_one_run"] == pytest.approx(one_run.std(), rel=0.01)
     assert g["z"] == pytest.approx((0.026 - 0.005) / math.sqrt(g["sd_one_run"] ** 2 + 0.009 ** 2 / 5))
-    text = R.nanogpt_text(g, 5)
-    assert g["within"] and "within what one run evaluated on 20 batches can produce" in text
+    assert g["within"]
     tight = nanogpt_gap(1.906, 0.009, 5, 0.01)  # if single batches barely varied, 0.026 would be a real gap
-    assert not tight["within"] and "a real difference" in R.nanogpt_text(tight, 5)
+    assert not tight["within"]
     with pytest.raises(ValueError, match="batch_sd"):
         nanogpt_gap(1.9, 0.01, 5, -1.0)
 
@@ -282,13 +281,14 @@ def test_grids_table_and_nanogpt_paragraph_follow_the_files(tmp_path):
     gap = np.mean(base) - 1.88
     # without the measured batch spread the gap is stated but not judged
     assert load_eval_spread(tmp_path) is None
-    pending = R.nanogpt_markdown(rows, None)
-    assert f"{gap:+.3f} nats" in pending and "does not judge the gap" in pending
+    pending = R.nanogpt_facts(rows, None)
+    assert pending["gap"] == pytest.approx(gap) and not pending["judged"] and "within" not in pending
     spread = {"batch_sd": 0.1, "n_batches": 1000, "seed": 0, "batch_losses": [2.0] * 1000}
     (tmp_path / "charlm_eval_spread.json").write_text(json.dumps(spread))
-    judged = R.nanogpt_markdown(rows, load_eval_spread(tmp_path))
+    judged = R.nanogpt_facts(rows, load_eval_spread(tmp_path))
     expected = nanogpt_gap(float(np.mean(base)), float(np.std(base, ddof=1)), 5, 0.1)
-    assert f"{expected['z']:.1f} such standard deviations" in judged and "1,000 validation batches" in judged
+    assert judged["judged"] and judged["z"] == pytest.approx(expected["z"]) and judged["n_batches"] == 1000
+    assert judged["within"] == expected["within"] and isinstance(judged["within"], bool)
     (tmp_path / "charlm_eval_spread.json").write_text("{}")
     with pytest.raises(ValueError, match="batch_sd"):
         load_eval_spread(tmp_path)
@@ -317,9 +317,12 @@ def test_plateau_figure_and_last_epoch_sentence():
     assert body[2][1] == "2 seeds" and body[2][-1] == f"92.50 % (sd {np.std([90, 95], ddof=1):.2f})"
     with pytest.raises(ValueError, match="one arm"):
         R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]})
-    assert R.last_epoch_text({"attention": 0.002, "diffusion": 0.005}).endswith(
-        "every arm was still improving when training stopped.")
-    assert "1 of 2 arms were still improving" in R.last_epoch_text({"attention": -0.001, "diffusion": 0.005})
+    up = R.last_epoch_facts({"attention": 0.002, "diffusion": 0.005})
+    assert up["all_improving"] and up["changes"] == ["$A$ +0.20", "$A - I$ +0.50"] and up["unit"] == "points"
+    mixed = R.last_epoch_facts({"attention": -0.001, "diffusion": 0.005})
+    assert (mixed["n_improving"], mixed["n_arms"], mixed["all_improving"]) == (1, 2, False)
+    loss = R.last_epoch_facts({"attention": -0.01}, "val_loss")  # a loss improves by falling
+    assert loss["all_improving"] and loss["unit"] == "nats"
 
 
 def test_compute_facts_add_up_the_rows():

@@ -45,6 +45,11 @@ EXAMPLES = {  # the facts each kind of fill call of the chapter is given, by the
                            "target": 96.0, "reach": ["default init ($A - I$: cannot tell)"], "any_reach": True},
     "rf": lambda: {"recipe": "default init", "flips": ["$A - gI$"], "excl": ["$A_{\\rm sym}$ (excludes 0 at the end)"],
                    "any_flips": True, "any_excl": True, "n_readings": 3},
+    "nano": lambda: {"gap": 0.026, "gap_in_seed_sd": 2.9, "seed_sd": 0.0089, "n_seeds": 5, "published": 1.88,
+                     "judged": True, "their_eval_iters": 20, "our_eval_iters": 200, "batch_sd": 0.065,
+                     "n_batches": 1000, "spread_seed": 0, "their_batch_sd": 0.0146, "our_batch_sd": 0.0046,
+                     "sd_one_run": 0.0165, "z": 1.2, "within": True},
+    "last": lambda: R.last_epoch_facts({"attention": 0.002, "diffusion": -0.005}),
     "gate_facts": lambda: {"n_twins": 2, "apart": True, "together": False, "mixed": False, "apart_threshold": 0.1},
     "_vo_facts": lambda: {"model": "character model", "share_g": 0.42, "share_d": 0.8, "moved_g": "moved",
                           "moved_d": "did not move significantly", "verdict": "follows the scale"},
@@ -71,7 +76,7 @@ def pieces(template):
 
 def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_facts():
     names = [name for _, name in fill_calls()]
-    assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "_vo_facts"} <= set(names), names
+    assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "nano", "last", "_vo_facts"} <= set(names), names
     source = CHAPTER.read_text(encoding="utf-8")
     assert "R.verdict_facts(" in source and "recipe_verdict_text" not in source
 
@@ -103,6 +108,11 @@ def test_the_examples_have_the_keys_the_package_returns():
     assert set(EXAMPLES["base_facts"]()) == set(R.baseline_facts(vit))
     readings = {k: recipe_table(_vit_cell(-0.01, +0.005), f"{k}_val_acc") for k in ("stop", "final")}
     assert set(EXAMPLES["rf"]()) == set(R.readings_facts(readings)[0])
+    from probdr_lite.experiments.stats import nanogpt_gap
+
+    judged = {"gap", "gap_in_seed_sd", "seed_sd", "n_seeds", "published", "judged", "n_batches", "spread_seed",
+              *nanogpt_gap(1.906, 0.009, 5, 0.1)}
+    assert set(EXAMPLES["nano"]()) <= judged
 
 
 def test_the_verdict_paragraph_fills_every_branch():
