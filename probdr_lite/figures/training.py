@@ -12,7 +12,6 @@ draws and words them. The recipe grid's table, figure and verdict prose are in
 - :func:`arms_table` / :func:`paired_table`  :func:`~probdr_lite.experiments.summarise`'s output as tables;
 - :func:`quantity_level` / :func:`quantity_difference` / :func:`quantity_spread`  a value, a signed difference and
   a standard deviation of a quantity in print (accuracies in %, their differences in pp; the recipe tables too);
-- :func:`verdict_text`  a paragraph for a :class:`~probdr_lite.experiments.stats.Verdict`;
 - :func:`gates_figure` / :func:`gates_table` / :func:`gates_facts`  the learned g of the gated arms ``A - g I`` (from g = 0 and g = 1);
 - :func:`mechanism_figure` / :func:`mechanism_table` / :func:`agreement_table`  what the attention blocks did along
   training, and which measurements move the same way between the initialisations in every case.
@@ -32,17 +31,15 @@ from probdr_lite.experiments.attention import GATE_START
 from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS
 from probdr_lite.experiments.stats import (
     BANDS,
-    Verdict,
     check_summary,
     gate_values,
     paired_differences,
     quantities,
     seed_band,
-    seeds_needed,
 )
 from probdr_lite.plotting import Table
 
-from .prose import listing, num, pct, plural, pvalue, signed
+from .prose import num, pct, plural, pvalue, signed
 from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
@@ -59,8 +56,6 @@ __all__ = [
     "quantity_level",
     "quantity_difference",
     "quantity_spread",
-    "verdict_line",
-    "verdict_text",
     "gates_figure",
     "gates_table",
     "gates_facts",
@@ -288,59 +283,6 @@ def paired_table(summary: dict, task: str, digits: int = 4) -> Table:
                      f"{quantity_difference(p['mean_diff'], q, digits)} ± {quantity_spread(p['sd_diff'], q, digits)}",
                      f"{p['n_better']} / {p['n_worse']}", pvalue(p["t_pvalue"]), pvalue(p["sign_pvalue"])])
     return Table(header, body, caption="differences are arm minus baseline, paired by seed")
-
-
-# ------------------------------------------------------------------------------------------------------ verdict
-
-def verdict_line(v: Verdict) -> str:
-    """One line stating a :class:`~probdr_lite.experiments.stats.Verdict` and its numbers."""
-    q = v.quantity
-    label, base = OPERATOR_TEXT[v.variant], OPERATOR_TEXT[v.baseline]
-    if v.outcome == "helps":
-        head = f"{label} helps"
-    elif v.outcome == "hurts":
-        head = f"{label} hurts"
-    else:
-        head = f"no detectable difference between {label} and {base} at {v.n} seeds"
-    return (f"{v.task}, {QUANTITY_LABELS[q]}: {head} "
-            f"(mean difference {quantity_difference(v.mean_diff, q)} ± {quantity_spread(v.sd_diff, q)}, "
-            f"better on {v.n_better} of {v.n} seeds, worse on {v.n_worse}, "
-            f"paired t-test p = {pvalue(v.t_pvalue)}, sign test p = {pvalue(v.sign_pvalue)})")
-
-
-def verdict_text(v: Verdict, paper_claim: str | None = None) -> str:
-    """One paragraph (Markdown) saying what a :class:`Verdict` means, and for the paper's claim if given.
-
-    ``paper_claim`` describes the paper's single-run result in a few words, e.g.
-    "a lower validation loss with A − I"; ``None`` for an arm the paper did not try.
-    """
-    if not isinstance(v, Verdict):
-        raise ValueError(f"v must be a Verdict from verdict(); got {type(v).__name__}")
-    if paper_claim is not None and (not isinstance(paper_claim, str) or not paper_claim.strip()):
-        raise ValueError("paper_claim must be None or a non-empty description of the paper's result")
-    q, op, base = v.quantity, OPERATOR_TEXT[v.variant], OPERATOR_TEXT[v.baseline]
-    numbers = (f"mean paired difference in {QUANTITY_LABELS[q]} {quantity_difference(v.mean_diff, q)} "
-               f"(sd {quantity_spread(v.sd_diff, q)}), paired t-test p = {pvalue(v.t_pvalue)}")
-    task = {"charlm": "character model", "vit": "vision transformer"}[v.task]
-    if v.outcome == "helps":
-        return (f"**{task.capitalize()}: {op} helps.** It beat {base} on {v.n_better} of {v.n} paired seeds "
-                f"({numbers})." + ("" if paper_claim is None else
-                                   f" This is the direction of the paper's single run ({paper_claim}), now "
-                                   f"with a measured spread."))
-    if v.outcome == "hurts":
-        return (f"**{task.capitalize()}: {op} hurts.** It did worse than {base} on {v.n_worse} of {v.n} paired "
-                f"seeds ({numbers})." + ("" if paper_claim is None else
-                                         f" The paper's single run reported the opposite ({paper_claim}); with "
-                                         f"this recipe and at this scale the change costs more than "
-                                         f"seed-to-seed noise can explain."))
-    more = ""
-    if v.mean_diff != 0 and v.sd_diff > 0:
-        more = (f" A true difference of this size would need about {seeds_needed(v.mean_diff, v.sd_diff)} "
-                f"paired seeds to be detected four times in five.")
-    paper = ("" if paper_claim is None else
-             f" The paper's single run ({paper_claim}) is neither confirmed nor contradicted.")
-    return (f"**{task.capitalize()}: no detectable difference between {op} and {base} at {v.n} seeds.** "
-            f"{op} was better on {v.n_better} seeds and worse on {v.n_worse} ({numbers}).{paper}{more}")
 
 
 # -------------------------------------------------------------------------------------------------------- gates

@@ -166,7 +166,7 @@ def test_verdict_applies_the_stated_rule(charlm_rows, vit_rows):
     # independent recomputation: 5 of 5 seeds better and a paired t-test far below 0.05
     d = S.paired_differences(charlm_rows)["diffusion"][1]
     assert math.isclose(v.t_pvalue, stats.ttest_1samp(d, 0.0).pvalue, rel_tol=1e-9)
-    assert v.outcome == "helps" and "helps" in T.verdict_line(v)
+    assert v.outcome == "helps"
     # the gated arm differs by +-0.003, alternating: not a difference
     assert S.verdict(s, "charlm", "gated").outcome == "no detectable difference"
     # a stricter alpha than the t-test p turns "helps" into "no detectable difference"
@@ -276,20 +276,6 @@ def test_seeds_needed_gives_the_requested_power():
                          ({"mean_diff": 1.0, "sd_diff": 1.0, "power": 1.0}, "power")]:
         with pytest.raises(ValueError, match=word):
             S.seeds_needed(**kwargs)
-
-
-def test_verdict_text_states_the_outcome_and_its_numbers(charlm_rows):
-    s = summarise(charlm_rows)
-    v = S.verdict(s, "charlm", "diffusion")
-    text = T.verdict_text(v, "a lower loss with A − I")
-    assert "A − I helps" in text and f"{v.n_better} of 5" in text and f"{v.t_pvalue:.3g}" in text
-    none = T.verdict_text(S.verdict(s, "charlm", "gated"))
-    assert "no detectable difference between A − gI and A at 5 seeds" in none and "paired seeds to be" in none
-    assert "paper" not in none
-    with pytest.raises(ValueError, match="paper_claim"):
-        T.verdict_text(v, "")
-    with pytest.raises(ValueError, match="Verdict"):
-        T.verdict_text(s, "x")
 
 
 def test_gates_table_reports_the_range(charlm_rows):
