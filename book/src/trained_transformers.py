@@ -13,34 +13,28 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #
 # The earlier chapters, from [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) to
 # [the transformer block](transformer_block.ipynb), read a transformer block as one step of
-# gradient ascent on the ELBO of
-# probabilistic Laplacian Eigenmaps. That reading says the block should apply the negative graph
-# Laplacian $A - I$ to the tokens, where a standard transformer applies the attention matrix $A$
-# alone. Ravuri and Lawrence turn this into a practical suggestion {cite:p}`ravuri2025transformers`:
-# subtract the identity inside attention, and a character-level language model on Tiny Shakespeare
-# ends with a lower validation loss, a vision transformer with a higher validation accuracy. Each
-# of those comparisons is one training run per arm, with one training recipe. Two runs that differ
-# only in their random seed also end at different losses, and a change of learning rate or
-# initialisation can change which arm trains faster. This chapter repeats both experiments with
-# several seeds per arm and several recipes, trains both initialisations until the validation loss
-# stops improving, lets a learned gate start from either end, and measures what the subtracted
-# identity does inside the blocks.
+# gradient ascent on the ELBO of probabilistic Laplacian Eigenmaps, a step that applies $A - I$ to
+# the tokens where a standard transformer applies $A$. Ravuri and Lawrence turn this into a
+# practical suggestion {cite:p}`ravuri2025transformers`: subtract the identity inside attention,
+# and a character-level language model on Tiny Shakespeare ends with a lower validation loss, a
+# vision transformer with a higher validation accuracy, each from one training run per arm and one
+# recipe. But two runs that differ only in their seed end at different losses, and the learning
+# rate or the initialisation can change which arm trains faster. This chapter repeats both
+# experiments with several seeds and recipes, trains to a plateau, lets a learned gate start from
+# either end, and measures what the subtracted identity does inside the blocks.
 #
 # **In this chapter you will learn**
 #
-# - what the arms change in a multi-head transformer: plain attention $A$, the paper's diffusion
-#   step $A - I$, a gated $A - gI$ whose per-head $g$ is learned (starting at $g = 0$ or at $g = 1$),
-#   and, for the vision model, the symmetric normalised graph $A_{\rm sym}$ with and without the $- I$;
-# - how a paired design (same initial weights and same batches for every arm of a seed) turns
-#   seed-to-seed noise into something that cancels, and how to test the paired differences;
-# - why a verdict about an architecture must be checked across training recipes, how many tests
-#   that makes, and what Holm's correction does about it;
-# - why a run stopped early should still end its learning-rate schedule, and which point of a run
-#   a verdict should read;
-# - what the initialisation does to the size of the subtracted term, and how far such measurements
-#   go towards explaining why the initialisation decides the sign;
-# - how the baseline compares with the published nanoGPT figure, and at which scale the verdicts hold;
-# - how to run the training code yourself, in a short live run at the end.
+# - what the arms change: $A$, the paper's $A - I$, a gated $A - gI$ with a learned per-head $g$
+#   (from $g = 0$ or $g = 1$), and, for the vision model, a symmetric $A_{\rm sym}$ with and
+#   without the $- I$;
+# - how a paired design (same weights and batches for every arm of a seed) cancels seed noise;
+# - why an architecture verdict must be checked across recipes, and what Holm's correction does
+#   about the many tests;
+# - why a run stopped early should still end its learning-rate schedule;
+# - what the initialisation does to the subtracted term, and how far that explains the sign;
+# - how the baseline compares with nanoGPT, and at which scale the verdicts hold;
+# - how to run the training code yourself.
 
 # %%
 import inspect
@@ -53,7 +47,7 @@ from scipy import stats
 from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, train_charlm
 from probdr_lite.experiments.attention import SelfAttention
 from probdr_lite.experiments.files import (intervention_rows, load_eval_spread, load_task_results, mechanism_rows,
-                                          task_rows)
+                                          rows_provenance, task_rows)
 from probdr_lite.experiments.intervention import follows_scale, vo_scale_effects
 from probdr_lite.experiments.results import TASK_VARIANTS
 from probdr_lite.experiments.stats import (
@@ -69,7 +63,7 @@ from probdr_lite.experiments.stats import (
 from probdr_lite.figures import recipes as R
 from probdr_lite.figures import training as TR
 from probdr_lite.figures.prose import fill, glue, pct
-from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure, gates_text
+from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure
 
 # %% [markdown]
 # ## The arms: what each head hands on
@@ -97,14 +91,12 @@ from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figur
 # clear preference, both would end near the same value.
 #
 # The two symmetric arms answer the first published objection to the paper (the subject of the
-# next chapter): $A$ is not symmetric, so $2(A - I)X$ is not the gradient of the trace term. There
-# the logits $S = q k^\top / \sqrt{d_h}$ are symmetrised, $E = \exp\big((S + S^\top)/2\big)$, $D$
-# is the diagonal matrix of the row sums of $E$, and $A_{\rm sym} = D^{-1/2} E D^{-1/2}$ is the
-# adjacency of the symmetric normalised Laplacian. The **symmetric** arm subtracts the identity,
-# as the objection suggests; **sym-normalised** does not. (The first version of this chapter
-# called the arm without $- I$ "symmetric"; its committed rows were renamed.) A causal mask makes
-# $E$ lower-triangular, and $D^{-1/2} E D^{-1/2}$ of a triangular $E$ is neither symmetric nor
-# row-stochastic, so the language model has no symmetric arms.
+# next chapter): $A$ is not symmetric, so $2(A - I)X$ is not the gradient of the trace term. They
+# symmetrise the logits $S = q k^\top / \sqrt{d_h}$, $E = \exp\big((S + S^\top)/2\big)$, and with
+# $D$ the diagonal of the row sums of $E$ use $A_{\rm sym} = D^{-1/2} E D^{-1/2}$, the adjacency of
+# the symmetric normalised Laplacian; **symmetric** subtracts the identity, **sym-normalised** does
+# not. Under a causal mask $D^{-1/2} E D^{-1/2}$ is neither symmetric nor row-stochastic, so the
+# language model has no symmetric arms.
 #
 # The method that makes the switch, from the experiments package:
 
@@ -115,10 +107,9 @@ print(inspect.getsource(SelfAttention.attend))
 # ## The protocol
 #
 # One seed fixes four independent random streams: the initial weights, the order of the training
-# batches, the batches used to estimate the losses, and dropout. None of them depends on the arm.
-# Runs with the same seed therefore start from identical weights and see identical data, and
-# comparing the arms seed by seed (a *paired* comparison) removes the part of the noise that is
-# shared between arms, such as a lucky initialisation.
+# batches, the batches that estimate the losses, and dropout; none depends on the arm. Comparing
+# the arms seed by seed (a *paired* comparison) removes the noise they share, such as a lucky
+# initialisation.
 #
 # **Character model.** A GPT-style decoder on Tiny Shakespeare {cite:p}`karpathy2015charrnn`
 # with nanoGPT's recipe for a CPU {cite:p}`karpathy2022nanogpt`: 4 layers of 4 heads, 128 wide,
@@ -136,31 +127,23 @@ print("differences from nanoGPT's CPU recipe:", config_differences(CharLMConfig(
 # MNIST *test* set is vendored, so it is split once, stratified by class and with a fixed seed,
 # into 8,000 training and 2,000 validation images.
 #
-# **Recipes.** A recipe is everything about training that is not the architecture. The grid
-# varies, for both models, the initialisation (`gpt2`: every weight matrix, and the ViT's class
-# token and position embeddings, drawn from $N(0, 0.02^2)$ with the residual projections scaled
-# down; `default`: PyTorch's own layer initialisation) and the peak learning rate; for the
-# character model it adds runs of 5,000 iterations; for the vision model, the learning-rate
-# schedule (warm-up then cosine, or one-cycle) and the budget: the first sweep's 10 epochs, or
-# training until the validation loss on the 2,000 held-out images stops improving (the *plateau
-# rule*, next paragraph). The recipes run here change one factor at a time from the first
-# sweep's recipe (grids `vit-ofat` and `charlm-ofat`), and then train both initialisations to
-# the plateau (grids `vit-plateau` and `charlm-5k`, which also carry the gated arm that starts at
-# $g = 1$). The runs of a grid go seed by seed across its cells, so a cell that is not finished
-# has as many paired seeds as its neighbours, and the tables below state how many each cell has.
+# **Recipes.** A recipe is everything about training that is not the architecture. Both models
+# vary the initialisation (`gpt2`: every weight matrix, and the ViT's class token and position
+# embeddings, drawn from $N(0, 0.02^2)$ with the residual projections scaled down; `default`:
+# PyTorch's own) and the peak learning rate; the character model adds runs of 5,000 iterations,
+# the vision model the schedule (warm-up then cosine, or one-cycle) and the budget (10 epochs, or
+# the *plateau rule* on the 2,000 held-out images). Grids `vit-ofat` and `charlm-ofat` change one
+# factor at a time from the first sweep's recipe; `vit-plateau` and `charlm-5k` train both
+# initialisations to the plateau and add the gated arm that starts at $g = 1$. The tables state
+# how many paired seeds each cell has.
 #
 # **The plateau rule.** The rule *fires* when the validation loss has not improved for 5 epochs.
-# Its first version stopped the run there. But the learning rate follows a warm-up and cosine
-# schedule laid out over the most epochs a run may take (60), so a run stopped after a few dozen
-# epochs stops while the learning rate is still far from its minimum (the plateau section below
-# gives the number), and its last epoch is one noisy step of a run that never cooled down. The rule used for the new cells (`decay_epochs` = 5) lets
-# the learning rate fall from wherever it is when the rule fires to its minimum over 5 more
-# epochs, and stops at the minimum; until the rule fires, the run is the same run as under the
-# first version (same schedule, same batches). Every row records three readings of its run: where
-# the rule fired ("at the stop": what the first version reported), the epoch with the lowest
-# validation loss (the *best checkpoint*, what early stopping usually keeps) and the end. The
-# verdicts read the end, after the decay, where the schedule has finished; the plateau section
-# below shows what the other two readings would have said.
+# Its first version stopped there, while the warm-up and cosine schedule, laid out over the most
+# epochs a run may take (60), had the learning rate far from its minimum. The rule of the new
+# cells (`decay_epochs` = 5) then lets the learning rate fall to its minimum over 5 more epochs;
+# until it fires, the run is the same. Every row records three readings: where the rule fired
+# ("at the stop"), the *best checkpoint* (lowest validation loss) and the end. The verdicts read
+# the end.
 #
 # The vision model's defaults, which are the first sweep's recipe:
 
@@ -170,13 +153,11 @@ print(ViTConfig())
 # %% [markdown]
 # ## What is committed, and what is pending
 #
-# Training hundreds of models takes many CPU hours, far more than a page of this book may take to
-# execute. The sweeps are run with the package's command line, and their rows (one per recipe,
-# arm and seed, each with its whole validation curve, its recipe, what its attention blocks did
-# along training, and its provenance) are committed under `probdr_lite/results/`, with the
-# commands, seeds, versions and commits in that folder's `README.md`. This page reads those files
-# and trains nothing except the short live run at the end. These commands made them, and they skip
-# every run already committed, so running them again fills in whatever is still missing:
+# Training hundreds of models takes many CPU hours, far more than a page may take to execute.
+# The rows (one per recipe, arm and seed, with its validation curve, its recipe, what its
+# attention blocks did and its provenance) are committed under `probdr_lite/results/`, with the
+# commands, seeds, versions and commits in its `README.md`; this page trains nothing except the
+# live run at the end. These commands made them, skipping every run already committed:
 #
 # ```bash
 # python -m probdr_lite.experiments grid vit-ofat --estimate   # what is pending, and its CPU hours
@@ -187,13 +168,11 @@ print(ViTConfig())
 # ```
 #
 # The full factorial grids, `vit` (16 recipes) and `charlm` (with nanoGPT's own recipe run for
-# 5,000 iterations), are defined in the same way and run with the same command; each contains the
-# one-factor cells, so nothing already run is repeated.
-#
-# What the committed files hold, read from the rows themselves:
+# 5,000 iterations), contain these cells and run with the same command. What the files hold:
 
 # %%
-display(Markdown(R.overview_markdown(grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]})))
+display(R.provenance_table([rows_provenance(r) for r in (task_rows("charlm"), task_rows("vit")) if r]))
+display(R.grids_table(grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]}))
 charlm, vit = load_task_results("charlm"), load_task_results("vit")  # the first sweep: one recipe each
 
 # %% [markdown]
@@ -210,7 +189,22 @@ if charlm is not None:
                         title="Tiny Shakespeare, character model: validation loss")
     plt.show()
     display(arms_table(summarise(charlm), "charlm"))
-    display(Markdown(R.nanogpt_markdown(charlm, load_eval_spread())))
+    nano = R.nanogpt_facts(charlm, load_eval_spread())
+    display(Markdown(fill(
+        ("Our attention arm ends {gap:signed} nats from nanoGPT's published {published:.2f}, {gap_in_seed_sd:.1f} "
+         "times our seed-to-seed sd ({seed_sd:.4f}, {n_seeds} seeds). But nanoGPT's number comes from one seed and "
+         "{their_eval_iters} validation batches, ours are means over {our_eval_iters}. One batch's loss has sd "
+         "{batch_sd:.3f} (measured on {n_batches:,} validation batches of a trained seed-{spread_seed} model), so a "
+         "{their_eval_iters}-batch estimate has sd {their_batch_sd:.4f} against {our_batch_sd:.4f} for ours, and one "
+         "nanoGPT-style number scatters by sd {sd_one_run:.4f} around the recipe's mean. After the rounding to two "
+         "decimals the gap is {z:.1f} such standard deviations (our mean's own uncertainty included): "
+         + ("within what one run evaluated on {their_eval_iters} batches can produce." if nano["within"] else
+            "more than such a run plausibly produces, a real difference between the two setups, not noise.")
+         if nano["judged"] else
+         "Our attention arm ends {gap:signed} nats from nanoGPT's published {published:.2f} ({gap_in_seed_sd:.1f} "
+         "seed sd over {n_seeds} seeds). Whether that is noise needs the spread of a 20-batch estimate "
+         "(`python -m probdr_lite.experiments eval-spread`), which is not committed yet, so this page does not judge "
+         "the gap."), nano)))
 
 # %% [markdown]
 # A gap much larger than this noise would point to a bug in our training loop, which would make
@@ -223,42 +217,50 @@ if vit is not None:
                             title="MNIST vision transformer, 10 epochs: " + metric.replace("val_", "validation "))
         plt.show()
     display(arms_table(summarise(vit), "vit"))
-    display(Markdown(R.last_epoch_text(last_epoch_change(vit, "val_acc"))))
+    last = R.last_epoch_facts(last_epoch_change(vit, "val_acc"))
+    display(Markdown(fill("Change over the last epoch ({unit}): {changes:listing}; "
+                          + ("every arm was still improving when training stopped." if last["all_improving"] else
+                             "{n_improving} of {n_arms} arms were still improving when training stopped."), last)))
 
 # %% [markdown]
-# Curves still rising when training stops make a budget verdict, not an architecture verdict:
-# an arm that learns more slowly looks worse at a fixed budget even if it would end in the same
-# place. That is why the grid has plateau budgets. The attention arm of each plateau cell, every
-# seed that has been run: first the rule as it was first run (GPT-2 initialisation, stop when the
-# rule fires), then the rule that ends its schedule, for both initialisations. The right-hand
-# panel of the new cells shows the learning rate: where the rule fires it leaves the cosine and
-# falls to its minimum.
+# Curves still rising when training stops make a budget verdict, not an architecture verdict,
+# which is why the grid has plateau budgets. The attention arm of each plateau cell: first the rule
+# as first run (GPT-2 initialisation, stop when it fires), then the rule that ends its schedule, for
+# both initialisations; the right-hand panel shows the learning rate.
 
 # %%
 plateau_cells = {}  # the rows of every plateau cell, by recipe
 for r in task_rows("vit"):
     if r["config"]["patience"]:
         plateau_cells.setdefault(recipe_key(r), []).append(r)
+plateau_attention = {}  # the attention runs of each plateau cell, by label
 for cell in plateau_cells.values():
     attention_runs = [r for r in cell if r["variant"] == "attention"]
     fig = R.plateau_figure(attention_runs)
     plt.show()
-    display(Markdown(R.plateau_text(attention_runs)))
+    plateau_attention[R.recipe_label(attention_runs[0]["recipe"])] = attention_runs
+if plateau_attention:
+    display(R.plateau_table(plateau_attention))
 if not plateau_cells:
     print("No plateau-rule run is committed yet.")
 
 # %% [markdown]
-# Which point of a run should a verdict read? The cells with the decay, every arm, read at the
-# three points each row records: where the rule fired (which is where the first version of the
-# rule stopped, and what it reported), at the best checkpoint, and at the end. If the reading
-# changed the sign of a difference, a verdict would be a statement about when one stops looking.
+# Which point of a run should a verdict read? The cells with the decay, every arm, at the three
+# readings: where the rule fired, at the best checkpoint, and at the end. If the reading changed
+# the sign of a difference, a verdict would be about when one stops looking.
 
 # %%
 decayed = [r for cell in plateau_cells.values() for r in cell if r["config"]["decay_epochs"]]
 if decayed:
     readings = {k: recipe_table(decayed, f"{k}_val_acc") for k in ("stop", "checkpoint", "final")}
     display(R.readings_table(readings))
-    display(Markdown(R.readings_text(readings)))
+    display(Markdown(" ".join(fill(
+        "In {recipe}, "
+        + ("the sign of the mean paired difference depends on the reading for {flips:listing}" if rf["any_flips"] else
+           "the sign of the mean paired difference is the same at all {n_readings} readings for every arm")
+        + ("; whether the 95 % interval excludes 0 depends on it for {excl:listing}." if rf["any_excl"] else
+           "; whether the 95 % interval excludes 0 does not depend on it for any arm."), rf)
+        for rf in R.readings_facts(readings)) + " The verdicts read the end."))
 else:
     print("No run with the decay after the plateau is committed yet.")
 
@@ -266,14 +268,11 @@ else:
 # ## Every recipe: the paired difference from attention
 #
 # For each recipe and arm, subtract the attention arm's number from the arm's, seed by seed. The
-# table gives the attention arm's mean (the baseline this recipe reaches), the mean paired
-# difference with its 95 % $t$ interval, the paired $t$-test, and the same $p$ after Holm's
-# correction over every (recipe, arm) test of both models: the chapter states all of them as one
-# set of verdicts. With many tests, one $p$ below 0.05 is expected by chance alone; Holm's
-# step-down rule keeps the chance of *any* false "helps" or "hurts" among them below 5 %. The
-# reading is "helps" or "hurts" only when the corrected $p$ is below 0.05; every cell added to the
-# grid adds tests to the family, so the correction grows with it. The figure shows the same
-# numbers, one row per recipe and arm.
+# tables give the attention arm's mean, the mean paired difference with its 95 % $t$ interval,
+# the paired $t$-test's $p$, and the same $p$ after Holm's correction over every (recipe, arm)
+# test of both models, one family of claims. With many tests, one $p$ below 0.05 is expected by
+# chance alone; Holm's step-down rule keeps the chance of *any* false "helps" or "hurts" below
+# 5 %, so the reading is "helps" or "hurts" only when the corrected $p$ is below 0.05.
 
 # %%
 rows = {task: task_rows(task) for task in ("charlm", "vit")}
@@ -281,8 +280,6 @@ tasks = [task for task in rows if rows[task]]
 tables = dict(zip(tasks, joint_holm([recipe_table(rows[task]) for task in tasks])))  # one family: both models
 for table in tables.values():
     display(R.recipe_results_table(table))
-    fig = R.recipe_figure(table)
-    plt.show()
 
 # %% tags=["remove-cell"]
 # Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page): A - I minus
@@ -299,43 +296,63 @@ for _task, _table in tables.items():
                 glue(_key + "_outcome", _e["outcome"])
 
 # %% [markdown]
-# Is the vision baseline a credible one? A practitioner expects a 4-layer vision transformer of
-# this size, trained long enough with PyTorch's default initialisation, to reach about 96 % or
-# more on this split, and would call a baseline well below that undertrained (and a comparison
-# against it a comparison of two ways of being undertrained). What the recipes reach:
+# Is the vision baseline credible? A practitioner expects a 4-layer vision transformer of this
+# size, trained long enough with PyTorch's default initialisation, to reach about 96 % or more on
+# this split; a baseline well below that is undertrained.
 
 # %%
 if "vit" in tables:
-    display(Markdown(R.baseline_text(tables["vit"], target=0.96)))
+    base_facts = R.baseline_facts(tables["vit"], target=0.96)
+    display(Markdown(fill(
+        "The best attention baseline of the vision transformer is {best_acc:.2f} % (sd {best_sd:.2f}, "
+        "{best_n:plural:seed}; {best_recipe}). "
+        + ("Recipes that reach {target:g} %: {reach:listing}." if base_facts["any_reach"] else
+           "No recipe run here reaches {target:g} %."), base_facts)))
 
 # %% [markdown]
 # ## The verdict
 #
-# Written by the code from the tables above, so it always matches the committed results: per
-# arm, the recipes where it helps, hurts, or cannot be told from attention, and which recipe
-# factor decides the sign when the sign depends on the recipe. Recipes not yet run are named, not
-# guessed.
+# Every recipe and arm of both models in one figure: the paired difference from attention with
+# its 95 % interval, marked by the reading after Holm's correction. Recipes not yet run are named,
+# not guessed.
 
 # %%
-display(Markdown("\n\n".join(R.recipe_verdict_text(t, recipe_verdict(t), TASK_VARIANTS[task])
+fig = R.verdict_figure(tables)
+plt.show()
+
+# %% tags=["remove-input"]
+def _verdict(f):
+    return fill(
+        "**The {model}**: {n_own} tests of the {quantity} over {n_recipes:plural:recipe}"
+        + (", corrected together with the other model's, {n_tests} in all. " if f["joint"] else
+           ", corrected over these {n_tests}. ")
+        + ("Helps, in so many of its recipes: {helps:listing}. " if f["any_helps"] else
+           "No arm helps in any recipe. ")
+        + ("Hurts: {hurts:listing}. " if f["any_hurts"] else "No arm hurts in any recipe. ")
+        + ("The sign depends on the recipe for {depends:listing} (the factor that separates the recipes). "
+           if f["any_depends"] else "")
+        + ("Cannot be told from attention in any recipe: {never_told:listing}. " if f["any_never_told"] else "")
+        + ("Mean differences point both ways, with no surviving test to confirm a change of sign, for "
+           "{mixed_means:listing}. " if f["any_mixed_means"] else "")
+        + ("Unadjusted $p$ below {alpha} that the correction does not confirm: {n_nominal:plural:test}. "
+           if f["any_nominal"] else "")
+        + ("With one recipe, the data cannot say whether the recipe decides a sign. " if f["one_recipe"] else "")
+        + ("Not run yet: {not_run:listing}. " if f["any_not_run"] else "")
+        + ("Pending, with fewer than two paired seeds: {n_pending:plural:cell}." if f["any_pending"] else ""),
+        f).strip()
+
+
+display(Markdown("\n\n".join(_verdict(R.verdict_facts(t, recipe_verdict(t), TASK_VARIANTS[task]))
                                for task, t in tables.items())))
+display(Markdown(fill("Behind these verdicts: {n_runs:,} committed runs, {train_hours:.1f} CPU hours in training "
+                      "steps and {wall_hours:.1f} in all, one thread each on a shared 2-core machine.",
+                      R.compute_facts(rows))))
 
 # %% [markdown]
-# In brief, per recipe: what the attention baseline reaches, the paper's $A - I$ against it with
-# its 95 % interval, and the computing time behind the page.
-
-# %%
-display(Markdown(R.closing_note(tables, rows)))
-
-# %% [markdown]
-# How to read this. "Cannot tell" is a statement about these experiments, not a proof that an
-# arm does nothing: a difference smaller than the seed-to-seed spread of the paired differences
-# needs more seeds than we ran. A "helps" or "hurts" says the sign is reliable at this scale, and
-# the interval says whether the size matters. A verdict that holds in one recipe and flips in
-# another is a finding about the recipe as much as about the architecture.
-#
-# The sign test is not used for the readings: with five seeds even a clean sweep of 5 out of 5
-# gives a two-sided $p$ of $2 \cdot 2^{-5}$:
+# "Cannot tell" is a statement about these experiments, not a proof that an arm does nothing: a
+# difference smaller than the spread of the paired differences needs more seeds. A verdict that
+# flips between recipes is a finding about the recipe as much as about the architecture. The sign
+# test is not used: with five seeds even 5 out of 5 gives a two-sided $p$ of $2 \cdot 2^{-5}$:
 
 # %%
 print(f"smallest two-sided sign-test p with 5 seeds: {stats.binomtest(5, 5, 0.5).pvalue:.4f}")
@@ -347,7 +364,7 @@ print(f"smallest two-sided sign-test p with 5 seeds: {stats.binomtest(5, 5, 0.5)
 # committed rows:
 
 # %%
-display(Markdown(R.scale_text(rows)))
+display(R.scale_table(rows))
 
 # %% [markdown]
 # What was not run, so that no verdict here speaks for it: the paper's vision experiment used
@@ -361,14 +378,13 @@ display(Markdown(R.scale_text(rows)))
 # %% [markdown]
 # ## What do the gated arms choose?
 #
-# The first gated arm starts every head at $g = 0$, plain attention, and lets gradient descent move
-# it; if the model gained from subtracting the identity, its gates would drift towards $g = 1$.
-# The second starts every head at $g = 1$, the paper's $A - I$; if the model had no use for the
-# subtracted identity, its gates would drift back towards $g = 0$. Both arms are trained in the
-# cells that run to the plateau; the first sweep's recipe has only the first. Where each head's
-# gate ends, per layer, seed by seed:
+# The first gated arm starts every head at $g = 0$, plain attention; if subtracting the identity
+# helped, its gates would drift towards $g = 1$. The second starts at $g = 1$, the paper's $A - I$,
+# and would drift back if the model had no use for it. Both run in the plateau cells; the first
+# sweep's recipe has only the first. Where each head's gate ends, per layer, seed by seed:
 
 # %%
+gate_cells = {}  # the cells whose gates are shown, by label
 for task in ("charlm", "vit"):
     by_cell = {}
     for r in rows[task]:
@@ -377,39 +393,44 @@ for task in ("charlm", "vit"):
     for key, cell in by_cell.items():
         arms_here = {r["variant"] for r in cell if r.get("gates")}
         if "gated-from-1" in arms_here or (key == first and arms_here):
+            label = f"{TR.TASK_NAMES[task]}, {R.recipe_label(cell[0]['recipe'])}"
             fig = gates_figure(cell)
-            fig.axes[0].set_title(f"{TR.TASK_NAMES[task]}, {R.recipe_label(cell[0]['recipe'])}", fontsize=9)
+            fig.axes[0].set_title(label, fontsize=9)
             plt.show()
-            display(Markdown(gates_text(cell)))
+            gate_cells[label] = cell
+if gate_cells:
+    display(TR.gates_table(gate_cells))
+    gate_facts = TR.gates_facts(gate_cells)
+    display(Markdown(fill(
+        "Both starts ran in {n_twins:plural:cell}. "
+        + ("In every one, where a gate ends depends on where it started (some head ends more than "
+           "{apart_threshold} from its twin), so the end point is not a preference of the loss alone."
+           if gate_facts["apart"] else "")
+        + ("In every one the two starts end within {apart_threshold} of each other, head by head, so the end "
+           "point is what training chose." if gate_facts["together"] else "")
+        + ("In some of them the two starts end more than {apart_threshold} apart and in others not, so the end "
+           "point depends on the cell." if gate_facts["mixed"] else ""), gate_facts)))
 
 # %% [markdown]
-# A gate is a single number per head. The output projection that follows it can also scale the
-# term $g\,v$, so a gate near zero means that this parameter did not move; it does not prove that
-# the network as a whole has no use for $-v$. With LayerNorm and isotropic value and output
-# weights, a block using $A - I$ equals a block using $A$ with a different step size; in a trained
-# network the extra $-v$ changes the residual path to $X (I - W_V W_O) + A X W_V W_O$, and the
-# learned weights $W_V W_O$ can partly absorb it. Two gates that start apart and end apart suggest
-# that the loss changes little along $g$ once the rest of the block has adapted to it, rather than
-# a preference for either end.
+# A gate is a single number per head, and the output projection after it can also scale $g\,v$,
+# so a gate near zero does not prove that the network has no use for $-v$: the residual path
+# becomes $X (I - W_V W_O) + A X W_V W_O$, and the learned $W_V W_O$ can partly absorb the $-v$.
+# Two gates that start apart and end apart suggest that the loss changes little along $g$ once the
+# block has adapted, rather than a preference for either end.
 #
 # ## Why would the initialisation decide the sign?
 #
 # In a pre-LN block the attention sub-layer adds $W_O(M_h v)$ to the residual stream $x$, where
 # $v = W_V\,\mathrm{LN}(x)$ per head and $M_h$ is the head's operator. With $M_h = A - I$ the
-# block adds $\mathrm{LN}(x)\,W_V W_O$ mixed by $A$ and subtracts the same map of the token's own
-# state: the $-v$ is a second, learned path from each token to itself, through the product of the
-# value and output weights (written here as the map $W_V W_O$ that the $-v$ applies to
-# $\mathrm{LN}(x)$). How much that path matters depends on three sizes: how large $W_V W_O$ is, how
-# large $v$ is against $A v$ (the term the subtraction competes with), and how large the whole
-# attention update is against the stream. The two initialisations start these at very different
-# places, and training moves them. Every run of the plateau cells (the vision transformer's
-# plateau rule with the decay, the character model's 5,000 iterations), and one rerun per
-# initialisation of the character model's 2,000-iteration recipe, where the sign flip was first
-# seen (seed 0, same code, measured along training: `python -m probdr_lite.experiments sweep
-# --task charlm --variants attention,diffusion --seeds 0 --init gpt2 --out
-# probdr_lite/results/charlm_mechanism.json`, and the same with `--init default`), records them per
-# layer on a fixed probe batch at every evaluation point, together with the gradient norms (module
-# `probdr_lite.experiments.mechanism`):
+# $-v$ is a second, learned path from each token to itself, through $W_V W_O$. How much it matters
+# depends on three sizes, which the two initialisations start at very different places: how large
+# $W_V W_O$ is, how large $v$ is against $A v$, and how large the attention update is against the
+# stream. Every run of the plateau cells (the vision transformer's plateau rule with the decay, the
+# character model's 5,000 iterations), and one rerun per initialisation of the character model's
+# 2,000-iteration recipe, where the sign flip was first seen (seed 0: `python -m
+# probdr_lite.experiments sweep --task charlm --variants attention,diffusion --seeds 0 --init gpt2
+# --out probdr_lite/results/charlm_mechanism.json`, and with `--init default`), records per layer,
+# on a fixed probe batch at every evaluation point (module `probdr_lite.experiments.mechanism`):
 #
 # - $\|\text{update}\| / \|x\|$: the attention update against the stream it is added to;
 # - $\|v\| / \|A v\|$: the subtracted term against the attended one;
@@ -432,10 +453,10 @@ effects = {}  # per case and initialisation: A - I minus attention in the recipe
 for case, cell_rows in mechanism_cells.items():
     task = cell_rows[0]["task"] if cell_rows else None
     keys = {recipe_key(r) for r in cell_rows}
-    effects[case] = {e["recipe"]["init"]: (R.difference_text(e, tables[task].quantity), e["outcome"])
-                     for e in (tables[task].entries if task in tables else [])
-                     if e["arm"] == "diffusion" and any(recipe_key(r) in keys and r["recipe"] == e["recipe"]
-                                                        for r in rows[task])}
+    effects[case_names[case]] = {e["recipe"]["init"]: (R.difference_text(e, tables[task].quantity), e["outcome"])
+                                 for e in (tables[task].entries if task in tables else [])
+                                 if e["arm"] == "diffusion" and any(recipe_key(r) in keys and r["recipe"] == e["recipe"]
+                                                                    for r in rows[task])}
 shown = {}  # the cases with both arms measured
 for case, cell_rows in mechanism_cells.items():
     if {r["variant"] for r in cell_rows} >= {"attention", "diffusion"}:
@@ -443,9 +464,10 @@ for case, cell_rows in mechanism_cells.items():
         fig = TR.mechanism_figure(cell_rows, title=f"{case_names[case]}: the attention blocks along training "
                                                   "(mean over layers; thick: mean over seeds)")
         plt.show()
-        display(Markdown(TR.mechanism_text(cell_rows, effects=effects[case], label=case_names[case])))
     else:
         print(f"{case_names[case]}: no mechanism records of both arms are committed yet.")
+if shown:
+    display(TR.mechanism_table({case_names[case]: c for case, c in shown.items()}, effects=effects))
 
 # %% [markdown]
 # Set side by side, which of these move the same way between the initialisations in both models?
@@ -455,7 +477,7 @@ for case, cell_rows in mechanism_cells.items():
 both_inits = {case: c for case, c in shown.items()
               if len({r["config"]["init"] for r in c if r["variant"] == "diffusion"}) == 2}
 if {c[0]["task"] for c in both_inits.values()} == {"charlm", "vit"}:
-    display(Markdown(TR.mechanism_agreement_text(mechanism_agreement(both_inits), labels=case_names)))
+    display(TR.agreement_table(mechanism_agreement(both_inits), labels=case_names))
 else:
     print("The mechanism records of both initialisations are not committed for both models yet.")
 

@@ -8,21 +8,19 @@ formats them, so every sentence follows from the table it is given.
 
 - :func:`recipe_label`           a recipe's factors in a few words;
 - :func:`recipe_results_table`   one row per (recipe, arm): baseline, paired difference, 95 % interval, p, Holm p;
-- :func:`recipe_figure`          the dot plot of the paired differences with their intervals;
-- :func:`recipe_verdict_text`    the verdict paragraph, per arm, with the count of tests;
-- :func:`pending_text`           which recipe cells of a grid are not run yet, and the command that runs them;
-- :func:`provenance_text`        how the committed rows were made;
-- :func:`nanogpt_text`           our baseline against nanoGPT's published loss, 20 batches against 200;
-- :func:`overview_markdown`      what is committed and what is pending, for the chapter's first results cell;
-- :func:`nanogpt_markdown`       the nanoGPT sentence from the rows and the measured batch spread;
+- :func:`verdict_figure`         the verdict: every model's paired differences, intervals and corrected readings;
+- :func:`verdict_facts`          the facts of a model's verdict paragraph (the sentence is the chapter's);
+- :func:`grids_table`            which recipe cells of each grid are complete or not run, and the command;
+- :func:`provenance_table`       how the committed rows were made, one row per model;
+- :func:`nanogpt_facts`          our baseline against nanoGPT's published loss, 20 batches against 200;
 - :func:`plateau_figure`         plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
-- :func:`plateau_text`           the same runs in words: best epoch, stop and final accuracy per seed;
-- :func:`last_epoch_text`        whether the curves were still improving when training stopped;
+- :func:`plateau_table`          the same runs, seed by seed: best epoch, stop and final accuracy;
+- :func:`last_epoch_facts`       whether the curves were still improving when training stopped;
 - :func:`readings_table`         the same runs read where the plateau rule fired, at the best checkpoint, at the end;
-- :func:`readings_text`          what the reading changes (the sign, whether the interval excludes 0);
-- :func:`baseline_text`          the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
-- :func:`scale_text`             the scale the verdicts hold for (models, data, budgets), read from the rows;
-- :func:`closing_note`           per recipe, the baseline and the A − I difference with its interval; CPU hours.
+- :func:`readings_facts`         what the reading changes (the sign, whether the interval excludes 0);
+- :func:`baseline_facts`         the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
+- :func:`scale_table`            the scale the verdicts hold for (models, data, budgets), read from the rows;
+- :func:`compute_facts`          the number of committed runs and their CPU hours.
 """
 
 from __future__ import annotations
@@ -35,16 +33,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_scalar
-from probdr_lite.experiments.stats import OUTCOMES, ArmVerdict, RecipeTable
+from probdr_lite.experiments.stats import ArmVerdict, RecipeTable
 from probdr_lite.plotting import Table, describe
 
 from .prose import listing, pct, plural, pvalue, signed
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
-__all__ = ["recipe_label", "recipe_results_table", "recipe_figure", "recipe_verdict_text", "pending_text",
-           "provenance_text", "nanogpt_text", "overview_markdown", "nanogpt_markdown", "plateau_figure",
-           "plateau_text",
-           "last_epoch_text", "readings_table", "readings_text", "baseline_text", "scale_text", "difference_text", "closing_note"]
+__all__ = ["recipe_label", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",
+           "provenance_table", "nanogpt_facts", "plateau_figure",
+           "plateau_table",
+           "last_epoch_facts", "readings_table", "readings_facts", "baseline_facts", "scale_table", "difference_text", "compute_facts"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
                 "patience": "plateau rule", "decay_epochs": "decay after the plateau", "max_iters": "iterations"}
@@ -105,233 +103,175 @@ def recipe_results_table(table: RecipeTable) -> Table:
     return Table(header, body, caption=caption)
 
 
-def recipe_figure(table: RecipeTable, title: str | None = None):
-    """Dot plot: one row per (recipe, arm), the mean paired difference and its interval; 0 is "no difference".
+OUTCOME_MARKS = {"helps": ("o", True), "hurts": ("X", True), "cannot tell": ("o", False)}
 
-    Rows are grouped by recipe, each group headed by the recipe's label; the dot
-    is filled when the Holm-adjusted test is below alpha. Returns the Figure; its
-    axes' k-th errorbar container belongs to the k-th entry of ``table.entries``.
+
+def verdict_figure(tables):
+    """The chapter's verdict in one figure: one panel per model, one row per (recipe, arm) of its table.
+
+    ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable` (one Holm family, as
+    :func:`~probdr_lite.experiments.stats.joint_holm` makes it). Each row shows the mean paired difference (arm −
+    attention) with its interval, coloured by arm, filled when the Holm-adjusted test says "helps" (a dot) or
+    "hurts" (a cross), hollow for "cannot tell"; the reading is written at the row's right. Rows are grouped by
+    recipe under the recipe's label. The k-th errorbar container of a panel belongs to the k-th tested entry of its
+    table (entries without a test are not drawn).
     """
-    table = _check_table(table)
-    if not table.entries:
-        raise ValueError("table must hold at least one (recipe, arm) entry")
-    q = table.quantity
-    k, unit = _difference_units(q)
-    groups = list(dict.fromkeys(recipe_label(e["recipe"]) for e in table.entries))
-    n_rows = len(table.entries) + len(groups)
-    fig, ax = plt.subplots(figsize=(7.0, 0.3 * n_rows + 1.3))
-    y, ticks, labels, previous = n_rows - 1, [], [], None
-    for e in table.entries:
-        recipe = recipe_label(e["recipe"])
-        if recipe != previous:  # a header row for the recipe
-            ax.text(0.01, y, recipe, transform=ax.get_yaxis_transform(), fontsize=8, va="center",
-                    fontweight="bold")
-            ax.axhline(y + 0.5, color="0.85", lw=0.8)
+    if not isinstance(tables, dict) or not tables:
+        raise ValueError("tables must map tasks to RecipeTables (one Holm family)")
+    tables = {task: _check_table(t) for task, t in tables.items()}
+    tested = {task: [e for e in t.entries if e["outcome"] is not None] for task, t in tables.items()}
+    if not any(tested.values()):
+        raise ValueError("tables must hold at least one tested (recipe, arm) entry")
+    sizes = {task: len(es) + len({recipe_label(e["recipe"]) for e in es}) for task, es in tested.items()}
+    fig, axes = plt.subplots(len(tables), 1, squeeze=False,
+                             figsize=(7.5, 0.28 * sum(sizes.values()) + 1.4 * len(tables)),
+                             gridspec_kw={"height_ratios": [max(n, 1) + 2 for n in sizes.values()]})
+    for ax, (task, table) in zip(axes[:, 0], tables.items()):
+        q = table.quantity
+        k, unit = _difference_units(q)
+        n_rows = sizes[task]
+        y, ticks, labels, previous = n_rows - 1, [], [], None
+        for e in tested[task]:
+            recipe = recipe_label(e["recipe"])
+            if recipe != previous:  # a header row for the recipe
+                ax.text(0.01, y, recipe, transform=ax.get_yaxis_transform(), fontsize=8, va="center",
+                        fontweight="bold")
+                ax.axhline(y + 0.5, color="0.85", lw=0.8)
+                y -= 1
+                previous = recipe
+            style = ARM_STYLE[e["arm"]]
+            x, lo, hi = k * e["mean_diff"], k * e["ci_low"], k * e["ci_high"]
+            err = None if math.isnan(lo) else [[x - lo], [hi - x]]
+            marker, filled = OUTCOME_MARKS[e["outcome"]]
+            ax.errorbar([x], [y], xerr=err, fmt=marker, color=style["colour"], ms=6, capsize=2,
+                        mfc=style["colour"] if filled else "white")
+            ax.text(1.01, y, e["outcome"], transform=ax.get_yaxis_transform(), fontsize=8, va="center",
+                    fontweight="bold" if filled else "normal")
+            ticks.append(y)
+            labels.append(style["text"])
             y -= 1
-            previous = recipe
-        style = ARM_STYLE[e["arm"]]
-        x, lo, hi = k * e["mean_diff"], k * e["ci_low"], k * e["ci_high"]
-        err = None if math.isnan(lo) else [[x - lo], [hi - x]]
-        filled = e["outcome"] in ("helps", "hurts")
-        ax.errorbar([x], [y], xerr=err, fmt="o", color=style["colour"], ms=5, capsize=2,
-                    mfc=style["colour"] if filled else "white")
-        ticks.append(y)
-        labels.append(style["text"])
-        y -= 1
-    ax.axvline(0.0, color="0.3", ls="--", lw=1)
-    ax.set_yticks(ticks)
-    ax.set_yticklabels(labels, fontsize=8)
-    ax.set_ylim(-0.7, n_rows - 0.3)
-    better = "left" if not q.endswith("acc") else "right"
-    in_unit = f" ({unit.strip()})" if unit else ""
-    ax.set_xlabel(f"{QUANTITY_LABELS[q]}, arm − attention{in_unit}; better: {better} of 0", fontsize=9)
-    ax.set_title(title or f"{TASK_NAMES[table.task]}: paired difference and {100 * (1 - table.alpha):g} % interval\n"
-                          f"(filled: Holm-adjusted p < {table.alpha:g} over {table.n_tests} tests)", fontsize=9)
-    ax.grid(alpha=0.3, axis="x")
+        ax.axvline(0.0, color="0.3", ls="--", lw=1)
+        ax.set_yticks(ticks)
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.set_ylim(-0.7, n_rows - 0.3)
+        better = "left" if not q.endswith("acc") else "right"
+        in_unit = f" ({unit.strip()})" if unit else ""
+        ax.set_xlabel(f"{QUANTITY_LABELS[q]}, arm − attention{in_unit}; better: {better} of 0", fontsize=9)
+        ax.set_title(f"{TASK_NAMES[task]}: paired difference, {100 * (1 - table.alpha):g} % interval, "
+                     f"Holm reading over {table.n_tests} tests", fontsize=9)
+        ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()
-    return describe(fig, "One row per recipe and arm: the mean paired difference from attention with its "
-                    "interval, filled where the adjusted test is significant, against a line at no difference.")
+    return describe(fig, "One panel per model and one row per recipe and arm: the mean paired difference from "
+                    "attention with its interval, marked helps, hurts or cannot tell by the corrected test, against "
+                    "a line at no difference.")
 
 
-def _recipes_words(recipes):
-    return "; ".join(recipe_label(r) for r in recipes)
+def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dict:
+    """The facts of one model's verdict paragraph, from ``table`` and
+    :func:`~probdr_lite.experiments.stats.recipe_verdict`; the sentence is the chapter's.
 
-
-def recipe_verdict_text(table: RecipeTable, verdicts: dict, expected_arms=None) -> str:
-    """The verdict, one paragraph (Markdown bullet) per arm, written from ``table`` and :func:`recipe_verdict`.
-
-    Says where the arm helps, hurts or cannot be told apart from attention after
-    Holm's correction over the table's tests (their number is stated), which
-    recipe factor decides the sign when the sign depends on the recipe, and, for
-    an arm whose unadjusted p is below alpha but whose adjusted p is not, that the
-    nominal result does not survive the correction. Arms of ``expected_arms`` with no
-    committed runs are named as not run yet.
+    ``model``, ``quantity``; ``n_own`` tests of this table in a family of ``n_tests`` (``joint``: the family holds
+    the other model's tests too), at level ``alpha``, over ``n_recipes`` tested recipes (``one_recipe``). Lists of
+    arms (as maths), each with its count of recipes: ``helps`` and ``hurts`` (where the corrected test says so),
+    ``depends`` (the sign depends on the recipe, with the factor that separates the recipes, or none),
+    ``never_told`` (cannot be told from attention in any tested recipe), ``mixed_means`` (no surviving test
+    confirms a sign change, but the means point both ways: how many each way, and the factor that separates them);
+    ``n_nominal`` tests whose unadjusted p is below ``alpha`` and whose Holm p is not; ``not_run`` (arms of
+    ``expected_arms`` without runs); ``n_pending`` (recipe, arm) cells without two paired seeds. Each list has a
+    boolean ``any_*``.
     """
     table = _check_table(table)
     if not isinstance(verdicts, dict) or not all(isinstance(v, ArmVerdict) for v in verdicts.values()):
         raise ValueError("verdicts must be the dict returned by probdr_lite.experiments.stats.recipe_verdict()")
-    name = TASK_NAMES[table.task]
-    n_recipes = len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None})
     own = table.extra.get("tests_in_table", table.n_tests)
-    family = (f"Holm-corrected at {table.alpha:g} over these {table.n_tests}" if own == table.n_tests else
-              f"Holm-corrected at {table.alpha:g} together with the other model's tests, {table.n_tests} in all")
-    lines = [f"{name.capitalize()}: {own} paired tests ({QUANTITY_LABELS[table.quantity]}, every "
-             f"(recipe, arm) against attention over {plural(n_recipes, 'recipe')}), "
-             f"{family}."
-             + (" With one recipe tested, the data cannot say whether the recipe decides any arm's sign."
-                if n_recipes == 1 else "")]
+    f = {"model": TASK_NAMES[table.task], "quantity": QUANTITY_LABELS[table.quantity], "n_own": own,
+         "n_tests": table.n_tests, "joint": own != table.n_tests, "alpha": table.alpha,
+         "n_recipes": len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None}),
+         "helps": [], "hurts": [], "depends": [], "never_told": [], "mixed_means": []}
+    f["one_recipe"] = f["n_recipes"] == 1
     for arm, v in verdicts.items():
         op = ARM_STYLE[arm]["tex"]
-        es = [e for e in table.entries if e["arm"] == arm and e["outcome"] is not None]
-        if not es:
-            lines.append(f"- **{op}**: no recipe has two or more paired seeds yet.")
+        tested = len(v.helps) + len(v.hurts) + len(v.cannot_tell)
+        if not tested:
             continue
-        counts = {o: len(getattr(v, o.replace(" ", "_"))) for o in OUTCOMES}
-        tested = sum(counts.values())
+        if v.helps:
+            f["helps"].append(f"{op} ({len(v.helps)} of {tested})")
+        if v.hurts:
+            f["hurts"].append(f"{op} ({len(v.hurts)} of {tested})")
         if v.sign_depends_on_recipe:
-            head = f"**{op}: the sign depends on the recipe.** It helps in {_recipes_words(v.helps)} and hurts in " \
-                   f"{_recipes_words(v.hurts)}."
-            if v.deciding_factors:
-                head += " The factor that separates them: " + ", ".join(FACTOR_WORDS[f] for f in v.deciding_factors) + "."
-            else:
-                head += " No single recipe factor separates the two groups."
-        elif tested == 1:
-            outcome = {"hurts": "hurts", "helps": "helps", "cannot tell": "cannot be told from attention"}[
-                next(o for o in OUTCOMES if counts[o])]
-            head = f"**{op} {outcome} in the one recipe tested so far** ({recipe_label(es[0]['recipe'])})."
-        elif counts["hurts"] == tested:
-            head = f"**{op} hurts in every tested recipe** ({tested} of {tested})."
-        elif counts["helps"] == tested:
-            head = f"**{op} helps in every tested recipe** ({tested} of {tested})."
-        elif counts["cannot tell"] == tested:
-            head = f"**{op}: the data cannot tell it from attention in any tested recipe** ({tested})."
-        else:
-            parts = [f"{o} in {counts[o]}" for o in OUTCOMES if counts[o]]
-            head = f"**{op}: {', '.join(parts)} of {tested} tested recipes.**"
-            if v.hurts:
-                head += f" Hurts: {_recipes_words(v.hurts)}."
-            if v.helps:
-                head += f" Helps: {_recipes_words(v.helps)}."
-        if tested == 1 and n_recipes > 1:
-            head += " With one recipe tested, the data cannot say whether the recipe decides its sign."
-        elif tested > 1 and not v.sign_depends_on_recipe:
-            signs = v.mean_signs
-            if signs["better"] and signs["worse"]:
-                factor = (" Among the mean differences, " + ", ".join(FACTOR_WORDS[f] for f in v.mean_sign_factors)
-                          + " separates better from worse." if v.mean_sign_factors else "")
-                head += (f" Its mean difference is better than attention's in {signs['better']} and worse in "
-                         f"{signs['worse']} of {tested} recipes; that the sign changes with the recipe is not "
-                         f"confirmed by any test that survives the correction.{factor}")
-            else:
-                direction = "better" if signs["better"] else "worse"
-                head += f" Its mean difference is {direction} than attention's in all {tested}."
-        nominal = [e for e in es if e["t_pvalue"] < table.alpha and e["holm_pvalue"] >= table.alpha]
-        for e in nominal:
-            where = "Its" if tested == 1 else f"In {recipe_label(e['recipe'])} its"
-            head += (f" {where} unadjusted p = {pvalue(e['t_pvalue'])} "
-                     f"({quantity_difference(e['mean_diff'], table.quantity)}) would read as "
-                     f"{'helps' if e['n_better'] > e['n_worse'] else 'hurts'}, but it is one of "
-                     f"{table.n_tests} tests: Holm's adjusted p = {pvalue(e['holm_pvalue'])}, so it is not a finding.")
-        helped = [e for e in es if e["outcome"] == "helps"]
-        if helped and table.n_tests > 1:
-            head += (f" (Its \"helps\" survives Holm's correction over {table.n_tests} tests: adjusted p = "
-                     + ", ".join(pvalue(e["holm_pvalue"]) for e in helped) + ".)")
-        if v.pending:
-            head += f" Pending: {_recipes_words(v.pending)}."
-        lines.append("- " + head)
-    for arm in expected_arms or ():
-        if arm not in verdicts and arm != table.baseline:
-            lines.append(f"- **{ARM_STYLE[arm]['tex']}**: not run yet, so there is no verdict.")
-    return "\n".join(lines)
+            f["depends"].append(f"{op} ({', '.join(FACTOR_WORDS[x] for x in v.deciding_factors) or 'no single factor'})")
+        if len(v.cannot_tell) == tested:
+            f["never_told"].append(f"{op} ({tested})")
+        signs = v.mean_signs
+        if tested > 1 and not v.sign_depends_on_recipe and signs["better"] and signs["worse"]:
+            factor = ", ".join(FACTOR_WORDS[x] for x in v.mean_sign_factors) or "no single factor"
+            f["mixed_means"].append(f"{op} ({signs['better']} better, {signs['worse']} worse; {factor})")
+    f["n_nominal"] = sum(1 for e in table.entries if e["outcome"] is not None
+                         and e["t_pvalue"] < table.alpha and e["holm_pvalue"] >= table.alpha)
+    f["not_run"] = [ARM_STYLE[a]["tex"] for a in expected_arms or () if a not in verdicts and a != table.baseline]
+    f["n_pending"] = sum(1 for e in table.entries if e["outcome"] is None)
+    for key in ("helps", "hurts", "depends", "never_told", "mixed_means", "not_run"):
+        f["any_" + key] = bool(f[key])
+    f["any_nominal"], f["any_pending"] = f["n_nominal"] > 0, f["n_pending"] > 0
+    return f
 
 
-def pending_text(status: list, grid_name: str, task: str) -> str:
-    """Which recipe cells of a grid are complete, partial or not run, and the command that fills them in."""
-    if not isinstance(status, list):
-        raise ValueError("status must be the list returned by probdr_lite.experiments.sweep.grid_status()")
-    complete = [s for s in status if s["complete"]]
-    partial = [s for s in status if 0 < s["n_done"] < s["n_runs"]]
-    empty = [s for s in status if s["n_done"] == 0]
-    name = TASK_NAMES[task]
-    text = (f"**{name.capitalize()}, grid `{grid_name}`:** {len(complete)} of {len(status)} recipe cells "
-            f"complete")
-    if complete:
-        text += " (" + "; ".join(recipe_label(s["recipe"]) for s in complete) + ")"
-    text += "."
-    for s in partial:
-        missing = [f"{ARM_STYLE[a]['tex']} ({plural(len(seeds), 'seed')})" for a, seeds in s["seeds_done"].items()
-                   if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
-        text += f" Partial: {recipe_label(s['recipe'])}, {s['n_done']} of {s['n_runs']} runs; short: {', '.join(missing)}."
-    if empty:
-        text += f" Pending (not run yet): {plural(len(empty), 'recipe cell')}, " + "; ".join(
-            recipe_label(s["recipe"]) for s in empty) + "."
-    if partial or empty:
-        text += (f" They run with `python -m probdr_lite.experiments grid {grid_name} --threads 1` "
-                 f"(resumable; `--estimate` prints the CPU hours first).")
-    return text
+GRIDS_HEADER = ["model", "grid", "recipe cells complete", "partial (runs done; arms short of seeds)",
+                "not run yet", "command for what is missing"]
 
 
-def provenance_text(info: dict) -> str:
-    """How the rows summarised by :func:`probdr_lite.experiments.files.rows_provenance` were made."""
-    if not isinstance(info, dict) or "n_rows" not in info:
-        raise ValueError("info must be the dict returned by probdr_lite.experiments.files.rows_provenance()")
-    commits = ", ".join(c[:10] for c in info["git_commits"])
-    seeds = "; ".join(f"{ARM_STYLE[a]['tex']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items())
-    return (f"{info['n_rows']} runs of the {TASK_NAMES[info['task']]} in {plural(len(info['recipes']), 'recipe')}; "
-            f"seeds per arm {seeds}; "
-            f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}; "
-            f"git commit{'s' if len(info['git_commits']) != 1 else ''} {commits}; from {info['first_timestamp']} "
-            f"to {info['last_timestamp']}; {info['train_hours']:.1f} CPU hours in training steps, "
-            f"{info['wall_hours']:.1f} in all.")
-
-
-def nanogpt_text(gap: dict, n_seeds: int, published: float = 1.88) -> str:
-    """Our baseline against nanoGPT's published loss, worded from :func:`~probdr_lite.experiments.stats.nanogpt_gap`."""
-    if not isinstance(gap, dict) or "sd_one_run" not in gap:
-        raise ValueError("gap must be the dict returned by probdr_lite.experiments.stats.nanogpt_gap()")
-    text = (f"Our attention arm ends {signed(gap['gap'])} nats from nanoGPT's published {published:.2f}, "
-            f"{gap['gap_in_seed_sd']:.1f} times our seed-to-seed sd ({gap['seed_sd']:.4f}, {n_seeds} seeds). "
-            f"But the two numbers are not measured alike: nanoGPT's comes from one seed and "
-            f"{gap['their_eval_iters']} validation batches, ours are means over {gap['our_eval_iters']} batches. "
-            f"One batch's loss has sd {gap['batch_sd']:.3f} (measured), so a {gap['their_eval_iters']}-batch "
-            f"estimate has sd {gap['their_batch_sd']:.4f} against {gap['our_batch_sd']:.4f} for ours, and one "
-            f"nanoGPT-style number scatters by sd {gap['sd_one_run']:.4f} around the recipe's mean. ")
-    if gap["within"]:
-        text += (f"After the rounding to two decimals the gap is {gap['z']:.1f} such standard deviations "
-                 f"(our mean's own uncertainty included): within what one run evaluated on "
-                 f"{gap['their_eval_iters']} batches can produce.")
-    else:
-        text += (f"After the rounding to two decimals the gap is still {gap['z']:.1f} such standard deviations "
-                 f"(our mean's own uncertainty included), more than one run evaluated on "
-                 f"{gap['their_eval_iters']} batches plausibly produces: a real difference between the two "
-                 f"implementations or setups, not noise.")
-    return text
-
-
-def overview_markdown(directory=None, grids=None) -> str:
-    """What is committed, how it was made, and which recipe cells of each grid are still pending (Markdown).
+def grids_table(directory=None, grids=None) -> Table:
+    """Which recipe cells of each grid are complete, partial or not run, and the command that fills them in.
 
     ``grids`` maps a task to the name of a grid or a list of names (default: the full factorial of each task).
     """
-    from probdr_lite.experiments.files import rows_provenance, task_rows
     from probdr_lite.experiments.sweep import get_grid, grid_status
 
     grids = {"charlm": "charlm", "vit": "vit"} if grids is None else grids
-    parts = []
+    body = []
     for task, grid_names in grids.items():
-        rows = task_rows(task, directory)
-        name = TASK_NAMES[task].capitalize()
-        if rows:
-            parts.append(f"**{name}.** " + provenance_text(rows_provenance(rows)))
-        else:
-            parts.append(f"**{name}.** No results are committed yet; nothing is estimated in their place.")
         for grid_name in [grid_names] if isinstance(grid_names, str) else grid_names:
-            parts.append(pending_text(grid_status(get_grid(grid_name), directory), grid_name, task))
-    return "\n\n".join(parts)
+            status = grid_status(get_grid(grid_name), directory)
+            complete = [s for s in status if s["complete"]]
+            partial = [s for s in status if 0 < s["n_done"] < s["n_runs"]]
+            empty = [s for s in status if s["n_done"] == 0]
+            short = []
+            for s in partial:
+                missing = [f"{ARM_STYLE[a]['tex']} ({plural(len(seeds), 'seed')})"
+                           for a, seeds in s["seeds_done"].items()
+                           if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
+                short.append(f"{recipe_label(s['recipe'])}: {s['n_done']} of {s['n_runs']} runs; {', '.join(missing)}")
+            body.append([TASK_NAMES[task], grid_name, f"{len(complete)} of {len(status)}",
+                         "; ".join(short) or "none", "; ".join(recipe_label(s["recipe"]) for s in empty) or "none",
+                         f"python -m probdr_lite.experiments grid {grid_name} --threads 1" if partial or empty
+                         else "—"])
+    return Table(GRIDS_HEADER, body, caption="The grids run for this chapter; a command is resumable, and "
+                                             "--estimate prints its CPU hours first.")
 
 
-def nanogpt_markdown(charlm_rows, spread, published: float = 1.88) -> str:
-    """The nanoGPT comparison for the base recipe's attention arm, from the rows and the measured batch spread."""
+PROVENANCE_HEADER = ["model", "runs", "recipes", "seeds per arm", "torch, device", "git commits", "from", "to",
+                     "CPU hours: training steps", "CPU hours: in all"]
+
+
+def provenance_table(infos: list) -> Table:
+    """How the rows summarised by :func:`probdr_lite.experiments.files.rows_provenance` were made, one row per task."""
+    body = []
+    for info in infos:
+        if not isinstance(info, dict) or "n_rows" not in info:
+            raise ValueError("infos must hold dicts returned by probdr_lite.experiments.files.rows_provenance()")
+        body.append([TASK_NAMES[info["task"]], str(info["n_rows"]), str(len(info["recipes"])),
+                     "; ".join(f"{ARM_STYLE[a]['tex']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items()),
+                     f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}",
+                     ", ".join(c[:10] for c in info["git_commits"]), info["first_timestamp"], info["last_timestamp"],
+                     f"{info['train_hours']:.1f}", f"{info['wall_hours']:.1f}"])
+    return Table(PROVENANCE_HEADER, body, caption="What the committed results files hold, read from their rows.")
+
+
+def nanogpt_facts(charlm_rows, spread, published: float = 1.88) -> dict:
+    """The facts of the nanoGPT comparison for the base recipe's attention arm, from the rows and the measured batch
+    spread: ``gap`` (our mean minus ``published``), ``gap_in_seed_sd``, ``n_seeds``; ``judged`` (the spread is
+    committed) and then :func:`~probdr_lite.experiments.stats.nanogpt_gap`'s numbers, its ``within`` (the gap is
+    within what one nanoGPT-style run produces), and the spread's ``n_batches`` and ``spread_seed``."""
     from probdr_lite.experiments.stats import nanogpt_gap
 
     base = [r for r in charlm_rows if r["variant"] == "attention"]
@@ -339,18 +279,14 @@ def nanogpt_markdown(charlm_rows, spread, published: float = 1.88) -> str:
         raise ValueError("charlm_rows must hold the attention arm of exactly one recipe")
     vals = [r["final_val_loss"] for r in base]
     mean, sd = float(sum(vals) / len(vals)), float(statistics.stdev(vals)) if len(vals) > 1 else float("nan")
+    facts = {"gap": mean - published, "gap_in_seed_sd": (mean - published) / sd, "seed_sd": sd,
+             "n_seeds": len(vals), "published": published, "judged": spread is not None}
     if spread is None:
-        gap = mean - published
-        return (f"Our attention arm ends {signed(gap)} nats from nanoGPT's published {published:.2f} "
-                f"({gap / sd:.1f} seed sd over {len(vals)} seeds). Whether that is noise depends on how much a "
-                f"20-batch estimate (nanoGPT's) scatters, and that measurement "
-                f"(`python -m probdr_lite.experiments eval-spread`) is not committed yet, so this page does not "
-                f"judge the gap.")
-    g = nanogpt_gap(mean, sd, len(vals), spread["batch_sd"],
-                    our_eval_iters=base[0]["config"]["eval_iters"], published=published)
-    return nanogpt_text(g, len(vals), published) + (
-        f" (Batch spread measured on {spread['n_batches']:,} validation batches of a trained seed-{spread['seed']} "
-        f"model.)")
+        return facts
+    g = nanogpt_gap(mean, sd, len(vals), spread["batch_sd"], our_eval_iters=base[0]["config"]["eval_iters"],
+                    published=published)
+    return {**facts, **g, "within": bool(g["within"]), "n_batches": spread["n_batches"],
+            "spread_seed": spread["seed"]}
 
 
 def _plateau_rows(rows) -> list:
@@ -433,51 +369,58 @@ def _lr_share_at_end(row):
     return config.lr_at(int(steps) - 1, int(per_epoch) * config.epochs) / config.lr
 
 
-def plateau_text(rows) -> str:
-    """One sentence per plateau-rule run of one arm (best epoch, where the rule fired, its end, accuracies), then
-    the mean accuracies over the seeds: at the stop, at the best checkpoint and at the end."""
-    rows = _plateau_rows(rows)
-    parts = []
-    for row in rows:
-        curve = row["curve"]
-        best = min(range(len(curve)), key=lambda i: curve[i][2])
-        fired = row.get("plateau_index")
-        text = f"seed {row['seed']}: lowest validation loss {curve[best][2]:.3f} after epoch {best}, "
-        if fired is not None and fired < len(curve) - 1:
-            text += (f"the rule fired after epoch {fired} (accuracy {100 * curve[fired][3]:.2f} %), the learning "
-                     f"rate decayed until epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %")
-        else:
-            text += f"stopped after epoch {row['epochs_run']}, final accuracy {100 * row['final_val_acc']:.2f} %"
-            share = _lr_share_at_end(row)
-            if share is not None:
-                text += f", with the learning rate still at {100 * share:.0f} % of its peak"
-        parts.append(text)
-    accs = [100 * r["final_val_acc"] for r in rows]
-    text = f"{ARM_STYLE[rows[0]['variant']]['tex']} with the plateau rule: " + "; ".join(parts) + "."
-    if len(rows) > 1:
-        text += (f" Final accuracy {statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f}, "
-                 f"{len(rows)} seeds).")
-        decayed = [r for r in rows if r.get("plateau_index") is not None and r["plateau_index"] < len(r["curve"]) - 1]
-        if decayed:
-            stop = statistics.mean(100 * r["plateau_val_acc"] for r in decayed)
-            ckpt = statistics.mean(100 * r["checkpoint_val_acc"] for r in decayed)
-            end = statistics.mean(100 * r["final_val_acc"] for r in decayed)
-            text += (f" Over the {plural(len(decayed), 'seed')} that decayed: {stop:.2f} % where the rule fired, "
-                     f"{ckpt:.2f} % at the best checkpoint, {end:.2f} % at the end.")
-    return text
+PLATEAU_HEADER = ["cell", "seed", "lowest validation loss (epoch)", "rule fired after epoch (accuracy)",
+                  "last epoch", "learning rate at the end, of its peak", "final accuracy"]
 
 
-def last_epoch_text(changes: dict, metric: str = "val_acc") -> str:
-    """One sentence from :func:`~probdr_lite.experiments.stats.last_epoch_change`: still improving or not."""
+def plateau_table(cells: dict) -> Table:
+    """The plateau-rule runs of one arm per cell, one row per seed: the lowest validation loss and its epoch, where
+    the rule fired (with the accuracy there) when a decay followed, the last epoch, the learning rate left at the
+    end of a run stopped without the decay, and the final accuracy; then per cell the mean final accuracy (sd) and,
+    over the seeds that decayed, the mean accuracy where the rule fired, at the best checkpoint and at the end.
+    ``cells`` maps a cell's label to its rows (one arm)."""
+    if not isinstance(cells, dict) or not cells:
+        raise ValueError("cells must map a cell's label to its plateau-rule rows")
+    body = []
+    for label, rows in cells.items():
+        rows = _plateau_rows(rows)
+        for row in rows:
+            curve = row["curve"]
+            best = min(range(len(curve)), key=lambda i: curve[i][2])
+            fired = row.get("plateau_index")
+            decayed = fired is not None and fired < len(curve) - 1
+            share = None if decayed else _lr_share_at_end(row)
+            body.append([label, str(row["seed"]), f"{curve[best][2]:.3f} ({best})",
+                         f"{fired} ({100 * curve[fired][3]:.2f} %)" if decayed else "—", str(row["epochs_run"]),
+                         "—" if share is None else f"{100 * share:.0f} %", f"{100 * row['final_val_acc']:.2f} %"])
+        if len(rows) > 1:
+            accs = [100 * r["final_val_acc"] for r in rows]
+            decayed = [r for r in rows if r.get("plateau_index") is not None
+                       and r["plateau_index"] < len(r["curve"]) - 1]
+            fired = "—"
+            if decayed:
+                stop = statistics.mean(100 * r["plateau_val_acc"] for r in decayed)
+                ckpt = statistics.mean(100 * r["checkpoint_val_acc"] for r in decayed)
+                end = statistics.mean(100 * r["final_val_acc"] for r in decayed)
+                fired = (f"mean over {plural(len(decayed), 'seed')}: {stop:.2f} % where it fired, {ckpt:.2f} % at "
+                         f"the best checkpoint, {end:.2f} % at the end")
+            body.append([label, f"{len(rows)} seeds", "", fired, "", "",
+                         f"{statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f})"])
+    arm = ARM_STYLE[next(iter(cells.values()))[0]["variant"]]["tex"]
+    return Table(PLATEAU_HEADER, body, caption=f"{arm} with the plateau rule, seed by seed; epochs count from 0.")
+
+
+def last_epoch_facts(changes: dict, metric: str = "val_acc") -> dict:
+    """From :func:`~probdr_lite.experiments.stats.last_epoch_change`: ``unit``, ``changes`` (each arm with its
+    change over the last epoch), ``n_improving`` of ``n_arms`` arms still improving (accuracy up, loss down) and
+    ``all_improving``."""
     if not changes:
         raise ValueError("changes must name at least one arm")
-    unit = "points" if metric == "val_acc" else "nats"
     k = 100.0 if metric == "val_acc" else 1.0
-    parts = [f"{ARM_STYLE[v]['tex']} {signed(k * c, 2)}" for v, c in changes.items()]
     better = [v for v, c in changes.items() if (c > 0 if metric == "val_acc" else c < 0)]
-    verdict = ("every arm was still improving when training stopped" if len(better) == len(changes) else
-               f"{len(better)} of {len(changes)} arms were still improving when training stopped")
-    return f"Change over the last epoch ({unit}): {', '.join(parts)}; {verdict}."
+    return {"unit": "points" if metric == "val_acc" else "nats",
+            "changes": [f"{ARM_STYLE[v]['tex']} {signed(k * c, 2)}" for v, c in changes.items()],
+            "n_improving": len(better), "n_arms": len(changes), "all_improving": len(better) == len(changes)}
 
 
 def difference_text(entry: dict, quantity: str) -> str:
@@ -525,19 +468,16 @@ def readings_table(tables: dict) -> Table:
                                        "the decay; paired by seed, arm minus attention")
 
 
-def readings_text(tables: dict) -> str:
-    """What reading the runs elsewhere than at their end changes: attention's gain from the decay, and for every
-    arm whether the sign of its mean difference, or whether its interval excludes 0, depends on the reading."""
+def readings_facts(tables: dict) -> list:
+    """What reading the runs elsewhere than at their end changes, one dict per recipe: ``recipe``; ``flips``, the
+    arms whose mean paired difference changes sign between the readings (``any_flips``); ``excl``, the arms for
+    which whether the 95 % interval excludes 0 depends on the reading, each with the readings where it does
+    (``any_excl``); ``n_readings``. Attention's value at each reading is :func:`readings_table`'s."""
     tables = _reading_tables(tables)
     first = next(iter(tables.values()))
-    q = first.quantity
-    parts = []
+    out = []
     for recipe_json in dict.fromkeys(json.dumps(e["recipe"], sort_keys=True) for e in first.entries):
         idx = [i for i, e in enumerate(first.entries) if json.dumps(e["recipe"], sort_keys=True) == recipe_json]
-        recipe = first.entries[idx[0]]["recipe"]
-        bases = {k: t.entries[idx[0]]["baseline_mean"] for k, t in tables.items()}
-        text = f"In {recipe_label(recipe)}, attention reaches " + ", ".join(
-            f"{quantity_level(v, q)} {READING_WORDS[k]}" for k, v in bases.items()) + "."
         flips, excl = [], []
         for i in idx:
             arm = first.entries[i]["arm"]
@@ -548,113 +488,84 @@ def readings_text(tables: dict) -> str:
             if len(set(clear.values())) > 1:
                 excl.append(f"{ARM_STYLE[arm]['tex']} (excludes 0 " + ", ".join(
                     READING_WORDS[k] for k, c in clear.items() if c) + ")")
-        n = len(idx)
-        if flips:
-            text += f" The sign of the mean paired difference depends on the reading for {listing(flips)}."
-        else:
-            text += f" The sign of the mean paired difference is the same at all {len(tables)} readings for all {n} arms."
-        if excl:
-            text += f" Whether the 95 % interval excludes 0 depends on the reading for {listing(excl)}."
-        else:
-            text += " Whether the 95 % interval excludes 0 does not depend on the reading for any arm."
-        parts.append(text)
-    return " ".join(parts) + " The verdicts use the reading at the end, after the decay."
+        out.append({"recipe": recipe_label(first.entries[idx[0]]["recipe"]), "flips": flips, "excl": excl,
+                    "any_flips": bool(flips), "any_excl": bool(excl), "n_readings": len(tables)})
+    return out
 
 
-def baseline_text(table: RecipeTable, target: float = 0.96, arm: str = "diffusion") -> str:
-    """The best attention baseline of a ViT table, which recipes reach ``target`` accuracy, and ``arm`` there."""
+def baseline_facts(table: RecipeTable, target: float = 0.96, arm: str = "diffusion") -> dict:
+    """The facts of the sentence on the vision baseline: the best attention baseline (``best_acc`` and ``best_sd``
+    in %, ``best_n`` seeds, ``best_recipe``), the ``target`` accuracy (in %), and ``reach``: each recipe whose
+    attention mean reaches it, with ``arm``'s reading there (``any_reach``)."""
     table = _check_table(table)
     if not table.quantity.endswith("acc"):
         raise ValueError(f"table must be of an accuracy (a ViT table); got quantity {table.quantity!r}")
     target = check_scalar(target, "target", low=0, high=1)
     cells = [b for b in table.baselines if b["n"]]
     best = max(cells, key=lambda b: b["mean"])
-    text = (f"The best attention baseline of the vision transformer is {100 * best['mean']:.2f} % "
-            f"(sd {100 * best['sd']:.2f}, {plural(best['n'], 'seed')}; {recipe_label(best['recipe'])}).")
-    reach = [b for b in cells if b["mean"] >= target]
-    if not reach:
-        return text + f" No recipe run here reaches {100 * target:g} %."
-    text += f" {plural(len(reach), 'recipe')} reach{'es' if len(reach) == 1 else ''} {100 * target:g} %"
-    lines = []
-    for b in reach:
+    reach = []
+    for b in (b for b in cells if b["mean"] >= target):
         e = next((e for e in table.entries if e["recipe"] == b["recipe"] and e["arm"] == arm), None)
-        if e is None:
-            lines.append(f"{recipe_label(b['recipe'])} (no {ARM_STYLE[arm]['tex']} runs)")
-            continue
-        lines.append(f"{recipe_label(b['recipe'])}: attention {100 * b['mean']:.2f} %, {ARM_STYLE[arm]['tex']} "
-                     f"minus attention {difference_text(e, table.quantity)}, Holm $p$ = {pvalue(e['holm_pvalue'])} "
-                     f"({e['outcome']})")
-    return text + ": " + "; ".join(lines) + "."
+        reach.append(f"{recipe_label(b['recipe'])} ({ARM_STYLE[arm]['tex']}: {e['outcome'] if e else 'not run'})")
+    return {"best_acc": 100 * best["mean"], "best_sd": 100 * best["sd"], "best_n": best["n"],
+            "best_recipe": recipe_label(best["recipe"]), "target": 100 * target, "reach": reach,
+            "any_reach": bool(reach)}
 
 
-def scale_text(rows: dict) -> str:
+SCALE_HEADER = ["model", "layers × heads", "width", "input", "parameters", "data", "batch", "budgets",
+                "recipe cells (paired seeds each)"]
+
+
+def scale_table(rows: dict) -> Table:
     """The scale the chapter's verdicts hold for, read from the committed rows: per task the model (layers,
     heads, width, context or patches, parameters), the data and the training budgets that were run."""
     if not isinstance(rows, dict) or not rows:
         raise ValueError("rows must map tasks ('charlm', 'vit') to their results rows")
-    parts = []
+    body = []
     for task, task_rows_ in rows.items():
         if not task_rows_:
             continue
         c = task_rows_[0]["config"]
         plain = sorted({r["n_params"] for r in task_rows_ if "n_params" in r and r["variant"] == "attention"})
         params = sorted({r["n_params"] for r in task_rows_ if "n_params" in r})
-        size = (", ".join(f"{p:,}" for p in plain) if plain else "n/a") + " parameters"
+        size = ", ".join(f"{p:,}" for p in plain) if plain else "n/a"
         if plain and params and params[-1] > plain[-1]:
             size += f" ({params[-1] - plain[-1]} more in the gated arms, one gate per head)"
+        configs = {json.dumps(r["config"], sort_keys=True) for r in task_rows_}
         seeds = sorted({len({r["seed"] for r in task_rows_ if json.dumps(r["config"], sort_keys=True) == k})
-                        for k in {json.dumps(r["config"], sort_keys=True) for r in task_rows_}})
-        seed_words = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
-        n_cells = len({json.dumps(r["config"], sort_keys=True) for r in task_rows_})
+                        for k in configs})
+        cells = f"{len(configs)} ({seeds[0]}" + ("" if len(seeds) == 1 else f" to {seeds[-1]}") + ")"
         if task == "charlm":
             iters = sorted({r["config"]["max_iters"] for r in task_rows_})
-            tokens = ", ".join(f"{i:,} iterations ({i * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
+            budget = ", ".join(f"{i:,} iterations ({i * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
                                for i in iters)
-            parts.append(f"**Character model**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, "
-                         f"a context of {c['block_size']} characters, {size}; Tiny Shakespeare "
-                         f"(the first {100 * c['train_fraction']:.0f} % of its characters for training, the rest "
-                         f"for validation); batches of {c['batch_size']}; {tokens}; {n_cells} recipe cells with "
-                         f"{seed_words} paired seeds each.")
+            body.append([TASK_NAMES[task], f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
+                         f"a context of {c['block_size']} characters", size,
+                         f"Tiny Shakespeare: the first {100 * c['train_fraction']:.0f} % of its characters for "
+                         "training, the rest for validation", str(c["batch_size"]), budget, cells])
         else:
             fixed = sorted({r["config"]["epochs"] for r in task_rows_ if not r["config"]["patience"]})
             plateau = [r["epochs_run"] for r in task_rows_ if r["config"]["patience"]]
             budget = ", ".join(f"{e} epochs" for e in fixed)
             if plateau:
-                budget += (f"{' and ' if fixed else ''}the plateau rule (at most {max(r['config']['epochs'] for r in task_rows_)}"
-                           f" epochs; the runs took {min(plateau)} to {max(plateau)})")
-            parts.append(f"**Vision transformer**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, "
-                         f"{(c['image_size'] // c['patch_size']) ** 2} patches of {c['patch_size']} × "
-                         f"{c['patch_size']} pixels and a class token, {size}; MNIST "
-                         f"({c['n_train']:,} training and {c['n_val']:,} validation images from its test set); "
-                         f"batches of {c['batch_size']}; {budget}; {n_cells} recipe cells with {seed_words} paired "
-                         f"seeds each.")
-    return "\n\n".join(parts)
+                budget += (f"{'; ' if fixed else ''}the plateau rule (at most "
+                           f"{max(r['config']['epochs'] for r in task_rows_)} epochs; the runs took {min(plateau)} "
+                           f"to {max(plateau)})")
+            n = (c["image_size"] // c["patch_size"]) ** 2
+            body.append([TASK_NAMES[task], f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
+                         f"{n} patches of {c['patch_size']} × {c['patch_size']} pixels and a class token", size,
+                         f"MNIST: {c['n_train']:,} training and {c['n_val']:,} validation images from its test set",
+                         str(c["batch_size"]), budget, cells])
+    return Table(SCALE_HEADER, body, caption="The models, data and budgets the verdicts hold for, read from the "
+                                             "committed rows.")
 
 
-def closing_note(tables: dict, rows: dict, arm: str = "diffusion", recipes=None) -> str:
-    """Per recipe, the attention baseline and the paired ``arm`` difference with its interval and Holm p; the CPU
-    hours used.
-
-    ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable`, ``rows`` task to its rows;
-    ``recipes`` (a list of recipe dicts) keeps only those recipes (default: every recipe of the tables).
-    """
-    lines = []
-    for task, table in tables.items():
-        _check_table(table)
-        q = table.quantity
-        for e in table.entries:
-            if e["arm"] != arm or (recipes is not None and e["recipe"] not in recipes):
-                continue
-            lines.append(f"- {TASK_NAMES[task]}, {recipe_label(e['recipe'])}: attention {QUANTITY_LABELS[q]} "
-                         f"{quantity_level(e['baseline_mean'], q)}; {ARM_STYLE[arm]['tex']} − attention "
-                         f"{difference_text(e, q)} over {plural(e['n'], 'paired seed')}, "
-                         f"Holm $p$ = {pvalue(e['holm_pvalue'])} ({table.n_tests} tests)")
+def compute_facts(rows: dict) -> dict:
+    """The computing time behind the committed rows (``rows`` maps task to its rows): ``n_runs`` and the hours in
+    training steps (``train_hours``) and in all (``wall_hours``)."""
     all_rows = [r for task_rows_ in rows.values() for r in task_rows_]
-    train = sum(r["train_seconds"] for r in all_rows) / 3600
-    wall = sum(r["wall_seconds"] for r in all_rows) / 3600
-    lines.append(f"- CPU time of the {len(all_rows)} committed runs: {train:.1f} hours in training steps, "
-                 f"{wall:.1f} hours in all (one thread each, on a shared 2-core machine).")
-    return "\n".join(lines)
+    return {"n_runs": len(all_rows), "train_hours": sum(r["train_seconds"] for r in all_rows) / 3600,
+            "wall_hours": sum(r["wall_seconds"] for r in all_rows) / 3600}
 
 
 INTERVENTION_HEADER = ["model", "initialisation", "$A - I$ − attention: base", "other initialisation",

@@ -12,8 +12,9 @@ draws and words them. The recipe grid's table, figure and verdict prose are in
 - :func:`arms_table` / :func:`paired_table`  :func:`~probdr_lite.experiments.summarise`'s output as tables;
 - :func:`quantity_level` / :func:`quantity_difference` / :func:`quantity_spread`  a value, a signed difference and
   a standard deviation of a quantity in print (accuracies in %, their differences in pp; the recipe tables too);
-- :func:`verdict_text`  a paragraph for a :class:`~probdr_lite.experiments.stats.Verdict`;
-- :func:`gates_figure` / :func:`gates_text`  the learned g of the gated arms ``A - g I`` (from g = 0 and g = 1).
+- :func:`gates_figure` / :func:`gates_table` / :func:`gates_facts`  the learned g of the gated arms ``A - g I`` (from g = 0 and g = 1);
+- :func:`mechanism_figure` / :func:`mechanism_table` / :func:`agreement_table`  what the attention blocks did along
+  training, and which measurements move the same way between the initialisations in every case.
 """
 
 from __future__ import annotations
@@ -30,17 +31,15 @@ from probdr_lite.experiments.attention import GATE_START
 from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS
 from probdr_lite.experiments.stats import (
     BANDS,
-    Verdict,
     check_summary,
     gate_values,
     paired_differences,
     quantities,
     seed_band,
-    seeds_needed,
 )
 from probdr_lite.plotting import Table
 
-from .prose import listing, num, plural, pvalue, signed
+from .prose import num, pct, plural, pvalue, signed
 from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
@@ -57,10 +56,11 @@ __all__ = [
     "quantity_level",
     "quantity_difference",
     "quantity_spread",
-    "verdict_line",
-    "verdict_text",
     "gates_figure",
-    "gates_text",
+    "gates_table",
+    "gates_facts",
+    "mechanism_table",
+    "agreement_table",
 ]
 
 #: Every trained arm: its label (legends, tables) and colour from the book-wide VARIANT_STYLE (family "trained"),
@@ -285,59 +285,6 @@ def paired_table(summary: dict, task: str, digits: int = 4) -> Table:
     return Table(header, body, caption="differences are arm minus baseline, paired by seed")
 
 
-# ------------------------------------------------------------------------------------------------------ verdict
-
-def verdict_line(v: Verdict) -> str:
-    """One line stating a :class:`~probdr_lite.experiments.stats.Verdict` and its numbers."""
-    q = v.quantity
-    label, base = OPERATOR_TEXT[v.variant], OPERATOR_TEXT[v.baseline]
-    if v.outcome == "helps":
-        head = f"{label} helps"
-    elif v.outcome == "hurts":
-        head = f"{label} hurts"
-    else:
-        head = f"no detectable difference between {label} and {base} at {v.n} seeds"
-    return (f"{v.task}, {QUANTITY_LABELS[q]}: {head} "
-            f"(mean difference {quantity_difference(v.mean_diff, q)} ± {quantity_spread(v.sd_diff, q)}, "
-            f"better on {v.n_better} of {v.n} seeds, worse on {v.n_worse}, "
-            f"paired t-test p = {pvalue(v.t_pvalue)}, sign test p = {pvalue(v.sign_pvalue)})")
-
-
-def verdict_text(v: Verdict, paper_claim: str | None = None) -> str:
-    """One paragraph (Markdown) saying what a :class:`Verdict` means, and for the paper's claim if given.
-
-    ``paper_claim`` describes the paper's single-run result in a few words, e.g.
-    "a lower validation loss with A − I"; ``None`` for an arm the paper did not try.
-    """
-    if not isinstance(v, Verdict):
-        raise ValueError(f"v must be a Verdict from verdict(); got {type(v).__name__}")
-    if paper_claim is not None and (not isinstance(paper_claim, str) or not paper_claim.strip()):
-        raise ValueError("paper_claim must be None or a non-empty description of the paper's result")
-    q, op, base = v.quantity, OPERATOR_TEXT[v.variant], OPERATOR_TEXT[v.baseline]
-    numbers = (f"mean paired difference in {QUANTITY_LABELS[q]} {quantity_difference(v.mean_diff, q)} "
-               f"(sd {quantity_spread(v.sd_diff, q)}), paired t-test p = {pvalue(v.t_pvalue)}")
-    task = {"charlm": "character model", "vit": "vision transformer"}[v.task]
-    if v.outcome == "helps":
-        return (f"**{task.capitalize()}: {op} helps.** It beat {base} on {v.n_better} of {v.n} paired seeds "
-                f"({numbers})." + ("" if paper_claim is None else
-                                   f" This is the direction of the paper's single run ({paper_claim}), now "
-                                   f"with a measured spread."))
-    if v.outcome == "hurts":
-        return (f"**{task.capitalize()}: {op} hurts.** It did worse than {base} on {v.n_worse} of {v.n} paired "
-                f"seeds ({numbers})." + ("" if paper_claim is None else
-                                         f" The paper's single run reported the opposite ({paper_claim}); with "
-                                         f"this recipe and at this scale the change costs more than "
-                                         f"seed-to-seed noise can explain."))
-    more = ""
-    if v.mean_diff != 0 and v.sd_diff > 0:
-        more = (f" A true difference of this size would need about {seeds_needed(v.mean_diff, v.sd_diff)} "
-                f"paired seeds to be detected four times in five.")
-    paper = ("" if paper_claim is None else
-             f" The paper's single run ({paper_claim}) is neither confirmed nor contradicted.")
-    return (f"**{task.capitalize()}: no detectable difference between {op} and {base} at {v.n} seeds.** "
-            f"{op} was better on {v.n_better} seeds and worse on {v.n_worse} ({numbers}).{paper}{more}")
-
-
 # -------------------------------------------------------------------------------------------------------- gates
 
 def _gates(rows):
@@ -397,39 +344,53 @@ def gates_figure(rows):
                     "bar, between dashed lines at g = 0 (attention) and g = 1 (A − I).")
 
 
-def gates_text(rows) -> str:
-    """Where the learned gates of each gated arm ended, against g = 0 (A) and g = 1 (A − I), as Markdown sentences.
+#: a gate that started at 1 ends "where the other start ends" if no head ends further than this from its twin
+GATES_APART = 0.1
 
-    Per arm: the range and mean over every seed, layer and head, the mean of each layer, and how many heads ended
-    nearer 1 than 0. With both arms and shared seeds: how far apart the two starts leave the same head.
-    """
-    rows, _ = _task_rows(rows)
-    found = _gates(rows)
-    if not found:
-        return "The rows of the gated arms do not record their gates."
-    parts = []
-    for arm, (seeds, g) in found.items():
-        per_layer = ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
-        near_one = int((g > 0.5).sum())
-        parts.append(f"{ARM_STYLE['gated']['tex']} started at $g = {GATE_START[arm]:g}$ "
-                     f"({plural(len(seeds), 'seed')}, {g.shape[1]} layers of {g.shape[2]} heads): its gates ended "
-                     f"between {g.min():.2f} and {g.max():.2f}, mean {g.mean():.2f} (by layer: {per_layer}); "
-                     f"{near_one} of {g.size} ended nearer $g = 1$ than $g = 0$.")
-    if len(found) == 2:
-        (s0, g0), (s1, g1) = found["gated"], found["gated-from-1"]
-        shared = sorted(set(s0.tolist()) & set(s1.tolist()))
-        if shared:
-            a = g0[[list(s0).index(s) for s in shared]]
-            b = g1[[list(s1).index(s) for s in shared]]
-            gap = b - a
-            parts.append(f"Head by head over the {plural(len(shared), 'shared seed')}, the gate that started at 1 "
-                         f"ended {signed(gap.mean(), 2)} above the one that started at 0 on average (from "
-                         f"{signed(gap.min(), 2)} to {signed(gap.max(), 2)}): "
-                         + ("the two starts end in about the same place, so the end point is what training chose."
-                            if np.abs(gap).max() < 0.1 else
-                            "where a gate ends depends on where it started, so the end point is not a "
-                            "preference of the loss alone."))
-    return " ".join(parts)
+GATES_HEADER = ["cell", "start", "seeds", "layers × heads", "range", "mean", "mean by layer", "nearer $g = 1$",
+                "started at 1 − started at 0, head by head: mean (range)"]
+
+
+def gates_table(cells: dict) -> Table:
+    """Where the learned gates of each gated arm ended, one row per cell and start: the range and mean over every
+    seed, layer and head, the mean of each layer, how many heads ended nearer 1 than 0, and (on the row of the arm
+    started at 1, with seeds shared with the arm started at 0) how far above its twin each head ended."""
+    if not isinstance(cells, dict) or not cells:
+        raise ValueError("cells must map a cell's label to its rows")
+    body = []
+    for label, rows in cells.items():
+        rows, _ = _task_rows(rows)
+        found = _gates(rows)
+        gaps = _gate_gap(found)
+        for arm, (seeds, g) in found.items():
+            gap = gaps if arm == "gated-from-1" and gaps is not None else None
+            body.append([label, f"$g = {GATE_START[arm]:g}$", str(len(seeds)), f"{g.shape[1]} × {g.shape[2]}",
+                         f"{g.min():.2f} to {g.max():.2f}", f"{g.mean():.2f}",
+                         ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2))), f"{int((g > 0.5).sum())} of {g.size}",
+                         "" if gap is None else f"{signed(gap.mean(), 2)} ({signed(gap.min(), 2)} to "
+                                                f"{signed(gap.max(), 2)}), {plural(gap.shape[0], 'seed')}"])
+    return Table(GATES_HEADER, body, caption="The learned gates of $A - gI$ at the end of training, per cell and "
+                                             "start ($g = 0$: plain attention; $g = 1$: the paper's $A - I$).")
+
+
+def _gate_gap(found):
+    if len(found) != 2:
+        return None
+    (s0, g0), (s1, g1) = found["gated"], found["gated-from-1"]
+    shared = sorted(set(s0.tolist()) & set(s1.tolist()))
+    if not shared:
+        return None
+    return g1[[list(s1).index(s) for s in shared]] - g0[[list(s0).index(s) for s in shared]]
+
+
+def gates_facts(cells: dict) -> dict:
+    """Whether the two starts of the gate end apart: ``n_twins`` cells where both starts share seeds, ``apart``
+    (in every such cell some head ends more than :data:`GATES_APART` from its twin), ``together`` (in none does),
+    ``mixed`` (in some but not all), ``apart_threshold``."""
+    gaps = [g for g in (_gate_gap(_gates(_task_rows(rows)[0])) for rows in cells.values()) if g is not None]
+    far = [bool(np.abs(g).max() >= GATES_APART) for g in gaps]
+    return {"n_twins": len(gaps), "apart": bool(far) and all(far), "together": bool(far) and not any(far),
+            "mixed": any(far) and not all(far), "apart_threshold": GATES_APART}
 
 
 # ---------------------------------------------------------------------------------------------------- mechanism
@@ -501,129 +462,109 @@ def mechanism_figure(rows, series=("update_ratio", "v_over_av", "shrink", "wvwo_
                          "initialisation and arm, the mean over seeds drawn thick and each seed thin.")
 
 
-_INIT_WORDS = {"gpt2": "the GPT-2 initialisation", "default": "PyTorch's default initialisation"}
+_INIT_WORDS = {"gpt2": "GPT-2", "default": "PyTorch default"}
+
+MECHANISM_HEADER = ["case", "init", "seeds", "$A - I$ − $A$ (reading)",
+                    "start: σ_max($W_V W_O$)", "start, layer 1: ‖v‖/‖Av‖", "start, layer 1: update/‖x‖, $A - I$ ($A$)",
+                    "end, $A - I$: share of the update its $-v$ cancels", "end, $A - I$: ‖v‖/‖Av‖",
+                    "end, $A - I$: mean eigenvalue of $W_V W_O$",
+                    "end, $A$: share subtracting $v$ would cancel", "end, $A$: ‖v‖/‖Av‖", "end, $A$: mean eigenvalue",
+                    "first interval: gradient norm, $A - I$ / $A$ (seeds)", "last interval: clipped, $A - I$ ($A$)"]
 
 
-def _cancel_words(shrink: float) -> str:
-    if abs(shrink) < 0.005:
-        return "changes the size of the attention update by less than 1 %"
-    if shrink >= 0:
-        return f"cancels {100 * shrink:.0f} % of the attention update"
-    return f"enlarges the attention update by {100 * -shrink:.0f} %"
+def mechanism_table(cases: dict, effects: dict | None = None, arm: str = "diffusion",
+                    baseline: str = "attention") -> Table:
+    """What the mechanism records show, one row per case and initialisation (means over layers and seeds).
 
-
-def _would(words: str) -> str:
-    """The verb of :func:`_cancel_words` after "would": "cancels" -> "cancel", "changes" -> "change"."""
-    verb, rest = words.split(" ", 1)
-    return verb[:-1] + " " + rest
-
-
-def mechanism_text(rows, effects: dict | None = None, arm: str = "diffusion", baseline: str = "attention",
-                   label: str | None = None) -> str:
-    """What the mechanism records of ``rows`` show, in computed Markdown sentences (means over layers and seeds).
-
-    At initialisation: the size of ``W_V W_O``, ``‖v‖ / ‖A v‖`` and the attention update against the stream, per
-    initialisation. At the end, in ``arm``: how much of the attention update its ``- v`` cancels, ``‖v‖ / ‖A v‖``
-    and the mean eigenvalue of ``W_V W_O``, against ``baseline``. The gradient norms of ``arm`` against
-    ``baseline`` in the first interval (paired by seed) and the clipped steps at the end. ``effects`` maps an
-    initialisation to ``(mean paired difference text, reading)`` of ``arm`` in the same recipe, to say which
-    side of the sign each measurement belongs to; ``label`` names the case (default: the task's name).
+    ``cases`` maps a case's label to its rows (both arms measured). Per initialisation: at the start, the largest
+    singular value of ``W_V W_O`` (and how many times the other initialisation's it is, on the larger one's row),
+    ``‖v‖ / ‖A v‖`` and the attention update against the stream in the first layer; at the end, in ``arm`` and in
+    ``baseline``, the share of the attention update that the ``- v`` cancels (negative: enlarges),
+    ``‖v‖ / ‖A v‖`` and the mean eigenvalue of ``W_V W_O``; the gradient norm of ``arm`` against ``baseline`` over
+    the first interval (paired by seed, with the seeds' range) and the clipped steps over the last. ``effects``
+    maps a case's label to ``{init: (difference text, reading)}`` of ``arm`` in the same recipe.
     """
     from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio, mechanism_reading
 
-    rows, task = _task_rows(rows)
-    pts = {(s, at): mechanism_points(rows, s, at) for s in ("wvwo_top_sv", "v_over_av", "update_ratio", "shrink",
-                                                             "wvwo_mean_eig", "clipped") for at in ("start", "end")}
-    inits = [i for i in _INIT_WORDS if (i, arm) in pts[("shrink", "end")] and (i, baseline) in pts[("shrink", "end")]]
-    if not inits:
-        raise ValueError(f"rows must hold mechanism records of arms {arm!r} and {baseline!r}")
-    op, base = ARM_STYLE[arm]["tex"], ARM_STYLE[baseline]["tex"]
+    if not isinstance(cases, dict) or not cases:
+        raise ValueError("cases must map a label to the mechanism rows of that case")
+    body = []
+    for label, rows in cases.items():
+        rows, _ = _task_rows(rows)
+        pts = {(s, at): mechanism_points(rows, s, at) for s in ("wvwo_top_sv", "v_over_av", "update_ratio",
+                                                                 "shrink", "wvwo_mean_eig", "clipped")
+               for at in ("start", "end")}
+        inits = [i for i in _INIT_WORDS if (i, arm) in pts[("shrink", "end")]
+                 and (i, baseline) in pts[("shrink", "end")]]
+        if not inits:
+            raise ValueError(f"rows must hold mechanism records of arms {arm!r} and {baseline!r}")
 
-    def at(series, when, init, which=baseline):
-        return pts[(series, when)][(init, which)]["mean"]
+        def at(series, when, init, which=baseline):
+            return pts[(series, when)][(init, which)]["mean"]
 
-    n = {i: len(pts[("shrink", "end")][(i, arm)]["seeds"]) for i in inits}
-    seeds = "; ".join(f"{plural(n[i], 'seed')} with {_INIT_WORDS[i]}" for i in inits)
-    name = label or TASK_NAMES[task]
-    out = [f"**{name[0].upper() + name[1:]}** ({seeds}; means over the layers and the seeds)."]
-    def first_layer(series, init, which=baseline):  # a series of FIRST_LAYER_AT_START, at initialisation
-        return mechanism_reading(pts[(series, "start")][(init, which)], series, "start")
+        def first(series, init, which=baseline):
+            return mechanism_reading(pts[(series, "start")][(init, which)], series, "start")
 
-    start = [f"with {_INIT_WORDS[i]} the largest singular value of $W_V W_O$ is {at('wvwo_top_sv', 'start', i):.3f}; "
-             f"in the first layer, where every arm sees the same input, $\\|v\\| / \\|A v\\|$ is "
-             f"{first_layer('v_over_av', i):.2f} and the attention update is {first_layer('update_ratio', i, arm):.2f} "
-             f"times the residual stream it is added to in {op} ({first_layer('update_ratio', i):.2f} in {base})"
-             for i in inits]
-    text = "At initialisation, where every arm of a seed has the same weights, " + "; ".join(start) + "."
-    if len(inits) == 2:
-        a, b = (at("wvwo_top_sv", "start", i) for i in inits)
-        text += f" The value-output map starts {max(a, b) / min(a, b):.0f} times larger with {_INIT_WORDS[inits[int(b > a)]]}."
-    out.append(text)
-    end = []
-    for i in inits:
-        effect = f" (where {op} minus {base} is {effects[i][0]}: {effects[i][1]})" if effects and i in effects else ""
-        own, other = at("shrink", "end", i, arm), at("shrink", "end", i)
-        end.append(f"with {_INIT_WORDS[i]}{effect}, the $-v$ of {op} {_cancel_words(own)} after the output "
-                   f"projection, at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i, arm):.2f}, and the mean "
-                   f"eigenvalue of $W_V W_O$ is {signed(at('wvwo_mean_eig', 'end', i, arm))}; in {base}, whose weights "
-                   f"never met the $-v$, subtracting $v$ would {_would(_cancel_words(other))} "
-                   f"(at $\\|v\\| / \\|A v\\|$ = {at('v_over_av', 'end', i):.2f}, mean eigenvalue "
-                   f"{signed(at('wvwo_mean_eig', 'end', i))})")
-    out.append("At the end of training, " + "; ".join(end) + ".")
-    ratios = mechanism_ratio(rows, "grad_norm", arm, baseline, "start")
-    if ratios:
-        grads = [f"{r['mean']:.2f} times {base}'s with {_INIT_WORDS[i]}"
-                 + (f" (seeds from {r['min']:.2f} to {r['max']:.2f})" if len(r["seeds"]) > 1 else "")
-                 for i, r in ratios.items()]
-        clip = [f"{100 * at('clipped', 'end', i, arm):.0f} % ({100 * at('clipped', 'end', i):.0f} % for {base}) "
-                f"with {_INIT_WORDS[i]}" for i in inits]
-        out.append(f"Over the first interval of training the whole gradient of {op} is " + "; ".join(grads)
-                   + f". Over the last interval the gradient of {op} is clipped in " + "; ".join(clip) + ".")
-    return " ".join(out)
+        ratios = mechanism_ratio(rows, "grad_norm", arm, baseline, "start")
+        sv = {i: at("wvwo_top_sv", "start", i) for i in inits}
+        for i in inits:
+            n = len(pts[("shrink", "end")][(i, arm)]["seeds"])
+            e = (effects or {}).get(label, {}).get(i)
+            times = ""
+            if len(inits) == 2 and sv[i] == max(sv.values()):
+                times = f" ({max(sv.values()) / min(sv.values()):.0f} times the other's)"
+            r = ratios.get(i)
+            grad = "n/a" if r is None else (f"{r['mean']:.2f}" + (f" ({r['min']:.2f} to {r['max']:.2f})"
+                                                                 if len(r["seeds"]) > 1 else ""))
+            body.append([label, _INIT_WORDS[i], str(n), f"{e[0]} ({e[1]})" if e else "n/a",
+                         f"{sv[i]:.3f}{times}", f"{first('v_over_av', i):.2f}",
+                         f"{first('update_ratio', i, arm):.2f} ({first('update_ratio', i):.2f})",
+                         pct(at("shrink", "end", i, arm)), f"{at('v_over_av', 'end', i, arm):.2f}",
+                         signed(at("wvwo_mean_eig", "end", i, arm)), pct(at("shrink", "end", i)),
+                         f"{at('v_over_av', 'end', i):.2f}", signed(at("wvwo_mean_eig", "end", i)), grad,
+                         f"{pct(at('clipped', 'end', i, arm))} ({pct(at('clipped', 'end', i))})"])
+    return Table(MECHANISM_HEADER, body,
+                 caption="The attention blocks at the start and at the end of training, means over layers and seeds; "
+                         "a negative share means the $-v$ enlarges the attention update; for $A$, what subtracting "
+                         "$v$ would do to its weights.")
 
 
-_AGREEMENT_WORDS = {
-    ("wvwo_top_sv", "start"): "the largest singular value of $W_V W_O$ at initialisation (mean over layers)",
-    ("update_ratio", "start"): "the first layer's attention update against the stream at initialisation",
-    ("v_over_av", "start"): "$\\|v\\| / \\|A v\\|$ in the first layer at initialisation",
-    ("update_ratio", "end"): "the attention update against the stream at the end",
-    ("v_over_av", "end"): "$\\|v\\| / \\|A v\\|$ at the end",
-    ("shrink", "end"): "the fraction of the attention update that the $-v$ cancels at the end",
-    ("wvwo_top_sv", "end"): "the largest singular value of $W_V W_O$ at the end",
-    ("wvwo_mean_eig", "end"): "the mean eigenvalue of $W_V W_O$ at the end",
-    ("clipped", "end"): "the fraction of clipped steps at the end",
-    ("grad_ratio", "start"): "the gradient norm against plain attention's over the first interval",
+AGREEMENT_LABELS = {
+    ("wvwo_top_sv", "start"): "σ_max($W_V W_O$) at the start (mean over layers)",
+    ("update_ratio", "start"): "layer 1: attention update / ‖x‖ at the start",
+    ("v_over_av", "start"): "layer 1: ‖v‖/‖Av‖ at the start",
+    ("update_ratio", "end"): "attention update / ‖x‖ at the end",
+    ("v_over_av", "end"): "‖v‖/‖Av‖ at the end",
+    ("shrink", "end"): "share of the update the $-v$ cancels at the end",
+    ("wvwo_top_sv", "end"): "σ_max($W_V W_O$) at the end",
+    ("wvwo_mean_eig", "end"): "mean eigenvalue of $W_V W_O$ at the end",
+    ("clipped", "end"): "clipped steps at the end",
+    ("grad_ratio", "start"): "gradient norm / plain attention's, first interval",
 }
 
 
-def mechanism_agreement_text(agreement: list, arm: str = "diffusion", labels: dict | None = None) -> str:
-    """Which measurements of ``arm`` move the same way between the initialisations in every model, as Markdown.
+def agreement_direction(a: dict) -> str:
+    """Which way one measurement of :func:`~probdr_lite.experiments.stats.mechanism_agreement` moves: ``"lower with
+    GPT-2 in every case"``, ``"higher with GPT-2 in every case"``, ``"differs between cases"`` or ``"equal in a
+    case"``."""
+    first = next(iter(a["values"].values()))
+    if a["same_sign"]:
+        return "lower with GPT-2 in every case" if first[0] < first[1] else "higher with GPT-2 in every case"
+    return "differs between cases" if all(x != y for x, y in a["values"].values()) else "equal in a case"
 
-    ``agreement`` is :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output (GPT-2 minus default);
-    ``labels`` names its cases (default: the task names).
-    """
+
+def agreement_table(agreement: list, arm: str = "diffusion", labels: dict | None = None) -> Table:
+    """Per measurement of ``arm``, its value under GPT-2 and under PyTorch's default initialisation in every case,
+    and which way it moves (:func:`agreement_direction`). ``agreement`` is
+    :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output; ``labels`` names its cases."""
     if not isinstance(agreement, list) or not agreement:
         raise ValueError("agreement must be the non-empty list returned by mechanism_agreement()")
     tasks = list(agreement[0]["values"])
     labels = {t: (labels or {}).get(t, TASK_NAMES.get(t, t)) for t in tasks}
-
-    def numbers(a):
-        return "; ".join(f"{labels[t]} {a['values'][t][0]:.3g} against {a['values'][t][1]:.3g}" for t in tasks)
-
-    lower = [a for a in agreement if a["same_sign"] and a["values"][tasks[0]][0] < a["values"][tasks[0]][1]]
-    higher = [a for a in agreement if a["same_sign"] and a["values"][tasks[0]][0] > a["values"][tasks[0]][1]]
-    split = [a for a in agreement if not a["same_sign"] and all(x != y for x, y in a["values"].values())]
-    equal = [a for a in agreement if not a["same_sign"] and a not in split]
-    models = listing([labels[t] for t in tasks])
-    text = f"The GPT-2 initialisation against PyTorch's default, in the {ARM_STYLE[arm]['tex']} arm of the {models}. "
-    for group, word in ((lower, "Lower"), (higher, "Higher")):
-        if group:
-            text += f"{word} with the GPT-2 initialisation in every case: " + "; ".join(
-                f"{_AGREEMENT_WORDS[(a['series'], a['at'])]} ({numbers(a)})" for a in group) + ". "
-    if split:
-        text += ("Different directions in different cases, so not a candidate for what decides the sign in all: "
-                 + "; ".join(_AGREEMENT_WORDS[(a["series"], a["at"])] for a in split) + ". ")
-    if equal:
-        text += ("The same under both initialisations in at least one case: "
-                 + "; ".join(_AGREEMENT_WORDS[(a["series"], a["at"])] for a in equal) + ".")
-    return text.strip()
+    header = ["measurement"] + [f"{labels[t]}: GPT-2 / default" for t in tasks] + ["GPT-2 against default"]
+    body = [[AGREEMENT_LABELS[(a["series"], a["at"])]]
+            + [f"{a['values'][t][0]:.3g} / {a['values'][t][1]:.3g}" for t in tasks] + [agreement_direction(a)]
+            for a in agreement]
+    return Table(header, body, caption=f"The {ARM_STYLE[arm]['text']} arm under the two initialisations: a "
+                                       "measurement that moves the same way in every case is a candidate for what "
+                                       "decides the sign.")

@@ -166,7 +166,7 @@ def test_verdict_applies_the_stated_rule(charlm_rows, vit_rows):
     # independent recomputation: 5 of 5 seeds better and a paired t-test far below 0.05
     d = S.paired_differences(charlm_rows)["diffusion"][1]
     assert math.isclose(v.t_pvalue, stats.ttest_1samp(d, 0.0).pvalue, rel_tol=1e-9)
-    assert v.outcome == "helps" and "helps" in T.verdict_line(v)
+    assert v.outcome == "helps"
     # the gated arm differs by +-0.003, alternating: not a difference
     assert S.verdict(s, "charlm", "gated").outcome == "no detectable difference"
     # a stricter alpha than the t-test p turns "helps" into "no detectable difference"
@@ -278,28 +278,16 @@ def test_seeds_needed_gives_the_requested_power():
             S.seeds_needed(**kwargs)
 
 
-def test_verdict_text_states_the_outcome_and_its_numbers(charlm_rows):
-    s = summarise(charlm_rows)
-    v = S.verdict(s, "charlm", "diffusion")
-    text = T.verdict_text(v, "a lower loss with A − I")
-    assert "A − I helps" in text and f"{v.n_better} of 5" in text and f"{v.t_pvalue:.3g}" in text
-    none = T.verdict_text(S.verdict(s, "charlm", "gated"))
-    assert "no detectable difference between A − gI and A at 5 seeds" in none and "paired seeds to be" in none
-    assert "paper" not in none
-    with pytest.raises(ValueError, match="paper_claim"):
-        T.verdict_text(v, "")
-    with pytest.raises(ValueError, match="Verdict"):
-        T.verdict_text(s, "x")
-
-
-def test_gates_text_reports_the_range(charlm_rows):
+def test_gates_table_reports_the_range(charlm_rows):
     g = S.gate_values(charlm_rows)[1]
-    text = T.gates_text(charlm_rows)
-    assert f"ended between {g.min():.2f} and {g.max():.2f}, mean {g.mean():.2f}" in text
-    assert f"{int((g > 0.5).sum())} of {g.size} ended nearer $g = 1$ than $g = 0$" in text
-    by_layer = ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
-    assert f"(by layer: {by_layer})" in text and "started at $g = 0$" in text
-    assert "do not record" in T.gates_text([r for r in charlm_rows if r["variant"] != "gated"])
+    row = T.gates_table({"cell": charlm_rows}).body[0]
+    assert row[:2] == ["cell", "$g = 0$"]
+    assert row[4:6] == [f"{g.min():.2f} to {g.max():.2f}", f"{g.mean():.2f}"]
+    assert row[6] == ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
+    assert row[7] == f"{int((g > 0.5).sum())} of {g.size}" and row[8] == ""
+    assert T.gates_table({"cell": [r for r in charlm_rows if r["variant"] != "gated"]}).body == []
+    f = T.gates_facts({"cell": charlm_rows})  # one start only: nothing to compare
+    assert f["n_twins"] == 0 and not (f["apart"] or f["together"] or f["mixed"])
 
 
 def _with_gated_from_1(rows, shift):
@@ -323,11 +311,15 @@ def test_both_gated_arms_are_drawn_and_compared(charlm_rows):
     assert len(colls) == 2 * 8  # arm, layer, head
     np.testing.assert_allclose(colls[8 + 7].get_offsets()[:, 1], g1[:, 1, 3])  # from 1, layer 1, head 3
     plt.close(fig)
-    text = T.gates_text(rows)
-    assert "started at $g = 1$" in text and "ended +0.50 above the one that started at 0" in text
-    assert "depends on where it started" in text
-    close = T.gates_text(_with_gated_from_1(charlm_rows, 0.05))
-    assert "+0.05 above" in close and "about the same place" in close
+    body = T.gates_table({"cell": rows}).body
+    assert body[1][1] == "$g = 1$" and body[1][8].startswith("+0.50 (+0.50 to +0.50)")
+    assert T.gates_facts({"cell": rows})["apart"]
+    # either side of GATES_APART: the word follows the numbers
+    below = T.gates_facts({"cell": _with_gated_from_1(charlm_rows, 0.9 * T.GATES_APART)})
+    above = T.gates_facts({"cell": _with_gated_from_1(charlm_rows, 1.1 * T.GATES_APART)})
+    assert below["together"] and not below["apart"] and above["apart"] and not above["together"]
+    mixed = T.gates_facts({"a": _with_gated_from_1(charlm_rows, 0.05), "b": rows})
+    assert mixed["mixed"] and mixed["n_twins"] == 2 and not (mixed["apart"] or mixed["together"])
     with pytest.raises(ValueError, match="arm"):
         S.gate_values(rows, "attention")
 
@@ -403,28 +395,29 @@ def _two_init_rows(charlm_rows):
     return rows
 
 
-def test_mechanism_text_states_the_measured_numbers(charlm_rows):
+def test_mechanism_table_states_the_measured_numbers(charlm_rows):
     rows = _two_init_rows(charlm_rows)
-    text = T.mechanism_text(rows, effects={"gpt2": ("+0.06 [+0.04, +0.07]", "hurts")})
+    table = T.mechanism_table({"case": rows}, effects={"case": {"gpt2": ("+0.06 [+0.04, +0.07]", "hurts")}})
+    by = {r[1]: r for r in table.body}
+    assert [r[1] for r in table.body] == ["GPT-2", "PyTorch default"] and len(table.header) == len(table.body[0])
     sv = S.mechanism_points(rows, "wvwo_top_sv", "start")
-    assert f"the largest singular value of $W_V W_O$ is {sv[('gpt2', 'attention')]['mean']:.3f}" in text
-    assert "The value-output map starts 10 times larger with PyTorch's default initialisation." in text
-    assert "(where $A - I$ minus $A$ is +0.06 [+0.04, +0.07]: hurts), the $-v$ of $A - I$ cancels 40 % of the" in text
+    assert by["GPT-2"][4] == f"{sv[('gpt2', 'attention')]['mean']:.3f}"  # the smaller: no ratio
+    assert by["PyTorch default"][4].endswith("(10 times the other's)")
+    assert by["GPT-2"][3] == "+0.06 [+0.04, +0.07] (hurts)" and by["PyTorch default"][3] == "n/a"
+    assert by["GPT-2"][7] == "40 %"  # its -v cancels part of the update
     end = S.mechanism_points(rows, "shrink", "end")[("default", "diffusion")]["mean"]
-    assert f"the $-v$ of $A - I$ cancels {100 * end:.0f} % of the attention update" in text
-    ratio = S.mechanism_ratio(rows, "grad_norm")["gpt2"]["mean"]
-    assert f"the whole gradient of $A - I$ is {ratio:.2f} times $A$'s with the GPT-2 initialisation" in text
+    assert by["PyTorch default"][7] == f"{100 * end:.0f} %"
+    ratio = S.mechanism_ratio(rows, "grad_norm")["gpt2"]
+    assert by["GPT-2"][13].startswith(f"{ratio['mean']:.2f} ({ratio['min']:.2f} to {ratio['max']:.2f})")
     neg = json.loads(json.dumps(rows))
     for r in neg:
         if r["variant"] == "diffusion" and r["config"]["init"] == "gpt2":
             r["mechanism"]["shrink"][-1] = [-0.2, -0.4]
-    assert "the $-v$ of $A - I$ enlarges the attention update by 30 %" in T.mechanism_text(neg)
-    for r in neg:
-        if r["variant"] == "diffusion" and r["config"]["init"] == "gpt2":
-            r["mechanism"]["shrink"][-1] = [0.003, -0.001]
-    assert "the $-v$ of $A - I$ changes the size of the attention update by less than 1 %" in T.mechanism_text(neg)
+    assert T.mechanism_table({"case": neg}).body[0][7] == "-30 %"  # negative: the -v enlarges the update
     with pytest.raises(ValueError, match="mechanism"):
-        T.mechanism_text([r for r in rows if r["variant"] == "attention"])
+        T.mechanism_table({"case": [r for r in rows if r["variant"] == "attention"]})
+    with pytest.raises(ValueError, match="cases"):
+        T.mechanism_table({})
 
 
 def test_mechanism_agreement_sorts_the_measurements_by_direction(charlm_rows):
@@ -438,11 +431,22 @@ def test_mechanism_agreement_sorts_the_measurements_by_direction(charlm_rows):
     top = by[("wvwo_top_sv", "start")]
     assert top["same_sign"] and top["values"]["charlm"] == pytest.approx((0.15 * 1.5, 1.5 * 1.5))
     assert not by[("shrink", "end")]["same_sign"] and by[("shrink", "end")]["values"]["vit"] == (0.9, 0.0)
-    text = T.mechanism_agreement_text(agreement)
-    assert "Lower with the GPT-2 initialisation in every case: the largest singular value of $W_V W_O$" in text
-    assert ("in all: the fraction of the attention update that the $-v$ cancels at the end. The same under both "
-            "initialisations in at least one case: the fraction of clipped steps at the end.") in text
-    assert "character model 0.225 against 2.25" in text
-    assert "first 0.225 against 2.25" in T.mechanism_agreement_text(agreement, labels={"charlm": "first"})
+    table = T.agreement_table(agreement)
+    words = {row[0]: row[-1] for row in table.body}
+    assert words["σ_max($W_V W_O$) at the start (mean over layers)"] == "lower with GPT-2 in every case"
+    assert words["share of the update the $-v$ cancels at the end"] == "differs between cases"
+    assert words["clipped steps at the end"] == "equal in a case"
+    top = next(row for row in table.body if row[0].startswith("σ_max($W_V W_O$) at the start"))
+    assert top[1] == "0.225 / 2.25" and table.header[1] == "character model: GPT-2 / default"
+    assert T.agreement_table(agreement, labels={"charlm": "first"}).header[1] == "first: GPT-2 / default"
+    # the direction turns with the numbers, not with the order of the cases
+    up = {**top_entry(agreement), "same_sign": True, "values": {"charlm": (2.0, 1.0), "vit": (3.0, 1.0)}}
+    assert T.agreement_direction(up) == "higher with GPT-2 in every case"
+    assert T.agreement_direction({**up, "values": {"charlm": (1.0, 2.0), "vit": (1.0, 3.0)}}) == \
+        "lower with GPT-2 in every case"
     with pytest.raises(ValueError, match="agreement"):
-        T.mechanism_agreement_text([])
+        T.agreement_table([])
+
+
+def top_entry(agreement):
+    return next(a for a in agreement if (a["series"], a["at"]) == ("wvwo_top_sv", "start"))

@@ -114,10 +114,11 @@ def test_verdict_says_when_the_sign_depends_on_the_recipe_and_which_factor_decid
     v = recipe_verdict(table)["diffusion"]
     assert [r["init"] for r in v.hurts] == ["gpt2"] and [r["init"] for r in v.helps] == ["default"]
     assert v.sign_depends_on_recipe and v.deciding_factors == ["init"]
-    text = R.recipe_verdict_text(table, recipe_verdict(table))
-    assert "the sign depends on the recipe" in text
-    assert "The factor that separates them: init." in text
-    assert f"{table.n_tests} paired tests" in text
+    f = R.verdict_facts(table, recipe_verdict(table))
+    assert f["depends"] == ["$A - I$ (init)"] and f["any_depends"]
+    assert f["helps"] == ["$A - I$ (1 of 2)"] and f["hurts"] == ["$A - I$ (1 of 2)"]
+    assert f["n_own"] == f["n_tests"] == table.n_tests and not f["joint"]
+    assert not (f["any_never_told"] or f["any_mixed_means"] or f["one_recipe"])
 
 
 def test_verdict_says_no_single_factor_when_two_factors_confound():
@@ -135,10 +136,9 @@ def test_verdict_when_the_sign_does_not_depend_on_the_recipe():
     verdicts = recipe_verdict(table)
     v = verdicts["diffusion"]
     assert len(v.hurts) == 2 and not v.helps and not v.sign_depends_on_recipe and v.deciding_factors == []
-    text = R.recipe_verdict_text(table, verdicts)
-    assert "$A - I$ hurts in every tested recipe** (2 of 2)" in text
-    assert "depends on the recipe" not in text
-    assert "Its mean difference is worse than attention's in all 2." in text
+    f = R.verdict_facts(table, verdicts)
+    assert f["hurts"] == ["$A - I$ (2 of 2)"] and not f["any_helps"]
+    assert not f["any_depends"] and not f["any_mixed_means"]  # the means all point the same way
 
 
 def test_a_nominal_gated_helps_carries_its_multiplicity_caveat():
@@ -152,26 +152,25 @@ def test_a_nominal_gated_helps_carries_its_multiplicity_caveat():
     assert gated[0]["t_pvalue"] == pytest.approx(0.03)
     assert gated[0]["holm_pvalue"] == pytest.approx(0.06)  # third smallest of four: times 2
     assert gated[0]["outcome"] == "cannot tell"
-    text = R.recipe_verdict_text(table, recipe_verdict(table))
-    line = next(x for x in text.splitlines() if x.startswith("- **$A - gI$"))
-    assert "unadjusted p = 0.03" in line and "would read as helps" in line
-    assert "one of 4 tests: Holm's adjusted p = 0.06, so it is not a finding" in line
-    # a "helps" that survives the correction still names the number of tests
+    f = R.verdict_facts(table, recipe_verdict(table))
+    assert f["n_nominal"] == 1 and f["any_nominal"]  # p = 0.03 alone, Holm 0.06: counted, not a "helps"
+    assert not f["any_helps"] and "$A - gI$ (2)" in f["never_told"]
+    # a "helps" that survives the correction is a "helps", and nothing nominal is left
     strong = make_rows({("gpt2", "gated"): -0.02, ("default", "gated"): -0.02}, noise=0.002)
     t2 = recipe_table(strong)
-    line = R.recipe_verdict_text(t2, recipe_verdict(t2)).splitlines()[1]
-    assert "helps in every tested recipe" in line and "survives Holm's correction over 2 tests" in line
+    f2 = R.verdict_facts(t2, recipe_verdict(t2))
+    assert f2["helps"] == ["$A - gI$ (2 of 2)"] and f2["n_nominal"] == 0 and not f2["any_nominal"]
 
 
 def test_a_single_recipe_cannot_say_whether_the_recipe_decides():
     rows = [r for r in make_rows({("gpt2", "diffusion"): 0.04})]
     table = recipe_table(rows)
-    text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated"))
-    assert "With one recipe tested, the data cannot say whether the recipe decides any arm's sign." in text
-    assert "$A - I$ hurts in the one recipe tested so far** (gpt2 init, lr 1e-3, 30 iterations)" in text
-    assert text.splitlines()[-1] == "- **$A - gI$**: not run yet, so there is no verdict."
-    text = R.recipe_verdict_text(table, recipe_verdict(table), expected_arms=("attention", "gated-from-1"))
-    assert text.splitlines()[-1] == "- **$A - gI$ from $g = 1$**: not run yet, so there is no verdict."
+    f = R.verdict_facts(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated"))
+    assert f["one_recipe"] and f["n_recipes"] == 1 and f["hurts"] == ["$A - I$ (1 of 1)"]
+    assert f["not_run"] == ["$A - gI$"] and f["any_not_run"] and not f["any_pending"]
+    f = R.verdict_facts(table, recipe_verdict(table), expected_arms=("attention", "gated-from-1"))
+    assert f["not_run"] == ["$A - gI$ from $g = 1$"]
+    assert not R.verdict_facts(table, recipe_verdict(table))["any_not_run"]
 
 
 # ------------------------------------------------------------------------------------------ table and figure
@@ -184,12 +183,22 @@ def test_table_and_dot_plot_show_the_entries():
     assert shown.body[0][0] == "gpt2 init, lr 1e-3, 30 iterations" and shown.body[0][1] == "A − I"
     assert shown.body[0][4] == f"{table.entries[0]['mean_diff']:+.4f}"
     assert f"Holm p ({table.n_tests} tests)" in shown.header
-    fig = R.recipe_figure(table)
+    other = recipe_table(make_rows({("gpt2", "diffusion"): 0.0}))
+    fig = R.verdict_figure({"charlm": table, "vit": other})
+    assert len(fig.axes) == 2 and fig._probdr_alt.endswith(".")
     ax = fig.axes[0]
     xs = [c.lines[0].get_xdata()[0] for c in ax.containers]
     np.testing.assert_allclose(xs, [e["mean_diff"] for e in table.entries])
     assert len(ax.get_yticklabels()) == 3
+    words = [t.get_text() for t in ax.texts if t.get_text() in ("helps", "hurts", "cannot tell")]
+    assert words == [e["outcome"] for e in table.entries]
+    # filled for a corrected helps or hurts, hollow for cannot tell
+    fills = [c.lines[0].get_markerfacecolor() for c in ax.containers]
+    for e, face in zip(table.entries, fills):
+        assert (face == "white") == (e["outcome"] == "cannot tell")
     plt.close(fig)
+    with pytest.raises(ValueError, match="tables"):
+        R.verdict_figure({})
     with pytest.raises(ValueError, match="table"):
         R.recipe_results_table({"entries": []})
 
@@ -201,11 +210,11 @@ def test_pending_cells_are_named_with_the_command(tmp_path):
                                    "decay_epochs": 0}
     assert status[0]["seeds_done"]["attention"] == [0, 1, 2, 3, 4] and status[0]["seeds_done"]["symmetric"] == []
     assert [s["n_done"] for s in status[1:]] == [0, 0, 0, 0]
-    text = R.pending_text(status, "vit-ofat", "vit")
-    assert "0 of 5 recipe cells complete" in text
-    assert "Partial: gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs, 20 of 25 runs; short: $A_{\\rm sym} - I$ (0 seeds)" in text
-    assert "Pending (not run yet): 4 recipe cells" in text
-    assert "python -m probdr_lite.experiments grid vit-ofat --threads 1" in text
+    row, = R.grids_table(tmp_path, grids={"vit": "vit-ofat"}).body
+    assert row[:3] == ["vision transformer", "vit-ofat", "0 of 5"]
+    assert row[3] == "gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs: 20 of 25 runs; $A_{\\rm sym} - I$ (0 seeds)"
+    assert len(row[4].split("; ")) == 4  # the four cells not run yet
+    assert row[5] == "python -m probdr_lite.experiments grid vit-ofat --threads 1"
 
 
 # ---------------------------------------------------------------------------------------------------- nanoGPT
@@ -219,10 +228,9 @@ def test_nanogpt_gap_against_monte_carlo_and_its_wording():
     one_run = rng.normal(0, math.sqrt(seed_var), 200_000) + rng.normal(0, 0.1, (200_000, 20)).mean(axis=1)
     assert g["sd_one_run"] == pytest.approx(one_run.std(), rel=0.01)
     assert g["z"] == pytest.approx((0.026 - 0.005) / math.sqrt(g["sd_one_run"] ** 2 + 0.009 ** 2 / 5))
-    text = R.nanogpt_text(g, 5)
-    assert g["within"] and "within what one run evaluated on 20 batches can produce" in text
+    assert g["within"]
     tight = nanogpt_gap(1.906, 0.009, 5, 0.01)  # if single batches barely varied, 0.026 would be a real gap
-    assert not tight["within"] and "a real difference" in R.nanogpt_text(tight, 5)
+    assert not tight["within"]
     with pytest.raises(ValueError, match="batch_sd"):
         nanogpt_gap(1.9, 0.01, 5, -1.0)
 
@@ -253,29 +261,34 @@ def test_joint_holm_treats_two_tables_as_one_family():
     all_p = [e["t_pvalue"] for t in (first, second) for e in t.entries]
     np.testing.assert_allclose([e["holm_pvalue"] for t in (a, b) for e in t.entries], holm(all_p))
     assert a.entries[1]["holm_pvalue"] == pytest.approx(0.04)  # third smallest of four: times 2
-    text = R.recipe_verdict_text(a, recipe_verdict(a))
-    assert text.startswith("Character model: 2 paired tests") and "4 in all" in text
+    f = R.verdict_facts(a, recipe_verdict(a))
+    assert (f["n_own"], f["n_tests"], f["joint"]) == (2, 4, True)
 
 
-def test_overview_and_nanogpt_paragraphs_follow_the_files(tmp_path):
+def test_grids_table_and_nanogpt_paragraph_follow_the_files(tmp_path):
     from probdr_lite.experiments.files import load_eval_spread, task_rows
 
-    assert "No results are committed yet" in R.overview_markdown(tmp_path)
     shutil.copy(RESULTS_DIR / "charlm_cpu.json", tmp_path / "charlm_cpu.json")
-    text = R.overview_markdown(tmp_path)
-    assert "15 runs of the character model in 1 recipe" in text and "1 of 5 recipe cells complete" in text
+    assert R.grids_table(tmp_path, grids={"charlm": "charlm"}).body[0][2] == "1 of 5"
     rows = task_rows("charlm", tmp_path)
+    from probdr_lite.experiments.files import rows_provenance
+
+    shown = R.provenance_table([rows_provenance(rows)])
+    assert shown.body[0][:3] == ["character model", "15", "1"] and len(shown.header) == len(shown.body[0])
+    with pytest.raises(ValueError, match="infos"):
+        R.provenance_table([{}])
     base = [r["final_val_loss"] for r in rows if r["variant"] == "attention"]
     gap = np.mean(base) - 1.88
     # without the measured batch spread the gap is stated but not judged
     assert load_eval_spread(tmp_path) is None
-    pending = R.nanogpt_markdown(rows, None)
-    assert f"{gap:+.3f} nats" in pending and "does not judge the gap" in pending
+    pending = R.nanogpt_facts(rows, None)
+    assert pending["gap"] == pytest.approx(gap) and not pending["judged"] and "within" not in pending
     spread = {"batch_sd": 0.1, "n_batches": 1000, "seed": 0, "batch_losses": [2.0] * 1000}
     (tmp_path / "charlm_eval_spread.json").write_text(json.dumps(spread))
-    judged = R.nanogpt_markdown(rows, load_eval_spread(tmp_path))
+    judged = R.nanogpt_facts(rows, load_eval_spread(tmp_path))
     expected = nanogpt_gap(float(np.mean(base)), float(np.std(base, ddof=1)), 5, 0.1)
-    assert f"{expected['z']:.1f} such standard deviations" in judged and "1,000 validation batches" in judged
+    assert judged["judged"] and judged["z"] == pytest.approx(expected["z"]) and judged["n_batches"] == 1000
+    assert judged["within"] == expected["within"] and isinstance(judged["within"], bool)
     (tmp_path / "charlm_eval_spread.json").write_text("{}")
     with pytest.raises(ValueError, match="batch_sd"):
         load_eval_spread(tmp_path)
@@ -297,31 +310,27 @@ def test_plateau_figure_and_last_epoch_sentence():
     fig = R.plateau_figure([other, row])
     assert len(fig.axes[1].get_lines()) == 4 and "2 seeds" in fig._suptitle.get_text()
     plt.close(fig)
-    text = R.plateau_text([other, row])
+    body = R.plateau_table({"cell": [other, row]}).body
     # one step per epoch, still inside the 50-step warm-up: the last step's rate is (step + 1) / 51 of the peak
-    assert text.startswith("$A$ with the plateau rule: seed 0: lowest validation loss 0.600 after epoch 2, stopped "
-                           f"after epoch 4, final accuracy 90.00 %, with the learning rate still at {100 * 4 / 51:.0f} % "
-                           "of its peak; seed 1: lowest validation loss 0.500 after epoch 3")
-    assert f"with the learning rate still at {100 * 3 / 51:.0f} % of its peak." in text
-    assert text.endswith(f"Final accuracy 92.50 % (sd {np.std([90, 95], ddof=1):.2f}, 2 seeds).")
+    assert body[0] == ["cell", "0", "0.600 (2)", "—", "4", f"{100 * 4 / 51:.0f} %", "90.00 %"]  # sorted by seed
+    assert body[1][:3] == ["cell", "1", "0.500 (3)"] and body[1][5] == f"{100 * 3 / 51:.0f} %"
+    assert body[2][1] == "2 seeds" and body[2][-1] == f"92.50 % (sd {np.std([90, 95], ddof=1):.2f})"
     with pytest.raises(ValueError, match="one arm"):
-        R.plateau_text([row, {**other, "variant": "diffusion"}])
-    assert R.last_epoch_text({"attention": 0.002, "diffusion": 0.005}).endswith(
-        "every arm was still improving when training stopped.")
-    assert "1 of 2 arms were still improving" in R.last_epoch_text({"attention": -0.001, "diffusion": 0.005})
+        R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]})
+    up = R.last_epoch_facts({"attention": 0.002, "diffusion": 0.005})
+    assert up["all_improving"] and up["changes"] == ["$A$ +0.20", "$A - I$ +0.50"] and up["unit"] == "points"
+    mixed = R.last_epoch_facts({"attention": -0.001, "diffusion": 0.005})
+    assert (mixed["n_improving"], mixed["n_arms"], mixed["all_improving"]) == (1, 2, False)
+    loss = R.last_epoch_facts({"attention": -0.01}, "val_loss")  # a loss improves by falling
+    assert loss["all_improving"] and loss["unit"] == "nats"
 
 
-def test_closing_note_gives_each_recipes_baseline_and_difference():
-    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04})
-    table = recipe_table(rows)
-    note = R.closing_note({"charlm": table}, {"charlm": rows})
-    lines = note.splitlines()
-    assert len(lines) == 3
-    e = table.entries[0]
-    assert lines[0].startswith("- character model, gpt2 init, lr 1e-3, 30 iterations: attention final validation loss "
-                               f"{e['baseline_mean']:.4f}; $A - I$ − attention {e['mean_diff']:+.4f} "
-                               f"[{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over 6 paired seeds")
-    assert f"CPU time of the {len(rows)} committed runs" in lines[2]
+def test_compute_facts_add_up_the_rows():
+    rows = make_rows({("gpt2", "diffusion"): 0.04})
+    f = R.compute_facts({"charlm": rows, "vit": rows[:2]})
+    assert f["n_runs"] == len(rows) + 2
+    assert f["train_hours"] == pytest.approx(sum(r["train_seconds"] for r in rows + rows[:2]) / 3600)
+    assert f["wall_hours"] == pytest.approx(sum(r["wall_seconds"] for r in rows + rows[:2]) / 3600)
 
 
 def test_verdict_names_a_sign_change_that_no_surviving_test_confirms():
@@ -333,10 +342,8 @@ def test_verdict_names_a_sign_change_that_no_surviving_test_confirms():
     assert by_init["gpt2"]["outcome"] == "hurts" and by_init["default"]["outcome"] == "cannot tell"
     v = recipe_verdict(table)["diffusion"]
     assert not v.sign_depends_on_recipe and v.mean_sign_factors == ["init"]
-    text = R.recipe_verdict_text(table, {"diffusion": v})
-    assert ("better than attention's in 1 and worse in 1 of 2 recipes; that the sign changes with the recipe is "
-            "not confirmed by any test that survives the correction. Among the mean differences, init separates "
-            "better from worse.") in text
+    f = R.verdict_facts(table, {"diffusion": v})
+    assert f["mixed_means"] == ["$A - I$ (1 better, 1 worse; init)"] and not f["any_depends"]
 
 
 # ------------------------------------------------------------------------------- readings, baseline, scale
@@ -384,43 +391,52 @@ def test_the_three_readings_of_a_plateau_run():
     shown = R.readings_table(tables)
     assert shown.body[0][2] == f"{100 * np.mean([a['curve'][4][3] for a in rows[::2]]):.2f} %"
     assert shown.body[0][3].startswith(f"{100 * np.mean(d_stop):+.2f} pp [")
-    text = R.readings_text(tables)
-    assert "The sign of the mean paired difference depends on the reading for $A - I$." in text
-    assert text.endswith("The verdicts use the reading at the end, after the decay.")
+    f, = R.readings_facts(tables)
+    assert f["flips"] == ["$A - I$"] and f["any_flips"] and f["n_readings"] == 3
     same = {k: recipe_table(_vit_cell(0.004, 0.005), f"{k}_val_acc") for k in ("stop", "final")}
-    assert "is the same at all 2 readings for all 1 arms" in R.readings_text(same)
+    g, = R.readings_facts(same)
+    assert g["flips"] == [] and not g["any_flips"] and g["n_readings"] == 2
+    assert all(bool(x["excl"]) == x["any_excl"] for x in (f, g))
     with pytest.raises(ValueError, match="readings"):
         R.readings_table({"start": tables["final"]})
 
 
-def test_baseline_text_names_the_recipes_that_reach_the_target():
+def test_baseline_facts_name_the_recipes_that_reach_the_target():
     rows = _vit_cell(-0.01, +0.005) + _vit_cell(0.0, -0.02, init="gpt2")
     table = recipe_table(rows)
-    text = R.baseline_text(table, target=0.96)
+    f = R.baseline_facts(table, target=0.96)
     best = np.mean([0.96 + 0.001 * s for s in range(4)])
-    assert text.startswith(f"The best attention baseline of the vision transformer is {100 * best:.2f} %")
-    assert "2 recipes reach 96 %" in text and "$A - I$ minus attention +0.55 pp" in text
-    assert "No recipe run here reaches 99 %." in R.baseline_text(table, target=0.99)
+    assert f["best_acc"] == pytest.approx(100 * best) and f["target"] == pytest.approx(96)
+    assert len(f["reach"]) == 2 and f["any_reach"]
+    assert {r.split(" (")[0].split(" init")[0] for r in f["reach"]} == {"default", "gpt2"}
+    outcomes = {e["recipe"]["init"]: e["outcome"] for e in table.entries if e["arm"] == "diffusion"}
+    assert all(any(o in r for r in f["reach"]) for o in outcomes.values())
+    # a target just above the best baseline is reached by no recipe
+    above = R.baseline_facts(table, target=best + 1e-4)
+    assert above["reach"] == [] and not above["any_reach"]
+    assert R.baseline_facts(table, target=best - 1e-4)["any_reach"]
     with pytest.raises(ValueError, match="accuracy"):
-        R.baseline_text(recipe_table(make_rows({("gpt2", "diffusion"): 0.01})))
+        R.baseline_facts(recipe_table(make_rows({("gpt2", "diffusion"): 0.01})))
 
 
-def test_scale_text_reads_the_rows():
+def test_scale_table_reads_the_rows():
     lm = make_rows({("gpt2", "diffusion"): 0.01})
-    text = R.scale_text({"charlm": lm, "vit": _vit_cell(0.0, 0.0)})
+    table = R.scale_table({"charlm": lm, "vit": _vit_cell(0.0, 0.0)})
     c = lm[0]["config"]
-    assert (f"**Character model**: {c['n_layer']} layers of {c['n_head']} heads, {c['n_embd']} wide, a context of "
-            f"{c['block_size']} characters") in text
-    assert f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)" in text
-    assert "1 recipe cells with 6 paired seeds each" in text
-    assert "**Vision transformer**: 4 layers of 4 heads, 64 wide, 16 patches of 7 × 7 pixels" in text
-    assert "1,234 parameters;" in text and "the plateau rule (at most 10 epochs; the runs took 6 to 6)" in text
+    char, vis = table.body
+    assert char[:4] == ["character model", f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
+                        f"a context of {c['block_size']} characters"]
+    assert char[7] == f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
+    assert char[8] == "1 (6)"
+    assert vis[:4] == ["vision transformer", "4 × 4", "64", "16 patches of 7 × 7 pixels and a class token"]
+    assert vis[4] == "1,234" and vis[7] == "the plateau rule (at most 10 epochs; the runs took 6 to 6)"
     with pytest.raises(ValueError, match="rows"):
-        R.scale_text([])
+        R.scale_table([])
 
 
-def test_overview_takes_several_grids_per_task(tmp_path):
+def test_grids_table_takes_several_grids_per_task(tmp_path):
     shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
-    text = R.overview_markdown(tmp_path, grids={"vit": ["vit-ofat", "vit-plateau"]})
-    assert "grid `vit-ofat`:** 0 of 5 recipe cells complete" in text and "20 of 25 runs" in text
-    assert "grid `vit-plateau`:** 0 of 2 recipe cells complete" in text and "grid vit-plateau --threads 1" in text
+    body = R.grids_table(tmp_path, grids={"vit": ["vit-ofat", "vit-plateau"]}).body
+    assert [r[1:3] for r in body] == [["vit-ofat", "0 of 5"], ["vit-plateau", "0 of 2"]]
+    assert body[0][3].endswith("20 of 25 runs; $A_{\\rm sym} - I$ (0 seeds)")
+    assert body[1][5] == "python -m probdr_lite.experiments grid vit-plateau --threads 1"

@@ -1,0 +1,130 @@
+"""The trained-transformers chapter's computed sentences: templates in the chapter, facts from the package.
+
+The chapter (``book/src/trained_transformers.py``) writes each computed sentence as a
+:func:`probdr_lite.figures.prose.fill` template; the facts come from :mod:`probdr_lite.figures.recipes`
+(:func:`~probdr_lite.figures.recipes.verdict_facts`, :func:`~probdr_lite.figures.recipes.compute_facts`),
+:mod:`probdr_lite.figures.training` (:func:`~probdr_lite.figures.training.gates_facts`) or, for the
+intervention sentence, from the chapter's own ``_vo_facts``. These tests read the chapter and fill every piece of
+every template (each branch of each ``... if f["x"] else ...``) from facts of the shape the cell passes, so a slot
+without a fact, or a formatter that does not fit its fact, fails here rather than in the book build; and they check
+that a template chooses only on boolean facts, with no comparison or call of its own.
+"""
+
+import ast
+import string
+from pathlib import Path
+
+import pytest
+
+from probdr_lite.experiments.stats import recipe_table, recipe_verdict
+from probdr_lite.figures import recipes as R
+from probdr_lite.figures.prose import fill
+
+from .test_recipes import _vit_cell, make_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTER = ROOT / "book" / "src" / "trained_transformers.py"
+
+
+def verdict_example():
+    """Facts in which every list is filled: an arm whose sign depends on the recipe, one never told apart, a pending
+    recipe, an arm not run."""
+    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04,
+                      ("gpt2", "gated"): 0.0, ("default", "gated"): 0.0})
+    table = recipe_table(rows)
+    f = R.verdict_facts(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated", "gated-from-1"))
+    assert f["any_depends"] and f["any_never_told"] and f["any_not_run"]
+    return {**f, "mixed_means": ["$A - I$ (1 better, 1 worse; init)"], "any_mixed_means": True,
+            "n_nominal": 2, "any_nominal": True, "n_pending": 1, "any_pending": True}
+
+
+EXAMPLES = {  # the facts each kind of fill call of the chapter is given, by the name its facts come from
+    "f": verdict_example,
+    "R.compute_facts": lambda: R.compute_facts({"charlm": make_rows({("gpt2", "diffusion"): 0.04})}),
+    "base_facts": lambda: {"best_acc": 96.9, "best_sd": 0.32, "best_n": 5, "best_recipe": "default init",
+                           "target": 96.0, "reach": ["default init ($A - I$: cannot tell)"], "any_reach": True},
+    "rf": lambda: {"recipe": "default init", "flips": ["$A - gI$"], "excl": ["$A_{\\rm sym}$ (excludes 0 at the end)"],
+                   "any_flips": True, "any_excl": True, "n_readings": 3},
+    "nano": lambda: {"gap": 0.026, "gap_in_seed_sd": 2.9, "seed_sd": 0.0089, "n_seeds": 5, "published": 1.88,
+                     "judged": True, "their_eval_iters": 20, "our_eval_iters": 200, "batch_sd": 0.065,
+                     "n_batches": 1000, "spread_seed": 0, "their_batch_sd": 0.0146, "our_batch_sd": 0.0046,
+                     "sd_one_run": 0.0165, "z": 1.2, "within": True},
+    "last": lambda: R.last_epoch_facts({"attention": 0.002, "diffusion": -0.005}),
+    "gate_facts": lambda: {"n_twins": 2, "apart": True, "together": False, "mixed": False, "apart_threshold": 0.1},
+    "_vo_facts": lambda: {"model": "character model", "share_g": 0.42, "share_d": 0.8, "moved_g": "moved",
+                          "moved_d": "did not move significantly", "verdict": "follows the scale"},
+}
+
+
+def fill_calls():
+    """Every ``fill(template, facts)`` of the chapter with the name of where its facts come from."""
+    calls = []
+    for node in ast.walk(ast.parse(CHAPTER.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fill":
+            facts = node.args[1]
+            name = ast.unparse(facts.func if isinstance(facts, ast.Call) else facts)
+            calls.append((node, name))
+    return calls
+
+
+def pieces(template):
+    """The string constants of a template expression (each branch of each conditional), less subscripts' keys."""
+    keys = {id(n.slice) for n in ast.walk(template) if isinstance(n, ast.Subscript)}
+    return [n.value for n in ast.walk(template) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in keys]
+
+
+def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_facts():
+    names = [name for _, name in fill_calls()]
+    assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "nano", "last", "_vo_facts"} <= set(names), names
+    source = CHAPTER.read_text(encoding="utf-8")
+    assert "R.verdict_facts(" in source and "recipe_verdict_text" not in source
+
+
+@pytest.mark.parametrize("call,name", fill_calls(), ids=lambda x: getattr(x, "lineno", x))
+def test_every_template_of_the_chapter_fills_from_its_facts(call, name):
+    assert name in EXAMPLES, f"line {call.lineno}: facts from {name}, which this test does not know"
+    facts = EXAMPLES[name]()
+    texts = pieces(call.args[0])
+    assert texts, f"line {call.lineno}: the template is written in the cell"
+    for text in texts:
+        for _, field, _, _ in string.Formatter().parse(text):
+            if field is not None:
+                assert field in facts, f"line {call.lineno}: the slot {field!r} has no fact"
+        fill(text, facts)  # no KeyError, and each formatter fits its fact
+    for n in ast.walk(call.args[0]):  # a template chooses only on boolean facts: no comparison, no number, no call
+        assert not isinstance(n, (ast.Compare, ast.Call)), f"line {call.lineno}: {ast.unparse(n)}"
+        if isinstance(n, ast.IfExp):
+            assert isinstance(n.test, ast.Subscript), f"line {call.lineno}: {ast.unparse(n.test)}"
+            key = n.test.slice.value
+            assert isinstance(facts[key], bool), f"line {call.lineno}: {key} is {facts[key]!r}, not a boolean"
+
+
+def test_the_examples_have_the_keys_the_package_returns():
+    from probdr_lite.figures import training as TR
+
+    assert set(EXAMPLES["gate_facts"]()) == set(TR.gates_facts({}))
+    vit = recipe_table(_vit_cell(-0.01, +0.005))
+    assert set(EXAMPLES["base_facts"]()) == set(R.baseline_facts(vit))
+    readings = {k: recipe_table(_vit_cell(-0.01, +0.005), f"{k}_val_acc") for k in ("stop", "final")}
+    assert set(EXAMPLES["rf"]()) == set(R.readings_facts(readings)[0])
+    from probdr_lite.experiments.stats import nanogpt_gap
+
+    judged = {"gap", "gap_in_seed_sd", "seed_sd", "n_seeds", "published", "judged", "n_batches", "spread_seed",
+              *nanogpt_gap(1.906, 0.009, 5, 0.1)}
+    assert set(EXAMPLES["nano"]()) <= judged
+
+
+def test_the_verdict_paragraph_fills_every_branch():
+    """The chapter's ``_verdict`` on the example facts and on their opposite choices."""
+    tree = ast.parse(CHAPTER.read_text(encoding="utf-8"))
+    func = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_verdict")
+    space = {"fill": fill}
+    exec(compile(ast.Module([func], []), str(CHAPTER), "exec"), space)
+    f = verdict_example()
+    flags = [k for k, v in f.items() if isinstance(v, bool)]
+    full = space["_verdict"](f)
+    none = space["_verdict"]({**f, **{k: False for k in flags}})
+    assert "$A - I$ (init)" in full and "Not run yet: $A - gI$ from $g = 1$." in full and "2 tests" in full
+    assert "No arm helps in any recipe." in none and "No arm hurts in any recipe." in none
+    assert "Not run yet" not in none and "Pending" not in none
