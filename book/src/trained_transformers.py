@@ -512,22 +512,20 @@ display(R.intervention_table(vo_effects))
 vo_follows = follows_scale(vo_effects)
 
 # %% tags=["remove-input"]
-def _vo_facts(task):
-    per = vo_effects[task]
-    g, d = per["gpt2-vo-default"], per["default-vo-gpt2"]
-    return {"model": TR.TASK_NAMES[task], "share_g": g["share"], "share_d": d["share"],
-            "moved_g": "moved" if g["towards"] else "did not move significantly",
-            "moved_d": "moved" if d["towards"] else "did not move significantly",
-            "verdict": ("follows the scale of $W_V W_O$: the rest of the initialisation carries less than half "
-                        "of it" if vo_follows[task] else
-                        "does not follow the scale of $W_V W_O$ alone in this model")}
-
-
 display(Markdown("\n\n".join(fill(
-    "In the {model}, giving the GPT-2 initialisation the default's $W_V$ and $W_O$ {moved_g} $A - I$'s effect "
-    "towards the default initialisation's, by {share_g:pct} of the way; giving the default GPT-2's $W_V$ and "
-    "$W_O$ {moved_d} it towards GPT-2's, by {share_d:pct}. The effect of $A - I$ {verdict}.", _vo_facts(task))
-    for task in vo_effects)))
+    "In the {model}, giving the GPT-2 initialisation the default's $W_V$ and $W_O$ "
+    + ("moved" if vf["g_towards"] else "did not significantly move")
+    + " $A - I$'s effect towards the default initialisation's ({share_g:pct} of the way, Holm $p$ {holm_g:pvalue}); "
+    "giving the default GPT-2's $W_V$ and $W_O$ "
+    + ("moved" if vf["d_towards"] else "did not significantly move")
+    + " it towards GPT-2's ({share_d:pct}, Holm $p$ {holm_d:pvalue}). "
+    + ("The effect of $A - I$ follows the scale of $W_V W_O$ in this model." if vf["follows"] else
+       "The default's $W_V$ and $W_O$ change what GPT-2's initialisation does to $A - I$, but GPT-2's do not do it "
+       "on their own: the rest of the GPT-2 initialisation takes part." if vf["g_only"] else
+       "GPT-2's $W_V$ and $W_O$ bring about what its initialisation does to $A - I$, but the default's do not undo "
+       "it on their own." if vf["d_only"] else
+       "The effect of $A - I$ does not follow the scale of $W_V W_O$ in this model."),
+    vf) for vf in (R.intervention_facts(vo_effects[task], task, vo_follows[task]) for task in vo_effects))))
 
 # %% tags=["remove-cell"]
 # Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page).
@@ -538,6 +536,7 @@ glue("vo_follows_both", "in both models" if all(vo_follows.values()) else
      "in " + ", ".join(TR.TASK_NAMES[t] for t, f in vo_follows.items() if f) if any(vo_follows.values()) else
      "in neither model")
 
+# %% [markdown]
 # ## Try it: a live run
 #
 # The grid is too slow for this page, but the code is the same at any size. Here are both arms of

@@ -592,3 +592,18 @@ def intervention_table(effects: dict) -> Table:
                          "base initialisation, under the other initialisation (whose $W_V$, $W_O$ scale the "
                          "intervention takes) and under the intervention; the shift is intervention minus base, "
                          "its share is the shift over the difference between the two initialisations.")
+
+
+def intervention_facts(per_task: dict, task: str, follows: bool) -> dict:
+    """The facts of the intervention's sentence for one model: entries of ``vo_scale_effects(...)[task]``.
+
+    ``g_towards`` / ``d_towards``: whether giving GPT-2's initialisation the default's W_V, W_O (``g``), or the
+    default GPT-2's (``d``), moved A - I's effect significantly towards the other initialisation's (the entry's
+    ``towards``); ``share_g`` / ``share_d`` the share of the way; ``follows`` (from
+    :func:`probdr_lite.experiments.intervention.follows_scale`), ``g_only`` and ``d_only`` (only that one moved).
+    """
+    g, d = per_task["gpt2-vo-default"], per_task["default-vo-gpt2"]
+    return {"model": TASK_NAMES[task], "share_g": g["share"], "share_d": d["share"],
+            "g_towards": bool(g["towards"]), "d_towards": bool(d["towards"]), "follows": bool(follows),
+            "g_only": bool(g["towards"]) and not d["towards"], "d_only": bool(d["towards"]) and not g["towards"],
+            "shift_g": g["shift"], "shift_d": d["shift"], "holm_g": g["shift_holm"], "holm_d": d["shift_holm"]}

@@ -51,8 +51,9 @@ EXAMPLES = {  # the facts each kind of fill call of the chapter is given, by the
                      "sd_one_run": 0.0165, "z": 1.2, "within": True},
     "last": lambda: R.last_epoch_facts({"attention": 0.002, "diffusion": -0.005}),
     "gate_facts": lambda: {"n_twins": 2, "apart": True, "together": False, "mixed": False, "apart_threshold": 0.1},
-    "_vo_facts": lambda: {"model": "character model", "share_g": 0.42, "share_d": 0.8, "moved_g": "moved",
-                          "moved_d": "did not move significantly", "verdict": "follows the scale"},
+    "vf": lambda: {"model": "character model", "share_g": 0.74, "share_d": 0.04, "g_towards": True,
+                             "d_towards": False, "follows": False, "g_only": True, "d_only": False, "shift_g": -0.07,
+                             "shift_d": 0.003, "holm_g": 0.011, "holm_d": 0.93},
 }
 
 
@@ -76,7 +77,7 @@ def pieces(template):
 
 def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_facts():
     names = [name for _, name in fill_calls()]
-    assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "nano", "last", "_vo_facts"} <= set(names), names
+    assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "nano", "last", "vf"} <= set(names), names
     source = CHAPTER.read_text(encoding="utf-8")
     assert "R.verdict_facts(" in source and "recipe_verdict_text" not in source
 
@@ -128,3 +129,18 @@ def test_the_verdict_paragraph_fills_every_branch():
     assert "$A - I$ (init)" in full and "Not run yet: $A - gI$ from $g = 1$." in full and "2 tests" in full
     assert "No arm helps in any recipe." in none and "No arm hurts in any recipe." in none
     assert "Not run yet" not in none and "Pending" not in none
+
+
+def test_intervention_facts_have_the_example_keys_and_follow_the_entries():
+    from probdr_lite.experiments.intervention import follows_scale, vo_scale_effects
+
+    from .test_intervention import _rows
+
+    means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.02, "default-vo-gpt2": -0.035}
+    out = vo_scale_effects({"charlm": (_rows({k: means[k] for k in ("gpt2", "default")}),
+                                       _rows({k: means[k] for k in ("gpt2-vo-default", "default-vo-gpt2")}))})
+    f = R.intervention_facts(out["charlm"], "charlm", follows_scale(out)["charlm"])
+    assert set(f) == set(EXAMPLES["vf"]())
+    g = out["charlm"]["gpt2-vo-default"]
+    assert f["g_towards"] == g["towards"] and f["g_only"] == (g["towards"] and not f["d_towards"])
+    assert not (f["g_only"] and f["d_only"]) and not (f["follows"] and (f["g_only"] or f["d_only"]))
