@@ -336,7 +336,7 @@ fig = figs.thesis_figure(le, baseline)
 plt.show()
 
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 def thesis_paragraphs(facts):
     """The thesis test in words, from figs.thesis_facts (also exercise 2's hidden cell)."""
     paragraphs = []
@@ -557,7 +557,7 @@ glue("frozen_top_ai", sci(retention["diffusion"]["top"]["predicted"]))
 # Reading by reading: the energy and which way its reading moves it, the block whose direction is
 # its exact gradient step at $X_0$, what the reading predicts, and what this chapter measured.
 
-# %%
+# %% tags=["remove-input"]
 PREDICTS = {  # what each reading says a block does, in the book's words (the papers' claims, paraphrased)
     "ple": "its block climbs the ELBO of probabilistic Laplacian Eigenmaps",
     "phi": r"the exact block climbs $\Phi$ (the proposition)",
