@@ -196,5 +196,7 @@ def glue(name: str, text) -> None:
     text = str(text)
     if "$" in text or "\\(" in text:
         raise ValueError(f"text must hold no maths (pasted text is not typeset); got {text!r}")
-    display({GLUE_PREFIX + "text/plain": text}, raw=True,
+    # a string's repr, as myst-nb's glue stores a str: the paste reads it back with literal_eval, so "0.500" stays
+    # "0.500" instead of becoming the float 0.5
+    display({GLUE_PREFIX + "text/plain": repr(text)}, raw=True,
             metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})

@@ -93,18 +93,24 @@ def test_glue_writes_what_myst_nb_collects(monkeypatch):
     import nbformat
     from myst_nb.ext.glue import extract_glue_data_cell
 
-    from probdr_lite.figures.prose import glue
+    from probdr_lite.figures.prose import GLUE_PREFIX, glue
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append((obj, kw)))
     glue("family_gap", "4.8e-14")
-    (bundle, kw), = shown
+    glue("nmi", "0.500")
+    (bundle, kw), (bundle2, kw2) = shown
     assert kw["raw"] is True
     cell = nbformat.v4.new_code_cell("", outputs=[nbformat.v4.new_output("display_data", data=bundle,
                                                                           metadata=kw["metadata"])])
     (key, output), = extract_glue_data_cell(cell)
-    assert key == "family_gap" and output["data"] == {"text/plain": "4.8e-14"}
+    assert key == "family_gap"
     assert cell.outputs == []  # hidden: nothing left to show in the page
+    # what a {glue:text} paste prints, by myst-nb's own formatter: the text exactly, a number-like one included
+    from myst_nb.core.variables import format_plain_text
+
+    assert format_plain_text(output["data"]["text/plain"], "s") == "4.8e-14"
+    assert format_plain_text(bundle2[GLUE_PREFIX + "text/plain"], "s") == "0.500"
     with pytest.raises(ValueError, match="maths"):
         glue("x", "$A - I$")
     with pytest.raises(ValueError, match="name"):
