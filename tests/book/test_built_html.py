@@ -1,5 +1,6 @@
 """Checks of the built HTML: every page is there, executed, and free of errors."""
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -68,6 +69,10 @@ def test_findings_paste_every_number_and_link_to_their_evidence(built_book):
     pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', part)
     assert n_slots > 20 and len(pasted) == n_slots
     assert all(p.strip() for p in pasted)
+    docs = re.findall(r"\{glue:text\}`([a-z_]+)\.ipynb::", section)
+    for doc, key, text in zip(docs, keys, pasted):  # exactly what the chapter published, as it wrote it
+        glued = json.loads((built_book.parent / "jupyter_execute" / "book" / f"{doc}.glue.json").read_text())
+        assert text == ast.literal_eval(glued[key]["data"]["text/plain"]), (doc, key)
     for key, text in zip(keys, pasted):  # verdict words, and numbers everywhere else
         words = key.endswith("_outcome") or key == "vo_follows_both"
         assert words or re.search(r"\d", text), (key, text)
