@@ -494,14 +494,14 @@ else:
 # ($\mathcal{U}(\pm 1/\sqrt{C})$, init `gpt2-vo-default`), and PyTorch's default with just those two
 # drawn at GPT-2's scale ($\mathcal{N}(0, 0.02^2)$ and $\mathcal{N}(0, 0.02^2/2L)$, init
 # `default-vo-gpt2`). Every other weight is the base initialisation's own draw for the same seed
-# (`probdr_lite.experiments.attention.init_weights`), so each run is paired with the base run of its
+# (`init_weights`, in `experiments.attention`), so each run is paired with the base run of its
 # seed. Both arms, seeds 0, 1 and 2, in each model's first recipe (the character model's 2,000
 # iterations, the vision transformer's 10 epochs), committed under `probdr_lite/results/` with their
 # command, seeds, versions and commit (`python -m probdr_lite.experiments grid charlm-vo --threads 1
 # --device cpu --shard I/2`, and the same with `vit-vo`; the initialisation is in each row's
 # config). If the scale of $W_V W_O$ decides the sign, $A - I$'s effect under each intervention
 # moves from its base initialisation's value to the other initialisation's. The shift is measured
-# seed by seed (`probdr_lite.experiments.intervention.vo_scale_effects`), tested with a paired
+# seed by seed (`vo_scale_effects`, in `experiments.intervention`), tested with a paired
 # $t$-test and Holm's correction over the four interventions, and set against the whole
 # initialisation's effect:
 
