@@ -12,37 +12,13 @@ from probdr_lite.figures import energies as F
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
+from .test_energies_facts import VARIANTS, alignment, harness  # noqa: E402  (the synthetic readings, shared)
 
 
 @pytest.fixture(autouse=True)
 def _close():
     yield
     plt.close("all")
-
-
-def entry(deltas):
-    d = np.asarray(deltas, dtype=float)
-    return {"values": np.concatenate([[0.0], np.cumsum(d)]), "deltas": d, "n_rise": int((d > 0).sum()),
-            "n_fall": int((d < 0).sum())}
-
-
-def harness(flip=None):
-    """Every block moves every energy its reading's way, except ``flip`` = (reading, variant)."""
-    out = {}
-    for r in E.READINGS:
-        out[r] = {}
-        for v in VARIANTS:
-            d = [E.SENSE[r] * 1.0] * 8
-            if flip == (r, v):
-                d[3] = -d[3]
-            out[r][v] = entry(d)
-    return out
-
-
-def alignment(exact_full=("exact",), exact_tangent=("exact",)):
-    return {r: {v: {"cosine": 1.0 if v in exact_full else 0.9, "tangent_cosine": 1.0 if v in exact_tangent else 0.95}
-                for v in VARIANTS} for r in E.READINGS}
 
 
 def markdown_rows_are_whole(table):
@@ -65,7 +41,7 @@ def test_exact_for_and_alignment_table():
 
 
 def test_harness_table_counts_the_steps():
-    t = F.harness_table(harness(("crate", "exact")))
+    t = F.harness_table(harness([("crate", "exact")]))
     assert "raised 1/8, lowered 7/8" in t.to_markdown() and "lowered 8/8" in t.to_markdown()
     assert t.caption is None
     markdown_rows_are_whole(t)

@@ -8,24 +8,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from probdr_lite.experiments import CharLMConfig, validate_results
+from probdr_lite.experiments import validate_results
 from probdr_lite.experiments.intervention import MOST, follows_scale, vo_scale_effects
-from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, recipe_of
+
+from .test_recipes import _row
 
 SEEDS = (0, 1, 2)
 NOISE = {"gpt2": (0.004, -0.001, -0.003), "default": (-0.002, 0.003, -0.001),
          "gpt2-vo-default": (0.001, 0.002, -0.003), "default-vo-gpt2": (-0.003, 0.0, 0.003)}
-
-
-def _row(variant, seed, final, init):
-    config = CharLMConfig(max_iters=30, init=init).to_dict()
-    curve = [[0, 4.2, 4.2], [30, final + 0.1, final]]
-    return {"schema_version": SCHEMA_VERSION, "task": "charlm", "variant": variant, "seed": seed, "config": config,
-            "recipe": recipe_of("charlm", config), "final_val_loss": final, "best_val_loss": min(final, 4.2),
-            **derived_fields("charlm", curve, config),
-            "curve_columns": ["iter", "train_loss", "val_loss"], "curve": curve, "throughput": 1.0,
-            "throughput_unit": "tokens/s", "train_seconds": 1.0, "wall_seconds": 1.0, "torch_version": "x",
-            "device": "cpu", "git_commit": "abc", "command": "test", "timestamp": "2026-01-01T00:00:00+00:00"}
 
 
 def _rows(effects):

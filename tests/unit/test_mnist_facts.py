@@ -10,16 +10,16 @@ formatter that does not fit its fact, fails here rather than in the book build.
 import ast
 import re
 import statistics
-import string
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from probdr_lite.figures import mnist_text as MT
-from probdr_lite.figures.prose import fill
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.unrolled import CHAPTER_VARIANTS
+
+from .chapter_calls import check_template, source_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "mnist_at_init.py"
@@ -253,13 +253,7 @@ def facts_examples():
 
 def chapter_cells():
     """The chapter's cells, parsed, with the line numbers of the chapter's source."""
-    lines = CHAPTER.read_text(encoding="utf-8").splitlines(keepends=True)
-    starts = [i for i, line in enumerate(lines) if line.startswith("# %%")] + [len(lines)]
-    cells = []
-    for a, b in zip(starts, starts[1:]):
-        tree = ast.parse("".join(lines[a + 1:b]))
-        cells.append(ast.increment_lineno(tree, a + 1))
-    return cells
+    return source_cells(CHAPTER)
 
 
 def fill_calls():
@@ -299,13 +293,6 @@ def fill_calls():
     return calls
 
 
-def pieces(template):
-    """The string constants of a template expression (each branch of each conditional), less subscripts' keys."""
-    keys = {id(n.slice) for n in ast.walk(template) if isinstance(n, ast.Subscript)}
-    return [n.value for n in ast.walk(template) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and id(n) not in keys]
-
-
 def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
     """What the chapter takes from mnist_text is numbers and facts, and it passes every facts function to fill."""
     source = CHAPTER.read_text(encoding="utf-8")
@@ -323,17 +310,4 @@ def test_every_template_of_the_chapter_fills_from_its_facts():
     calls = fill_calls()
     assert len({c.lineno for c, _, _ in calls}) >= 10  # eight paragraphs, the variants' header and bullets
     for call, facts, choices in calls:
-        texts = pieces(call.args[0])
-        assert texts, f"line {call.lineno}: the template is written in the cell"
-        for text in texts:
-            for _, field, _, _ in string.Formatter().parse(text):
-                if field is not None:
-                    assert field in facts, f"line {call.lineno}: the slot {field!r} has no fact"
-            fill(text, facts)  # no KeyError, and each formatter fits its fact
-        # the template chooses only on facts that are booleans: no comparison, no number, no call
-        for choice, v in choices.items():
-            assert isinstance(v, bool), f"line {call.lineno}: {choice} is {v!r}, not a boolean"
-        for n in ast.walk(call.args[0]):
-            assert not isinstance(n, (ast.Compare, ast.Call)), f"line {call.lineno}: {ast.unparse(n)}"
-            if isinstance(n, ast.IfExp):
-                assert isinstance(n.test, ast.Subscript), f"line {call.lineno}: {ast.unparse(n.test)}"
+        check_template(call, facts, choices)

@@ -11,7 +11,6 @@ that a template chooses only on boolean facts, with no comparison or call of its
 """
 
 import ast
-import string
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from probdr_lite.experiments.stats import recipe_table, recipe_verdict
 from probdr_lite.figures import recipes as R
 from probdr_lite.figures.prose import fill
 
+from .chapter_calls import check_template
 from .test_recipes import _vit_cell, make_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,13 +68,6 @@ def fill_calls():
     return calls
 
 
-def pieces(template):
-    """The string constants of a template expression (each branch of each conditional), less subscripts' keys."""
-    keys = {id(n.slice) for n in ast.walk(template) if isinstance(n, ast.Subscript)}
-    return [n.value for n in ast.walk(template) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and id(n) not in keys]
-
-
 def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_facts():
     names = [name for _, name in fill_calls()]
     assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "nano", "last", "vf"} <= set(names), names
@@ -86,19 +79,8 @@ def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_f
 def test_every_template_of_the_chapter_fills_from_its_facts(call, name):
     assert name in EXAMPLES, f"line {call.lineno}: facts from {name}, which this test does not know"
     facts = EXAMPLES[name]()
-    texts = pieces(call.args[0])
-    assert texts, f"line {call.lineno}: the template is written in the cell"
-    for text in texts:
-        for _, field, _, _ in string.Formatter().parse(text):
-            if field is not None:
-                assert field in facts, f"line {call.lineno}: the slot {field!r} has no fact"
-        fill(text, facts)  # no KeyError, and each formatter fits its fact
-    for n in ast.walk(call.args[0]):  # a template chooses only on boolean facts: no comparison, no number, no call
-        assert not isinstance(n, (ast.Compare, ast.Call)), f"line {call.lineno}: {ast.unparse(n)}"
-        if isinstance(n, ast.IfExp):
-            assert isinstance(n.test, ast.Subscript), f"line {call.lineno}: {ast.unparse(n.test)}"
-            key = n.test.slice.value
-            assert isinstance(facts[key], bool), f"line {call.lineno}: {key} is {facts[key]!r}, not a boolean"
+    choices = {ast.unparse(n): facts[n.slice.value] for n in ast.walk(call.args[0]) if isinstance(n, ast.Subscript)}
+    check_template(call, facts, choices)
 
 
 def test_the_examples_have_the_keys_the_package_returns():

@@ -17,13 +17,7 @@ from probdr_lite import unrolled as U
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These matrices are tiny: one torch thread avoids waiting on a busy second core (restored afterwards)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/conftest.py
 
 
 # ---------------------------------------------------------------------------------------------------------------------
