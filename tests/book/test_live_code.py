@@ -505,7 +505,13 @@ def _button(page) -> dict:
 
 
 def _cells_html(page) -> list[str]:
-    return page.eval_on_selector_all("div.cell:has(div.cell_input) div.cell_input", "(cells) => cells.map((c) => c.innerHTML)")
+    """The cells' inputs as HTML, less the ``tabindex`` attributes. The theme sets those itself from layout: every
+    ``pre`` that overflows its box gets 0, any other -1, recomputed 300 ms after any change to the page (the Live
+    Code button changing its text is one), so a font arriving late can flip one between two reads of the same cells."""
+    return page.eval_on_selector_all(
+        "div.cell:has(div.cell_input) div.cell_input",
+        "(cells) => cells.map((c) => { const k = c.cloneNode(true);"
+        " k.querySelectorAll('[tabindex]').forEach((e) => e.removeAttribute('tabindex')); return k.innerHTML; })")
 
 
 def test_a_launch_against_a_server_that_is_down_fails_cleanly_and_a_second_click_retries(open_page, servers):
