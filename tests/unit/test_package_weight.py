@@ -1,0 +1,57 @@
+"""tools/package_weight.py: the count of prose words in the package's string literals, on a module written here
+whose words are counted by hand, and the line measure on the real package against ``wc -l``'s rule."""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / "tools" / "package_weight.py"
+spec = importlib.util.spec_from_file_location("package_weight", TOOL)
+PW = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(PW)
+
+SOURCE = '''"""A module docstring of many words that is not counted."""
+def f(x):
+    """A function docstring, also not counted at all."""
+    label = "three words only"
+    caption = "the four words here"
+    mixed = "x = 3, 4 and 5 items"
+    if x < 0:
+        raise ValueError(f"x must be at least 0; got {x!r} today")
+    describe(x, "A figure of the toy, coloured by position.")
+    return f"{x} points moved past the line"
+'''
+
+
+def test_prose_words_counts_by_hand():
+    c = PW.prose_words(SOURCE)
+    # "the four words here" (4) + "x = 3, 4 and 5 items" (x, and, items: 3) + the f-string (its slot, a word, and
+    # points moved past the line: 6)
+    assert c["other"] == 4 + 3 + 6
+    # "x must be at least 0; got {x!r} today": x must be at least got, the slot, today
+    assert c["raise"] == 8
+    assert c["describe"] == 8
+
+
+def test_a_literal_of_three_words_and_docstrings_are_not_prose():
+    assert sum(PW.prose_words('"""Many words in a docstring here."""\nA = "three words only"\n').values()) == 0
+
+
+def test_lines_follow_the_files(tmp_path):
+    pkg = tmp_path / "probdr_lite"
+    (pkg / "figures" / "live").mkdir(parents=True)
+    (pkg / "experiments").mkdir()
+    (pkg / "figures" / "a.py").write_text("x = 1\ny = 2\n")
+    (pkg / "figures" / "live" / "live.js").write_text("a;\nb;\nc;\n")
+    (pkg / "plotting.py").write_text("p = 1\n")
+    (pkg / "maths.py").write_text("m = 1\nn = 2\no = 3\nq = 4\n")
+    (pkg / "experiments" / "run.py").write_text("r = 1\n")
+    w = PW.weight(pkg)
+    assert (w["presentation_lines"], w["core_lines"], w["experiments_lines"]) == (6, 4, 1)
+
+
+def test_the_script_runs():
+    out = subprocess.run([sys.executable, str(TOOL), "--files"], capture_output=True, text=True, check=True).stdout
+    assert "prose words under probdr_lite/figures:" in out and "times" in out
