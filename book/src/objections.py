@@ -46,6 +46,7 @@ from probdr_lite import unrolled as U
 from probdr_lite.data import load_mnist
 from probdr_lite.figures import objections as figs
 from probdr_lite.figures import verdicts
+from probdr_lite.figures.style import describe
 
 # %% [markdown]
 # ## Running every test
@@ -190,6 +191,8 @@ display(figs.thresholds_table({
 
 # %%
 fig = figs.asymmetry_figure(asym, asym_causal, KAPPAS, asym_random)
+describe(fig, "Four panels on the asymmetry of A: the relative difference of 2LX from (L + Lᵀ)X per step, the "
+         "cosine of their tangent parts, the range of A's column sums, and random latents over κ.")
 plt.show()
 display(Markdown(V["1"].sentence()))
 
@@ -220,6 +223,8 @@ display(figs.final_metrics_table(metrics, ["paper", "exact", "symmetric"]))
 
 # %%
 fig = figs.spectrum_figure(spec_rw["min_eigenvalue"], spec_sym["min_eigenvalue"], GAMMA)
+describe(fig, "The smallest eigenvalue of the symmetric part of I − A and of L_sym + γI at every step, against a "
+         "dashed line at zero.")
 plt.show()
 display(Markdown(V["2"].sentence()))
 
@@ -265,6 +270,8 @@ display(Markdown(V["2"].sentence()))
 
 # %%
 fig = figs.stop_gradient_figure(sg)
+describe(fig, "Over κ: the cosine of the stop-gradient and the paper's directions with the full gradient (mean and "
+         "spread over seeds), and the change of the objective per block.")
 plt.show()
 display(Markdown(V["3"].sentence()))
 
@@ -303,6 +310,8 @@ display(Markdown(V["3"].sentence()))
 
 # %%
 fig = figs.regulariser_figure(reg, reg_mnist, D_Q, BETA)
+describe(fig, "Over the number of points n: the relative error of 2X/(d_q + β) against 2C⁻¹X and the cosine "
+         "between the two, with n = d_q dashed.")
 plt.show()
 for label, n, r in reg_mnist:
     print(f"{label} (n = {n}): cosine {r['cosine']:.3f}, relative error {r['relative_error']:.2f}, "
@@ -370,6 +379,7 @@ display(Markdown(V["5"].sentence()))
 
 # %%
 fig = figs.layer_metrics_figure(metrics)
+describe(fig, "The four clustering numbers against the layer, one panel each, one line per variant.")
 plt.show()
 display(Markdown(V["minor 1"].sentence()))
 
