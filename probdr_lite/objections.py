@@ -1,10 +1,11 @@
 """The published objections to the paper's derivation, each turned into a number (the objections chapter).
 
 A public review of Ravuri & Lawrence (arXiv 2507.21040) raises five major objections and a few minor ones. Each
-function here computes the number that settles one of them; this module only measures. The verdicts (a word and a
-sentence built from these numbers with the thresholds ``THRESHOLDS``) are presentation and live in
-:mod:`probdr_lite.figures.verdicts`. Notation as in the book: latents X (n, d_q) with LayerNormed rows,
-A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention, L = I - A, C = X X^T + beta I.
+function here computes the number that settles one of them; this module only measures. The verdicts are
+presentation: the words and facts that these numbers give with the thresholds ``THRESHOLDS`` come from
+:mod:`probdr_lite.figures.verdicts`, and the sentences are the chapter's templates. Notation as in the book:
+latents X (n, d_q) with LayerNormed rows, A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention,
+L = I - A, C = X X^T + beta I.
 
 - objection 1, d tr(X^T L X) / dX is (L + L^T) X, not 2 L X: :func:`gradient_asymmetry`,
   :func:`asymmetry_along_path`, :func:`asymmetry_by_kappa`, measured in the full space and in the tangent space of

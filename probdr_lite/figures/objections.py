@@ -2,7 +2,9 @@
 
 Every builder takes the arrays the chapter has already computed (so nothing is computed twice) and returns a
 matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of
-it each number falls on. The tables' captions and what each threshold decides are the chapter's words, passed in.
+it each number falls on. The figures' descriptions (alt texts, :func:`probdr_lite.figures.style.describe`), the
+tables' captions and what each threshold decides are the chapter's words: the chapter describes each figure after
+building it and passes the rest in.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.figures.prose import num
 from probdr_lite.figures.style import METRIC_LABELS as METRICS
-from probdr_lite.figures.style import describe, variant_style
+from probdr_lite.figures.style import variant_style
 from probdr_lite.figures.verdicts import ObjectionVerdict
 from probdr_lite.objections import THRESHOLDS, regulariser_prediction
 from probdr_lite.plotting import Table
@@ -136,8 +138,7 @@ def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
     ax.set_xscale("log")
     ax.set(xlabel="κ", ylabel="relative difference", title="random latents (equal degrees)")
     fig.tight_layout()
-    return describe(fig, "Four panels on the asymmetry of A: the relative difference of 2LX from (L + Lᵀ)X per step, "
-                    "the cosine of their tangent parts, the range of A's column sums, and random latents over κ.")
+    return fig
 
 
 def spectrum_figure(min_eig_rw, min_eig_sym, gamma):
@@ -152,8 +153,7 @@ def spectrum_figure(min_eig_rw, min_eig_sym, gamma):
     ax.set(xlabel="step t", ylabel="smallest eigenvalue", title="is the Wishart scale positive definite?")
     ax.legend(fontsize="small")
     fig.tight_layout()
-    return describe(fig, "The smallest eigenvalue of the symmetric part of I − A and of L_sym + γI at every step, "
-                    "against a dashed line at zero.")
+    return fig
 
 
 def stop_gradient_figure(sweep: dict):
@@ -190,8 +190,7 @@ def stop_gradient_figure(sweep: dict):
            title="one paper block step (η = 0.4): does F_full rise?")
     ax.legend(fontsize="small")
     fig.tight_layout()
-    return describe(fig, "Over κ: the cosine of the stop-gradient and the paper's directions with the full "
-                    "gradient (mean and spread over seeds), and the change of the objective per block.")
+    return fig
 
 
 def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
@@ -234,8 +233,7 @@ def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
     axes[1].set_ylim(0, 1.02)
     axes[0].legend(fontsize="x-small")
     fig.tight_layout()
-    return describe(fig, "Over the number of points n: the relative error of 2X/(d_q + β) against 2C⁻¹X and the "
-                    "cosine between the two, with n = d_q dashed.")
+    return fig
 
 
 def layer_metrics_figure(metrics: dict):
@@ -259,7 +257,7 @@ def layer_metrics_figure(metrics: dict):
         ax.set_title(label + ("\n(class level)" if key in CLASS_LEVEL else "\n(local)"), fontsize="medium")
     axes[0].legend(fontsize="x-small")
     fig.tight_layout()
-    return describe(fig, "The four clustering numbers against the layer, one panel each, one line per variant.")
+    return fig
 
 
 def single_runs_table(runs: dict, caption=None) -> Table:

@@ -499,7 +499,7 @@ def test_single_run_evidence_against_the_paired_differences_by_hand():
 def test_training_runs_without_results(tmp_path):
     runs = V.training_runs(tmp_path)
     assert runs == {"charlm": None, "vit": None}
-    assert V.verdict_single_runs(runs).verdict == "not yet tested"
+    assert V.single_runs_facts(runs)["verdict"] == "not yet tested"
 
 
 def test_single_runs_verdict_fails_when_one_pair_is_enough(tmp_path):
@@ -507,139 +507,49 @@ def test_single_runs_verdict_fails_when_one_pair_is_enough(tmp_path):
     runs = V.training_runs(tmp_path)
     e = runs["charlm"]["evidence"]
     assert e["n"] == 5 and e["n_opposite"] == 0 and e["snr"] > 10
-    v = V.verdict_single_runs(runs)
-    assert v.verdict.startswith("one pair of runs would do here, and the paper's direction is reproduced")
-    assert "too few seeds yet for vit" in v.verdict
-    assert "none of the 5 seeds" in v.because and "$A - I$ is better" in v.because
-    assert "2,0 iterations" not in v.because and "20 iterations" in v.because  # the scale, read off the config
+    f = V.single_runs_facts(runs)
+    assert f["verdict"] == "fails" and f["none_noisy"] and f["all_help"] and f["missing"] == ["vit"]
+    (t,) = f["tasks"]
+    assert t["opp_none"] and t["better"] and t["n"] == 5
+    assert t["by_iters"] and t["length"] == 20 and not t["has_shape"]  # the scale, read off the config
     write_charlm(tmp_path, 5, +0.05)  # A - I higher loss on every seed: the paper's direction is not reproduced
-    v = V.verdict_single_runs(V.training_runs(tmp_path))
-    assert "the paper's direction is not reproduced at this scale" in v.verdict and "$A - I$ is worse" in v.because
+    f = V.single_runs_facts(V.training_runs(tmp_path))
+    assert f["none_help"] and not f["tasks"][0]["better"]
 
 
 def test_single_runs_verdict_holds_when_the_seeds_disagree(tmp_path):
     write_charlm(tmp_path, 5, -0.02, spread=0.01)  # differences -0.02, -0.01, 0, +0.01, +0.02
-    v = V.verdict_single_runs(V.training_runs(tmp_path))
-    assert v.verdict.startswith("holds") and r"\lvert\text{mean}\rvert / \text{sd}$ = 0.00" in v.because
+    f = V.single_runs_facts(V.training_runs(tmp_path))
+    assert f["verdict"] == "holds" and f["all_noisy"] and f["tasks"][0]["snr"] == pytest.approx(0.0, abs=1e-9)
     write_charlm(tmp_path, 2, -0.05)
-    assert V.verdict_single_runs(V.training_runs(tmp_path)).verdict == "not yet tested"
+    assert V.single_runs_facts(V.training_runs(tmp_path))["verdict"] == "not yet tested"
     with pytest.raises(ValueError, match="runs"):
-        V.verdict_single_runs({})
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Verdicts follow the numbers, and each adjective is tested where it would be false
-
-
-def path_numbers(full, tangent, full_cos=None):
-    out = {"relative_difference": np.array(full), "tangent_cosine": np.array(tangent)}
-    if full_cos is not None:
-        out["cosine"] = np.array(full_cos)
-    return out
-
-
-def test_verdict_asymmetry_follows_both_measures():
-    big, same = path_numbers([0.4, 0.7], [0.96, 0.95], [0.9, 0.7]), path_numbers([0.01, 0.02], [0.999, 0.998])
-    assert V.verdict_asymmetry(big, big, [1e-4, 1e-4], [1, 30]).verdict == "holds"
-    assert V.verdict_asymmetry(same, same, [1e-4], [1]).verdict == "fails"
-    only_full = path_numbers([0.4, 0.7], [0.999, 0.998])
-    assert V.verdict_asymmetry(only_full, only_full, [1e-4], [1]).verdict == "holds in the full space only"
-    v = V.verdict_asymmetry(big, big, [1e-4, 1e-4], [1, 30])
-    assert "40 % to 70 %" in v.because and "0.950 to 0.960" in v.because and "Both measures" in v.because
-    assert "the radial" not in v.because or "smaller than the full-space" in v.because
-    assert "below the threshold" in v.because  # random latents at 1e-4
-    # where an adjective would be false it is not used
-    v = V.verdict_asymmetry(big, big, [0.3], [1])
-    assert "below the threshold" not in v.because and "above the threshold as well" in v.because
-    wide = path_numbers([0.4, 0.7], [0.5, 0.6], [0.9, 0.95])  # tangent angles larger than the full-space ones
-    assert "smaller than the full-space" not in V.verdict_asymmetry(wide, wide, [1e-4], [1]).because
-
-
-def test_verdict_wishart_follows_the_eigenvalues():
-    v = V.verdict_wishart([-0.1, -0.01], [1e-16, 1e-16], [0.01, 0.01], 0.01)
-    assert v.verdict == "holds" and "singular at every step" in v.because and "indefinite at every step" in v.because
-    v = V.verdict_wishart([-0.1, 0.01], [1e-16, 0.3], [0.01], 0.01)
-    assert v.verdict == "holds" and "every step" not in v.because and "singular at 1 steps" in v.because
-    v = V.verdict_wishart([0.2, 0.3], [0.2, 0.2], [0.01], 0.01)
-    assert v.verdict == "fails" and "never singular" in v.because and "never indefinite" in v.because
-    assert "not be valid" not in v.would_change and "a valid Wishart" in v.would_change
-    assert "so even that scale is not valid" in V.verdict_wishart([0.2], [0.2], [-0.5], 0.01).would_change
-
-
-def test_verdict_stop_gradient_turns_into_a_choice_of_objective():
-    k = [1, 30]
-    good, bad = [0.99, 0.98], [-0.5, -0.6]
-    v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]], phi_gap=[[1e-14, 2e-14], [3e-14, 1e-14]])
-    assert v.verdict.startswith("a choice of objective") and "depends on $\\kappa$" in v.verdict
-    assert "is the full gradient of $\\Phi$" in v.because and "3.0e-14" in v.because
-    # a gap above the identity threshold: no choice-of-objective wording
-    v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]], phi_gap=[[1e-3, 2e-14], [3e-14, 1e-14]])
-    assert v.verdict == "depends on $\\kappa$" and "is the full gradient" not in v.because and "above" in v.because
-    with pytest.raises(ValueError, match="phi_gap"):
-        V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]], phi_gap=[1e-14])
-
-
-def test_verdict_asymmetry_reports_the_antisymmetric_remainder():
-    m = path_numbers([0.4, 0.7], [0.96, 0.95], [0.9, 0.7])
-    m["tangent_remainder_share"] = np.array([0.12, 0.2])
-    c = dict(m, tangent_remainder_share=np.array([0.5, 0.6]))
-    v = V.verdict_asymmetry(m, c, [1e-4], [1])
-    assert "12 % to 20 %" in v.because and "50 % to 60 %" in v.because and "antisymmetric remainder" in v.because
-    assert "antisymmetric" not in V.verdict_asymmetry(path_numbers([0.4], [0.9]), path_numbers([0.4], [0.9]),
-                                                      [1e-4], [1]).because
-
-
-def test_verdict_stop_gradient_follows_cosine_and_sign():
-    k = [1, 30]
-    good, bad = [0.99, 0.98], [-0.5, -0.6]
-    assert V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]]).verdict == "depends on $\\kappa$"
-    assert V.verdict_stop_gradient(k, [good, good], [[1, 1], [1, 1]]).verdict == "fails"
-    assert V.verdict_stop_gradient(k, [bad, bad], [[-1, -1], [-1, -1]]).verdict == "holds"
-    # a high cosine is not enough if one seed's step lowers F
-    assert V.verdict_stop_gradient(k, [good, good], [[1, -1], [1, 1]]).verdict == "depends on $\\kappa$"
-    v = V.verdict_stop_gradient(k, [good, bad], [[1, 1], [-1, -1]])
-    assert r"$\kappa = 30$ fails" in v.would_change
-    with pytest.raises(ValueError, match="cos_sg"):
-        V.verdict_stop_gradient([1, 3, 10], [good, good], [[1, 1], [1, 1]])
-
-
-def test_verdict_regulariser_follows_the_errors():
-    assert V.verdict_regulariser([8, 32], [0.2, 0.5], 128, 4.0, 0.3, 2000).verdict == "holds"
-    v = V.verdict_regulariser([8, 32], [0.01, 0.05], 128, 0.05, 0.99, 2000)
-    assert v.verdict == "fails" and "above it" not in v.because
-    v = V.verdict_regulariser([8, 32], [0.05, 0.5], 128, 4.0, 0.3, 2000)
-    assert v.verdict == "depends on $n / d_q$" and "[8]" in v.because and "above it for $n$ in [32]" in v.because
+        V.single_runs_facts({})
 
 
 def metrics_dict(paper, attention):
+    """metrics_by_variant's shape: the four numbers at layers 0 and 8 of two variants."""
     out = {"layers": np.array([0, 8])}
     for name, (first, last) in (("paper", paper), ("attention", attention)):
         out[name] = {k: np.array([first[i], last[i]]) for i, k in enumerate(O.METRIC_NAMES)}
     return out
 
 
-def test_verdict_clustering():
-    m = metrics_dict(([0.9, 0.05, 0.8, 0.4], [0.7, 0.01, 1.5, 0.5]), ([0.9, 0.05, 0.8, 0.4], [0.85, 0.08, 1.2, 0.45]))
-    assert V.verdict_clustering(m).verdict == "depends on the metric"
-    up = metrics_dict(([0.1, 0.01, 0.5, 0.1], [0.2, 0.1, 0.9, 0.2]), ([0.1, 0.0, 0.5, 0.1], [0.1, 0.0, 0.4, 0.05]))
-    assert V.verdict_clustering(up).verdict == "fails"
-    # a change within the tolerance is not called a rise
-    flat = metrics_dict(([0.5, 0.1, 1.0, 0.4], [0.501, 0.1, 1.0, 0.4]), ([0.5, 0.1, 1.0, 0.4], [0.5, 0.1, 1.0, 0.4]))
-    v = V.verdict_clustering(flat)
-    assert v.verdict == "holds" and "barely changes" in v.because
-    with pytest.raises(ValueError, match="variant"):
-        V.verdict_clustering(m, "symmetric")
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Figures and tables
 
 
+def a_row(verdict="holds"):
+    return V.ObjectionVerdict("2", "an objection", "a test", "a number", verdict, "Because.", "What would change.")
+
+
 def test_summary_and_threshold_tables():
-    v = V.verdict_wishart([-0.1], [1e-16], [0.01], 0.01)
+    v = a_row()
     table = figs.summary_table([v], caption="a caption")
     assert table.header == ["#", "objection", "the test", "the number", "verdict"]
-    assert table.body[0][-1] == "holds" and "<table>" in table._repr_html_() and table.caption == "a caption"
+    assert table.body[0] == ["2", "an objection", "a test", "a number", "holds"] and table.caption == "a caption"
+    assert "<table>" in table._repr_html_()
+    assert v.sentence() == "**Verdict: holds.** Because. What would change."
     assert figs.summary_table([v]).caption is None  # the package writes no caption of its own
     decides = {k: f"what {k} decides" for k in O.THRESHOLDS}
     table = figs.thresholds_table(decides)
@@ -666,7 +576,7 @@ def test_the_objections_chapter_writes_its_tables_words():
     for call in (summary, single):
         caption = words_passed(call, "caption")
         assert caption and "{" not in caption
-    v = V.verdict_wishart([-0.1], [1e-16], [0.01], 0.01)
+    v = a_row()
     caption = words_passed(summary, "caption")
     assert figs.summary_table([v], caption=caption).to_markdown().endswith("\n\n" + caption)
 
