@@ -52,6 +52,7 @@ from probdr_lite.data import load_mnist
 from probdr_lite.figures import energies as figs
 from probdr_lite.figures.prose import fill, glue, sci
 from probdr_lite.figures.block import make_toy
+from probdr_lite.figures.style import describe
 
 # %% [markdown]
 # ## The setting
@@ -277,6 +278,8 @@ display(Markdown(figs.harness_table(harness, caption=(
     "how many of the steps along the MNIST path raise or lower each energy; the third column says which way the "
     "reading itself moves it")).to_markdown()))
 fig = figs.energy_path_figure(harness)
+describe(fig, fill("{n_energies} panels, one per energy reading, each showing how far every block's steps move that "
+                   "energy from its value at layer 0, layer by layer.", figs.harness_facts(harness)))
 plt.show()
 
 # %% tags=["remove-input"]
@@ -333,6 +336,9 @@ display(Markdown(figs.thesis_table(le, baseline, erank, caption=fill(
     "and the LE embedding (1: the same subspace); random: mean ± sd over random subspaces", n_steps=N_STEPS))
                  .to_markdown()))
 fig = figs.thesis_figure(le, baseline)
+describe(fig, fill("{n_panels} panels, one per graph and subspace dimension q, each showing per layer how closely "
+                   "every block's principal subspace matches the Laplacian Eigenmaps embedding, against the level of "
+                   "a random subspace.", figs.panel_facts(baseline)))
 plt.show()
 
 
@@ -461,6 +467,10 @@ s_grid = sorted({float(s) for s in np.geomspace(0.1, 10.0, 9)} | set(steps.value
 family_le = thesis.le_alignment({s: U.unroll(X0, N_STEPS, KAPPA, s / 2, BETA, "attention") for s in s_grid},
                                 targets, qs=(2, 10))
 fig = figs.step_family_figure(family_le, steps, baseline)
+describe(fig, fill("{n_graphs} panels, one per graph: how closely the latents after the last block of plain attention "
+                   "match the graph's Laplacian Eigenmaps embedding, as its step grows, with plain attention, A - I "
+                   "and the paper's block marked at their own steps, and the random level dotted.",
+                   figs.panel_facts(baseline)))
 plt.show()
 
 # %% tags=["remove-input"]
@@ -500,6 +510,9 @@ glue("family_gap", sci(max(family_gap.values())))
 
 # %%
 fig = figs.spectrum_figure(lam, ETA, D_Q, BETA, N_STEPS)
+describe(fig, fill("Two panels: the response of plain attention, A − I and the paper's block to each graph frequency "
+                   "after one step and after {n_steps} steps, relative to the constant mode, over a histogram of the "
+                   "eigenvalues of I − A.", n_steps=N_STEPS))
 plt.show()
 
 # %% tags=["remove-input"]

@@ -10,7 +10,9 @@ feed numbers for which each choice would be false). A template holds no threshol
 
 Tables are :class:`probdr_lite.plotting.Table` objects meant to be shown as Markdown (``table.to_markdown()``), so
 that their MathJax renders. They keep their column headers and short cell labels here; their captions, and the
-cells that are sentences, come from the chapter.
+cells that are sentences, come from the chapter. So do the figures' alt texts: the chapter gives each figure built
+here its sentence with :func:`probdr_lite.figures.style.describe`, filled from the facts (the panel counts of
+:func:`panel_facts`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from probdr_lite.energies import FILTER_READINGS, FROZEN, READINGS, SENSE, frequ
 from probdr_lite.figures.prose import listing, num, sci, trend
 from probdr_lite.figures.style import variant_colour
 from probdr_lite.objections import THRESHOLDS
-from probdr_lite.plotting import Table, describe
+from probdr_lite.plotting import Table
 from probdr_lite.thesis import CEILING
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "robustness_table",
     "thesis_facts",
     "constructions_facts",
+    "panel_facts",
     "thesis_figure",
     "step_family_figure",
     "step_family_facts",
@@ -328,8 +331,7 @@ def energy_path_figure(table: dict):
         ax.set_axis_off()
     axes.flat[0].legend(fontsize="x-small")
     fig.tight_layout()
-    return describe(fig, f"{len(readings)} panels, one per energy reading, each showing how far every block's "
-                         "steps move that energy from its value at layer 0, layer by layer.")
+    return fig
 
 
 def spectrum_figure(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8):
@@ -361,9 +363,7 @@ def spectrum_figure(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8):
                 ylim=(1e-8, 1.5))
     axes[0].legend(fontsize="x-small", loc="lower left")
     fig.tight_layout()
-    return describe(fig, "Two panels: the response of plain attention, A − I and the paper's block to each graph "
-                         f"frequency after one step and after {n_steps} steps, relative to the constant mode, "
-                         "over a histogram of the eigenvalues of I − A.")
+    return fig
 
 
 def spectrum_facts(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> dict:
@@ -635,6 +635,15 @@ def constructions_facts(facts: list, variants=("attention", "diffusion", "paper"
     }
 
 
+def panel_facts(baseline: dict, qs=(2, 5, 10)) -> dict:
+    """How many panels the thesis figures draw, for their alt texts: ``n_graphs`` (one panel per graph of
+    ``baseline`` in :func:`step_family_figure`), ``n_qs`` and ``n_panels`` (one per graph and q in
+    :func:`thesis_figure`, with the same ``qs``)."""
+    if not isinstance(baseline, dict) or not baseline:
+        raise ValueError("baseline must be the non-empty dict of thesis.random_baseline")
+    return {"n_graphs": len(baseline), "n_qs": len(qs), "n_panels": len(baseline) * len(qs)}
+
+
 def thesis_figure(alignment: dict, baseline: dict, qs=(2, 5, 10)):
     """Mean principal-angle cosine per layer: one panel per graph and q, one line per variant, the random level
     dashed."""
@@ -654,9 +663,7 @@ def thesis_figure(alignment: dict, baseline: dict, qs=(2, 5, 10)):
                 ax.set_ylabel("mean principal-angle cosine", fontsize="small")
     axes[0, 0].legend(fontsize="x-small")
     fig.tight_layout()
-    return describe(fig, f"{len(graphs) * len(qs)} panels, one per graph and subspace dimension q, each showing "
-                         "per layer how closely every block's principal subspace matches the Laplacian Eigenmaps "
-                         "embedding, against the level of a random subspace.")
+    return fig
 
 
 def step_family_figure(family_le: dict, steps: dict, baseline: dict, qs=(2, 10)):
@@ -682,10 +689,7 @@ def step_family_figure(family_le: dict, steps: dict, baseline: dict, qs=(2, 10))
     axes[0, 0].set_ylabel("mean principal-angle cosine, last layer", fontsize="small")
     axes[0, 0].legend(fontsize="x-small")
     fig.tight_layout()
-    return describe(fig, f"{len(graphs)} panels, one per graph: how closely the latents after the last block of "
-                         "plain attention match the graph's Laplacian Eigenmaps embedding, as its step grows, with "
-                         "plain attention, A - I and the paper's block marked at their own steps, and the random "
-                         "level dotted.")
+    return fig
 
 
 def step_family_facts(family_le: dict, steps: dict, family_gap: dict, baseline: dict, graphs=("attention", "pixels"),

@@ -304,6 +304,33 @@ def test_closing_facts():
     assert not alone["has_control"] and math.isnan(alone["attention_start"])
 
 
+def test_panel_facts_count_the_panels_the_thesis_figures_draw():
+    """Against the figures themselves: one panel per graph and q (thesis_figure), one per graph (step_family_figure),
+    with the same defaults."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    le, base, _ = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.5})
+    le = {v: {g: {q: le[v][g][2] for q in (2, 5, 10)} for g in le[v]} for v in le}
+    base = {g: {q: base[g][2] for q in (2, 5, 10)} for g in base}
+    steps = {"attention": 0.8, "diffusion": 4.0}
+    family = {s: {g: {q: np.array([0.5, 0.6]) for q in (2, 10)} for g in base} for s in steps.values()}
+    try:
+        for graphs in (["attention"], ["attention", "pixels"]):
+            b = {g: base[g] for g in graphs}
+            f = F.panel_facts(b)
+            assert f["n_graphs"] == len(graphs) and f["n_qs"] == 3
+            assert f["n_panels"] == len(F.thesis_figure(le, b).axes) == 3 * len(graphs)
+            assert f["n_graphs"] == len(F.step_family_figure(family, steps, b).axes)
+            assert F.panel_facts(b, qs=(2, 10))["n_panels"] == len(F.thesis_figure(le, b, qs=(2, 10)).axes)
+    finally:
+        plt.close("all")
+    with pytest.raises(ValueError, match="baseline"):
+        F.panel_facts({})
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # The chapter's templates
 
@@ -333,6 +360,7 @@ def facts_examples():
         "step_family_facts": F.step_family_facts(family, steps, {"diffusion": 1e-14, "paper": 2e-14}, base),
         "ceiling_facts": F.ceiling_facts({"attention": {"attention": {2: np.array([0.96]), 10: np.array([0.5])}}}),
         "closing_facts": F.closing_facts(harness(), {}, alignment(), le, base),
+        "panel_facts": F.panel_facts(base),
     }
 
 
@@ -464,3 +492,19 @@ def test_the_chapter_chooses_outside_templates_only_on_boolean_facts():
                 key = test.slice.value
                 holders = [f for f in examples.values() if key in f]
                 assert holders and all(isinstance(f[key], bool) for f in holders), ast.unparse(test)
+
+
+def test_the_chapter_describes_every_figure_it_builds():
+    """The builders leave the alt text to the chapter: each cell that builds a figure with figs.*_figure gives it
+    its sentence with describe(fig, fill(...)) before showing it."""
+    built = 0
+    for tree in chapter_cells():
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        figures = [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_figure")]
+        described = [c for c in calls if isinstance(c.func, ast.Name) and c.func.id == "describe"]
+        assert len(described) == len(figures), f"line {tree.body[0].lineno}: {len(figures)} figures, " \
+                                                f"{len(described)} described"
+        for d in described:
+            assert isinstance(d.args[1], ast.Call) and getattr(d.args[1].func, "id", "") == "fill", d.lineno
+        built += len(figures)
+    assert built >= 4
