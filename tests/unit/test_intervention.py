@@ -87,7 +87,7 @@ def test_intervention_table_and_rows_file(tmp_path):
     import json
 
     from probdr_lite.experiments.files import INTERVENTION_FILES, intervention_rows
-    from probdr_lite.figures.recipes import INTERVENTION_HEADER, intervention_table
+    from probdr_lite.figures.recipes import INTERVENTION_HEADER, intervention_table, intervention_table_facts
 
     means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.035, "default-vo-gpt2": 0.055}
     rows = _rows({k: means[k] for k in ("gpt2", "default")})
@@ -102,3 +102,9 @@ def test_intervention_table_and_rows_file(tmp_path):
     e = next(iter(out["charlm"].values()))  # rows follow the entries' order
     assert row["model"] == "character model" and row["share"].endswith("%")
     assert row["intervention [95 % CI]"].startswith(f"{e['d_vo']:+.4f} [")
+    # the caption is the chapter's; its facts count the paired seeds, each count once
+    assert table.caption is None and intervention_table(out, caption="c").caption == "c"
+    assert intervention_table_facts(out) == {"n_seeds": [len(SEEDS)]}
+    fewer = vo_scale_effects({"charlm": (rows, [r for r in vo if r["seed"] != SEEDS[-1]
+                                               or r["recipe"]["init"] != "gpt2-vo-default"])})
+    assert intervention_table_facts(fewer) == {"n_seeds": [len(SEEDS) - 1, len(SEEDS)]}
