@@ -8,8 +8,7 @@ recipe grid's tables, figure and verdict facts are in :mod:`probdr_lite.figures.
 
 - :data:`ARM_STYLE`  name, label, operator and colour of every trained arm (the one place they are defined);
 - :func:`curves_figure` / :func:`curves_facts`  validation curves, one mean line and a seed band per arm;
-- :func:`paired_figure`  arm minus baseline, seed by seed;
-- :func:`arms_table` / :func:`paired_table`  :func:`~probdr_lite.experiments.summarise`'s output as tables;
+- :func:`arms_table`  :func:`~probdr_lite.experiments.summarise`'s arms as a table;
 - :func:`quantity_level` / :func:`quantity_difference` / :func:`quantity_spread`  a value, a signed difference and
   a standard deviation of a quantity in print (accuracies in %, their differences in pp; the recipe tables too);
 - :func:`gates_figure` / :func:`gates_table` / :func:`gates_facts`  the learned g of the gated arms ``A - g I`` (from g = 0 and g = 1);
@@ -25,7 +24,6 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite.experiments.files import check_task_rows as _task_rows
 from probdr_lite.experiments.attention import GATE_START
@@ -34,13 +32,11 @@ from probdr_lite.experiments.stats import (
     BANDS,
     check_summary,
     gate_values,
-    paired_differences,
-    quantities,
     seed_band,
 )
 from probdr_lite.plotting import Table
 
-from .prose import num, pct, plural, pvalue, signed
+from .prose import num, pct, plural, signed
 from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
@@ -52,9 +48,7 @@ __all__ = [
     "Table",
     "curves_figure",
     "curves_facts",
-    "paired_figure",
     "arms_table",
-    "paired_table",
     "quantity_level",
     "quantity_difference",
     "quantity_spread",
@@ -186,50 +180,6 @@ def curves_facts(metric: str = "val_loss") -> dict:
     return {"metric": metric, "label": label, "Label": label.capitalize()}
 
 
-# ------------------------------------------------------------------------------------------------ paired numbers
-
-def _quantity(task, quantity):
-    return check_choice(quantity, "quantity", quantities(task))
-
-
-def paired_figure(rows, quantities=("final_val_loss",), baseline: str = "attention"):
-    """Seed-by-seed differences ``arm - baseline``, one panel per quantity.
-
-    Each arm is a column of points (one per seed, labelled with the seed) with its mean as
-    a short bar (a line); the dashed line at 0 is "no difference". The title says which
-    direction is better. In each panel the k-th collection holds the k-th arm's points
-    (x = column index, y = difference).
-    """
-    rows, task = _task_rows(rows)
-    if isinstance(quantities, str):
-        quantities = (quantities,)
-    quantities = [_quantity(task, q) for q in quantities]
-    if not quantities:
-        raise ValueError("quantities must name at least one quantity")
-    fig, axes = plt.subplots(1, len(quantities), figsize=(4.6 * len(quantities), 3.6), squeeze=False)
-    for ax, q in zip(axes[0], quantities):
-        diffs = paired_differences(rows, q, baseline)
-        for k, (v, (seeds, d)) in enumerate(diffs.items()):
-            x = np.full(len(d), float(k)) + np.linspace(-0.12, 0.12, len(d)) if len(d) > 1 else np.full(len(d), k)
-            ax.scatter(x, d, color=VARIANT_COLOURS[v], s=22, zorder=3)
-            for xi, di, s in zip(x, d, seeds):
-                ax.annotate(str(s), (xi, di), textcoords="offset points", xytext=(4, 0), fontsize=6,
-                            va="center", color="0.35")
-            if len(d):
-                ax.plot([k - 0.25, k + 0.25], [d.mean()] * 2, color=VARIANT_COLOURS[v], lw=2.5)
-        ax.axhline(0.0, color="0.3", ls="--", lw=1)
-        ax.set_xticks(range(len(diffs)))
-        ax.set_xticklabels([OPERATOR_MATH[v] for v in diffs])
-        ax.set_xlim(-0.6, len(diffs) - 0.4)
-        better = "below 0" if TASK_METRICS[task][q.split("_", 1)[1]] else "above 0"
-        ax.set_ylabel(f"{QUANTITY_LABELS[q]}: arm − {baseline}", fontsize=9)
-        ax.set_title(f"better than {baseline}: {better}", fontsize=10)
-        ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    return describe(fig, f"Seed-by-seed differences from {baseline}, one column of points per arm with its mean as "
-                    "a bar, against a dashed line at no difference.")
-
-
 # ------------------------------------------------------------------------------------------------------- tables
 # (Table lives in probdr_lite.plotting, shared with the other chapters.)
 
@@ -278,22 +228,6 @@ def arms_table(summary: dict, task: str, digits: int = 4, caption=None) -> Table
         cells.append(f"{a['throughput']:,.0f} {a['throughput_unit']}")
         body.append(cells)
     return Table(header, body, caption=caption)
-
-
-def paired_table(summary: dict, task: str, digits: int = 4) -> Table:
-    """Per arm and quantity: the paired difference from the baseline, seeds better/worse, both p-values."""
-    task = check_summary(summary, task)
-    header = ["arm − baseline", "quantity", "pairs", "mean difference ± sd", "seeds better / worse",
-              "paired t-test p", "sign test p"]
-    body = []
-    for p in summary["paired"]:
-        if p["task"] != task:
-            continue
-        q = p["quantity"]
-        body.append([f"{p['variant']} − {p['baseline']}", QUANTITY_LABELS[q], str(p["n"]),
-                     f"{quantity_difference(p['mean_diff'], q, digits)} ± {quantity_spread(p['sd_diff'], q, digits)}",
-                     f"{p['n_better']} / {p['n_worse']}", pvalue(p["t_pvalue"]), pvalue(p["sign_pvalue"])])
-    return Table(header, body, caption="differences are arm minus baseline, paired by seed")
 
 
 # -------------------------------------------------------------------------------------------------------- gates
