@@ -390,8 +390,17 @@ print(f"smallest two-sided sign-test p with 5 seeds: {stats.binomtest(5, 5, 0.5)
 # committed rows:
 
 # %%
-display(R.scale_table(rows, caption="The models, data and budgets the verdicts hold for, read from the committed "
-                                    "rows."))
+display(R.scale_table(rows, text={
+    "charlm_input": "a context of {block_size} characters",
+    "charlm_data": "Tiny Shakespeare: the first {train_fraction:pct} of its characters for training, the rest for "
+                   "validation",
+    "charlm_budget": "{iters:,} iterations ({chars:.2f} M characters)",
+    "vit_input": "{n_patches} patches of {patch_size} × {patch_size} pixels and a class token",
+    "vit_data": "MNIST: {n_train:,} training and {n_val:,} validation images from its test set",
+    "vit_budget": "{epochs} epochs",
+    "vit_plateau": "the plateau rule (at most {max_epochs} epochs; the runs took {fewest} to {most})",
+    "gated": " ({n_more} more in the gated arms, one gate per head)",
+}, caption="The models, data and budgets the verdicts hold for, read from the committed rows."))
 
 # %% [markdown]
 # What was not run, so that no verdict here speaks for it: the paper's vision experiment used

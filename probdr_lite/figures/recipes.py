@@ -24,6 +24,7 @@ returned here.
 - :func:`readings_facts`         what the reading changes (the sign, whether the interval excludes 0);
 - :func:`baseline_facts`         the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
 - :func:`scale_table`            the scale the verdicts hold for (models, data, budgets), read from the rows;
+- :func:`scale_facts`            the same numbers of one model, which fill the table's templates;
 - :func:`compute_facts`          the number of committed runs and their CPU hours;
 - :func:`intervention_table` / :func:`intervention_table_facts` / :func:`intervention_facts`  the W_V, W_O
   intervention: its table, its caption's facts, the facts of its sentence.
@@ -48,7 +49,7 @@ from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_differenc
 __all__ = ["recipe_label", "table_facts", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",
            "provenance_table", "nanogpt_facts", "plateau_figure", "plateau_facts", "plateau_table",
            "plateau_cell_facts", "last_epoch_facts", "readings_table", "readings_facts", "baseline_facts",
-           "scale_table", "difference_text", "compute_facts", "intervention_table", "intervention_table_facts",
+           "scale_facts", "scale_table", "difference_text", "compute_facts", "intervention_table", "intervention_table_facts",
            "intervention_facts"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
@@ -537,46 +538,76 @@ SCALE_HEADER = ["model", "layers × heads", "width", "input", "parameters", "dat
                 "recipe cells (paired seeds each)"]
 
 
-def scale_table(rows: dict, caption=None) -> Table:
+#: the templates :func:`scale_table` needs in its ``text``: each task's input, data and budget cells, the vision
+#: model's plateau budget, and the parameters' note on the gated arms
+SCALE_TEXT = ("charlm_input", "charlm_data", "charlm_budget", "vit_input", "vit_data", "vit_budget", "vit_plateau",
+              "gated")
+
+
+def scale_facts(task_rows: list) -> dict:
+    """The scale of one task's committed rows (one task, as the first row's config gives it): ``task``, ``model``,
+    ``n_layer``, ``n_head``, ``n_embd``, ``batch_size``; ``params`` (the attention arm's parameter counts),
+    ``n_more`` (how many more the largest model has, the gated arms' gates) and ``gated_more`` (``n_more`` > 0);
+    ``n_cells`` recipe cells with ``seeds`` paired seeds (the distinct counts, in increasing order). The character
+    model adds ``block_size``, ``train_fraction`` and ``budgets`` (per iteration budget: ``iters`` and ``chars``, in
+    millions of characters); the vision model ``n_patches``, ``patch_size``, ``n_train``, ``n_val``, ``budgets`` (each
+    fixed budget's ``epochs``), ``any_plateau`` and, over the plateau-rule runs, ``max_epochs`` (the most a run may
+    take), ``fewest`` and ``most`` (the epochs the runs took)."""
+    if not task_rows:
+        raise ValueError("task_rows must hold the results rows of one task")
+    task, c = task_rows[0]["task"], task_rows[0]["config"]
+    plain = sorted({r["n_params"] for r in task_rows if "n_params" in r and r["variant"] == "attention"})
+    params = sorted({r["n_params"] for r in task_rows if "n_params" in r})
+    configs = {json.dumps(r["config"], sort_keys=True) for r in task_rows}
+    seeds = sorted({len({r["seed"] for r in task_rows if json.dumps(r["config"], sort_keys=True) == k})
+                    for k in configs})
+    n_more = params[-1] - plain[-1] if plain and params else 0
+    f = {"task": task, "model": TASK_NAMES[task], "n_layer": c["n_layer"], "n_head": c["n_head"], "n_embd": c["n_embd"],
+         "batch_size": c["batch_size"], "params": plain, "n_more": n_more, "gated_more": n_more > 0,
+         "n_cells": len(configs), "seeds": seeds}
+    if task == "charlm":
+        iters = sorted({r["config"]["max_iters"] for r in task_rows})
+        return {**f, "block_size": c["block_size"], "train_fraction": c["train_fraction"],
+                "budgets": [{"iters": i, "chars": i * c["batch_size"] * c["block_size"] / 1e6} for i in iters]}
+    plateau = [r["epochs_run"] for r in task_rows if r["config"]["patience"]]
+    return {**f, "n_patches": (c["image_size"] // c["patch_size"]) ** 2, "patch_size": c["patch_size"],
+            "n_train": c["n_train"], "n_val": c["n_val"],
+            "budgets": [{"epochs": e} for e in sorted({r["config"]["epochs"] for r in task_rows
+                                                       if not r["config"]["patience"]})],
+            "any_plateau": bool(plateau), "max_epochs": max(r["config"]["epochs"] for r in task_rows),
+            "fewest": min(plateau) if plateau else None, "most": max(plateau) if plateau else None}
+
+
+def scale_table(rows: dict, text: dict, caption=None) -> Table:
     """The scale the chapter's verdicts hold for, read from the committed rows: per task the model (layers,
-    heads, width, context or patches, parameters), the data and the training budgets that were run."""
+    heads, width, context or patches, parameters), the data and the training budgets that were run.
+
+    ``text`` holds the chapter's templates (the keys of :data:`SCALE_TEXT`), filled from each task's
+    :func:`scale_facts`: ``{task}_input`` and ``{task}_data`` once, ``{task}_budget`` once per budget, the vision
+    model's ``vit_plateau`` when it has plateau-rule runs, and ``gated`` after the parameter count when the gated
+    arms have more parameters. The caption is the chapter's.
+    """
     if not isinstance(rows, dict) or not rows:
         raise ValueError("rows must map tasks ('charlm', 'vit') to their results rows")
+    missing = [k for k in SCALE_TEXT if k not in (text or {})]
+    if missing:
+        raise ValueError(f"text must hold a template for each of {list(SCALE_TEXT)}; missing {missing}")
     body = []
     for task, task_rows_ in rows.items():
         if not task_rows_:
             continue
-        c = task_rows_[0]["config"]
-        plain = sorted({r["n_params"] for r in task_rows_ if "n_params" in r and r["variant"] == "attention"})
-        params = sorted({r["n_params"] for r in task_rows_ if "n_params" in r})
-        size = ", ".join(f"{p:,}" for p in plain) if plain else "n/a"
-        if plain and params and params[-1] > plain[-1]:
-            size += f" ({params[-1] - plain[-1]} more in the gated arms, one gate per head)"
-        configs = {json.dumps(r["config"], sort_keys=True) for r in task_rows_}
-        seeds = sorted({len({r["seed"] for r in task_rows_ if json.dumps(r["config"], sort_keys=True) == k})
-                        for k in configs})
-        cells = f"{len(configs)} ({seeds[0]}" + ("" if len(seeds) == 1 else f" to {seeds[-1]}") + ")"
-        if task == "charlm":
-            iters = sorted({r["config"]["max_iters"] for r in task_rows_})
-            budget = ", ".join(f"{i:,} iterations ({i * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
-                               for i in iters)
-            body.append([TASK_NAMES[task], f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
-                         f"a context of {c['block_size']} characters", size,
-                         f"Tiny Shakespeare: the first {100 * c['train_fraction']:.0f} % of its characters for "
-                         "training, the rest for validation", str(c["batch_size"]), budget, cells])
-        else:
-            fixed = sorted({r["config"]["epochs"] for r in task_rows_ if not r["config"]["patience"]})
-            plateau = [r["epochs_run"] for r in task_rows_ if r["config"]["patience"]]
-            budget = ", ".join(f"{e} epochs" for e in fixed)
-            if plateau:
-                budget += (f"{'; ' if fixed else ''}the plateau rule (at most "
-                           f"{max(r['config']['epochs'] for r in task_rows_)} epochs; the runs took {min(plateau)} "
-                           f"to {max(plateau)})")
-            n = (c["image_size"] // c["patch_size"]) ** 2
-            body.append([TASK_NAMES[task], f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
-                         f"{n} patches of {c['patch_size']} × {c['patch_size']} pixels and a class token", size,
-                         f"MNIST: {c['n_train']:,} training and {c['n_val']:,} validation images from its test set",
-                         str(c["batch_size"]), budget, cells])
+        f = scale_facts(task_rows_)
+        size = ", ".join(f"{p:,}" for p in f["params"]) if f["params"] else "n/a"
+        if f["gated_more"]:
+            size += fill(text["gated"], f)
+        seeds = f["seeds"]
+        cells = f"{f['n_cells']} ({seeds[0]}" + ("" if len(seeds) == 1 else f" to {seeds[-1]}") + ")"
+        prefix = "charlm" if task == "charlm" else "vit"
+        budget = ", ".join(fill(text[f"{prefix}_budget"], {**f, **b}) for b in f["budgets"])
+        if task != "charlm" and f["any_plateau"]:
+            budget += ("; " if f["budgets"] else "") + fill(text["vit_plateau"], f)
+        body.append([f["model"], f"{f['n_layer']} × {f['n_head']}", str(f["n_embd"]), fill(text[f"{prefix}_input"], f),
+                     size, fill(text[f"{prefix}_data"], f), str(f["batch_size"]), budget, cells])
     return Table(SCALE_HEADER, body, caption=caption)
 
 

@@ -461,19 +461,36 @@ def test_baseline_facts_name_the_recipes_that_reach_the_target():
         R.baseline_facts(recipe_table(make_rows({("gpt2", "diffusion"): 0.01})))
 
 
-def test_scale_table_reads_the_rows():
+SCALE_TEXT = {k: f"<{k}>" for k in R.SCALE_TEXT} | {
+    "charlm_budget": "{iters}/{chars:.2f}", "vit_budget": "{epochs}", "vit_plateau": "P{max_epochs}:{fewest}-{most}",
+    "gated": "+{n_more}"}
+
+
+def test_scale_facts_and_table_read_the_rows():
     lm = make_rows({("gpt2", "diffusion"): 0.01})
-    table = R.scale_table({"charlm": lm, "vit": _vit_cell(0.0, 0.0)})
     c = lm[0]["config"]
+    f = R.scale_facts(lm)
+    assert (f["n_layer"], f["n_head"], f["n_embd"], f["block_size"]) == (c["n_layer"], c["n_head"], c["n_embd"],
+                                                                         c["block_size"])
+    assert f["budgets"] == [{"iters": 30, "chars": pytest.approx(30 * c["batch_size"] * c["block_size"] / 1e6)}]
+    assert (f["n_cells"], f["seeds"], f["train_fraction"]) == (1, [N_SEEDS], c["train_fraction"])
+    vit = _vit_cell(0.0, 0.0)
+    g = R.scale_facts(vit)
+    assert (g["n_patches"], g["patch_size"], g["budgets"], g["any_plateau"]) == (16, 7, [], True)
+    assert (g["max_epochs"], g["fewest"], g["most"], g["params"], g["gated_more"]) == (10, 6, 6, [1234], False)
+    # a gated arm with one gate per head more: the parameters' note, with the difference
+    gated = vit + [{**vit[1], "variant": "gated", "n_params": 1234 + 16}]
+    assert (R.scale_facts(gated)["n_more"], R.scale_facts(gated)["gated_more"]) == (16, True)
+    table = R.scale_table({"charlm": lm, "vit": gated}, text=SCALE_TEXT, caption="c")
     char, vis = table.body
-    assert char[:4] == ["character model", f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
-                        f"a context of {c['block_size']} characters"]
-    assert char[7] == f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
-    assert char[8] == "1 (6)"
-    assert vis[:4] == ["vision transformer", "4 × 4", "64", "16 patches of 7 × 7 pixels and a class token"]
-    assert vis[4] == "1,234" and vis[7] == "the plateau rule (at most 10 epochs; the runs took 6 to 6)"
+    assert char == ["character model", f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]), "<charlm_input>",
+                    "n/a", "<charlm_data>", str(c["batch_size"]), f"30/{f['budgets'][0]['chars']:.2f}",
+                    f"1 ({N_SEEDS})"]
+    assert vis[3:8] == ["<vit_input>", "1,234+16", "<vit_data>", str(vit[0]["config"]["batch_size"]), "P10:6-6"] and table.caption == "c"
     with pytest.raises(ValueError, match="rows"):
-        R.scale_table([])
+        R.scale_table([], text=SCALE_TEXT)
+    with pytest.raises(ValueError, match="vit_plateau"):
+        R.scale_table({"charlm": lm}, text={k: v for k, v in SCALE_TEXT.items() if k != "vit_plateau"})
 
 
 def test_grids_table_takes_several_grids_per_task(tmp_path):

@@ -117,6 +117,30 @@ def test_the_plateau_table_fills_the_chapters_summary_from_the_cell_facts():
     assert isinstance(words_passed(call, "caption"), str)
 
 
+def test_the_scale_table_fills_the_chapters_cells_from_the_scale_facts():
+    """The chapter's ``text`` templates of the scale table: every one fills from its task's ``scale_facts``."""
+    call, = chapter_calls("trained_transformers", "scale_table")
+    text = words_passed(call, "text")
+    assert set(text) == set(R.SCALE_TEXT) and isinstance(words_passed(call, "caption"), str)
+    lm = make_rows({("gpt2", "diffusion"): 0.01})
+    vit = _vit_cell(0.0, 0.0)
+    c = lm[0]["config"]
+    char, vis = R.scale_table({"charlm": lm, "vit": vit + [{**vit[1], "variant": "gated", "n_params": 1250}]},
+                              text=text).body
+    assert char[3] == f"a context of {c['block_size']} characters"
+    assert char[5] == f"Tiny Shakespeare: the first {100 * c['train_fraction']:.0f} % of its characters for training, "\
+                      "the rest for validation"
+    assert char[7] == f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
+    assert vis[3] == "16 patches of 7 × 7 pixels and a class token"
+    assert vis[4] == "1,234 (16 more in the gated arms, one gate per head)"
+    assert vis[5] == f"MNIST: {vit[0]['config']['n_train']:,} training and {vit[0]['config']['n_val']:,} validation "\
+                     "images from its test set"
+    assert vis[7] == "the plateau rule (at most 10 epochs; the runs took 6 to 6)"
+    fixed = [{**r, "config": {**r["config"], "patience": 0}} for r in _vit_cell(0.0, 0.0)]
+    both = R.scale_table({"vit": vit + fixed}, text=text).body[0][7]
+    assert both == "10 epochs; the plateau rule (at most 10 epochs; the runs took 6 to 6)"
+
+
 def test_the_examples_of_the_figure_facts_have_the_package_keys():
     from probdr_lite.figures import training as TR
 
