@@ -554,7 +554,7 @@ else:
 # %%
 vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}
 vo_effects = vo_scale_effects({task: (rows[task], r) for task, r in vo_rows.items() if r})
-display(R.intervention_table(vo_effects, caption=fill(
+display(R.intervention_table(vo_effects, row="{base}, $W_V$ and $W_O$ at {vo_scale}'s scale", caption=fill(
     "Paired by seed ({n_seeds:listing} seeds): $A - I$ minus attention under the base initialisation, under the other "
     "initialisation (whose $W_V$, $W_O$ scale the intervention takes) and under the intervention; the shift is "
     "intervention minus base, its share is the shift over the difference between the two initialisations.",

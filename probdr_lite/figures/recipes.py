@@ -623,8 +623,9 @@ INTERVENTION_HEADER = ["model", "initialisation", "$A - I$ − attention: base",
                        "intervention [95 % CI]", "shift [95 % CI]", "$p$ (Holm)", "share"]
 
 
-def intervention_table(effects: dict, caption=None) -> Table:
-    """One row per model and intervention of :func:`probdr_lite.experiments.intervention.vo_scale_effects`; the
+def intervention_table(effects: dict, row: str, caption=None) -> Table:
+    """One row per model and intervention of :func:`probdr_lite.experiments.intervention.vo_scale_effects`: its
+    initialisation cell is the chapter's template ``row`` filled from the entry (``{base}``, ``{vo_scale}``); the
     caption is the chapter's (its facts: :func:`intervention_table_facts`)."""
     body = []
     for task, per in effects.items():
@@ -634,7 +635,7 @@ def intervention_table(effects: dict, caption=None) -> Table:
                                         "ci_high": (ci or (mean, mean))[1]}, q)
                 return text if ci else text.split(" [")[0]
 
-            body.append([TASK_NAMES[task], f"{e['base']}, $W_V$ and $W_O$ at {e['vo_scale']}'s scale",
+            body.append([TASK_NAMES[task], fill(row, e),
                          diff(e["d_base"]), diff(e["d_other"]), diff(e["d_vo"], e["d_vo_ci"]),
                          diff(e["shift"], e["shift_ci"]), f"{pvalue(e['shift_pvalue'])} ({pvalue(e['shift_holm'])})",
                          pct(e["share"])])

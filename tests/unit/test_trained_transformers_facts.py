@@ -141,6 +141,20 @@ def test_the_scale_table_fills_the_chapters_cells_from_the_scale_facts():
     assert both == "10 epochs; the plateau rule (at most 10 epochs; the runs took 6 to 6)"
 
 
+def test_the_intervention_table_fills_the_chapters_row_from_the_entries():
+    from probdr_lite.experiments.intervention import vo_scale_effects
+
+    from .test_intervention import _rows
+
+    call, = chapter_calls("trained_transformers", "intervention_table")
+    row = words_passed(call, "row")
+    means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.02, "default-vo-gpt2": -0.035}
+    out = vo_scale_effects({"charlm": (_rows({k: means[k] for k in ("gpt2", "default")}),
+                                       _rows({k: means[k] for k in ("gpt2-vo-default", "default-vo-gpt2")}))})
+    cells = [r[1] for r in R.intervention_table(out, row=row).body]
+    assert cells == ["gpt2, $W_V$ and $W_O$ at default's scale", "default, $W_V$ and $W_O$ at gpt2's scale"]
+
+
 def test_the_examples_of_the_figure_facts_have_the_package_keys():
     from probdr_lite.figures import training as TR
 
