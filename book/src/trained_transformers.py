@@ -63,6 +63,7 @@ from probdr_lite.experiments.stats import (
 from probdr_lite.figures import recipes as R
 from probdr_lite.figures import training as TR
 from probdr_lite.figures.prose import fill, glue, pct
+from probdr_lite.figures.style import describe
 from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure
 
 # %% [markdown]
@@ -171,8 +172,11 @@ print(ViTConfig())
 # 5,000 iterations), contain these cells and run with the same command. What the files hold:
 
 # %%
-display(R.provenance_table([rows_provenance(r) for r in (task_rows("charlm"), task_rows("vit")) if r]))
-display(R.grids_table(grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]}))
+display(R.provenance_table([rows_provenance(r) for r in (task_rows("charlm"), task_rows("vit")) if r],
+                           caption="What the committed results files hold, read from their rows."))
+display(R.grids_table(grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]},
+                      caption="The grids run for this chapter; a command is resumable, and --estimate prints its CPU "
+                              "hours first."))
 charlm, vit = load_task_results("charlm"), load_task_results("vit")  # the first sweep: one recipe each
 
 # %% [markdown]
@@ -187,8 +191,10 @@ if charlm is not None:
     fig = curves_figure(charlm, "val_loss", zoom_after=charlm[0]["config"]["max_iters"] / 2,
                         reference=NANOGPT_CPU_VAL_LOSS, reference_label="nanoGPT, published (≈ 1.88)",
                         title="Tiny Shakespeare, character model: validation loss")
+    describe(fig, fill("{Label} against training time for every arm: the mean over seeds as a line with a shaded "
+                       "band over the seeds.", TR.curves_facts("val_loss")))
     plt.show()
-    display(arms_table(summarise(charlm), "charlm"))
+    display(arms_table(summarise(charlm), "charlm", caption="mean ± standard deviation over seeds"))
     nano = R.nanogpt_facts(charlm, load_eval_spread())
     display(Markdown(fill(
         ("Our attention arm ends {gap:signed} nats from nanoGPT's published {published:.2f}, {gap_in_seed_sd:.1f} "
@@ -215,8 +221,10 @@ if vit is not None:
     for metric in ("val_acc", "val_loss"):
         fig = curves_figure(vit, metric, zoom_after=vit[0]["curve"][-1][0] / 2,
                             title="MNIST vision transformer, 10 epochs: " + metric.replace("val_", "validation "))
+        describe(fig, fill("{Label} against training time for every arm: the mean over seeds as a line with a shaded "
+                           "band over the seeds.", TR.curves_facts(metric)))
         plt.show()
-    display(arms_table(summarise(vit), "vit"))
+    display(arms_table(summarise(vit), "vit", caption="mean ± standard deviation over seeds"))
     last = R.last_epoch_facts(last_epoch_change(vit, "val_acc"))
     display(Markdown(fill("Change over the last epoch ({unit}): {changes:listing}; "
                           + ("every arm was still improving when training stopped." if last["all_improving"] else
@@ -237,10 +245,19 @@ plateau_attention = {}  # the attention runs of each plateau cell, by label
 for cell in plateau_cells.values():
     attention_runs = [r for r in cell if r["variant"] == "attention"]
     fig = R.plateau_figure(attention_runs)
+    pf = R.plateau_facts(attention_runs)
+    describe(fig, fill("Validation loss and accuracy per epoch of each seed's run under the plateau rule, each seed's "
+                       "lowest validation loss marked with a dotted line"
+                       + (", and the learning rate per epoch, which decays to its minimum once the rule fires."
+                          if pf["with_lr"] else "."), pf))
     plt.show()
     plateau_attention[R.recipe_label(attention_runs[0]["recipe"])] = attention_runs
 if plateau_attention:
-    display(R.plateau_table(plateau_attention))
+    display(R.plateau_table(
+        plateau_attention,
+        fired="mean over {n_decayed:plural:seed}: {stop:.2f} % where it fired, {ckpt:.2f} % at the best checkpoint, "
+              "{end:.2f} % at the end",
+        caption="$A$ with the plateau rule, seed by seed; epochs count from 0."))
 if not plateau_cells:
     print("No plateau-rule run is committed yet.")
 
@@ -253,7 +270,9 @@ if not plateau_cells:
 decayed = [r for cell in plateau_cells.values() for r in cell if r["config"]["decay_epochs"]]
 if decayed:
     readings = {k: recipe_table(decayed, f"{k}_val_acc") for k in ("stop", "checkpoint", "final")}
-    display(R.readings_table(readings))
+    display(R.readings_table(readings, caption=(
+        "the same runs read at three points: where the plateau rule fired (where a run without the decay stops), at "
+        "the lowest validation loss, and after the decay; paired by seed, arm minus attention")))
     display(Markdown(" ".join(fill(
         "In {recipe}, "
         + ("the sign of the mean paired difference depends on the reading for {flips:listing}" if rf["any_flips"] else
@@ -279,7 +298,12 @@ rows = {task: task_rows(task) for task in ("charlm", "vit")}
 tasks = [task for task in rows if rows[task]]
 tables = dict(zip(tasks, joint_holm([recipe_table(rows[task]) for task in tasks])))  # one family: both models
 for table in tables.values():
-    display(R.recipe_results_table(table))
+    tf = R.table_facts(table)
+    display(R.recipe_results_table(table, caption=fill(
+        "{model}: paired by seed, arm minus attention (" + ("lower" if tf["lower_better"] else "higher")
+        + " is better); two-sided paired t-tests, Holm-adjusted over "
+        + ("all {n_tests} (recipe, arm) tests of both models ({n_own} in this table)" if tf["joint"] else
+           "all {n_tests} (recipe, arm) tests of this table"), tf)))
 
 # %% tags=["remove-cell"]
 # Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page): A - I minus
@@ -318,6 +342,8 @@ if "vit" in tables:
 
 # %%
 fig = R.verdict_figure(tables)
+describe(fig, "One panel per model and one row per recipe and arm: the mean paired difference from attention with its "
+         "interval, marked helps, hurts or cannot tell by the corrected test, against a line at no difference.")
 plt.show()
 
 # %% tags=["remove-input"]
@@ -364,7 +390,17 @@ print(f"smallest two-sided sign-test p with 5 seeds: {stats.binomtest(5, 5, 0.5)
 # committed rows:
 
 # %%
-display(R.scale_table(rows))
+display(R.scale_table(rows, text={
+    "charlm_input": "a context of {block_size} characters",
+    "charlm_data": "Tiny Shakespeare: the first {train_fraction:pct} of its characters for training, the rest for "
+                   "validation",
+    "charlm_budget": "{iters:,} iterations ({chars:.2f} M characters)",
+    "vit_input": "{n_patches} patches of {patch_size} × {patch_size} pixels and a class token",
+    "vit_data": "MNIST: {n_train:,} training and {n_val:,} validation images from its test set",
+    "vit_budget": "{epochs} epochs",
+    "vit_plateau": "the plateau rule (at most {max_epochs} epochs; the runs took {fewest} to {most})",
+    "gated": " ({n_more} more in the gated arms, one gate per head)",
+}, caption="The models, data and budgets the verdicts hold for, read from the committed rows."))
 
 # %% [markdown]
 # What was not run, so that no verdict here speaks for it: the paper's vision experiment used
@@ -396,10 +432,13 @@ for task in ("charlm", "vit"):
             label = f"{TR.TASK_NAMES[task]}, {R.recipe_label(cell[0]['recipe'])}"
             fig = gates_figure(cell)
             fig.axes[0].set_title(label, fontsize=9)
+            describe(fig, "The learned gate g of every head, layer by layer, one dot per seed with the mean as a bar, "
+                     "between dashed lines at g = 0 (attention) and g = 1 (A − I).")
             plt.show()
             gate_cells[label] = cell
 if gate_cells:
-    display(TR.gates_table(gate_cells))
+    display(TR.gates_table(gate_cells, caption="The learned gates of $A - gI$ at the end of training, per cell and "
+                                               "start ($g = 0$: plain attention; $g = 1$: the paper's $A - I$)."))
     gate_facts = TR.gates_facts(gate_cells)
     display(Markdown(fill(
         "Both starts ran in {n_twins:plural:cell}. "
@@ -463,11 +502,16 @@ for case, cell_rows in mechanism_cells.items():
         shown[case] = cell_rows
         fig = TR.mechanism_figure(cell_rows, title=f"{case_names[case]}: the attention blocks along training "
                                                   "(mean over layers; thick: mean over seeds)")
+        describe(fig, fill("{n_series} panels, one per measurement of the attention blocks ({series_text}), along "
+                           "training for each initialisation and arm, the mean over seeds drawn thick and each seed "
+                           "thin.", TR.mechanism_facts()))
         plt.show()
     else:
         print(f"{case_names[case]}: no mechanism records of both arms are committed yet.")
 if shown:
-    display(TR.mechanism_table({case_names[case]: c for case, c in shown.items()}, effects=effects))
+    display(TR.mechanism_table({case_names[case]: c for case, c in shown.items()}, effects=effects, caption=(
+        "The attention blocks at the start and at the end of training, means over layers and seeds; a negative share "
+        "means the $-v$ enlarges the attention update; for $A$, what subtracting $v$ would do to its weights.")))
 
 # %% [markdown]
 # Set side by side, which of these move the same way between the initialisations in both models?
@@ -477,7 +521,9 @@ if shown:
 both_inits = {case: c for case, c in shown.items()
               if len({r["config"]["init"] for r in c if r["variant"] == "diffusion"}) == 2}
 if {c[0]["task"] for c in both_inits.values()} == {"charlm", "vit"}:
-    display(TR.agreement_table(mechanism_agreement(both_inits), labels=case_names))
+    display(TR.agreement_table(mechanism_agreement(both_inits), labels=case_names, caption=(
+        "The A − I arm under the two initialisations: a measurement that moves the same way in every case is a "
+        "candidate for what decides the sign.")))
 else:
     print("The mechanism records of both initialisations are not committed for both models yet.")
 
@@ -508,7 +554,11 @@ else:
 # %%
 vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}
 vo_effects = vo_scale_effects({task: (rows[task], r) for task, r in vo_rows.items() if r})
-display(R.intervention_table(vo_effects))
+display(R.intervention_table(vo_effects, row="{base}, $W_V$ and $W_O$ at {vo_scale}'s scale", caption=fill(
+    "Paired by seed ({n_seeds:listing} seeds): $A - I$ minus attention under the base initialisation, under the other "
+    "initialisation (whose $W_V$, $W_O$ scale the intervention takes) and under the intervention; the shift is "
+    "intervention minus base, its share is the shift over the difference between the two initialisations.",
+    R.intervention_table_facts(vo_effects))))
 vo_follows = follows_scale(vo_effects)
 
 # %% tags=["remove-input"]

@@ -1,26 +1,33 @@
-"""The trained-transformers chapter's recipe grid in words and pictures: the table, the dot plot, the verdict, what is
-pending.
+"""The trained-transformers chapter's recipe grid in tables and pictures, and the facts of its sentences: the table,
+the dot plot, the verdict, what is pending.
 
 The numbers come from :mod:`probdr_lite.experiments.stats` (:func:`~probdr_lite.experiments.stats.recipe_table`,
 :func:`~probdr_lite.experiments.stats.recipe_verdict`, :func:`~probdr_lite.experiments.stats.nanogpt_gap`) and
 :mod:`probdr_lite.experiments.sweep` (:func:`~probdr_lite.experiments.sweep.grid_status`); this module only
-formats them, so every sentence follows from the table it is given.
+formats them. The sentences (captions, alt texts, paragraphs) are the chapter's templates, filled from the facts
+returned here.
 
 - :func:`recipe_label`           a recipe's factors in a few words;
 - :func:`recipe_results_table`   one row per (recipe, arm): baseline, paired difference, 95 % interval, p, Holm p;
+- :func:`table_facts`            the facts of its caption (the model, the Holm family, which way is better);
 - :func:`verdict_figure`         the verdict: every model's paired differences, intervals and corrected readings;
-- :func:`verdict_facts`          the facts of a model's verdict paragraph (the sentence is the chapter's);
+- :func:`verdict_facts`          the facts of a model's verdict paragraph;
 - :func:`grids_table`            which recipe cells of each grid are complete or not run, and the command;
 - :func:`provenance_table`       how the committed rows were made, one row per model;
 - :func:`nanogpt_facts`          our baseline against nanoGPT's published loss, 20 batches against 200;
 - :func:`plateau_figure`         plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
+- :func:`plateau_facts`          what that figure draws (whether it has the learning-rate panel);
 - :func:`plateau_table`          the same runs, seed by seed: best epoch, stop and final accuracy;
+- :func:`plateau_cell_facts`     a plateau cell's means where the rule fired, at the best checkpoint, at the end;
 - :func:`last_epoch_facts`       whether the curves were still improving when training stopped;
 - :func:`readings_table`         the same runs read where the plateau rule fired, at the best checkpoint, at the end;
 - :func:`readings_facts`         what the reading changes (the sign, whether the interval excludes 0);
 - :func:`baseline_facts`         the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
 - :func:`scale_table`            the scale the verdicts hold for (models, data, budgets), read from the rows;
-- :func:`compute_facts`          the number of committed runs and their CPU hours.
+- :func:`scale_facts`            the same numbers of one model, which fill the table's templates;
+- :func:`compute_facts`          the number of committed runs and their CPU hours;
+- :func:`intervention_table` / :func:`intervention_table_facts` / :func:`intervention_facts`  the W_V, W_O
+  intervention: its table, its caption's facts, the facts of its sentence.
 """
 
 from __future__ import annotations
@@ -34,15 +41,16 @@ import numpy as np
 
 from probdr_lite._validation import check_scalar
 from probdr_lite.experiments.stats import ArmVerdict, RecipeTable
-from probdr_lite.plotting import Table, describe
+from probdr_lite.plotting import Table
 
-from .prose import listing, pct, plural, pvalue, signed
+from .prose import fill, pct, plural, pvalue, signed
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
-__all__ = ["recipe_label", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",
-           "provenance_table", "nanogpt_facts", "plateau_figure",
-           "plateau_table",
-           "last_epoch_facts", "readings_table", "readings_facts", "baseline_facts", "scale_table", "difference_text", "compute_facts"]
+__all__ = ["recipe_label", "table_facts", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",
+           "provenance_table", "nanogpt_facts", "plateau_figure", "plateau_facts", "plateau_table",
+           "plateau_cell_facts", "last_epoch_facts", "readings_table", "readings_facts", "baseline_facts",
+           "scale_facts", "scale_table", "difference_text", "compute_facts", "intervention_table", "intervention_table_facts",
+           "intervention_facts"]
 
 FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
                 "patience": "plateau rule", "decay_epochs": "decay after the plateau", "max_iters": "iterations"}
@@ -79,16 +87,24 @@ def _check_table(table):
     return table
 
 
-def recipe_results_table(table: RecipeTable) -> Table:
-    """One row per (recipe, arm): attention's mean, the paired difference with its interval, p, Holm p, reading."""
+def table_facts(table: RecipeTable) -> dict:
+    """The facts of a recipe table's caption: ``model``; ``n_own`` tests of this table in a Holm family of
+    ``n_tests`` (``joint``: the family holds the other model's tests too); ``lower_better`` (a loss, not an
+    accuracy)."""
+    table = _check_table(table)
+    own = table.extra.get("tests_in_table", table.n_tests)
+    return {"model": TASK_NAMES[table.task], "n_own": own, "n_tests": table.n_tests, "joint": own != table.n_tests,
+            "lower_better": not table.quantity.endswith("acc")}
+
+
+def recipe_results_table(table: RecipeTable, caption=None) -> Table:
+    """One row per (recipe, arm): attention's mean, the paired difference with its interval, p, Holm p, reading;
+    the caption is the chapter's (its facts: :func:`table_facts`)."""
     table = _check_table(table)
     q = table.quantity
     level = f"{100 * (1 - table.alpha):g} %"
     header = ["recipe", "arm", "pairs", f"attention ({QUANTITY_LABELS[q]})", "arm − attention",
               f"{level} interval", "better / worse", "p", f"Holm p ({table.n_tests} tests)", "reading"]
-    own = table.extra.get("tests_in_table", table.n_tests)
-    family = (f"all {table.n_tests} (recipe, arm) tests of this table" if own == table.n_tests else
-              f"all {table.n_tests} (recipe, arm) tests of both models ({own} in this table)")
     body = []
     for e in table.entries:
         mean_base = quantity_level(e["baseline_mean"], q)
@@ -97,9 +113,6 @@ def recipe_results_table(table: RecipeTable) -> Table:
                      f"[{quantity_difference(e['ci_low'], q)}, {quantity_difference(e['ci_high'], q)}]",
                      f"{e['n_better']} / {e['n_worse']}", pvalue(e["t_pvalue"]), pvalue(e["holm_pvalue"]),
                      e["outcome"] or "pending"])
-    better = "lower" if not q.endswith("acc") else "higher"
-    caption = (f"{TASK_NAMES[table.task]}: paired by seed, arm minus attention ({better} is better); "
-               f"two-sided paired t-tests, Holm-adjusted over {family}")
     return Table(header, body, caption=caption)
 
 
@@ -114,7 +127,7 @@ def verdict_figure(tables):
     attention) with its interval, coloured by arm, filled when the Holm-adjusted test says "helps" (a dot) or
     "hurts" (a cross), hollow for "cannot tell"; the reading is written at the row's right. Rows are grouped by
     recipe under the recipe's label. The k-th errorbar container of a panel belongs to the k-th tested entry of its
-    table (entries without a test are not drawn).
+    table (entries without a test are not drawn). The chapter describes the figure (its alt text).
     """
     if not isinstance(tables, dict) or not tables:
         raise ValueError("tables must map tasks to RecipeTables (one Holm family)")
@@ -161,9 +174,7 @@ def verdict_figure(tables):
                      f"Holm reading over {table.n_tests} tests", fontsize=9)
         ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()
-    return describe(fig, "One panel per model and one row per recipe and arm: the mean paired difference from "
-                    "attention with its interval, marked helps, hurts or cannot tell by the corrected test, against "
-                    "a line at no difference.")
+    return fig
 
 
 def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dict:
@@ -183,9 +194,7 @@ def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dic
     table = _check_table(table)
     if not isinstance(verdicts, dict) or not all(isinstance(v, ArmVerdict) for v in verdicts.values()):
         raise ValueError("verdicts must be the dict returned by probdr_lite.experiments.stats.recipe_verdict()")
-    own = table.extra.get("tests_in_table", table.n_tests)
-    f = {"model": TASK_NAMES[table.task], "quantity": QUANTITY_LABELS[table.quantity], "n_own": own,
-         "n_tests": table.n_tests, "joint": own != table.n_tests, "alpha": table.alpha,
+    f = {**table_facts(table), "quantity": QUANTITY_LABELS[table.quantity], "alpha": table.alpha,
          "n_recipes": len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None}),
          "helps": [], "hurts": [], "depends": [], "never_told": [], "mixed_means": []}
     f["one_recipe"] = f["n_recipes"] == 1
@@ -220,7 +229,7 @@ GRIDS_HEADER = ["model", "grid", "recipe cells complete", "partial (runs done; a
                 "not run yet", "command for what is missing"]
 
 
-def grids_table(directory=None, grids=None) -> Table:
+def grids_table(directory=None, grids=None, caption=None) -> Table:
     """Which recipe cells of each grid are complete, partial or not run, and the command that fills them in.
 
     ``grids`` maps a task to the name of a grid or a list of names (default: the full factorial of each task).
@@ -245,15 +254,14 @@ def grids_table(directory=None, grids=None) -> Table:
                          "; ".join(short) or "none", "; ".join(recipe_label(s["recipe"]) for s in empty) or "none",
                          f"python -m probdr_lite.experiments grid {grid_name} --threads 1" if partial or empty
                          else "—"])
-    return Table(GRIDS_HEADER, body, caption="The grids run for this chapter; a command is resumable, and "
-                                             "--estimate prints its CPU hours first.")
+    return Table(GRIDS_HEADER, body, caption=caption)
 
 
 PROVENANCE_HEADER = ["model", "runs", "recipes", "seeds per arm", "torch, device", "git commits", "from", "to",
                      "CPU hours: training steps", "CPU hours: in all"]
 
 
-def provenance_table(infos: list) -> Table:
+def provenance_table(infos: list, caption=None) -> Table:
     """How the rows summarised by :func:`probdr_lite.experiments.files.rows_provenance` were made, one row per task."""
     body = []
     for info in infos:
@@ -264,7 +272,7 @@ def provenance_table(infos: list) -> Table:
                      f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}",
                      ", ".join(c[:10] for c in info["git_commits"]), info["first_timestamp"], info["last_timestamp"],
                      f"{info['train_hours']:.1f}", f"{info['wall_hours']:.1f}"])
-    return Table(PROVENANCE_HEADER, body, caption="What the committed results files hold, read from their rows.")
+    return Table(PROVENANCE_HEADER, body, caption=caption)
 
 
 def nanogpt_facts(charlm_rows, spread, published: float = 1.88) -> dict:
@@ -305,9 +313,9 @@ def plateau_figure(rows):
     """ViT runs of one arm with the plateau rule (one row or several seeds): validation loss and accuracy per
     epoch, and the learning rate when the rows record it. Each seed's lowest validation loss (its best checkpoint)
     is a dotted line, the epoch where the rule fired a dashed one (when the run went on to decay), and its end the
-    end of its curve."""
+    end of its curve. The chapter describes the figure, with :func:`plateau_facts`."""
     rows = _plateau_rows(rows)
-    with_lr = all("mechanism" in r for r in rows)
+    with_lr = plateau_facts(rows)["with_lr"]
     fig, axes = plt.subplots(1, 3 if with_lr else 2, figsize=(10.2 if with_lr else 9.5, 3.3))
     colour = ARM_STYLE[rows[0]["variant"]]["colour"]
     styles = ("-", "--", "-.", ":")
@@ -348,10 +356,14 @@ def plateau_figure(rows):
                  f"rule (at most {config['epochs']} epochs, patience {config['patience']}"
                  + (f", then {decay} epochs of decay)" if decay else ", stop at once)"), fontsize=10)
     fig.tight_layout()
-    return describe(fig, "Validation loss and accuracy per epoch of each seed's run under the plateau rule, each "
-                    "seed's lowest validation loss marked with a dotted line"
-                    + (", and the learning rate per epoch, which decays to its minimum once the rule fires."
-                       if with_lr else "."))
+    return fig
+
+
+def plateau_facts(rows) -> dict:
+    """What :func:`plateau_figure` draws for these rows: ``with_lr`` (every row records its learning rate, so the
+    figure has the learning-rate panel) and ``n_seeds``."""
+    rows = _plateau_rows(rows)
+    return {"with_lr": all("mechanism" in r for r in rows), "n_seeds": len(rows)}
 
 
 def _lr_share_at_end(row):
@@ -373,12 +385,33 @@ PLATEAU_HEADER = ["cell", "seed", "lowest validation loss (epoch)", "rule fired 
                   "last epoch", "learning rate at the end, of its peak", "final accuracy"]
 
 
-def plateau_table(cells: dict) -> Table:
+def _decayed(row) -> bool:
+    """Whether the plateau rule fired before a row's last epoch (a decay followed)."""
+    fired = row.get("plateau_index")
+    return fired is not None and fired < len(row["curve"]) - 1
+
+
+def plateau_cell_facts(rows) -> dict:
+    """The facts of a plateau cell's summary (one arm, its seeds): ``n_seeds``; ``n_decayed`` seeds on which the
+    rule fired before the end (``any_decayed``) and, over those, the mean accuracy in % where it fired (``stop``),
+    at the best checkpoint (``ckpt``) and at the end (``end``); NaN without such a seed."""
+    rows = _plateau_rows(rows)
+    decayed = [r for r in rows if _decayed(r)]
+
+    def mean(key):
+        return statistics.mean(100 * r[key] for r in decayed) if decayed else float("nan")
+
+    return {"n_seeds": len(rows), "n_decayed": len(decayed), "any_decayed": bool(decayed),
+            "stop": mean("plateau_val_acc"), "ckpt": mean("checkpoint_val_acc"), "end": mean("final_val_acc")}
+
+
+def plateau_table(cells: dict, fired: str, caption=None) -> Table:
     """The plateau-rule runs of one arm per cell, one row per seed: the lowest validation loss and its epoch, where
     the rule fired (with the accuracy there) when a decay followed, the last epoch, the learning rate left at the
     end of a run stopped without the decay, and the final accuracy; then per cell the mean final accuracy (sd) and,
-    over the seeds that decayed, the mean accuracy where the rule fired, at the best checkpoint and at the end.
-    ``cells`` maps a cell's label to its rows (one arm)."""
+    over the seeds that decayed, the mean accuracy where the rule fired, at the best checkpoint and at the end: the
+    chapter's template ``fired`` filled with the cell's :func:`plateau_cell_facts` ("—" where no seed decayed).
+    ``cells`` maps a cell's label to its rows (one arm); the caption is the chapter's."""
     if not isinstance(cells, dict) or not cells:
         raise ValueError("cells must map a cell's label to its plateau-rule rows")
     body = []
@@ -387,27 +420,18 @@ def plateau_table(cells: dict) -> Table:
         for row in rows:
             curve = row["curve"]
             best = min(range(len(curve)), key=lambda i: curve[i][2])
-            fired = row.get("plateau_index")
-            decayed = fired is not None and fired < len(curve) - 1
+            at = row.get("plateau_index")
+            decayed = _decayed(row)
             share = None if decayed else _lr_share_at_end(row)
             body.append([label, str(row["seed"]), f"{curve[best][2]:.3f} ({best})",
-                         f"{fired} ({100 * curve[fired][3]:.2f} %)" if decayed else "—", str(row["epochs_run"]),
+                         f"{at} ({100 * curve[at][3]:.2f} %)" if decayed else "—", str(row["epochs_run"]),
                          "—" if share is None else f"{100 * share:.0f} %", f"{100 * row['final_val_acc']:.2f} %"])
         if len(rows) > 1:
             accs = [100 * r["final_val_acc"] for r in rows]
-            decayed = [r for r in rows if r.get("plateau_index") is not None
-                       and r["plateau_index"] < len(r["curve"]) - 1]
-            fired = "—"
-            if decayed:
-                stop = statistics.mean(100 * r["plateau_val_acc"] for r in decayed)
-                ckpt = statistics.mean(100 * r["checkpoint_val_acc"] for r in decayed)
-                end = statistics.mean(100 * r["final_val_acc"] for r in decayed)
-                fired = (f"mean over {plural(len(decayed), 'seed')}: {stop:.2f} % where it fired, {ckpt:.2f} % at "
-                         f"the best checkpoint, {end:.2f} % at the end")
-            body.append([label, f"{len(rows)} seeds", "", fired, "", "",
+            facts = plateau_cell_facts(rows)
+            body.append([label, f"{len(rows)} seeds", "", fill(fired, facts) if facts["any_decayed"] else "—", "", "",
                          f"{statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f})"])
-    arm = ARM_STYLE[next(iter(cells.values()))[0]["variant"]]["tex"]
-    return Table(PLATEAU_HEADER, body, caption=f"{arm} with the plateau rule, seed by seed; epochs count from 0.")
+    return Table(PLATEAU_HEADER, body, caption=caption)
 
 
 def last_epoch_facts(changes: dict, metric: str = "val_acc") -> dict:
@@ -444,11 +468,11 @@ def _reading_tables(tables: dict) -> dict:
     return {k: tables[k] for k in READING_WORDS if k in tables}
 
 
-def readings_table(tables: dict) -> Table:
+def readings_table(tables: dict, caption=None) -> Table:
     """Per (recipe, arm): attention's value and the paired difference [95 % interval] at each reading of the runs.
 
     ``tables`` maps each reading (``"stop"``, ``"checkpoint"``, ``"final"``) to the
-    :func:`~probdr_lite.experiments.stats.recipe_table` of the same rows read there.
+    :func:`~probdr_lite.experiments.stats.recipe_table` of the same rows read there; the caption is the chapter's.
     """
     tables = _reading_tables(tables)
     first = next(iter(tables.values()))
@@ -463,9 +487,7 @@ def readings_table(tables: dict) -> Table:
             f = t.entries[i]
             cells += [quantity_level(f["baseline_mean"], q), difference_text(f, t.quantity)]
         body.append(cells)
-    return Table(header, body, caption="the same runs read at three points: where the plateau rule fired (where "
-                                       "a run without the decay stops), at the lowest validation loss, and after "
-                                       "the decay; paired by seed, arm minus attention")
+    return Table(header, body, caption=caption)
 
 
 def readings_facts(tables: dict) -> list:
@@ -516,48 +538,77 @@ SCALE_HEADER = ["model", "layers × heads", "width", "input", "parameters", "dat
                 "recipe cells (paired seeds each)"]
 
 
-def scale_table(rows: dict) -> Table:
+#: the templates :func:`scale_table` needs in its ``text``: each task's input, data and budget cells, the vision
+#: model's plateau budget, and the parameters' note on the gated arms
+SCALE_TEXT = ("charlm_input", "charlm_data", "charlm_budget", "vit_input", "vit_data", "vit_budget", "vit_plateau",
+              "gated")
+
+
+def scale_facts(task_rows: list) -> dict:
+    """The scale of one task's committed rows (one task, as the first row's config gives it): ``task``, ``model``,
+    ``n_layer``, ``n_head``, ``n_embd``, ``batch_size``; ``params`` (the attention arm's parameter counts),
+    ``n_more`` (how many more the largest model has, the gated arms' gates) and ``gated_more`` (``n_more`` > 0);
+    ``n_cells`` recipe cells with ``seeds`` paired seeds (the distinct counts, in increasing order). The character
+    model adds ``block_size``, ``train_fraction`` and ``budgets`` (per iteration budget: ``iters`` and ``chars``, in
+    millions of characters); the vision model ``n_patches``, ``patch_size``, ``n_train``, ``n_val``, ``budgets`` (each
+    fixed budget's ``epochs``), ``any_plateau`` and, over the plateau-rule runs, ``max_epochs`` (the most a run may
+    take), ``fewest`` and ``most`` (the epochs the runs took)."""
+    if not task_rows:
+        raise ValueError("task_rows must hold the results rows of one task")
+    task, c = task_rows[0]["task"], task_rows[0]["config"]
+    plain = sorted({r["n_params"] for r in task_rows if "n_params" in r and r["variant"] == "attention"})
+    params = sorted({r["n_params"] for r in task_rows if "n_params" in r})
+    configs = {json.dumps(r["config"], sort_keys=True) for r in task_rows}
+    seeds = sorted({len({r["seed"] for r in task_rows if json.dumps(r["config"], sort_keys=True) == k})
+                    for k in configs})
+    n_more = params[-1] - plain[-1] if plain and params else 0
+    f = {"task": task, "model": TASK_NAMES[task], "n_layer": c["n_layer"], "n_head": c["n_head"], "n_embd": c["n_embd"],
+         "batch_size": c["batch_size"], "params": plain, "n_more": n_more, "gated_more": n_more > 0,
+         "n_cells": len(configs), "seeds": seeds}
+    if task == "charlm":
+        iters = sorted({r["config"]["max_iters"] for r in task_rows})
+        return {**f, "block_size": c["block_size"], "train_fraction": c["train_fraction"],
+                "budgets": [{"iters": i, "chars": i * c["batch_size"] * c["block_size"] / 1e6} for i in iters]}
+    plateau = [r["epochs_run"] for r in task_rows if r["config"]["patience"]]
+    return {**f, "n_patches": (c["image_size"] // c["patch_size"]) ** 2, "patch_size": c["patch_size"],
+            "n_train": c["n_train"], "n_val": c["n_val"],
+            "budgets": [{"epochs": e} for e in sorted({r["config"]["epochs"] for r in task_rows
+                                                       if not r["config"]["patience"]})],
+            "any_plateau": bool(plateau), "max_epochs": max(r["config"]["epochs"] for r in task_rows),
+            "fewest": min(plateau) if plateau else None, "most": max(plateau) if plateau else None}
+
+
+def scale_table(rows: dict, text: dict, caption=None) -> Table:
     """The scale the chapter's verdicts hold for, read from the committed rows: per task the model (layers,
-    heads, width, context or patches, parameters), the data and the training budgets that were run."""
+    heads, width, context or patches, parameters), the data and the training budgets that were run.
+
+    ``text`` holds the chapter's templates (the keys of :data:`SCALE_TEXT`), filled from each task's
+    :func:`scale_facts`: ``{task}_input`` and ``{task}_data`` once, ``{task}_budget`` once per budget, the vision
+    model's ``vit_plateau`` when it has plateau-rule runs, and ``gated`` after the parameter count when the gated
+    arms have more parameters. The caption is the chapter's.
+    """
     if not isinstance(rows, dict) or not rows:
         raise ValueError("rows must map tasks ('charlm', 'vit') to their results rows")
+    missing = [k for k in SCALE_TEXT if k not in (text or {})]
+    if missing:
+        raise ValueError(f"text must hold a template for each of {list(SCALE_TEXT)}; missing {missing}")
     body = []
     for task, task_rows_ in rows.items():
         if not task_rows_:
             continue
-        c = task_rows_[0]["config"]
-        plain = sorted({r["n_params"] for r in task_rows_ if "n_params" in r and r["variant"] == "attention"})
-        params = sorted({r["n_params"] for r in task_rows_ if "n_params" in r})
-        size = ", ".join(f"{p:,}" for p in plain) if plain else "n/a"
-        if plain and params and params[-1] > plain[-1]:
-            size += f" ({params[-1] - plain[-1]} more in the gated arms, one gate per head)"
-        configs = {json.dumps(r["config"], sort_keys=True) for r in task_rows_}
-        seeds = sorted({len({r["seed"] for r in task_rows_ if json.dumps(r["config"], sort_keys=True) == k})
-                        for k in configs})
-        cells = f"{len(configs)} ({seeds[0]}" + ("" if len(seeds) == 1 else f" to {seeds[-1]}") + ")"
-        if task == "charlm":
-            iters = sorted({r["config"]["max_iters"] for r in task_rows_})
-            budget = ", ".join(f"{i:,} iterations ({i * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
-                               for i in iters)
-            body.append([TASK_NAMES[task], f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
-                         f"a context of {c['block_size']} characters", size,
-                         f"Tiny Shakespeare: the first {100 * c['train_fraction']:.0f} % of its characters for "
-                         "training, the rest for validation", str(c["batch_size"]), budget, cells])
-        else:
-            fixed = sorted({r["config"]["epochs"] for r in task_rows_ if not r["config"]["patience"]})
-            plateau = [r["epochs_run"] for r in task_rows_ if r["config"]["patience"]]
-            budget = ", ".join(f"{e} epochs" for e in fixed)
-            if plateau:
-                budget += (f"{'; ' if fixed else ''}the plateau rule (at most "
-                           f"{max(r['config']['epochs'] for r in task_rows_)} epochs; the runs took {min(plateau)} "
-                           f"to {max(plateau)})")
-            n = (c["image_size"] // c["patch_size"]) ** 2
-            body.append([TASK_NAMES[task], f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
-                         f"{n} patches of {c['patch_size']} × {c['patch_size']} pixels and a class token", size,
-                         f"MNIST: {c['n_train']:,} training and {c['n_val']:,} validation images from its test set",
-                         str(c["batch_size"]), budget, cells])
-    return Table(SCALE_HEADER, body, caption="The models, data and budgets the verdicts hold for, read from the "
-                                             "committed rows.")
+        f = scale_facts(task_rows_)
+        size = ", ".join(f"{p:,}" for p in f["params"]) if f["params"] else "n/a"
+        if f["gated_more"]:
+            size += fill(text["gated"], f)
+        seeds = f["seeds"]
+        cells = f"{f['n_cells']} ({seeds[0]}" + ("" if len(seeds) == 1 else f" to {seeds[-1]}") + ")"
+        prefix = "charlm" if task == "charlm" else "vit"
+        budget = ", ".join(fill(text[f"{prefix}_budget"], {**f, **b}) for b in f["budgets"])
+        if task != "charlm" and f["any_plateau"]:
+            budget += ("; " if f["budgets"] else "") + fill(text["vit_plateau"], f)
+        body.append([f["model"], f"{f['n_layer']} × {f['n_head']}", str(f["n_embd"]), fill(text[f"{prefix}_input"], f),
+                     size, fill(text[f"{prefix}_data"], f), str(f["batch_size"]), budget, cells])
+    return Table(SCALE_HEADER, body, caption=caption)
 
 
 def compute_facts(rows: dict) -> dict:
@@ -572,9 +623,11 @@ INTERVENTION_HEADER = ["model", "initialisation", "$A - I$ − attention: base",
                        "intervention [95 % CI]", "shift [95 % CI]", "$p$ (Holm)", "share"]
 
 
-def intervention_table(effects: dict) -> Table:
-    """One row per model and intervention of :func:`probdr_lite.experiments.intervention.vo_scale_effects`."""
-    body, n_seeds = [], set()
+def intervention_table(effects: dict, row: str, caption=None) -> Table:
+    """One row per model and intervention of :func:`probdr_lite.experiments.intervention.vo_scale_effects`: its
+    initialisation cell is the chapter's template ``row`` filled from the entry (``{base}``, ``{vo_scale}``); the
+    caption is the chapter's (its facts: :func:`intervention_table_facts`)."""
+    body = []
     for task, per in effects.items():
         for e in per.values():
             def diff(mean, ci=None, q=e["quantity"]):
@@ -582,16 +635,17 @@ def intervention_table(effects: dict) -> Table:
                                         "ci_high": (ci or (mean, mean))[1]}, q)
                 return text if ci else text.split(" [")[0]
 
-            n_seeds.add(len(e["seeds"]))
-            body.append([TASK_NAMES[task], f"{e['base']}, $W_V$ and $W_O$ at {e['vo_scale']}'s scale",
+            body.append([TASK_NAMES[task], fill(row, e),
                          diff(e["d_base"]), diff(e["d_other"]), diff(e["d_vo"], e["d_vo_ci"]),
                          diff(e["shift"], e["shift_ci"]), f"{pvalue(e['shift_pvalue'])} ({pvalue(e['shift_holm'])})",
                          pct(e["share"])])
-    return Table(INTERVENTION_HEADER, body,
-                 caption=f"Paired by seed ({listing(sorted(n_seeds))} seeds): $A - I$ minus attention under the "
-                         "base initialisation, under the other initialisation (whose $W_V$, $W_O$ scale the "
-                         "intervention takes) and under the intervention; the shift is intervention minus base, "
-                         "its share is the shift over the difference between the two initialisations.")
+    return Table(INTERVENTION_HEADER, body, caption=caption)
+
+
+def intervention_table_facts(effects: dict) -> dict:
+    """The facts of :func:`intervention_table`'s caption: ``n_seeds``, the numbers of paired seeds its rows have
+    (each once, in increasing order)."""
+    return {"n_seeds": sorted({len(e["seeds"]) for per in effects.values() for e in per.values()})}
 
 
 def intervention_facts(per_task: dict, task: str, follows: bool) -> dict:

@@ -3,18 +3,18 @@
 Presentation only: the rows are read by :mod:`probdr_lite.experiments.files`
 and their statistics (seed bands, paired differences, the decision rule, the
 power calculation) computed by :mod:`probdr_lite.experiments.stats`; this module
-draws and words them. The recipe grid's table, figure and verdict prose are in
-:mod:`probdr_lite.figures.recipes`.
+draws them and returns the facts of the chapter's sentences (the captions and alt texts are the chapter's). The
+recipe grid's tables, figure and verdict facts are in :mod:`probdr_lite.figures.recipes`.
 
 - :data:`ARM_STYLE`  name, label, operator and colour of every trained arm (the one place they are defined);
-- :func:`curves_figure`  validation curves, one mean line and a seed band per arm;
-- :func:`paired_figure`  arm minus baseline, seed by seed;
-- :func:`arms_table` / :func:`paired_table`  :func:`~probdr_lite.experiments.summarise`'s output as tables;
+- :func:`curves_figure` / :func:`curves_facts`  validation curves, one mean line and a seed band per arm;
+- :func:`arms_table`  :func:`~probdr_lite.experiments.summarise`'s arms as a table;
 - :func:`quantity_level` / :func:`quantity_difference` / :func:`quantity_spread`  a value, a signed difference and
   a standard deviation of a quantity in print (accuracies in %, their differences in pp; the recipe tables too);
 - :func:`gates_figure` / :func:`gates_table` / :func:`gates_facts`  the learned g of the gated arms ``A - g I`` (from g = 0 and g = 1);
-- :func:`mechanism_figure` / :func:`mechanism_table` / :func:`agreement_table`  what the attention blocks did along
-  training, and which measurements move the same way between the initialisations in every case.
+- :func:`mechanism_figure` / :func:`mechanism_facts` / :func:`mechanism_table` / :func:`agreement_table`  what the
+  attention blocks did along training, and which measurements move the same way between the initialisations in
+  every case.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite.experiments.files import check_task_rows as _task_rows
 from probdr_lite.experiments.attention import GATE_START
@@ -33,13 +32,11 @@ from probdr_lite.experiments.stats import (
     BANDS,
     check_summary,
     gate_values,
-    paired_differences,
-    quantities,
     seed_band,
 )
 from probdr_lite.plotting import Table
 
-from .prose import num, pct, plural, pvalue, signed
+from .prose import num, pct, plural, signed
 from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
@@ -50,15 +47,16 @@ __all__ = [
     "OPERATOR_TEXT",
     "Table",
     "curves_figure",
-    "paired_figure",
+    "curves_facts",
     "arms_table",
-    "paired_table",
     "quantity_level",
     "quantity_difference",
     "quantity_spread",
     "gates_figure",
     "gates_table",
     "gates_facts",
+    "mechanism_figure",
+    "mechanism_facts",
     "mechanism_table",
     "agreement_table",
 ]
@@ -125,7 +123,7 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
     Returns
     -------
     matplotlib Figure. In each panel the k-th line is the mean of the k-th arm and the
-    k-th ``PolyCollection`` its band.
+    k-th ``PolyCollection`` its band. The chapter describes it, with :func:`curves_facts`.
     """
     rows, task = _task_rows(rows)
     band = check_choice(band, "band", BANDS)
@@ -172,52 +170,14 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
     if title is not None:
         fig.suptitle(title)
     fig.tight_layout()
-    return describe(fig, f"{METRIC_LABELS.get(metric, metric).capitalize()} against training time for every arm: the "
-                    "mean over seeds as a line with a shaded band over the seeds.")
+    return fig
 
 
-# ------------------------------------------------------------------------------------------------ paired numbers
-
-def _quantity(task, quantity):
-    return check_choice(quantity, "quantity", quantities(task))
-
-
-def paired_figure(rows, quantities=("final_val_loss",), baseline: str = "attention"):
-    """Seed-by-seed differences ``arm - baseline``, one panel per quantity.
-
-    Each arm is a column of points (one per seed, labelled with the seed) with its mean as
-    a short bar (a line); the dashed line at 0 is "no difference". The title says which
-    direction is better. In each panel the k-th collection holds the k-th arm's points
-    (x = column index, y = difference).
-    """
-    rows, task = _task_rows(rows)
-    if isinstance(quantities, str):
-        quantities = (quantities,)
-    quantities = [_quantity(task, q) for q in quantities]
-    if not quantities:
-        raise ValueError("quantities must name at least one quantity")
-    fig, axes = plt.subplots(1, len(quantities), figsize=(4.6 * len(quantities), 3.6), squeeze=False)
-    for ax, q in zip(axes[0], quantities):
-        diffs = paired_differences(rows, q, baseline)
-        for k, (v, (seeds, d)) in enumerate(diffs.items()):
-            x = np.full(len(d), float(k)) + np.linspace(-0.12, 0.12, len(d)) if len(d) > 1 else np.full(len(d), k)
-            ax.scatter(x, d, color=VARIANT_COLOURS[v], s=22, zorder=3)
-            for xi, di, s in zip(x, d, seeds):
-                ax.annotate(str(s), (xi, di), textcoords="offset points", xytext=(4, 0), fontsize=6,
-                            va="center", color="0.35")
-            if len(d):
-                ax.plot([k - 0.25, k + 0.25], [d.mean()] * 2, color=VARIANT_COLOURS[v], lw=2.5)
-        ax.axhline(0.0, color="0.3", ls="--", lw=1)
-        ax.set_xticks(range(len(diffs)))
-        ax.set_xticklabels([OPERATOR_MATH[v] for v in diffs])
-        ax.set_xlim(-0.6, len(diffs) - 0.4)
-        better = "below 0" if TASK_METRICS[task][q.split("_", 1)[1]] else "above 0"
-        ax.set_ylabel(f"{QUANTITY_LABELS[q]}: arm − {baseline}", fontsize=9)
-        ax.set_title(f"better than {baseline}: {better}", fontsize=10)
-        ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    return describe(fig, f"Seed-by-seed differences from {baseline}, one column of points per arm with its mean as "
-                    "a bar, against a dashed line at no difference.")
+def curves_facts(metric: str = "val_loss") -> dict:
+    """What :func:`curves_figure` draws for ``metric``: ``metric``, its label (``label``, and ``Label`` to open a
+    sentence)."""
+    label = METRIC_LABELS.get(metric, metric)
+    return {"metric": metric, "label": label, "Label": label.capitalize()}
 
 
 # ------------------------------------------------------------------------------------------------------- tables
@@ -252,8 +212,9 @@ def quantity_spread(value, quantity: str, digits: int = 4) -> str:
     return _quantity_text(value, quantity, digits, num, "pp")
 
 
-def arms_table(summary: dict, task: str, digits: int = 4) -> Table:
-    """Per arm: number of seeds, mean ± sd over seeds of every final and best metric, throughput."""
+def arms_table(summary: dict, task: str, digits: int = 4, caption=None) -> Table:
+    """Per arm: number of seeds, mean ± sd over seeds of every final and best metric, throughput; the caption is the
+    chapter's."""
     task = check_summary(summary, task)
     quantities = [f"{kind}_{m}" for m in TASK_METRICS[task] for kind in ("final", "best")]
     header = ["arm", "seeds"] + [QUANTITY_LABELS[q] for q in quantities] + ["throughput"]
@@ -266,23 +227,7 @@ def arms_table(summary: dict, task: str, digits: int = 4) -> Table:
                   for q in quantities]
         cells.append(f"{a['throughput']:,.0f} {a['throughput_unit']}")
         body.append(cells)
-    return Table(header, body, caption="mean ± standard deviation over seeds")
-
-
-def paired_table(summary: dict, task: str, digits: int = 4) -> Table:
-    """Per arm and quantity: the paired difference from the baseline, seeds better/worse, both p-values."""
-    task = check_summary(summary, task)
-    header = ["arm − baseline", "quantity", "pairs", "mean difference ± sd", "seeds better / worse",
-              "paired t-test p", "sign test p"]
-    body = []
-    for p in summary["paired"]:
-        if p["task"] != task:
-            continue
-        q = p["quantity"]
-        body.append([f"{p['variant']} − {p['baseline']}", QUANTITY_LABELS[q], str(p["n"]),
-                     f"{quantity_difference(p['mean_diff'], q, digits)} ± {quantity_spread(p['sd_diff'], q, digits)}",
-                     f"{p['n_better']} / {p['n_worse']}", pvalue(p["t_pvalue"]), pvalue(p["sign_pvalue"])])
-    return Table(header, body, caption="differences are arm minus baseline, paired by seed")
+    return Table(header, body, caption=caption)
 
 
 # -------------------------------------------------------------------------------------------------------- gates
@@ -303,7 +248,7 @@ def gates_figure(rows):
     ``rows`` are of one recipe; each gated arm present (:data:`GATED_ARMS`: from g = 0 and from g = 1) is drawn
     in its colour, side by side within each layer. Dashed lines mark g = 0 (plain attention A) and g = 1 (the
     paper's A − I). The scatter collections come in the order arm, layer, head; each holds the points (x, g) of
-    every seed for that head.
+    every seed for that head. The chapter describes the figure.
     """
     rows, _ = _task_rows(rows)
     found = _gates(rows)
@@ -340,8 +285,7 @@ def gates_figure(rows):
     ax.legend(fontsize="x-small", frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
-    return describe(fig, "The learned gate g of every head, layer by layer, one dot per seed with the mean as a "
-                    "bar, between dashed lines at g = 0 (attention) and g = 1 (A − I).")
+    return fig
 
 
 #: a gate that started at 1 ends "where the other start ends" if no head ends further than this from its twin
@@ -351,10 +295,11 @@ GATES_HEADER = ["cell", "start", "seeds", "layers × heads", "range", "mean", "m
                 "started at 1 − started at 0, head by head: mean (range)"]
 
 
-def gates_table(cells: dict) -> Table:
+def gates_table(cells: dict, caption=None) -> Table:
     """Where the learned gates of each gated arm ended, one row per cell and start: the range and mean over every
     seed, layer and head, the mean of each layer, how many heads ended nearer 1 than 0, and (on the row of the arm
-    started at 1, with seeds shared with the arm started at 0) how far above its twin each head ended."""
+    started at 1, with seeds shared with the arm started at 0) how far above its twin each head ended. The caption is
+    the chapter's."""
     if not isinstance(cells, dict) or not cells:
         raise ValueError("cells must map a cell's label to its rows")
     body = []
@@ -369,8 +314,7 @@ def gates_table(cells: dict) -> Table:
                          ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2))), f"{int((g > 0.5).sum())} of {g.size}",
                          "" if gap is None else f"{signed(gap.mean(), 2)} ({signed(gap.min(), 2)} to "
                                                 f"{signed(gap.max(), 2)}), {plural(gap.shape[0], 'seed')}"])
-    return Table(GATES_HEADER, body, caption="The learned gates of $A - gI$ at the end of training, per cell and "
-                                             "start ($g = 0$: plain attention; $g = 1$: the paper's $A - I$).")
+    return Table(GATES_HEADER, body, caption=caption)
 
 
 def _gate_gap(found):
@@ -410,15 +354,19 @@ MECHANISM_LABELS = {
 INIT_STYLE = {"gpt2": "-", "default": "--"}
 
 
-def mechanism_figure(rows, series=("update_ratio", "v_over_av", "shrink", "wvwo_mean_eig", "grad_norm"),
-                     arms=("attention", "diffusion"), title=None):
+#: the mechanism series :func:`mechanism_figure` draws unless told otherwise
+MECHANISM_SHOWN = ("update_ratio", "v_over_av", "shrink", "wvwo_mean_eig", "grad_norm")
+
+
+def mechanism_figure(rows, series=MECHANISM_SHOWN, arms=("attention", "diffusion"), title=None):
     """What the attention blocks did along training, one panel per mechanism series.
 
     ``rows`` of one task with a mechanism record, one recipe per initialisation. In each panel, for every
     (initialisation, arm): the mean over seeds of the layer-averaged series (thick; solid for ``gpt2``, dashed
     for ``default``) and each seed (thin). The x-axis is the training step (the same iterations as the
     curves); a log scale where the series spans more than a factor of 30. Returns the Figure; in panel k the
-    thick lines come first, in the order initialisation, arm.
+    thick lines come first, in the order initialisation, arm. The chapter describes it, with
+    :func:`mechanism_facts`.
     """
     from probdr_lite.experiments.stats import MECHANISM_SERIES, mechanism_path
 
@@ -457,9 +405,17 @@ def mechanism_figure(rows, series=("update_ratio", "v_over_av", "shrink", "wvwo_
     fig.suptitle(title or f"{TASK_NAMES[task]}: the attention blocks along training (mean over layers; "
                           "thick: mean over seeds)", fontsize=10)
     fig.tight_layout()
-    return describe(fig, f"{len(series)} panels, one per measurement of the attention blocks ("
-                         + ", ".join(MECHANISM_LABELS[s] for s in series) + "), along training for each "
-                         "initialisation and arm, the mean over seeds drawn thick and each seed thin.")
+    return fig
+
+
+def mechanism_facts(series=MECHANISM_SHOWN) -> dict:
+    """What :func:`mechanism_figure` draws for ``series``: ``n_series`` panels and their labels, ``series`` (a
+    list) and ``series_text`` (the labels joined by commas)."""
+    from probdr_lite.experiments.stats import MECHANISM_SERIES
+
+    series = [check_choice(s, "series", MECHANISM_SERIES) for s in ([series] if isinstance(series, str) else series)]
+    labels = [MECHANISM_LABELS[s] for s in series]
+    return {"n_series": len(series), "series": labels, "series_text": ", ".join(labels)}
 
 
 _INIT_WORDS = {"gpt2": "GPT-2", "default": "PyTorch default"}
@@ -473,7 +429,7 @@ MECHANISM_HEADER = ["case", "init", "seeds", "$A - I$ − $A$ (reading)",
 
 
 def mechanism_table(cases: dict, effects: dict | None = None, arm: str = "diffusion",
-                    baseline: str = "attention") -> Table:
+                    baseline: str = "attention", caption=None) -> Table:
     """What the mechanism records show, one row per case and initialisation (means over layers and seeds).
 
     ``cases`` maps a case's label to its rows (both arms measured). Per initialisation: at the start, the largest
@@ -482,7 +438,8 @@ def mechanism_table(cases: dict, effects: dict | None = None, arm: str = "diffus
     ``baseline``, the share of the attention update that the ``- v`` cancels (negative: enlarges),
     ``‖v‖ / ‖A v‖`` and the mean eigenvalue of ``W_V W_O``; the gradient norm of ``arm`` against ``baseline`` over
     the first interval (paired by seed, with the seeds' range) and the clipped steps over the last. ``effects``
-    maps a case's label to ``{init: (difference text, reading)}`` of ``arm`` in the same recipe.
+    maps a case's label to ``{init: (difference text, reading)}`` of ``arm`` in the same recipe. The caption is the
+    chapter's.
     """
     from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio, mechanism_reading
 
@@ -523,10 +480,7 @@ def mechanism_table(cases: dict, effects: dict | None = None, arm: str = "diffus
                          signed(at("wvwo_mean_eig", "end", i, arm)), pct(at("shrink", "end", i)),
                          f"{at('v_over_av', 'end', i):.2f}", signed(at("wvwo_mean_eig", "end", i)), grad,
                          f"{pct(at('clipped', 'end', i, arm))} ({pct(at('clipped', 'end', i))})"])
-    return Table(MECHANISM_HEADER, body,
-                 caption="The attention blocks at the start and at the end of training, means over layers and seeds; "
-                         "a negative share means the $-v$ enlarges the attention update; for $A$, what subtracting "
-                         "$v$ would do to its weights.")
+    return Table(MECHANISM_HEADER, body, caption=caption)
 
 
 AGREEMENT_LABELS = {
@@ -553,10 +507,11 @@ def agreement_direction(a: dict) -> str:
     return "differs between cases" if all(x != y for x, y in a["values"].values()) else "equal in a case"
 
 
-def agreement_table(agreement: list, arm: str = "diffusion", labels: dict | None = None) -> Table:
-    """Per measurement of ``arm``, its value under GPT-2 and under PyTorch's default initialisation in every case,
-    and which way it moves (:func:`agreement_direction`). ``agreement`` is
-    :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output; ``labels`` names its cases."""
+def agreement_table(agreement: list, labels: dict | None = None, caption=None) -> Table:
+    """Per measurement (of the arm ``agreement`` was measured on), its value under GPT-2 and under PyTorch's default
+    initialisation in every case, and which way it moves (:func:`agreement_direction`). ``agreement`` is
+    :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output; ``labels`` names its cases; the caption is the
+    chapter's."""
     if not isinstance(agreement, list) or not agreement:
         raise ValueError("agreement must be the non-empty list returned by mechanism_agreement()")
     tasks = list(agreement[0]["values"])
@@ -565,6 +520,4 @@ def agreement_table(agreement: list, arm: str = "diffusion", labels: dict | None
     body = [[AGREEMENT_LABELS[(a["series"], a["at"])]]
             + [f"{a['values'][t][0]:.3g} / {a['values'][t][1]:.3g}" for t in tasks] + [agreement_direction(a)]
             for a in agreement]
-    return Table(header, body, caption=f"The {ARM_STYLE[arm]['text']} arm under the two initialisations: a "
-                                       "measurement that moves the same way in every case is a candidate for what "
-                                       "decides the sign.")
+    return Table(header, body, caption=caption)

@@ -87,7 +87,7 @@ def test_intervention_table_and_rows_file(tmp_path):
     import json
 
     from probdr_lite.experiments.files import INTERVENTION_FILES, intervention_rows
-    from probdr_lite.figures.recipes import INTERVENTION_HEADER, intervention_table
+    from probdr_lite.figures.recipes import INTERVENTION_HEADER, intervention_table, intervention_table_facts
 
     means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.035, "default-vo-gpt2": 0.055}
     rows = _rows({k: means[k] for k in ("gpt2", "default")})
@@ -96,9 +96,16 @@ def test_intervention_table_and_rows_file(tmp_path):
     (tmp_path / INTERVENTION_FILES["charlm"]).write_text(json.dumps(vo))
     assert intervention_rows("charlm", tmp_path) == vo
     out = vo_scale_effects({"charlm": (rows, intervention_rows("charlm", tmp_path))})
-    table = intervention_table(out)
+    table = intervention_table(out, row="{base} <- {vo_scale}")
     assert table.header == INTERVENTION_HEADER and len(table.body) == 2
     row = dict(zip(table.header, table.body[0]))
     e = next(iter(out["charlm"].values()))  # rows follow the entries' order
     assert row["model"] == "character model" and row["share"].endswith("%")
+    assert row["initialisation"] == f"{e['base']} <- {e['vo_scale']}" and e["base"] != e["vo_scale"]
     assert row["intervention [95 % CI]"].startswith(f"{e['d_vo']:+.4f} [")
+    # the caption is the chapter's; its facts count the paired seeds, each count once
+    assert table.caption is None and intervention_table(out, row="x", caption="c").caption == "c"
+    assert intervention_table_facts(out) == {"n_seeds": [len(SEEDS)]}
+    fewer = vo_scale_effects({"charlm": (rows, [r for r in vo if r["seed"] != SEEDS[-1]
+                                               or r["recipe"]["init"] != "gpt2-vo-default"])})
+    assert intervention_table_facts(fewer) == {"n_seeds": [len(SEEDS) - 1, len(SEEDS)]}

@@ -185,7 +185,7 @@ def test_table_and_dot_plot_show_the_entries():
     assert f"Holm p ({table.n_tests} tests)" in shown.header
     other = recipe_table(make_rows({("gpt2", "diffusion"): 0.0}))
     fig = R.verdict_figure({"charlm": table, "vit": other})
-    assert len(fig.axes) == 2 and fig._probdr_alt.endswith(".")
+    assert len(fig.axes) == 2 and not hasattr(fig, "_probdr_alt")  # the chapter describes it
     ax = fig.axes[0]
     xs = [c.lines[0].get_xdata()[0] for c in ax.containers]
     np.testing.assert_allclose(xs, [e["mean_diff"] for e in table.entries])
@@ -294,12 +294,54 @@ def test_grids_table_and_nanogpt_paragraph_follow_the_files(tmp_path):
         load_eval_spread(tmp_path)
 
 
+def test_table_facts_name_the_holm_family_and_the_better_direction():
+    from probdr_lite.experiments.stats import joint_holm
+
+    lm = recipe_table(make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04}))
+    vit = recipe_table(_vit_cell(-0.01, +0.005))
+    alone = R.table_facts(lm)
+    assert alone == {"model": "character model", "n_own": 2, "n_tests": 2, "joint": False, "lower_better": True}
+    a, b = joint_holm([lm, vit])
+    assert R.table_facts(a) == {**alone, "n_tests": 3, "joint": True}
+    assert R.table_facts(b) == {"model": "vision transformer", "n_own": 1, "n_tests": 3, "joint": True,
+                                "lower_better": False}
+    assert R.recipe_results_table(a, caption="c").caption == "c" and R.recipe_results_table(a).caption is None
+    # the verdict's facts share them
+    assert {k: R.verdict_facts(a, recipe_verdict(a))[k] for k in alone} == R.table_facts(a)
+
+
+def test_plateau_cell_facts_average_the_seeds_that_decayed():
+    rows = [r for r in _vit_cell(0.0, 0.0) if r["variant"] == "attention"]
+    f = R.plateau_cell_facts(rows)
+    acc = {k: [100 * r["curve"][r[k]][3] for r in rows] for k in ("plateau_index", "checkpoint_index")}
+    assert (f["n_seeds"], f["n_decayed"], f["any_decayed"]) == (4, 4, True)
+    assert f["stop"] == pytest.approx(np.mean(acc["plateau_index"]))
+    assert f["ckpt"] == pytest.approx(np.mean(acc["checkpoint_index"]))
+    assert f["end"] == pytest.approx(np.mean([100 * r["curve"][-1][3] for r in rows]))
+    # a rule that fired at the last epoch left no decay: that seed is not in the means
+    last = {**rows[0], "plateau_index": len(rows[0]["curve"]) - 1}
+    g = R.plateau_cell_facts([last] + rows[1:])
+    assert (g["n_seeds"], g["n_decayed"]) == (4, 3)
+    assert g["end"] == pytest.approx(np.mean([100 * r["curve"][-1][3] for r in rows[1:]]))
+    never = [{**r, "plateau_index": None} for r in rows]
+    h = R.plateau_cell_facts(never)
+    assert not h["any_decayed"] and h["n_decayed"] == 0 and math.isnan(h["stop"])
+    # the table fills the chapter's template with them, and writes "—" where no seed decayed
+    table = R.plateau_table({"cell": rows}, fired="{n_decayed:plural:seed}: {stop:.2f}, {end:.2f}", caption="c")
+    assert table.body[-1][3] == f"4 seeds: {f['stop']:.2f}, {f['end']:.2f}" and table.caption == "c"
+    assert R.plateau_table({"cell": never}, fired="{stop:.2f}").body[-1][3] == "—"
+
+
 def test_plateau_figure_and_last_epoch_sentence():
     config = {"patience": 2, "epochs": 9}
     curve = [[0, 2.3, 2.3, 0.1], [1, 1.0, 0.9, 0.8], [2, 0.5, 0.6, 0.9], [3, 0.4, 0.65, 0.91], [4, 0.3, 0.7, 0.9]]
     row = {"task": "vit", "variant": "attention", "seed": 0, "config": config, "curve": curve, "epochs_run": 4}
     fig = R.plateau_figure(row)
     assert fig.axes[0].get_lines()[1].get_xdata()[0] == 2  # the lowest validation loss, epoch 2
+    # without a learning-rate record the figure has no learning-rate panel, and its facts say so
+    assert len(fig.axes) == 2 and R.plateau_facts(row) == {"with_lr": False, "n_seeds": 1}
+    assert R.plateau_facts([{**row, "mechanism": {}}])["with_lr"]
+    assert not R.plateau_facts([{**row, "mechanism": {}}, {**row, "seed": 1}])["with_lr"]
     np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_ydata(), [c[3] for c in curve])
     plt.close(fig)
     with pytest.raises(ValueError, match="plateau rule"):
@@ -310,13 +352,13 @@ def test_plateau_figure_and_last_epoch_sentence():
     fig = R.plateau_figure([other, row])
     assert len(fig.axes[1].get_lines()) == 4 and "2 seeds" in fig._suptitle.get_text()
     plt.close(fig)
-    body = R.plateau_table({"cell": [other, row]}).body
+    body = R.plateau_table({"cell": [other, row]}, fired="{n_decayed}").body
     # one step per epoch, still inside the 50-step warm-up: the last step's rate is (step + 1) / 51 of the peak
     assert body[0] == ["cell", "0", "0.600 (2)", "—", "4", f"{100 * 4 / 51:.0f} %", "90.00 %"]  # sorted by seed
     assert body[1][:3] == ["cell", "1", "0.500 (3)"] and body[1][5] == f"{100 * 3 / 51:.0f} %"
     assert body[2][1] == "2 seeds" and body[2][-1] == f"92.50 % (sd {np.std([90, 95], ddof=1):.2f})"
     with pytest.raises(ValueError, match="one arm"):
-        R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]})
+        R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]}, fired="{n_decayed}")
     up = R.last_epoch_facts({"attention": 0.002, "diffusion": 0.005})
     assert up["all_improving"] and up["changes"] == ["$A$ +0.20", "$A - I$ +0.50"] and up["unit"] == "points"
     mixed = R.last_epoch_facts({"attention": -0.001, "diffusion": 0.005})
@@ -419,19 +461,36 @@ def test_baseline_facts_name_the_recipes_that_reach_the_target():
         R.baseline_facts(recipe_table(make_rows({("gpt2", "diffusion"): 0.01})))
 
 
-def test_scale_table_reads_the_rows():
+SCALE_TEXT = {k: f"<{k}>" for k in R.SCALE_TEXT} | {
+    "charlm_budget": "{iters}/{chars:.2f}", "vit_budget": "{epochs}", "vit_plateau": "P{max_epochs}:{fewest}-{most}",
+    "gated": "+{n_more}"}
+
+
+def test_scale_facts_and_table_read_the_rows():
     lm = make_rows({("gpt2", "diffusion"): 0.01})
-    table = R.scale_table({"charlm": lm, "vit": _vit_cell(0.0, 0.0)})
     c = lm[0]["config"]
+    f = R.scale_facts(lm)
+    assert (f["n_layer"], f["n_head"], f["n_embd"], f["block_size"]) == (c["n_layer"], c["n_head"], c["n_embd"],
+                                                                         c["block_size"])
+    assert f["budgets"] == [{"iters": 30, "chars": pytest.approx(30 * c["batch_size"] * c["block_size"] / 1e6)}]
+    assert (f["n_cells"], f["seeds"], f["train_fraction"]) == (1, [N_SEEDS], c["train_fraction"])
+    vit = _vit_cell(0.0, 0.0)
+    g = R.scale_facts(vit)
+    assert (g["n_patches"], g["patch_size"], g["budgets"], g["any_plateau"]) == (16, 7, [], True)
+    assert (g["max_epochs"], g["fewest"], g["most"], g["params"], g["gated_more"]) == (10, 6, 6, [1234], False)
+    # a gated arm with one gate per head more: the parameters' note, with the difference
+    gated = vit + [{**vit[1], "variant": "gated", "n_params": 1234 + 16}]
+    assert (R.scale_facts(gated)["n_more"], R.scale_facts(gated)["gated_more"]) == (16, True)
+    table = R.scale_table({"charlm": lm, "vit": gated}, text=SCALE_TEXT, caption="c")
     char, vis = table.body
-    assert char[:4] == ["character model", f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
-                        f"a context of {c['block_size']} characters"]
-    assert char[7] == f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
-    assert char[8] == "1 (6)"
-    assert vis[:4] == ["vision transformer", "4 × 4", "64", "16 patches of 7 × 7 pixels and a class token"]
-    assert vis[4] == "1,234" and vis[7] == "the plateau rule (at most 10 epochs; the runs took 6 to 6)"
+    assert char == ["character model", f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]), "<charlm_input>",
+                    "n/a", "<charlm_data>", str(c["batch_size"]), f"30/{f['budgets'][0]['chars']:.2f}",
+                    f"1 ({N_SEEDS})"]
+    assert vis[3:8] == ["<vit_input>", "1,234+16", "<vit_data>", str(vit[0]["config"]["batch_size"]), "P10:6-6"] and table.caption == "c"
     with pytest.raises(ValueError, match="rows"):
-        R.scale_table([])
+        R.scale_table([], text=SCALE_TEXT)
+    with pytest.raises(ValueError, match="vit_plateau"):
+        R.scale_table({"charlm": lm}, text={k: v for k, v in SCALE_TEXT.items() if k != "vit_plateau"})
 
 
 def test_grids_table_takes_several_grids_per_task(tmp_path):

@@ -1,10 +1,12 @@
 """The trained-transformers chapter's computed sentences: templates in the chapter, facts from the package.
 
-The chapter (``book/src/trained_transformers.py``) writes each computed sentence as a
-:func:`probdr_lite.figures.prose.fill` template; the facts come from :mod:`probdr_lite.figures.recipes`
-(:func:`~probdr_lite.figures.recipes.verdict_facts`, :func:`~probdr_lite.figures.recipes.compute_facts`),
-:mod:`probdr_lite.figures.training` (:func:`~probdr_lite.figures.training.gates_facts`) or, for the
-intervention sentence, from the chapter's own ``_vo_facts``. These tests read the chapter and fill every piece of
+The chapter (``book/src/trained_transformers.py``) writes each computed sentence, table caption and figure
+description as a :func:`probdr_lite.figures.prose.fill` template (or, where nothing in it is computed, as a plain
+string); the facts come from :mod:`probdr_lite.figures.recipes` (:func:`~probdr_lite.figures.recipes.verdict_facts`,
+:func:`~probdr_lite.figures.recipes.table_facts`, :func:`~probdr_lite.figures.recipes.plateau_facts`,
+:func:`~probdr_lite.figures.recipes.intervention_facts`, ...) and :mod:`probdr_lite.figures.training`
+(:func:`~probdr_lite.figures.training.gates_facts`, :func:`~probdr_lite.figures.training.curves_facts`,
+:func:`~probdr_lite.figures.training.mechanism_facts`). These tests read the chapter and fill every piece of
 every template (each branch of each ``... if f["x"] else ...``) from facts of the shape the cell passes, so a slot
 without a fact, or a formatter that does not fit its fact, fails here rather than in the book build; and they check
 that a template chooses only on boolean facts, with no comparison or call of its own.
@@ -19,7 +21,7 @@ from probdr_lite.experiments.stats import recipe_table, recipe_verdict
 from probdr_lite.figures import recipes as R
 from probdr_lite.figures.prose import fill
 
-from .chapter_calls import check_template
+from .chapter_calls import chapter_calls, check_template, words_passed
 from .test_recipes import _vit_cell, make_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +53,11 @@ EXAMPLES = {  # the facts each kind of fill call of the chapter is given, by the
                      "sd_one_run": 0.0165, "z": 1.2, "within": True},
     "last": lambda: R.last_epoch_facts({"attention": 0.002, "diffusion": -0.005}),
     "gate_facts": lambda: {"n_twins": 2, "apart": True, "together": False, "mixed": False, "apart_threshold": 0.1},
+    "tf": lambda: R.table_facts(recipe_table(make_rows({("gpt2", "diffusion"): 0.04}))),
+    "pf": lambda: {"with_lr": True, "n_seeds": 3},
+    "TR.curves_facts": lambda: __import__("probdr_lite.figures.training", fromlist=["x"]).curves_facts("val_acc"),
+    "TR.mechanism_facts": lambda: __import__("probdr_lite.figures.training", fromlist=["x"]).mechanism_facts(),
+    "R.intervention_table_facts": lambda: {"n_seeds": [3, 5]},
     "vf": lambda: {"model": "character model", "share_g": 0.74, "share_d": 0.04, "g_towards": True,
                              "d_towards": False, "follows": False, "g_only": True, "d_only": False, "shift_g": -0.07,
                              "shift_d": 0.003, "holm_g": 0.011, "holm_d": 0.93},
@@ -70,7 +77,8 @@ def fill_calls():
 
 def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_facts():
     names = [name for _, name in fill_calls()]
-    assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "nano", "last", "vf"} <= set(names), names
+    assert {"f", "R.compute_facts", "gate_facts", "base_facts", "rf", "nano", "last", "vf", "tf", "pf",
+            "TR.curves_facts", "TR.mechanism_facts", "R.intervention_table_facts"} <= set(names), names
     source = CHAPTER.read_text(encoding="utf-8")
     assert "R.verdict_facts(" in source and "recipe_verdict_text" not in source
 
@@ -96,6 +104,86 @@ def test_the_examples_have_the_keys_the_package_returns():
     judged = {"gap", "gap_in_seed_sd", "seed_sd", "n_seeds", "published", "judged", "n_batches", "spread_seed",
               *nanogpt_gap(1.906, 0.009, 5, 0.1)}
     assert set(EXAMPLES["nano"]()) <= judged
+
+
+def test_the_plateau_table_fills_the_chapters_summary_from_the_cell_facts():
+    """The chapter's ``fired`` template of the plateau table, filled by the builder from ``plateau_cell_facts``."""
+    call, = chapter_calls("trained_transformers", "plateau_table")
+    fired = words_passed(call, "fired")
+    rows = [r for r in _vit_cell(0.0, 0.0) if r["variant"] == "attention"]
+    f = R.plateau_cell_facts(rows)
+    cell = R.plateau_table({"cell": rows}, fired=fired).body[-1][3]
+    assert cell == fill(fired, f) and f"{f['stop']:.2f} %" in cell and "4 seeds" in cell
+    assert isinstance(words_passed(call, "caption"), str)
+
+
+def test_the_scale_table_fills_the_chapters_cells_from_the_scale_facts():
+    """The chapter's ``text`` templates of the scale table: every one fills from its task's ``scale_facts``."""
+    call, = chapter_calls("trained_transformers", "scale_table")
+    text = words_passed(call, "text")
+    assert set(text) == set(R.SCALE_TEXT) and isinstance(words_passed(call, "caption"), str)
+    lm = make_rows({("gpt2", "diffusion"): 0.01})
+    vit = _vit_cell(0.0, 0.0)
+    c = lm[0]["config"]
+    char, vis = R.scale_table({"charlm": lm, "vit": vit + [{**vit[1], "variant": "gated", "n_params": 1250}]},
+                              text=text).body
+    assert char[3] == f"a context of {c['block_size']} characters"
+    assert char[5] == f"Tiny Shakespeare: the first {100 * c['train_fraction']:.0f} % of its characters for training, "\
+                      "the rest for validation"
+    assert char[7] == f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
+    assert vis[3] == "16 patches of 7 × 7 pixels and a class token"
+    assert vis[4] == "1,234 (16 more in the gated arms, one gate per head)"
+    assert vis[5] == f"MNIST: {vit[0]['config']['n_train']:,} training and {vit[0]['config']['n_val']:,} validation "\
+                     "images from its test set"
+    assert vis[7] == "the plateau rule (at most 10 epochs; the runs took 6 to 6)"
+    fixed = [{**r, "config": {**r["config"], "patience": 0}} for r in _vit_cell(0.0, 0.0)]
+    both = R.scale_table({"vit": vit + fixed}, text=text).body[0][7]
+    assert both == "10 epochs; the plateau rule (at most 10 epochs; the runs took 6 to 6)"
+
+
+def test_the_intervention_table_fills_the_chapters_row_from_the_entries():
+    from probdr_lite.experiments.intervention import vo_scale_effects
+
+    from .test_intervention import _rows
+
+    call, = chapter_calls("trained_transformers", "intervention_table")
+    row = words_passed(call, "row")
+    means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.02, "default-vo-gpt2": -0.035}
+    out = vo_scale_effects({"charlm": (_rows({k: means[k] for k in ("gpt2", "default")}),
+                                       _rows({k: means[k] for k in ("gpt2-vo-default", "default-vo-gpt2")}))})
+    cells = [r[1] for r in R.intervention_table(out, row=row).body]
+    assert cells == ["gpt2, $W_V$ and $W_O$ at default's scale", "default, $W_V$ and $W_O$ at gpt2's scale"]
+
+
+def test_the_examples_of_the_figure_facts_have_the_package_keys():
+    from probdr_lite.figures import training as TR
+
+    row = next(r for r in _vit_cell(0.0, 0.0) if r["variant"] == "attention")
+    assert set(EXAMPLES["pf"]()) == set(R.plateau_facts(row))
+    assert set(EXAMPLES["R.intervention_table_facts"]()) == set(R.intervention_table_facts({}))
+    assert TR.curves_facts("val_loss")["Label"] == "Validation loss (cross-entropy, nats)"
+    m = TR.mechanism_facts(("update_ratio", "grad_norm"))
+    assert m["n_series"] == 2 and m["series_text"] == ", ".join(TR.MECHANISM_LABELS[s] for s in ("update_ratio",
+                                                                                                "grad_norm"))
+    with pytest.raises(ValueError, match="series"):
+        TR.mechanism_facts(("nope",))
+
+
+def test_the_chapter_describes_every_figure_it_builds():
+    """The builders leave the alt text to the chapter: each figure a cell builds is described in that cell."""
+    from .chapter_calls import source_cells
+
+    builders = {"curves_figure", "plateau_figure", "verdict_figure", "gates_figure", "mechanism_figure"}
+    seen = set()
+    for cell in source_cells(CHAPTER):
+        calls = [n for n in ast.walk(cell) if isinstance(n, ast.Call)]
+        names = {n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", "") for n in calls}
+        built = [n for n in calls if (n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", ""))
+                 in builders]
+        described = [n for n in calls if isinstance(n.func, ast.Name) and n.func.id == "describe"]
+        seen |= names & builders
+        assert len(described) == len(built), (cell.body[0].lineno, len(built), len(described))
+    assert seen == builders
 
 
 def test_the_verdict_paragraph_fills_every_branch():
