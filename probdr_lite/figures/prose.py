@@ -1,13 +1,11 @@
-"""Numbers into words: the one number formatter and the few comparison words every computed sentence uses.
+"""Numbers into words: the book's formatters, its one template mechanism and the glue that lets a page quote another.
 
-Every sentence of the book that states a computed fact is built from the numbers by package code, and the
-adjectives in it follow from the numbers by a threshold stated here (and printed by the chapters), never chosen by
-hand. Two rules hold book-wide:
-
-- :func:`num` prints a number so that rounding never shows a sign the value does not have in print: a value that
-  rounds to zero is written ``0.000``, not ``-0.000``;
-- a comparison word (:func:`trend`, :func:`closeness`) comes from a relative tolerance passed in, so a test can feed
-  numbers for which each word would be false and check that the word is not used.
+A sentence that states a computed fact is the chapter's: a template in a chapter cell, filled by :func:`fill` from
+the facts a ``*_facts`` function of the package returns. Its slots name the formatters here, and a word that
+depends on a number (:func:`trend`, :func:`closeness`) is a fact too, chosen by a tolerance passed in, so a test
+can feed numbers for which each word would be false and check that it is not used. One rule holds book-wide:
+:func:`num` prints a number so that rounding never shows a sign the value does not have in print (a value that
+rounds to zero is written ``0.000``, not ``-0.000``).
 """
 
 from __future__ import annotations
