@@ -45,8 +45,9 @@ from probdr_lite.figures.eigenmaps import (
     laplacians_figure,
     neighbours_panel,
 )
-from probdr_lite.figures.chapter_text import agreement_sentence, unrolling_sentence
+from probdr_lite.figures.chapter_text import agreement_facts, unrolling_facts
 from probdr_lite.figures.live.chapters import neighbours_live
+from probdr_lite.figures.prose import fill
 from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
@@ -226,7 +227,18 @@ neighbours_live(Y_roll, t_roll, text={
 # %% tags=["remove-input"]
 t0 = default_bandwidth(Y_roll, 10)  # the live figure's bandwidth at its default k = 10
 frames = [(k, 100 * t0) for k in (6, 10, 20, 30, 40)] + [(40, f * t0) for f in (20, 5, 1, 0.25)]
-display(Markdown(unrolling_sentence(Y_roll, t_roll, frames)))
+order = unrolling_facts(Y_roll, t_roll, frames)
+scores = "; ".join(fill("$k = {k}$, $t = {t:.3g}$: " + ("apart" if f["apart"] else "{rho:num2}"), f)
+                   for f in order["frames"])
+kept = [fill("$k = {k}$ at $t = {t:.3g}$", f) for f in order["kept"]]
+lost = [fill("$k = {k}$ at $t = {t:.3g}$", f) for f in order["lost"]]
+display(Markdown(fill(
+    "How well the first coordinate sorts the points along the roll (|Spearman correlation| with the position, "
+    "1 = perfectly; 'in order' from {in_order:num2}), frame by frame: {scores}. "
+    + ("Every frame keeps the order." if order["all_in_order"] else
+       "No frame keeps the order." if order["none_in_order"] else
+       "In order: {kept:listing}; out of order: {lost:listing}."),
+    order, scores=scores, kept=kept, lost=lost)))
 
 # %% [markdown]
 # ## The same embedding as scikit-learn
@@ -257,7 +269,15 @@ for r in rows:
     print(f"{r['name']:<22}{r['n']:>6}   {np.array2string(r['cosines'], precision=5):<32}{r['agreement_same_graph']:.8f}")
 
 # %% tags=["remove-input"]
-display(Markdown(agreement_sentence(rows)))
+agreement = agreement_facts(rows)
+same = [fill("{same} decimals ({name})", r) for r in agreement["sets"]]
+bn = [fill("{bn} ({name})", r) for r in agreement["sets"]]
+display(Markdown(fill(
+    "On the same graph the smallest cosine agrees with 1 to {same:listing}"
+    + (": the two implementations agree to round-off. " if agreement["to_roundoff"] else
+       ": close, but not to round-off. ")
+    + "With the Belkin-Niyogi graph it agrees to {bn:listing} decimals, the fewest on {fewest}.",
+    agreement, same=same, bn=bn)))
 
 # %% [markdown]
 # The convention shifts the embedding most where the small eigenvalues lie close together, since

@@ -37,8 +37,9 @@ from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
-from probdr_lite.figures.chapter_text import eta_sentence
+from probdr_lite.figures.chapter_text import eta_facts
 from probdr_lite.figures.live.chapters import eta_live
+from probdr_lite.figures.prose import fill
 from probdr_lite.figures.unrolling import eta_panel, steps_figure, steps_scrub
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
@@ -167,7 +168,19 @@ eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=etas, text={
 })
 
 # %% tags=["remove-input"]
-display(Markdown(eta_sentence(L, beta, etas, n_components=q, n_steps=600, marks=marks)))
+ascent = eta_facts(L, beta, etas, marks, n_components=q, n_steps=600)
+groups = "; ".join(fill(
+    "$\\eta$ = {etas:listing} "
+    + ("stayed above a Gram error of {gram_below:g} after {n_steps} steps" if g["short"] else
+       "converged (Gram error below {gram_below:g}) within {n_steps} steps" if g["converged"] else "diverged"),
+    g, gram_below=ascent["gram_below"], n_steps=ascent["n_steps"]) for g in ascent["groups"])
+display(Markdown(fill(
+    "In the figure, {groups}. The thresholds printed above are $1/\\ell = {safe:num4}$ (uphill from any start) and "
+    "$2/(\\lambda_{{\\max}} - \\lambda_1) = {divergent:num4}$ (divergence near the optimum)"
+    + ("; the runs that diverged are exactly those past the second." if ascent["diverged_past_threshold"] else
+       "; the runs that diverged are not exactly those past the second, which describes only the neighbourhood "
+       "of the optimum."),
+    ascent, groups=groups)))
 
 # %% [markdown]
 # ## From noise to the answer, layer by layer
