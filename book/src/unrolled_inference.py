@@ -40,6 +40,7 @@ from probdr_lite.data import load_mnist
 from probdr_lite.figures.chapter_text import eta_facts
 from probdr_lite.figures.live.chapters import eta_live
 from probdr_lite.figures.prose import fill
+from probdr_lite.figures.style import describe
 from probdr_lite.figures.unrolling import eta_panel, steps_figure, steps_scrub
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
@@ -150,7 +151,9 @@ print(f"slowest rate near X*                          = {marks['slowest']:.4f} p
 # and the run counts as converged below $10^{-2}$.
 
 # %% tags=["remove-output"]
-panel = eta_panel(L, labels, beta=beta, eta=(0.002, 0.08, 0.025), n_components=q, n_steps=600)
+panel = eta_panel(L, labels, beta=beta, eta=(0.002, 0.08, 0.025), n_components=q, n_steps=600, alt=(
+    "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and the last iterate "
+    "coloured by class."))
 panel.show()
 
 # %% [markdown] tags=["site-only"]
@@ -203,7 +206,10 @@ print(f"Gram error: step 0 {fit.gram_error[0]:.3g}, step 100 {fit.gram_error[100
       f"step 600 {fit.gram_error[-1]:.2e}; below 1e-2 from step {int(np.argmax(fit.gram_error < 1e-2))}")
 
 # %%
-fig = steps_figure(fit, labels, steps=(0, 10, 50, 150, 600))
+shown = (0, 10, 50, 150, 600)
+fig = steps_figure(fit, labels, steps=shown)
+describe(fig, fill("The embedding coloured by class after {steps:listing} steps of gradient ascent on common axes, "
+                   "and the closed form X* rotated onto the last.", steps=shown))
 plt.show()
 
 # %% [markdown]
@@ -232,7 +238,8 @@ print(f"predicted, -log(1 - eta * rate):           {-np.log(1 - eta * marks['slo
 
 # %%
 frames = sorted({0, *np.unique(np.round(np.geomspace(1, T, 22)).astype(int)).tolist()})
-steps_scrub(fit, labels, frames)
+steps_scrub(fit, labels, frames, alt="The iterate coloured by class on fixed axes, beside the Gram error to X* "
+            "against the step with the current step marked.")
 
 # %% [markdown]
 # ## A stack of identical layers is an optimiser, unrolled

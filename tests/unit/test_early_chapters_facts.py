@@ -22,7 +22,7 @@ from probdr_lite.figures import chapter_text as CT
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.probdr import fit_le_elbo
 
-from .chapter_calls import check_template, source_cells
+from .chapter_calls import chapter_calls, check_template, source_cells, words_passed
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = {name: ROOT / "book" / "src" / f"{name}.py" for name in ("laplacian_eigenmaps", "unrolled_inference")}
@@ -221,9 +221,39 @@ def test_the_chapter_takes_facts_from_chapter_text_and_fills_them(chapter):
     assert bound <= filled, bound - filled  # every facts dict the chapter computes reaches a template
 
 
-@pytest.mark.parametrize("chapter, n_fills", [("laplacian_eigenmaps", 7), ("unrolled_inference", 2)])
+@pytest.mark.parametrize("chapter, n_fills", [("laplacian_eigenmaps", 10), ("unrolled_inference", 3)])
 def test_every_template_of_the_chapter_fills_from_its_facts(chapter, n_fills):
     calls = fill_calls(chapter)
     assert len({c.lineno for c, _, _ in calls}) >= n_fills
     for call, facts, choices in calls:
         check_template(call, facts, choices)
+
+
+def builders(chapter):
+    """The figure, panel and scrub builders ``chapter`` imports from the figures of its topic."""
+    tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
+    return {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            and n.module in ("probdr_lite.figures.eigenmaps", "probdr_lite.figures.unrolling") for a in n.names}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_chapter_describes_every_figure_it_builds(chapter):
+    """A static figure's alt text is the chapter's describe() in the cell that builds it, before the figure is shown;
+    a panel's or a scrub's is the ``alt`` the chapter writes out in its call."""
+    names = builders(chapter)
+    figures = {b for b in names if b.endswith("_figure")}
+    assert figures and names - figures
+    for cell in source_cells(CHAPTERS[chapter]):
+        for i, node in enumerate(cell.body):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name) and node.value.func.id in figures):
+                continue
+            target = node.targets[0]
+            fig = (target.elts[0] if isinstance(target, ast.Tuple) else target).id
+            later = [ast.unparse(n) for n in cell.body[i + 1:]]
+            described = [k for k, text in enumerate(later) if text.startswith(f"describe({fig}, fill(")]
+            shown = [k for k, text in enumerate(later) if text == "plt.show()"]
+            assert described and (not shown or described[0] < shown[0]), f"line {node.lineno}: {fig} undescribed"
+    for builder in names - figures:
+        for call in chapter_calls(chapter, builder):
+            assert words_passed(call, "alt").endswith(".")
