@@ -243,7 +243,7 @@ kept = [fill("$k = {k}$ at $t = {t:.3g}$", f) for f in order["kept"]]
 lost = [fill("$k = {k}$ at $t = {t:.3g}$", f) for f in order["lost"]]
 display(Markdown(fill(
     "How well the first coordinate sorts the points along the roll (|Spearman correlation| with the position, "
-    "1 = perfectly; 'in order' from {in_order:num2}), frame by frame: {scores}. "
+    "1 = perfectly; 'in order' from {in_order_from:num2}), frame by frame: {scores}. "
     + ("Every frame keeps the order." if order["all_in_order"] else
        "No frame keeps the order." if order["none_in_order"] else
        "In order: {kept:listing}; out of order: {lost:listing}."),

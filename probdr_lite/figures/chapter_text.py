@@ -59,7 +59,7 @@ def unrolling_facts(Y, t, frames, in_order: float = 0.9) -> dict:
     ``frames``: one dict per setting in the given order, with ``k``, ``t`` (the bandwidth), ``rho``
     (:func:`order_along_roll`, NaN when the graph falls apart), ``apart`` (it does) and ``in_order`` (``rho`` is at
     least the threshold ``in_order``; a graph that falls apart is out of order); ``kept`` and ``lost``: the frames in
-    and out of order; ``all_in_order`` and ``none_in_order``; and the threshold ``in_order`` itself.
+    and out of order; ``all_in_order`` and ``none_in_order``; and ``in_order_from``, the threshold itself.
     """
     in_order = check_scalar(in_order, "in_order", low=0.0, high=1.0)
     frames = [(int(k), float(bw)) for k, bw in frames]
@@ -68,7 +68,7 @@ def unrolling_facts(Y, t, frames, in_order: float = 0.9) -> dict:
             for (k, bw), r in zip(frames, rho)]
     kept = [r for r in rows if r["in_order"]]
     lost = [r for r in rows if not r["in_order"]]
-    return {"frames": rows, "kept": kept, "lost": lost, "in_order": in_order,
+    return {"frames": rows, "kept": kept, "lost": lost, "in_order_from": in_order,
             "all_in_order": not lost, "none_in_order": not kept}
 
 

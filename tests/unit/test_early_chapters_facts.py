@@ -68,6 +68,8 @@ def test_agreement_facts():
     assert CT.agreement_facts(agreement_rows(1.0 - 5e-10), roundoff=9)["to_roundoff"]
     with pytest.raises(ValueError, match="rows"):
         CT.agreement_facts([])
+    with pytest.raises(ValueError, match="roundoff"):
+        CT.agreement_facts(agreement_rows(), roundoff=16)
 
 
 def test_order_along_a_curve_and_a_broken_graph():
@@ -85,7 +87,7 @@ def test_unrolling_facts_keep_a_frame_in_order_from_the_threshold_on():
     ok, apart = f["frames"]
     assert (ok["k"], ok["t"], ok["rho"], ok["apart"], ok["in_order"]) == (8, 1.0, rho, False, True)
     assert apart["k"] == 1 and apart["apart"] and math.isnan(apart["rho"]) and not apart["in_order"]
-    assert f["kept"] == [ok] and f["lost"] == [apart] and f["in_order"] == rho
+    assert f["kept"] == [ok] and f["lost"] == [apart] and f["in_order_from"] == rho
     assert not f["all_in_order"] and not f["none_in_order"]
     above = CT.unrolling_facts(Y, t, [(8, 1.0)], in_order=rho + 1e-9)
     assert above["none_in_order"] and not above["frames"][0]["in_order"] and above["kept"] == []
