@@ -45,8 +45,10 @@ from probdr_lite.figures.eigenmaps import (
     laplacians_figure,
     neighbours_panel,
 )
-from probdr_lite.figures.chapter_text import agreement_sentence, unrolling_sentence
+from probdr_lite.figures.chapter_text import agreement_facts, unrolling_facts
 from probdr_lite.figures.live.chapters import neighbours_live
+from probdr_lite.figures.prose import fill
+from probdr_lite.figures.style import describe
 from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
@@ -102,6 +104,8 @@ print("degrees (edges per point):", D.diagonal().astype(int).tolist())
 
 # %%
 fig = laplacians_figure(Y_small, W)
+describe(fig, fill("A graph of {n} points, its edges shaded by weight, beside heat maps of its three Laplacians: "
+                   "L = D − W, the symmetric L_sym and the random-walk L_rw.", n=len(Y_small)))
 plt.show()
 
 # %% [markdown]
@@ -175,7 +179,11 @@ print("energy E(v_k) vs 2 lambda_k =", [graph_energy(V[:, [k]], W_spiral) for k 
 # energy, so the three can be compared.
 
 # %%
-fig = energy_figure(Y_spiral, W_spiral, colour_index=12)
+colour_index = 12
+fig = energy_figure(Y_spiral, W_spiral, colour_index=colour_index)
+describe(fig, fill("Three functions on a graph of {n} points, drawn over its edges in a red-blue scale: the first "
+                   "generalised eigenvector, eigenvector {m} and a random vector, each with its energy.",
+                   n=len(Y_spiral), m=colour_index))
 plt.show()
 
 # %% [markdown]
@@ -209,7 +217,9 @@ plt.show()
 
 # %% tags=["remove-output"]
 Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
-panel = neighbours_panel(Y_roll, t_roll, n_neighbors=(5, 60, 10))
+panel = neighbours_panel(Y_roll, t_roll, n_neighbors=(5, 60, 10), alt=(
+    "The data seen side on with the edges of its heat-kernel nearest-neighbour graph, beside its two-dimensional "
+    "Laplacian Eigenmaps embedding, both coloured by position along the sheet."))
 panel.show()
 
 # %% [markdown] tags=["site-only"]
@@ -226,7 +236,18 @@ neighbours_live(Y_roll, t_roll, text={
 # %% tags=["remove-input"]
 t0 = default_bandwidth(Y_roll, 10)  # the live figure's bandwidth at its default k = 10
 frames = [(k, 100 * t0) for k in (6, 10, 20, 30, 40)] + [(40, f * t0) for f in (20, 5, 1, 0.25)]
-display(Markdown(unrolling_sentence(Y_roll, t_roll, frames)))
+order = unrolling_facts(Y_roll, t_roll, frames)
+scores = "; ".join(fill("$k = {k}$, $t = {t:.3g}$: " + ("apart" if f["apart"] else "{rho:num2}"), f)
+                   for f in order["frames"])
+kept = [fill("$k = {k}$ at $t = {t:.3g}$", f) for f in order["kept"]]
+lost = [fill("$k = {k}$ at $t = {t:.3g}$", f) for f in order["lost"]]
+display(Markdown(fill(
+    "How well the first coordinate sorts the points along the roll (|Spearman correlation| with the position, "
+    "1 = perfectly; 'in order' from {in_order_from:num2}), frame by frame: {scores}. "
+    + ("Every frame keeps the order." if order["all_in_order"] else
+       "No frame keeps the order." if order["none_in_order"] else
+       "In order: {kept:listing}; out of order: {lost:listing}."),
+    order, scores=scores, kept=kept, lost=lost)))
 
 # %% [markdown]
 # ## The same embedding as scikit-learn
@@ -251,13 +272,23 @@ fig, rows = compare_figure({
     "S-curve": (Y_s, t_s, False),
     "MNIST (1,000 digits)": (Y_mnist, labels_mnist, True),
 }, n_neighbors=10)
+agreement = agreement_facts(rows)
+describe(fig, fill("Two-dimensional Laplacian Eigenmaps of {names:listing}: probdr_lite's in the top row, "
+                   "scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.", agreement))
 plt.show()
 print(f"{'data set':<22}{'n':>6}   cosines (Belkin-Niyogi graph)   smallest cosine (same graph)")
 for r in rows:
     print(f"{r['name']:<22}{r['n']:>6}   {np.array2string(r['cosines'], precision=5):<32}{r['agreement_same_graph']:.8f}")
 
 # %% tags=["remove-input"]
-display(Markdown(agreement_sentence(rows)))
+same = [fill("{same} decimals ({name})", r) for r in agreement["sets"]]
+bn = [fill("{bn} ({name})", r) for r in agreement["sets"]]
+display(Markdown(fill(
+    "On the same graph the smallest cosine agrees with 1 to {same:listing}"
+    + (": the two implementations agree to round-off. " if agreement["to_roundoff"] else
+       ": close, but not to round-off. ")
+    + "With the Belkin-Niyogi graph it agrees to {bn:listing} decimals, the fewest on {fewest}.",
+    agreement, same=same, bn=bn)))
 
 # %% [markdown]
 # The convention shifts the embedding most where the small eigenvalues lie close together, since

@@ -37,8 +37,10 @@ from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
-from probdr_lite.figures.chapter_text import eta_sentence
+from probdr_lite.figures.chapter_text import eta_facts
 from probdr_lite.figures.live.chapters import eta_live
+from probdr_lite.figures.prose import fill
+from probdr_lite.figures.style import describe
 from probdr_lite.figures.unrolling import eta_panel, steps_figure, steps_scrub
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
@@ -149,7 +151,9 @@ print(f"slowest rate near X*                          = {marks['slowest']:.4f} p
 # and the run counts as converged below $10^{-2}$.
 
 # %% tags=["remove-output"]
-panel = eta_panel(L, labels, beta=beta, eta=(0.002, 0.08, 0.025), n_components=q, n_steps=600)
+panel = eta_panel(L, labels, beta=beta, eta=(0.002, 0.08, 0.025), n_components=q, n_steps=600, alt=(
+    "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and the last iterate "
+    "coloured by class."))
 panel.show()
 
 # %% [markdown] tags=["site-only"]
@@ -167,7 +171,19 @@ eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=etas, text={
 })
 
 # %% tags=["remove-input"]
-display(Markdown(eta_sentence(L, beta, etas, n_components=q, n_steps=600, marks=marks)))
+ascent = eta_facts(L, beta, etas, marks, n_components=q, n_steps=600)
+groups = "; ".join(fill(
+    "$\\eta$ = {etas:listing} "
+    + ("stayed above a Gram error of {gram_below:g} after {n_steps} steps" if g["short"] else
+       "converged (Gram error below {gram_below:g}) within {n_steps} steps" if g["converged"] else "diverged"),
+    g, gram_below=ascent["gram_below"], n_steps=ascent["n_steps"]) for g in ascent["groups"])
+display(Markdown(fill(
+    "In the figure, {groups}. The thresholds printed above are $1/\\ell = {safe:num4}$ (uphill from any start) and "
+    "$2/(\\lambda_{{\\max}} - \\lambda_1) = {divergent:num4}$ (divergence near the optimum)"
+    + ("; the runs that diverged are exactly those past the second." if ascent["diverged_past_threshold"] else
+       "; the runs that diverged are not exactly those past the second, which describes only the neighbourhood "
+       "of the optimum."),
+    ascent, groups=groups)))
 
 # %% [markdown]
 # ## From noise to the answer, layer by layer
@@ -190,7 +206,10 @@ print(f"Gram error: step 0 {fit.gram_error[0]:.3g}, step 100 {fit.gram_error[100
       f"step 600 {fit.gram_error[-1]:.2e}; below 1e-2 from step {int(np.argmax(fit.gram_error < 1e-2))}")
 
 # %%
-fig = steps_figure(fit, labels, steps=(0, 10, 50, 150, 600))
+shown = (0, 10, 50, 150, 600)
+fig = steps_figure(fit, labels, steps=shown)
+describe(fig, fill("The embedding coloured by class after {steps:listing} steps of gradient ascent on common axes, "
+                   "and the closed form X* rotated onto the last.", steps=shown))
 plt.show()
 
 # %% [markdown]
@@ -219,7 +238,8 @@ print(f"predicted, -log(1 - eta * rate):           {-np.log(1 - eta * marks['slo
 
 # %%
 frames = sorted({0, *np.unique(np.round(np.geomspace(1, T, 22)).astype(int)).tolist()})
-steps_scrub(fit, labels, frames)
+steps_scrub(fit, labels, frames, alt="The iterate coloured by class on fixed axes, beside the Gram error to X* "
+            "against the step with the current step marked.")
 
 # %% [markdown]
 # ## A stack of identical layers is an optimiser, unrolled

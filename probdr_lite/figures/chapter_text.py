@@ -1,18 +1,18 @@
-"""Small measurements of the Laplacian Eigenmaps, unrolled-inference and transformer-block chapters, and the
-sentences that state them.
+"""Small measurements of the Laplacian Eigenmaps, unrolled-inference and transformer-block chapters.
 
-Most of these functions compute before they word: :func:`order_along_roll` builds the heat-kernel k-NN graph of the
-Swiss roll at each (k, t) and its one-dimensional Laplacian Eigenmaps embedding, and scores how well that coordinate
-sorts the points along the roll; :func:`unrolling_sentence` words those scores. :func:`eta_outcomes` runs gradient
-ascent on the LE-ELBO at each step size and says whether it diverged, converged or fell short; :func:`eta_sentence`
-words that beside the step-size thresholds. :func:`toy_beta_effect` runs the transformer-block toy's blocks at both
-ends of beta's range; :func:`toy_beta_sentence` words it (in the caption of the toy's live figure).
-:func:`agreement_sentence` only words the principal-angle cosines of
-:func:`probdr_lite.figures.eigenmaps.compare_figure`'s rows (:func:`decimals_of_agreement`).
+Each function computes what a chapter's sentence states, and the chapter holds the sentence: a template filled by
+:func:`probdr_lite.figures.prose.fill` (``book/src/laplacian_eigenmaps.py``, ``book/src/unrolled_inference.py``).
+:func:`order_along_roll` builds the heat-kernel k-NN graph of the Swiss roll at each (k, t) and its one-dimensional
+Laplacian Eigenmaps embedding, and scores how well that coordinate sorts the points along the roll;
+:func:`unrolling_facts` says which settings keep the order. :func:`agreement_facts` counts the decimals that the
+principal-angle cosines of :func:`probdr_lite.figures.eigenmaps.compare_figure`'s rows share with 1
+(:func:`decimals_of_agreement`). :func:`eta_outcomes` runs gradient ascent on the LE-ELBO at each step size and
+says whether it diverged, converged or fell short; :func:`eta_facts` groups the step sizes by that and sets them
+beside the step-size thresholds. :func:`toy_beta_effect` runs the transformer-block toy's blocks at both ends of
+beta's range; :func:`toy_beta_sentence` words it (in the caption of the toy's live figure).
 
-The chapters print the sentences with ``display(Markdown(...))`` in a hidden-input cell, so that no fixed adjective
-or count in the prose can drift from what the code computed. The thresholds behind the words are arguments with
-defaults, and the tests feed numbers for which each word would be false.
+Every choice a sentence makes is a boolean here, decided by a threshold that is an argument with a default, and
+the tests feed numbers on both sides of it.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from scipy.stats import spearmanr
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.eigenmaps import embed_graph
 from probdr_lite.figures.prose import listing, num
+from probdr_lite.figures.unrolling import CONVERGED
 from probdr_lite.graphs import knn_graph
 from probdr_lite.probdr import fit_le_elbo
 
-__all__ = ["order_along_roll", "unrolling_sentence", "agreement_sentence", "decimals_of_agreement", "eta_outcomes",
-           "eta_sentence", "toy_beta_effect", "toy_beta_sentence"]
+__all__ = ["order_along_roll", "unrolling_facts", "agreement_facts", "decimals_of_agreement", "eta_outcomes",
+           "eta_facts", "toy_beta_effect", "toy_beta_sentence"]
 
 
 def order_along_roll(Y, t, frames) -> list:
@@ -52,27 +53,23 @@ def order_along_roll(Y, t, frames) -> list:
     return out
 
 
-def unrolling_sentence(Y, t, frames, in_order: float = 0.9) -> str:
-    """Where settings ``frames`` = [(k, bandwidth), ...] of the swiss roll lose and regain the order along the roll.
+def unrolling_facts(Y, t, frames, in_order: float = 0.9) -> dict:
+    """Where settings ``frames`` = [(k, bandwidth), ...] of the swiss roll keep and lose the order along the roll.
 
-    A frame counts as *in order* when :func:`order_along_roll` is at least ``in_order``.
+    ``frames``: one dict per setting in the given order, with ``k``, ``t`` (the bandwidth), ``rho``
+    (:func:`order_along_roll`, NaN when the graph falls apart), ``apart`` (it does) and ``in_order`` (``rho`` is at
+    least the threshold ``in_order``; a graph that falls apart is out of order); ``kept`` and ``lost``: the frames in
+    and out of order; ``all_in_order`` and ``none_in_order``; and ``in_order_from``, the threshold itself.
     """
     in_order = check_scalar(in_order, "in_order", low=0.0, high=1.0)
     frames = [(int(k), float(bw)) for k, bw in frames]
     rho = order_along_roll(Y, t, frames)
-    ok = [r >= in_order if not math.isnan(r) else False for r in rho]
-    parts = "; ".join(f"$k = {k}$, $t = {bw:.3g}$: {'apart' if math.isnan(r) else num(r, 2)}"
-                      for (k, bw), r in zip(frames, rho))
-    text = (f"How well the first coordinate sorts the points along the roll (|Spearman correlation| with the "
-            f"position, 1 = perfectly; 'in order' from {num(in_order, 2)}), frame by frame: {parts}. ")
-    if all(ok):
-        return text + "Every frame keeps the order."
-    if not any(ok):
-        return text + "No frame keeps the order."
-    lost = [f for f, o in zip(frames, ok) if not o]
-    kept = [f for f, o in zip(frames, ok) if o]
-    return (text + f"In order: {listing(f'$k = {k}$ at $t = {bw:.3g}$' for k, bw in kept)}; out of order: "
-            f"{listing(f'$k = {k}$ at $t = {bw:.3g}$' for k, bw in lost)}.")
+    rows = [{"k": k, "t": bw, "rho": r, "apart": math.isnan(r), "in_order": bool(not math.isnan(r) and r >= in_order)}
+            for (k, bw), r in zip(frames, rho)]
+    kept = [r for r in rows if r["in_order"]]
+    lost = [r for r in rows if not r["in_order"]]
+    return {"frames": rows, "kept": kept, "lost": lost, "in_order_from": in_order,
+            "all_in_order": not lost, "none_in_order": not kept}
 
 
 def decimals_of_agreement(cosine) -> int:
@@ -84,26 +81,25 @@ def decimals_of_agreement(cosine) -> int:
     return 15 if gap <= 1e-15 else max(0, int(math.floor(-math.log10(gap))))
 
 
-def agreement_sentence(rows, roundoff: int = 10) -> str:
-    """The agreement of ``compare_figure``'s rows in words: decimals shared with 1 by the smallest principal-angle
-    cosine, on the same graph and on the Belkin-Niyogi graph; 'to round-off' needs at least ``roundoff`` decimals."""
+def agreement_facts(rows, roundoff: int = 10) -> dict:
+    """The agreement of ``compare_figure``'s rows: decimals shared with 1 (:func:`decimals_of_agreement`) by the
+    smallest principal-angle cosine, on the same graph and on the Belkin-Niyogi graph.
+
+    ``sets``: one dict per data set, in the rows' order, with ``name``, ``same`` and ``bn`` (those decimals);
+    ``names``; ``fewest``, the data set whose Belkin-Niyogi agreement has the fewest decimals (the first of a tie);
+    ``to_roundoff``, every data set agrees on the same graph to at least ``roundoff`` decimals.
+    """
     rows = list(rows)
     if not rows:
         raise ValueError("rows must hold at least one data set from compare_figure")
-    same = {r["name"]: decimals_of_agreement(r["agreement_same_graph"]) for r in rows}
-    bn = {r["name"]: decimals_of_agreement(np.min(r["cosines"])) for r in rows}
-    worst = min(bn, key=bn.get)
-    text = ("On the same graph the smallest cosine agrees with 1 to "
-            + listing(f"{d} decimals ({name})" for name, d in same.items())
-            + (": the two implementations agree to round-off. " if min(same.values()) >= roundoff else
-               ": close, but not to round-off. ")
-            + "With the Belkin-Niyogi graph it agrees to "
-            + listing(f"{d} ({name})" for name, d in bn.items())
-            + f" decimals, the fewest on {worst}.")
-    return text
+    roundoff = check_scalar(roundoff, "roundoff", low=0, high=15, integer=True)
+    sets = [{"name": r["name"], "same": decimals_of_agreement(r["agreement_same_graph"]),
+             "bn": decimals_of_agreement(np.min(r["cosines"]))} for r in rows]
+    return {"sets": sets, "names": [s["name"] for s in sets], "fewest": min(sets, key=lambda s: s["bn"])["name"],
+            "roundoff": roundoff, "to_roundoff": min(s["same"] for s in sets) >= roundoff}
 
 
-def eta_outcomes(L_hat, beta, etas, *, n_components=2, n_steps=600, seed=0, converged=1e-2) -> list:
+def eta_outcomes(L_hat, beta, etas, *, n_components=2, n_steps=600, seed=0, converged=CONVERGED) -> list:
     """For each step size, what the unrolled-inference chapter's run does in ``n_steps`` steps (the eta figure's runs):
     ``"diverged"``, ``"converged"`` (Gram error below ``converged``) or ``"short"`` (neither)."""
     out = []
@@ -119,25 +115,27 @@ def eta_outcomes(L_hat, beta, etas, *, n_components=2, n_steps=600, seed=0, conv
     return out
 
 
-def eta_sentence(L_hat, beta, etas, *, n_components=2, n_steps=600, marks=None, seed=0, converged=1e-2) -> str:
-    """The eta figure's step sizes ``etas`` grouped by what the run did, beside the thresholds of ``step_sizes``."""
+def eta_facts(L_hat, beta, etas, marks, *, n_components=2, n_steps=600, seed=0, converged=CONVERGED) -> dict:
+    """The eta figure's step sizes ``etas`` grouped by what the run does (:func:`eta_outcomes`), beside the
+    thresholds of :func:`probdr_lite.probdr.step_sizes` (``marks``).
+
+    ``groups``: for each outcome that some step size has, in the order short, converged, diverged, a dict with the
+    ``etas`` (in the given order) and the booleans ``short``, ``converged`` and ``diverged`` (which outcome it is);
+    ``gram_below`` (the Gram error a converged run ends below) and ``n_steps``; ``safe`` and ``divergent`` from
+    ``marks``; ``diverged_past_threshold``: the runs that diverged are exactly those with ``eta`` above
+    ``divergent``.
+    """
     outcomes = eta_outcomes(L_hat, beta, etas, n_components=n_components, n_steps=n_steps, seed=seed,
                             converged=converged)
-    groups = {k: [e for e, o in zip(etas, outcomes) if o == k] for k in ("short", "converged", "diverged")}
-    words = {"short": f"stayed above a Gram error of {converged:g} after {n_steps} steps",
-             "converged": f"converged (Gram error below {converged:g}) within {n_steps} steps",
-             "diverged": "diverged"}
-    parts = [f"$\\eta$ = {listing(f'{e:g}' for e in g)} {words[k]}" for k, g in groups.items() if g]
-    text = "In the figure, " + "; ".join(parts) + "."
-    if marks is not None:
-        text += (f" The thresholds printed above are $1/\\ell = {num(marks['safe'], 4)}$ (uphill from any start) and "
-                 f"$2/(\\lambda_{{\\max}} - \\lambda_1) = {num(marks['divergent'], 4)}$ (divergence near the optimum)")
-        above = [e for e in etas if e > marks["divergent"]]
-        agree = set(above) == set(groups["diverged"])
-        text += ("; the runs that diverged are exactly those past the second." if agree else
-                 "; the runs that diverged are not exactly those past the second, which describes only the "
-                 "neighbourhood of the optimum.")
-    return text
+    groups = []
+    for kind in ("short", "converged", "diverged"):
+        group = [float(e) for e, o in zip(etas, outcomes) if o == kind]
+        if group:
+            groups.append({"etas": group, **{k: k == kind for k in ("short", "converged", "diverged")}})
+    diverged = {float(e) for e, o in zip(etas, outcomes) if o == "diverged"}
+    return {"groups": groups, "gram_below": float(converged), "n_steps": int(n_steps),
+            "safe": float(marks["safe"]), "divergent": float(marks["divergent"]),
+            "diverged_past_threshold": {float(e) for e in etas if e > marks["divergent"]} == diverged}
 
 
 def toy_beta_effect(toy, kappas, betas, *, eta, depth, variant="paper", weak: float = 0.1) -> dict:

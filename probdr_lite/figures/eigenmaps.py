@@ -10,7 +10,8 @@ Every builder here draws something the chapter explains:
 - :func:`compare_figure`     our embedding beside scikit-learn's ``SpectralEmbedding``,
   with the agreement of the two subspaces.
 
-The sliders come from :func:`probdr_lite.widgets.range_slider`.
+The sliders come from :func:`probdr_lite.widgets.range_slider`. The alt texts are the chapter's: it describes
+each figure after building it (:func:`probdr_lite.figures.style.describe`) and passes the panel's as ``alt``.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from matplotlib.collections import LineCollection
 from scipy.linalg import orthogonal_procrustes
 from scipy.sparse.csgraph import connected_components
 
-from probdr_lite.figures.prose import listing
-from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_array, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite._threads import one_thread
@@ -132,8 +131,7 @@ def laplacians_figure(Y, W):
         ax.set_xticks([]); ax.set_yticks([])
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     fig.tight_layout()
-    return describe(fig, f"A graph of {n} points, its edges shaded by weight, beside heat maps of its three "
-                    "Laplacians: L = D − W, the symmetric L_sym and the random-walk L_rw.")
+    return fig
 
 
 # --- the Laplacian energy ------------------------------------------------------------
@@ -193,15 +191,14 @@ def energy_figure(Y, W, colour_index: int = 12, seed: int = 0):
         _padded_limits(ax, view)
         ax.set_xticks([]); ax.set_yticks([])
     fig.tight_layout()
-    return describe(fig, f"Three functions on a graph of {n} points, drawn over its edges in a red-blue scale: "
-                    f"the first generalised eigenvector, eigenvector {m} and a random vector, each with its energy.")
+    return fig
 
 
 # --- the neighbourhood panel -------------------------------------------------------
 
 @one_thread
-def _neighbours_figure(Y, t):
-    """Figure and update(n_neighbors, bandwidth) for :func:`neighbours_panel`."""
+def _neighbours_figure(Y, t, alt):
+    """Figure (alt text ``alt``) and update(n_neighbors, bandwidth) for :func:`neighbours_panel`."""
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
     view = side_view(Y)
     t = _check_colour(t, Y.shape[0])
@@ -242,14 +239,12 @@ def _neighbours_figure(Y, t):
         ax_e.set_title(rf"Laplacian Eigenmaps ($\lambda_1$ = {lam[0]:.2g}, $\lambda_2$ = {lam[1]:.2g})",
                        fontsize=10)
 
-    fixed_layout(fig, "The data seen side on with the edges of its heat-kernel nearest-neighbour graph, beside its "
-                 "two-dimensional Laplacian Eigenmaps embedding, both coloured by position along the sheet.",
-                 left=0.03, right=0.98, top=0.88, bottom=0.13, wspace=0.22)
+    fixed_layout(fig, alt, left=0.03, right=0.98, top=0.88, bottom=0.13, wspace=0.22)
     return fig, update, Y
 
 
 @one_thread
-def neighbours_panel(Y, t, *, n_neighbors=(5, 60, 10), bandwidth=None) -> SliderPanel:
+def neighbours_panel(Y, t, *, alt: str, n_neighbors=(5, 60, 10), bandwidth=None) -> SliderPanel:
     """Sliders for k (``n_neighbors``) and the heat-kernel bandwidth t over a Laplacian-eigenmaps figure.
 
     Left: the data seen side on with the k-NN graph's edges, darker for heavier
@@ -265,6 +260,8 @@ def neighbours_panel(Y, t, *, n_neighbors=(5, 60, 10), bandwidth=None) -> Slider
         Data, n >= 10.
     t : array_like, shape (n,)
         Colour: the position along the manifold.
+    alt : str
+        The figure's alt text, one sentence (the chapter's words).
     n_neighbors : (low, high, default), default (5, 60, 10)
         Integers in [1, n - 1].
     bandwidth : (low, high, default) or None
@@ -283,7 +280,7 @@ def neighbours_panel(Y, t, *, n_neighbors=(5, 60, 10), bandwidth=None) -> Slider
         bandwidth = (t0 / 4, 100 * t0, t0)
     t_slider = range_slider("bandwidth", bandwidth, positive=True, log=True,
                             description="heat-kernel bandwidth t")
-    fig, update, _ = _neighbours_figure(Y, t)
+    fig, update, _ = _neighbours_figure(Y, t, alt)
     return SliderPanel(fig, update, [k_slider, t_slider])
 
 
@@ -357,6 +354,4 @@ def compare_figure(datasets, n_neighbors: int = 10, random_state: int = 0):
                 title += f"\nagreement {row['agreement']:.4f}"
             ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    describe(fig, f"Two-dimensional Laplacian Eigenmaps of {listing(datasets)}: probdr_lite's in the top row, "
-             "scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.")
     return fig, rows

@@ -8,6 +8,9 @@ run by :func:`probdr_lite.probdr.fit_le_elbo`, drawn step by step:
   divergent step sizes, and where the iterate ends up;
 - :func:`steps_figure`  snapshots of the embedding after t steps (layers), beside the closed form;
 - :func:`steps_scrub`   the embedding moving step by step (kernel-free).
+
+The alt texts are the chapter's: it describes the figure after building it
+(:func:`probdr_lite.figures.style.describe`) and passes the panel's and the scrub's as ``alt``.
 """
 
 from __future__ import annotations
@@ -16,8 +19,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
-from probdr_lite.figures.prose import listing
-from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_class_labels, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
 from probdr_lite.plotting import class_scatter, fixed_layout, scrub
@@ -43,7 +44,7 @@ def run_verdict(fit: LEFit) -> str:
 
 
 @one_thread
-def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre):
+def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, alt):
     L = check_square(L_hat, "L_hat")
     labels = check_class_labels(labels, L.shape[0])
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
@@ -91,13 +92,12 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre):
         ax_g.set_title(f"distance to $X^*$: {fit.gram_error[-1]:.2g} at t = {fit.n_steps}", fontsize=9)
         ax_x.set_title(f"where it ends: $X_t$ at t = {fit.n_steps}", fontsize=9)
 
-    fixed_layout(fig, "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and "
-                 "the last iterate coloured by class.", left=0.07, right=0.93, top=0.83, bottom=0.15, wspace=0.42)
+    fixed_layout(fig, alt, left=0.07, right=0.93, top=0.83, bottom=0.15, wspace=0.42)
     return fig, update
 
 
 @one_thread
-def eta_panel(L_hat, labels, *, beta=0.3, eta=(0.002, 0.08, 0.025), n_components: int = 2,
+def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=(0.002, 0.08, 0.025), n_components: int = 2,
               n_steps: int = 600, seed: int = 0, centre: bool = True) -> SliderPanel:
     """An eta slider over gradient ascent on the LE-ELBO from a random start.
 
@@ -112,6 +112,8 @@ def eta_panel(L_hat, labels, *, beta=0.3, eta=(0.002, 0.08, 0.025), n_components
     L_hat : array_like or sparse, shape (n, n)
         A graph Laplacian with ``centre=True``, or an SPD L + gamma I.
     labels : array_like of int, shape (n,)
+    alt : str
+        The figure's alt text, one sentence (the chapter's words).
     beta : float > 0, default 0.3
     eta : (low, high, default), default (0.002, 0.08, 0.025)
         Positive; a logarithmic slider.
@@ -126,7 +128,7 @@ def eta_panel(L_hat, labels, *, beta=0.3, eta=(0.002, 0.08, 0.025), n_components
     SliderPanel with the slider ``"eta"``.
     """
     slider = range_slider("eta", eta, positive=True, log=True, description="step size eta")
-    fig, update = _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre)
+    fig, update = _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, alt)
     return SliderPanel(fig, update, [slider])
 
 
@@ -186,16 +188,16 @@ def steps_figure(fit: LEFit, labels, steps=(0, 10, 50, 150, 600)):
         ax.set_xticks([]); ax.set_yticks([])
         ax.set_aspect("equal")
     fig.tight_layout()
-    return describe(fig, f"The embedding coloured by class after {listing(str(t) for t in steps)} steps of gradient "
-                    "ascent on common axes, and the closed form X* rotated onto the last.")
+    return fig
 
 
 @one_thread
-def steps_scrub(fit: LEFit, labels, steps, *, dpi: float = 64, max_bytes: int = 2_000_000):
+def steps_scrub(fit: LEFit, labels, steps, *, alt: str, dpi: float = 64, max_bytes: int = 2_000_000):
     """The embedding moving step by step: one frame per stored step in ``steps``.
 
     Left, the iterate X_t coloured by class on fixed axes (those of X*); right,
-    the Gram error against the step with the current step marked.
+    the Gram error against the step with the current step marked. ``alt`` is the frames' alt text, one sentence
+    (the chapter's words).
     """
     labels, idx, steps = _check_fit(fit, labels, steps)
     star = _aligned_star(fit)
@@ -221,6 +223,5 @@ def steps_scrub(fit: LEFit, labels, steps, *, dpi: float = 64, max_bytes: int = 
         ax_x.set_title(f"$X_t$ after t = {t} steps", fontsize=9)
         ax_g.set_title(f"Gram error {fit.gram_error[t]:.2g}", fontsize=9)
 
-    fixed_layout(fig, "The iterate coloured by class on fixed axes, beside the Gram error to X* against the step "
-                 "with the current step marked.", left=0.03, right=0.97, top=0.88, bottom=0.16, wspace=0.25)
+    fixed_layout(fig, alt, left=0.03, right=0.97, top=0.88, bottom=0.16, wspace=0.25)
     return scrub(fig, update, frames, label="step", dpi=dpi, max_bytes=max_bytes)

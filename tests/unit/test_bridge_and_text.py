@@ -1,8 +1,6 @@
-"""The bridge figures (figures/bridge.py) and the computed sentences of the Laplacian Eigenmaps and unrolled-inference
-chapters (figures/chapter_text.py): maths against NumPy/SciPy written out here, and every word on numbers for which
-it is false. The MNIST chapter's facts (figures/mnist_text.py) are tested in test_mnist_facts.py."""
-
-import math
+"""The bridge figures (figures/bridge.py): maths against NumPy/SciPy written out here, and every word on numbers for
+which it is false. The facts of the Laplacian Eigenmaps and unrolled-inference chapters (figures/chapter_text.py) are
+tested in test_early_chapters_facts.py, the MNIST chapter's (figures/mnist_text.py) in test_mnist_facts.py."""
 
 import matplotlib
 import numpy as np
@@ -11,7 +9,6 @@ import scipy.linalg as sla
 from scipy.special import softmax
 
 from probdr_lite.figures import bridge as B
-from probdr_lite.figures import chapter_text as CT
 from probdr_lite.graphs import knn_graph, laplacian
 
 matplotlib.use("Agg")
@@ -82,38 +79,3 @@ def test_bridge_sentence_words_follow_the_numbers():
     assert "the first at or past the stability limit 2, the second inside it" in s
     assert "no longer a convex combination" in s
     assert "above 2" in B.bridge_sentence(10.0, 0.01, 2.5, 0.4)
-
-
-def test_decimals_and_agreement_sentence():
-    assert CT.decimals_of_agreement(1.0) == 15 and CT.decimals_of_agreement(0.9991) == 3
-    rows = [{"name": "a", "cosines": np.array([1.0, 0.9991]), "agreement_same_graph": 1.0 - 1e-13},
-            {"name": "b", "cosines": np.array([1.0, 0.95]), "agreement_same_graph": 1.0}]
-    s = CT.agreement_sentence(rows)
-    assert "agree to round-off" in s and "3 (a) and 1 (b)" in s and "fewest on b" in s
-    rows[0]["agreement_same_graph"] = 0.999
-    assert "not to round-off" in CT.agreement_sentence(rows)
-    with pytest.raises(ValueError, match="cosine"):
-        CT.decimals_of_agreement(1.5)
-
-
-def test_order_along_a_curve_and_a_broken_graph():
-    t = np.linspace(0, 1, 200)
-    Y = np.column_stack([np.cos(3 * t), np.sin(3 * t), t])  # a helix: one sheet, in order along t
-    rho = CT.order_along_roll(Y, t, [(8, 1.0), (1, 1.0)])
-    assert rho[0] > 0.99 and math.isnan(rho[1])  # one neighbour each: the graph falls apart
-    s = CT.unrolling_sentence(Y, t, [(8, 1.0), (1, 1.0)])
-    assert "$k = 1$, $t = 1$: apart" in s and "In order: $k = 8$ at $t = 1$" in s
-    assert CT.unrolling_sentence(Y, t, [(8, 1.0), (10, 1.0)]).endswith("Every frame keeps the order.")
-
-
-def test_eta_outcomes_and_sentence():
-    L = laplacian(graph(40))
-    lam = sla.eigh(L.toarray(), eigvals_only=True)
-    out = CT.eta_outcomes(L, 0.3, [1e-4, 3.0 / lam.max()], n_steps=200)
-    assert out == ["short", "diverged"]
-    marks = {"safe": 0.01, "divergent": 2.0 / lam.max()}
-    s = CT.eta_sentence(L, 0.3, [1e-4, 3.0 / lam.max()], n_steps=200, marks=marks)
-    assert "diverged" in s and "exactly those past the second" in s
-    s = CT.eta_sentence(L, 0.3, [1e-4], n_steps=200, marks={"safe": 0.01, "divergent": 1e-5})
-    assert "not exactly those" in s
-

@@ -6,6 +6,8 @@ control within the 2 MB budget; each builder refuses a bad range with a message 
 small so that the file runs in seconds.
 """
 
+import base64
+import io
 import re
 
 import matplotlib
@@ -15,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from PIL import Image
 
 from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.figures import elbo as fel
@@ -27,6 +30,8 @@ from probdr_lite.probdr import fit_le_elbo, le_closed_form, step_sizes
 from probdr_lite.widgets import range_slider
 
 BUDGET = 2_000_000
+#: The alt text the tests give a panel or a scrub (the chapters write their own).
+ALT = "A figure that the test draws."
 
 
 def _changed(before, after):
@@ -79,7 +84,8 @@ def test_range_slider_validates_the_triple():
 
 def test_neighbours_panel_sliders_change_the_figure(roll):
     Y, t = roll
-    panel = feig.neighbours_panel(Y, t, n_neighbors=(5, 40, 8))
+    panel = feig.neighbours_panel(Y, t, n_neighbors=(5, 40, 8), alt=ALT)
+    assert panel.fig._probdr_alt == ALT
     assert set(panel.sliders) == {"n_neighbors", "bandwidth"}
     t0 = default_bandwidth(Y, 8)
     assert panel.sliders["bandwidth"].value == pytest.approx(t0)
@@ -100,7 +106,7 @@ def test_neighbours_panel_sliders_change_the_figure(roll):
 
 def test_neighbours_panel_reports_a_disconnected_graph_instead_of_warning(roll, recwarn):
     Y, t = roll
-    panel = feig.neighbours_panel(Y, t, n_neighbors=(1, 20, 10))
+    panel = feig.neighbours_panel(Y, t, n_neighbors=(1, 20, 10), alt=ALT)
     panel.sliders["n_neighbors"].value = 1  # one neighbour each: the graph falls apart
     ax = panel.fig.axes[1]
     assert "falls apart" in ax.texts[0].get_text()
@@ -111,11 +117,13 @@ def test_neighbours_panel_reports_a_disconnected_graph_instead_of_warning(roll, 
 def test_neighbours_panel_validates_its_ranges(roll):
     Y, t = roll
     with pytest.raises(ValueError, match=r"n_neighbors high must be in \[1, 199\]"):
-        feig.neighbours_panel(Y, t, n_neighbors=(5, 400, 10))
+        feig.neighbours_panel(Y, t, n_neighbors=(5, 400, 10), alt=ALT)
     with pytest.raises(ValueError, match="bandwidth low must be in"):
-        feig.neighbours_panel(Y, t, bandwidth=(-1.0, 10.0, 1.0))
+        feig.neighbours_panel(Y, t, bandwidth=(-1.0, 10.0, 1.0), alt=ALT)
     with pytest.raises(ValueError, match="t must have shape"):
-        feig.neighbours_panel(Y, t[:-1])
+        feig.neighbours_panel(Y, t[:-1], alt=ALT)
+    with pytest.raises(ValueError, match="alt must be one sentence"):
+        feig.neighbours_panel(Y, t, alt="no full stop")
 
 
 def test_energy_figure_shows_energy_two_lambda(roll):
@@ -209,7 +217,8 @@ def test_eta_panel_shows_slow_stable_and_divergent_steps(mnist_graph):
     L, labels = mnist_graph
     marks = step_sizes(L, 0.3)
     assert marks["safe"] < marks["divergent"]
-    panel = fun.eta_panel(L, labels, beta=0.3, eta=(1e-3, 0.2, 0.8 * marks["divergent"]), n_steps=300)
+    panel = fun.eta_panel(L, labels, beta=0.3, eta=(1e-3, 0.2, 0.8 * marks["divergent"]), n_steps=300, alt=ALT)
+    assert panel.fig._probdr_alt == ALT
     title = lambda: panel.fig.axes[0].get_title()
     assert "converged" in title()
     before = figure_data(panel.fig)
@@ -244,11 +253,11 @@ def test_step_sizes_predict_where_gradient_ascent_diverges(mnist_graph):
 def test_eta_panel_validates(mnist_graph):
     L, labels = mnist_graph
     with pytest.raises(ValueError, match="eta low must be in"):
-        fun.eta_panel(L, labels, eta=(-0.1, 0.1, 0.01))
+        fun.eta_panel(L, labels, eta=(-0.1, 0.1, 0.01), alt=ALT)
     with pytest.raises(ValueError, match="low must be below high"):
-        fun.eta_panel(L, labels, eta=(0.1, 0.01, 0.05))
+        fun.eta_panel(L, labels, eta=(0.1, 0.01, 0.05), alt=ALT)
     with pytest.raises(ValueError, match="n_steps must be in"):
-        fun.eta_panel(L, labels, n_steps=0)
+        fun.eta_panel(L, labels, n_steps=0, alt=ALT)
 
 
 def test_steps_figure_and_scrub(mnist_graph):
@@ -257,13 +266,15 @@ def test_steps_figure_and_scrub(mnist_graph):
     fig = fun.steps_figure(fit, labels, steps=(0, 10, 60))
     assert len(fig.axes) == 4
     np.testing.assert_allclose(fig.axes[2].collections[0].get_offsets(), fit.iterates[60])
-    out = fun.steps_scrub(fit, labels, [0, 5, 30, 60], dpi=40)
+    out = fun.steps_scrub(fit, labels, [0, 5, 30, 60], dpi=40, alt=ALT)
     _check_scrub(out, 4)
+    first = re.search(r'frames\[0\] = "data:image/png;base64,([^"]+)"', out._repr_html_()).group(1)
+    assert Image.open(io.BytesIO(base64.b64decode(first))).text["Description"] == ALT  # the frames' alt text
     coarse = fit_le_elbo(L, 2, 0.3, eta=0.02, n_steps=60, centre=True, store_every=20)
     with pytest.raises(ValueError, match=r"steps \[10\] were not stored"):
         fun.steps_figure(coarse, labels, steps=(0, 10, 60))
     with pytest.raises(TypeError, match="fit must be the LEFit"):
-        fun.steps_scrub(fit.X, labels, [0, 1])
+        fun.steps_scrub(fit.X, labels, [0, 1], alt=ALT)
 
 
 def test_builders_run_on_one_blas_thread():

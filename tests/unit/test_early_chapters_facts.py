@@ -1,0 +1,261 @@
+"""The facts of the Laplacian Eigenmaps and unrolled-inference chapters (figures/chapter_text.py) and the templates
+of their cells that state them.
+
+Each fact is checked against numbers computed here (SciPy's eigenvalues, a helix whose order along the curve is
+known, ``fit_le_elbo``'s own Gram errors), and each boolean on numbers just either side of its threshold, so a
+choice that the numbers do not support is not made. The last tests read ``book/src/laplacian_eigenmaps.py`` and
+``book/src/unrolled_inference.py`` and fill every piece of every template (every branch of each
+``... if facts["x"] else ...``) from the facts the cell passes, so a slot without a fact, or a formatter that does
+not fit its fact, fails here rather than in the book build; they check that a template chooses only on boolean
+facts, never on a comparison, and that every figure a chapter builds is described (its alt text) in the chapter.
+"""
+
+import ast
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from probdr_lite.figures import chapter_text as CT
+from probdr_lite.graphs import knn_graph, laplacian
+from probdr_lite.probdr import fit_le_elbo
+
+from .chapter_calls import chapter_calls, check_template, source_cells, words_passed
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTERS = {name: ROOT / "book" / "src" / f"{name}.py" for name in ("laplacian_eigenmaps", "unrolled_inference")}
+
+
+def helix(n=200):
+    """A helix: one sheet, whose points lie in the order of ``t`` along it."""
+    t = np.linspace(0, 1, n)
+    return np.column_stack([np.cos(3 * t), np.sin(3 * t), t]), t
+
+
+def graph_laplacian(n=40, seed=0):
+    Y = np.random.default_rng(seed).normal(size=(n, 3))
+    return laplacian(knn_graph(Y, n_neighbors=5, mode="heat"))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The facts and their choices
+
+
+def test_decimals_of_agreement():
+    assert CT.decimals_of_agreement(1.0) == 15 and CT.decimals_of_agreement(0.9991) == 3
+    assert CT.decimals_of_agreement(1.0 - 5e-11) == 10 and CT.decimals_of_agreement(1.0 - 5e-10) == 9
+    with pytest.raises(ValueError, match="cosine"):
+        CT.decimals_of_agreement(1.5)
+
+
+def agreement_rows(same_a=1.0 - 1e-13):
+    return [{"name": "a", "cosines": np.array([1.0, 0.9991]), "agreement_same_graph": same_a},
+            {"name": "b", "cosines": np.array([1.0, 0.95]), "agreement_same_graph": 1.0},
+            {"name": "c", "cosines": np.array([0.99, 0.95]), "agreement_same_graph": 1.0}]
+
+
+def test_agreement_facts():
+    f = CT.agreement_facts(agreement_rows())
+    assert f["sets"] == [{"name": "a", "same": 12, "bn": 3}, {"name": "b", "same": 15, "bn": 1},
+                         {"name": "c", "same": 15, "bn": 1}]
+    assert f["names"] == ["a", "b", "c"] and f["fewest"] == "b"  # the first of the tie
+    assert f["to_roundoff"] and f["roundoff"] == 10
+    # round-off from 10 decimals on: 1 - 5e-11 shares 10 decimals with 1, 1 - 5e-10 only 9
+    assert CT.agreement_facts(agreement_rows(1.0 - 5e-11))["to_roundoff"]
+    assert not CT.agreement_facts(agreement_rows(1.0 - 5e-10))["to_roundoff"]
+    assert CT.agreement_facts(agreement_rows(1.0 - 5e-10), roundoff=9)["to_roundoff"]
+    with pytest.raises(ValueError, match="rows"):
+        CT.agreement_facts([])
+    with pytest.raises(ValueError, match="roundoff"):
+        CT.agreement_facts(agreement_rows(), roundoff=16)
+
+
+def test_order_along_a_curve_and_a_broken_graph():
+    Y, t = helix()
+    rho = CT.order_along_roll(Y, t, [(8, 1.0), (1, 1.0)])
+    assert rho[0] > 0.99 and math.isnan(rho[1])  # one neighbour each: the graph falls apart
+
+
+def test_unrolling_facts_keep_a_frame_in_order_from_the_threshold_on():
+    Y, t = helix()
+    t[[10, 150]] = t[[150, 10]]  # two points scored out of place: the order is nearly, not exactly, kept
+    (rho,) = CT.order_along_roll(Y, t, [(8, 1.0)])
+    assert 0.9 < rho < 1.0
+    f = CT.unrolling_facts(Y, t, [(8, 1.0), (1, 1.0)], in_order=rho)  # exactly at the threshold: in order
+    ok, apart = f["frames"]
+    assert (ok["k"], ok["t"], ok["rho"], ok["apart"], ok["in_order"]) == (8, 1.0, rho, False, True)
+    assert apart["k"] == 1 and apart["apart"] and math.isnan(apart["rho"]) and not apart["in_order"]
+    assert f["kept"] == [ok] and f["lost"] == [apart] and f["in_order_from"] == rho
+    assert not f["all_in_order"] and not f["none_in_order"]
+    above = CT.unrolling_facts(Y, t, [(8, 1.0)], in_order=rho + 1e-9)
+    assert above["none_in_order"] and not above["frames"][0]["in_order"] and above["kept"] == []
+    below = CT.unrolling_facts(Y, t, [(8, 1.0), (10, 1.0)], in_order=rho - 1e-9)
+    assert below["all_in_order"] and below["lost"] == []
+    with pytest.raises(ValueError, match="in_order"):
+        CT.unrolling_facts(Y, t, [(8, 1.0)], in_order=1.5)
+
+
+def test_eta_outcomes_follow_the_gram_error_and_the_divergence_threshold():
+    L = graph_laplacian()
+    lam = sla.eigh(L.toarray(), eigvals_only=True)
+    slow, fast = 1e-4, 3.0 / lam.max()  # past 2 / (lambda_max - lambda_1) >= 2 / lambda_max: diverges
+    assert CT.eta_outcomes(L, 0.3, [slow, fast], n_steps=200) == ["short", "diverged"]
+    gram = fit_le_elbo(L, 2, 0.3, eta=slow, n_steps=200, seed=0, centre=True).gram_error[-1]
+    assert CT.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=1.1 * gram) == ["converged"]
+    assert CT.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=0.9 * gram) == ["short"]
+
+
+def test_eta_facts():
+    L = graph_laplacian()
+    lam = sla.eigh(L.toarray(), eigvals_only=True)
+    slow, fast = 1e-4, 3.0 / lam.max()
+    marks = {"safe": 0.01, "divergent": 2.0 / (lam.max() - lam[1])}
+    f = CT.eta_facts(L, 0.3, [fast, slow], marks, n_steps=200)
+    assert f["groups"] == [{"etas": [slow], "short": True, "converged": False, "diverged": False},
+                           {"etas": [fast], "short": False, "converged": False, "diverged": True}]
+    assert (f["gram_below"], f["n_steps"], f["safe"], f["divergent"]) == (0.01, 200, 0.01, marks["divergent"])
+    assert f["diverged_past_threshold"]
+    # a step past the threshold that does not diverge (here: the threshold put below the slow step)
+    assert not CT.eta_facts(L, 0.3, [slow], {"safe": 0.01, "divergent": 0.9 * slow}, n_steps=200)[
+        "diverged_past_threshold"]
+    # and a divergence below the threshold
+    assert not CT.eta_facts(L, 0.3, [fast], {"safe": 0.01, "divergent": 1.1 * fast}, n_steps=200)[
+        "diverged_past_threshold"]
+    gram = fit_le_elbo(L, 2, 0.3, eta=slow, n_steps=200, seed=0, centre=True).gram_error[-1]
+    done = CT.eta_facts(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)
+    assert done["groups"] == [{"etas": [slow], "short": False, "converged": True, "diverged": False}]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The chapters' templates
+
+
+def facts_examples():
+    """Each facts function the chapters call, on numbers for which its lists are not empty (so that every loop over
+    them reaches its template)."""
+    Y, t = helix()
+    L = graph_laplacian()
+    lam = sla.eigh(L.toarray(), eigvals_only=True)
+    return {
+        "unrolling_facts": CT.unrolling_facts(Y, t, [(8, 1.0), (1, 1.0)]),
+        "agreement_facts": CT.agreement_facts(agreement_rows()),
+        "eta_facts": CT.eta_facts(L, 0.3, [1e-4, 3.0 / lam.max()], {"safe": 0.01, "divergent": 2.0 / lam.max()},
+                                  n_steps=200),
+    }
+
+
+#: What stands for a count the chapter computes in a keyword (``n=len(Y)``).
+A_COUNT = 12
+
+
+def fill_calls(chapter):
+    """Every ``fill(template, facts, **more)`` of ``chapter``, with the facts it gets and the value of each subscript
+    ``facts["x"]`` its template reads.
+
+    A name is bound to facts when it is assigned a ``*_facts(...)`` call, or when it is the variable of a loop over
+    a list of facts (``for x in facts["key"]``): then it stands for every element of the list in turn. The chapter's
+    literal constants are facts too. A name assigned text (a fill or a join) stands for a placeholder text, a list
+    of them for a list of placeholders; a ``len(...)`` for a count.
+    """
+    examples = facts_examples()
+    cells = source_cells(CHAPTERS[chapter])
+    bound = {}
+    for cell in cells:
+        for node in cell.body:
+            if isinstance(node, ast.Assign):
+                try:
+                    value = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+                bound.update({t.id: [value] for t in node.targets if isinstance(t, ast.Name)})
+    calls = []
+    for cell in cells:
+        for node in ast.walk(cell):  # breadth first: an assignment binds before the fills inside it
+            if not isinstance(node, ast.Assign) or not all(isinstance(t, ast.Name) for t in node.targets):
+                continue
+            v = node.value
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in examples:
+                bound.update({t.id: [examples[v.func.id]] for t in node.targets})
+            elif any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "fill"
+                     for n in ast.walk(v)):
+                text = ["one text", "another"] if isinstance(v, ast.ListComp) else "a text"
+                bound.update({t.id: [text] for t in node.targets})
+        for node in ast.walk(cell):
+            if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Subscript) \
+                    and isinstance(node.iter.value, ast.Name) and node.iter.value.id in bound:
+                bound[node.target.id] = list(bound[node.iter.value.id][0][node.iter.slice.value])
+        for node in ast.walk(cell):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fill"):
+                continue
+            loops = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and len(bound.get(n.id, ())) > 1}
+            assert len(loops) <= 1, f"line {node.lineno}: one loop at a time"
+            for k in range(len(bound[next(iter(loops))]) if loops else 1):
+                def value(expr):
+                    if isinstance(expr, ast.Name):
+                        return bound[expr.id][k if expr.id in loops else 0]
+                    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+                        return value(expr.value)[expr.slice.value]
+                    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "len":
+                        return A_COUNT
+                    raise AssertionError(f"line {expr.lineno}: cannot tell which facts {ast.unparse(expr)} are")
+
+                facts = {**(value(node.args[1]) if len(node.args) > 1 else {}),
+                         **{kw.arg: value(kw.value) for kw in node.keywords}}
+                choices = {ast.unparse(s): value(s) for s in ast.walk(node.args[0]) if isinstance(s, ast.Subscript)}
+                calls.append((node, facts, choices))
+    return calls
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_chapter_takes_facts_from_chapter_text_and_fills_them(chapter):
+    tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and n.module == "probdr_lite.figures.chapter_text" for a in n.names}
+    assert imported and imported <= set(facts_examples()), imported
+    assigned = {n.value.func.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                and isinstance(n.value.func, ast.Name)}
+    assert imported <= assigned
+    filled = {n.id for c, _, _ in fill_calls(chapter) for n in ast.walk(c) if isinstance(n, ast.Name)}
+    bound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             and isinstance(n.value.func, ast.Name) and n.value.func.id in imported for t in n.targets}
+    assert bound <= filled, bound - filled  # every facts dict the chapter computes reaches a template
+
+
+@pytest.mark.parametrize("chapter, n_fills", [("laplacian_eigenmaps", 10), ("unrolled_inference", 3)])
+def test_every_template_of_the_chapter_fills_from_its_facts(chapter, n_fills):
+    calls = fill_calls(chapter)
+    assert len({c.lineno for c, _, _ in calls}) >= n_fills
+    for call, facts, choices in calls:
+        check_template(call, facts, choices)
+
+
+def builders(chapter):
+    """The figure, panel and scrub builders ``chapter`` imports from the figures of its topic."""
+    tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
+    return {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            and n.module in ("probdr_lite.figures.eigenmaps", "probdr_lite.figures.unrolling") for a in n.names}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_chapter_describes_every_figure_it_builds(chapter):
+    """A static figure's alt text is the chapter's describe() in the cell that builds it, before the figure is shown;
+    a panel's or a scrub's is the ``alt`` the chapter writes out in its call."""
+    names = builders(chapter)
+    figures = {b for b in names if b.endswith("_figure")}
+    assert figures and names - figures
+    for cell in source_cells(CHAPTERS[chapter]):
+        for i, node in enumerate(cell.body):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name) and node.value.func.id in figures):
+                continue
+            target = node.targets[0]
+            fig = (target.elts[0] if isinstance(target, ast.Tuple) else target).id
+            later = [ast.unparse(n) for n in cell.body[i + 1:]]
+            described = [k for k, text in enumerate(later) if text.startswith(f"describe({fig}, fill(")]
+            shown = [k for k, text in enumerate(later) if text == "plt.show()"]
+            assert described and (not shown or described[0] < shown[0]), f"line {node.lineno}: {fig} undescribed"
+    for builder in names - figures:
+        for call in chapter_calls(chapter, builder):
+            assert words_passed(call, "alt").endswith(".")
