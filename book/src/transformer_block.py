@@ -257,7 +257,11 @@ print(f"A is not symmetric: max |A - A^T| = {(A - A.T).abs().max():.3f}")
 # The title counts the *effective* number of neighbours, $1 / \sum_p A_{qp}^2$.
 
 # %% tags=["remove-output"]
-bump_panel(kappa=kappa).show()
+bump_alt = ("One row of the attention on the unit sphere: each point's weight against its angle to the pole, "
+            "softmax beside the heat kernel, and the sphere coloured by that weight.")
+panel = bump_panel(kappa=kappa)
+describe(panel.fig, bump_alt)
+panel.show()
 
 # %% [markdown]
 # With a kernel (Binder, Colab, Jupyter, or *Live Code* in the rocket menu of the book's site) the cell above shows
@@ -265,7 +269,7 @@ bump_panel(kappa=kappa).show()
 # from 0.3 to 1,000:
 
 # %%
-bump_scrub()
+bump_scrub(alt=bump_alt)
 
 # %% [markdown]
 #

@@ -151,22 +151,23 @@ def bump_figure(n_points: int = 1500):
                      f"{num(1.0 / np.sum(w ** 2), 0)} effective neighbours", fontsize="medium")
 
     fig.tight_layout()
-    describe(fig, "One row of the attention on the unit sphere: each point's weight against its angle to the "
-             "pole, softmax beside the heat kernel, and the sphere coloured by that weight.")
     return fig, update
 
 
 def bump_panel(kappa: float = 30.0, n_points: int = 1500) -> SliderPanel:
-    """A kappa slider (log, 0.3 to 1000) over :func:`bump_figure`."""
+    """A kappa slider (log, 0.3 to 1000) over :func:`bump_figure`; the chapter describes its figure ``.fig``."""
     kappa = check_scalar(kappa, "kappa", low=0.3, high=1000.0)
     fig, update = bump_figure(n_points)
     return SliderPanel(fig, update, [Slider("kappa", 0.3, 1000.0, kappa, log=True, description="κ (sharpness)")])
 
 
-def bump_scrub(kappas=(0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0), n_points: int = 1500, dpi: float = 60):
-    """Kernel-free twin of :func:`bump_panel`: precomputed frames for the given kappas."""
+def bump_scrub(kappas=(0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0), n_points: int = 1500, dpi: float = 60,
+               *, alt: str):
+    """Kernel-free twin of :func:`bump_panel`: precomputed frames for the given kappas, each carrying the chapter's
+    sentence ``alt`` as its alt text (:func:`~probdr_lite.figures.style.describe`)."""
     kappas = [check_scalar(k, "kappas", low=0.0, high=1e4, low_inclusive=False) for k in kappas]
     fig, update = bump_figure(n_points)
+    describe(fig, alt)
     return scrub(fig, update, kappas, label="κ", dpi=dpi)
 
 

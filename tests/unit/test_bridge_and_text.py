@@ -72,7 +72,7 @@ def test_bump_is_the_softmax_row_and_the_heat_kernel():
     with pytest.raises(ValueError, match="kappa"):
         update(0.0)
     assert B.bump_panel(kappa=3.0).n_updates == 1
-    assert B.bump_scrub([1.0, 10.0], n_points=200).label == "κ"
+    assert B.bump_scrub([1.0, 10.0], n_points=200, alt="One row of the attention on a sphere.").label == "κ"
 
 
 def test_decimals_and_agreement_sentence():

@@ -220,10 +220,16 @@ def chapter_namespace(chapter):
     return ns
 
 
-def describe_calls(chapter):
-    """(cell, describe call) for every ``describe(...)`` of the chapter."""
-    return [(cell, n) for cell in source_cells(ROOT / "book" / "src" / f"{chapter}.py") for n in ast.walk(cell)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "describe"]
+def alt_texts(chapter):
+    """(line, expression) for every alt text the chapter gives: ``describe(fig, ALT)`` or a builder's ``alt=ALT``."""
+    found = []
+    for cell in source_cells(ROOT / "book" / "src" / f"{chapter}.py"):
+        for n in ast.walk(cell):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "describe":
+                found.append((n.lineno, n.args[1]))
+            elif isinstance(n, ast.Call):
+                found += [(n.lineno, k.value) for k in n.keywords if k.arg == "alt"]
+    return found
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -244,18 +250,17 @@ def test_every_figure_the_chapter_builds_is_described_in_its_cell(chapter):
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_alt_text_fills_into_a_sentence(chapter):
     ns = chapter_namespace(chapter)
-    calls = describe_calls(chapter)
-    assert calls
-    for _, call in calls:
-        alt = call.args[1]
-        if isinstance(alt, ast.Constant):
-            text = alt.value
+    alts = alt_texts(chapter)
+    assert alts
+    for line, alt in alts:
+        if isinstance(alt, (ast.Constant, ast.Name)):  # a sentence written out, or the name of one
+            text = alt.value if isinstance(alt, ast.Constant) else ns[alt.id]
         else:
-            assert isinstance(alt, ast.Call) and ast.unparse(alt.func) == "fill", f"line {call.lineno}"
+            assert isinstance(alt, ast.Call) and ast.unparse(alt.func) == "fill", f"line {line}"
             value = lambda e: eval(compile(ast.Expression(e), chapter, "eval"), ns)  # noqa: E731
             facts = {**(value(alt.args[1]) if len(alt.args) > 1 else {}),
                      **{k.arg: value(k.value) for k in alt.keywords}}
             check_template(alt, facts, {})  # no choice in an alt text
             text = fill(ast.literal_eval(alt.args[0]), facts)
-        assert "{" not in text and "$" not in text, f"line {call.lineno}: {text}"  # alt text is not typeset
-        assert len(text.split()) >= 5 and text.endswith("."), f"line {call.lineno}: {text}"
+        assert "{" not in text and "$" not in text, f"line {line}: {text}"  # alt text is not typeset
+        assert len(text.split()) >= 5 and text.endswith("."), f"line {line}: {text}"
