@@ -62,7 +62,7 @@ from probdr_lite.figures.mnist_text import (
     variants_facts,
 )
 from probdr_lite.figures.prose import fill, glue, num
-from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.figures.style import METRIC_LABELS, describe
 from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
 from probdr_lite.mnist_blocks import (
     PAPER,
@@ -93,7 +93,16 @@ from probdr_lite.unrolled import STEP_FAMILY, attention_step
 # marked as such:
 
 # %%
-settings_table(PAPER)
+settings_table(PAPER, meanings={
+    "d_q": "latent width",
+    "kappa": "attention sharpness (logits κ cos(x_i, x_j))",
+    "eta": "step size",
+    "n_layers": "blocks",
+    "beta": "regulariser and self-attention penalty",
+    "variant": "update: 2 η (A − I) X + 2 η X / (d_q + β), then Π",
+    "seed": "seed of W_E ~ N(0, 1/784)",
+    "mask": "M = 0: no mask",
+})
 
 # %% [markdown]
 # ## The paper's picture, on all 10,000 test images
@@ -108,6 +117,8 @@ Xs = run_blocks(X0, n_layers=PAPER.n_layers, kappa=PAPER.kappa, eta=PAPER.eta, b
                 variant=PAPER.variant)  # [X_0, X_1, ..., X_8]
 print(f"{X0.shape[0]:,} images, d_q = {X0.shape[1]}, {len(Xs) - 1} blocks")
 fig = before_after_figure(Xs[0], Xs[-1], labels)
+describe(fig, fill("The first two latent coordinates of {n:,} MNIST test images coloured by digit, before any block "
+                   "and after {n_layers} blocks.", n=len(labels), n_layers=PAPER.n_layers))
 plt.show()
 
 # %% [markdown]
@@ -153,6 +164,8 @@ metrics_table(rows, layers=(0, PAPER.n_layers))
 
 # %%
 fig = metric_lines_figure(rows)
+describe(fig, fill("{n} panels, one per clustering number ({metrics:listing}), each against the layer with one line "
+                   "per variant.", n=len(METRIC_LABELS), metrics=METRIC_LABELS.values()))
 plt.show()
 
 # %% [markdown]
@@ -239,6 +252,9 @@ s_grid = sorted({float(s) for s in np.geomspace(0.1, 10.0, 9)} | set(steps.value
 family_rows = {s: layer_metrics([run_blocks(X0_sub, PAPER.n_layers, PAPER.kappa, s / 2, PAPER.beta,
                                             "attention")[-1]], labels_sub)[0] for s in s_grid}
 fig = step_family_figure(family_rows, steps)
+describe(fig, fill("{n} panels, one per clustering number: its value after the last block of plain attention as the "
+                   "block's step grows, with plain attention, A - I and the paper's block marked at their own steps.",
+                   n=len(METRIC_LABELS)))
 plt.show()
 
 # %% tags=["remove-input"]
@@ -308,6 +324,8 @@ X0_1k, labels_1k = mnist_latents(n=1000)
 
 # %% tags=["remove-output"]
 panel = mnist_panel(X0_1k, labels_1k)
+describe(panel.fig, fill("The first two latent coordinates of {n:,} MNIST images after the chosen number of blocks, "
+                         "coloured by digit, beside the between/within-class ratio at every layer.", n=len(labels_1k)))
 panel.show()
 
 # %% [markdown] tags=["site-only"]
@@ -345,8 +363,12 @@ mnist_live(X0_sub, labels_sub, text={
 # %%
 kappas = (1.0, 3.0, 10.0, 20.0, 30.0, 50.0, 100.0, 1000.0)
 etas = (0.1, 0.2, 0.3, 0.4, 0.45)
-grid = sweep(X0_1k, labels_1k, kappas, etas, metrics=("knn_accuracy", "kmeans_nmi", "between_within"))
+swept = ("knn_accuracy", "kmeans_nmi", "between_within")
+grid = sweep(X0_1k, labels_1k, kappas, etas, metrics=swept)
 fig = sweep_figure(grid, kappas, etas)
+describe(fig, fill("Heat maps of {metrics:listing} after {n_layers} blocks over κ and η, each cell labelled with its "
+                   "value and coloured by its change from layer 0.", metrics=[METRIC_LABELS[m] for m in swept],
+                   n_layers=PAPER.n_layers))
 plt.show()
 
 # %% tags=["remove-input"]

@@ -45,6 +45,8 @@ from probdr_lite.data import load_mnist
 from probdr_lite.eigenmaps import laplacian_eigenmaps
 from probdr_lite.figures.elbo import beta_panel, elbo_terms_figure, pca_figure, trap_figure
 from probdr_lite.figures.live.chapters import beta_live
+from probdr_lite.figures.prose import fill
+from probdr_lite.figures.style import describe
 from probdr_lite.graphs import graph_energy, knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
 from probdr_lite.probdr import (
@@ -121,6 +123,9 @@ print("principal-angle cosines to scikit-learn's PCA scores:",
 
 # %%
 fig = pca_figure(C_hat, labels, sigma2, n_components=q, n_show=80)
+describe(fig, fill("Left, the {n_show} largest eigenvalues of the sample covariance on a log scale with the noise "
+                   "level σ² dashed and the {q} kept in red; right, the PCA embedding X* coloured by class.",
+                   n_show=80, q=q))
 plt.show()
 
 # %% [markdown]
@@ -234,7 +239,10 @@ print(f"half the graph energy  = {graph_energy(X, W) / 2:.6f}")
 # trace term wins everywhere and the best scale is 0.
 
 # %%
-fig = elbo_terms_figure(L, beta, directions=(1, 12))  # eigen-directions on 1^T x = 0
+directions = (1, 12)  # eigen-directions on 1^T x = 0
+fig = elbo_terms_figure(L, beta, directions=directions)
+describe(fig, fill("The change of the ELBO along {n} eigen-directions of L̂ against the scale s, split into its "
+                   "log-determinant and trace terms and their sum.", n=len(directions)))
 plt.show()
 
 # %% [markdown]
@@ -301,6 +309,8 @@ print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_s
 
 # %% tags=["remove-output"]
 panel = beta_panel(L, labels, beta=(0.05, 1.0, 0.3), n_components=q, n_show=15)
+describe(panel.fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
+         "form, and the embedding X* coloured by class on fixed axes.")
 panel.show()
 
 # %% [markdown] tags=["site-only"]
@@ -358,7 +368,10 @@ print(f"first column: spread {np.ptp(X_reg[:, 0]):.1e}, length {np.linalg.norm(X
 print("cosines between its other columns and the centred X*:", subspace_agreement(X_reg[:, 1:], X_star))
 
 # %%
-fig = trap_figure(L, beta, gammas=(0.01, 0.1))
+gammas = (0.01, 0.1)
+fig = trap_figure(L, beta, gammas=gammas)
+describe(fig, fill("The ELBO along the constant direction against t on a log axis: for the raw Laplacian it rises "
+                   "without end, for L + γI with γ = {gammas:listing} it peaks.", gammas=gammas))
 plt.show()
 
 # %% [markdown]

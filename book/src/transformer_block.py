@@ -47,12 +47,17 @@ from IPython.display import Markdown, display
 from probdr_lite.data import load_mnist
 from probdr_lite.diagonal_transformer import DiagonalTransformer
 from probdr_lite.figures.block import (
+    direction_facts,
+    euler_facts,
+    logits_facts,
     make_toy,
+    mask_facts,
     mask_figure,
+    regulariser_facts,
     variant_panel,
 )
 from probdr_lite.figures.bridge import (
-    bridge_sentence,
+    bridge_facts,
     bump_panel,
     bump_scrub,
     euler_limits,
@@ -60,7 +65,8 @@ from probdr_lite.figures.bridge import (
     spectra_figure,
 )
 from probdr_lite.figures.live.chapters import toy_live
-from probdr_lite.figures.prose import num, signed
+from probdr_lite.figures.prose import fill
+from probdr_lite.figures.style import describe
 from probdr_lite.graphs import heat_kernel_attention, knn_graph, laplacian
 from probdr_lite.probdr import step_sizes
 from probdr_lite.unrolled import (
@@ -201,15 +207,14 @@ for variant in CHAPTER_VARIANTS:
     print(f"{variant:>10}: cosine with the exact direction (tangent parts) {cosines[variant]:+.3f}")
 
 # %% tags=["remove-input"]
-c_A, c_sym = cosines["diffusion"], cosines["symmetric"]
-same = max(abs(cosines[v] - c_A) for v in ("attention", "paper")) < 1e-9
-display(Markdown(
+facts = direction_facts(cosines)
+display(Markdown(fill(
     ("`attention`, `diffusion` and `paper` share one tangent direction, since their $\\Delta$ differ by multiples "
-     "of $X$: to first order they differ only in the length of the step. " if same else "")
-    + f"That direction has cosine {num(c_A, 3)} with the exact one; the `symmetric` variant has {num(c_sym, 3)}. "
+     "of $X$: to first order they differ only in the length of the step. " if facts["same"] else "")
+    + "That direction has cosine {c_A:num} with the exact one; the `symmetric` variant has {c_sym:num}. "
     + ("Without a mask, on this toy, the simplifications hardly turn the step; they change how long it is."
-       if c_A > 0.95 else "The simplifications turn the step noticeably.")
-))
+       if facts["hardly_turns"] else "The simplifications turn the step noticeably."),
+    facts)))
 
 # %% [markdown]
 # ## Attention is the random walk of a heat-kernel graph
@@ -252,7 +257,11 @@ print(f"A is not symmetric: max |A - A^T| = {(A - A.T).abs().max():.3f}")
 # The title counts the *effective* number of neighbours, $1 / \sum_p A_{qp}^2$.
 
 # %% tags=["remove-output"]
-bump_panel(kappa=kappa).show()
+bump_alt = ("One row of the attention on the unit sphere: each point's weight against its angle to the pole, "
+            "softmax beside the heat kernel, and the sphere coloured by that weight.")
+panel = bump_panel(kappa=kappa)
+describe(panel.fig, bump_alt)
+panel.show()
 
 # %% [markdown]
 # With a kernel (Binder, Colab, Jupyter, or *Live Code* in the rocket menu of the book's site) the cell above shows
@@ -260,7 +269,7 @@ bump_panel(kappa=kappa).show()
 # from 0.3 to 1,000:
 
 # %%
-bump_scrub()
+bump_scrub(alt=bump_alt)
 
 # %% [markdown]
 #
@@ -287,11 +296,12 @@ for r in rows:
     print(f"{r['steps']:7d}  {r['h']:9.4f}    {r['relative_error']:.2e}")
 
 # %% tags=["remove-input"]
-halving = rows[-2]["relative_error"] / rows[-1]["relative_error"]
-display(Markdown(
-    f"One block is the first row. Halving h divides the error by about {num(halving, 1)} (last two rows), "
-    + ("the mark of a first-order method." if 1.6 < halving < 2.4 else "not by the factor 2 of a first-order method.")
-))
+facts = euler_facts(rows)
+display(Markdown(fill(
+    "One block is the first row. Halving h divides the error by about {halving:num1} (last two rows), "
+    + ("the mark of a first-order method." if facts["first_order"] else
+       "not by the factor 2 of a first-order method."),
+    facts)))
 
 # %% [markdown]
 # ## Two Laplacians, two step sizes
@@ -314,6 +324,8 @@ lam_rw = laplacian_eigenvalues((I - A).numpy())  # this chapter's I - A on the t
 eta_elbo = step_sizes(L_fixed, 0.3, n_components=2)["safe"]  # that chapter's default eta = 1 / ell
 fixed, rw = euler_limits(lam_fixed), euler_limits(lam_rw)
 fig = spectra_figure(lam_fixed, lam_rw, h_fixed=eta_elbo, h_attention=2 * eta)
+describe(fig, "The sorted eigenvalues of L = D − W and of L = I − A, each with the stability limit 2/h of its "
+         "chapter's step as a dashed red line.")
 plt.show()
 print(f"D - W: lambda_max = {fixed['lambda_max']:.2f}, stable for h < {fixed['h_stable']:.4f}; "
       f"step h = eta = {eta_elbo:.4f}, h lambda_max = {eta_elbo * fixed['lambda_max']:.2f}")
@@ -321,7 +333,18 @@ print(f"I - A: eigenvalues in [{lam_rw.min():.2e}, {lam_rw.max():.4f}], stable f
       f"step h = 2 eta = {2 * eta:g}, h lambda_max = {2 * eta * rw['lambda_max']:.2f}")
 
 # %% tags=["remove-input"]
-display(Markdown(bridge_sentence(fixed["lambda_max"], eta_elbo, rw["lambda_max"], eta)))
+facts = bridge_facts(fixed["lambda_max"], eta_elbo, rw["lambda_max"], eta)
+display(Markdown(fill(
+    "The largest eigenvalue of $D - W$ is {lambda_max_fixed:num1}, that of $I - A$ is {lambda_max_rw:num}"
+    + (", within the bound 2 of every random-walk Laplacian. " if facts["rw_bounded"] else
+       ", above 2: not a random-walk Laplacian of a symmetric graph. ")
+    + "As numbers the two step sizes differ by a factor of {ratio:num0} ($\\eta = {eta_elbo:num4}$ against "
+    "{eta_block:num2}), but as $h \\lambda_{{\\max}}$ they are {h_fixed:num2} and {h_block:num2}, "
+    + ("both {fixed_side} the stability limit 2" if facts["same_side"] else
+       "the first {fixed_side} the stability limit 2, the second {block_side} it")
+    + (", and the block's step, with $h = 2\\eta \\le 1$, is a convex combination." if facts["convex"] else
+       ", and the block's step, with $h = 2\\eta > 1$, is no longer a convex combination."),
+    facts)))
 
 # %% [markdown]
 # So the unrolled-inference chapter's thresholds carry over once both are written as $h\lambda_{\max}$.
@@ -377,12 +400,13 @@ print(f"cosine between 2 C^-1 X and 2 X / (d_q + beta): {cos_reg:.3f}")
 print(f"norm of the exact term / norm of the approximation: {ratio_reg:.3f}")
 
 # %% tags=["remove-input"]
-display(Markdown(
-    f"On this toy the two terms point in directions with cosine {num(cos_reg, 2)}, and the exact term is "
-    f"{ratio_reg:.3g} times as long as the approximation"
-    + (": here the approximation is poor in direction and in size." if cos_reg < 0.9 or not 0.5 < ratio_reg < 2
-       else ": here the approximation is close.")
-))
+facts = regulariser_facts(cos_reg, ratio_reg)
+display(Markdown(fill(
+    "On this toy the two terms point in directions with cosine {cosine:num2}, and the exact term is {ratio:.3g} "
+    "times as long as the approximation"
+    + (": here the approximation is close." if facts["close"] else
+       ": here the approximation is poor in direction and in size."),
+    facts)))
 
 # %% [markdown]
 # The approximation is parallel to $X$, so after $\Pi$ it does nothing but shift weight between $X$
@@ -477,13 +501,14 @@ print(f"correlation of the logits with the cosines: diagonal weights {r_diagonal
       f"random N(0, 0.02^2) weights {r_random:+.3f}")
 
 # %% tags=["remove-input"]
-display(Markdown(
-    f"With diagonal weights the logits *are* the scaled cosines (correlation {num(r_diagonal, 2)}); with random "
-    f"weights the correlation is {signed(r_random, 2)}, "
-    + ("so the attention pattern says little about which points are similar. "
-       if abs(r_random) < 0.3 else "a much weaker link than the diagonal weights give. ")
-    + "The chain from the ELBO to the block holds only at this special initialisation."
-))
+facts = logits_facts(r_diagonal, r_random)
+display(Markdown(fill(
+    "With diagonal weights the logits *are* the scaled cosines (correlation {r_diagonal:num2}); with random "
+    "weights the correlation is {r_random:signed2}, "
+    + ("so the attention pattern says little about which points are similar. " if facts["random_weak"] else
+       "a much weaker link than the diagonal weights give. ")
+    + "The chain from the ELBO to the block holds only at this special initialisation.",
+    facts)))
 
 # %% [markdown]
 # ## The variants side by side
@@ -499,6 +524,8 @@ display(Markdown(
 
 # %% tags=["remove-output"]
 panel = variant_panel(toy)
+describe(panel.fig, fill("One panel per variant ({variants:listing}): the toy in grey and where the blocks move it, "
+                         "coloured by moon.", variants=CHAPTER_VARIANTS))
 panel.show()
 
 # %% [markdown] tags=["site-only"]
@@ -538,21 +565,24 @@ print(f"share of attention above the diagonal: no mask {upper_full:.3f}, causal 
 print(f"asymmetry |A - A^T| / |A|: no mask {asym_full:.3f}, causal {asym_causal:.3f}")
 print(f"cosine of the diffusion and exact directions (tangent parts): no mask {cosines['diffusion']:.3f}, "
       f"causal {cos_causal:.3f}")
-fig = mask_figure(toy)
+masked = dict(n_steps=8, variant="diffusion")
+fig = mask_figure(toy, **masked)
+describe(fig, fill("The attention matrix A of the toy without and with the causal mask on a log colour scale, and "
+                   "where {n_steps} blocks of the {variant} variant move the toy in each case.", masked))
 plt.show()
 
 # %% tags=["remove-input"]
-display(Markdown(
-    f"Without the mask about {100 * upper_full:.0f} % of the attention goes to later points; with it, none "
-    f"does. The asymmetry of $A$, which is why $2LX$ differs from $(L + L^\\top)X$, "
-    + (f"grows from {num(asym_full, 2)} to {num(asym_causal, 2)}, and the cosine between the paper's direction and "
-       f"the exact gradient drops from {num(c_A, 2)} to {num(cos_causal, 2)}. The simplification $2LX$ is furthest from "
-       "the true gradient for the causal models it is mostly applied to."
-       if asym_causal > asym_full and cos_causal < c_A else
-       f"is {num(asym_full, 2)} without the mask and {num(asym_causal, 2)} with it; the cosine between the paper's "
-       f"direction and the exact gradient is {num(c_A, 2)} without and {num(cos_causal, 2)} with the mask.")
-    + " The objections chapter measures the gap along the MNIST steps."
-))
+facts = mask_facts(upper_full, asym_full, asym_causal, cosines["diffusion"], cos_causal)
+display(Markdown(fill(
+    "Without the mask about {upper_full:pct} of the attention goes to later points; with it, none does. The "
+    "asymmetry of $A$, which is why $2LX$ differs from $(L + L^\\top)X$, "
+    + ("grows from {asym_full:num2} to {asym_causal:num2}, and the cosine between the paper's direction and the exact "
+       "gradient drops from {cos_full:num2} to {cos_causal:num2}. The simplification $2LX$ is furthest from the true "
+       "gradient for the causal models it is mostly applied to." if facts["worse"] else
+       "is {asym_full:num2} without the mask and {asym_causal:num2} with it; the cosine between the paper's direction "
+       "and the exact gradient is {cos_full:num2} without and {cos_causal:num2} with the mask.")
+    + " The objections chapter measures the gap along the MNIST steps.",
+    facts)))
 
 # %% [markdown]
 #

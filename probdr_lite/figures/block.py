@@ -14,7 +14,8 @@ z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enter
 2 / (d_q + beta) of the "paper" variant.
 
 The figure builders return a figure (with an ``update`` function where it moves) or a
-:class:`~probdr_lite.widgets.SliderPanel`. The checks the chapter prints are core maths:
+:class:`~probdr_lite.widgets.SliderPanel`, without alt text: the sentences about the figures are the chapter's, which
+describes each one after building it. The checks the chapter prints are core maths:
 :func:`probdr_lite.graphs.heat_kernel_attention` and :func:`probdr_lite.unrolled.euler_diffusion_errors`.
 """
 
@@ -29,8 +30,7 @@ import torch
 
 from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
 from probdr_lite._threads import single_threaded
-from probdr_lite.figures.prose import listing
-from probdr_lite.figures.style import describe, variant_label
+from probdr_lite.figures.style import variant_label
 from probdr_lite.plotting import class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 from probdr_lite.widgets import Slider, SliderPanel
@@ -43,6 +43,12 @@ __all__ = [
     "variant_figure",
     "variant_panel",
     "mask_figure",
+    "WORDS",
+    "direction_facts",
+    "euler_facts",
+    "regulariser_facts",
+    "logits_facts",
+    "mask_facts",
 ]
 
 
@@ -216,8 +222,6 @@ def variant_figure(toy: LiftedToy, variants=CHAPTER_VARIANTS, n_steps: int = 8, 
 
     update(**TOY_DEFAULTS)
     fig.tight_layout()
-    describe(fig, f"One panel per variant ({listing(variants)}): the toy in grey and where the blocks move it, "
-             "coloured by moon.")
     return fig, update
 
 
@@ -277,5 +281,75 @@ def mask_figure(toy: LiftedToy, kappa=TOY_DEFAULTS["kappa"], eta=TOY_DEFAULTS["e
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_title(f"{variant}, {n_steps} blocks, {name}", fontsize=9)
-    return describe(fig, f"The attention matrix A of the toy without and with the causal mask on a log colour "
-                    f"scale, and where {n_steps} blocks of the {variant} variant move the toy in each case.")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The facts of the chapter's computed sentences (the sentences are templates in the chapter)
+
+#: The thresholds behind the chapter's words, each a rule on the numbers:
+#:
+#: - ``same_direction``: variants share one tangent direction when their cosines with the exact one differ by less;
+#: - ``hardly_turns``: a cosine above this with the exact direction hardly turns the step;
+#: - ``first_order``: halving h divides the error of a first-order method by about 2, here by a factor in this range;
+#: - ``close_cosine`` / ``close_ratio``: the approximation 2 X / (d_q + beta) of 2 C^{-1} X is close when its cosine
+#:   with it is at least the first and the length ratio lies strictly inside the second;
+#: - ``weak_link``: a correlation of the logits with the cosines below this in size says little about similarity.
+WORDS = {"same_direction": 1e-9, "hardly_turns": 0.95, "first_order": (1.6, 2.4), "close_cosine": 0.9,
+         "close_ratio": (0.5, 2.0), "weak_link": 0.3}
+
+
+def direction_facts(cosines: dict) -> dict:
+    """The cosines of the variants' tangent directions with the exact one (``{variant: cosine}``, as the chapter
+    prints them): ``c_A`` (``diffusion``), ``c_sym`` (``symmetric``); ``same`` when ``attention``, ``diffusion`` and
+    ``paper`` share one direction (:data:`WORDS` ``same_direction``) and ``hardly_turns`` when ``c_A`` is above
+    ``hardly_turns``."""
+    c = {v: check_scalar(cosines[v], f"cosines[{v!r}]", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+         for v in ("attention", "diffusion", "paper", "symmetric")}
+    return {"c_A": c["diffusion"], "c_sym": c["symmetric"],
+            "same": max(abs(c[v] - c["diffusion"]) for v in ("attention", "paper")) < WORDS["same_direction"],
+            "hardly_turns": c["diffusion"] > WORDS["hardly_turns"]}
+
+
+def euler_facts(rows) -> dict:
+    """From the rows of :func:`probdr_lite.unrolled.euler_diffusion_errors` (k doubling from row to row):
+    ``halving``, the error of the second-last row over that of the last, and ``first_order`` when it lies strictly
+    inside :data:`WORDS` ``first_order`` (about 2, the mark of a first-order method)."""
+    if len(rows) < 2:
+        raise ValueError(f"rows must hold at least two step counts; got {len(rows)}")
+    last = check_scalar(rows[-1]["relative_error"], "the last row's relative_error", low=0.0, low_inclusive=False)
+    halving = rows[-2]["relative_error"] / last
+    lo, hi = WORDS["first_order"]
+    return {"halving": halving, "first_order": lo < halving < hi}
+
+
+def regulariser_facts(cosine, ratio) -> dict:
+    """The paper's 2 X / (d_q + beta) against the exact 2 C^{-1} X: their ``cosine``, the ``ratio`` of the exact
+    term's norm to the approximation's, and ``close`` when the cosine is at least :data:`WORDS` ``close_cosine``
+    and the ratio lies strictly inside ``close_ratio``."""
+    cosine = check_scalar(cosine, "cosine", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    ratio = check_scalar(ratio, "ratio", low=0.0, low_inclusive=False)
+    lo, hi = WORDS["close_ratio"]
+    return {"cosine": cosine, "ratio": ratio, "close": cosine >= WORDS["close_cosine"] and lo < ratio < hi}
+
+
+def logits_facts(r_diagonal, r_random) -> dict:
+    """The correlations of the logits with the pairwise cosines under diagonal and random weights, and
+    ``random_weak`` when the random one is below :data:`WORDS` ``weak_link`` in size."""
+    r_diagonal = check_scalar(r_diagonal, "r_diagonal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    r_random = check_scalar(r_random, "r_random", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    return {"r_diagonal": r_diagonal, "r_random": r_random, "random_weak": abs(r_random) < WORDS["weak_link"]}
+
+
+def mask_facts(upper_full, asym_full, asym_causal, cos_full, cos_causal) -> dict:
+    """What the causal mask changes: ``upper_full``, the share of attention on later points without it; the
+    asymmetry ||A - A^T|| / ||A|| without and with it (``asym_full``, ``asym_causal``); the cosine of the diffusion
+    and exact tangent directions without and with it (``cos_full``, ``cos_causal``); and ``worse`` when the mask makes
+    A more asymmetric and the direction further from the exact one."""
+    upper_full = check_scalar(upper_full, "upper_full", low=0.0, high=1.0)
+    asym_full = check_scalar(asym_full, "asym_full", low=0.0)
+    asym_causal = check_scalar(asym_causal, "asym_causal", low=0.0)
+    cos_full = check_scalar(cos_full, "cos_full", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    cos_causal = check_scalar(cos_causal, "cos_causal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    return {"upper_full": upper_full, "asym_full": asym_full, "asym_causal": asym_causal, "cos_full": cos_full,
+            "cos_causal": cos_causal, "worse": asym_causal > asym_full and cos_causal < cos_full}

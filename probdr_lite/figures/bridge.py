@@ -18,7 +18,7 @@ from probdr_lite.figures.prose import num
 from probdr_lite.plotting import scrub
 from probdr_lite.widgets import Slider, SliderPanel
 
-__all__ = ["laplacian_eigenvalues", "euler_limits", "spectra_figure", "bridge_sentence", "fibonacci_sphere",
+__all__ = ["laplacian_eigenvalues", "euler_limits", "spectra_figure", "bridge_facts", "fibonacci_sphere",
            "bump_figure", "bump_panel", "bump_scrub"]
 
 
@@ -89,8 +89,7 @@ def spectra_figure(fixed, attention, h_fixed, h_attention, labels=("L = D − W"
         ax.set_ylim(bottom=min(0.0, lam.min()) - 0.02 * max(lam.max(), 2.0 / h))
         ax.legend(fontsize="small", loc="upper left")
     fig.tight_layout()
-    return describe(fig, f"The sorted eigenvalues of {labels[0]} and of {labels[1]}, each with the stability limit "
-                    "2/h of its chapter's step as a dashed red line.")
+    return fig
 
 
 def fibonacci_sphere(n: int = 1500) -> np.ndarray:
@@ -152,45 +151,51 @@ def bump_figure(n_points: int = 1500):
                      f"{num(1.0 / np.sum(w ** 2), 0)} effective neighbours", fontsize="medium")
 
     fig.tight_layout()
-    describe(fig, "One row of the attention on the unit sphere: each point's weight against its angle to the "
-             "pole, softmax beside the heat kernel, and the sphere coloured by that weight.")
     return fig, update
 
 
 def bump_panel(kappa: float = 30.0, n_points: int = 1500) -> SliderPanel:
-    """A kappa slider (log, 0.3 to 1000) over :func:`bump_figure`."""
+    """A kappa slider (log, 0.3 to 1000) over :func:`bump_figure`; the chapter describes its figure ``.fig``."""
     kappa = check_scalar(kappa, "kappa", low=0.3, high=1000.0)
     fig, update = bump_figure(n_points)
     return SliderPanel(fig, update, [Slider("kappa", 0.3, 1000.0, kappa, log=True, description="κ (sharpness)")])
 
 
-def bump_scrub(kappas=(0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0), n_points: int = 1500, dpi: float = 60):
-    """Kernel-free twin of :func:`bump_panel`: precomputed frames for the given kappas."""
+def bump_scrub(kappas=(0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0), n_points: int = 1500, dpi: float = 60,
+               *, alt: str):
+    """Kernel-free twin of :func:`bump_panel`: precomputed frames for the given kappas, each carrying the chapter's
+    sentence ``alt`` as its alt text (:func:`~probdr_lite.figures.style.describe`)."""
     kappas = [check_scalar(k, "kappas", low=0.0, high=1e4, low_inclusive=False) for k in kappas]
     fig, update = bump_figure(n_points)
+    describe(fig, alt)
     return scrub(fig, update, kappas, label="κ", dpi=dpi)
 
 
-def bridge_sentence(lambda_max_fixed, eta_elbo, lambda_max_rw, eta_block) -> str:
-    """The computed comparison of the two chapters' steps as h lambda_max (h = eta on the ELBO with D - W, h = 2 eta
-    for the block with I - A); every comparison word follows from the numbers."""
+#: An explicit Euler step X - h L X is stable along every eigenvector exactly when h lambda_max < STABLE.
+STABLE = 2.0
+
+
+def bridge_facts(lambda_max_fixed, eta_elbo, lambda_max_rw, eta_block) -> dict:
+    """The facts of the comparison of the two chapters' steps as h lambda_max (h = eta on the ELBO with D - W,
+    h = 2 eta for the block with I - A), for the chapter's sentence.
+
+    Returns
+    -------
+    dict with the four inputs; ``ratio`` = eta_block / eta_elbo; ``h_fixed`` = eta_elbo lambda_max_fixed and
+    ``h_block`` = 2 eta_block lambda_max_rw; ``fixed_side`` / ``block_side``: ``"inside"`` when that product is below
+    the stability limit 2 (:data:`STABLE`), else ``"at or past"``; the booleans ``same_side`` (both on one side),
+    ``rw_bounded`` (lambda_max_rw <= 2, as for every random-walk Laplacian of a symmetric graph, up to 1e-9) and
+    ``convex`` (h = 2 eta_block <= 1: the block's step is a convex combination of a point and its neighbours' mean).
+    """
     lf = check_scalar(lambda_max_fixed, "lambda_max_fixed", low=0.0, low_inclusive=False)
     lr = check_scalar(lambda_max_rw, "lambda_max_rw", low=0.0, low_inclusive=False)
     e1 = check_scalar(eta_elbo, "eta_elbo", low=0.0, low_inclusive=False)
     e2 = check_scalar(eta_block, "eta_block", low=0.0, low_inclusive=False)
     a, b = e1 * lf, 2 * e2 * lr
-    ratio = e2 / e1
 
     def side(x):
-        return "inside" if x < 2 else "at or past"
+        return "inside" if x < STABLE else "at or past"
 
-    where = (f"both {side(a)} the stability limit 2" if side(a) == side(b) else
-             f"the first {side(a)} the stability limit 2, the second {side(b)} it")
-    return (f"The largest eigenvalue of $D - W$ is {num(lf, 1)}, that of $I - A$ is {num(lr, 3)}"
-            + (", within the bound 2 of every random-walk Laplacian. " if lr <= 2 + 1e-9 else
-               ", above 2: not a random-walk Laplacian of a symmetric graph. ")
-            + f"As numbers the two step sizes differ by a factor of {num(ratio, 0)} ($\\eta = {num(e1, 4)}$ against "
-            f"{num(e2, 2)}), but as $h \\lambda_{{\\max}}$ they are {num(a, 2)} and {num(b, 2)}, {where}"
-            + (", and the block's step, with $h = 2\\eta \\le 1$, is a convex combination." if 2 * e2 <= 1 else
-               ", and the block's step, with $h = 2\\eta > 1$, is no longer a convex combination.")
-            )
+    return {"lambda_max_fixed": lf, "lambda_max_rw": lr, "eta_elbo": e1, "eta_block": e2, "ratio": e2 / e1,
+            "h_fixed": a, "h_block": b, "fixed_side": side(a), "block_side": side(b), "same_side": side(a) == side(b),
+            "rw_bounded": lr <= STABLE + 1e-9, "convex": 2 * e2 <= 1}

@@ -9,7 +9,8 @@
 - :func:`beta_panel`        a beta slider: beta as jitter, threshold (lambda < 1/beta survives)
   and shrinkage (s^2 = 1/lambda - beta) of the closed-form optimum.
 
-The maths is :mod:`probdr_lite.probdr`; this module only draws it.
+The maths is :mod:`probdr_lite.probdr`; this module only draws it. The sentences about the figures (their alt
+texts) are the chapter's: it describes each figure after building it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import ticker
 
-from probdr_lite.figures.prose import listing
-from probdr_lite.figures.style import describe
 from probdr_lite._validation import check_array, check_class_labels, check_scalar, check_square
 from probdr_lite._threads import one_thread
-from probdr_lite.plotting import class_scatter, fixed_layout
+from probdr_lite.plotting import class_scatter
 from probdr_lite.probdr import (
     le_closed_form,
     le_elbo,
@@ -68,7 +67,7 @@ def pca_figure(S, labels, sigma2, n_components: int = 2, n_show: int = 20):
 
     Returns
     -------
-    matplotlib Figure
+    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.figures.style.describe`)
     """
     S = check_square(S, "S")
     n = S.shape[0]
@@ -95,8 +94,7 @@ def pca_figure(S, labels, sigma2, n_components: int = 2, n_show: int = 20):
     ax_x.set_ylabel(r"$x_2$", fontsize=8)
     ax_x.set_title(r"PCA as inference: $X^* = U_q (\Lambda_q - \sigma^2 I)^{1/2}$", fontsize=9)
     fig.tight_layout()
-    return describe(fig, f"Left, the {n_show} largest eigenvalues of the sample covariance on a log scale with the "
-                    f"noise level σ² dashed and the {q} kept in red; right, the PCA embedding X* coloured by class.")
+    return fig
 
 
 # --- the two terms of the LE-ELBO ------------------------------------------------------
@@ -129,7 +127,7 @@ def elbo_terms_figure(L_hat, beta, directions=(1, 12), centre: bool = True, n_gr
 
     Returns
     -------
-    matplotlib Figure
+    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.figures.style.describe`)
     """
     L = check_square(L_hat, "L_hat")
     n = L.shape[0]
@@ -165,8 +163,7 @@ def elbo_terms_figure(L_hat, beta, directions=(1, 12), centre: bool = True, n_gr
                      fontsize=9)
         ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
-    return describe(fig, f"The change of the ELBO along {len(directions)} eigen-directions of L̂ against the scale s, "
-                    "split into its log-determinant and trace terms and their sum.")
+    return fig
 
 
 # --- the zero-eigenvalue trap ---------------------------------------------------------
@@ -191,7 +188,7 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
 
     Returns
     -------
-    matplotlib Figure
+    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.figures.style.describe`)
     """
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     gammas = [check_scalar(g, "gammas entry", low=0, high=1.0 / beta, low_inclusive=False,
@@ -216,8 +213,7 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
     ax.set_title("The constant direction: a raw Laplacian has no optimum", fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
-    return describe(fig, "The ELBO along the constant direction against t on a log axis: for the raw Laplacian "
-                    f"it rises without end, for L + γI with γ = {listing(f'{g:g}' for g in gammas)} it peaks.")
+    return fig
 
 
 # --- the beta panel --------------------------------------------------------------
@@ -276,9 +272,8 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre):
         ax_s.set_title(rf"shrinkage at $\beta$ = {beta:.3g}", fontsize=9)
         ax_x.set_title(rf"$X^*$: {n_kept} of $q$ = {q} directions kept", fontsize=9)
 
-    fixed_layout(fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
-                 "form, and the embedding X* coloured by class on fixed axes.",
-                 left=0.06, right=0.93, top=0.88, bottom=0.15, wspace=0.38)
+    # fixed margins: tight_layout would refit the axes around each frame's titles, so they would jump
+    fig.subplots_adjust(left=0.06, right=0.93, top=0.88, bottom=0.15, wspace=0.38)
     return fig, update
 
 
@@ -309,7 +304,7 @@ def beta_panel(L_hat, labels, *, beta=(0.05, 1.0, 0.3), n_components: int = 2, n
 
     Returns
     -------
-    SliderPanel with the slider ``"beta"``.
+    SliderPanel with the slider ``"beta"``; its figure ``.fig`` has no alt text yet (the chapter describes it).
     """
     slider = range_slider("beta", beta, positive=True, log=True, description="beta")
     fig, update = _beta_figure(L_hat, labels, slider.low, n_components, n_show, centre)

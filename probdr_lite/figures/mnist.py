@@ -2,9 +2,11 @@
 MNIST.
 
 The numbers come from :mod:`probdr_lite.mnist_blocks` (the experiment) and :mod:`probdr_lite.metrics`; this module
-draws them:
+draws them (the sentences about them, captions and alt texts, are the chapter's: it describes each figure after
+building it):
 
-- :func:`settings_table`: the figure's settings, each marked as stated by the paper or chosen here;
+- :func:`settings_table`: the figure's settings with the chapter's meanings, each marked as stated by the paper or
+  chosen here;
 - :func:`metrics_table`, :func:`layer_table`: the rows of ``variant_metrics`` / ``layer_metrics`` without pandas;
 - :func:`before_after_figure`, :func:`metric_lines_figure`: the paper's picture and the numbers per layer;
 - :class:`MnistPanel` / :func:`mnist_panel`: sliders kappa, eta, beta and depth over 1,000 images, redrawn in place;
@@ -24,8 +26,7 @@ import torch
 
 from probdr_lite._threads import single_threaded
 from probdr_lite._validation import check_array, check_choice, check_class_labels, check_scalar
-from probdr_lite.figures.prose import listing
-from probdr_lite.figures.style import METRIC_LABELS, describe, variant_colour, variant_label
+from probdr_lite.figures.style import METRIC_LABELS, variant_colour, variant_label
 from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names
 from probdr_lite.mnist_blocks import PAPER, MnistSettings
 from probdr_lite.plotting import Table, class_scatter
@@ -114,8 +115,7 @@ def before_after_figure(X0, Xn, labels, n_layers=PAPER.n_layers, dpi=72):
         ax.set_xlabel("latent coordinate 1")
         ax.set_ylabel("latent coordinate 2")
     fig.tight_layout()
-    return describe(fig, f"The first two latent coordinates of {X0.shape[0]:,} MNIST test images coloured by digit, "
-                    f"before any block and after {n_layers} blocks.")
+    return fig
 
 
 def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=100):
@@ -145,9 +145,7 @@ def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=100):
         ax.grid(alpha=0.3)
     axes[0, -1].legend(fontsize="small", loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     fig.tight_layout()
-    return describe(fig, f"{len(metrics)} panels, one per clustering number "
-                    f"({listing(METRIC_LABELS[m] for m in metrics)}), each against the layer with one line per "
-                    "variant.")
+    return fig
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -201,8 +199,6 @@ class MnistPanel:
         # The class legend never changes: render it once and show it as an image. A live legend is ten texts and
         # markers, about a quarter of every redraw.
         # OffsetImage draws it at its own size (scaled by dpi / 72, as text is), whatever the width of this axes.
-        describe(self.fig, f"The first two latent coordinates of {X0.shape[0]:,} MNIST images after the chosen "
-                 "number of blocks, coloured by digit, beside the between/within-class ratio at every layer.")
         legend = OffsetImage(_legend_image(np.unique(self.labels)), zoom=1.0)
         ax_legend.add_artist(AnnotationBbox(legend, (0.5, 0.5), xycoords="axes fraction", frameon=False))
         ax_legend.set_axis_off()
@@ -295,8 +291,7 @@ def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dp
                      fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="change from layer 0")
     fig.tight_layout()
-    return describe(fig, f"Heat maps of {listing(METRIC_LABELS[m] for m in metrics)} after {n_layers} blocks over κ "
-                    "and η, each cell labelled with its value and coloured by its change from layer 0.")
+    return fig
 
 
 def step_family_figure(family_rows: dict, steps: dict, metrics=METRIC_NAMES, dpi=100):
@@ -318,24 +313,17 @@ def step_family_figure(family_rows: dict, steps: dict, metrics=METRIC_NAMES, dpi
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize="x-small", frameon=False)
-    return describe(fig, f"{len(metrics)} panels, one per clustering number: its value after the last block of "
-                         "plain attention as the block's step grows, with plain attention, A - I and the paper's "
-                         "block marked at their own steps.")
+    return fig
 
 
-def settings_table(settings: MnistSettings = PAPER) -> Table:
-    """The settings of the figure, each marked as stated by the paper or chosen here."""
+def settings_table(settings: MnistSettings = PAPER, *, meanings: dict) -> Table:
+    """The settings of the figure, each with its meaning (the chapter's words, ``meanings``: one per setting of
+    :class:`~probdr_lite.mnist_blocks.MnistSettings`) and marked as stated by the paper or chosen here."""
+    fields = asdict(settings)
+    if not isinstance(meanings, dict) or set(meanings) != set(fields):
+        given = sorted(meanings) if isinstance(meanings, dict) else type(meanings).__name__
+        raise ValueError(f"meanings must give one meaning for each setting {sorted(fields)}; got {given}")
     stated = {"d_q", "kappa", "eta", "n_layers"}
-    notes = {
-        "d_q": "latent width",
-        "kappa": "attention sharpness (logits κ cos(x_i, x_j))",
-        "eta": "step size",
-        "n_layers": "blocks",
-        "beta": "regulariser and self-attention penalty",
-        "variant": "update: 2 η (A − I) X + 2 η X / (d_q + β), then Π",
-        "seed": "seed of W_E ~ N(0, 1/784)",
-        "mask": "M = 0: no mask",
-    }
-    body = [[k, "none" if v is None else str(v), notes[k], "paper" if k in stated else "chosen here"]
-            for k, v in asdict(settings).items()]
+    body = [[k, "none" if v is None else str(v), str(meanings[k]), "paper" if k in stated else "chosen here"]
+            for k, v in fields.items()]
     return Table(["setting", "value", "meaning", "source"], body)

@@ -69,13 +69,4 @@ def test_bump_is_the_softmax_row_and_the_heat_kernel():
     with pytest.raises(ValueError, match="kappa"):
         update(0.0)
     assert B.bump_panel(kappa=3.0).n_updates == 1
-    assert B.bump_scrub([1.0, 10.0], n_points=200).label == "κ"
-
-
-def test_bridge_sentence_words_follow_the_numbers():
-    s = B.bridge_sentence(36.6, 0.025, 1.05, 0.4)
-    assert "both inside the stability limit 2" in s and "is a convex combination" in s and "factor of 16" in s
-    s = B.bridge_sentence(36.6, 0.06, 1.05, 0.6)  # 0.06 * 36.6 > 2; h = 1.2 > 1
-    assert "the first at or past the stability limit 2, the second inside it" in s
-    assert "no longer a convex combination" in s
-    assert "above 2" in B.bridge_sentence(10.0, 0.01, 2.5, 0.4)
+    assert B.bump_scrub([1.0, 10.0], n_points=200, alt="One row of the attention on a sphere.").label == "κ"

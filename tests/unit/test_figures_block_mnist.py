@@ -276,10 +276,15 @@ def test_sweep_cells_equal_a_direct_run(small_mnist):
 
 
 def test_settings_table_says_which_settings_the_paper_left_open():
-    md = str(M.settings_table())
-    assert "| kappa | 30.0 |" in md and "| beta | 1.0 |" in md
+    from dataclasses import fields
+
+    names = [f.name for f in fields(MB.PAPER)]
+    md = str(M.settings_table(meanings={k: f"meaning of {k}" for k in names}))
+    assert "| kappa | 30.0 | meaning of kappa |" in md and "| beta | 1.0 | meaning of beta |" in md
     sources = [line.rsplit("|", 2)[-2].strip() for line in md.splitlines()[2:]]
     assert sources.count("paper") == 4 and sources.count("chosen here") == 4
+    with pytest.raises(ValueError, match="meanings must give one meaning for each setting"):
+        M.settings_table(meanings={k: "x" for k in names[1:]})
 
 
 def test_mnist_bad_input_raises_clear_errors(small_mnist):
