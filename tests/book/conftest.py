@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from probdr_lite import _notebooks
+from tests.tool_modules import tool
 
 ROOT = Path(__file__).resolve().parents[2]
+notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
 HTML = ROOT / "_build" / "html"
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -37,4 +38,4 @@ def toc_pages():
     Read from ``_toc.yml`` at collection time, so a chapter uncommented there is
     tested with no change to the tests.
     """
-    return [(d, f"{d}.html") for d in _notebooks.toc_pages(ROOT / "_toc.yml")]
+    return [(d, f"{d}.html") for d in notebooks.toc_pages(ROOT / "_toc.yml")]

@@ -18,9 +18,10 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from probdr_lite import _notebooks
+from tests.tool_modules import tool
 
 ROOT = Path(__file__).resolve().parents[2]
+notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 PROJECT = PYPROJECT["project"]
 
@@ -163,4 +164,4 @@ def test_tests_and_lab_get_jupyterlab_with_myst():
 
 
 def test_project_urls_follow_from_config_yml():
-    assert PROJECT["urls"] == _notebooks.project_urls()
+    assert PROJECT["urls"] == notebooks.project_urls()
