@@ -54,7 +54,7 @@ def test_notebook_is_jupytexts_conversion_of_its_source(path):
     assert src.exists(), f"{path.name} has no source book/src/{src.name}"
     expected = jupytext.read(src, fmt="py:percent")
     committed = json.loads(path.read_text())
-    hint = "run: python -m probdr_lite._notebooks sync"
+    hint = "run: python tools/notebooks.py sync"
     assert [c["cell_type"] for c in committed["cells"]] == [c.cell_type for c in expected.cells], hint
     for ours, theirs in zip(committed["cells"], expected.cells):
         assert ours["source"] == theirs.source, hint
@@ -71,7 +71,7 @@ def test_every_source_starts_with_the_tagged_colab_cell(src):
     first = jupytext.read(src, fmt="py:percent").cells[0]
     assert first.cell_type == "code" and first.metadata.get("tags") == notebooks.COLAB_TAGS
     assert first.source == notebooks.colab_cell_source()
-    assert (ROOT / "book" / f"{src.stem}.ipynb").exists(), "run: python -m probdr_lite._notebooks sync"
+    assert (ROOT / "book" / f"{src.stem}.ipynb").exists(), "run: python tools/notebooks.py sync"
 
 
 def test_sync_writes_a_notebook_and_adds_the_colab_cell(tmp_path):

@@ -66,7 +66,7 @@ def test_readme_badges_are_generated_from_config():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- badges:[^\n]*-->\n(.*?)\n<!-- /badges -->", readme, re.S)
     assert block, "README.md lost its badges block"
-    assert block.group(1) == notebooks.readme_badges(), "run: python -m probdr_lite._notebooks badges"
+    assert block.group(1) == notebooks.readme_badges(), "run: python tools/notebooks.py badges"
 
 
 def test_licences_for_code_and_text():
