@@ -5,7 +5,6 @@ rebuilding (handy while editing these tests; ``make test`` always rebuilds).
 """
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from tests.tool_modules import tool
 ROOT = Path(__file__).resolve().parents[2]
 notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
 HTML = ROOT / "_build" / "html"
-sys.path.insert(0, str(ROOT / "tools"))
 
 
 @pytest.fixture(scope="session")
@@ -23,9 +21,7 @@ def built_book():
     """Path of the built site; fails (with Jupyter Book's error reports printed) if the build fails."""
     if os.environ.get("PROBDR_REUSE_BUILD") == "1" and (HTML / "index.html").exists():
         return HTML
-    import build_book
-
-    status = build_book.build(quiet=True)
+    status = tool("build_book").build(quiet=True)
     if status != 0:
         pytest.fail("the book build failed (a notebook raised, or Sphinx warned); reports printed above",
                     pytrace=False)

@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -34,8 +33,7 @@ from tests.tool_modules import tool
 
 ROOT = Path(__file__).resolve().parents[2]
 notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
-sys.path.insert(0, str(ROOT / "tools"))
-import colab_replica  # noqa: E402
+colab_replica = tool("colab_replica")
 
 REPORT = ROOT / "_build" / "colab-replica" / "report.json"
 NOTEBOOKS = [name for name, _ in notebooks.reader_chapters()]

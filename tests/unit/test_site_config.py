@@ -3,7 +3,6 @@
 Fast checks of the files (no build); tests/book checks the built site itself.
 """
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -21,10 +20,7 @@ notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook t
 
 
 def _assets_module():
-    spec = importlib.util.spec_from_file_location("sphinx_local_assets", ROOT / "tools" / "sphinx_local_assets.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return tool("sphinx_local_assets")
 
 
 def test_npm_packages_are_pinned_exactly_and_locked():
