@@ -125,7 +125,7 @@ lock:
 
 # the chapters' notebooks (book/*.ipynb) and the reader notebooks (notebooks/), from book/src/*.py
 notebooks: install
-	$(PY) -m probdr_lite._notebooks sync
+	$(PY) tools/notebooks.py sync
 
 clean:
 	rm -rf _build

@@ -43,10 +43,8 @@ Presentation:
   drawn by ``live.js`` in the browser)
 - :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures
 
-Tooling (used by ``tools/`` and the tests; no chapter, core or presentation module imports it):
-
-- :mod:`probdr_lite._notebooks`    the chapters' notebooks (the book's and the reader notebooks for Jupyter and
-  Colab) written from their Jupytext sources, and the check that the committed ones match them
+The repository's tooling is not in the package: ``tools/notebooks.py`` writes the chapters' notebooks (the
+book's and the reader notebooks for Jupyter and Colab) from their Jupytext sources and checks the committed ones.
 """
 
 __version__ = "0.1.0"

@@ -18,7 +18,7 @@ package list (``constraints/colab-*.txt``, derived from ``pip freeze`` of Colab'
   ones PyPI's torch asks for;
 - without ``jedi``: IPython 7.34 declares it, pip installs it with IPython, and Colab omits it; it is removed
   again so the replica has what Colab has (the Colab cell then must not bring it back: see
-  ``probdr_lite._notebooks.colab_cell_source``).
+  ``colab_cell_source`` in ``tools/notebooks.py``).
 
 Built once per machine and reused (kept under ``~/.cache/probdr-lite/``, or ``$PROBDR_COLAB_REPLICA``): the
 folder records a key of its inputs (the constraints file, the requirements, the Python, this file's recipe

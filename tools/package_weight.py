@@ -10,8 +10,9 @@ Prints two measures, each read from the source with ``ast``:
   a figure's description (a ``describe(...)`` call: the site's alt text) or anything else (sentences, captions,
   labels, table cells). A word is a run of letters (digits and symbols are not words).
 - **Lines**: of the presentation layer (``probdr_lite/figures`` with ``live/`` and its JavaScript and CSS,
-  ``plotting.py``, ``widgets.py``, ``_notebooks.py``: the issue's list) against the core maths (the other
-  ``probdr_lite/*.py`` at the top level; ``experiments/`` and ``data/`` are counted apart), and their ratio.
+  ``plotting.py``, ``widgets.py``: the issue's list, less its ``_notebooks.py``, which left the package for
+  ``tools/notebooks.py``) against the core maths (the other ``probdr_lite/*.py`` at the top level;
+  ``experiments/`` and ``data/`` are counted apart), and their ratio.
 
 ``--files`` lists the words per file.
 """
@@ -26,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "probdr_lite"
-PRESENTATION_FILES = ("plotting.py", "widgets.py", "_notebooks.py")
+PRESENTATION_FILES = ("plotting.py", "widgets.py")
 KINDS = ("raise", "describe", "other")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 

@@ -66,10 +66,12 @@ each page (:func:`_site_page`, :func:`_finish_site`):
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import posixpath
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -79,6 +81,7 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
+TOOLS = Path(__file__).resolve().parent
 NODE_MODULES = ROOT / "node_modules"
 PREFIX = "vendor"
 
@@ -302,21 +305,40 @@ THEBE_SETUP_JS = """window.addEventListener("load", function () {
 });"""
 
 
+def _tool(name: str):
+    """``tools/NAME.py``, a sibling of this file, as a module. ``tools/`` is a folder of scripts, not a package:
+    a tool loads another from its file, once, under its own name in ``sys.modules`` (as the tests do, see
+    ``tests/tool_modules.py``), whether or not ``tools/`` is on ``sys.path``."""
+    path = TOOLS / f"{name}.py"
+    module = sys.modules.get(name)
+    if module is not None and Path(getattr(module, "__file__", None) or "").resolve() == path:
+        return module
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
 def _launch_to_reader_notebooks(app: Sphinx, pagename: str, context) -> None:
     """Point this page's Binder and Colab buttons at the chapter's reader notebooks (``notebooks/...``).
 
     sphinx-book-theme builds them from the page's own path (``book/NAME.ipynb``), written for the site; the
-    reader notebooks (``launch_buttons.reader_notebooks`` in ``_config.yml``, see ``probdr_lite._notebooks``)
+    reader notebooks (``launch_buttons.reader_notebooks`` in ``_config.yml``, see ``tools/notebooks.py``)
     are the ones written for launching. A page without a reader notebook keeps no Binder or Colab button.
     """
-    from probdr_lite import _notebooks
+    notebooks = _tool("notebooks")
 
     buttons = context.get("header_buttons")
     if not isinstance(buttons, list):
         return
     name = Path(pagename).name
-    has_reader = name in {n for n, _ in _notebooks.reader_chapters(ROOT)}
-    urls = _notebooks.launch_urls(name, ROOT / "_config.yml") if has_reader else {}
+    has_reader = name in {n for n, _ in notebooks.reader_chapters(ROOT)}
+    urls = notebooks.launch_urls(name, ROOT / "_config.yml") if has_reader else {}
     for group in buttons:
         if not (isinstance(group, dict) and group.get("label") == "launch-buttons"):
             continue

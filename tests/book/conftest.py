@@ -5,16 +5,15 @@ rebuilding (handy while editing these tests; ``make test`` always rebuilds).
 """
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from probdr_lite import _notebooks
+from tests.tool_modules import tool
 
 ROOT = Path(__file__).resolve().parents[2]
+notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
 HTML = ROOT / "_build" / "html"
-sys.path.insert(0, str(ROOT / "tools"))
 
 
 @pytest.fixture(scope="session")
@@ -22,9 +21,7 @@ def built_book():
     """Path of the built site; fails (with Jupyter Book's error reports printed) if the build fails."""
     if os.environ.get("PROBDR_REUSE_BUILD") == "1" and (HTML / "index.html").exists():
         return HTML
-    import build_book
-
-    status = build_book.build(quiet=True)
+    status = tool("build_book").build(quiet=True)
     if status != 0:
         pytest.fail("the book build failed (a notebook raised, or Sphinx warned); reports printed above",
                     pytrace=False)
@@ -37,4 +34,4 @@ def toc_pages():
     Read from ``_toc.yml`` at collection time, so a chapter uncommented there is
     tested with no change to the tests.
     """
-    return [(d, f"{d}.html") for d in _notebooks.toc_pages(ROOT / "_toc.yml")]
+    return [(d, f"{d}.html") for d in notebooks.toc_pages(ROOT / "_toc.yml")]

@@ -23,21 +23,20 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from probdr_lite import _notebooks
+from tests.tool_modules import tool
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import colab_replica  # noqa: E402
+notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
+colab_replica = tool("colab_replica")
 
 REPORT = ROOT / "_build" / "colab-replica" / "report.json"
-NOTEBOOKS = [name for name, _ in _notebooks.reader_chapters()]
+NOTEBOOKS = [name for name, _ in notebooks.reader_chapters()]
 #: What the CUDA build of PyPI's torch brings that Colab's CPU build does not (the stand-in's own libraries).
 CUDA_STAND_IN = ("nvidia-", "cuda-", "triton")
 #: The stand-in for the module Colab's kernel imports at start-up; the notebooks only test for its presence.
@@ -88,7 +87,7 @@ def replica(tmp_path_factory):
         if (ROOT / f).is_file():
             (repo / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / f, repo / f)
-    _, branch = _notebooks.repository()
+    _, branch = notebooks.repository()
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "init", "-q", "-b", branch, str(repo)], check=True)
     subprocess.run(git + ["add", "-A"], cwd=repo, check=True)
@@ -152,10 +151,10 @@ def test_reader_notebook_runs_as_colab_runs_it(replica, name):
     python = replica["python"]
     before = colab_replica.freeze(python)
     assert before == replica["recorded"], "the replica changed before this notebook ran"
-    nb = nbformat.read(_notebooks.reader_path(name, "colab"), as_version=4)
-    url, branch = _notebooks.repository()
+    nb = nbformat.read(notebooks.reader_path(name, "colab"), as_version=4)
+    url, branch = notebooks.repository()
     cell = nb.cells[0]
-    assert cell.source == _notebooks.colab_cell_source(), "the first cell is the Colab cell"
+    assert cell.source == notebooks.colab_cell_source(), "the first cell is the Colab cell"
     cell.source = cell.source.replace(f"git+{url}@{branch}", replica["url"])
     assert replica["url"] in cell.source
     # one more cell: where the kernel imported the package from (the install, not this checkout)

@@ -1,16 +1,15 @@
 """tools/package_weight.py: the count of prose words in the package's string literals, on a module written here
 whose words are counted by hand, and the line measure on the real package against ``wc -l``'s rule."""
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.tool_modules import tool
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "package_weight.py"
-spec = importlib.util.spec_from_file_location("package_weight", TOOL)
-PW = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(PW)
+PW = tool("package_weight")
 
 SOURCE = '''"""A module docstring of many words that is not counted."""
 def f(x):

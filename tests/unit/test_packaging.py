@@ -6,6 +6,7 @@ run time and JupyterLab only, for readers on Binder. requirements-lock.txt (test
 pins what `make install` installs.
 """
 
+import fnmatch
 import os
 import re
 import subprocess
@@ -18,9 +19,10 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from probdr_lite import _notebooks
+from tests.tool_modules import tool
 
 ROOT = Path(__file__).resolve().parents[2]
+notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 PROJECT = PYPROJECT["project"]
 
@@ -163,4 +165,42 @@ def test_tests_and_lab_get_jupyterlab_with_myst():
 
 
 def test_project_urls_follow_from_config_yml():
-    assert PROJECT["urls"] == _notebooks.project_urls()
+    assert PROJECT["urls"] == notebooks.project_urls()
+
+
+
+def _found_packages(include) -> list[str]:
+    """The packages ``[tool.setuptools.packages.find]`` finds, as setuptools' finder walks: folders with an
+    ``__init__.py``, from the repository root down through packages only, kept where a pattern matches. (Not
+    ``setuptools.find_packages`` itself: importing setuptools in a test session that already loaded the
+    standard library's distutils fails.)"""
+    found = []
+
+    def walk(folder: Path, name: str) -> None:
+        if not (folder / "__init__.py").is_file():
+            return
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in include):
+            found.append(name)
+        for sub in sorted(folder.iterdir()):
+            if sub.is_dir():
+                walk(sub, f"{name}.{sub.name}")
+
+    for top in sorted(ROOT.iterdir()):
+        if top.is_dir() and not top.name.startswith("."):
+            walk(top, top.name)
+    return found
+
+
+def test_the_wheel_holds_no_repository_tooling():
+    """The notebook tooling reads _config.yml, _toc.yml and book/src from the repository root, which an installed
+    wheel does not have: it is tools/notebooks.py, outside the packages the wheel is built from. (The test reads
+    what the wheel holds, the files of the found packages, rather than building one, which would be slow.)"""
+    found = _found_packages(PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"])
+    assert found and all(p == "probdr_lite" or p.startswith("probdr_lite.") for p in found), found
+    modules = {path for p in found for path in (ROOT / p.replace(".", "/")).rglob("*.py")}
+    names = {path.name for path in modules}
+    assert "_notebooks.py" not in names and "notebooks.py" not in names
+    assert (ROOT / "tools" / "notebooks.py").is_file()
+    for path in modules:  # nothing the reader installs reads the repository's own configuration
+        text = path.read_text(encoding="utf-8")
+        assert "_config.yml" not in text and "_toc.yml" not in text, path.relative_to(ROOT)

@@ -4,24 +4,17 @@ The pages here are small hand-written imitations of sphinx-book-theme's (navigat
 ``<article class="bd-article">``), written to tmp_path; the tool runs as a script, as a person would run it.
 """
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.tool_modules import tool
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "page_numbers.py"
 
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("page_numbers", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PN = _tool()
+PN = tool("page_numbers")
 
 PAGE = """<!DOCTYPE html>
 <html><head><title>4. A chapter &#8212; the book</title>

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from probdr_lite import _notebooks
+from tests.tool_modules import tool
 
 ROOT = Path(__file__).resolve().parents[2]
+notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
 
 
 def tracked_text_files():
@@ -49,7 +50,7 @@ def test_the_path_check_finds_a_machine_path():
 
 def test_the_repository_url_is_written_only_where_it_is_checked():
     """_config.yml sets it; every other file that names it is compared with _config.yml by a test."""
-    url = _notebooks.repository_url()
+    url = notebooks.repository_url()
     owner = url.split("github.com/", 1)[1].split("/")[0]
     checked = {"_config.yml", "README.md", "pyproject.toml", "CITATION.cff", "requirements-lock.txt"}
     naming = {name for name, text in tracked_text_files()
@@ -57,7 +58,7 @@ def test_the_repository_url_is_written_only_where_it_is_checked():
     # the Colab cell of each chapter source and its notebook: tests/unit/test_notebooks.py compares it
     naming -= {n for n in naming if n.startswith("book/") and n.endswith((".ipynb", ".py"))}
     # the reader notebooks: generated from _config.yml, and test_notebooks.py compares them with the generation
-    naming -= {n for n in naming if n.startswith(_notebooks.reader_folder() + "/")}
+    naming -= {n for n in naming if n.startswith(notebooks.reader_folder() + "/")}
     assert naming <= checked, naming - checked
 
 
@@ -65,7 +66,7 @@ def test_readme_badges_are_generated_from_config():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- badges:[^\n]*-->\n(.*?)\n<!-- /badges -->", readme, re.S)
     assert block, "README.md lost its badges block"
-    assert block.group(1) == _notebooks.readme_badges(), "run: python -m probdr_lite._notebooks badges"
+    assert block.group(1) == notebooks.readme_badges(), "run: python tools/notebooks.py badges"
 
 
 def test_licences_for_code_and_text():
@@ -94,8 +95,8 @@ def test_citation_cff():
     assert CFF_REQUIRED <= set(cff) and set(cff) <= CFF_KEYS, set(cff) - CFF_KEYS
     assert cff["cff-version"] == "1.2.0" and cff["type"] in ("software", "dataset")
     assert cff["authors"] and all(("name" in a) or ("family-names" in a) for a in cff["authors"])
-    assert cff["repository-code"] == _notebooks.repository_url()
-    assert cff["url"] == _notebooks.pages_url()
+    assert cff["repository-code"] == notebooks.repository_url()
+    assert cff["url"] == notebooks.pages_url()
     assert set(cff["license"]) == {"MIT", "CC-BY-SA-4.0"}
     import tomllib
     assert cff["version"] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

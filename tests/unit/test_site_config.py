@@ -3,7 +3,6 @@
 Fast checks of the files (no build); tests/book checks the built site itself.
 """
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -12,16 +11,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.tool_modules import tool
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 SPHINX = CONFIG["sphinx"]["config"]
+notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
 
 
 def _assets_module():
-    spec = importlib.util.spec_from_file_location("sphinx_local_assets", ROOT / "tools" / "sphinx_local_assets.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return tool("sphinx_local_assets")
 
 
 def test_npm_packages_are_pinned_exactly_and_locked():
@@ -119,27 +118,23 @@ def test_ci_requires_the_browser_tests():
 def test_colab_cell_installs_the_branch_the_launch_buttons_open():
     """Jupyter Book's Binder and Colab buttons open repository.branch; the Colab cell must install
     the package from that same ref, so notebook and package come from one commit."""
-    from probdr_lite import _notebooks
-
     repo = CONFIG["repository"]
-    assert _notebooks.repository() == (repo["url"], repo["branch"])
-    assert _notebooks.COLAB_REF == repo["branch"]
-    cell = _notebooks.colab_cell_source()
+    assert notebooks.repository() == (repo["url"], repo["branch"])
+    assert notebooks.COLAB_REF == repo["branch"]
+    cell = notebooks.colab_cell_source()
     assert cell.rstrip().endswith(f'git+{repo["url"]}@{repo["branch"]}"')
     # and the ref follows the config: another branch in _config.yml gives another cell
-    assert "@v9.9-test\"" in _notebooks.colab_cell_source(ref="v9.9-test")
+    assert "@v9.9-test\"" in notebooks.colab_cell_source(ref="v9.9-test")
 
 
 def test_repository_settings_are_validated(tmp_path):
-    from probdr_lite import _notebooks
-
     bad = tmp_path / "_config.yml"
     bad.write_text("repository:\n  url: https://example.org/x\n  branch: main\n")
     with pytest.raises(ValueError, match="repository.url"):
-        _notebooks.repository(bad)
+        notebooks.repository(bad)
     bad.write_text("repository:\n  url: https://github.com/a/b\n  branch: 'no spaces allowed'\n")
     with pytest.raises(ValueError, match="repository.branch"):
-        _notebooks.repository(bad)
+        notebooks.repository(bad)
 
 
 #: The major version of @jupyter-widgets/controls (JavaScript) and the ipywidgets release it renders.

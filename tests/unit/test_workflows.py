@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from probdr_lite import _notebooks
+from tests.tool_modules import tool
 
 ROOT = Path(__file__).resolve().parents[2]
+notebooks = tool("notebooks")  # tools/notebooks.py: the repository's notebook tooling
 WORKFLOWS = ROOT / ".github" / "workflows"
 
 
@@ -63,7 +64,7 @@ def test_ci_run_runs_readmes_test_command_then_the_unit_suite_on_another_vector_
 
 def test_pages_builds_with_readmes_command_and_deploys_the_html():
     wf = load("pages.yml")
-    branch = _notebooks.repository()[1]
+    branch = notebooks.repository()[1]
     assert wf["on"]["push"]["branches"] == [branch]
     assert wf["permissions"]["pages"] == "write" and wf["permissions"]["id-token"] == "write"
     build, deploy = wf["jobs"]["build"], wf["jobs"]["deploy"]

@@ -1,16 +1,19 @@
 """Conventions for the chapter notebooks, and the one command that writes them from their sources.
 
+Repository tooling, like the rest of ``tools/`` and not part of the installed package: it reads ``_config.yml``,
+``_toc.yml``, ``pyproject.toml``, ``references.bib`` and ``book/src`` from the repository root (:data:`ROOT`).
+
 Chapters are written in ``book/src/NAME.py`` in Jupytext's percent format; ``book/NAME.ipynb`` is Jupytext's
 conversion of that file, never edited by hand. Every chapter
 
 - starts with the Colab cell, a code cell tagged ``colab`` and ``remove-cell`` whose text is
-  :func:`colab_cell_source` (it installs this package only on Colab, and only when the import fails; anywhere else
+  :func:`colab_cell_source` (it installs ``probdr_lite`` only on Colab, and only when the import fails; anywhere else
   it does nothing and touches no network);
 - is committed without outputs or execution counts (the book build executes it), like ``nbstripout`` leaves it;
 - uses the ``python3`` kernel.
 
-``python -m probdr_lite._notebooks sync`` (or ``make notebooks``) refreshes the Colab cell in every source and
-rewrites every notebook from its source; ``python -m probdr_lite._notebooks check`` reports notebooks that break a
+``python tools/notebooks.py sync`` (or ``make notebooks``) refreshes the Colab cell in every source and
+rewrites every notebook from its source; ``python tools/notebooks.py check`` reports notebooks that break a
 rule or differ from their source (the tests call :func:`problems`).
 ``badges`` prints README's badges. The repository URL and branch come from ``_config.yml`` and from
 nowhere else.
@@ -204,7 +207,7 @@ def problems(path: Path) -> list[str]:
     if not src.exists():
         out.append(f"no source {src.name} in book/src")
     elif nb != notebook_for(src):
-        out.append(f"differs from Jupytext's conversion of book/src/{src.name}: run python -m probdr_lite._notebooks sync")
+        out.append(f"differs from Jupytext's conversion of book/src/{src.name}: run python tools/notebooks.py sync")
     return out
 
 
@@ -257,7 +260,7 @@ def sync(sources=None) -> list[Path]:
 #   READER/colab/NAME.ipynb     links to other chapters open the sibling notebook in Colab, on the same branch
 #
 # where READER is launch_buttons.reader_notebooks in _config.yml. Both are kept in the repository and a test
-# compares them with this generation (python -m probdr_lite._notebooks sync writes them with the chapters).
+# compares them with this generation (python tools/notebooks.py sync writes them with the chapters).
 # ---------------------------------------------------------------------------------------------------------------
 
 FLAVOURS = ("jupyter", "colab")
@@ -499,7 +502,7 @@ def markdown_for_reader(text: str, ctx: _Context) -> str:
                 out += quoted
             else:
                 raise ValueError(f"the MyST directive {{{name}}} has no plain-Markdown rendering here; "
-                                 f"add one to probdr_lite._notebooks.markdown_for_reader")
+                                 f"add one to markdown_for_reader in tools/notebooks.py")
             i = j + 1
             continue
         if m:  # a plain code fence: copied as it is, up to its end
@@ -635,7 +638,7 @@ def _reader_readme(root: Path = ROOT) -> str:
             f"solutions folded in `<details>`), the site's live figures left out (the slider panels do their work), "
             f"the helper cells folded. `jupyter/` links between chapters by relative path (Jupyter, JupyterLab, "
             f"Binder); `colab/` links to the sibling notebooks on Colab.\n\n"
-            f"Generated from `book/src/*.py` by `make notebooks` (`python -m probdr_lite._notebooks sync`); "
+            f"Generated from `book/src/*.py` by `make notebooks` (`python tools/notebooks.py sync`); "
             f"do not edit them here. The folder is `launch_buttons.reader_notebooks` in `_config.yml` (`{folder}`); "
             f"`tests/unit/test_notebooks.py` checks that these files equal the generation.\n\n"
             f"| chapter | Jupyter | Colab |\n| --- | --- | --- |\n{rows}\n")
@@ -720,9 +723,9 @@ def main(argv=None) -> int:
         print(readme_badges())
         return 0
     if not argv or argv[0] not in ("check", "sync"):
-        print("usage: python -m probdr_lite._notebooks sync [book/src/NAME.py ...]\n"
-              "       python -m probdr_lite._notebooks check [book/NAME.ipynb ...]\n"
-              "       python -m probdr_lite._notebooks badges", file=sys.stderr)
+        print("usage: python tools/notebooks.py sync [book/src/NAME.py ...]\n"
+              "       python tools/notebooks.py check [book/NAME.ipynb ...]\n"
+              "       python tools/notebooks.py badges", file=sys.stderr)
         return 2
     if argv[0] == "sync":
         for path in sync(argv[1:]):
@@ -737,7 +740,7 @@ def main(argv=None) -> int:
     if not argv[1:]:
         for path, text in reader_texts().items():
             if not path.exists() or path.read_text(encoding="utf-8") != text:
-                print(f"{path}: differs from the generation: run python -m probdr_lite._notebooks sync")
+                print(f"{path}: differs from the generation: run python tools/notebooks.py sync")
                 bad += 1
             elif path.suffix == ".ipynb":
                 for p in reader_problems(path):
