@@ -126,10 +126,10 @@ def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> li
 
 def toy_facts(n_points: int, effect: dict) -> dict:
     """The facts of the toy's caption: ``"caption"``, the ``n`` points; ``"beta"``, what beta's whole range does
-    (:func:`probdr_lite.figures.chapter_text.toy_beta_facts` of ``effect``, a
-    :func:`~probdr_lite.figures.chapter_text.toy_beta_effect`), whose ``weak`` says that beta moves the picture
+    (:func:`probdr_lite.figures.chapter_facts.toy_beta_facts` of ``effect``, a
+    :func:`~probdr_lite.figures.chapter_facts.toy_beta_effect`), whose ``weak`` says that beta moves the picture
     little, and its control is marked so (with the caption's sentence about beta)."""
-    from probdr_lite.figures.chapter_text import toy_beta_facts
+    from probdr_lite.figures.chapter_facts import toy_beta_facts
 
     return {"caption": {"n": int(n_points)}, "beta": toy_beta_facts(effect)}
 
@@ -142,7 +142,7 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     positions with :func:`probdr_lite.figures.block.toy_paths` at several settings.
 
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`toy_facts`: the caption, whose
-    slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.figures.chapter_text.toy_beta_effect`)
+    slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.figures.chapter_facts.toy_beta_effect`)
     how much beta moves the picture over its whole range: ``beta_weak`` where that is little, else
     ``beta_strong``, each with the slots ``moved_rows`` and ``self_rows`` (``beta_moved`` and ``beta_self`` filled
     for each kappa and joined by :func:`~probdr_lite.figures.prose.listing`), then ``beta_paper`` for the paper's
@@ -151,7 +151,7 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     all the points sit at one spot or none can be drawn.
     """
     from probdr_lite.figures.block import LiftedToy
-    from probdr_lite.figures.chapter_text import toy_beta_effect
+    from probdr_lite.figures.chapter_facts import toy_beta_effect
 
     if not isinstance(toy, LiftedToy):
         raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
@@ -251,7 +251,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
 
     ``"caption"``: ``n`` images, ``per_class``, the ``variant``, the grid's sizes ``n_kappas``, ``n_etas``,
     ``n_betas``, and the default ``eta``, ``beta`` and ``n_layers``. ``"kappa_groups"``: what happens along the
-    kappa axis at the defaults, :func:`probdr_lite.figures.mnist_text.live_facts`' runs of neighbouring kappas in
+    kappa axis at the defaults, :func:`probdr_lite.figures.mnist_facts.live_facts`' runs of neighbouring kappas in
     the same ``case`` (``"spot"``, ``"still"`` or ``"move"``), each with ``which`` (the kappas, as maths),
     ``ratio_start`` (the between/within ratio before any block), ``ratios`` (after the last, two decimals, one
     entry if they all print the same), ``moved`` (the mean distance moved, two decimals) and ``still`` (the share
@@ -259,7 +259,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
     kappa, eta, beta and depth (row-major), with ``is_spot`` (the first two coordinates' root mean squared distance
     to their mean, ``spread``, is below ``spot`` x ``width``), ``n`` and ``spot``.
     """
-    from probdr_lite.figures.mnist_text import live_facts
+    from probdr_lite.figures.mnist_facts import live_facts
 
     labels = np.asarray(labels)
     n, n_classes = len(labels), int(labels.max()) + 1
