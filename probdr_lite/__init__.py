@@ -36,9 +36,9 @@ Presentation:
   ``energies``, ``environment``);
   :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
   :mod:`probdr_lite.figures.prose` the book's number formatters and ``fill``, which fills a chapter's sentence
-  with computed facts (``glue`` publishes one for another page to paste); ``mnist_text`` the facts of the MNIST
-  chapter's sentences; ``chapter_text`` those of the Laplacian Eigenmaps and unrolled-inference chapters (and
-  the block toy's beta sentence); ``verdicts`` writing the sentences that state computed facts;
+  with computed facts (``glue`` publishes one for another page to paste); ``mnist_facts`` the facts of the MNIST
+  chapter's sentences; ``chapter_facts`` those of the Laplacian Eigenmaps and unrolled-inference chapters (and
+  the facts of the block toy's caption about beta); ``verdicts`` writing the sentences that state computed facts;
   :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
   drawn by ``live.js`` in the browser)
 - :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures

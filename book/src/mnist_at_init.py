@@ -51,7 +51,7 @@ from probdr_lite.figures.mnist import (
     step_family_figure,
     sweep_figure,
 )
-from probdr_lite.figures.mnist_text import (
+from probdr_lite.figures.mnist_facts import (
     numbers_facts,
     paper_numbers,
     picture_facts,

@@ -537,6 +537,22 @@ toy_live(toy, text={
     "caption": "Computed in your browser: the same blocks as `probdr_lite.unrolled`, on the {n} points of the toy. "
                "Grey: the toy; coloured by moon: after the chosen number of blocks; the frame has the variant's "
                "colour of the other figures. {beta_sentence}",
+    "beta_weak": "Over the whole range of $\\beta$ ({beta_lo:g} to {beta_hi:g}) the picture barely changes: the mean "
+                 "distance the points move in {depth} blocks goes {moved_rows}. $\\beta$ lowers the logit of a point "
+                 "for itself, which takes the weight a point gives itself in the first block {self_rows}. That "
+                 "changes the length of the first steps (one block at $\\kappa = {widest_kappa:g}$ moves the points "
+                 "{widest_lo:num3} at $\\beta = {beta_lo:g}$ and {widest_hi:num3} at $\\beta = {beta_hi:g}$), not "
+                 "where the blocks take the points.",
+    "beta_strong": "Over the whole range of $\\beta$ ({beta_lo:g} to {beta_hi:g}) the picture changes: the mean "
+                   "distance the points move in {depth} blocks goes {moved_rows}. $\\beta$ lowers the logit of a "
+                   "point for itself, which takes the weight a point gives itself in the first block {self_rows}. "
+                   "That changes the length of the first steps (one block at $\\kappa = {widest_kappa:g}$ moves the "
+                   "points {widest_lo:num3} at $\\beta = {beta_lo:g}$ and {widest_hi:num3} at "
+                   "$\\beta = {beta_hi:g}$), and where the blocks take them.",
+    "beta_paper": "In the paper's block it also sets the weight $2/(d_q + \\beta)$ of the feed-forward term, from "
+                  "{ff_lo:num3} to {ff_hi:num3} at $d_q = {d_q}$.",
+    "beta_moved": "from {moved_lo:num3} to {moved_hi:num3} ({change_percent:num0}\u00a0%) at $\\kappa = {kappa:g}$",
+    "beta_self": "from {self_lo_percent:num1}\u00a0% to {self_hi_percent:num1}\u00a0% at $\\kappa = {kappa:g}$",
     "spot": "All the points have gathered at one spot: the blocks have pulled every point to the same place",
     "empty": "Every point has been pushed past the equator: none can be drawn",
 })

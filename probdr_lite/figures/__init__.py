@@ -13,8 +13,8 @@ here. A builder returns
   by :mod:`probdr_lite.figures.prose` and its words chosen by thresholds that are arguments.
 
 By chapter: ``eigenmaps``, ``elbo`` and ``unrolling`` (Laplacian Eigenmaps, the ELBO, unrolled inference), with
-``chapter_text`` for the facts of their sentences; ``bridge`` and ``block`` (the transformer block); ``mnist`` and
-``mnist_text`` (MNIST at initialisation); ``training`` and ``recipes`` (trained transformers); ``objections`` and
+``chapter_facts`` for the facts of their sentences; ``bridge`` and ``block`` (the transformer block); ``mnist`` and
+``mnist_facts`` (MNIST at initialisation); ``training`` and ``recipes`` (trained transformers); ``objections`` and
 ``verdicts`` (the objections); ``energies``; ``environment`` (the environment page). Shared by all: ``style``
 (labels, colours, alt text), ``prose`` (the number formatters and comparison words) and ``live`` (the live figures
 and their builders, ``live.chapters``).

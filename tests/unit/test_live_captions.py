@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from probdr_lite.figures.live import chapters as C
-from probdr_lite.figures.mnist_text import WORDS as MNIST_WORDS
+from probdr_lite.figures.mnist_facts import WORDS as MNIST_WORDS
 from probdr_lite.figures.prose import fill
 
 from .chapter_calls import chapter_calls, words_passed
@@ -71,18 +71,20 @@ def test_eta_facts():
 
 
 def beta_effect(weak=True, variant="paper"):
-    rows = [{"kappa": 100.0, "moved": [0.10, 0.103], "moved_1": [0.02, 0.021], "self": [0.05, 0.0], "change": 0.03}]
+    """A toy_beta_effect of two kappas (its facts are tested in test_live_figures.py)."""
+    rows = [{"kappa": 100.0, "moved": [0.10, 0.103], "moved_1": [0.02, 0.021], "self": [0.05, 0.0], "change": 0.03},
+            {"kappa": 1000.0, "moved": [0.05, 0.06], "moved_1": [0.01, 0.012], "self": [0.219, 0.0], "change": 0.2}]
     return {"rows": rows, "betas": [0.1, 10.0], "eta": 0.4, "depth": 8, "variant": variant, "d_q": 16,
             "weak_below": 0.1, "weak": weak}
 
 
 def test_toy_facts():
-    from probdr_lite.figures.chapter_text import toy_beta_sentence
+    from probdr_lite.figures.chapter_facts import toy_beta_facts
 
     for weak in (True, False):
         f = C.toy_facts(300, beta_effect(weak))
-        assert f["caption"] == {"n": 300, "beta_sentence": toy_beta_sentence(beta_effect(weak))}
-        assert f["weak"] is weak
+        assert f == {"caption": {"n": 300}, "beta": toy_beta_facts(beta_effect(weak))}
+        assert f["beta"]["weak"] is weak and len(f["beta"]["rows"]) == 2
 
 
 def mnist_grid(rms_last, moved_last, ratio_last, L=2):
@@ -151,7 +153,8 @@ def facts_examples():
         "neighbours_live": C.neighbours_facts((3, 5), (0.5, 2), 0.1234, [[2, 1], [1, 1]]),
         "beta_live": C.beta_facts([0.05, 0.3, 1.0, 5.0], [5, 2, 1, 0], 2, 40),
         "eta_live": C.eta_facts(600, 3, 4, [False, True, True], [601, 37, 2]),
-        "toy_live": C.toy_facts(300, beta_effect()),
+        # the toy's sentence about beta in both wordings, with the paper's clause and without
+        "toy_live": [C.toy_facts(300, beta_effect(True, "paper")), C.toy_facts(300, beta_effect(False, "diffusion"))],
         "mnist_live": mnist_example()[1],
     }
 
@@ -161,13 +164,42 @@ CHOSEN_BY = {"apart": "apart", "no_direction": "none_below", "origin": "none_kep
              "diverged": "diverged", "spot_note": "is_spot"}
 
 
+#: The toy's choice of its sentence about beta (the builder's own rule, written again here).
+TOY_CHOSEN_BY = {"beta_weak": lambda b: b["weak"], "beta_strong": lambda b: not b["weak"],
+                 "beta_paper": lambda b: b["paper"]}
+
+
+def toy_beta_sentence(text, beta):
+    """The toy's sentence about beta, from its facts ``beta`` (``toy_facts(...)["beta"]``) and the chapter's
+    ``text``: the wording ``weak`` chooses, each kappa's phrases listed, the paper's clause after it."""
+    sentence = fill(text["beta_weak" if beta["weak"] else "beta_strong"], beta,
+                    moved_rows=", ".join(fill(text["beta_moved"], r) for r in beta["rows"][:-1])
+                    + " and " + fill(text["beta_moved"], beta["rows"][-1]),
+                    self_rows=", ".join(fill(text["beta_self"], r) for r in beta["rows"][:-1])
+                    + " and " + fill(text["beta_self"], beta["rows"][-1]))
+    return sentence + " " + fill(text["beta_paper"], beta) if beta["paper"] else sentence
+
+
+def toy_cases(key, examples):
+    """The facts each filling of the toy's template ``key`` gets, in ``examples`` (a list of toy_facts)."""
+    if key == "caption":
+        return [{**f["caption"], "beta_sentence": "Over the whole range of $\\beta$ the picture changes."}
+                for f in examples]
+    if key in TOY_CHOSEN_BY:  # the sentence's slots for each kappa's phrases are filled by the builder
+        return [{**f["beta"], "moved_rows": "from 1 to 2", "self_rows": "from 3 to 4"} for f in examples
+                if TOY_CHOSEN_BY[key](f["beta"])]
+    if key in ("beta_moved", "beta_self"):
+        return [r for f in examples for r in f["beta"]["rows"]]
+    return [{}]  # spot and empty: said by the browser; no slot
+
+
 def facts_for(builder, key, facts):
     """The facts each filling of template ``key`` gets, in the examples."""
+    if builder == "toy_live":
+        return toy_cases(key, facts)
     if key == "caption":
         extra = {"kappa_cases": "for $\\kappa = 1$ the points move"} if builder == "mnist_live" else {}
         return [{**facts["caption"], **extra}]
-    if builder == "toy_live":  # said by the browser; no slot
-        return [{}]
     if key.startswith("kappa_"):
         return [g for g in facts["kappa_groups"] if g["case"] == key[len("kappa_"):]]
     chosen = [s for s in facts["states"] if s[CHOSEN_BY[key]]]
@@ -275,18 +307,24 @@ def test_eta_live_says_where_a_run_diverged():
     assert fig.spec["caption"] == fill(text["caption"], n_steps=T, n_etas=4, every=1)
 
 
-def test_toy_live_caption_ends_with_what_beta_does():
+@pytest.mark.parametrize("variant", ["paper", "diffusion"])
+def test_toy_live_caption_says_what_beta_does(variant):
+    """The caption's sentence about beta is the one the facts of beta's range choose, over both kappas the builder
+    measures (the chapter's and the narrowest kernel), with the paper's clause only for the paper's block; a weak
+    control says why with that sentence."""
     from probdr_lite.figures.block import make_toy
+    from probdr_lite.figures.chapter_facts import toy_beta_effect
 
     text = chapter_text("toy_live")
-    fig = C.toy_live(make_toy("moons", n=40, noise=0.1, d_q=8), text=text)
-    head, tail = fill(text["caption"], n=40, beta_sentence="\0").split("\0")
-    caption = fig.spec["caption"]
-    assert caption.startswith(head) and caption.endswith(tail)
-    sentence = caption[len(head):len(caption) - len(tail)]
-    assert sentence.startswith("Over the whole range of $\\beta$")
-    beta = [c for c in fig.spec["controls"] if c["name"] == "beta"][0]
-    assert beta.get("weak", sentence) == sentence  # a weak control says why with the caption's own sentence
+    toy = make_toy("moons", n=40, noise=0.1, d_q=8)
+    fig = C.toy_live(toy, text=text, variant=variant)
+    effect = toy_beta_effect(toy, kappas=(100.0, 1000.0), betas=(0.1, 10.0), eta=0.4, depth=8, variant=variant)
+    beta = C.toy_facts(40, effect)["beta"]
+    sentence = toy_beta_sentence(text, beta)
+    assert fig.spec["caption"] == fill(text["caption"], n=40, beta_sentence=sentence)
+    assert ("feed-forward" in sentence) is (variant == "paper")
+    control = [c for c in fig.spec["controls"] if c["name"] == "beta"][0]
+    assert control.get("weak") == (sentence if beta["weak"] else None)
     assert fig.spec["panels"][0]["degenerate"] == {"spot": text["spot"], "empty": text["empty"]}
 
 

@@ -166,13 +166,76 @@ def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():
     assert fig.spec["panels"][0]["key"]["labels"] == [str(d) for d in range(10)]
 
 
-def test_toy_beta_sentence_words_follow_the_numbers():
-    from probdr_lite.figures.chapter_text import toy_beta_sentence
+def _toy_effect(betas=(0.1, 10.0), **kw):
+    from probdr_lite.figures.block import make_toy
+    from probdr_lite.figures.chapter_facts import toy_beta_effect
 
-    rows = [{"kappa": 100.0, "moved": [0.10, 0.103], "moved_1": [0.02, 0.021], "self": [0.05, 0.0], "change": 0.03}]
-    effect = {"rows": rows, "betas": [0.1, 10.0], "eta": 0.4, "depth": 8, "variant": "paper", "d_q": 16,
-              "weak_below": 0.1, "weak": True}
-    weak = toy_beta_sentence(effect)
-    assert "barely changes" in weak and "not where the blocks take" in weak and "$2/(d_q + \\beta)$" in weak
-    strong = toy_beta_sentence({**effect, "weak": False, "variant": "diffusion"})
-    assert "barely" not in strong and "and where the blocks take them" in strong and "feed-forward" not in strong
+    toy = make_toy("moons", n=40, noise=0.1, d_q=8)
+    return toy, toy_beta_effect(toy, kappas=(30.0, 100.0), betas=betas, eta=0.4, depth=4, **kw)
+
+
+def test_toy_beta_effect_measures_the_blocks_and_turns_weak_at_its_threshold():
+    """The distances against blocks run step by step here, the weight a point gives itself against the softmax of
+    the logits kappa cos - beta [i = j], and ``weak`` on both sides of the largest change."""
+    from scipy.special import logsumexp
+
+    from probdr_lite.unrolled import block_step
+
+    toy, effect = _toy_effect()
+    X0 = toy.X0.numpy()
+    cos = X0 @ X0.T / toy.d_q
+    start = toy.unlift(toy.X0)
+    for row in effect["rows"]:
+        kappa = row["kappa"]
+        for beta, moved, moved_1, own in zip(effect["betas"], row["moved"], row["moved_1"], row["self"]):
+            S = kappa * cos - beta * np.eye(len(X0))
+            assert own == pytest.approx(np.exp(np.diag(S) - logsumexp(S, axis=1)).mean(), rel=1e-9)
+            X, dist = toy.X0, []
+            for _ in range(4):
+                X = block_step(X, kappa, 0.4, beta, "paper")
+                dist.append(np.linalg.norm(toy.unlift(X) - start, axis=1).mean())
+            assert (moved_1, moved) == pytest.approx((dist[0], dist[-1]), rel=1e-9)
+        assert row["change"] == pytest.approx(row["moved"][1] / row["moved"][0] - 1)
+    # weak: every kappa's change is below the threshold, so it turns at the largest one
+    smallest, largest = sorted(abs(r["change"]) for r in effect["rows"])
+    assert 0 < smallest < largest < 0.9 and effect["weak_below"] == 0.1 and effect["weak"] is (largest < 0.1)
+    assert _toy_effect(weak=1.01 * largest)[1]["weak"] is True
+    assert _toy_effect(weak=0.99 * largest)[1]["weak"] is False
+    assert _toy_effect(weak=(smallest + largest) / 2)[1]["weak"] is False
+    with pytest.raises(ValueError, match="betas must be the two ends"):
+        _toy_effect(betas=(10.0, 0.1))
+
+
+def toy_rows(first_step=(0.02, 0.021)):
+    """Two kappas; one block at kappa = 1000 changes its distance by 20 %, at kappa = 100 by what ``first_step``
+    says (5 % by default)."""
+    return [{"kappa": 100.0, "moved": [0.10, 0.103], "moved_1": list(first_step), "self": [0.05, 0.001],
+             "change": 0.03},
+            {"kappa": 1000.0, "moved": [0.05, 0.06], "moved_1": [0.01, 0.012], "self": [0.219, 0.0002],
+             "change": 0.2}]
+
+
+def test_toy_beta_facts_state_the_effects_numbers():
+    from probdr_lite.figures.chapter_facts import toy_beta_facts
+
+    effect = {"rows": toy_rows(), "betas": [0.1, 10.0], "eta": 0.4, "depth": 8, "variant": "paper", "d_q": 16,
+              "weak_below": 0.1, "weak": False}
+    f = toy_beta_facts(effect)
+    assert (f["beta_lo"], f["beta_hi"], f["depth"], f["d_q"], f["weak_below"]) == (0.1, 10.0, 8, 16, 0.1)
+    assert (f["ff_lo"], f["ff_hi"]) == pytest.approx((2 / 16.1, 2 / 26))  # the feed-forward weight 2/(d_q + beta)
+    assert f["rows"][1] == pytest.approx({"kappa": 1000.0, "moved_lo": 0.05, "moved_hi": 0.06, "change_percent": 20.0,
+                                          "self_lo_percent": 21.9, "self_hi_percent": 0.02})
+    assert [r["kappa"] for r in f["rows"]] == [100.0, 1000.0]
+    # the widest row: the kappa whose first block changes most, a rise or a fall
+    assert (f["widest_kappa"], f["widest_lo"], f["widest_hi"]) == (1000.0, 0.01, 0.012)
+    for first_step in ((0.02, 0.025), (0.02, 0.015)):  # +25 % and -25 %, against +20 %
+        g = toy_beta_facts({**effect, "rows": toy_rows(first_step)})
+        assert (g["widest_kappa"], g["widest_lo"], g["widest_hi"]) == (100.0, *first_step)
+    # the booleans the chapter's templates choose on
+    for weak in (True, False):
+        assert toy_beta_facts({**effect, "weak": weak})["weak"] is weak
+    assert f["paper"] is True
+    assert all(toy_beta_facts({**effect, "variant": v})["paper"] is False
+               for v in ("attention", "diffusion", "exact", "symmetric"))
+    with pytest.raises(ValueError, match="at least one kappa"):
+        toy_beta_facts({**effect, "rows": []})

@@ -1,7 +1,7 @@
-"""The MNIST chapter's facts (figures/mnist_text.py) and the templates of its cells that state them.
+"""The MNIST chapter's facts (figures/mnist_facts.py) and the templates of its cells that state them.
 
 Each fact is checked against the numbers it comes from, computed again here, and each word or boolean on numbers
-just either side of its threshold in :data:`~probdr_lite.figures.mnist_text.WORDS`, so a choice that the numbers do
+just either side of its threshold in :data:`~probdr_lite.figures.mnist_facts.WORDS`, so a choice that the numbers do
 not support is not made. The last tests read ``book/src/mnist_at_init.py`` and fill every piece of every template
 (every branch of each ``... if facts["x"] else ...``) from the facts the cell passes, so a slot without a fact, or a
 formatter that does not fit its fact, fails here rather than in the book build.
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probdr_lite.figures import mnist_text as MT
+from probdr_lite.figures import mnist_facts as MT
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.unrolled import CHAPTER_VARIANTS
 
@@ -297,10 +297,10 @@ def fill_calls():
 
 
 def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
-    """What the chapter takes from mnist_text is numbers and facts, and it passes every facts function to fill."""
+    """What the chapter takes from mnist_facts is numbers and facts, and it passes every facts function to fill."""
     source = CHAPTER.read_text(encoding="utf-8")
     imported = {a.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)
-                and n.module == "probdr_lite.figures.mnist_text" for a in n.names}
+                and n.module == "probdr_lite.figures.mnist_facts" for a in n.names}
     assert imported and imported <= set(facts_examples()), imported
     passed = {n.func.id for c, _, _ in fill_calls() for n in ast.walk(c.args[1]) if isinstance(n, ast.Call)}
     passed |= {n.value.func.id for cell in chapter_cells() for n in ast.walk(cell) if isinstance(n, ast.Assign)

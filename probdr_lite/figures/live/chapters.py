@@ -73,9 +73,11 @@ _CATEGORY_COLOURS = ["#D55E00", "#0072B2", "#BBBBBB"]
 #: The templates each builder takes in ``text`` (written in the chapter) and which facts fill them: ``caption``
 #: from the ``"caption"`` facts of its ``*_facts`` function, the others from the facts of one setting (one element
 #: of ``"states"``; for ``mnist_live``'s ``kappa_*`` clauses, one element of ``"kappa_groups"``); the toy's
-#: ``spot`` and ``empty`` are said by the browser when it draws no point or one spot, and have no slots.
+#: ``beta_weak`` or ``beta_strong`` (with ``beta_paper`` after it for the paper's block) from its ``"beta"`` facts,
+#: ``beta_moved`` and ``beta_self`` from each of their ``"rows"``; its ``spot`` and ``empty`` are said by the
+#: browser when it draws no point or one spot, and have no slots.
 TEXT_KEYS = {
-    "toy_live": ("caption", "spot", "empty"),
+    "toy_live": ("caption", "beta_weak", "beta_strong", "beta_paper", "beta_moved", "beta_self", "spot", "empty"),
     "mnist_live": ("caption", "kappa_spot", "kappa_still", "kappa_move", "spot_note"),
     "beta_live": ("caption", "no_direction", "origin", "line"),
     "eta_live": ("caption", "diverged"),
@@ -123,13 +125,13 @@ def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> li
 
 
 def toy_facts(n_points: int, effect: dict) -> dict:
-    """The facts of the toy's caption: ``n`` points and ``beta_sentence``, what beta's whole range does
-    (:func:`probdr_lite.figures.chapter_text.toy_beta_sentence` of ``effect``, a
-    :func:`~probdr_lite.figures.chapter_text.toy_beta_effect`); ``weak`` is ``effect["weak"]``: beta moves the
-    picture little, and its control is marked so (with that sentence)."""
-    from probdr_lite.figures.chapter_text import toy_beta_sentence
+    """The facts of the toy's caption: ``"caption"``, the ``n`` points; ``"beta"``, what beta's whole range does
+    (:func:`probdr_lite.figures.chapter_facts.toy_beta_facts` of ``effect``, a
+    :func:`~probdr_lite.figures.chapter_facts.toy_beta_effect`), whose ``weak`` says that beta moves the picture
+    little, and its control is marked so (with the caption's sentence about beta)."""
+    from probdr_lite.figures.chapter_facts import toy_beta_facts
 
-    return {"caption": {"n": int(n_points), "beta_sentence": toy_beta_sentence(effect)}, "weak": bool(effect["weak"])}
+    return {"caption": {"n": int(n_points)}, "beta": toy_beta_facts(effect)}
 
 
 def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
@@ -139,14 +141,17 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     vectors z_i in R^3 and the same update as :func:`probdr_lite.unrolled.block_step`; the book's tests compare its
     positions with :func:`probdr_lite.figures.block.toy_paths` at several settings.
 
-    ``text`` holds the chapter's templates (:data:`TEXT_KEYS`): the caption, filled from :func:`toy_facts`, which
-    says from numbers computed here (:func:`probdr_lite.figures.chapter_text.toy_beta_effect`) how much beta moves
-    the picture over its whole range; where that is little, the beta control is marked ``weak`` with that
-    sentence, which the browser tests read instead of demanding a visible change. ``spot`` and ``empty`` are what
-    the panel says when all the points sit at one spot or none can be drawn.
+    ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`toy_facts`: the caption, whose
+    slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.figures.chapter_facts.toy_beta_effect`)
+    how much beta moves the picture over its whole range: ``beta_weak`` where that is little, else
+    ``beta_strong``, each with the slots ``moved_rows`` and ``self_rows`` (``beta_moved`` and ``beta_self`` filled
+    for each kappa and joined by :func:`~probdr_lite.figures.prose.listing`), then ``beta_paper`` for the paper's
+    block. Where beta moves the picture little, the beta control is marked ``weak`` with that sentence, which the
+    browser tests read instead of demanding a visible change. ``spot`` and ``empty`` are what the panel says when
+    all the points sit at one spot or none can be drawn.
     """
     from probdr_lite.figures.block import LiftedToy
-    from probdr_lite.figures.chapter_text import toy_beta_effect
+    from probdr_lite.figures.chapter_facts import toy_beta_effect
 
     if not isinstance(toy, LiftedToy):
         raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
@@ -160,8 +165,14 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     effect = toy_beta_effect(toy, kappas=(at["kappa"], kappas[-1]), betas=(betas[0], betas[-1]), eta=at["eta"],
                              depth=at["depth"], variant=at["variant"])
     facts = toy_facts(len(labels), effect)
-    if facts["weak"]:
-        by_name["beta"]["weak"] = facts["caption"]["beta_sentence"]
+    beta = facts["beta"]
+    sentence = fill(text["beta_weak" if beta["weak"] else "beta_strong"], beta,
+                    moved_rows=listing(fill(text["beta_moved"], r) for r in beta["rows"]),
+                    self_rows=listing(fill(text["beta_self"], r) for r in beta["rows"]))
+    if beta["paper"]:
+        sentence += " " + fill(text["beta_paper"], beta)
+    if beta["weak"]:
+        by_name["beta"]["weak"] = sentence
     spec = {
         "controls": controls,
         "toy": {"Y": [float(v) for v in toy.Y.ravel()], "offset": float(toy.offset), "d_q": toy.d_q},
@@ -182,7 +193,7 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
              "digits": 2, "percent": True},
         ],
         "height": 360,
-        "caption": fill(text["caption"], facts["caption"]),
+        "caption": fill(text["caption"], facts["caption"], beta_sentence=sentence),
     }
     return LiveFigure(spec, name)
 
@@ -240,7 +251,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
 
     ``"caption"``: ``n`` images, ``per_class``, the ``variant``, the grid's sizes ``n_kappas``, ``n_etas``,
     ``n_betas``, and the default ``eta``, ``beta`` and ``n_layers``. ``"kappa_groups"``: what happens along the
-    kappa axis at the defaults, :func:`probdr_lite.figures.mnist_text.live_facts`' runs of neighbouring kappas in
+    kappa axis at the defaults, :func:`probdr_lite.figures.mnist_facts.live_facts`' runs of neighbouring kappas in
     the same ``case`` (``"spot"``, ``"still"`` or ``"move"``), each with ``which`` (the kappas, as maths),
     ``ratio_start`` (the between/within ratio before any block), ``ratios`` (after the last, two decimals, one
     entry if they all print the same), ``moved`` (the mean distance moved, two decimals) and ``still`` (the share
@@ -248,7 +259,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
     kappa, eta, beta and depth (row-major), with ``is_spot`` (the first two coordinates' root mean squared distance
     to their mean, ``spread``, is below ``spot`` x ``width``), ``n`` and ``spot``.
     """
-    from probdr_lite.figures.mnist_text import live_facts
+    from probdr_lite.figures.mnist_facts import live_facts
 
     labels = np.asarray(labels)
     n, n_classes = len(labels), int(labels.max()) + 1

@@ -1,7 +1,9 @@
 """Small measurements of the Laplacian Eigenmaps, unrolled-inference and transformer-block chapters.
 
 Each function computes what a chapter's sentence states, and the chapter holds the sentence: a template filled by
-:func:`probdr_lite.figures.prose.fill` (``book/src/laplacian_eigenmaps.py``, ``book/src/unrolled_inference.py``).
+:func:`probdr_lite.figures.prose.fill` (``book/src/laplacian_eigenmaps.py``, ``book/src/unrolled_inference.py``), or,
+for the transformer block's toy, templates the chapter passes its live figure, which
+:func:`probdr_lite.figures.live.chapters.toy_live` fills (``book/src/transformer_block.py``).
 :func:`order_along_roll` builds the heat-kernel k-NN graph of the Swiss roll at each (k, t) and its one-dimensional
 Laplacian Eigenmaps embedding, and scores how well that coordinate sorts the points along the roll;
 :func:`unrolling_facts` says which settings keep the order. :func:`agreement_facts` counts the decimals that the
@@ -9,7 +11,7 @@ principal-angle cosines of :func:`probdr_lite.figures.eigenmaps.compare_figure`'
 (:func:`decimals_of_agreement`). :func:`eta_outcomes` runs gradient ascent on the LE-ELBO at each step size and
 says whether it diverged, converged or fell short; :func:`eta_facts` groups the step sizes by that and sets them
 beside the step-size thresholds. :func:`toy_beta_effect` runs the transformer-block toy's blocks at both ends of
-beta's range; :func:`toy_beta_sentence` words it (in the caption of the toy's live figure).
+beta's range, and :func:`toy_beta_facts` gives what the toy's caption states about it.
 
 Every choice a sentence makes is a boolean here, decided by a threshold that is an argument with a default, and
 the tests feed numbers on both sides of it.
@@ -25,13 +27,12 @@ from scipy.stats import spearmanr
 
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.eigenmaps import embed_graph
-from probdr_lite.figures.prose import listing, num
 from probdr_lite.figures.unrolling import CONVERGED
 from probdr_lite.graphs import knn_graph
 from probdr_lite.probdr import fit_le_elbo
 
 __all__ = ["order_along_roll", "unrolling_facts", "agreement_facts", "decimals_of_agreement", "eta_outcomes",
-           "eta_facts", "toy_beta_effect", "toy_beta_sentence"]
+           "eta_facts", "toy_beta_effect", "toy_beta_facts"]
 
 
 def order_along_roll(Y, t, frames) -> list:
@@ -174,28 +175,27 @@ def toy_beta_effect(toy, kappas, betas, *, eta, depth, variant="paper", weak: fl
             "d_q": toy.d_q, "weak_below": weak, "weak": all(abs(r["change"]) < weak for r in rows)}
 
 
-def toy_beta_sentence(effect) -> str:
-    """:func:`toy_beta_effect` in words (maths as MathJax): how much beta moves the toy, and why."""
-    b0, b1 = effect["betas"]
-    rows, L = effect["rows"], effect["depth"]
+def toy_beta_facts(effect) -> dict:
+    """What the toy's sentence about beta states, from :func:`toy_beta_effect`'s ``effect``.
 
-    def change(r):
-        return f"from {num(r['moved'][0], 3)} to {num(r['moved'][1], 3)} ({num(100 * r['change'], 0)}\u00a0%)"
-
-    head = (f"Over the whole range of $\\beta$ ({b0:g} to {b1:g}) the picture "
-            + ("barely changes" if effect["weak"] else "changes")
-            + f": the mean distance the points move in {L} blocks goes "
-            + listing(f"{change(r)} at $\\kappa = {r['kappa']:g}$" for r in rows) + ". ")
-    own = listing(f"from {num(100 * r['self'][0], 1)}\u00a0% to {num(100 * r['self'][1], 1)}\u00a0% at "
-                  f"$\\kappa = {r['kappa']:g}$" for r in rows)
+    ``beta_lo`` and ``beta_hi`` (the ends of beta's range), ``depth``, ``weak`` and ``weak_below`` (the effect's);
+    ``paper``, the variant is the paper's block, whose feed-forward term has the weight 2/(d_q + beta), with
+    ``d_q`` and that weight at both ends, ``ff_lo`` and ``ff_hi``; ``rows``: one dict per kappa with ``kappa``,
+    ``moved_lo`` and ``moved_hi`` (the mean distance moved in ``depth`` blocks at both ends), ``change_percent``
+    (its relative change, in %), ``self_lo_percent`` and ``self_hi_percent`` (the mean weight a point gives itself
+    in the first block, in %); ``widest_kappa``, the kappa whose first block's distance changes most over the
+    range (relative to its value at the lowest beta; the first of a tie), and that distance at both ends,
+    ``widest_lo`` and ``widest_hi``.
+    """
+    (b0, b1), d_q = effect["betas"], effect["d_q"]
+    rows = effect["rows"]
+    if not rows:
+        raise ValueError("effect must hold at least one kappa's row (see toy_beta_effect)")
     widest = max(rows, key=lambda r: abs(r["moved_1"][1] / r["moved_1"][0] - 1))
-    text = (head + "$\\beta$ lowers the logit of a point for itself, which takes the weight a point gives itself in "
-            f"the first block {own}. That changes the length of the first steps (one block at "
-            f"$\\kappa = {widest['kappa']:g}$ moves the points {num(widest['moved_1'][0], 3)} at "
-            f"$\\beta = {b0:g}$ and {num(widest['moved_1'][1], 3)} at $\\beta = {b1:g}$)"
-            + (", not where the blocks take the points." if effect["weak"] else ", and where the blocks take them."))
-    if effect["variant"] == "paper":
-        d_q = effect["d_q"]
-        text += (f" In the paper's block it also sets the weight $2/(d_q + \\beta)$ of the feed-forward term, from "
-                 f"{num(2 / (d_q + b0), 3)} to {num(2 / (d_q + b1), 3)} at $d_q = {d_q}$.")
-    return text
+    return {"beta_lo": b0, "beta_hi": b1, "depth": effect["depth"], "weak": bool(effect["weak"]),
+            "weak_below": effect["weak_below"], "paper": effect["variant"] == "paper", "d_q": d_q,
+            "ff_lo": 2 / (d_q + b0), "ff_hi": 2 / (d_q + b1),
+            "rows": [{"kappa": r["kappa"], "moved_lo": r["moved"][0], "moved_hi": r["moved"][1],
+                      "change_percent": 100 * r["change"], "self_lo_percent": 100 * r["self"][0],
+                      "self_hi_percent": 100 * r["self"][1]} for r in rows],
+            "widest_kappa": widest["kappa"], "widest_lo": widest["moved_1"][0], "widest_hi": widest["moved_1"][1]}
