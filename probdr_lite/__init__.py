@@ -31,14 +31,14 @@ Core (no matplotlib, no widgets):
 
 Presentation:
 
-- :mod:`probdr_lite.figures`       figures, slider panels, tables and computed sentences per topic (``eigenmaps``,
-  ``elbo``, ``unrolling``, ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``, ``objections``,
-  ``energies``, ``environment``);
+- :mod:`probdr_lite.figures`       figures, slider panels, tables and the facts that the chapters' sentences state,
+  per topic (``eigenmaps``, ``elbo``, ``unrolling``, ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``,
+  ``objections``, ``energies``, ``environment``);
   :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
   :mod:`probdr_lite.figures.prose` the book's number formatters and ``fill``, which fills a chapter's sentence
   with computed facts (``glue`` publishes one for another page to paste); ``mnist_facts`` the facts of the MNIST
   chapter's sentences; ``chapter_facts`` those of the Laplacian Eigenmaps and unrolled-inference chapters (and
-  the facts of the block toy's caption about beta); ``verdicts`` writing the sentences that state computed facts;
+  the facts of the block toy's caption about beta); ``verdicts`` the objections' verdict words and their facts;
   :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
   drawn by ``live.js`` in the browser)
 - :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures
