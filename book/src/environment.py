@@ -26,8 +26,21 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 from IPython.display import Markdown, display
 
 from probdr_lite.figures import environment
+from probdr_lite.figures.prose import fill
 
-display(Markdown(environment.summary_markdown()))
+facts = environment.summary_facts()
+differ = ", ".join(fill("{name} ({installed}, locked {locked})" if d["present"] else
+                        "{name} (not installed, locked {locked})", d) for d in facts["differ"])
+display(Markdown(fill(
+    "This copy of the book was built with {implementation} {python_version} on {system} ({machine}). "
+    + (("All {n} packages that `{lock}` pins for this platform were installed at exactly their locked versions."
+        if facts["all_match"] else
+        ("{n_match} of the {n} packages that `{lock}` pins for this platform were installed at their locked "
+         "versions; {n_differ} " + ("was" if facts["one_differs"] else "were") + " not: {differ}."))
+       if facts["has_lock"] else
+       "No `{lock}` was found beside the package or the notebook (as on Colab), so the versions below are simply "
+       "the ones installed."),
+    facts, differ=differ)))
 
 # %% [markdown]
 # The packages that the book's code and tools ask for by name, and what for:

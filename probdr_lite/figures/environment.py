@@ -1,4 +1,4 @@
-"""The book's Environment page: the versions of :mod:`probdr_lite.environment` as a paragraph and tables."""
+"""The book's Environment page: the versions of :mod:`probdr_lite.environment` as facts and tables."""
 
 from __future__ import annotations
 
@@ -8,34 +8,38 @@ from pathlib import Path
 from probdr_lite.environment import LOCK_NAME, compare, direct_requirements, find_lock, installed_version, use_rank
 from probdr_lite.plotting import Table
 
-__all__ = ["summary_markdown", "requirements_table", "lock_table"]
+__all__ = ["summary_facts", "requirements_table", "lock_table"]
 
 
-def _platform_words() -> str:
-    system = {"Darwin": "macOS"}.get(platform.system(), platform.system())
-    return (f"{platform.python_implementation()} {platform.python_version()} "
-            f"on {system} ({platform.machine()})")
+def summary_facts(path: Path | None = None) -> dict:
+    """The facts of the page's opening paragraph: the build's platform, and how the installed versions compare with
+    the lock found by :func:`find_lock` (unless ``path`` is given).
 
-
-def summary_markdown(path: Path | None = None) -> str:
-    """One paragraph: the build's platform, and whether every package is at its locked version
-    (the lock found by :func:`find_lock` unless ``path`` is given)."""
+    ``implementation``, ``python_version``, ``system`` and ``machine`` name the platform; ``has_lock`` says whether a
+    lock was found (on Colab none is) and ``lock`` is its file name (the one looked for when there is none); ``n`` of
+    its pins apply to this platform, ``n_match`` of them at exactly the installed version and ``n_differ`` not
+    (``all_match``, ``one_differs``); ``differ`` lists those, each with its ``name``, ``locked`` and ``installed``
+    version, and whether it is installed at all (``present``). Without a lock the counts are 0 and ``all_match`` is
+    False: nothing was compared.
+    """
     path = path or find_lock()
-    text = f"This copy of the book was built with {_platform_words()}."
-    if path is None:
-        return text + (f" No `{LOCK_NAME}` was found beside the package or the notebook (as on Colab), "
-                       "so the versions below are simply the ones installed.")
-    rows = compare(path)
-    differ = [r for r in rows if not r.matches]
-    n = len(rows)
-    if not differ:
-        return text + (f" All {n} packages that `{Path(path).name}` pins for this platform were installed "
-                       "at exactly their locked versions.")
-    return text + (f" {n - len(differ)} of the {n} packages that `{Path(path).name}` pins for this platform "
-                   f"were installed at their locked versions; {len(differ)} "
-                   f"{'was' if len(differ) == 1 else 'were'} not: "
-                   + ", ".join(f"{r.name} ({r.installed or 'not installed'}, locked {r.locked})" for r in differ)
-                   + ".")
+    rows = compare(path) if path is not None else []
+    differ = [{"name": r.name, "locked": r.locked, "installed": r.installed, "present": r.installed is not None}
+              for r in rows if not r.matches]
+    return {
+        "implementation": platform.python_implementation(),
+        "python_version": platform.python_version(),
+        "system": {"Darwin": "macOS"}.get(platform.system(), platform.system()),
+        "machine": platform.machine(),
+        "has_lock": path is not None,
+        "lock": Path(path).name if path is not None else LOCK_NAME,
+        "n": len(rows),
+        "n_match": len(rows) - len(differ),
+        "n_differ": len(differ),
+        "all_match": path is not None and not differ,
+        "one_differs": len(differ) == 1,
+        "differ": differ,
+    }
 
 
 def requirements_table():
