@@ -231,6 +231,8 @@ neighbours_live(Y_roll, t_roll, text={
                "{factor_last:g} times $t_0 = {t0:.3g}$, the mean squared distance to the ten nearest neighbours). "
                "Colour: position along the roll (viridis).",
     "apart": "The graph falls apart into {pieces} pieces: there is no single embedding",
+    "alt": "Embedding of the Swiss roll coloured by position along the roll, k = {n_neighbors}, t = {bandwidth}; "
+           "λ₁ = {=lam1}, λ₂ = {=lam2}",
 })
 
 # %% tags=["remove-input"]

@@ -352,6 +352,9 @@ mnist_live(X0_sub, labels_sub, text={
                   "and the ratio ends at {ratios:listing}",
     "spot_note": "All {n:,} points have gathered within {spread:.2g} of their mean, less than {spot:.0%} of this "
                  "frame: a single spot. Axes that follow the points show what is inside it",
+    "alt_points": "First two latent coordinates of {n:,} MNIST images after {depth} blocks, coloured by digit, axes "
+                  "{axes}; between/within ratio {=ratio}",
+    "alt_ratio": "Between/within-class ratio at every layer; at depth {depth} it is {=ratio}",
 })
 
 # %% [markdown]

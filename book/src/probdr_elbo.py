@@ -325,6 +325,10 @@ beta_live(L, labels, n_components=q, n_show=15, text={
                     "direction",
     "origin": "X* = 0: with no direction kept, all {n} points sit at the origin",
     "line": "Only one direction is kept: x₂ = 0, so the points lie on a line",
+    "alt_eigenvalues": "The {n_show} smallest eigenvalues and the threshold 1/β = {=threshold}; {=below} lie below "
+                       "it",
+    "alt_scales": "Squared scales sᵢ² at β = {beta}",
+    "alt_points": "X* at β = {beta}, on axes fixed at the widest embedding",
 })
 
 # %% [markdown]

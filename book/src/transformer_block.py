@@ -555,6 +555,8 @@ toy_live(toy, text={
     "beta_self": "from {self_lo_percent:num1}\u00a0% to {self_hi_percent:num1}\u00a0% at $\\kappa = {kappa:g}$",
     "spot": "All the points have gathered at one spot: the blocks have pulled every point to the same place",
     "empty": "Every point has been pushed past the equator: none can be drawn",
+    "alt": "The toy (grey) and where {depth} blocks of the {variant} variant move it (κ {kappa}, η {eta}, β {beta}, "
+           "causal mask {mask}); {=lost} points past the equator",
 })
 
 # %% [markdown]

@@ -10,6 +10,8 @@ small data with the chapter's own templates, puts into its spec exactly the sent
 setting of its grid, and nothing where they choose none.
 """
 
+import functools
+import re
 import string
 
 import numpy as np
@@ -47,8 +49,8 @@ def test_neighbours_facts():
 
 
 def test_beta_facts_count_the_directions_each_beta_keeps():
-    f = C.beta_facts([0.05, 0.3, 1.0, 5.0], [5, 2, 1, 0], 2, 40)
-    assert f["caption"] == {"q": 2}
+    f = C.beta_facts([0.05, 0.3, 1.0, 5.0], [5, 2, 1, 0], 2, 40, 6)
+    assert f["caption"] == {"q": 2, "n_show": 6}
     s = f["states"]
     assert [x["kept"] for x in s] == [2, 2, 1, 0] and [x["below"] for x in s] == [5, 2, 1, 0]
     assert [x["threshold"] for x in s] == [20.0, 3.33, 1.0, 0.2] and all(x["n"] == 40 for x in s)
@@ -56,9 +58,11 @@ def test_beta_facts_count_the_directions_each_beta_keeps():
     assert [x["none_kept"] for x in s] == [False, False, False, True]
     assert [x["one_kept"] for x in s] == [False, False, True, False]
     # with q = 1 one eigenvalue below the threshold or five keep the same single direction: a line either way
-    assert [x["one_kept"] for x in C.beta_facts([0.1, 1.0], [5, 1], 1, 40)["states"]] == [True, True]
+    assert [x["one_kept"] for x in C.beta_facts([0.1, 1.0], [5, 1], 1, 40, 6)["states"]] == [True, True]
     with pytest.raises(ValueError, match="same length"):
-        C.beta_facts([0.1, 1.0], [5], 2, 40)
+        C.beta_facts([0.1, 1.0], [5], 2, 40, 6)
+    with pytest.raises(ValueError, match="none can exceed 6"):
+        C.beta_facts([0.1, 1.0], [7, 1], 2, 40, 6)
 
 
 def test_eta_facts():
@@ -151,7 +155,7 @@ def facts_examples():
     """Each builder's facts, on numbers for which every sentence it can choose is chosen at least once."""
     return {
         "neighbours_live": C.neighbours_facts((3, 5), (0.5, 2), 0.1234, [[2, 1], [1, 1]]),
-        "beta_live": C.beta_facts([0.05, 0.3, 1.0, 5.0], [5, 2, 1, 0], 2, 40),
+        "beta_live": C.beta_facts([0.05, 0.3, 1.0, 5.0], [5, 2, 1, 0], 2, 40, 15),
         "eta_live": C.eta_facts(600, 3, 4, [False, True, True], [601, 37, 2]),
         # the toy's sentence about beta in both wordings, with the paper's clause and without
         "toy_live": [C.toy_facts(300, beta_effect(True, "paper")), C.toy_facts(300, beta_effect(False, "diffusion"))],
@@ -193,8 +197,71 @@ def toy_cases(key, examples):
     return [{}]  # spot and empty: said by the browser; no slot
 
 
+#: What live.js writes for a control's slot ``{name}`` and a readout's ``{=name}`` (``LiveFigure.prototype.fill``):
+#: a slot that names neither stays as it is, braces and all.
+BROWSER_SLOT = re.compile(r"\{(=?)([a-z_0-9]+)\}")
+
+
+def browser_fill(template, spec):
+    """``template`` as live.js fills it for the figure ``spec``: each control's and readout's slot becomes a
+    value (here a marker naming it), any other slot is left as it is."""
+    controls = {c["name"] for c in spec["controls"]}
+    readouts = {r["name"] for r in spec["readouts"]}
+
+    def value(m):
+        kind, name = m.groups()
+        if kind:
+            return f"<readout {name}>" if name in readouts else m.group(0)
+        return f"<control {name}>" if name in controls else m.group(0)
+
+    return BROWSER_SLOT.sub(value, template)
+
+
+def browser_values(spec):
+    """The same markers as facts: what each of the spec's browser slots becomes, by its slot's name."""
+    return {**{c["name"]: f"<control {c['name']}>" for c in spec["controls"]},
+            **{"=" + r["name"]: f"<readout {r['name']}>" for r in spec["readouts"]}}
+
+
+@functools.lru_cache(maxsize=None)
+def small_figure(builder):
+    """Each builder run on small data with the chapter's own templates."""
+    text = chapter_text(builder)
+    rng = np.random.default_rng(3)
+    if builder == "toy_live":
+        from probdr_lite.figures.block import make_toy
+
+        return C.toy_live(make_toy("moons", n=40, noise=0.1, d_q=8), text=text)
+    if builder == "mnist_live":
+        from probdr_lite.mnist_blocks import mnist_latents
+
+        X0, labels = mnist_latents(n=100)
+        return C.mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0), text=text)
+    Y = rng.normal(size=(40, 3))
+    if builder == "neighbours_live":
+        return C.neighbours_live(Y, np.arange(40.0), ks=(3, 8), factors=(0.5, 1), k=8, factor=1, text=text)
+    from probdr_lite.graphs import knn_graph, laplacian
+
+    L = laplacian(knn_graph(Y, n_neighbors=6))
+    if builder == "beta_live":
+        return C.beta_live(L, np.repeat([0, 1], 20), betas=[0.1, 0.3, 1.0], n_show=6, beta=0.3, text=text)
+    return C.eta_live(L, np.repeat([0, 1], 20), etas=[0.01, 0.05, 20.0], eta=0.05, n_steps=20, text=text)
+
+
+#: The facts a panel's alt text may use at build time, in the small figures (the "caption" facts its builder
+#: passes); every other slot is the browser's.
+BUILD_FACTS = {"mnist_live": {"n": 100}, "beta_live": {"n_show": 6}}
+
+
+def alt_keys(builder):
+    return [k for k in C.TEXT_KEYS[builder] if k.startswith("alt")]
+
+
 def facts_for(builder, key, facts):
     """The facts each filling of template ``key`` gets, in the examples."""
+    if key.startswith("alt"):  # what the build fills, and what live.js fills for the spec's controls and readouts
+        caption = (facts[0] if builder == "toy_live" else facts)["caption"]
+        return [{**caption, **browser_values(small_figure(builder).spec)}]
     if builder == "toy_live":
         return toy_cases(key, facts)
     if key == "caption":
@@ -228,6 +295,25 @@ def test_every_template_fills_from_the_facts_of_every_case(builder):
                     assert slot in case, f"{builder}[{key!r}]: the slot {slot!r} has no fact"
             filled = fill(template, case)
             assert "{" not in filled and "}" not in filled, filled
+
+
+@pytest.mark.parametrize("builder", sorted(CHAPTERS))
+def test_each_panels_alt_text_is_the_chapters_with_the_browsers_slots_kept(builder):
+    """One alt template per panel, in order; in the spec, its build-time slots are filled and every control's and
+    readout's slot is still there for live.js, so that what the browser reads out is the chapter's sentence, filled
+    completely, for the setting shown."""
+    text, spec = chapter_text(builder), small_figure(builder).spec
+    keys = alt_keys(builder)
+    assert len(keys) == len(spec["panels"]), f"{builder}: {len(spec['panels'])} panels, alt texts {keys}"
+    browser = browser_values(spec)
+    for key, panel in zip(keys, spec["panels"]):
+        slots = [slot for _, slot, _, _ in string.Formatter().parse(text[key]) if slot is not None]
+        assert any(slot in browser for slot in slots), f"{builder}[{key!r}] says nothing of the setting shown"
+        for slot in slots:
+            assert slot in browser or slot in BUILD_FACTS.get(builder, {}), (
+                f"{builder}[{key!r}]: {slot!r} is neither a control, a readout nor a fact of the build")
+        assert browser_fill(panel["alt"], spec) == fill(text[key], BUILD_FACTS.get(builder, {}), **browser)
+        assert "{" not in browser_fill(panel["alt"], spec)
 
 
 def test_a_builder_without_the_chapters_templates_says_so():

@@ -20,7 +20,9 @@ The sentences are the chapters': each builder takes ``text``, a dict of template
 (the keys of :data:`TEXT_KEYS`), and fills them with :func:`probdr_lite.figures.prose.fill` from the facts it
 computes, the caption once and each panel's sentence for every setting of the grid. The facts, and which sentence
 a setting gets, come from the ``*_facts`` functions here, so the tests can check them on numbers either side of
-each choice. Canvas text (titles, axis labels, readout labels), alt text and the colour key stay here.
+each choice. Each panel's alt text is a template of the chapter's too (:func:`_alt`): its build-time slots are
+filled here, and its ``{control}`` and ``{=readout}`` slots are kept for ``live.js``, which fills them in the
+browser for the setting shown. Canvas text (titles, axis labels, readout labels) and the colour key stay here.
 
 Canvas text writes maths in Unicode (λᵢ, x₁); captions, which are sentences, write it as MathJax (``$\\kappa$``),
 which ``live.js`` typesets.
@@ -75,13 +77,16 @@ _CATEGORY_COLOURS = ["#D55E00", "#0072B2", "#BBBBBB"]
 #: of ``"states"``; for ``mnist_live``'s ``kappa_*`` clauses, one element of ``"kappa_groups"``); the toy's
 #: ``beta_weak`` or ``beta_strong`` (with ``beta_paper`` after it for the paper's block) from its ``"beta"`` facts,
 #: ``beta_moved`` and ``beta_self`` from each of their ``"rows"``; its ``spot`` and ``empty`` are said by the
-#: browser when it draws no point or one spot, and have no slots.
+#: browser when it draws no point or one spot, and have no slots. The ``alt*`` keys are the panels' alt texts, one
+#: per panel in order (:func:`_alt`): ``{control}`` and ``{=readout}`` slots, which ``live.js`` fills for the
+#: setting shown, and slots from the ``"caption"`` facts, filled here.
 TEXT_KEYS = {
-    "toy_live": ("caption", "beta_weak", "beta_strong", "beta_paper", "beta_moved", "beta_self", "spot", "empty"),
-    "mnist_live": ("caption", "kappa_spot", "kappa_still", "kappa_move", "spot_note"),
-    "beta_live": ("caption", "no_direction", "origin", "line"),
-    "eta_live": ("caption", "diverged"),
-    "neighbours_live": ("caption", "apart"),
+    "toy_live": ("caption", "beta_weak", "beta_strong", "beta_paper", "beta_moved", "beta_self", "spot", "empty",
+                 "alt"),
+    "mnist_live": ("caption", "kappa_spot", "kappa_still", "kappa_move", "spot_note", "alt_points", "alt_ratio"),
+    "beta_live": ("caption", "no_direction", "origin", "line", "alt_eigenvalues", "alt_scales", "alt_points"),
+    "eta_live": ("caption", "diverged", "alt_gap", "alt_gram", "alt_points"),
+    "neighbours_live": ("caption", "apart", "alt"),
 }
 
 
@@ -96,6 +101,15 @@ def _text(text, builder: str) -> dict:
         got = sorted(text) if isinstance(text, dict) else type(text).__name__
         raise ValueError(f"{builder}: text must be a dict of template strings with the keys {list(keys)}; got {got}")
     return text
+
+
+def _alt(template: str, facts: dict, controls, readouts) -> str:
+    """A panel's alt text from the chapter's ``template``: its slots named by a control (``{depth}``) or, with ``=``,
+    by a readout (``{=ratio}``) of the figure stay as they are, for ``live.js`` to fill in the browser for the
+    setting shown; any other slot is filled now from ``facts`` (the figure's ``"caption"`` facts)."""
+    browser = {c["name"]: "{%s}" % c["name"] for c in controls}
+    browser.update({"=" + r["name"]: "{=%s}" % r["name"] for r in readouts})
+    return fill(template, facts, **browser)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -173,6 +187,12 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
         sentence += " " + fill(text["beta_paper"], beta)
     if beta["weak"]:
         by_name["beta"]["weak"] = sentence
+    readouts = [
+        {"name": "moved", "label": "mean distance moved from the start", "toy": "moved", "digits": 4},
+        {"name": "lost", "label": "points pushed past the equator (not drawn)", "toy": "lost", "digits": 3},
+        {"name": "self", "label": "weight a point gives itself in the first block (mean Aᵢᵢ)", "toy": "self",
+         "digits": 2, "percent": True},
+    ]
     spec = {
         "controls": controls,
         "toy": {"Y": [float(v) for v in toy.Y.ravel()], "offset": float(toy.offset), "d_q": toy.d_q},
@@ -182,16 +202,10 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
             "accent": {"control": "variant", "colours": [VARIANT_STYLE["block"][v].colour for v in TOY_VARIANTS]},
             "title": "{variant}: {depth} blocks",
             "degenerate": {"spot": fill(text["spot"]), "empty": fill(text["empty"])},
-            "alt": "The toy (grey) and where {depth} blocks of the {variant} variant move it (κ {kappa}, η {eta}, "
-                   "β {beta}, causal mask {mask}); {=lost} points past the equator",
+            "alt": _alt(text["alt"], facts["caption"], controls, readouts),
             "xlabel": "the plane of the toy (axes cover the toy and the moved points)",
         }],
-        "readouts": [
-            {"name": "moved", "label": "mean distance moved from the start", "toy": "moved", "digits": 4},
-            {"name": "lost", "label": "points pushed past the equator (not drawn)", "toy": "lost", "digits": 3},
-            {"name": "self", "label": "weight a point gives itself in the first block (mean Aᵢᵢ)", "toy": "self",
-             "digits": 2, "percent": True},
-        ],
+        "readouts": readouts,
         "height": 360,
         "caption": fill(text["caption"], facts["caption"], beta_sentence=sentence),
     }
@@ -326,7 +340,7 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     pad = 0.04 * (hi - lo)
     fixed = [float(lo[0] - pad[0]), float(hi[0] + pad[0]), float(lo[1] - pad[1]), float(hi[1] + pad[1])]
     width = min(fixed[1] - fixed[0], fixed[3] - fixed[2])
-    n, n_classes = len(labels), int(labels.max()) + 1
+    n_classes = int(labels.max()) + 1
     chunks = [{"xy": points(xy[idx], ["depth"])} for idx in np.ndindex(*xy.shape[:3])]
     at = tuple(list(v).index(defaults[k]) for k, v in (("kappa", kappas), ("eta", etas), ("beta", betas)))
     facts = mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, variant=variant, eta=defaults["eta"],
@@ -334,6 +348,15 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     # on fixed axes, a frame that has shrunk to a spot is said in words
     spot_notes = [fill(text["spot_note"], s) if s["is_spot"] else "" for s in facts["states"]]
     kappa_cases = "; ".join(fill(text[f"kappa_{g['case']}"], g) for g in facts["kappa_groups"])
+    readouts = [
+        {"name": "ratio", **array(ratio, dims + ["depth"]), "label": "between/within-class ratio at this depth",
+         "digits": 3},
+        {"name": "ratio0", "label": "the same before any block (dashed line)", **array(ratio[0, 0, 0, :1], []),
+         "digits": 3},
+        {"name": "moved", **array(grid["moved"], dims + ["depth"]),
+         "label": f"mean distance an image has moved (rows have length {float(np.sqrt(X0.shape[1])):.3g})",
+         "digits": 3},
+    ]
     spec = {
         "controls": controls,
         "chunks": {"dims": dims, "grid": list(xy.shape[:3])},
@@ -345,25 +368,16 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
              "key": {"title": "digit", "labels": [str(k) for k in range(n_classes)],
                      "colours": [CLASS_PALETTE[k % len(CLASS_PALETTE)] for k in range(n_classes)]},
              "title": "depth {depth}: κ = {kappa}, η = {eta}, β = {beta}",
-             "alt": f"First two latent coordinates of {n:,} MNIST images after {{depth}} blocks, coloured by digit, "
-                    "axes {axes}; between/within ratio {=ratio}",
+             "alt": _alt(text["alt_points"], facts["caption"], controls, readouts),
              "xlabel": "latent coordinate 1", "ylabel": "latent coordinate 2"},
             {"type": "lines", "x": list(range(n_layers + 1)), "marker": "depth",
              "series": [{"y": array(ratio, dims), "colour": "#000000", "points": True}],
              "hlines": [{"value": float(ratio[0, 0, 0, 0]), "colour": "#777777"}],
              "title": "between/within at depth {depth}: {=ratio}",
-             "alt": "Between/within-class ratio at every layer; at depth {depth} it is {=ratio}",
+             "alt": _alt(text["alt_ratio"], facts["caption"], controls, readouts),
              "xlabel": "layer (blocks applied)", "ylabel": "between/within-class ratio"},
         ],
-        "readouts": [
-            {"name": "ratio", **array(ratio, dims + ["depth"]), "label": "between/within-class ratio at this depth",
-             "digits": 3},
-            {"name": "ratio0", "label": "the same before any block (dashed line)", **array(ratio[0, 0, 0, :1], []),
-             "digits": 3},
-            {"name": "moved", **array(grid["moved"], dims + ["depth"]),
-             "label": f"mean distance an image has moved (rows have length {float(np.sqrt(X0.shape[1])):.3g})",
-             "digits": 3},
-        ],
+        "readouts": readouts,
         "height": 360,
         "caption": fill(text["caption"], facts["caption"], kappa_cases=kappa_cases),
     }
@@ -374,19 +388,23 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
 # Chapter 3: beta thresholds and shrinks
 
 
-def beta_facts(betas, n_below, q: int, n_points: int) -> dict:
-    """The facts of chapter 3's live figure: ``"caption"`` holds ``q``; ``"states"`` one dict per beta, with
+def beta_facts(betas, n_below, q: int, n_points: int, n_show: int) -> dict:
+    """The facts of chapter 3's live figure: ``"caption"`` holds ``q`` and ``n_show`` (the eigenvalues shown, of
+    which ``n_below`` counts those below each threshold); ``"states"`` one dict per beta, with
     ``beta``, ``threshold`` (1/beta to three significant digits), ``below`` (how many of the shown eigenvalues lie
     below it, ``n_below``), ``kept`` (the directions the closed form keeps, at most ``q``), ``n`` points, and the
     choices ``none_below`` (no eigenvalue below the threshold), ``none_kept`` and ``one_kept``."""
     if len(betas) != len(n_below):
         raise ValueError(f"betas and n_below must have the same length; got {len(betas)} and {len(n_below)}")
+    if any(int(k) > n_show for k in n_below):
+        raise ValueError(f"n_below counts eigenvalues of the {n_show} shown, so none can exceed {n_show}; got "
+                         f"{list(n_below)}")
     states = []
     for b, k in zip(betas, n_below):
         kept = min(int(k), q)
         states.append({"beta": b, "threshold": _sig(1.0 / b), "below": int(k), "kept": kept, "n": int(n_points),
                        "none_below": int(k) == 0, "none_kept": kept == 0, "one_kept": kept == 1})
-    return {"caption": {"q": int(q)}, "states": states}
+    return {"caption": {"q": int(q), "n_show": int(n_show)}, "states": states}
 
 
 def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15, beta=0.3, *,
@@ -422,13 +440,25 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
     ext = 1.1 * float(np.abs(X_wide[:, :2]).max())
     s2 = np.array(s2)
     dims = ["beta"]
-    facts = beta_facts(betas, n_below, q, len(labels))
+    facts = beta_facts(betas, n_below, q, len(labels), n_show)
     kept = [f["kept"] for f in facts["states"]]
     bar_notes = [fill(text["no_direction"], f) if f["none_below"] else "" for f in facts["states"]]
     scatter_notes = [fill(text["origin"], f) if f["none_kept"] else (fill(text["line"], f) if f["one_kept"] else "")
                      for f in facts["states"]]
+    controls = [control("beta", "β", betas, beta)]
+    readouts = [
+        {"name": "threshold", "label": "threshold 1/β", **array(1.0 / np.array(betas), dims), "digits": 4},
+        {"name": "below", "label": f"eigenvalues below it (of the {n_show} smallest)",
+         **array(np.array(n_below, dtype=float), dims), "digits": 3},
+        {"name": "kept", "label": f"directions kept (of q = {q})",
+         **array(np.array(kept, dtype=float), dims), "digits": 3},
+        {"name": "s1", "label": "s₁² (first direction)", **array(s2[:, 0], dims), "digits": 4},
+        {"name": "s2", "label": "s₂² (second direction)", **array(s2[:, 1], dims), "digits": 4},
+    ]
+    alts = [_alt(text[k], facts["caption"], controls, readouts)
+            for k in ("alt_eigenvalues", "alt_scales", "alt_points")]
     spec = {
-        "controls": [control("beta", "β", betas, beta)],
+        "controls": controls,
         "panels": [
             {"type": "lines", "x": list(range(1, n_show + 1)), "logy": True,
              "ylim": [0.8 * min(float(lam[0]), 1.0 / max(betas)), 1.3 * max(float(lam[-1]), 1.0 / min(betas))],
@@ -438,29 +468,21 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
              "hlines": [{"y": array(1.0 / np.array(betas)[:, None], dims), "colour": "#000000",
                          "label": "the threshold 1/β = {=threshold}"}],
              "title": "threshold 1/β = {=threshold}: {=below} of %d below" % n_show,
-             "alt": "The %d smallest eigenvalues and the threshold 1/β = {=threshold}; {=below} lie below it" % n_show,
+             "alt": alts[0],
              "xlabel": "eigen-direction i (smallest λ first)", "ylabel": "eigenvalue λᵢ (log scale)"},
             {"type": "bars", "heights": array(s2, dims), "categories": array(np.array(cats, dtype=np.uint8), dims,
                                                                                "u8"),
              "category_colours": _CATEGORY_COLOURS, "ymax": 1.05 * float(s2.max()),
              "note": {"dims": dims, "text": bar_notes},
-             "title": "shrinkage at β = {beta}", "alt": "Squared scales sᵢ² at β = {beta}",
+             "title": "shrinkage at β = {beta}", "alt": alts[1],
              "xlabel": "eigen-direction i", "ylabel": "sᵢ² = max(1/λᵢ − β, 0)"},
             {"type": "scatter", "xy": points(np.array(frames), dims, bits=16, box=(-ext, ext, -ext, ext)),
              "bounds": [-ext, ext, -ext, ext], "equal_aspect": True, "classes": [int(c) for c in labels],
              "palette": CLASS_PALETTE, "radius": 2.0, "note": {"dims": dims, "text": scatter_notes},
              "title": "X*: {=kept} of q = %d directions kept" % q,
-             "alt": "X* at β = {beta}, on axes fixed at the widest embedding", "xlabel": "x₁", "ylabel": "x₂"},
+             "alt": alts[2], "xlabel": "x₁", "ylabel": "x₂"},
         ],
-        "readouts": [
-            {"name": "threshold", "label": "threshold 1/β", **array(1.0 / np.array(betas), dims), "digits": 4},
-            {"name": "below", "label": f"eigenvalues below it (of the {n_show} smallest)",
-             **array(np.array(n_below, dtype=float), dims), "digits": 3},
-            {"name": "kept", "label": f"directions kept (of q = {q})",
-             **array(np.array(kept, dtype=float), dims), "digits": 3},
-            {"name": "s1", "label": "s₁² (first direction)", **array(s2[:, 0], dims), "digits": 4},
-            {"name": "s2", "label": "s₂² (second direction)", **array(s2[:, 1], dims), "digits": 4},
-        ],
+        "readouts": readouts,
         "height": 270,
         "caption": fill(text["caption"], facts["caption"]),
     }
@@ -519,28 +541,31 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     last = np.array(last)
     last[~np.isfinite(last)] = np.nan
     dims = ["eta"]
+    controls = [control("eta", "step size η", etas, eta, digits=3)]
+    readouts = [
+        {"name": "verdict", "label": "the run", "dims": dims, "text": verdicts},
+        {"name": "gram", "label": "Gram error at the last step", **array(final_gram, dims), "digits": 3},
+    ]
+    alts = [_alt(text[k], facts["caption"], controls, readouts) for k in ("alt_gap", "alt_gram", "alt_points")]
     spec = {
-        "controls": [control("eta", "step size η", etas, eta, digits=3)],
+        "controls": controls,
         "panels": [
             {"type": "lines", "x": [int(t) for t in keep], "logy": True, "ylim": list(GAP_LIMITS),
              "series": [{"y": array(gaps[:, keep], dims, "f32"), "colour": "#000000"}],
-             "title": "η = {eta}: {=verdict}", "alt": "ELBO gap per step at η = {eta}: {=verdict}",
+             "title": "η = {eta}: {=verdict}", "alt": alts[0],
              "xlabel": "step t (= layer)", "ylabel": "ELBO(X*) − ELBO(Xₜ)"},
             {"type": "lines", "x": [int(t) for t in keep], "logy": True, "ylim": list(GRAM_LIMITS),
              "series": [{"y": array(grams[:, keep], dims, "f32"), "colour": "#D55E00"}],
              "hlines": [{"value": CONVERGED, "colour": "#888888"}],
              "title": "distance to X*: {=gram} at the last step",
-             "alt": "Gram error per step; {=gram} at the last step", "xlabel": "step t (= layer)",
+             "alt": alts[1], "xlabel": "step t (= layer)",
              "ylabel": "Gram error to X*"},
             {"type": "scatter", "xy": points(last, dims), "classes": [int(c) for c in labels],
              "palette": CLASS_PALETTE, "radius": 2.0, "equal_aspect": True, "note": {"dims": dims, "text": ends},
-             "title": "where it ends: Xₜ at the last step", "alt": "The last iterate at η = {eta}",
+             "title": "where it ends: Xₜ at the last step", "alt": alts[2],
              "xlabel": "x₁ (axes follow the points)", "ylabel": "x₂"},
         ],
-        "readouts": [
-            {"name": "verdict", "label": "the run", "dims": dims, "text": verdicts},
-            {"name": "gram", "label": "Gram error at the last step", **array(final_gram, dims), "digits": 3},
-        ],
+        "readouts": readouts,
         "height": 270,
         "caption": fill(text["caption"], facts["caption"]),
     }
@@ -606,22 +631,22 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
     facts = neighbours_facts(ks, factors, t0, pieces)
     notes = [fill(text["apart"], f) if f["apart"] else "" for f in facts["states"]]
     dims = ["n_neighbors", "bandwidth"]
+    controls = [control("n_neighbors", "neighbours k", list(ks), k),
+                control("bandwidth", "bandwidth t", bandwidths, bandwidths[list(factors).index(factor)], digits=3)]
+    readouts = [
+        {"name": "edges", "label": "edges in the graph", **array(edges, dims), "digits": 6},
+        {"name": "lam1", "label": "λ₁", **array(lam[..., 0], dims), "digits": 3},
+        {"name": "lam2", "label": "λ₂", **array(lam[..., 1], dims), "digits": 3},
+        {"name": "pieces", "label": "connected pieces of the graph", **array(pieces, dims), "digits": 3},
+    ]
     spec = {
-        "controls": [control("n_neighbors", "neighbours k", list(ks), k),
-                     control("bandwidth", "bandwidth t", bandwidths, bandwidths[list(factors).index(factor)],
-                             digits=3)],
+        "controls": controls,
         "panels": [{"type": "scatter", "xy": points(xy, dims), "colour_values": [float(v) for v in t],
                     "radius": 2.0, "equal_aspect": False, "note": {"dims": dims, "text": notes},
                     "title": "Laplacian Eigenmaps, k = {n_neighbors}, t = {bandwidth}",
-                    "alt": "Embedding of the Swiss roll coloured by position along the roll, k = {n_neighbors}, "
-                           "t = {bandwidth}; λ₁ = {=lam1}, λ₂ = {=lam2}",
+                    "alt": _alt(text["alt"], facts["caption"], controls, readouts),
                     "xlabel": "coordinate 1 (axes follow the points)", "ylabel": "coordinate 2"}],
-        "readouts": [
-            {"name": "edges", "label": "edges in the graph", **array(edges, dims), "digits": 6},
-            {"name": "lam1", "label": "λ₁", **array(lam[..., 0], dims), "digits": 3},
-            {"name": "lam2", "label": "λ₂", **array(lam[..., 1], dims), "digits": 3},
-            {"name": "pieces", "label": "connected pieces of the graph", **array(pieces, dims), "digits": 3},
-        ],
+        "readouts": readouts,
         "height": 320,
         "caption": fill(text["caption"], facts["caption"]),
     }
