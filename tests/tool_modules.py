@@ -1,9 +1,6 @@
-"""The repository's tools (``tools/*.py``) as modules, for the tests.
-
-``tools/`` is a folder of scripts, not a package, and no part of what a reader installs: a test loads a tool from
-its file with :func:`tool`. Each file is loaded once, under its own name in ``sys.modules`` (the name the tools
-load one another under, see ``tools/sphinx_local_assets.py``), so a test and a tool share one module.
-"""
+"""The repository's tools (``tools/*.py``) as modules, for the tests: :func:`tool` is ``tools/tool_loader.py``'s,
+loaded here from its file and registered as ``tool_loader``, which is how ``tools/sphinx_local_assets.py`` finds
+it too when a test loads that extension."""
 
 from __future__ import annotations
 
@@ -13,19 +10,9 @@ from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
+if "tool_loader" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location("tool_loader", TOOLS / "tool_loader.py")
+    sys.modules["tool_loader"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["tool_loader"])
 
-def tool(name: str):
-    """``tools/NAME.py`` as a module, loaded from its file the first time it is asked for."""
-    path = TOOLS / f"{name}.py"
-    module = sys.modules.get(name)
-    if module is not None and Path(getattr(module, "__file__", None) or "").resolve() == path:
-        return module
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
+tool = sys.modules["tool_loader"].tool

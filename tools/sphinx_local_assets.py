@@ -66,7 +66,6 @@ each page (:func:`_site_page`, :func:`_finish_site`):
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import posixpath
 import re
@@ -306,22 +305,12 @@ THEBE_SETUP_JS = """window.addEventListener("load", function () {
 
 
 def _tool(name: str):
-    """``tools/NAME.py``, a sibling of this file, as a module. ``tools/`` is a folder of scripts, not a package:
-    a tool loads another from its file, once, under its own name in ``sys.modules`` (as the tests do, see
-    ``tests/tool_modules.py``), whether or not ``tools/`` is on ``sys.path``."""
-    path = TOOLS / f"{name}.py"
-    module = sys.modules.get(name)
-    if module is not None and Path(getattr(module, "__file__", None) or "").resolve() == path:
-        return module
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
+    """``tools/NAME.py``, a sibling of this file, as a module, by the loader the tools and tests share
+    (``tools/tool_loader.py``): Sphinx puts ``tools/`` on ``sys.path`` for this extension, and the tests register
+    the loader before they load it."""
+    import tool_loader
+
+    return tool_loader.tool(name)
 
 
 def _launch_to_reader_notebooks(app: Sphinx, pagename: str, context) -> None:
