@@ -207,3 +207,33 @@ def check_class_labels(labels, n: int, what: str = "the matrix") -> np.ndarray:
     if not np.issubdtype(labels.dtype, np.integer):
         raise TypeError(f"labels must be integer class labels; got dtype {labels.dtype}")
     return labels
+
+
+def _producer_name(producer) -> str:
+    """``module.function`` of the function whose return value a check expects, read from the function itself so
+    that the message follows a rename."""
+    if isinstance(producer, str):
+        return producer
+    return f"{producer.__module__}.{producer.__qualname__}"
+
+
+def check_result(value, name: str, producer, *, kind: type = dict, keys: Iterable = (), nonempty: bool = True):
+    """Return ``value`` if it looks like what ``producer`` (a function, or its dotted name) returns: an instance of
+    ``kind``, non-empty unless ``nonempty`` is false, holding every one of ``keys``. Otherwise ``TypeError`` (wrong
+    kind) or ``ValueError`` (empty, or keys missing), each naming ``name`` and the producer."""
+    expected = f"{name} must be the {kind.__name__} returned by {_producer_name(producer)}"
+    if not isinstance(value, kind):
+        raise TypeError(f"{expected}; got {type(value).__name__}")
+    if nonempty and len(value) == 0:
+        raise ValueError(f"{expected}; got an empty {kind.__name__}")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise ValueError(f"{expected}; it lacks {missing}")
+    return value
+
+
+def check_length(values, name: str, n: int, what: str):
+    """Return ``values`` if it has exactly ``n`` entries (one per entry of ``what``); else ``ValueError``."""
+    if len(values) != n:
+        raise ValueError(f"{name} must have {n} entries, one per {what}; got {len(values)}")
+    return values
