@@ -8,7 +8,9 @@ Prints two measures, each read from the source with ``ast``:
   docstring and has four or more whitespace-separated words (an f-string counts as one literal: its text parts,
   each interpolation as one word). Split by what the literal is part of: an exception message (inside ``raise``),
   a figure's description (a ``describe(...)`` call: the site's alt text) or anything else (sentences, captions,
-  labels, table cells). A word is a run of letters (digits and symbols are not words).
+  labels, table cells). A word is a run of letters (digits and symbols are not words). Inline maths (``$...$``,
+  MathJax) is counted as written, and a second total leaves it out: ``\\tfrac``, ``\\sum`` and ``d_q`` are runs of
+  letters but not words of prose, and a formula is not a sentence.
 - **Lines**: of the presentation layer (``probdr_lite/figures`` with ``live/`` and its JavaScript and CSS,
   ``plotting.py``, ``widgets.py``: the issue's list, less its ``_notebooks.py``, which left the package for
   ``tools/notebooks.py``) against the core maths (the other ``probdr_lite/*.py`` at the top level;
@@ -30,6 +32,7 @@ PACKAGE = ROOT / "probdr_lite"
 PRESENTATION_FILES = ("plotting.py", "widgets.py")
 KINDS = ("raise", "describe", "other")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+_MATHS = re.compile(r"\$[^$]*\$")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -52,8 +55,9 @@ def _inside(tree: ast.AST, kind: type | None = None, call: str | None = None) ->
     return ids
 
 
-def prose_words(source: str) -> Counter:
-    """Words of prose in the non-docstring string literals of four or more words of one module, by kind."""
+def prose_words(source: str, maths: bool = True) -> Counter:
+    """Words of prose in the non-docstring string literals of four or more words of one module, by kind; with
+    ``maths=False`` the words inside inline maths (``$...$``) are left out."""
     tree = ast.parse(source)
     skip = _docstrings(tree)
     raised, described = _inside(tree, kind=ast.Raise), _inside(tree, call="describe")
@@ -69,7 +73,7 @@ def prose_words(source: str) -> Counter:
         if len(text.split()) < 4:
             continue
         kind = "raise" if id(node) in raised else "describe" if id(node) in described else "other"
-        out[kind] += len(_WORD.findall(text))
+        out[kind] += len(_WORD.findall(text if maths else _MATHS.sub(" ", text)))
     return out
 
 
@@ -77,9 +81,9 @@ def _lines(paths) -> int:
     return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in paths)
 
 
-def weight(package: Path = PACKAGE) -> dict:
+def weight(package: Path = PACKAGE, maths: bool = True) -> dict:
     figures = package / "figures"
-    per_file = {str(p.relative_to(package)): prose_words(p.read_text(encoding="utf-8"))
+    per_file = {str(p.relative_to(package)): prose_words(p.read_text(encoding="utf-8"), maths)
                 for p in sorted(figures.rglob("*.py"))}
     presentation = sorted(p for p in figures.rglob("*") if p.suffix in (".py", ".js", ".css"))
     presentation += [package / f for f in PRESENTATION_FILES if (package / f).exists()]
@@ -104,6 +108,9 @@ def main(argv=None) -> None:
                 print(f"{sum(c.values()):6d}  {name}  ({', '.join(f'{k} {c[k]}' for k in KINDS)})")
     print(f"prose words under probdr_lite/figures: {sum(total.values())} "
           f"({', '.join(f'{k} {total[k]}' for k in KINDS)})")
+    no_maths = sum(weight(maths=False)["words"].values(), Counter())
+    print(f"the same without the words inside inline maths: {sum(no_maths.values())} "
+          f"({', '.join(f'{k} {no_maths[k]}' for k in KINDS)})")
     print(f"lines: presentation {w['presentation_lines']}, core maths {w['core_lines']} "
           f"(experiments {w['experiments_lines']} apart): {w['presentation_lines'] / w['core_lines']:.2f} times")
 

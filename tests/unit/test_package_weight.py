@@ -34,6 +34,13 @@ def test_prose_words_counts_by_hand():
     assert c["describe"] == 8
 
 
+def test_words_inside_inline_maths_are_counted_and_can_be_left_out():
+    src = 'C = "the energy $\\\\tfrac12 \\\\lVert X \\\\rVert_F^2$ of a reading"\n'
+    # outside the maths: the, energy, of, a, reading (5); inside: tfrac, lVert, X, rVert and F (the underscore ends a run)
+    assert PW.prose_words(src)["other"] == 5 + 5
+    assert PW.prose_words(src, maths=False)["other"] == 5
+
+
 def test_a_literal_of_three_words_and_docstrings_are_not_prose():
     assert sum(PW.prose_words('"""Many words in a docstring here."""\nA = "three words only"\n').values()) == 0
 
