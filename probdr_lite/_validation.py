@@ -235,5 +235,5 @@ def check_result(value, name: str, producer, *, kind: type = dict, keys: Iterabl
 def check_length(values, name: str, n: int, what: str):
     """Return ``values`` if it has exactly ``n`` entries (one per entry of ``what``); else ``ValueError``."""
     if len(values) != n:
-        raise ValueError(f"{name} must have {n} entries, one per {what}; got {len(values)}")
+        raise ValueError(f"{name} must have {n} {'entry' if n == 1 else 'entries'}, one per {what}; got {len(values)}")
     return values

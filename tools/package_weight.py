@@ -81,19 +81,23 @@ def _lines(paths) -> int:
     return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in paths)
 
 
-def weight(package: Path = PACKAGE, maths: bool = True) -> dict:
+def weight(package: Path = PACKAGE) -> dict:
     figures = package / "figures"
-    per_file = {str(p.relative_to(package)): prose_words(p.read_text(encoding="utf-8"), maths)
-                for p in sorted(figures.rglob("*.py"))}
+    sources = {str(p.relative_to(package)): p.read_text(encoding="utf-8") for p in sorted(figures.rglob("*.py"))}
     presentation = sorted(p for p in figures.rglob("*") if p.suffix in (".py", ".js", ".css"))
     presentation += [package / f for f in PRESENTATION_FILES if (package / f).exists()]
     core = [p for p in sorted(package.glob("*.py")) if p.name not in PRESENTATION_FILES]
     return {
-        "words": per_file,
+        "words": {name: prose_words(src) for name, src in sources.items()},
+        "words_without_maths": {name: prose_words(src, maths=False) for name, src in sources.items()},
         "presentation_lines": _lines(presentation),
         "core_lines": _lines(core),
         "experiments_lines": _lines(sorted((package / "experiments").glob("*.py"))),
     }
+
+
+def _by_kind(count: Counter) -> str:
+    return f"{sum(count.values())} ({', '.join(f'{k} {count[k]}' for k in KINDS)})"
 
 
 def main(argv=None) -> None:
@@ -105,12 +109,10 @@ def main(argv=None) -> None:
     if args.files:
         for name, c in sorted(w["words"].items(), key=lambda kv: -sum(kv[1].values())):
             if c:
-                print(f"{sum(c.values()):6d}  {name}  ({', '.join(f'{k} {c[k]}' for k in KINDS)})")
-    print(f"prose words under probdr_lite/figures: {sum(total.values())} "
-          f"({', '.join(f'{k} {total[k]}' for k in KINDS)})")
-    no_maths = sum(weight(maths=False)["words"].values(), Counter())
-    print(f"the same without the words inside inline maths: {sum(no_maths.values())} "
-          f"({', '.join(f'{k} {no_maths[k]}' for k in KINDS)})")
+                print(f"{_by_kind(c):>6}  {name}")
+    no_maths = sum(w["words_without_maths"].values(), Counter())
+    print(f"prose words under probdr_lite/figures: {_by_kind(total)}")
+    print(f"the same without the words inside inline maths: {_by_kind(no_maths)}")
     print(f"lines: presentation {w['presentation_lines']}, core maths {w['core_lines']} "
           f"(experiments {w['experiments_lines']} apart): {w['presentation_lines'] / w['core_lines']:.2f} times")
 
