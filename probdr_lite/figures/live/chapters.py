@@ -510,8 +510,8 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     (default: 30 values from 0.002 to 0.08, ``eta`` and every value of ``include``), the ELBO gap and Gram error per
     step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says).
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`eta_facts`."""
-    from probdr_lite.figures.unrolling import CONVERGED, GAP_LIMITS, GRAM_LIMITS, run_verdict
-    from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo
+    from probdr_lite.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
+    from probdr_lite.probdr import CONVERGED, fit_le_elbo, le_closed_form, le_elbo
 
     text = _text(text, "eta_live")
     if etas is None:
