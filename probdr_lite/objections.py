@@ -3,7 +3,7 @@
 A public review of Ravuri & Lawrence (arXiv 2507.21040) raises five major objections and a few minor ones. Each
 function here computes the number that settles one of them; this module only measures. The verdicts are
 presentation: the words and facts that these numbers give with the thresholds ``THRESHOLDS`` come from
-:mod:`probdr_lite.figures.verdicts`, and the sentences are the chapter's templates. Notation as in the book:
+:mod:`probdr_lite.verdicts`, and the sentences are the chapter's templates. Notation as in the book:
 latents X (n, d_q) with LayerNormed rows, A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention,
 L = I - A, C = X X^T + beta I.
 

@@ -4,10 +4,13 @@ Every builder takes the arrays the chapter has already computed (so nothing is c
 matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of
 it each number falls on. The figures' descriptions (alt texts, :func:`probdr_lite.figures.style.describe`), the
 tables' captions and what each threshold decides are the chapter's words: the chapter describes each figure after
-building it and passes the rest in.
+building it and passes the rest in. :class:`ObjectionVerdict` holds one row of the summary table, each cell
+the chapter's words; the facts the verdicts follow from are core (:mod:`probdr_lite.verdicts`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -16,7 +19,6 @@ from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.figures.prose import num
 from probdr_lite.figures.style import METRIC_LABELS as METRICS
 from probdr_lite.figures.style import variant_style
-from probdr_lite.figures.verdicts import ObjectionVerdict
 from probdr_lite.objections import THRESHOLDS, regulariser_prediction
 from probdr_lite.plotting import Table
 
@@ -24,6 +26,7 @@ from probdr_lite.plotting import Table
 CLASS_LEVEL = ("between_within", "kmeans_nmi")
 
 __all__ = [
+    "ObjectionVerdict",
     "summary_table",
     "thresholds_table",
     "final_metrics_table",
@@ -36,6 +39,25 @@ __all__ = [
 ]
 
 _GUIDE = dict(color="0.5", ls="--", lw=1)
+
+
+@dataclass(frozen=True)
+class ObjectionVerdict:
+    """One row of the chapter's summary table, its cells written by the chapter.
+
+    ``because`` says why, from the numbers; ``would_change`` says what would turn the verdict around.
+    """
+
+    key: str
+    objection: str
+    test: str
+    number: str
+    verdict: str
+    because: str
+    would_change: str
+
+    def sentence(self) -> str:
+        return f"**Verdict: {self.verdict}.** {self.because} {self.would_change}"
 
 
 def _vector(x, name, length=None):
@@ -57,7 +79,7 @@ def summary_table(verdicts, caption=None) -> Table:
     """The chapter's summary: objection | the test | the number | verdict, one row per :class:`ObjectionVerdict`."""
     verdicts = list(verdicts) if not isinstance(verdicts, (str, bytes)) else []
     if not verdicts or not all(isinstance(v, ObjectionVerdict) for v in verdicts):
-        raise ValueError("verdicts must be a non-empty list of probdr_lite.figures.verdicts.ObjectionVerdict")
+        raise ValueError("verdicts must be a non-empty list of ObjectionVerdict")
     body = [[v.key, v.objection, v.test, v.number, v.verdict] for v in verdicts]
     return Table(["#", "objection", "the test", "the number", "verdict"], body, caption=caption)
 
@@ -263,7 +285,7 @@ def layer_metrics_figure(metrics: dict):
 def single_runs_table(runs: dict, caption=None) -> Table:
     """Objection 5: per task, the paired differences (A − I minus attention) seed by seed, and what one pair shows.
 
-    ``runs`` is the dict returned by :func:`probdr_lite.figures.verdicts.training_runs`.
+    ``runs`` is the dict returned by :func:`probdr_lite.verdicts.training_runs`.
     """
     if not isinstance(runs, dict) or not runs:
         raise ValueError("runs must be the dict returned by training_runs")

@@ -15,8 +15,8 @@ import torch
 
 from probdr_lite import objections as O
 from probdr_lite import unrolled as U
+from probdr_lite import verdicts as V
 from probdr_lite.figures import objections as figs
-from probdr_lite.figures import verdicts as V
 from probdr_lite.metrics import cluster_metrics
 from probdr_lite.plotting import figure_data
 
@@ -540,7 +540,7 @@ def metrics_dict(paper, attention):
 
 
 def a_row(verdict="holds"):
-    return V.ObjectionVerdict("2", "an objection", "a test", "a number", verdict, "Because.", "What would change.")
+    return figs.ObjectionVerdict("2", "an objection", "a test", "a number", verdict, "Because.", "What would change.")
 
 
 def test_summary_and_threshold_tables():

@@ -143,7 +143,7 @@ def toy_facts(n_points: int, effect: dict) -> dict:
     (:func:`probdr_lite.figures.chapter_facts.toy_beta_facts` of ``effect``, a
     :func:`~probdr_lite.figures.chapter_facts.toy_beta_effect`), whose ``weak`` says that beta moves the picture
     little, and its control is marked so (with the caption's sentence about beta)."""
-    from probdr_lite.figures.chapter_facts import toy_beta_facts
+    from probdr_lite.chapter_facts import toy_beta_facts
 
     return {"caption": {"n": int(n_points)}, "beta": toy_beta_facts(effect)}
 
@@ -165,7 +165,7 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     all the points sit at one spot or none can be drawn.
     """
     from probdr_lite.figures.block import LiftedToy
-    from probdr_lite.figures.chapter_facts import toy_beta_effect
+    from probdr_lite.chapter_facts import toy_beta_effect
 
     if not isinstance(toy, LiftedToy):
         raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
@@ -273,7 +273,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
     kappa, eta, beta and depth (row-major), with ``is_spot`` (the first two coordinates' root mean squared distance
     to their mean, ``spread``, is below ``spot`` x ``width``), ``n`` and ``spot``.
     """
-    from probdr_lite.figures.mnist_facts import live_facts
+    from probdr_lite.mnist_facts import live_facts
 
     labels = np.asarray(labels)
     n, n_classes = len(labels), int(labels.max()) + 1
