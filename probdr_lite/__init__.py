@@ -15,6 +15,11 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
 - :mod:`probdr_lite.mnist_blocks`  the MNIST chapter's experiment: untrained blocks on MNIST, measured per layer
 - :mod:`probdr_lite.objections`    the measurements behind the objections chapter
+- :mod:`probdr_lite.chapter_facts`, :mod:`probdr_lite.mnist_facts`, :mod:`probdr_lite.verdicts`  the facts the
+  chapters' computed sentences state (numbers, booleans, directions, metric keys, each choice decided by a stated
+  threshold): of the Laplacian Eigenmaps and unrolled-inference chapters and the block toy's caption about beta; of
+  the MNIST chapter; of the objections' verdicts
+- :mod:`probdr_lite.lifted_toy`    the transformer-block chapter's 2-D toy on the LayerNorm sphere, and its paths
 - :mod:`probdr_lite.tangent`       what LayerNorm keeps of a step (tangent parts) and cosines
 - :mod:`probdr_lite.energies`      the energy readings of a block (PLE ELBO, Phi, Hopfield, Energy Transformer,
   tokens on the sphere, CRATE, Sinkformer, GRAND), their gradients, and the harness along a path
@@ -36,9 +41,8 @@ Presentation:
   ``objections``, ``energies``, ``environment``);
   :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
   :mod:`probdr_lite.figures.prose` the book's number formatters and ``fill``, which fills a chapter's sentence
-  with computed facts (``glue`` publishes one for another page to paste); ``mnist_facts`` the facts of the MNIST
-  chapter's sentences; ``chapter_facts`` those of the Laplacian Eigenmaps and unrolled-inference chapters (and
-  the facts of the block toy's caption about beta); ``verdicts`` the objections' verdict words and their facts;
+  with computed facts (``glue`` publishes one for another page to paste), and the words of the core facts'
+  directions (``TREND_WORDS``);
   :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
   drawn by ``live.js`` in the browser)
 - :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures

@@ -12,7 +12,8 @@ numbers computed per layer and per attention variant:
 - :class:`MetricSettings` / :data:`METRICS`  the settings every table and figure of the book uses
   (5 neighbours, 5 folds, a silhouette on at most 2,000 points, k-means with 4 restarts);
 - :func:`subspace_agreement`, :func:`procrustes_disparity`  agreement of two embeddings,
-  which are defined only up to sign, rotation and scale (notes section 1, item 4).
+  which are defined only up to sign, rotation and scale (notes section 1, item 4);
+- :func:`change_direction`      whether a number went up, down or stayed flat, beyond a relative tolerance.
 
 scikit-learn and SciPy do the work; this module fixes seeds and settings and checks input.
 Every function accepts NumPy arrays or torch tensors. Plot labels of the numbers live in
@@ -53,6 +54,7 @@ __all__ = [
     "layer_metrics",
     "subspace_agreement",
     "procrustes_disparity",
+    "change_direction",
     "rms_spread",
 ]
 
@@ -429,3 +431,17 @@ def rms_spread(points) -> np.ndarray:
     if P.ndim < 2:
         raise ValueError(f"points must have shape (..., n, d); got shape {P.shape}")
     return np.sqrt(((P - P.mean(axis=-2, keepdims=True)) ** 2).sum(-1).mean(-1))
+
+
+def change_direction(before, after, rel_tol: float = 0.01) -> str:
+    """``"up"``, ``"down"`` or ``"flat"``: the change from ``before`` to ``after`` counts only beyond ``rel_tol`` of
+    ``|before|`` (with ``before == 0``, beyond ``rel_tol`` itself). The words for the three are presentation's
+    (:data:`probdr_lite.figures.prose.TREND_WORDS`)."""
+    a, b = float(before), float(after)
+    rel_tol = check_scalar(rel_tol, "rel_tol", low=0.0)
+    scale = abs(a) if a != 0 else 1.0
+    if b - a > rel_tol * scale:
+        return "up"
+    if a - b > rel_tol * scale:
+        return "down"
+    return "flat"

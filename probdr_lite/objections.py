@@ -3,7 +3,7 @@
 A public review of Ravuri & Lawrence (arXiv 2507.21040) raises five major objections and a few minor ones. Each
 function here computes the number that settles one of them; this module only measures. The verdicts are
 presentation: the words and facts that these numbers give with the thresholds ``THRESHOLDS`` come from
-:mod:`probdr_lite.figures.verdicts`, and the sentences are the chapter's templates. Notation as in the book:
+:mod:`probdr_lite.verdicts`, and the sentences are the chapter's templates. Notation as in the book:
 latents X (n, d_q) with LayerNormed rows, A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention,
 L = I - A, C = X X^T + beta I.
 
@@ -394,8 +394,8 @@ def stop_gradient_sweep(images, kappas=(1.0, 3.0, 10.0, 30.0), seeds=range(5), n
 
     Returns
     -------
-    dict with ``kappas``, ``seeds`` and, for each key of :func:`stop_gradient_check`, an array of shape
-    (len(kappas), len(seeds)).
+    dict with ``kappas``, ``seeds``, the step ``eta`` the block took and, for each key of
+    :func:`stop_gradient_check`, an array of shape (len(kappas), len(seeds)).
     """
     images = check_array(images, "images", ndim=2, min_rows=2)
     kappas = _kappas(kappas)
@@ -411,7 +411,7 @@ def stop_gradient_sweep(images, kappas=(1.0, 3.0, 10.0, 30.0), seeds=range(5), n
             r = stop_gradient_check(X, k, beta, step, eta)
             for key in keys:
                 out[key][i, j] = r[key]
-    return {"kappas": np.array(kappas), "seeds": np.array(seeds), **out}
+    return {"kappas": np.array(kappas), "seeds": np.array(seeds), "eta": float(eta), **out}
 
 
 def _seeds(seeds) -> list:

@@ -37,6 +37,7 @@ __all__ = [
     "step_sizes",
     "fit_le_elbo",
     "LEFit",
+    "CONVERGED",
     "regularize_laplacian",
     "unbounded_direction_demo",
     "pca_elbo",
@@ -46,6 +47,9 @@ __all__ = [
 # An eigenvalue of L_hat below this fraction of its scale (max absolute row sum) is
 # treated as zero: the ELBO has no maximum along its eigenvector.
 _SINGULAR_RTOL = 1e-6
+
+#: A run of :func:`fit_le_elbo` "has converged" when its Gram error is below this (the notes' 1e-2 criterion).
+CONVERGED = 1e-2
 
 
 # --- input helpers -----------------------------------------------------------

@@ -45,7 +45,7 @@ from probdr_lite.figures.eigenmaps import (
     laplacians_figure,
     neighbours_panel,
 )
-from probdr_lite.figures.chapter_facts import agreement_facts, unrolling_facts
+from probdr_lite.chapter_facts import agreement_facts, unrolling_facts
 from probdr_lite.figures.live.chapters import neighbours_live
 from probdr_lite.figures.prose import fill
 from probdr_lite.figures.style import describe

@@ -51,7 +51,7 @@ from probdr_lite.figures.mnist import (
     step_family_figure,
     sweep_figure,
 )
-from probdr_lite.figures.mnist_facts import (
+from probdr_lite.mnist_facts import (
     numbers_facts,
     paper_numbers,
     picture_facts,
@@ -183,10 +183,10 @@ numbers = paper_numbers(rows_full, PAPER.n_layers)  # first/last values and peak
 facts = numbers_facts(numbers)
 display(Markdown(fill(
     "**What the numbers say (all {n:,} images, the paper's block).** "
-    "The between/within-class ratio {bw_trend} from {bw0:num2} to {bw8:num2}"
+    "The between/within-class ratio {bw_direction:trend} from {bw0:num2} to {bw8:num2}"
     + (": the class centres move apart relative to the spread around them, which is the clumping the picture shows. "
        if facts["centres_apart"] else ". ")
-    + "The k-NN accuracy {knn_trend} from {knn0:num} to {knn8:num}. "
+    + "The k-NN accuracy {knn_direction:trend} from {knn0:num} to {knn8:num}. "
     + ("So the blocks make neighbourhoods *less* pure: when images collapse into a clump, images of different "
        "classes collapse together, and a neighbour in the same clump is no longer evidence of the same class. "
        if facts["knn_lower"] else "")
@@ -216,7 +216,7 @@ for row in facts["metrics"]:  # one line per number
         "- {label}: `{best}` ({best_value:num}); the five variants span {low:num} to {high:num}"
         + (", a range narrower than two standard deviations of k-means' own noise ({nmi_sd:num}), so the NMI "
            "does not separate the variants." if row["within_noise"] else "."),
-        row, nmi_sd=facts["nmi_sd"]))
+        row, label=METRIC_LABELS[row["metric"]], nmi_sd=facts["nmi_sd"]))
 lines.append(fill(
     "\nPlain attention ends with k-NN accuracy {att:num} and the $A - I$ block with {dif:num} "
     "(layer 0: {knn_sub0:num}). "

@@ -43,11 +43,11 @@ from IPython.display import Markdown, display
 
 from probdr_lite import objections as O
 from probdr_lite import unrolled as U
+from probdr_lite import verdicts
 from probdr_lite.data import load_mnist
 from probdr_lite.figures import objections as figs
-from probdr_lite.figures import verdicts
 from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import describe
+from probdr_lite.figures.style import METRIC_LABELS, describe
 
 # %% [markdown]
 # ## Running every test
@@ -132,7 +132,7 @@ facts = {
 # verdict words and every choice below are facts, decided by the thresholds of the table under this one.
 V = {}
 f1 = facts["1"]
-V["1"] = verdicts.ObjectionVerdict(
+V["1"] = figs.ObjectionVerdict(
     "1", r"$2 L X$ is not the gradient of $\operatorname{tr}(X^\top L X)$ when $A$ is not symmetric",
     r"relative difference of $2 L X$ from $(L + L^\top) X$ per step; cosine of their tangent parts",
     fill("full space ≤ {rel_m_hi:pct} (no mask), ≤ {rel_c_hi:pct} (causal); tangent cosine ≥ {tan_m_lo:num2} "
@@ -178,7 +178,7 @@ V["1"] = verdicts.ObjectionVerdict(
     "a mask that means equal degrees (every column of $A$ summing to 1, like every row). The symmetric "
     r"normalisation $D^{-1/2} E D^{-1/2}$ is symmetric by construction, and a causal mask rules it out.")
 f2 = facts["2"]
-V["2"] = verdicts.ObjectionVerdict(
+V["2"] = figs.ObjectionVerdict(
     "2", r"$\mathcal{W}(L / \nu, \nu)$ needs a symmetric positive definite scale; $I - A$ is neither",
     r"smallest eigenvalue of $(I - A + (I - A)^\top) / 2$ and $\lVert (I - A) \mathbf{1} \rVert$ per step",
     fill(r"$\lambda_{{\min}}$ = {min_rw:num}; $\lVert (I - A) \mathbf{{1}} \rVert \le$ {null_max:sci0}; "
@@ -203,7 +203,7 @@ V["2"] = verdicts.ObjectionVerdict(
          + ("; it would not apply to a symmetric, shifted Laplacian like this one." if f2["valid_sym"] else "."),
          f2))
 f3 = facts["3"]
-V["3"] = verdicts.ObjectionVerdict(
+V["3"] = figs.ObjectionVerdict(
     "3", "stop-gradient through $A(X)$ drops terms of the true gradient",
     r"autograd $\nabla\Phi$ against the stop-gradient direction $g_{\mathrm{sg}}$; its cosine with autograd "
     r"$\nabla F_{\mathrm{full}}$ and the sign of $\Delta F_{\mathrm{full}}$, over $\kappa$ and seeds",
@@ -240,7 +240,7 @@ V["3"] = verdicts.ObjectionVerdict(
          good=", ".join(fill("{k:g}", k=k) for k in f3["good"]),
          bad=", ".join(fill("{k:g}", k=k) for k in f3["bad"])))
 f4 = facts["4"]
-V["4"] = verdicts.ObjectionVerdict(
+V["4"] = figs.ObjectionVerdict(
     "4", r"$2 (X X^\top + \beta I)^{-1} X \approx 2 X / (d_q + \beta)$ is not justified",
     "cosine and relative error of the approximation over $n$, and on MNIST latents",
     fill("error {error_min:num2}–{error_max:num1} (random), {mnist_error:num2} (MNIST)", f4),
@@ -256,7 +256,7 @@ V["4"] = verdicts.ObjectionVerdict(
          "at least about {dq_per_n:.0f} $(n - 1)$ in general); for $n$ above $d_q$ the size is off by about "
          "$n / d_q$, and correlated rows such as MNIST digits spoil the direction as well.", f4))
 f5 = facts["5"]
-V["5"] = verdicts.ObjectionVerdict(
+V["5"] = figs.ObjectionVerdict(
     "5", "single runs, no seeds or error bars",
     fill("≥ {min_seeds} seeds per arm: how often one pair of runs points the other way", f5),
     fill("{per_task}" if f5["judged"] else "too few paired seeds committed yet", f5,
@@ -290,7 +290,7 @@ V["5"] = verdicts.ObjectionVerdict(
          "different scale (wider, deeper or longer-trained models) may turn both the size of the effect and its "
          "sign." if f5["judged"] else "The verdict will follow once the training results files are complete.", f5))
 fm = facts["minor 1"]
-V["minor 1"] = verdicts.ObjectionVerdict(
+V["minor 1"] = figs.ObjectionVerdict(
     "minor 1", "the clustering claim rests on a picture", "four clustering numbers per layer",
     fill("k-NN {knn_first:num2} → {knn_last:num2}, between/within {bw_first:num2} → {bw_last:num2}", fm),
     fm["verdict"],
@@ -298,8 +298,10 @@ V["minor 1"] = verdicts.ObjectionVerdict(
          + ("Rising by more than {rel_tol:pct}: {up:listing}" if fm["any_up"] else
             "None of the numbers rises by more than {rel_tol:pct}")
          + ("; not rising: {not_rising:listing}." if fm["any_others"] else "."), fm,
-         changes="; ".join(fill("{label} {first:num} → {last:num}", r) for r in fm["metrics"]),
-         not_rising=[fill("{label} ({trend})", r) for r in fm["others"]]),
+         up=[METRIC_LABELS[m] for m in fm["up"]],
+         changes="; ".join(fill("{label} {first:num} → {last:num}", r, label=METRIC_LABELS[r["metric"]])
+                           for r in fm["metrics"]),
+         not_rising=[fill("{label} ({direction:trend})", r, label=METRIC_LABELS[r["metric"]]) for r in fm["others"]]),
     "'Clusters' is true of class centroids pulled apart relative to the spread within classes, and false of local "
     "neighbourhoods when k-NN accuracy falls: a picture of two coordinates cannot show which of the two is "
     "happening.")

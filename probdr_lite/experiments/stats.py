@@ -2,7 +2,8 @@
 
 Everything here is numbers in, numbers (or a structured outcome) out; the
 words and the plots are in :mod:`probdr_lite.figures.training` and
-:mod:`probdr_lite.figures.recipes`.
+:mod:`probdr_lite.figures.recipes`. :mod:`probdr_lite.verdicts` (core too) reads
+``HEADLINE`` and :func:`lower_is_better` for the objections' single-run verdict.
 
 - :func:`seed_band`, :func:`paired_differences`, :func:`gate_values`  read the rows;
 - :func:`verdict` / :class:`Verdict`  the trained-transformers chapter's decision rule on one paired comparison;

@@ -12,10 +12,13 @@ words are the chapters'. A builder returns
 - or facts (``*_facts``: numbers, booleans, short lists, and the words a threshold chooses, the threshold an
   argument), which a chapter's template fills with :func:`probdr_lite.figures.prose.fill`.
 
-By chapter: ``eigenmaps``, ``elbo`` and ``unrolling`` (Laplacian Eigenmaps, the ELBO, unrolled inference), with
-``chapter_facts`` for the facts of their sentences; ``bridge`` and ``block`` (the transformer block); ``mnist`` and
-``mnist_facts`` (MNIST at initialisation); ``training`` and ``recipes`` (trained transformers); ``objections`` and
-``verdicts`` (the objections); ``energies``; ``environment`` (the environment page). Shared by all: ``style``
+The facts that are measurements and statistics are core, not here: :mod:`probdr_lite.chapter_facts`,
+:mod:`probdr_lite.mnist_facts` and :mod:`probdr_lite.verdicts`.
+
+By chapter: ``eigenmaps``, ``elbo`` and ``unrolling`` (Laplacian Eigenmaps, the ELBO, unrolled inference);
+``bridge`` and ``block`` (the transformer block); ``mnist`` (MNIST at initialisation); ``training`` and ``recipes``
+(trained transformers); ``objections`` (the objections, with the rows of its summary table); ``energies``;
+``environment`` (the environment page). Shared by all: ``style``
 (labels, colours, alt text), ``prose`` (the number formatters, comparison words and ``fill``) and ``live`` (the live figures
 and their builders, ``live.chapters``).
 """

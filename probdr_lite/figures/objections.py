@@ -4,26 +4,31 @@ Every builder takes the arrays the chapter has already computed (so nothing is c
 matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of
 it each number falls on. The figures' descriptions (alt texts, :func:`probdr_lite.figures.style.describe`), the
 tables' captions and what each threshold decides are the chapter's words: the chapter describes each figure after
-building it and passes the rest in.
+building it and passes the rest in. :class:`ObjectionVerdict` holds one row of the summary table, each cell
+the chapter's words; the facts the verdicts follow from are core (:mod:`probdr_lite.verdicts`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite._validation import check_array, check_scalar
+from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar
 from probdr_lite.figures.prose import num
 from probdr_lite.figures.style import METRIC_LABELS as METRICS
 from probdr_lite.figures.style import variant_style
-from probdr_lite.figures.verdicts import ObjectionVerdict
-from probdr_lite.objections import THRESHOLDS, regulariser_prediction
+from probdr_lite.objections import (THRESHOLDS, asymmetry_along_path, metrics_by_variant, regulariser_prediction,
+                                    regulariser_sweep, stop_gradient_sweep)
 from probdr_lite.plotting import Table
+from probdr_lite.verdicts import training_runs
 
 #: The two numbers that measure clustering *by class* (the claim of the MNIST figure); the other two are local.
 CLASS_LEVEL = ("between_within", "kmeans_nmi")
 
 __all__ = [
+    "ObjectionVerdict",
     "summary_table",
     "thresholds_table",
     "final_metrics_table",
@@ -38,11 +43,36 @@ __all__ = [
 _GUIDE = dict(color="0.5", ls="--", lw=1)
 
 
-def _vector(x, name, length=None):
+@dataclass(frozen=True)
+class ObjectionVerdict:
+    """One row of the chapter's summary table, its cells written by the chapter.
+
+    ``because`` says why, from the numbers; ``would_change`` says what would turn the verdict around.
+    """
+
+    key: str
+    objection: str
+    test: str
+    number: str
+    verdict: str
+    because: str
+    would_change: str
+
+    def sentence(self) -> str:
+        return f"**Verdict: {self.verdict}.** {self.because} {self.would_change}"
+
+
+def _vector(x, name, length=None, what="step"):
     x = check_array(x, name, ndim=1)
-    if length is not None and x.shape[0] != length:
-        raise ValueError(f"{name} must have length {length}; got {x.shape[0]}")
-    return x
+    return x if length is None else check_length(x, name, length, what)
+
+
+def _metrics(metrics) -> dict:
+    """``metrics`` from :func:`probdr_lite.objections.metrics_by_variant`, with ``layers`` and at least one variant."""
+    check_result(metrics, "metrics", metrics_by_variant, keys=("layers",))
+    if len(metrics) < 2:
+        raise ValueError("metrics must hold at least one variant besides 'layers'")
+    return metrics
 
 
 def _style(variant):
@@ -57,7 +87,7 @@ def summary_table(verdicts, caption=None) -> Table:
     """The chapter's summary: objection | the test | the number | verdict, one row per :class:`ObjectionVerdict`."""
     verdicts = list(verdicts) if not isinstance(verdicts, (str, bytes)) else []
     if not verdicts or not all(isinstance(v, ObjectionVerdict) for v in verdicts):
-        raise ValueError("verdicts must be a non-empty list of probdr_lite.figures.verdicts.ObjectionVerdict")
+        raise ValueError("verdicts must be a non-empty list of ObjectionVerdict")
     body = [[v.key, v.objection, v.test, v.number, v.verdict] for v in verdicts]
     return Table(["#", "objection", "the test", "the number", "verdict"], body, caption=caption)
 
@@ -77,12 +107,8 @@ def final_metrics_table(metrics: dict, variants=None) -> Table:
 
     ``metrics`` is the dict returned by :func:`probdr_lite.objections.metrics_by_variant`.
     """
-    if not isinstance(metrics, dict) or "layers" not in metrics or len(metrics) < 2:
-        raise ValueError("metrics must be the dict returned by metrics_by_variant")
-    variants = [v for v in metrics if v != "layers"] if variants is None else list(variants)
-    for v in variants:
-        if v not in metrics or v == "layers":
-            raise ValueError(f"variants must name variants in metrics; got {v!r}")
+    run = [v for v in _metrics(metrics) if v != "layers"]
+    variants = run if variants is None else [check_choice(v, "variants", run) for v in variants]
     first, last = int(metrics["layers"][0]), int(metrics["layers"][-1])
     header = ["update"] + [f"{label}, layer {first} → {last}" for label in METRICS.values()]
     body = [[_style(v)[0]] + [f"{num(metrics[v][k][0])} → {num(metrics[v][k][-1])}" for k in METRICS]
@@ -99,12 +125,11 @@ def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
     kappas, random_values : the kappas and :func:`probdr_lite.objections.asymmetry_by_kappa` for random latents
     """
     for name, d in (("mnist", mnist), ("causal", causal)):
-        if not isinstance(d, dict) or "relative_difference" not in d:
-            raise ValueError(f"{name} must be the dict returned by asymmetry_along_path")
+        check_result(d, name, asymmetry_along_path, keys=("relative_difference",))
     rel = _vector(mnist["relative_difference"], "mnist['relative_difference']")
     rel_c = _vector(causal["relative_difference"], "causal['relative_difference']")
     kappas = _vector(kappas, "kappas")
-    random_values = _vector(random_values, "random_values", kappas.shape[0])
+    random_values = _vector(random_values, "random_values", kappas.shape[0], "kappa")
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.6))  # 2 x 2: readable at the width of the book's column
     axes = axes.ravel()
     ax = axes[0]
@@ -159,11 +184,12 @@ def spectrum_figure(min_eig_rw, min_eig_sym, gamma):
 def stop_gradient_figure(sweep: dict):
     """Objection 3: cosine with the gradient of F_full over kappa (mean +- sd over seeds) and the change in F_full.
 
-    ``sweep`` is the dict returned by :func:`probdr_lite.objections.stop_gradient_sweep`.
+    ``sweep`` is the dict returned by :func:`probdr_lite.objections.stop_gradient_sweep`; the right panel's title
+    names the step ``sweep["eta"]`` that its block took.
     """
-    keys = ("kappas", "cosine_stop_gradient", "cosine_paper", "delta_F_block")
-    if not isinstance(sweep, dict) or any(k not in sweep for k in keys):
-        raise ValueError(f"sweep must be the dict returned by stop_gradient_sweep (keys {keys})")
+    check_result(sweep, "sweep", stop_gradient_sweep,
+                 keys=("kappas", "eta", "cosine_stop_gradient", "cosine_paper", "delta_F_block"))
+    eta = check_scalar(sweep["eta"], "sweep['eta']", low=0.0, low_inclusive=False)
     kappas = _vector(sweep["kappas"], "sweep['kappas']")
     fig, axes = plt.subplots(1, 2, figsize=(10.2, 3.6))
     ax = axes[0]
@@ -187,7 +213,7 @@ def stop_gradient_figure(sweep: dict):
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1.0)
     ax.set(xlabel="κ", ylabel="F_full(after) − F_full(before)",
-           title="one paper block step (η = 0.4): does F_full rise?")
+           title=f"one paper block step (η = {eta:g}): does F_full rise?")
     ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
@@ -204,9 +230,7 @@ def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
     d_q : int, the latent dimension (a vertical line at n = d_q)
     beta : float, for the dotted asymptotes of :func:`probdr_lite.objections.regulariser_prediction`
     """
-    keys = ("ns", "relative_error", "cosine")
-    if not isinstance(sweep, dict) or any(k not in sweep for k in keys):
-        raise ValueError(f"sweep must be the dict returned by regulariser_sweep (keys {keys})")
+    check_result(sweep, "sweep", regulariser_sweep, keys=("ns", "relative_error", "cosine"))
     ns = _vector(sweep["ns"], "sweep['ns']")
     d_q = check_scalar(d_q, "d_q", low=2, integer=True)
     err = check_array(sweep["relative_error"], "sweep['relative_error']", ndim=2)
@@ -241,9 +265,7 @@ def layer_metrics_figure(metrics: dict):
 
     ``metrics`` is the dict returned by :func:`probdr_lite.objections.metrics_by_variant`.
     """
-    if not isinstance(metrics, dict) or "layers" not in metrics or len(metrics) < 2:
-        raise ValueError("metrics must be the dict returned by metrics_by_variant")
-    layers = _vector(metrics["layers"], "metrics['layers']")
+    layers = _vector(_metrics(metrics)["layers"], "metrics['layers']")
     fig, axes = plt.subplots(2, (len(METRICS) + 1) // 2, figsize=(10, 6.6))  # readable at the column's width
     axes = axes.ravel()
     for ax, (key, label) in zip(axes, METRICS.items()):
@@ -251,7 +273,7 @@ def layer_metrics_figure(metrics: dict):
             if variant == "layers":
                 continue
             name, colour = _style(variant)
-            ax.plot(layers, _vector(m[key], f"metrics[{variant!r}][{key!r}]", layers.size), "o-", ms=3,
+            ax.plot(layers, _vector(m[key], f"metrics[{variant!r}][{key!r}]", layers.size, "layer"), "o-", ms=3,
                     color=colour, label=name)
         ax.set(xlabel="layer")
         ax.set_title(label + ("\n(class level)" if key in CLASS_LEVEL else "\n(local)"), fontsize="medium")
@@ -263,10 +285,9 @@ def layer_metrics_figure(metrics: dict):
 def single_runs_table(runs: dict, caption=None) -> Table:
     """Objection 5: per task, the paired differences (A − I minus attention) seed by seed, and what one pair shows.
 
-    ``runs`` is the dict returned by :func:`probdr_lite.figures.verdicts.training_runs`.
+    ``runs`` is the dict returned by :func:`probdr_lite.verdicts.training_runs`.
     """
-    if not isinstance(runs, dict) or not runs:
-        raise ValueError("runs must be the dict returned by training_runs")
+    check_result(runs, "runs", training_runs)
     body = []
     for task, r in runs.items():
         if r is None:

@@ -14,8 +14,13 @@ import math
 import re
 import string
 
-__all__ = ["num", "signed", "pct", "sci", "pvalue", "trend", "closeness", "listing", "plural", "count_phrase",
-           "fill", "glue"]
+from probdr_lite.metrics import change_direction
+
+__all__ = ["num", "signed", "pct", "sci", "pvalue", "TREND_WORDS", "trend", "closeness", "listing", "plural",
+           "count_phrase", "fill", "glue"]
+
+#: The words for the directions of :func:`probdr_lite.metrics.change_direction` (a template's ``{d:trend}``).
+TREND_WORDS = {"up": "rises", "down": "falls", "flat": "barely changes"}
 
 
 def _finite(x, name="x") -> float:
@@ -85,20 +90,15 @@ def pvalue(p, digits: int = 3) -> str:
 
 
 def trend(before, after, rel_tol: float = 0.01) -> str:
-    """``"rises"``, ``"falls"`` or ``"barely changes"``: the change counts only beyond ``rel_tol`` of ``|before|``.
-
-    With ``before == 0`` the tolerance is absolute (``rel_tol`` itself).
+    """``"rises"``, ``"falls"`` or ``"barely changes"``: the words of :data:`TREND_WORDS` for the direction that
+    :func:`probdr_lite.metrics.change_direction` decides (beyond ``rel_tol`` of ``|before|``; absolute when
+    ``before == 0``).
     """
     a, b = _finite(before, "before"), _finite(after, "after")
     rel_tol = _finite(rel_tol, "rel_tol")
     if not rel_tol >= 0:
         raise ValueError(f"rel_tol must be >= 0; got {rel_tol}")
-    scale = abs(a) if a != 0 else 1.0
-    if b - a > rel_tol * scale:
-        return "rises"
-    if a - b > rel_tol * scale:
-        return "falls"
-    return "barely changes"
+    return TREND_WORDS[change_direction(a, b, rel_tol)]
 
 
 def closeness(a, b, rel_tol: float) -> str:
@@ -138,17 +138,21 @@ def count_phrase(k, n, what: str) -> str:
 
 
 
-_SPEC = re.compile(r"(num|signed|pct|sci|pvalue)(\d?)|(listing)|(plural:)(\w+)")
+_SPEC = re.compile(r"(num|signed|pct|sci|pvalue)(\d?)|(listing)|(plural:)(\w+)|(trend)")
 
 
 class _Slots(string.Formatter):
     """``str.format`` whose format specs name the formatters above: ``{x:num2}``, ``{d:signed}``, ``{f:pct}``,
-    ``{g:sci1}``, ``{p:pvalue}``, ``{names:listing}``, ``{n:plural:seed}``; any other spec is Python's own."""
+    ``{g:sci1}``, ``{p:pvalue}``, ``{names:listing}``, ``{n:plural:seed}``, ``{d:trend}`` (a direction of
+    :func:`probdr_lite.metrics.change_direction` as its word in :data:`TREND_WORDS`); any other spec is Python's
+    own."""
 
     def format_field(self, value, spec):
         m = _SPEC.fullmatch(spec)
         if m is None:
             return super().format_field(value, spec)
+        if m.group(6):
+            return TREND_WORDS[value]
         if m.group(3):
             return listing(value)
         if m.group(4):
@@ -161,7 +165,8 @@ def fill(template: str, facts: dict | None = None, **more) -> str:
     """A chapter's sentence with its slots filled from the package's facts: the book's one template mechanism.
 
     ``template`` is written in the chapter and uses ``str.format`` slots whose spec names a formatter of this
-    module (``"{gap:sci}"``, ``"{acc:pct1}"``, ``"{arms:listing}"``, ``"{n:plural:seed}"``); ``facts`` (and
+    module (``"{gap:sci}"``, ``"{acc:pct1}"``, ``"{arms:listing}"``, ``"{n:plural:seed}"``, ``"{d:trend}"``);
+    ``facts`` (and
     keyword arguments, which win) supply the values. Words that depend on a number (``"rises"``) are facts
     too, computed by the package's rules, so a template holds no threshold. A slot without a fact raises
     ``KeyError`` naming it.

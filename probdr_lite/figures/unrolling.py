@@ -22,7 +22,7 @@ from scipy.linalg import orthogonal_procrustes
 from probdr_lite._validation import check_class_labels, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
 from probdr_lite.plotting import class_scatter, fixed_layout, scrub
-from probdr_lite.probdr import LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
+from probdr_lite.probdr import CONVERGED, LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
 from probdr_lite.widgets import SliderPanel, range_slider
 
 __all__ = ["eta_panel", "run_verdict", "steps_figure", "steps_scrub"]
@@ -30,8 +30,6 @@ __all__ = ["eta_panel", "run_verdict", "steps_figure", "steps_scrub"]
 # Fixed y ranges, so that the slow, stable and divergent runs are drawn on the same axes.
 GAP_LIMITS = (1e-9, 1e5)
 GRAM_LIMITS = (1e-5, 1e2)
-#: A run "has converged" when its Gram error is below this (the notes' 1e-2 criterion).
-CONVERGED = 1e-2
 
 
 def run_verdict(fit: LEFit) -> str:

@@ -1,6 +1,6 @@
 """The bridge figures (figures/bridge.py): maths against NumPy/SciPy written out here, and every word on numbers for
-which it is false. The facts of the Laplacian Eigenmaps and unrolled-inference chapters (figures/chapter_facts.py) are
-tested in test_early_chapters_facts.py, the MNIST chapter's (figures/mnist_facts.py) in test_mnist_facts.py."""
+which it is false. The facts of the Laplacian Eigenmaps and unrolled-inference chapters (probdr_lite/chapter_facts.py) are
+tested in test_early_chapters_facts.py, the MNIST chapter's (probdr_lite/mnist_facts.py) in test_mnist_facts.py."""
 
 import matplotlib
 import numpy as np

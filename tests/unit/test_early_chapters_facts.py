@@ -1,4 +1,4 @@
-"""The facts of the Laplacian Eigenmaps and unrolled-inference chapters (figures/chapter_facts.py) and the templates
+"""The facts of the Laplacian Eigenmaps and unrolled-inference chapters (probdr_lite/chapter_facts.py) and the templates
 of their cells that state them.
 
 Each fact is checked against numbers computed here (SciPy's eigenvalues, a helix whose order along the curve is
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from probdr_lite.figures import chapter_facts as CT
+from probdr_lite import chapter_facts as CT
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.probdr import fit_le_elbo
 
@@ -212,7 +212,7 @@ def fill_calls(chapter):
 def test_the_chapter_takes_facts_from_chapter_facts_and_fills_them(chapter):
     tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                and n.module == "probdr_lite.figures.chapter_facts" for a in n.names}
+                and n.module == "probdr_lite.chapter_facts" for a in n.names}
     assert imported and imported <= set(facts_examples()), imported
     assigned = {n.value.func.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
                 and isinstance(n.value.func, ast.Name)}

@@ -1,7 +1,8 @@
 """The package's three layers, read from its source: imports only go downward, and no module reaches into another's
 private names.
 
-    core          maths, measurements, statistics, experiments, data   (everything not listed below)
+    core          maths, measurements, statistics, experiments, data, the chapters' facts (chapter_facts,
+                  mnist_facts, verdicts)   (everything not listed below)
     presentation  probdr_lite.figures.*, probdr_lite.plotting, probdr_lite.widgets: labels, colours, prose, plots
     chapters      book/src/*.py (not part of the package)
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from probdr_lite.figures.live import chapters as C
-from probdr_lite.figures.mnist_facts import WORDS as MNIST_WORDS
+from probdr_lite.mnist_facts import WORDS as MNIST_WORDS
 from probdr_lite.figures.prose import fill
 
 from .chapter_calls import chapter_calls, words_passed
@@ -83,7 +83,7 @@ def beta_effect(weak=True, variant="paper"):
 
 
 def test_toy_facts():
-    from probdr_lite.figures.chapter_facts import toy_beta_facts
+    from probdr_lite.chapter_facts import toy_beta_facts
 
     for weak in (True, False):
         f = C.toy_facts(300, beta_effect(weak))
@@ -399,7 +399,7 @@ def test_toy_live_caption_says_what_beta_does(variant):
     measures (the chapter's and the narrowest kernel), with the paper's clause only for the paper's block; a weak
     control says why with that sentence."""
     from probdr_lite.figures.block import make_toy
-    from probdr_lite.figures.chapter_facts import toy_beta_effect
+    from probdr_lite.chapter_facts import toy_beta_effect
 
     text = chapter_text("toy_live")
     toy = make_toy("moons", n=40, noise=0.1, d_q=8)

@@ -11,6 +11,7 @@ from sklearn.model_selection import StratifiedKFold
 from probdr_lite.metrics import (
     rms_spread,
     between_within_ratio,
+    change_direction,
     cluster_metrics,
     kmeans_nmi,
     knn_accuracy,
@@ -268,3 +269,16 @@ def test_bad_inputs(overlapping):
         procrustes_disparity(X[:, :2], np.ones((len(X), 2)))
     with pytest.raises(ValueError, match="within-class"):
         between_within_ratio(np.repeat(np.eye(2), 3, axis=0), [0, 0, 0, 1, 1, 1])
+
+
+def test_change_direction_turns_at_the_tolerance():
+    """Just inside the tolerance (a change of 0.9 of it) the direction is flat; just beyond it (1.1), up or down."""
+    for before in (0.5, -2.0):
+        step = 0.01 * abs(before)
+        assert change_direction(before, before + 0.9 * step) == change_direction(before, before - 0.9 * step) == "flat"
+        assert change_direction(before, before + 1.1 * step) == "up"
+        assert change_direction(before, before - 1.1 * step) == "down"
+    assert change_direction(0.0, 0.009) == "flat" and change_direction(0.0, 0.011) == "up"  # absolute at zero
+    assert change_direction(1.0, 1.2, rel_tol=0.5) == "flat"
+    with pytest.raises(ValueError, match="rel_tol"):
+        change_direction(1.0, 2.0, rel_tol=-1.0)

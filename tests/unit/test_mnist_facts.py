@@ -1,7 +1,7 @@
-"""The MNIST chapter's facts (figures/mnist_facts.py) and the templates of its cells that state them.
+"""The MNIST chapter's facts (probdr_lite/mnist_facts.py) and the templates of its cells that state them.
 
 Each fact is checked against the numbers it comes from, computed again here, and each word or boolean on numbers
-just either side of its threshold in :data:`~probdr_lite.figures.mnist_facts.WORDS`, so a choice that the numbers do
+just either side of its threshold in :data:`~probdr_lite.mnist_facts.WORDS`, so a choice that the numbers do
 not support is not made. The last tests read ``book/src/mnist_at_init.py`` and fill every piece of every template
 (every branch of each ``... if facts["x"] else ...``) from the facts the cell passes, so a slot without a fact, or a
 formatter that does not fit its fact, fails here rather than in the book build.
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probdr_lite.figures import mnist_facts as MT
+from probdr_lite import mnist_facts as MT
 from probdr_lite.figures.style import METRIC_LABELS
 from probdr_lite.unrolled import CHAPTER_VARIANTS
 
@@ -66,12 +66,12 @@ def test_numbers_facts_state_the_numbers_and_their_words():
     assert (f["n"], f["n_layers"], f["bw0"], f["bw8"], f["knn0"], f["knn8"]) == (100, 2, 0.7, 1.5, 0.9, 0.7)
     assert (f["sil_first"], f["sil_last"], f["sil_peak"], f["sil_peak_value"]) == (0.04, 0.01, 1, 0.06)
     assert (f["nmi_first"], f["nmi_last"], f["nmi_peak"], f["nmi_peak_value"]) == (0.43, 0.47, 1, 0.5)
-    assert f["bw_trend"] == "rises" and f["knn_trend"] == "falls"
+    assert f["bw_direction"] == "up" and f["knn_direction"] == "down"
     assert f["centres_apart"] and f["knn_lower"] and f["silhouette_small"]
     assert f["sil_peaks_inside"] and f["nmi_peaks_inside"] and f["both_peak_early"]
     flat = MT.numbers_facts(numbers(knn=(0.9, 0.9, 0.905), bw=(0.7, 0.7, 0.703), sil=(0.3, 0.4, 0.5),
                                     nmi=(0.4, 0.5, 0.6)))
-    assert flat["bw_trend"] == flat["knn_trend"] == "barely changes"
+    assert flat["bw_direction"] == flat["knn_direction"] == "flat"
     assert not (flat["centres_apart"] or flat["knn_lower"] or flat["silhouette_small"])
     assert not (flat["sil_peaks_inside"] or flat["nmi_peaks_inside"] or flat["both_peak_early"])
 
@@ -83,7 +83,7 @@ def test_numbers_facts_words_turn_at_their_thresholds(side):
     f = MT.numbers_facts(numbers(bw=(1.0, 1.0, 1.0 + side * W["trend"]),
                                  knn=(0.9, 0.9, 0.9 - side * W["knn_change"]),
                                  sil=(0.1, W["small_silhouette"] * (2 - side), 0.1)))
-    assert f["centres_apart"] is beyond and (f["bw_trend"] == "rises") is beyond
+    assert f["centres_apart"] is beyond and (f["bw_direction"] == "up") is beyond
     assert f["knn_lower"] is beyond
     assert f["silhouette_small"] is beyond  # 0.9: the largest silhouette is above the bound, 1.1: below it
     one_early = MT.numbers_facts(numbers(sil=(0.1, 0.2, 0.3)))  # the silhouette peaks at the last block
@@ -95,8 +95,8 @@ def test_variants_facts():
     assert (f["n_sub"], f["n_layers"], f["att"], f["dif"], f["knn_sub0"]) == (2000, 2, 0.85, 0.80, 0.87)
     assert [r["metric"] for r in f["metrics"]] == list(METRIC_LABELS)
     knn = f["metrics"][0]
-    assert (knn["label"], knn["best"], knn["best_value"], knn["low"], knn["high"]) == (
-        METRIC_LABELS["knn_accuracy"], "attention", 0.85, 0.80, 0.85)
+    assert (knn["metric"], knn["best"], knn["best_value"], knn["low"], knn["high"]) == (
+        "knn_accuracy", "attention", 0.85, 0.80, 0.85)
     assert f["nmi_sd"] == pytest.approx(statistics.stdev(SEEDS.tolist()))
     assert f["eta_equiv"] == pytest.approx(0.4 / 1.8) and f["ff_weight"] == pytest.approx(0.8 / 129)
     # all NMIs equal: within k-means' noise; the rule is the NMI's only
@@ -256,6 +256,10 @@ def chapter_cells():
     return source_cells(CHAPTER)
 
 
+#: The presentation names a template's facts may be looked up in (a metric's key -> its label).
+PRESENTATION = {"METRIC_LABELS": METRIC_LABELS}
+
+
 def fill_calls():
     """Every ``fill(template, facts, **more)`` of the chapter, with the facts dict it gets (a name bound in its cell
     to a ``*_facts(...)`` call, such a call itself, or the loop variable of ``for x in facts["key"]``, each element of
@@ -282,12 +286,15 @@ def fill_calls():
             assert len(names) <= 1, f"line {node.lineno}: one loop at a time"
             for k in range(len(bound[next(iter(names))]) if names else 1):
                 def value(expr):
+                    if isinstance(expr, ast.Name) and expr.id not in bound and expr.id in PRESENTATION:
+                        return PRESENTATION[expr.id]
                     if isinstance(expr, ast.Name):
                         return bound[expr.id][k if expr.id in names else 0]
                     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in examples:
                         return examples[expr.func.id]
                     if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
-                        return value(expr.value)[expr.slice.value]
+                        key = expr.slice.value if isinstance(expr.slice, ast.Constant) else value(expr.slice)
+                        return value(expr.value)[key]
                     raise AssertionError(f"line {expr.lineno}: cannot tell which facts {ast.unparse(expr)} are")
 
                 facts = {**value(node.args[1]), **{kw.arg: value(kw.value) for kw in node.keywords}}
@@ -300,7 +307,7 @@ def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
     """What the chapter takes from mnist_facts is numbers and facts, and it passes every facts function to fill."""
     source = CHAPTER.read_text(encoding="utf-8")
     imported = {a.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)
-                and n.module == "probdr_lite.figures.mnist_facts" for a in n.names}
+                and n.module == "probdr_lite.mnist_facts" for a in n.names}
     assert imported and imported <= set(facts_examples()), imported
     passed = {n.func.id for c, _, _ in fill_calls() for n in ast.walk(c.args[1]) if isinstance(n, ast.Call)}
     passed |= {n.value.func.id for cell in chapter_cells() for n in ast.walk(cell) if isinstance(n, ast.Assign)

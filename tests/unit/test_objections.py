@@ -15,8 +15,8 @@ import torch
 
 from probdr_lite import objections as O
 from probdr_lite import unrolled as U
+from probdr_lite import verdicts as V
 from probdr_lite.figures import objections as figs
-from probdr_lite.figures import verdicts as V
 from probdr_lite.metrics import cluster_metrics
 from probdr_lite.plotting import figure_data
 
@@ -278,11 +278,11 @@ def test_stop_gradient_is_exact_when_attention_ignores_x(X):
 
 def test_stop_gradient_sweep_matches_single_checks():
     images = np.random.default_rng(0).random((30, 20)).astype(np.float32)
-    out = O.stop_gradient_sweep(images, kappas=[1.0, 30.0], seeds=[4], n=10, d_q=8)
-    assert out["cosine_paper"].shape == (2, 1)
+    out = O.stop_gradient_sweep(images, kappas=[1.0, 30.0], seeds=[4], n=10, d_q=8, eta=0.3)
+    assert out["cosine_paper"].shape == (2, 1) and out["eta"] == 0.3
     idx = np.random.default_rng(4).choice(30, 10, replace=False)
     X = U.embed(torch.from_numpy(images[idx]).double(), d_q=8, seed=4)
-    one = O.stop_gradient_check(X, 30.0, 1.0)
+    one = O.stop_gradient_check(X, 30.0, 1.0, eta=0.3)
     assert out["cosine_stop_gradient"][1, 0] == pytest.approx(one["cosine_stop_gradient"], rel=1e-12)
 
 
@@ -540,7 +540,7 @@ def metrics_dict(paper, attention):
 
 
 def a_row(verdict="holds"):
-    return V.ObjectionVerdict("2", "an objection", "a test", "a number", verdict, "Because.", "What would change.")
+    return figs.ObjectionVerdict("2", "an objection", "a test", "a number", verdict, "Because.", "What would change.")
 
 
 def test_summary_and_threshold_tables():
@@ -600,16 +600,20 @@ def test_asymmetry_and_spectrum_figures_draw_the_numbers():
 
 
 def test_stop_gradient_and_regulariser_figures():
-    sweep = {"kappas": np.array([1.0, 30.0]), "cosine_stop_gradient": np.array([[1.0, 0.99], [-0.5, -0.6]]),
+    sweep = {"kappas": np.array([1.0, 30.0]), "eta": 0.25,
+             "cosine_stop_gradient": np.array([[1.0, 0.99], [-0.5, -0.6]]),
              "cosine_paper": np.array([[0.9, 0.95], [-0.4, -0.5]]), "delta_F_block": np.array([[5, 6], [-2, -3]])}
     fig = figs.stop_gradient_figure(sweep)
     assert len(fig.axes) == 2
     assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [0.995, -0.55]) for a in figure_data(fig))
+    assert "η = 0.25" in fig.axes[1].get_title()  # the step the sweep's block took, not a fixed one
     reg = O.regulariser_sweep([8, 512], d_q=32, seeds=[0])
     fig = figs.regulariser_figure(reg, [("MNIST", 100, {"relative_error": 3.0, "cosine": 0.3})], d_q=32)
     assert any(a.shape == (1, 2) and np.allclose(a, [[100, 3.0]]) for a in figure_data(fig))
-    with pytest.raises(ValueError, match="sweep"):
+    with pytest.raises(ValueError, match="sweep must be the dict returned by .*stop_gradient_sweep"):
         figs.stop_gradient_figure({"kappas": [1]})
+    with pytest.raises(ValueError, match=r"sweep\['eta'\]"):
+        figs.stop_gradient_figure({**sweep, "eta": 0.0})
     with pytest.raises(ValueError, match="d_q"):
         figs.regulariser_figure(reg, d_q=1)
 

@@ -1,4 +1,4 @@
-"""The objections chapter's verdicts: facts from probdr_lite/figures/verdicts.py, sentences in the chapter.
+"""The objections chapter's verdicts: facts from probdr_lite/verdicts.py, sentences in the chapter.
 
 Each fact is checked against the numbers it comes from, computed again here (numpy's min, max, mean, sd, arccos),
 and each verdict word and boolean on numbers just either side of its threshold of
@@ -14,9 +14,11 @@ import math
 import numpy as np
 import pytest
 
+from probdr_lite import verdicts as V
 from probdr_lite.figures import objections as figs
-from probdr_lite.figures import verdicts as V
 from probdr_lite.figures.prose import fill
+from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.metrics import METRIC_NAMES
 from probdr_lite.objections import THRESHOLDS, single_run_evidence
 
 from .chapter_calls import ROOT, check_template, source_cells
@@ -291,7 +293,7 @@ def test_clustering_facts_turn_at_the_tolerance(side):
     f = V.clustering_facts(metrics_dict((first, rise), (first, first)))
     assert f["verdict"] == ("fails" if beyond else "holds") and f["any_up"] is beyond
     assert f["any_others"] is not beyond and len(f["up"]) == (4 if beyond else 0)
-    assert [r["trend"] for r in f["metrics"]] == ["rises" if beyond else "barely changes"] * 4
+    assert [r["direction"] for r in f["metrics"]] == ["up" if beyond else "flat"] * 4
     one = V.clustering_facts(metrics_dict((first, [rise[0]] + first[1:]), (first, first)))
     assert one["verdict"] == ("depends on the metric" if beyond else "holds")
 
@@ -301,8 +303,9 @@ def test_clustering_facts_state_the_numbers():
     f = V.clustering_facts(m)
     assert (f["first"], f["last"], f["variant"], f["rel_tol"]) == (0, 8, "paper", 0.01)
     assert (f["knn_first"], f["knn_last"], f["bw_first"], f["bw_last"]) == (0.9, 0.7, 0.8, 1.5)
-    assert [r["trend"] for r in f["metrics"]] == ["falls", "falls", "rises", "rises"]
-    assert f["up"] == [r["label"] for r in f["metrics"][2:]] and f["others"] == f["metrics"][:2]
+    assert [r["direction"] for r in f["metrics"]] == ["down", "down", "up", "up"]
+    assert [r["metric"] for r in f["metrics"]] == list(METRIC_NAMES)
+    assert f["up"] == ["between_within", "kmeans_nmi"] and f["others"] == f["metrics"][:2]
     assert f["verdict"] == "depends on the metric"
     assert V.clustering_facts(m, "attention")["metrics"][0]["last"] == 0.85
     with pytest.raises(ValueError, match="variant"):
@@ -333,6 +336,10 @@ def facts_examples():
     }
 
 
+#: The presentation names a template's facts may be looked up in (a metric's key -> its label).
+PRESENTATION = {"METRIC_LABELS": METRIC_LABELS}
+
+
 def is_fill(node):
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fill"
 
@@ -352,13 +359,17 @@ def fill_calls(examples=None):
 
     def value(expr, env):
         if isinstance(expr, ast.Name):
-            return env[expr.id] if expr.id in env else names[expr.id]
+            return env[expr.id] if expr.id in env else names[expr.id] if expr.id in names else PRESENTATION[expr.id]
         if isinstance(expr, ast.Subscript):
-            return value(expr.value, env)[expr.slice.value]
+            key = expr.slice.value if isinstance(expr.slice, ast.Constant) else value(expr.slice, env)
+            return value(expr.value, env)[key]
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
             return "some text"
         if isinstance(expr, ast.ListComp) and is_fill(expr.elt):
             return ["some text", "more text"]
+        if isinstance(expr, ast.ListComp):  # e.g. the labels of a list of metric keys
+            (gen,) = expr.generators
+            return [value(expr.elt, {**env, gen.target.id: item}) for item in value(gen.iter, env)]
         raise AssertionError(f"line {expr.lineno}: cannot tell which facts {ast.unparse(expr)} are")
 
     def resolved(call, env):
@@ -403,7 +414,7 @@ def verdict_rows(examples):
     cell = next(c for c in source_cells(CHAPTER) if any(isinstance(n, ast.Assign) and ast.unparse(n.targets[0])
                                                          == "V" for n in c.body))
     body = [n for n in cell.body if not (isinstance(n, ast.Expr) and "display" in ast.unparse(n))]
-    space = {"facts": examples, "verdicts": V, "fill": fill}
+    space = {"facts": examples, "verdicts": V, "figs": figs, "fill": fill, "METRIC_LABELS": METRIC_LABELS}
     exec(compile(ast.Module(body, []), str(CHAPTER), "exec"), space)
     return space["V"]
 
@@ -453,7 +464,7 @@ def test_the_verdict_rows_say_what_their_facts_say():
     assert "none of the 5 seeds has a single pair" in v.because and "$A - I$ is better" in v.because
     v = rows["minor 1"]
     assert v.verdict == "depends on the metric" and "From layer 0 to layer 8 of the 'paper' update" in v.because
-    labels = [r["label"] for r in ex["minor 1"]["metrics"]]
+    labels = [METRIC_LABELS[r["metric"]] for r in ex["minor 1"]["metrics"]]
     assert f"Rising by more than 1 %: {labels[2]} and {labels[3]}; not rising: {labels[0]} (falls)" in v.because
     # the table renders every row's number and verdict
     table = figs.summary_table(rows.values())

@@ -52,6 +52,9 @@ def test_trend_words_follow_the_tolerance():
     assert P.trend(-1.0, -1.2) == "falls"
     with pytest.raises(ValueError, match="rel_tol"):
         P.trend(1, 2, rel_tol=-1)
+    # the words are those of the directions the core rule decides, and a template writes one with {d:trend}
+    assert {P.trend(1, 2), P.trend(1, 0), P.trend(1, 1)} == set(P.TREND_WORDS.values())
+    assert P.fill("{a:trend}, {b:trend}, {c:trend}", a="up", b="down", c="flat") == "rises, falls, barely changes"
 
 
 def test_closeness_and_counts():

@@ -143,7 +143,7 @@ def toy_facts(n_points: int, effect: dict) -> dict:
     (:func:`probdr_lite.figures.chapter_facts.toy_beta_facts` of ``effect``, a
     :func:`~probdr_lite.figures.chapter_facts.toy_beta_effect`), whose ``weak`` says that beta moves the picture
     little, and its control is marked so (with the caption's sentence about beta)."""
-    from probdr_lite.figures.chapter_facts import toy_beta_facts
+    from probdr_lite.chapter_facts import toy_beta_facts
 
     return {"caption": {"n": int(n_points)}, "beta": toy_beta_facts(effect)}
 
@@ -165,7 +165,7 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     all the points sit at one spot or none can be drawn.
     """
     from probdr_lite.figures.block import LiftedToy
-    from probdr_lite.figures.chapter_facts import toy_beta_effect
+    from probdr_lite.chapter_facts import toy_beta_effect
 
     if not isinstance(toy, LiftedToy):
         raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
@@ -273,7 +273,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
     kappa, eta, beta and depth (row-major), with ``is_spot`` (the first two coordinates' root mean squared distance
     to their mean, ``spread``, is below ``spot`` x ``width``), ``n`` and ``spot``.
     """
-    from probdr_lite.figures.mnist_facts import live_facts
+    from probdr_lite.mnist_facts import live_facts
 
     labels = np.asarray(labels)
     n, n_classes = len(labels), int(labels.max()) + 1
@@ -510,8 +510,8 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     (default: 30 values from 0.002 to 0.08, ``eta`` and every value of ``include``), the ELBO gap and Gram error per
     step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says).
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`eta_facts`."""
-    from probdr_lite.figures.unrolling import CONVERGED, GAP_LIMITS, GRAM_LIMITS, run_verdict
-    from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo
+    from probdr_lite.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
+    from probdr_lite.probdr import CONVERGED, fit_le_elbo, le_closed_form, le_elbo
 
     text = _text(text, "eta_live")
     if etas is None:

@@ -5,25 +5,25 @@ follows from them, each decided by a threshold of :data:`probdr_lite.objections.
 chapter next to the verdicts). A verdict is about the objection: "holds" means the numbers back it, "fails" that
 they do not, and "depends on ..." that they back it in one regime and not in another. The sentences are the
 chapter's (``book/src/objections.py``), templates filled by :func:`probdr_lite.figures.prose.fill`; a template
-chooses only on the booleans returned here.
+chooses only on the booleans returned here, and the chapter writes each verdict's row of the summary table as a
+:class:`probdr_lite.figures.objections.ObjectionVerdict`.
 
 A range of values is stated by three facts, ``<name>_lo``, ``<name>_hi`` and ``<name>_one`` (the two ends print
-alike at the digits the chapter prints, so the range is one number).
+alike at the digits the chapter prints, so the range is one number). A metric is named by its key in
+:data:`probdr_lite.metrics.METRIC_NAMES` and a change by its direction (:func:`probdr_lite.metrics.change_direction`);
+their words are presentation's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from probdr_lite._validation import check_result
 from probdr_lite.experiments.stats import HEADLINE, lower_is_better
-from probdr_lite.figures.prose import num, pct, trend
-from probdr_lite.figures.style import METRIC_LABELS
-from probdr_lite.objections import THRESHOLDS, single_run_evidence
+from probdr_lite.metrics import METRIC_NAMES, change_direction
+from probdr_lite.objections import THRESHOLDS, asymmetry_along_path, metrics_by_variant, single_run_evidence
 
 __all__ = [
-    "ObjectionVerdict",
     "HIGHER_IS_BETTER",
     "training_runs",
     "asymmetry_facts",
@@ -42,46 +42,30 @@ HIGHER_IS_BETTER = {q: not lower_is_better(q) for q in HEADLINE.values()}
 PAPER_KAPPA = 30.0
 
 
-@dataclass(frozen=True)
-class ObjectionVerdict:
-    """One row of the chapter's summary table, its cells written by the chapter.
-
-    ``because`` says why, from the numbers; ``would_change`` says what would turn the verdict around.
-    """
-
-    key: str
-    objection: str
-    test: str
-    number: str
-    verdict: str
-    because: str
-    would_change: str
-
-    def sentence(self) -> str:
-        return f"**Verdict: {self.verdict}.** {self.because} {self.would_change}"
+def _rounded(x: float, digits: int) -> str:
+    """``x`` rounded to ``digits`` decimals as the chapter prints it, a rounded zero without its sign."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0.0 else text
 
 
-def _span(name, values, fmt) -> dict:
-    """``<name>_lo``, ``<name>_hi`` and ``<name>_one`` (both ends print alike with ``fmt``, the chapter's format)."""
+def _span(name, values, digits: int, scale: float = 1.0) -> dict:
+    """``<name>_lo``, ``<name>_hi`` and ``<name>_one``: both ends, times ``scale`` (100 for a percentage), round
+    alike to the ``digits`` decimals the chapter prints."""
     a = np.asarray(values, dtype=float)
     lo, hi = float(a.min()), float(a.max())
-    return {f"{name}_lo": lo, f"{name}_hi": hi, f"{name}_one": fmt(lo) == fmt(hi)}
+    one = _rounded(scale * lo, digits) == _rounded(scale * hi, digits)
+    return {f"{name}_lo": lo, f"{name}_hi": hi, f"{name}_one": one}
 
 
 def _degrees(cos):
     return np.degrees(np.arccos(np.clip(np.asarray(cos, dtype=float), -1.0, 1.0)))
 
 
-def _whole(x) -> str:
-    return f"{x:.0f}"
-
-
 _PATH_KEYS = ("relative_difference", "tangent_cosine", "cosine", "tangent_remainder_share")
 
 
 def _path_dict(d, name):
-    if not isinstance(d, dict) or any(k not in d for k in _PATH_KEYS):
-        raise ValueError(f"{name} must be the dict returned by objections.asymmetry_along_path (keys {_PATH_KEYS})")
+    check_result(d, name, asymmetry_along_path, keys=_PATH_KEYS)
     return {k: np.asarray(d[k], dtype=float) for k in _PATH_KEYS}
 
 
@@ -121,12 +105,13 @@ def asymmetry_facts(mnist: dict, causal: dict, random_by_kappa, kappas, threshol
         "verdict": word, "full": full, "tangent": tangent, "both": full and tangent,
         "full_only": full and not tangent, "tangent_only": tangent and not full,
         "threshold": t, "tangent_threshold": tc,
-        **_span("rel_m", m["relative_difference"], pct), **_span("rel_c", c["relative_difference"], pct),
-        **_span("deg_m", _degrees(m["cosine"]), _whole), **_span("deg_c", _degrees(c["cosine"]), _whole),
-        **_span("tan_m", m["tangent_cosine"], num), **_span("tan_c", c["tangent_cosine"], num),
-        **_span("tdeg_m", _degrees(m["tangent_cosine"]), _whole),
-        **_span("tdeg_c", _degrees(c["tangent_cosine"]), _whole),
-        **_span("rem_m", m["tangent_remainder_share"], pct), **_span("rem_c", c["tangent_remainder_share"], pct),
+        # printed as whole percentages, whole degrees and cosines with three decimals
+        **_span("rel_m", m["relative_difference"], 0, 100), **_span("rel_c", c["relative_difference"], 0, 100),
+        **_span("deg_m", _degrees(m["cosine"]), 0), **_span("deg_c", _degrees(c["cosine"]), 0),
+        **_span("tan_m", m["tangent_cosine"], 3), **_span("tan_c", c["tangent_cosine"], 3),
+        **_span("tdeg_m", _degrees(m["tangent_cosine"]), 0), **_span("tdeg_c", _degrees(c["tangent_cosine"]), 0),
+        **_span("rem_m", m["tangent_remainder_share"], 0, 100),
+        **_span("rem_c", c["tangent_remainder_share"], 0, 100),
         "radial": bool(tangent_angles.max() < full_angles.max()),
         "kappa_min": float(kappas.min()), "kappa_max": float(kappas.max()),
         "random_max": float(rnd.max()), "random_below": bool(rnd.max() <= t),
@@ -303,8 +288,7 @@ def single_runs_facts(runs: dict, snr=None, min_seeds=None) -> dict:
     """
     snr_t = THRESHOLDS["single_run_snr"] if snr is None else float(snr)
     min_seeds = THRESHOLDS["min_seeds"] if min_seeds is None else int(min_seeds)
-    if not isinstance(runs, dict) or not runs:
-        raise ValueError("runs must be the dict returned by training_runs")
+    check_result(runs, "runs", training_runs)
     judged = {t: r for t, r in runs.items() if r is not None and r["evidence"]["n"] >= min_seeds}
     missing = [t for t in runs if t not in judged]
     noisy = [r["evidence"]["snr"] < snr_t for r in judged.values()]
@@ -338,22 +322,22 @@ def clustering_facts(metrics: dict, variant="paper", rel_tol=0.01) -> dict:
     """The minor objection from :func:`probdr_lite.objections.metrics_by_variant`: do the numbers back 'the block
     clusters MNIST'?
 
-    A number rises (falls) if it changes by more than ``rel_tol`` of its first value (``prose.trend``). ``verdict``
-    is 'fails' if all four rise from the ``first`` to the ``last`` scored layer (the picture told the truth),
-    'holds' if none rises, 'depends on the metric' otherwise. ``metrics``: one dict per number with its ``label``,
-    ``first`` and ``last`` values and ``trend``; ``up``: the labels of those that rise (``any_up``); ``others``:
-    the dicts of the rest (``any_others``).
+    A number rises (falls) if it changes by more than ``rel_tol`` of its first value
+    (:func:`~probdr_lite.metrics.change_direction`). ``verdict`` is 'fails' if all four rise from the ``first`` to
+    the ``last`` scored layer (the picture told the truth), 'holds' if none rises, 'depends on the metric'
+    otherwise. ``metrics``: one dict per number with its key ``metric``, ``first`` and ``last`` values and
+    ``direction`` ("up", "down" or "flat"); ``up``: the keys of those that rise (``any_up``); ``others``: the
+    dicts of the rest (``any_others``).
     """
-    if not isinstance(metrics, dict) or "layers" not in metrics:
-        raise ValueError("metrics must be the dict returned by metrics_by_variant")
+    check_result(metrics, "metrics", metrics_by_variant, keys=("layers",))
     if variant not in metrics or variant == "layers":
         raise ValueError(f"variant {variant!r} is not in metrics (has {[k for k in metrics if k != 'layers']})")
     layers = metrics["layers"]
     m = metrics[variant]
-    rows = [{"label": METRIC_LABELS[k], "first": float(m[k][0]), "last": float(m[k][-1]),
-             "trend": trend(m[k][0], m[k][-1], rel_tol)} for k in METRIC_LABELS]
-    up = [r["label"] for r in rows if r["trend"] == "rises"]
-    others = [r for r in rows if r["trend"] != "rises"]
+    rows = [{"metric": k, "first": float(m[k][0]), "last": float(m[k][-1]),
+             "direction": change_direction(m[k][0], m[k][-1], rel_tol)} for k in METRIC_NAMES]
+    up = [r["metric"] for r in rows if r["direction"] == "up"]
+    others = [r for r in rows if r["direction"] != "up"]
     return {
         "verdict": "fails" if len(up) == len(rows) else "holds" if not up else "depends on the metric",
         "variant": variant, "first": int(layers[0]), "last": int(layers[-1]), "rel_tol": float(rel_tol),

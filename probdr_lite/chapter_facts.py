@@ -25,11 +25,12 @@ import numpy as np
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import spearmanr
 
-from probdr_lite._validation import check_array, check_scalar
+from probdr_lite._validation import check_array, check_length, check_scalar
 from probdr_lite.eigenmaps import embed_graph
-from probdr_lite.figures.unrolling import CONVERGED
 from probdr_lite.graphs import knn_graph
-from probdr_lite.probdr import fit_le_elbo
+from probdr_lite.lifted_toy import toy_paths
+from probdr_lite.probdr import CONVERGED, fit_le_elbo
+from probdr_lite.unrolled import attention_matrix
 
 __all__ = ["order_along_roll", "unrolling_facts", "agreement_facts", "decimals_of_agreement", "eta_outcomes",
            "eta_facts", "toy_beta_effect", "toy_beta_facts"]
@@ -41,8 +42,7 @@ def order_along_roll(Y, t, frames) -> list:
     falls apart (then there is no single embedding). The graph and embedding are those of the chapter's panel."""
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
     t = check_array(t, "t", ndim=1)
-    if t.shape[0] != Y.shape[0]:
-        raise ValueError(f"t must have one value per row of Y ({Y.shape[0]}); got {t.shape[0]}")
+    check_length(t, "t", Y.shape[0], "row of Y")
     out = []
     for k, bw in frames:
         W = knn_graph(Y, n_neighbors=int(k), mode="heat", bandwidth=float(bw))
@@ -140,17 +140,14 @@ def eta_facts(L_hat, beta, etas, marks, *, n_components=2, n_steps=600, seed=0, 
 
 
 def toy_beta_effect(toy, kappas, betas, *, eta, depth, variant="paper", weak: float = 0.1) -> dict:
-    """What beta's range does to the transformer-block chapter's toy (``figures.block.make_toy``) at each kappa.
+    """What beta's range does to the transformer-block chapter's toy (:func:`probdr_lite.lifted_toy.make_toy`) at each kappa.
 
     For each kappa in ``kappas`` and the two ends ``betas`` = (lowest, highest): the mean distance the points move in
-    ``depth`` blocks and in one block (:func:`probdr_lite.figures.block.toy_paths`, points pushed past the equator
+    ``depth`` blocks and in one block (:func:`probdr_lite.lifted_toy.toy_paths`, points pushed past the equator
     left out), and the mean weight A_ii a point gives itself in the first block
     (:func:`probdr_lite.unrolled.attention_matrix`). ``weak`` is True when, at every kappa, the distance moved in
     ``depth`` blocks changes by less than the fraction ``weak`` over the range.
     """
-    from probdr_lite.figures.block import toy_paths
-    from probdr_lite.unrolled import attention_matrix
-
     weak = check_scalar(weak, "weak", low=0.0, high=1.0)
     depth = check_scalar(depth, "depth", low=1, high=1000, integer=True)
     if len(betas) != 2 or not betas[0] < betas[1]:

@@ -2,8 +2,10 @@
 
 The sentences themselves live in the chapter (``book/src/mnist_at_init.py``), as templates filled by
 :func:`probdr_lite.figures.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
-and, as booleans or words, every choice that follows from a number, each decided by a threshold of :data:`WORDS`
-(so the tests can feed numbers for which each choice would be false). A template holds no threshold.
+and, as booleans or small enums (a direction ``"up"``/``"down"``/``"flat"``, a metric's key), every choice that
+follows from a number, each decided by a threshold of :data:`WORDS` (so the tests can feed numbers for which each
+choice would be false). A template holds no threshold, and the words for the enums are presentation's (a direction's
+in :data:`probdr_lite.figures.prose.TREND_WORDS`, a metric's label in :data:`probdr_lite.figures.style.METRIC_LABELS`).
 
 The numbers come from :func:`probdr_lite.metrics.layer_metrics` rows (one dict per layer and variant, as the
 chapter's tables use) and from :func:`probdr_lite.mnist_blocks.sweep`.
@@ -16,9 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from probdr_lite.figures.prose import closeness, trend
-from probdr_lite.figures.style import METRIC_LABELS
-from probdr_lite.metrics import rms_spread
+from probdr_lite.metrics import METRIC_NAMES, change_direction, rms_spread
 from probdr_lite.mnist_blocks import pick
 from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
@@ -89,7 +89,8 @@ def _early(p) -> bool:
 def numbers_facts(p) -> dict:
     """The facts of 'What the numbers say' (the paper's block on all images) and of exercise 2's premise.
 
-    Besides :func:`paper_numbers`' own: the trend words ``bw_trend`` and ``knn_trend``; ``centres_apart`` (the
+    Besides :func:`paper_numbers`' own: the directions (:func:`~probdr_lite.metrics.change_direction`)
+    ``bw_direction`` and ``knn_direction``; ``centres_apart`` (the
     between/within ratio rises beyond ``WORDS["trend"]``); ``knn_lower`` (k-NN accuracy falls by more than
     ``WORDS["knn_change"]``); the first, last and peak values of the silhouette and the NMI, with ``*_peaks_inside``
     (the peak lies strictly between the first and the last layer) and ``both_peak_early`` (both do);
@@ -99,9 +100,9 @@ def numbers_facts(p) -> dict:
     sil, nmi = list(p["sil"]), list(p["nmi"])
     return {
         **p,
-        "bw_trend": trend(p["bw0"], p["bw8"], WORDS["trend"]),
+        "bw_direction": change_direction(p["bw0"], p["bw8"], WORDS["trend"]),
         "centres_apart": bool(p["bw8"] > p["bw0"] * (1 + WORDS["trend"])),
-        "knn_trend": trend(p["knn0"], p["knn8"], WORDS["trend"]),
+        "knn_direction": change_direction(p["knn0"], p["knn8"], WORDS["trend"]),
         "knn_lower": bool(p["knn8"] < p["knn0"] - WORDS["knn_change"]),
         "sil_first": sil[0], "sil_last": sil[-1], "sil_peak_value": sil[p["sil_peak"]],
         "sil_peaks_inside": 0 < p["sil_peak"] < L,
@@ -114,13 +115,13 @@ def numbers_facts(p) -> dict:
 
 
 def _at_last(rows_var, n_layers):
-    return {m: {v: _pick(rows_var, m, v, n_layers) for v in VARIANTS} for m in METRIC_LABELS}
+    return {m: {v: _pick(rows_var, m, v, n_layers) for v in VARIANTS} for m in METRIC_NAMES}
 
 
 def variants_facts(rows_var, n_layers, nmi_seeds, eta, d_q, beta) -> dict:
     """The five variants on the subset after the last block, with k-means' own noise as the yardstick.
 
-    ``metrics`` holds one dict per number of :data:`~probdr_lite.figures.style.METRIC_LABELS` (its ``label``, the
+    ``metrics`` holds one dict per number of :data:`~probdr_lite.metrics.METRIC_NAMES` (its key ``metric``, the
     ``best`` variant and its ``best_value``, the ``low`` and ``high`` ends over the variants, and ``within_noise``:
     for the NMI only, the range is narrower than two standard deviations ``nmi_sd`` of k-means over seeds). Then
     ``att`` and ``dif`` (final k-NN accuracy of plain attention and of the $A - I$ block) against ``knn_sub0`` (layer
@@ -139,9 +140,9 @@ def variants_facts(rows_var, n_layers, nmi_seeds, eta, d_q, beta) -> dict:
     return {
         "n_sub": int(next(r["n"] for r in rows_var if r["variant"] == "paper")),
         "n_layers": int(n_layers),
-        "metrics": [{"metric": m, "label": METRIC_LABELS[m], "best": best[m], "best_value": at[m][best[m]],
+        "metrics": [{"metric": m, "best": best[m], "best_value": at[m][best[m]],
                      "low": min(at[m].values()), "high": max(at[m].values()),
-                     "within_noise": bool(m == "kmeans_nmi" and spread[m] < 2 * nmi_sd)} for m in METRIC_LABELS],
+                     "within_noise": bool(m == "kmeans_nmi" and spread[m] < 2 * nmi_sd)} for m in METRIC_NAMES],
         "nmi_sd": nmi_sd,
         "att": att, "dif": dif, "knn_sub0": knn_sub0,
         "attention_smaller_step": bool(att > dif),
@@ -171,8 +172,8 @@ def step_family_facts(family_rows, steps, rows_var, nmi_seeds, n_layers) -> dict
     """
     at_dif = family_rows[steps["diffusion"]]
     at_att = family_rows[steps["attention"]]
-    agreement = max(abs(at_dif[m] - pick(rows_var, m, variant="diffusion", layer=n_layers)) for m in METRIC_LABELS)
-    change = {m: at_dif[m] - at_att[m] for m in METRIC_LABELS}
+    agreement = max(abs(at_dif[m] - pick(rows_var, m, variant="diffusion", layer=n_layers)) for m in METRIC_NAMES)
+    change = {m: at_dif[m] - at_att[m] for m in METRIC_NAMES}
     facts = {"s_attention": steps["attention"], "s_diffusion": steps["diffusion"], "s_paper": steps["paper"],
              "agreement": float(agreement),
              "nmi_within_noise": bool(abs(change["kmeans_nmi"]) <= 2 * float(np.std(nmi_seeds, ddof=1)))}
@@ -240,9 +241,10 @@ def summary_facts(p, rows_var) -> dict:
 
 def pixel_facts(knn_pixels, knn_latents) -> dict:
     """Exercise 1's check: k-NN accuracy on the raw pixels against the latents at layer 0, and ``same``: the two
-    are within a relative ``same_accuracy`` of each other (:func:`~probdr_lite.figures.prose.closeness`)."""
+    are within a relative ``same_accuracy`` of each other: ``|a - b| <= same_accuracy * max(|a|, |b|)``."""
+    a, b = float(knn_pixels), float(knn_latents)
     return {"knn_pixels": knn_pixels, "knn_latents": knn_latents, "same_accuracy": WORDS["same_accuracy"],
-            "same": closeness(knn_pixels, knn_latents, WORDS["same_accuracy"]) == "nearly equal"}
+            "same": abs(a - b) <= WORDS["same_accuracy"] * max(abs(a), abs(b))}
 
 
 def live_facts(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> dict:

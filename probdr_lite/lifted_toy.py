@@ -1,0 +1,140 @@
+"""The transformer-block chapter's toy: 2-D points lifted onto the LayerNorm sphere, and their paths through blocks.
+
+The block acts on latents whose rows lie on the LayerNorm sphere {x : 1^T x = 0, ||x||^2 = d_q} (notes 3.6), so a
+2-D toy data set has to be *lifted* there before a block can move it, and the moved latents have to be brought back
+to the plane to be looked at. :func:`make_toy` / :func:`lift_toy` do both without distortion:
+
+- a 2-D point y becomes u = (y, c) / ||(y, c)||, a unit vector in R^3 (c > 0 is the ``offset``);
+- x = sqrt(d_q) u Q, where Q (3, d_q) has orthonormal rows orthogonal to 1, so 1^T x = 0 and ||x||^2 = d_q.
+
+Every variant's update is a combination of rows of X (A X, A^T X, X (X^T X + beta I)^{-1}), and LayerNorm only
+centres and rescales, so the latents never leave the 3-D span of Q: the dynamics happen on an ordinary sphere, and
+:meth:`LiftedToy.unlift` maps them back to the plane exactly (the gnomonic projection c (z_1, z_2) / z_3 with
+z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enters only through the feed-forward term
+2 / (d_q + beta) of the "paper" variant.
+
+The figures of the toy are presentation, in :mod:`probdr_lite.figures.block`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
+from probdr_lite._threads import single_threaded
+from probdr_lite.unrolled import CHAPTER_VARIANTS, check_block_variants, unroll
+
+__all__ = ["LiftedToy", "lift_toy", "make_toy", "toy_paths"]
+
+
+@dataclass(frozen=True)
+class LiftedToy:
+    """A 2-D data set lifted onto the LayerNorm sphere of R^{d_q} (see the module docstring).
+
+    Attributes
+    ----------
+    Y : ndarray (n, 2)
+        The toy points in the plane (after :func:`lift_toy`'s rescaling).
+    labels : ndarray (n,) of int
+    X0 : torch.Tensor (n, d_q), float64
+        The lifted latents; ``layer_norm(X0) == X0``.
+    Q : ndarray (3, d_q)
+        Orthonormal rows, each orthogonal to the all-ones vector.
+    offset : float
+        The c of u = (y, c) / ||(y, c)||.
+    """
+
+    Y: np.ndarray
+    labels: np.ndarray
+    X0: torch.Tensor
+    Q: np.ndarray
+    offset: float
+
+    @property
+    def d_q(self) -> int:
+        return int(self.Q.shape[1])
+
+    def unlift(self, X) -> np.ndarray:
+        """Map latents (n, d_q) back to the plane: c (z_1, z_2) / z_3 with z = X Q^T / sqrt(d_q).
+
+        Rows with z_3 <= 1e-6 (pushed past the equator, which only a step with eta well above 1/2 does) have no
+        image and come back as NaN, so a scatter plot simply leaves them out.
+        """
+        X = check_array(X, "X", ndim=2)
+        if X.shape[1] != self.d_q:
+            raise ValueError(f"X must have d_q = {self.d_q} columns to match the toy; got shape {X.shape}")
+        z = X.astype(np.float64) @ self.Q.T / math.sqrt(self.d_q)  # (n, 3), unit rows
+        out = np.full((X.shape[0], 2), np.nan)
+        ok = z[:, 2] > 1e-6
+        out[ok] = self.offset * z[ok, :2] / z[ok, 2:3]
+        return out
+
+
+def lift_toy(Y, labels, d_q: int = 16, offset: float = 1.0, seed: int = 0) -> LiftedToy:
+    """Lift 2-D points onto the LayerNorm sphere: x = sqrt(d_q) Q^T (y, c) / ||(y, c)|| (module docstring).
+
+    Parameters
+    ----------
+    Y : array (n, 2), n >= 2
+    labels : array (n,) of non-negative integers (the colours)
+    d_q : int in [4, 4096]
+        Latent width (at least 4: the three directions of Q plus the all-ones direction LayerNorm removes).
+    offset : float in (0, 100]
+        c; the larger it is, the smaller the angles between the lifted points (a smaller c spreads the toy over
+        more of the sphere). With the toy scaled to radius 1 and c = 1 the points span up to 45 degrees.
+    seed : int >= 0
+        Seed of the random orthonormal Q.
+
+    Returns
+    -------
+    LiftedToy
+    """
+    Y = check_array(Y, "Y", ndim=2, min_rows=2).astype(np.float64)
+    if Y.shape[1] != 2:
+        raise ValueError(f"Y must have 2 columns (a 2-D toy); got shape {Y.shape}")
+    labels = np.asarray(labels)
+    if labels.shape != (Y.shape[0],) or not np.issubdtype(labels.dtype, np.integer) or labels.min() < 0:
+        raise ValueError(f"labels must be {Y.shape[0]} non-negative integers to match Y; got {labels.shape} "
+                         f"{labels.dtype}")
+    d_q = check_scalar(d_q, "d_q", low=4, high=4096, integer=True)
+    offset = check_scalar(offset, "offset", low=0.0, high=100.0, low_inclusive=False)
+    rng = np.random.default_rng(check_seed(seed))
+    G = rng.normal(size=(d_q, 3))
+    G -= G.mean(0)  # columns orthogonal to 1, so every lifted row is centred
+    Q = np.linalg.qr(G)[0].T  # (3, d_q), orthonormal rows
+    U = np.c_[Y, np.full(Y.shape[0], offset)]
+    U /= np.linalg.norm(U, axis=1, keepdims=True)  # (n, 3), unit rows
+    X0 = torch.from_numpy(math.sqrt(d_q) * U @ Q)  # (n, d_q): centred, squared norm d_q
+    return LiftedToy(Y=Y, labels=labels.astype(int), X0=X0, Q=Q, offset=offset)
+
+
+def make_toy(name: str = "moons", n: int = 300, noise: float = 0.07, d_q: int = 16, seed: int = 0) -> LiftedToy:
+    """The chapter's toy: scikit-learn's two moons (or circles), centred, scaled to radius 1 and lifted.
+
+    The points are sorted by class and then along the x axis, so that an image of A shows the neighbourhoods as
+    bands and a causal mask means "attend to the points on your left (and to the whole first class)".
+    """
+    from probdr_lite.data import toy_manifold
+
+    name = check_choice(name, "name", ("moons", "circles"))
+    Y, t = toy_manifold(name, n=n, noise=noise, seed=seed)
+    Y = Y - Y.mean(0)
+    Y = Y / np.linalg.norm(Y, axis=1).max()
+    order = np.lexsort((Y[:, 0], t))
+    return lift_toy(Y[order], t[order].astype(int), d_q=d_q, seed=seed)
+
+
+def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_VARIANTS, mask=None) -> dict:
+    """For each variant, the toy's positions in the plane after 0..n_steps blocks: {variant: (n_steps + 1, n, 2)}."""
+    if not isinstance(toy, LiftedToy):
+        raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
+    variants = check_block_variants(variants)
+    with single_threaded():  # a few hundred points: threads cost more than they save (see _threads)
+        return {
+            v: np.stack([toy.unlift(X) for X in unroll(toy.X0, n_steps, kappa, eta, beta, v, mask=mask)])
+            for v in variants
+        }
