@@ -762,10 +762,11 @@ display(Markdown(thesis_paragraphs(figs.thesis_facts(
     le_s, thesis.random_baseline(targets_s, qs=(2, 10)), thesis.effective_rank_path(paths_s),
     targets_s["attention_eigenvalues"], thesis.participation_ratio(targets_s["attention"]), NAMES))))
 start = figs.ceiling_facts(le_s)
+ceiling_qs = [fill("$q = {q}$", q=q) for q in start["at_ceiling"]]
 display(Markdown(fill(
     "Before any block the latents' principal subspace already agrees with the attention graph's LE embedding to "
     "{start_q2:.3f} at $q = 2$ and {start_q10:.3f} at $q = 10$"
     + (": at {ceiling_qs:listing} the test starts at its ceiling (at least {ceiling:g}), so it has no room to show a "
        "block moving towards that embedding." if start["any_at_ceiling"] else
        ", below the ceiling, so a move towards it could show."),
-    start)))
+    start, ceiling_qs=ceiling_qs)))

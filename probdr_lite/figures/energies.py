@@ -673,12 +673,12 @@ def step_family_facts(family_le: dict, steps: dict, family_gap: dict, baseline: 
 
 def ceiling_facts(le: dict, graph="attention", variant="attention", qs=(2, 10), ceiling=CEILING) -> dict:
     """Where the latents start on one graph's thesis measure (:func:`probdr_lite.thesis.le_alignment`) against the
-    test's ``ceiling``: ``start_q<q>`` for each q, ``at_ceiling`` (the qs whose start is at or above it) and their
-    labels ``ceiling_qs`` (``$q = 2$``), ``any_at_ceiling`` and ``ceiling``."""
+    test's ``ceiling``: ``start_q<q>`` for each q, ``at_ceiling`` (the qs whose start is at or above it),
+    ``any_at_ceiling`` and ``ceiling``."""
     starts = {q: float(le[variant][graph][q][0]) for q in qs}
     at = [q for q, v in starts.items() if v >= ceiling]
-    return {**{f"start_q{q}": v for q, v in starts.items()}, "at_ceiling": at, "ceiling_qs": [f"$q = {q}$" for q in at],
-            "any_at_ceiling": bool(at), "ceiling": float(ceiling)}
+    return {**{f"start_q{q}": v for q, v in starts.items()}, "at_ceiling": at, "any_at_ceiling": bool(at),
+            "ceiling": float(ceiling)}
 
 
 def closing_facts(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, names=None, tol=None,

@@ -309,10 +309,10 @@ def test_step_family_facts_count_a_difference_beyond_the_random_level():
 def test_ceiling_facts():
     le = {"attention": {"attention": {2: np.array([0.96, 0.9]), 10: np.array([0.94, 0.9])}}}
     f = F.ceiling_facts(le)
-    assert (f["start_q2"], f["start_q10"], f["at_ceiling"], f["ceiling_qs"]) == (0.96, 0.94, [2], ["$q = 2$"])
+    assert (f["start_q2"], f["start_q10"], f["at_ceiling"]) == (0.96, 0.94, [2])
     assert f["any_at_ceiling"] and f["ceiling"] == CEILING
     le["attention"]["attention"][10][0] = CEILING
-    assert F.ceiling_facts(le)["ceiling_qs"] == ["$q = 2$", "$q = 10$"]
+    assert F.ceiling_facts(le)["at_ceiling"] == [2, 10]  # at the ceiling counts
     le["attention"]["attention"][2][0] = le["attention"]["attention"][10][0] = 0.94
     assert not F.ceiling_facts(le)["any_at_ceiling"]
 
