@@ -96,6 +96,43 @@ modes = E.graph_modes(X0, KAPPA, BETA)
 retention = {v: E.mode_retention(paths[v], ETA, D_Q, BETA, KAPPA, v, modes=modes) for v in ("attention", "diffusion")}
 diff_gap = E.differential_gap(X0, KAPPA, KAPPAS2, BETA)
 
+# %% tags=["hide-input"]
+# How the tables, figures and sentences name each block (MathJax where it is maths), each reading (with the paper it
+# comes from, cited in the text), each reading's energy (A_t, X_t: held at the step's start; E.SENSE says which way
+# the reading moves it) and each graph of the thesis test.
+NAMES = {
+    "variant": {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
+                "exact": "the exact block", "symmetric": "the symmetric block",
+                "energy_transformer": r"$(A + A^\top) X$", "sinkformer": "Sinkhorn attention $P X$"},
+    "reading": {"ple": "PLE ELBO, stop-gradient (Ravuri and Lawrence)", "phi": r"$\Phi$ (derived here)",
+                "hopfield": "modern Hopfield network (Ramsauer et al.)",
+                "energy_transformer": "Energy Transformer (Hoover et al.)",
+                "sphere": "tokens on the sphere (Geshkovski et al.)", "crate": "CRATE, coding rate (Yu et al.)",
+                "sinkformer": "Sinkformer (Sander et al.)", "grand": "GRAND, Dirichlet energy (Chamberlain et al.)",
+                "gfsa": "GFSA, graph filter (Choi et al.)", "diff_transformer": "Differential Transformer (Ye et al.)"},
+    "energy": {
+        "ple": r"$\log\det C - \operatorname{tr}(X^\top (I - A_t) X)$",
+        "phi": r"$\log\det C - \lVert X \rVert_F^2 + \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}$",
+        "hopfield": r"$\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}(X, X_t)$",
+        "energy_transformer": r"$-\tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}$",
+        "sphere": r"$\tfrac{d_q}{2\kappa n^2}\sum_{ij} e^{S_{ij} - \kappa}$",
+        "crate": r"$\tfrac12 \log\det(I + X X^\top / \beta)$",
+        "sinkformer": r"$\tfrac{d_q}{2\kappa}\min_f \big[\sum_{ij} e^{f_i + S_{ij} + f_j} - 2\sum_i f_i\big]$",
+        "grand": r"$\operatorname{tr}(X^\top (I - A_t) X)$",
+        "gfsa": r"none: a filter $w_0 I + w_1 A + w_K A^K$",
+        "diff_transformer": r"none: a difference $A(\kappa) - \lambda A(\kappa_2)$",
+    },
+    "graph": {"attention": "LE of the attention graph at $X_0$", "pixels": "LE of the pixels' k-NN graph",
+              "attention_no_loops": "LE of the attention graph at $X_0$ without self-loops",
+              "latents_knn": "LE of the latents' k-NN graph at $X_0$"},
+    "graph_short": {"attention": "$W = e^S$", "attention_no_loops": "$W$ without self-loops",
+                    "latents_knn": "k-NN of $X_0$", "pixels": "k-NN of the pixels"},
+    "sense": {1: "raised", -1: "lowered"},
+    "move": {"towards": "↑", "away": "↓", "still": "·"},
+    "none": "none",  # a table cell's list of no block
+    "where": "{graph} at $\\kappa = {kappa:g}$",  # a construction of the thesis test, in the sentences about them
+}
+
 # %% [markdown]
 # ## The stop-gradient step is an exact gradient step
 #
@@ -238,7 +275,8 @@ display(Markdown(fill(
 # that [the transformer-block chapter](transformer_block.ipynb) introduced):
 
 # %%
-display(Markdown(figs.alignment_table(alignment, caption=(
+display(Markdown(figs.alignment_table(alignment, {
+    "reading": "reading", "exact": "exact step of", "also": "; after LayerNorm also {names}"}, NAMES, caption=(
     "each cell: cosine of the block's step with the reading's step (sense × gradient) at $X_0$, in the full space / "
     "after LayerNorm (tangent parts)")).to_markdown()))
 
@@ -250,8 +288,12 @@ display(Markdown(figs.alignment_table(alignment, caption=(
 # with two Jacobian-vector products by autograd, on the first 300 MNIST latents:
 
 # %%
-fields = figs.gradient_field_facts(asymmetry)
-display(Markdown(figs.gradient_field_table(asymmetry, caption=fill(
+fields = figs.gradient_field_facts(asymmetry, NAMES)
+display(Markdown(figs.gradient_field_table(asymmetry, {
+    "update": "update", "field": "a gradient field?", "yes": "yes", "no": "no",
+    "asymmetry": r"Jacobian asymmetry $\max \lvert u^\top J v - v^\top J u \rvert / "
+                 r"(\lVert Jv \rVert + \lVert Ju \rVert)$",
+}, NAMES, caption=fill(
     "a field is the gradient of an energy exactly when its Jacobian is symmetric; 'yes' means below {tol:sci0}",
     fields)).to_markdown()))
 
@@ -274,16 +316,21 @@ display(Markdown(fill(
 # step from $X_t$ is judged with that part held at $X_t$, as the readings themselves do.
 
 # %%
-display(Markdown(figs.harness_table(harness, caption=(
+display(Markdown(figs.harness_table(harness, {
+    "reading": "reading", "energy": "energy", "sense": "its reading",
+    "rise": "raised {T}/{T}", "fall": "lowered {T}/{T}", "mixed": "raised {n_rise}/{T}, lowered {n_fall}/{T}",
+}, NAMES, caption=(
     "how many of the steps along the MNIST path raise or lower each energy; the third column says which way the "
     "reading itself moves it")).to_markdown()))
-fig = figs.energy_path_figure(harness)
+fig = figs.energy_path_figure(harness, {
+    "title": "{reading}\n(its reading: {arrow}{frozen})", "arrow": {1: "↑", -1: "↓"}, "frozen": ", frozen per step",
+    "xlabel": "layer $t$", "ylabel": r"$E(X_t) - E(X_0)$"}, NAMES)
 describe(fig, fill("{n_energies} panels, one per energy reading, each showing how far every block's steps move that "
                    "energy from its value at layer 0, layer by layer.", figs.harness_facts(harness)))
 plt.show()
 
 # %% tags=["remove-input"]
-moved = figs.harness_facts(harness)
+moved = figs.harness_facts(harness, NAMES)
 lines = [fill(
     ("Along the {n_steps} steps, each of the {n_blocks} blocks moves each of the {n_energies} energies the way its "
      "reading says, at every step. " if moved["uniform"] else
@@ -301,7 +348,7 @@ lines += [fill("{reading}: "
                   + " it the reading's way at every step. " if row["some_agree"] else
                   "no block moves it the reading's way at every step. "), row) for row in moved["others"]]
 display(Markdown("".join(lines)))
-objectives = figs.objectives_facts(harness)
+objectives = figs.objectives_facts(harness, NAMES)
 lines = []
 for r in objectives["readings"]:
     ends = "; ".join(fill("{variant} {first:num0} → {last:num0} ({trend})", e) for e in r["ends"])
@@ -331,11 +378,14 @@ display(Markdown(" ".join(lines)))
 # {cite:p}`roy2007effective`, tracks the rank collapse of deep attention {cite:p}`dong2021attention`.
 
 # %%
-display(Markdown(figs.thesis_table(le, baseline, erank, caption=fill(
+display(Markdown(figs.thesis_table(le, baseline, erank, {
+    "block": "block", "graph": "{graph}, $q = {q}$", "rank": "effective rank of $X_t$", "random": "random subspace",
+}, NAMES, caption=fill(
     "layer 0 → layer {n_steps}: mean cosine of the principal angles between the top-$q$ principal subspace of $X_t$ "
     "and the LE embedding (1: the same subspace); random: mean ± sd over random subspaces", n_steps=N_STEPS))
                  .to_markdown()))
-fig = figs.thesis_figure(le, baseline)
+fig = figs.thesis_figure(le, baseline, {"random": "random subspace", "title": "{graph}, $q$ = {q}",
+                                        "xlabel": "layer $t$", "ylabel": "mean principal-angle cosine"}, NAMES)
 describe(fig, fill("{n_panels} panels, one per graph and subspace dimension q, each showing per layer how closely "
                    "every block's principal subspace matches the Laplacian Eigenmaps embedding, against the level of "
                    "a random subspace.", figs.panel_facts(baseline)))
@@ -380,7 +430,7 @@ def thesis_paragraphs(facts):
 
 
 display(Markdown(thesis_paragraphs(figs.thesis_facts(le, baseline, erank, targets["attention_eigenvalues"],
-                                                     participation))))
+                                                     participation, NAMES))))
 
 # %% [markdown]
 # These numbers hold for the paper's settings ($\kappa = 30$, $\beta = 1$, eight shared blocks on
@@ -397,13 +447,15 @@ robust_paths = {k: ({v: paths[v] for v in ROBUST_VARIANTS} if k == KAPPA else
                     O.mnist_paths(images, ROBUST_VARIANTS, N_STEPS, k, ETA, BETA, D_Q)) for k in ROBUST_KAPPAS}
 robust = thesis.robustness(images, robust_paths, BETA, qs=(2, 10))
 facts = thesis.robustness_facts(robust, n_sd=figs.WORDS["n_sd"], rel_tol=figs.WORDS["move"])
-display(Markdown(figs.robustness_table(facts, caption=fill(
+display(Markdown(figs.robustness_table(facts, {
+    "kappa": "$\\kappa$", "graph": "graph", "q": "$q$", "start": "layer 0", "random": "random",
+    "end": "{variant}, last layer"}, NAMES, caption=fill(
     "mean principal-angle cosine between the top-$q$ principal subspace of $X_t$ and each graph's LE embedding; "
     "↑ towards it, ↓ away, · neither (within {move:pct} of the start, or at the random level: mean + {n_sd:g} sd)",
     figs.WORDS)).to_markdown()))
 
 # %% tags=["remove-input"]
-said = figs.constructions_facts(facts, ROBUST_VARIANTS)
+said = figs.constructions_facts(facts, ROBUST_VARIANTS, NAMES)
 _room, _flat, _ceil, _closer, _moves = (said[k] for k in ("room", "flat", "at_ceiling", "closer", "moves"))
 holds = [fill("{variant} moves " + ("towards" if h["towards"] else "away from" if h["away"] else
                                     "neither towards nor away from") + " the LE embedding", h) for h in said["held"]]
@@ -466,7 +518,9 @@ family_gap = {v: max(float((a - b).abs().max()) for a, b in
 s_grid = sorted({float(s) for s in np.geomspace(0.1, 10.0, 9)} | set(steps.values()))
 family_le = thesis.le_alignment({s: U.unroll(X0, N_STEPS, KAPPA, s / 2, BETA, "attention") for s in s_grid},
                                 targets, qs=(2, 10))
-fig = figs.step_family_figure(family_le, steps, baseline)
+fig = figs.step_family_figure(family_le, steps, baseline, {
+    "curve": "plain attention at step $s$, $q$ = {q}", "xlabel": "step $s$ of $\\Pi(X + s A X)$",
+    "ylabel": "mean principal-angle cosine, last layer"}, NAMES)
 describe(fig, fill("{n_graphs} panels, one per graph: how closely the latents after the last block of plain attention "
                    "match the graph's Laplacian Eigenmaps embedding, as its step grows, with plain attention, A - I "
                    "and the paper's block marked at their own steps, and the random level dotted.",
@@ -474,17 +528,26 @@ describe(fig, fill("{n_graphs} panels, one per graph: how closely the latents af
 plt.show()
 
 # %% tags=["remove-input"]
+compared = figs.step_family_facts(family_le, steps, family_gap, baseline)
+HIGHER, LOWER, SAME = "higher", "lower", "no different"  # the longer step's agreement against plain attention's
 display(Markdown(fill(
     "With $\\eta = {eta:g}$, $d_q = {d_q}$ and $\\beta = {beta:g}$ the steps are $s = {s_attention:.3g}$ "
     "(plain attention), ${s_diffusion:.3g}$ ($A - I$) and ${s_paper:.3g}$ (the paper's block). Eight blocks of "
     "$A - I$ and eight of plain attention at $s = {s_diffusion:.3g}$ end at most ${gap_diffusion:.1e}$ apart (the "
     "paper's block: ${gap_paper:.1e}$), which is float64 rounding: at this initialisation $A - I$ does nothing that a "
     "longer attention step does not. Read along the family, the longer step leaves the latents' agreement with the "
-    "LE embedding of the attention graph {attention_q2} at $q = 2$ and {attention_q10} at $q = 10$, and with the "
-    "pixels' $k$-NN graph {pixels_q2} at $q = 2$ and {pixels_q10} at $q = 10$, than plain attention's own step does "
-    "(a difference counts when it exceeds three standard deviations of the random level). Whatever the previous "
-    "section found between plain attention and $A - I$ is a finding about the step length.",
-    figs.step_family_facts(family_le, steps, family_gap, baseline), eta=ETA, d_q=D_Q, beta=BETA)))
+    "LE embedding of the attention graph "
+    + (HIGHER if compared["attention_q2_higher"] else LOWER if compared["attention_q2_lower"] else SAME)
+    + " at $q = 2$ and "
+    + (HIGHER if compared["attention_q10_higher"] else LOWER if compared["attention_q10_lower"] else SAME)
+    + " at $q = 10$, and with the pixels' $k$-NN graph "
+    + (HIGHER if compared["pixels_q2_higher"] else LOWER if compared["pixels_q2_lower"] else SAME)
+    + " at $q = 2$ and "
+    + (HIGHER if compared["pixels_q10_higher"] else LOWER if compared["pixels_q10_lower"] else SAME)
+    + " at $q = 10$, than plain attention's own step does (a difference counts when it exceeds three standard "
+    "deviations of the random level). Whatever the previous section found between plain attention and $A - I$ is a "
+    "finding about the step length.",
+    compared, eta=ETA, d_q=D_Q, beta=BETA)))
 
 # %% tags=["remove-cell"]
 for _v in U.STEP_FAMILY:
@@ -509,7 +572,14 @@ glue("family_gap", sci(max(family_gap.values())))
 # flow $e^{-h\lambda}$ that one Euler step of size $h$ stands for.
 
 # %%
-fig = figs.spectrum_figure(lam, ETA, D_Q, BETA, N_STEPS)
+fig = figs.spectrum_figure(lam, {
+    "attention": "plain attention", "diffusion": "A − I and symmetric", "paper": "the paper's block",
+    "flow": r"the diffusion flow $e^{-h\lambda}$", "count": r"eigenvalues of $I - A$ at $X_0$ (count)",
+    "xlabel": r"eigenvalue $\lambda$ of $I - A$ (graph frequency)",
+    "ylabel_one": r"response of one step, relative to $\lambda = 0$",
+    "title_one": r"one step ($\eta$ = {eta:num2}, $h = 2\eta$)",
+    "ylabel_n": r"$|\mathrm{{response}}|^{{{n_steps}}}$", "title_n": "after {n_steps} steps",
+}, ETA, D_Q, BETA, N_STEPS)
 describe(fig, fill("Two panels: the response of plain attention, A − I and the paper's block to each graph frequency "
                    "after one step and after {n_steps} steps, relative to the constant mode, over a histogram of the "
                    "eigenvalues of I − A.", n_steps=N_STEPS))
@@ -548,17 +618,22 @@ display(Markdown(differential_sentence))
 # prediction for the same modes.
 
 # %% tags=["remove-input"]
+retained = figs.retention_facts(retention)
+WITHIN = "within a factor of {factor:g} of"  # neither above nor below
 display(Markdown(fill(
     "Along the real path, the {n_modes} top modes of $X_0$'s graph keep a median {diffusion_top:sci} of their "
-    "relative size after {n_steps} steps of $A - I$, {diffusion_top_rel} the frozen graph's "
-    "{diffusion_top_pred:sci}, and {attention_top:sci} under plain attention ({attention_top_rel} its "
-    "prediction, {attention_top_pred:sci}). So on the real path $A - I$ keeps {top_rel} what plain attention "
-    "keeps of the top of the spectrum, although the frozen filters differ there by a factor of "
+    "relative size after {n_steps} steps of $A - I$, "
+    + ("above" if retained["diffusion_top_above"] else "below" if retained["diffusion_top_below"] else WITHIN)
+    + " the frozen graph's {diffusion_top_pred:sci}, and {attention_top:sci} under plain attention ("
+    + ("above" if retained["attention_top_above"] else "below" if retained["attention_top_below"] else WITHIN)
+    + " its prediction, {attention_top_pred:sci}). So on the real path $A - I$ keeps "
+    + ("above" if retained["top_above"] else "below" if retained["top_below"] else WITHIN)
+    + " what plain attention keeps of the top of the spectrum, although the frozen filters differ there by a factor of "
     "{filter_ratio:num0}. The {n_modes} modes around the median eigenvalue keep {diffusion_middle:num2} under "
     "$A - I$ (predicted {diffusion_middle_pred:num2}) and {attention_middle:num2} under plain attention "
     "(predicted {attention_middle_pred:num2}). The filter picture describes steps on a graph held fixed; what "
     "eight real blocks leave of $X_0$'s modes is these measured numbers.",
-    figs.retention_facts(retention))))
+    retained)))
 
 # %% tags=["remove-cell"]
 glue("real_top_ai", sci(retention["diffusion"]["top"]["measured"]))
@@ -583,7 +658,7 @@ PREDICTS = {  # what each reading says a block does, in the book's words (the pa
     "gfsa": "attention is a low-pass filter; adding $I$ and $A^K$ counters over-smoothing",
     "diff_transformer": "subtracting a second attention map cancels attention spread over irrelevant tokens",
 }
-readings = figs.readings_facts(harness)
+readings = figs.readings_facts(harness, NAMES)
 measured = {row["reading"]: fill("{sense} at every step by " + ("every block" if row["every_block"] else
                                                                 "no block" if row["no_block"] else
                                                                 "{agree:listing}"), row)
@@ -598,6 +673,9 @@ display(Markdown(figs.energy_readings_table(
     harness, alignment, PREDICTS, measured,
     exact_notes={"gfsa": "every block but the exact one is such a filter (with $w_K = 0$)",
                  "diff_transformer": "$A - I$ is its limit $\\kappa_2 \\to \\infty$, $\\lambda = 1$"},
+    columns={"reading": "reading", "energy": "energy (its reading)", "exact": "exact gradient step of",
+             "predicts": "what it predicts", "measured": "what this book measured", "energy_cell": "{energy} ({sense})",
+             "also": " (after LayerNorm also {names})"}, names=NAMES,
     caption=fill("of the updates tested, the gradient fields are " + ("{fields:listing}" if fields["any_field"] else
                                                                       "none")
                  + "; exact means a cosine within {tol:sci0} of 1 at $X_0$", fields),
@@ -609,7 +687,7 @@ display(Markdown(figs.energy_readings_table(
 # The same numbers, read for the paper's claim among the others:
 
 # %% tags=["remove-input"]
-facts = figs.closing_facts(harness, asymmetry, alignment, le, baseline)
+facts = figs.closing_facts(harness, asymmetry, alignment, le, baseline, NAMES)
 display(Markdown(fill(
     "The paper's block, as the paper writes it, is "
     + ("an exact gradient step of the stop-gradient ELBO" if facts["paper_exact"] else
@@ -682,12 +760,13 @@ targets_s = thesis.le_targets(images_s, paths_s["diffusion"][0], 3.0, BETA)
 le_s = thesis.le_alignment(paths_s, targets_s, qs=(2, 10))
 display(Markdown(thesis_paragraphs(figs.thesis_facts(
     le_s, thesis.random_baseline(targets_s, qs=(2, 10)), thesis.effective_rank_path(paths_s),
-    targets_s["attention_eigenvalues"], thesis.participation_ratio(targets_s["attention"])))))
+    targets_s["attention_eigenvalues"], thesis.participation_ratio(targets_s["attention"]), NAMES))))
 start = figs.ceiling_facts(le_s)
+ceiling_qs = [fill("$q = {q}$", q=q) for q in start["at_ceiling"]]
 display(Markdown(fill(
     "Before any block the latents' principal subspace already agrees with the attention graph's LE embedding to "
     "{start_q2:.3f} at $q = 2$ and {start_q10:.3f} at $q = 10$"
     + (": at {ceiling_qs:listing} the test starts at its ceiling (at least {ceiling:g}), so it has no room to show a "
        "block moving towards that embedding." if start["any_at_ceiling"] else
        ", below the ceiling, so a move towards it could show."),
-    start)))
+    start, ceiling_qs=ceiling_qs)))

@@ -20,13 +20,35 @@ from probdr_lite.figures import energies as F
 from probdr_lite.objections import THRESHOLDS
 from probdr_lite.thesis import CEILING
 
-from .chapter_calls import check_template, source_cells
+from .chapter_calls import chapter_calls, check_template, source_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "energies.py"
 W = F.WORDS
 TOL = THRESHOLDS["identity"]
 VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
+
+
+def chapter_names() -> dict:
+    """The names the chapter gives the blocks, readings, energies and graphs (its ``NAMES``, as written there)."""
+    for node in ast.walk(ast.parse(CHAPTER.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["NAMES"]:
+            return ast.literal_eval(node.value)
+    raise AssertionError("the chapter defines no NAMES")
+
+
+def chapter_passed(func: str, position: int | None = None, keyword: str | None = None) -> dict:
+    """The dict (of labels, headers, templates) the chapter passes to its one call of ``figs.<func>``, at
+    ``position`` or as ``keyword``, as written there: so the tests build each table and figure with the chapter's
+    own words, and a key a builder reads that the chapter does not pass fails here."""
+    (call,) = chapter_calls("energies", func)
+    node = call.args[position] if keyword is None else {k.arg: k.value for k in call.keywords}[keyword]
+    return ast.literal_eval(node)
+
+
+NAMES = chapter_names()
+THESIS_LABELS = chapter_passed("thesis_figure", 2)
+FAMILY_LABELS = chapter_passed("step_family_figure", 3)
 
 
 def entry(deltas, values=None):
@@ -69,10 +91,11 @@ def test_proposition_facts_say_same_only_below_the_threshold():
 
 
 def test_gradient_field_facts():
-    f = F.gradient_field_facts({"attention": 1e-3, "exact": 1e-17, "symmetric": 2e-4})
+    f = F.gradient_field_facts({"attention": 1e-3, "exact": 1e-17, "symmetric": 2e-4}, NAMES)
     assert f["fields"] == ["the exact block"] and f["one_field"] and f["any_field"] and f["fields_max"] == 1e-17
     assert f["others"] == ["plain attention", "the symmetric block"] and f["any_other"] and f["others_min"] == 2e-4
     two = F.gradient_field_facts({"exact": 1e-17, "energy_transformer": 3e-17})
+    assert two["fields"] == ["exact", "energy_transformer"]  # without the chapter's names, the keys
     assert two["any_field"] and not two["one_field"] and two["fields_max"] == 3e-17
     assert not two["any_other"] and math.isnan(two["others_min"])
     none = F.gradient_field_facts({"attention": 1e-3})
@@ -80,22 +103,26 @@ def test_gradient_field_facts():
     # the threshold: just below it a gradient field, at it not
     assert F.gradient_field_facts({"exact": 0.9 * TOL})["any_field"]
     assert not F.gradient_field_facts({"exact": TOL})["any_field"]
+    with pytest.raises(ValueError, match="asymmetry must be the dict"):
+        F.gradient_field_facts({})
 
 
 def test_harness_facts_follow_the_counts():
     f = F.harness_facts(harness())
     assert (f["n_steps"], f["n_blocks"], f["n_energies"]) == (8, 5, len(E.READINGS))
     assert f["uniform"] and f["others"] == [] and f["n_all_agree"] == len(E.READINGS) and not f["none_all_agree"]
-    f = F.harness_facts(harness({("crate", "exact")}))
+    f = F.harness_facts(harness({("crate", "exact")}), NAMES)
     assert not f["uniform"] and f["n_all_agree"] == len(E.READINGS) - 1
-    assert F.READING_NAMES["crate"] not in f["all_agree"]
-    assert f["others"] == [{"reading": F.READING_NAMES["crate"],
+    assert NAMES["reading"]["crate"] not in f["all_agree"] and NAMES["reading"]["ple"] in f["all_agree"]
+    assert f["others"] == [{"reading": NAMES["reading"]["crate"],
                             "agree": ["plain attention", "$A - I$", "the paper's block", "the symmetric block"],
                             "some_agree": True, "one_agrees": False}]
     every = {(r, v) for r in E.READINGS for v in VARIANTS if v != "paper"}
     f = F.harness_facts(harness(every))
     assert f["none_all_agree"] and f["all_agree"] == []
-    assert all(o["one_agrees"] and o["agree"] == ["the paper's block"] for o in f["others"])
+    assert all(o["one_agrees"] and o["agree"] == ["paper"] for o in f["others"])
+    with pytest.raises(TypeError, match="table must be the dict returned by probdr_lite.energies.energy_table"):
+        F.harness_facts([])
     f = F.harness_facts(harness({("ple", v) for v in VARIANTS}))
     assert f["others"][0]["some_agree"] is False and f["others"][0]["agree"] == []
 
@@ -106,9 +133,9 @@ def test_objectives_facts_say_when_the_graph_change_undoes_the_steps():
 
     h = {"ple": {"attention": e([-7.0, -8.0]), "diffusion": e([-7.0, -3.0])},
          "phi": {"attention": e([-5.0, 26.0]), "diffusion": e([-5.0, 41.0])}}
-    f = F.objectives_facts(h)
+    f = F.objectives_facts(h, NAMES)
     ple, phi = f["readings"]
-    assert ple["reading"] == F.READING_NAMES["ple"] and ple["n_steps"] == 1 and ple["raised"]
+    assert ple["reading"] == NAMES["reading"]["ple"] and ple["n_steps"] == 1 and ple["raised"]
     assert ple["ends"] == [{"variant": "plain attention", "first": -7.0, "last": -8.0, "trend": "falls"},
                            {"variant": "$A - I$", "first": -7.0, "last": -3.0, "trend": "rises"}]
     assert ple["undone"] == ["plain attention"] and ple["any_undone"]
@@ -117,7 +144,7 @@ def test_objectives_facts_say_when_the_graph_change_undoes_the_steps():
     for side, undone in ((0.9, True), (1.1, False)):
         h["ple"]["attention"] = e([-100.0, -100.0 + side * W["objective_trend"] * 100])
         assert F.objectives_facts(h)["readings"][0]["any_undone"] is undone
-    with pytest.raises(ValueError, match="phi"):
+    with pytest.raises(ValueError, match="table must be .* lacks \\['phi'\\]"):
         F.objectives_facts({"ple": h["ple"]})
 
 
@@ -139,6 +166,8 @@ def test_retention_facts_include_the_filters_ratio():
     r = {v: {"top": {"measured": 1e-2, "predicted": p}, "middle": {"measured": 0.1, "predicted": 0.15},
              "n_modes": 50, "n_steps": 8} for v, p in (("diffusion", 1e-6), ("attention", 1e-2))}
     assert F.retention_facts(r)["filter_ratio"] == pytest.approx(1e4)
+    with pytest.raises(ValueError, match="retention must be .* lacks \\['attention'\\]"):
+        F.retention_facts({"diffusion": r["diffusion"]})
 
 
 def test_differential_facts():
@@ -146,16 +175,21 @@ def test_differential_facts():
     assert f["gaps"] == [{"gap": 0.1, "kappa2": 100.0}, {"gap": 1e-7, "kappa2": 1000.0}] and f["kappa"] == 30.0
     for side, identity in ((0.9, True), (1.1, False)):
         assert F.differential_facts([0.1, side * W["second_map_identity"]], [1.0, 2.0])["identity"] is identity
-    with pytest.raises(ValueError, match="kappa_2"):
+    with pytest.raises(ValueError, match="kappas2 must have 1 entries, one per gap"):
         F.differential_facts([0.1], [100.0, 1000.0])
+    with pytest.raises(ValueError, match="gaps must"):
+        F.differential_facts([], [])
 
 
 def test_readings_facts():
-    f = F.readings_facts(harness({("hopfield", "exact")} | {("crate", v) for v in VARIANTS}))
+    h = harness({("hopfield", "exact")} | {("crate", v) for v in VARIANTS})
+    f = F.readings_facts(h, NAMES)
     rows = {r["reading"]: r for r in f["readings"]}
     assert list(rows) == list(E.READINGS)
-    assert rows["ple"] == {"reading": "ple", "sense": "raised", "agree": [F.VARIANT_NAMES[v] for v in VARIANTS],
+    assert rows["ple"] == {"reading": "ple", "sense": "raised", "agree": [NAMES["variant"][v] for v in VARIANTS],
                            "every_block": True, "no_block": False}
+    assert F.readings_facts(h)["readings"][0]["sense"] == 1 and F.readings_facts(h)["readings"][0]["agree"][0] == \
+        "attention"  # without the chapter's names: the sense and the keys
     assert rows["hopfield"]["sense"] == "lowered" and not rows["hopfield"]["every_block"]
     assert "the exact block" not in rows["hopfield"]["agree"] and not rows["hopfield"]["no_block"]
     assert rows["crate"]["no_block"] and rows["crate"]["agree"] == []
@@ -174,9 +208,9 @@ def thesis_numbers(att_end, pix_end, sd=0.01, start=(0.02, 0.6)):
 
 def test_thesis_facts():
     le, base, er = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.5})
-    f = F.thesis_facts(le, base, er, np.full(10, 1e-4), np.ones(10))
+    f = F.thesis_facts(le, base, er, np.full(10, 1e-4), np.ones(10), NAMES)
     att, pix = f["graphs"]
-    assert att["graph"] == F.GRAPH_NAMES["attention"] and [q["q"] for q in att["qs"]] == [2, 10]
+    assert att["graph"] == NAMES["graph"]["attention"] and [q["q"] for q in att["qs"]] == [2, 10]
     q = att["qs"][0]
     assert q["random"] and (q["low"], q["high"], q["mean"], q["sd"]) == (0.02, 0.04, 0.02, 0.01)
     q = pix["qs"][0]
@@ -231,7 +265,7 @@ def robust_row(kappa=30.0, graph="pixels", q=2, moves=("towards", "towards", "aw
 def test_constructions_facts():
     rows = [robust_row(), robust_row(q=10, moves=("still", "towards", "away")),
             robust_row(kappa=3.0, graph="attention", ceiling=True), robust_row(graph="attention", above=False)]
-    f = F.constructions_facts(rows)
+    f = F.constructions_facts(rows, names=NAMES)
     assert (f["n"], f["n_kappas"], f["n_graphs"], f["n_room"], f["n_flat"], f["n_ceiling"]) == (4, 2, 2, 2, 1, 1)
     assert f["room"] == rows[:2] and f["flat"] == [rows[3]] and f["at_ceiling"] == [rows[2]]
     assert f["flat_where"] == ["$W = e^S$ at $\\kappa = 30$"] and f["ceiling_where"] == ["$W = e^S$ at $\\kappa = 3$"]
@@ -244,6 +278,10 @@ def test_constructions_facts():
     # A - I ends closer (0.6 > 0.5) in both: that holds for all of them
     assert f["closer_held"] and f["always_closer"] and not f["closer_varies"] and f["n_closer"] == 2
     assert f["any_holds"] and f["any_depends"]
+    bare = F.constructions_facts(rows)  # without the chapter's names: each {graph, kappa} and the keys
+    assert bare["flat_where"] == [{"graph": "attention", "kappa": 30.0}] and bare["held"][0]["variant"] == "diffusion"
+    with pytest.raises(TypeError, match="facts must be the list returned by probdr_lite.thesis.robustness_facts"):
+        F.constructions_facts({})
     mixed = F.constructions_facts([robust_row(), robust_row(q=10, ends=(0.6, 0.5, 0.4))])
     assert mixed["closer_varies"] and not mixed["closer_held"] and mixed["n_closer"] == 1
     farther = F.constructions_facts([robust_row(ends=(0.6, 0.6, 0.4))])  # equal ends: not closer
@@ -263,25 +301,26 @@ def test_step_family_facts_count_a_difference_beyond_the_random_level():
     family[4.0]["pixels"][2] = np.array([0.5, 0.5 - 1.1 * noise])
     f = F.step_family_facts(family, steps, {"diffusion": 4.8e-14, "paper": 5.2e-14}, base)
     assert (f["s_attention"], f["s_diffusion"], f["s_paper"], f["gap_paper"]) == (0.8, 4.0, 3.88, 5.2e-14)
-    assert (f["attention_q2"], f["attention_q10"], f["pixels_q2"], f["pixels_q10"]) == (
-        "higher", "no different", "lower", "no different")
+    assert [(f[f"{k}_higher"], f[f"{k}_lower"]) for k in ("attention_q2", "attention_q10", "pixels_q2", "pixels_q10")
+            ] == [(True, False), (False, False), (False, True), (False, False)]
     assert f["attention_q2_change"] == pytest.approx(1.1 * noise)
 
 
 def test_ceiling_facts():
     le = {"attention": {"attention": {2: np.array([0.96, 0.9]), 10: np.array([0.94, 0.9])}}}
     f = F.ceiling_facts(le)
-    assert (f["start_q2"], f["start_q10"], f["at_ceiling"], f["ceiling_qs"]) == (0.96, 0.94, [2], ["$q = 2$"])
+    assert (f["start_q2"], f["start_q10"], f["at_ceiling"]) == (0.96, 0.94, [2])
     assert f["any_at_ceiling"] and f["ceiling"] == CEILING
     le["attention"]["attention"][10][0] = CEILING
-    assert F.ceiling_facts(le)["ceiling_qs"] == ["$q = 2$", "$q = 10$"]
+    assert F.ceiling_facts(le)["at_ceiling"] == [2, 10]  # at the ceiling counts
     le["attention"]["attention"][2][0] = le["attention"]["attention"][10][0] = 0.94
     assert not F.ceiling_facts(le)["any_at_ceiling"]
 
 
 def test_closing_facts():
     le, base, _ = thesis_numbers({"attention": 0.9, "diffusion": 0.95}, {"attention": 0.6, "diffusion": 0.6})
-    f = F.closing_facts(harness(), {v: (1e-17 if v == "exact" else 1e-3) for v in VARIANTS}, alignment(), le, base)
+    f = F.closing_facts(harness(), {v: (1e-17 if v == "exact" else 1e-3) for v in VARIANTS}, alignment(), le, base,
+                        NAMES)
     assert not f["paper_exact"] and f["correction_exact"] and f["n_blocks"] == 5
     assert f["grads"] == ["the exact block"] and f["one_grad"] and f["any_grad"] and f["uniform"]
     assert f["lifted"] == ["plain attention", "$A - I$"] and f["any_lifted"] and not f["one_lifted"]
@@ -322,12 +361,13 @@ def test_panel_facts_count_the_panels_the_thesis_figures_draw():
             b = {g: base[g] for g in graphs}
             f = F.panel_facts(b)
             assert f["n_graphs"] == len(graphs) and f["n_qs"] == 3
-            assert f["n_panels"] == len(F.thesis_figure(le, b).axes) == 3 * len(graphs)
-            assert f["n_graphs"] == len(F.step_family_figure(family, steps, b).axes)
-            assert F.panel_facts(b, qs=(2, 10))["n_panels"] == len(F.thesis_figure(le, b, qs=(2, 10)).axes)
+            assert f["n_panels"] == len(F.thesis_figure(le, b, THESIS_LABELS).axes) == 3 * len(graphs)
+            assert f["n_graphs"] == len(F.step_family_figure(family, steps, b, FAMILY_LABELS).axes)
+            assert F.panel_facts(b, qs=(2, 10))["n_panels"] == len(F.thesis_figure(le, b, THESIS_LABELS,
+                                                                                  qs=(2, 10)).axes)
     finally:
         plt.close("all")
-    with pytest.raises(ValueError, match="baseline"):
+    with pytest.raises(ValueError, match="baseline must be the dict returned by probdr_lite.thesis.random_baseline"):
         F.panel_facts({})
 
 
@@ -348,18 +388,18 @@ def facts_examples():
     ple_undone = {"ple": {"attention": entry([1.0, 1.0], [-7.0, -8.0])}, "phi": {"attention": entry([1.0, 1.0])}}
     return {
         "proposition_facts": F.proposition_facts({"a": 1e-14, "b": 3e-15}),
-        "gradient_field_facts": F.gradient_field_facts({"attention": 1e-3, "exact": 1e-17}),
-        "harness_facts": F.harness_facts(harness({("crate", "exact")})),
-        "objectives_facts": F.objectives_facts(ple_undone),
+        "gradient_field_facts": F.gradient_field_facts({"attention": 1e-3, "exact": 1e-17}, NAMES),
+        "harness_facts": F.harness_facts(harness({("crate", "exact")}), NAMES),
+        "objectives_facts": F.objectives_facts(ple_undone, NAMES),
         "spectrum_facts": F.spectrum_facts(np.linspace(0.0, 1.0, 50)),
         "retention_facts": F.retention_facts(retention),
         "differential_facts": F.differential_facts([0.1, 1e-7], [100.0, 1000.0]),
-        "readings_facts": F.readings_facts(harness({("crate", "exact")})),
-        "thesis_facts": F.thesis_facts(le, base, er, np.full(10, 1e-4), np.ones(10)),
-        "constructions_facts": F.constructions_facts(robust),
+        "readings_facts": F.readings_facts(harness({("crate", "exact")}), NAMES),
+        "thesis_facts": F.thesis_facts(le, base, er, np.full(10, 1e-4), np.ones(10), NAMES),
+        "constructions_facts": F.constructions_facts(robust, names=NAMES),
         "step_family_facts": F.step_family_facts(family, steps, {"diffusion": 1e-14, "paper": 2e-14}, base),
         "ceiling_facts": F.ceiling_facts({"attention": {"attention": {2: np.array([0.96]), 10: np.array([0.5])}}}),
-        "closing_facts": F.closing_facts(harness(), {}, alignment(), le, base),
+        "closing_facts": F.closing_facts(harness(), {}, alignment(), le, base, NAMES),
         "panel_facts": F.panel_facts(base),
     }
 

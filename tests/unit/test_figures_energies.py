@@ -12,7 +12,18 @@ from probdr_lite.figures import energies as F
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .test_energies_facts import VARIANTS, alignment, harness  # noqa: E402  (the synthetic readings, shared)
+from .test_energies_facts import (  # noqa: E402  (the synthetic readings and the chapter's words, shared)
+    FAMILY_LABELS, NAMES, THESIS_LABELS, VARIANTS, alignment, chapter_passed, harness)
+
+#: What the chapter passes each table and figure (its headers, labels and cell templates).
+ALIGNMENT = chapter_passed("alignment_table", 1)
+FIELDS = chapter_passed("gradient_field_table", 1)
+HARNESS = chapter_passed("harness_table", 1)
+PATHS = chapter_passed("energy_path_figure", 1)
+THESIS = chapter_passed("thesis_table", 3)
+ROBUST = chapter_passed("robustness_table", 1)
+SPECTRUM = chapter_passed("spectrum_figure", 1)
+READINGS = chapter_passed("energy_readings_table", keyword="columns")
 
 
 @pytest.fixture(autouse=True)
@@ -33,23 +44,33 @@ def test_exact_for_and_alignment_table():
     assert ex == {"full": ["diffusion"], "tangent": ["attention", "diffusion", "paper"]}
     a["hopfield"]["diffusion"]["cosine"] = 1.0 - 1e-6  # not exact to the identity threshold
     assert F.exact_for(a, "hopfield")["full"] == []
-    t = F.alignment_table(alignment(("diffusion",), ("attention", "diffusion")), caption="the chapter's caption")
-    assert "after LayerNorm also plain attention" in t.to_markdown() and t.caption == "the chapter's caption"
+    t = F.alignment_table(alignment(("diffusion",), ("attention", "diffusion")), ALIGNMENT, NAMES,
+                          caption="the chapter's caption")
+    assert t.header[0] == ALIGNMENT["reading"] and t.header[1] == "plain attention" and t.body[0][0] == NAMES[
+        "reading"]["ple"]
+    assert t.body[0][-1] == "$A - I$; after LayerNorm also plain attention" and t.caption == "the chapter's caption"
     markdown_rows_are_whole(t)
-    with pytest.raises(ValueError, match="alignment"):
-        F.exact_for({}, "phi")
+    bare = F.alignment_table(alignment((), ()), ALIGNMENT)  # without names: the keys, and "none" for no block
+    assert bare.body[0][0] == "ple" and bare.body[0][-1] == "none"
+    with pytest.raises(ValueError, match="alignment must be the dict returned by .*update_alignment; it lacks"):
+        F.exact_for({"ple": {}}, "phi")
 
 
 def test_harness_table_counts_the_steps():
-    t = F.harness_table(harness([("crate", "exact")]))
-    assert "raised 1/8, lowered 7/8" in t.to_markdown() and "lowered 8/8" in t.to_markdown()
-    assert t.caption is None
+    t = F.harness_table(harness([("crate", "exact")]), HARNESS, NAMES)
+    crate = t.body[list(E.READINGS).index("crate")]
+    assert crate[:3] == [NAMES["reading"]["crate"], NAMES["energy"]["crate"], "lowered"]
+    assert crate[3:] == ["lowered 8/8", "lowered 8/8", "lowered 8/8", "raised 1/8, lowered 7/8", "lowered 8/8"]
+    assert t.body[0][3] == "raised 8/8" and t.caption is None
     markdown_rows_are_whole(t)
+    with pytest.raises(TypeError, match="table must be the dict returned by"):
+        F.harness_table([], HARNESS)
 
 
 def test_gradient_field_table():
-    t = F.gradient_field_table({"attention": 1e-3, "exact": 1e-17}, caption="a caption")
+    t = F.gradient_field_table({"attention": 1e-3, "exact": 1e-17}, FIELDS, NAMES, caption="a caption")
     assert t.body[0][-1] == "no" and t.body[1][-1] == "yes" and t.caption == "a caption"
+    assert t.header == [FIELDS["update"], FIELDS["asymmetry"], FIELDS["field"]] and t.body[1][0] == "the exact block"
     markdown_rows_are_whole(t)
 
 
@@ -66,56 +87,70 @@ def thesis_numbers(att_end, pix_end, sd=0.01):
 
 def test_thesis_table():
     le, base, er = thesis_numbers({"attention": 0.9, "diffusion": 0.95}, {"attention": 0.6, "diffusion": 0.6})
-    t = F.thesis_table(le, base, er)
-    assert len(t.body) == 3 and t.body[-1][0] == "random subspace"
+    t = F.thesis_table(le, base, er, THESIS, NAMES)
+    assert len(t.body) == 3 and t.body[-1][0] == THESIS["random"]
+    assert t.header[1] == NAMES["graph"]["attention"] + ", $q = 2$" and t.header[-1] == THESIS["rank"]
     assert t.body[0][1:3] == ["0.020 → 0.900", "0.020 → 0.900"] and t.body[1][-1] == "80.0 → 50.0"
     markdown_rows_are_whole(t)
 
 
 def test_spectrum_figure():
     lam = np.linspace(0.0, 1.0, 50)
-    fig = F.spectrum_figure(lam)
+    fig = F.spectrum_figure(lam, SPECTRUM, eta=0.4, n_steps=8)
     assert len(fig.axes) == 4  # two panels and their histogram twins
-    with pytest.raises(ValueError, match="lam"):
-        F.spectrum_figure(np.array([]))
+    one, after = fig.axes[0], fig.axes[1]
+    assert one.get_title() == "one step ($\\eta$ = 0.40, $h = 2\\eta$)" and after.get_title() == "after 8 steps"
+    assert after.get_ylabel() == "$|\\mathrm{response}|^{8}$"
+    assert [line.get_label() for line in one.get_lines()][:4] == [SPECTRUM[k] for k in ("attention", "diffusion",
+                                                                                        "paper", "flow")]
+    with pytest.raises(ValueError, match="lam must be a 1-D array"):
+        F.spectrum_figure(np.zeros((2, 2)), SPECTRUM)
+    with pytest.raises(ValueError, match="lam must have at least 1 rows"):
+        F.spectrum_figure(np.array([]), SPECTRUM)
 
 
 def test_energy_path_figure_and_readings_table():
     h = harness()
-    fig = F.energy_path_figure(h)
+    fig = F.energy_path_figure(h, PATHS, NAMES)
     assert sum(ax.axison for ax in fig.axes) == len(E.READINGS)
+    titles = [ax.get_title() for ax in fig.axes if ax.axison]
+    assert titles[0] == NAMES["reading"]["ple"] + "\n(its reading: ↑, frozen per step)"  # frozen, raised
+    assert titles[list(E.READINGS).index("energy_transformer")].endswith("(its reading: ↓)")  # not frozen, lowered
     rows = E.READINGS + E.FILTER_READINGS
     predicts = {r: f"predicts {r}" for r in rows}
     measured = {r: f"measured {r}" for r in rows}
     notes = {r: f"exact {r}" for r in E.FILTER_READINGS}
     t = F.energy_readings_table(h, alignment(("exact",), ("exact", "diffusion")), predicts, measured, notes,
-                                caption="c")
-    assert [row[0] for row in t.body] == [F.READING_NAMES[r] for r in rows]
-    assert t.body[0][1] == F.ENERGY_TEX["ple"] + " (raised)" and t.body[2][1].endswith("(lowered)")
+                                READINGS, NAMES, caption="c")
+    assert [row[0] for row in t.body] == [NAMES["reading"][r] for r in rows]
+    assert t.body[0][1] == NAMES["energy"]["ple"] + " (raised)" and t.body[2][1].endswith("(lowered)")
     assert t.body[0][2] == "the exact block (after LayerNorm also $A - I$)"
     assert [row[3] for row in t.body] == [predicts[r] for r in rows]
     assert [row[4] for row in t.body] == [measured[r] for r in rows]
-    assert t.body[-1][2] == "exact diff_transformer" and t.body[-2][1] == F.ENERGY_TEX["gfsa"] and t.caption == "c"
+    assert t.body[-1][2] == "exact diff_transformer" and t.body[-2][1] == NAMES["energy"]["gfsa"] and t.caption == "c"
+    assert t.header == [READINGS[k] for k in ("reading", "energy", "exact", "predicts", "measured")]
     markdown_rows_are_whole(t)
     del measured["grand"]
-    with pytest.raises(ValueError, match="missing \\['grand'\\]"):
-        F.energy_readings_table(h, alignment(), predicts, measured, notes)
-    with pytest.raises(ValueError, match="exact_notes"):
-        F.energy_readings_table(h, alignment(), predicts, {**measured, "grand": "x"}, {})
+    with pytest.raises(ValueError, match="measured must .* lacks \\['grand'\\]"):
+        F.energy_readings_table(h, alignment(), predicts, measured, notes, READINGS)
+    with pytest.raises(ValueError, match="exact_notes must"):
+        F.energy_readings_table(h, alignment(), predicts, {**measured, "grand": "x"}, {}, READINGS)
 
 
 def test_robustness_table():
     row = {"kappa": 30.0, "graph": "pixels", "q": 2, "start": 0.5, "ends": {"attention": 0.6, "diffusion": 0.4},
            "moves": {"attention": "towards", "diffusion": "away"}, "random": 0.02, "random_sd": 0.01}
-    t = F.robustness_table([row], caption="c")
+    t = F.robustness_table([row], ROBUST, NAMES, caption="c")
     assert t.body == [["30", "k-NN of the pixels", "2", "0.500", "0.020 ± 0.010", "0.600 ↑", "0.400 ↓"]]
-    assert t.caption == "c"
+    assert t.header[-2:] == ["plain attention, last layer", "$A - I$, last layer"] and t.caption == "c"
+    with pytest.raises(ValueError, match="facts must be the list returned by"):
+        F.robustness_table([], ROBUST)
 
 
 def test_thesis_figure():
     le, base, _ = thesis_numbers({"attention": 0.03, "diffusion": 0.04}, {"attention": 0.7, "diffusion": 0.5})
-    fig = F.thesis_figure(le, base, qs=(2, 10))
-    assert len(fig.axes) == 4
+    fig = F.thesis_figure(le, base, THESIS_LABELS, NAMES, qs=(2, 10))
+    assert len(fig.axes) == 4 and fig.axes[1].get_title() == NAMES["graph"]["attention"] + ", $q$ = 10"
 
 
 def test_step_family_figure_marks_each_block_on_its_own_curve():
@@ -124,8 +159,8 @@ def test_step_family_figure_marks_each_block_on_its_own_curve():
     steps = {"attention": 0.8, "diffusion": 4.0, "paper": 3.88}
     grid = sorted({0.1, 1.0, 10.0} | set(steps.values()))
     family = {s: {g: {q: np.array([0.0, 0.1 * q + np.log(s) / 10]) for q in (2, 10)} for g in base} for s in grid}
-    fig = F.step_family_figure(family, steps, base)
-    assert len(fig.axes) == 2
+    fig = F.step_family_figure(family, steps, base, FAMILY_LABELS, NAMES)
+    assert len(fig.axes) == 2 and fig.axes[1].get_title() == NAMES["graph"]["pixels"]
     for ax, g in zip(fig.axes, base):
         markers = [(line.get_xdata()[0], line.get_ydata()[0]) for line in ax.get_lines() if line.get_marker() == "o"]
         assert len(markers) == 2 * len(steps)  # each block at q = 2 and at q = 10
@@ -133,19 +168,24 @@ def test_step_family_figure_marks_each_block_on_its_own_curve():
             assert any(x == s and y == family[s][g][2][-1] for x, y in markers), (g, s)
 
 
-def test_retention_words_follow_the_factor():
+def test_retention_relations_follow_the_factor():
     from probdr_lite.figures.energies import RETENTION_FACTOR, relation, retention_facts
 
     f = RETENTION_FACTOR
-    assert relation(f * 1.01, 1.0) == "above" and relation(1.0, f * 1.01) == "below"
-    assert relation(f * 0.99, 1.0).startswith("within") and relation(1.0, f * 0.99).startswith("within")
-    with pytest.raises(ValueError, match="positive"):
+    assert relation(f * 1.01, 1.0) == {"above": True, "below": False}
+    assert relation(1.0, f * 1.01) == {"above": False, "below": True}
+    assert relation(f * 0.99, 1.0) == relation(1.0, f * 0.99) == {"above": False, "below": False}  # within
+    with pytest.raises(ValueError, match="a must be in \\(0, inf\\)"):
         relation(0.0, 1.0)
+    with pytest.raises(ValueError, match="b must be in"):
+        relation(1.0, -1.0)
     r = {"diffusion": {"top": {"measured": 1e-2, "predicted": 1e-6}, "middle": {"measured": 0.1, "predicted": 0.15},
                        "n_modes": 50, "n_steps": 8},
          "attention": {"top": {"measured": 1.5e-2, "predicted": 1e-2}, "middle": {"measured": 0.2, "predicted": 0.6},
                        "n_modes": 50, "n_steps": 8}}
     facts = retention_facts(r)
-    assert facts["diffusion_top_rel"] == "above" and facts["diffusion_top_ratio"] == pytest.approx(1e4)
-    assert facts["attention_middle_rel"] == "below" and facts["diffusion_middle_rel"].startswith("within")
-    assert facts["top_rel"].startswith("within") and facts["n_steps"] == 8
+    assert facts["diffusion_top_above"] and not facts["diffusion_top_below"]
+    assert facts["diffusion_top_ratio"] == pytest.approx(1e4) and facts["factor"] == f
+    assert facts["attention_middle_below"] and not facts["attention_middle_above"]
+    assert not (facts["diffusion_middle_above"] or facts["diffusion_middle_below"])  # within the factor
+    assert not (facts["top_above"] or facts["top_below"]) and facts["n_steps"] == 8
