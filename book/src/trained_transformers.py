@@ -172,11 +172,17 @@ print(ViTConfig())
 # 5,000 iterations), contain these cells and run with the same command. What the files hold:
 
 # %%
-display(R.provenance_table([rows_provenance(r) for r in (task_rows("charlm"), task_rows("vit")) if r],
-                           caption="What the committed results files hold, read from their rows."))
-display(R.grids_table(grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]},
-                      caption="The grids run for this chapter; a command is resumable, and --estimate prints its CPU "
-                              "hours first."))
+display(R.provenance_table(
+    [rows_provenance(r) for r in (task_rows("charlm"), task_rows("vit")) if r],
+    header=["model", "runs", "recipes", "seeds per arm", "torch, device", "git commits", "from", "to",
+            "CPU hours: training steps", "CPU hours: in all"],
+    caption="What the committed results files hold, read from their rows."))
+display(R.grids_table(
+    header=["model", "grid", "recipe cells complete", "partial (runs done; arms short of seeds)", "not run yet",
+            "command for what is missing"],
+    command="python -m probdr_lite.experiments grid {grid} --threads 1",
+    grids={"charlm": ["charlm-ofat", "charlm-5k"], "vit": ["vit-ofat", "vit-plateau"]},
+    caption="The grids run for this chapter; a command is resumable, and --estimate prints its CPU hours first."))
 charlm, vit = load_task_results("charlm"), load_task_results("vit")  # the first sweep: one recipe each
 
 # %% [markdown]
@@ -187,12 +193,14 @@ charlm, vit = load_task_results("charlm"), load_task_results("vit")  # the first
 # second half of training. First the character model, with nanoGPT's published loss:
 
 # %%
+curve_titles = {"sd": "mean ± sd over seeds", "zoom": "zoom: from {unit} {zoom_after:g}"}  # the curves' panels
+curves_alt = ("{Label} against training time for every arm: the mean over seeds as a line with a shaded band over "
+              "the seeds.")
 if charlm is not None:
     fig = curves_figure(charlm, "val_loss", zoom_after=charlm[0]["config"]["max_iters"] / 2,
                         reference=NANOGPT_CPU_VAL_LOSS, reference_label="nanoGPT, published (≈ 1.88)",
-                        title="Tiny Shakespeare, character model: validation loss")
-    describe(fig, fill("{Label} against training time for every arm: the mean over seeds as a line with a shaded "
-                       "band over the seeds.", TR.curves_facts("val_loss")))
+                        title="Tiny Shakespeare, character model: validation loss", titles=curve_titles)
+    describe(fig, fill(curves_alt, TR.curves_facts("val_loss")))
     plt.show()
     display(arms_table(summarise(charlm), "charlm", caption="mean ± standard deviation over seeds"))
     nano = R.nanogpt_facts(charlm, load_eval_spread())
@@ -219,10 +227,9 @@ if charlm is not None:
 # %%
 if vit is not None:
     for metric in ("val_acc", "val_loss"):
-        fig = curves_figure(vit, metric, zoom_after=vit[0]["curve"][-1][0] / 2,
+        fig = curves_figure(vit, metric, zoom_after=vit[0]["curve"][-1][0] / 2, titles=curve_titles,
                             title="MNIST vision transformer, 10 epochs: " + metric.replace("val_", "validation "))
-        describe(fig, fill("{Label} against training time for every arm: the mean over seeds as a line with a shaded "
-                           "band over the seeds.", TR.curves_facts(metric)))
+        describe(fig, fill(curves_alt, TR.curves_facts(metric)))
         plt.show()
     display(arms_table(summarise(vit), "vit", caption="mean ± standard deviation over seeds"))
     last = R.last_epoch_facts(last_epoch_change(vit, "val_acc"))
@@ -242,10 +249,17 @@ for r in task_rows("vit"):
     if r["config"]["patience"]:
         plateau_cells.setdefault(recipe_key(r), []).append(r)
 plateau_attention = {}  # the attention runs of each plateau cell, by label
+plateau_labels = {"stopped": "seed {seed}: stopped after epoch {epochs_run}",
+                  "best": "seed {seed}: lowest validation loss (epoch {best})",
+                  "fired": "seed {seed}: plateau rule fired (epoch {fired})",
+                  "lr": "learning rate (last step of the epoch)"}
 for cell in plateau_cells.values():
     attention_runs = [r for r in cell if r["variant"] == "attention"]
-    fig = R.plateau_figure(attention_runs)
     pf = R.plateau_facts(attention_runs)
+    fig = R.plateau_figure(attention_runs, labels=plateau_labels, title=fill(
+        "{arm}, {init} init, " + ("seed {seed}" if pf["one_seed"] else "{n_seeds} seeds")
+        + ": the plateau rule (at most {epochs} epochs, patience {patience}"
+        + (", then {decay} epochs of decay)" if pf["decays"] else ", stop at once)"), pf))
     describe(fig, fill("Validation loss and accuracy per epoch of each seed's run under the plateau rule, each seed's "
                        "lowest validation loss marked with a dotted line"
                        + (", and the learning rate per epoch, which decays to its minimum once the rule fires."
@@ -257,6 +271,8 @@ if plateau_attention:
         plateau_attention,
         fired="mean over {n_decayed:plural:seed}: {stop:.2f} % where it fired, {ckpt:.2f} % at the best checkpoint, "
               "{end:.2f} % at the end",
+        header=["cell", "seed", "lowest validation loss (epoch)", "rule fired after epoch (accuracy)", "last epoch",
+                "learning rate at the end, of its peak", "final accuracy"],
         caption="$A$ with the plateau rule, seed by seed; epochs count from 0."))
 if not plateau_cells:
     print("No plateau-rule run is committed yet.")
@@ -270,7 +286,9 @@ if not plateau_cells:
 decayed = [r for cell in plateau_cells.values() for r in cell if r["config"]["decay_epochs"]]
 if decayed:
     readings = {k: recipe_table(decayed, f"{k}_val_acc") for k in ("stop", "checkpoint", "final")}
-    display(R.readings_table(readings, caption=(
+    reading_words = {"stop": "where the plateau rule fired", "checkpoint": "at the best checkpoint",
+                     "final": "at the end"}
+    display(R.readings_table(readings, words=reading_words, caption=(
         "the same runs read at three points: where the plateau rule fired (where a run without the decay stops), at "
         "the lowest validation loss, and after the decay; paired by seed, arm minus attention")))
     display(Markdown(" ".join(fill(
@@ -279,7 +297,7 @@ if decayed:
            "the sign of the mean paired difference is the same at all {n_readings} readings for every arm")
         + ("; whether the 95 % interval excludes 0 depends on it for {excl:listing}." if rf["any_excl"] else
            "; whether the 95 % interval excludes 0 does not depend on it for any arm."), rf)
-        for rf in R.readings_facts(readings)) + " The verdicts read the end."))
+        for rf in R.readings_facts(readings, reading_words)) + " The verdicts read the end."))
 else:
     print("No run with the decay after the plateau is committed yet.")
 
@@ -341,7 +359,10 @@ if "vit" in tables:
 # not guessed.
 
 # %%
-fig = R.verdict_figure(tables)
+fig = R.verdict_figure(tables, text={
+    "title": "{model}: paired difference, {level:g} % interval, Holm reading over {n_tests} tests",
+    "lower": "{quantity}, arm − attention; better: left of 0",
+    "higher": "{quantity}, arm − attention (pp); better: right of 0"})
 describe(fig, "One panel per model and one row per recipe and arm: the mean paired difference from attention with its "
          "interval, marked helps, hurts or cannot tell by the corrected test, against a line at no difference.")
 plt.show()
@@ -430,15 +451,17 @@ for task in ("charlm", "vit"):
         arms_here = {r["variant"] for r in cell if r.get("gates")}
         if "gated-from-1" in arms_here or (key == first and arms_here):
             label = f"{TR.TASK_NAMES[task]}, {R.recipe_label(cell[0]['recipe'])}"
-            fig = gates_figure(cell)
-            fig.axes[0].set_title(label, fontsize=9)
+            fig = gates_figure(cell, title=label, ylabel="gate g at the end of training")
             describe(fig, "The learned gate g of every head, layer by layer, one dot per seed with the mean as a bar, "
                      "between dashed lines at g = 0 (attention) and g = 1 (A − I).")
             plt.show()
             gate_cells[label] = cell
 if gate_cells:
-    display(TR.gates_table(gate_cells, caption="The learned gates of $A - gI$ at the end of training, per cell and "
-                                               "start ($g = 0$: plain attention; $g = 1$: the paper's $A - I$)."))
+    display(TR.gates_table(gate_cells, header=[
+        "cell", "start", "seeds", "layers × heads", "range", "mean", "mean by layer", "nearer $g = 1$",
+        "started at 1 − started at 0, head by head: mean (range)"],
+        caption="The learned gates of $A - gI$ at the end of training, per cell and start ($g = 0$: plain "
+                "attention; $g = 1$: the paper's $A - I$)."))
     gate_facts = TR.gates_facts(gate_cells)
     display(Markdown(fill(
         "Both starts ran in {n_twins:plural:cell}. "
@@ -496,20 +519,36 @@ for case, cell_rows in mechanism_cells.items():
                                  for e in (tables[task].entries if task in tables else [])
                                  if e["arm"] == "diffusion" and any(recipe_key(r) in keys and r["recipe"] == e["recipe"]
                                                                     for r in rows[task])}
+mechanism_labels = {  # what each measurement is, over its panel (per layer measurements averaged over the layers)
+    "update_ratio": "‖attention update‖ / ‖x‖",
+    "v_over_av": "‖v‖ / ‖A v‖",
+    "shrink": "1 − ‖W_O(Av − v)‖ / ‖W_O A v‖",
+    "wvwo_top_sv": "largest singular value of W_V W_O",
+    "wvwo_mean_eig": "mean eigenvalue of W_V W_O",
+    "attn_grad_norm": "‖gradient‖ of a layer's attention weights",
+    "grad_norm": "‖gradient‖, whole model (before clipping)",
+    "clipped": "fraction of steps clipped",
+}
 shown = {}  # the cases with both arms measured
 for case, cell_rows in mechanism_cells.items():
     if {r["variant"] for r in cell_rows} >= {"attention", "diffusion"}:
         shown[case] = cell_rows
-        fig = TR.mechanism_figure(cell_rows, title=f"{case_names[case]}: the attention blocks along training "
-                                                  "(mean over layers; thick: mean over seeds)")
+        fig = TR.mechanism_figure(cell_rows, labels=mechanism_labels, title=f"{case_names[case]}: the attention "
+                                  "blocks along training (mean over layers; thick: mean over seeds)")
         describe(fig, fill("{n_series} panels, one per measurement of the attention blocks ({series_text}), along "
                            "training for each initialisation and arm, the mean over seeds drawn thick and each seed "
-                           "thin.", TR.mechanism_facts()))
+                           "thin.", TR.mechanism_facts(mechanism_labels)))
         plt.show()
     else:
         print(f"{case_names[case]}: no mechanism records of both arms are committed yet.")
 if shown:
-    display(TR.mechanism_table({case_names[case]: c for case, c in shown.items()}, effects=effects, caption=(
+    display(TR.mechanism_table({case_names[case]: c for case, c in shown.items()}, effects=effects,
+                               header=[
+        "case", "init", "seeds", "$A - I$ − $A$ (reading)", "start: σ_max($W_V W_O$)", "start, layer 1: ‖v‖/‖Av‖",
+        "start, layer 1: update/‖x‖, $A - I$ ($A$)", "end, $A - I$: share of the update its $-v$ cancels",
+        "end, $A - I$: ‖v‖/‖Av‖", "end, $A - I$: mean eigenvalue of $W_V W_O$",
+        "end, $A$: share subtracting $v$ would cancel", "end, $A$: ‖v‖/‖Av‖", "end, $A$: mean eigenvalue",
+        "first interval: gradient norm, $A - I$ / $A$ (seeds)", "last interval: clipped, $A - I$ ($A$)"], caption=(
         "The attention blocks at the start and at the end of training, means over layers and seeds; a negative share "
         "means the $-v$ enlarges the attention update; for $A$, what subtracting $v$ would do to its weights.")))
 
@@ -521,7 +560,22 @@ if shown:
 both_inits = {case: c for case, c in shown.items()
               if len({r["config"]["init"] for r in c if r["variant"] == "diffusion"}) == 2}
 if {c[0]["task"] for c in both_inits.values()} == {"charlm", "vit"}:
-    display(TR.agreement_table(mechanism_agreement(both_inits), labels=case_names, caption=(
+    agreement_rows = {  # each measurement's row
+        ("wvwo_top_sv", "start"): "σ_max($W_V W_O$) at the start (mean over layers)",
+        ("update_ratio", "start"): "layer 1: attention update / ‖x‖ at the start",
+        ("v_over_av", "start"): "layer 1: ‖v‖/‖Av‖ at the start",
+        ("update_ratio", "end"): "attention update / ‖x‖ at the end",
+        ("v_over_av", "end"): "‖v‖/‖Av‖ at the end",
+        ("shrink", "end"): "share of the update the $-v$ cancels at the end",
+        ("wvwo_top_sv", "end"): "σ_max($W_V W_O$) at the end",
+        ("wvwo_mean_eig", "end"): "mean eigenvalue of $W_V W_O$ at the end",
+        ("clipped", "end"): "clipped steps at the end",
+        ("grad_ratio", "start"): "gradient norm / plain attention's, first interval",
+    }
+    directions = {"lower": "lower with GPT-2 in every case", "higher": "higher with GPT-2 in every case",
+                  "differs": "differs between cases", "equal": "equal in a case"}
+    display(TR.agreement_table(mechanism_agreement(both_inits), rows=agreement_rows, directions=directions,
+                               labels=case_names, caption=(
         "The A − I arm under the two initialisations: a measurement that moves the same way in every case is a "
         "candidate for what decides the sign.")))
 else:

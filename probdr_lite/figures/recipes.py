@@ -39,7 +39,7 @@ import statistics
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite._validation import check_scalar
+from probdr_lite._validation import check_choice, check_length, check_result, check_scalar
 from probdr_lite.experiments.stats import ArmVerdict, RecipeTable
 from probdr_lite.plotting import Table
 
@@ -60,7 +60,7 @@ SCHEDULE_WORDS = {"cosine": "warm-up + cosine", "onecycle": "one-cycle"}
 def recipe_label(recipe: dict) -> str:
     """A recipe's factors in a few words, e.g. ``"gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs"``."""
     if not isinstance(recipe, dict) or "init" not in recipe or "lr" not in recipe:
-        raise ValueError(f"recipe must be a dict of recipe factors with 'init' and 'lr'; got {recipe!r}")
+        raise ValueError(f"recipe must hold 'init' and 'lr'; got {recipe!r}")
     parts = [f"{recipe['init']} init", f"lr {recipe['lr']:.0e}".replace("e-0", "e-")]
     if "schedule" in recipe:
         parts.append(SCHEDULE_WORDS.get(recipe["schedule"], str(recipe["schedule"])))
@@ -80,11 +80,10 @@ def _difference_units(quantity):
     return (100.0, " pp") if quantity.endswith("acc") else (1.0, "")
 
 
-def _check_table(table):
-    if not isinstance(table, RecipeTable):
-        raise ValueError(f"table must be a RecipeTable from probdr_lite.experiments.stats.recipe_table(); "
-                         f"got {type(table).__name__}")
-    return table
+def _check_table(table, name="table"):
+    from probdr_lite.experiments.stats import recipe_table
+
+    return check_result(table, name, recipe_table, kind=RecipeTable, nonempty=False)
 
 
 def table_facts(table: RecipeTable) -> dict:
@@ -119,7 +118,12 @@ def recipe_results_table(table: RecipeTable, caption=None) -> Table:
 OUTCOME_MARKS = {"helps": ("o", True), "hurts": ("X", True), "cannot tell": ("o", False)}
 
 
-def verdict_figure(tables):
+#: the chapter's templates :func:`verdict_figure` needs in its ``text``: each panel's title, and its x-axis label for a
+#: quantity where lower is better (a loss) and where higher is (an accuracy, in percentage points)
+VERDICT_TEXT = ("title", "lower", "higher")
+
+
+def verdict_figure(tables, text: dict):
     """The chapter's verdict in one figure: one panel per model, one row per (recipe, arm) of its table.
 
     ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable` (one Holm family, as
@@ -127,28 +131,34 @@ def verdict_figure(tables):
     attention) with its interval, coloured by arm, filled when the Holm-adjusted test says "helps" (a dot) or
     "hurts" (a cross), hollow for "cannot tell"; the reading is written at the row's right. Rows are grouped by
     recipe under the recipe's label. The k-th errorbar container of a panel belongs to the k-th tested entry of its
-    table (entries without a test are not drawn). The chapter describes the figure (its alt text).
+    table (entries without a test are not drawn). ``text`` holds the chapter's templates (:data:`VERDICT_TEXT`),
+    filled with the panel's :func:`table_facts` and ``level`` (of the interval, in %); the figure is widened until
+    every recipe's label fits its panel. The chapter describes the figure (its alt text).
     """
     if not isinstance(tables, dict) or not tables:
-        raise ValueError("tables must map tasks to RecipeTables (one Holm family)")
-    tables = {task: _check_table(t) for task, t in tables.items()}
+        raise ValueError("tables must map tasks to tables")
+    missing = [k for k in VERDICT_TEXT if k not in (text or {})]
+    if missing:
+        raise ValueError(f"text must hold {missing}")
+    tables = {task: _check_table(t, f"tables[{task!r}]") for task, t in tables.items()}
     tested = {task: [e for e in t.entries if e["outcome"] is not None] for task, t in tables.items()}
     if not any(tested.values()):
-        raise ValueError("tables must hold at least one tested (recipe, arm) entry")
+        raise ValueError("tables must hold a tested entry")
     sizes = {task: len(es) + len({recipe_label(e["recipe"]) for e in es}) for task, es in tested.items()}
     fig, axes = plt.subplots(len(tables), 1, squeeze=False,
                              figsize=(7.5, 0.28 * sum(sizes.values()) + 1.4 * len(tables)),
                              gridspec_kw={"height_ratios": [max(n, 1) + 2 for n in sizes.values()]})
+    headers = []
     for ax, (task, table) in zip(axes[:, 0], tables.items()):
         q = table.quantity
-        k, unit = _difference_units(q)
+        k, _ = _difference_units(q)
         n_rows = sizes[task]
         y, ticks, labels, previous = n_rows - 1, [], [], None
         for e in tested[task]:
             recipe = recipe_label(e["recipe"])
             if recipe != previous:  # a header row for the recipe
-                ax.text(0.01, y, recipe, transform=ax.get_yaxis_transform(), fontsize=8, va="center",
-                        fontweight="bold")
+                headers.append(ax.text(0.01, y, recipe, transform=ax.get_yaxis_transform(), fontsize=8,
+                                       va="center", fontweight="bold"))
                 ax.axhline(y + 0.5, color="0.85", lw=0.8)
                 y -= 1
                 previous = recipe
@@ -167,14 +177,25 @@ def verdict_figure(tables):
         ax.set_yticks(ticks)
         ax.set_yticklabels(labels, fontsize=8)
         ax.set_ylim(-0.7, n_rows - 0.3)
-        better = "left" if not q.endswith("acc") else "right"
-        in_unit = f" ({unit.strip()})" if unit else ""
-        ax.set_xlabel(f"{QUANTITY_LABELS[q]}, arm − attention{in_unit}; better: {better} of 0", fontsize=9)
-        ax.set_title(f"{TASK_NAMES[task]}: paired difference, {100 * (1 - table.alpha):g} % interval, "
-                     f"Holm reading over {table.n_tests} tests", fontsize=9)
+        facts = {**table_facts(table), "quantity": QUANTITY_LABELS[q], "level": 100 * (1 - table.alpha)}
+        ax.set_xlabel(fill(text["lower" if facts["lower_better"] else "higher"], facts), fontsize=9)
+        ax.set_title(fill(text["title"], facts), fontsize=9)
         ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()
+    _fit_width(fig, headers)
     return fig
+
+
+def _fit_width(fig, texts, pad: float = 0.1):
+    """Widen ``fig`` (and lay it out again) until each text ends inside its axes, ``pad`` inches before the edge."""
+    for _ in range(3):
+        renderer = fig.canvas.get_renderer()
+        over = max((t.get_window_extent(renderer).x1 - t.axes.get_window_extent(renderer).x1 for t in texts),
+                   default=0.0) / fig.dpi + pad
+        if over <= 0:
+            return
+        fig.set_size_inches(fig.get_figwidth() + over, fig.get_figheight())
+        fig.tight_layout()
 
 
 def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dict:
@@ -191,9 +212,12 @@ def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dic
     ``expected_arms`` without runs); ``n_pending`` (recipe, arm) cells without two paired seeds. Each list has a
     boolean ``any_*``.
     """
+    from probdr_lite.experiments.stats import recipe_verdict
+
     table = _check_table(table)
-    if not isinstance(verdicts, dict) or not all(isinstance(v, ArmVerdict) for v in verdicts.values()):
-        raise ValueError("verdicts must be the dict returned by probdr_lite.experiments.stats.recipe_verdict()")
+    check_result(verdicts, "verdicts", recipe_verdict, nonempty=False)
+    for arm, v in verdicts.items():
+        check_result(v, f"verdicts[{arm!r}]", recipe_verdict, kind=ArmVerdict, nonempty=False)
     f = {**table_facts(table), "quantity": QUANTITY_LABELS[table.quantity], "alpha": table.alpha,
          "n_recipes": len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None}),
          "helps": [], "hurts": [], "depends": [], "never_told": [], "mixed_means": []}
@@ -225,15 +249,18 @@ def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dic
     return f
 
 
-GRIDS_HEADER = ["model", "grid", "recipe cells complete", "partial (runs done; arms short of seeds)",
-                "not run yet", "command for what is missing"]
+#: the columns of :func:`grids_table` (the chapter names them, in its ``header``)
+GRIDS_COLUMNS = ("model", "grid", "complete", "partial", "empty", "command")
 
 
-def grids_table(directory=None, grids=None, caption=None) -> Table:
+def grids_table(directory=None, grids=None, *, header, command: str, caption=None) -> Table:
     """Which recipe cells of each grid are complete, partial or not run, and the command that fills them in.
 
     ``grids`` maps a task to the name of a grid or a list of names (default: the full factorial of each task).
+    The ``header`` (one name per column of :data:`GRIDS_COLUMNS`), the ``command`` (a template filled with
+    ``grid``) and the caption are the chapter's.
     """
+    check_length(header, "header", len(GRIDS_COLUMNS), "column")
     from probdr_lite.experiments.sweep import get_grid, grid_status
 
     grids = {"charlm": "charlm", "vit": "vit"} if grids is None else grids
@@ -252,27 +279,30 @@ def grids_table(directory=None, grids=None, caption=None) -> Table:
                 short.append(f"{recipe_label(s['recipe'])}: {s['n_done']} of {s['n_runs']} runs; {', '.join(missing)}")
             body.append([TASK_NAMES[task], grid_name, f"{len(complete)} of {len(status)}",
                          "; ".join(short) or "none", "; ".join(recipe_label(s["recipe"]) for s in empty) or "none",
-                         f"python -m probdr_lite.experiments grid {grid_name} --threads 1" if partial or empty
-                         else "—"])
-    return Table(GRIDS_HEADER, body, caption=caption)
+                         fill(command, grid=grid_name) if partial or empty else "—"])
+    return Table(header, body, caption=caption)
 
 
-PROVENANCE_HEADER = ["model", "runs", "recipes", "seeds per arm", "torch, device", "git commits", "from", "to",
-                     "CPU hours: training steps", "CPU hours: in all"]
+#: the columns of :func:`provenance_table` (the chapter names them, in its ``header``)
+PROVENANCE_COLUMNS = ("model", "runs", "recipes", "seeds", "torch", "commits", "from", "to", "train_hours",
+                      "wall_hours")
 
 
-def provenance_table(infos: list, caption=None) -> Table:
-    """How the rows summarised by :func:`probdr_lite.experiments.files.rows_provenance` were made, one row per task."""
+def provenance_table(infos: list, header, caption=None) -> Table:
+    """How the rows summarised by :func:`probdr_lite.experiments.files.rows_provenance` were made, one row per task;
+    the ``header`` (one name per column of :data:`PROVENANCE_COLUMNS`) and the caption are the chapter's."""
+    from probdr_lite.experiments.files import rows_provenance
+
+    check_length(header, "header", len(PROVENANCE_COLUMNS), "column")
     body = []
-    for info in infos:
-        if not isinstance(info, dict) or "n_rows" not in info:
-            raise ValueError("infos must hold dicts returned by probdr_lite.experiments.files.rows_provenance()")
+    for k, info in enumerate(infos):
+        check_result(info, f"infos[{k}]", rows_provenance, keys=("n_rows",))
         body.append([TASK_NAMES[info["task"]], str(info["n_rows"]), str(len(info["recipes"])),
                      "; ".join(f"{ARM_STYLE[a]['tex']}: {', '.join(map(str, s))}" for a, s in info["seeds"].items()),
                      f"torch {', '.join(info['torch_versions'])} on {'; '.join(info['devices'])}",
                      ", ".join(c[:10] for c in info["git_commits"]), info["first_timestamp"], info["last_timestamp"],
                      f"{info['train_hours']:.1f}", f"{info['wall_hours']:.1f}"])
-    return Table(PROVENANCE_HEADER, body, caption=caption)
+    return Table(header, body, caption=caption)
 
 
 def nanogpt_facts(charlm_rows, spread, published: float = 1.88) -> dict:
@@ -284,7 +314,7 @@ def nanogpt_facts(charlm_rows, spread, published: float = 1.88) -> dict:
 
     base = [r for r in charlm_rows if r["variant"] == "attention"]
     if len({json.dumps(r["config"], sort_keys=True) for r in base}) != 1:
-        raise ValueError("charlm_rows must hold the attention arm of exactly one recipe")
+        raise ValueError("charlm_rows must hold one attention recipe")
     vals = [r["final_val_loss"] for r in base]
     mean, sd = float(sum(vals) / len(vals)), float(statistics.stdev(vals)) if len(vals) > 1 else float("nan")
     facts = {"gap": mean - published, "gap_in_seed_sd": (mean - published) / sd, "seed_sd": sd,
@@ -299,22 +329,30 @@ def nanogpt_facts(charlm_rows, spread, published: float = 1.88) -> dict:
 
 def _plateau_rows(rows) -> list:
     rows = [rows] if isinstance(rows, dict) else list(rows)
-    if not rows:
-        raise ValueError("rows must hold at least one ViT results row trained with the plateau rule")
-    for row in rows:
-        if not (isinstance(row, dict) and row.get("task") == "vit" and row.get("config", {}).get("patience")):
-            raise ValueError("rows must be ViT results rows trained with the plateau rule (patience > 0)")
+    if not rows or not all(isinstance(row, dict) and row.get("task") == "vit" and row.get("config", {}).get("patience")
+                           for row in rows):
+        raise ValueError("rows must be plateau-rule ViT rows")
     if len({r["variant"] for r in rows}) != 1:
-        raise ValueError("rows must all be of one arm")
+        raise ValueError("rows must be of one arm")
     return sorted(rows, key=lambda r: r["seed"])
 
 
-def plateau_figure(rows):
+#: the chapter's templates :func:`plateau_figure` needs in its ``labels``: each seed's curve (``stopped``), its best
+#: checkpoint (``best``) and where the rule fired (``fired``), filled with ``seed``, ``epochs_run``, ``best`` and
+#: ``fired``; and the learning-rate panel's y-axis label (``lr``)
+PLATEAU_LABELS = ("stopped", "best", "fired", "lr")
+
+
+def plateau_figure(rows, labels: dict, title=None):
     """ViT runs of one arm with the plateau rule (one row or several seeds): validation loss and accuracy per
     epoch, and the learning rate when the rows record it. Each seed's lowest validation loss (its best checkpoint)
     is a dotted line, the epoch where the rule fired a dashed one (when the run went on to decay), and its end the
-    end of its curve. The chapter describes the figure, with :func:`plateau_facts`."""
+    end of its curve. The legend's ``labels`` (:data:`PLATEAU_LABELS`) and the title are the chapter's (its facts:
+    :func:`plateau_facts`). The chapter describes the figure."""
     rows = _plateau_rows(rows)
+    missing = [k for k in PLATEAU_LABELS if k not in (labels or {})]
+    if missing:
+        raise ValueError(f"labels must hold {missing}")
     with_lr = plateau_facts(rows)["with_lr"]
     fig, axes = plt.subplots(1, 3 if with_lr else 2, figsize=(10.2 if with_lr else 9.5, 3.3))
     colour = ARM_STYLE[rows[0]["variant"]]["colour"]
@@ -325,14 +363,13 @@ def plateau_figure(rows):
         best = int(row.get("checkpoint_index", np.argmin(curve[:, 2])))
         fired = row.get("plateau_index")
         decayed = fired is not None and fired < len(curve) - 1
+        facts = {"seed": row["seed"], "epochs_run": row["epochs_run"], "best": best, "fired": fired}
         for ax, j in ((axes[0], 2), (axes[1], 3)):
             ax.plot(epochs, curve[:, j], color=colour, ls=styles[k % len(styles)], marker="o", ms=2,
-                    label=f"seed {row['seed']}: stopped after epoch {row['epochs_run']}")
-            ax.axvline(best, color="0.4", ls=":", lw=1,
-                       label=f"seed {row['seed']}: lowest validation loss (epoch {best})")
+                    label=fill(labels["stopped"], facts))
+            ax.axvline(best, color="0.4", ls=":", lw=1, label=fill(labels["best"], facts))
             if decayed:
-                ax.axvline(fired, color="0.6", ls="--", lw=1,
-                           label=f"seed {row['seed']}: plateau rule fired (epoch {fired})")
+                ax.axvline(fired, color="0.6", ls="--", lw=1, label=fill(labels["fired"], facts))
         if with_lr:
             axes[2].plot(epochs[1:], row["mechanism"]["lr"], color=colour, ls=styles[k % len(styles)],
                          label=f"seed {row['seed']}")
@@ -343,27 +380,27 @@ def plateau_figure(rows):
     if with_lr:
         axes[2].set_yscale("log")
         axes[2].set_xlabel("epoch")
-        axes[2].set_ylabel("learning rate (last step of the epoch)")
+        axes[2].set_ylabel(labels["lr"])
         axes[2].grid(alpha=0.3)
     if min(r["curve"][-1][3] for r in rows) > 0.9:
         axes[1].set_ylim(0.9, 1.0)
     axes[0].legend(fontsize="xx-small", frameon=False)
-    config = rows[0]["config"]
-    seeds = "seed " + str(rows[0]["seed"]) if len(rows) == 1 else f"{len(rows)} seeds"
-    decay = config.get("decay_epochs") or 0
-    init = f", {config['init']} init" if config.get("init") else ""
-    fig.suptitle(f"{ARM_STYLE[rows[0]['variant']]['label']}{init}, {seeds}: the plateau "
-                 f"rule (at most {config['epochs']} epochs, patience {config['patience']}"
-                 + (f", then {decay} epochs of decay)" if decay else ", stop at once)"), fontsize=10)
+    if title is not None:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
 
 def plateau_facts(rows) -> dict:
     """What :func:`plateau_figure` draws for these rows: ``with_lr`` (every row records its learning rate, so the
-    figure has the learning-rate panel) and ``n_seeds``."""
+    figure has the learning-rate panel), ``n_seeds`` (``one_seed``; the first is ``seed``), the ``arm``'s label, and
+    the rule: ``init``, at most ``epochs``, ``patience``, ``decay`` epochs after it fires (``decays``: more than 0)."""
     rows = _plateau_rows(rows)
-    return {"with_lr": all("mechanism" in r for r in rows), "n_seeds": len(rows)}
+    config = rows[0]["config"]
+    decay = config.get("decay_epochs") or 0
+    return {"with_lr": all("mechanism" in r for r in rows), "n_seeds": len(rows), "one_seed": len(rows) == 1,
+            "seed": rows[0]["seed"], "arm": ARM_STYLE[rows[0]["variant"]]["label"], "init": config.get("init"),
+            "epochs": config["epochs"], "patience": config["patience"], "decay": decay, "decays": decay > 0}
 
 
 def _lr_share_at_end(row):
@@ -381,8 +418,8 @@ def _lr_share_at_end(row):
     return config.lr_at(int(steps) - 1, int(per_epoch) * config.epochs) / config.lr
 
 
-PLATEAU_HEADER = ["cell", "seed", "lowest validation loss (epoch)", "rule fired after epoch (accuracy)",
-                  "last epoch", "learning rate at the end, of its peak", "final accuracy"]
+#: the columns of :func:`plateau_table` (the chapter names them, in its ``header``)
+PLATEAU_COLUMNS = ("cell", "seed", "best", "fired", "last", "lr_left", "final")
 
 
 def _decayed(row) -> bool:
@@ -405,15 +442,17 @@ def plateau_cell_facts(rows) -> dict:
             "stop": mean("plateau_val_acc"), "ckpt": mean("checkpoint_val_acc"), "end": mean("final_val_acc")}
 
 
-def plateau_table(cells: dict, fired: str, caption=None) -> Table:
+def plateau_table(cells: dict, fired: str, header, caption=None) -> Table:
     """The plateau-rule runs of one arm per cell, one row per seed: the lowest validation loss and its epoch, where
     the rule fired (with the accuracy there) when a decay followed, the last epoch, the learning rate left at the
     end of a run stopped without the decay, and the final accuracy; then per cell the mean final accuracy (sd) and,
     over the seeds that decayed, the mean accuracy where the rule fired, at the best checkpoint and at the end: the
     chapter's template ``fired`` filled with the cell's :func:`plateau_cell_facts` ("—" where no seed decayed).
-    ``cells`` maps a cell's label to its rows (one arm); the caption is the chapter's."""
+    ``cells`` maps a cell's label to its rows (one arm); the ``header`` (one name per column of
+    :data:`PLATEAU_COLUMNS`) and the caption are the chapter's."""
+    check_length(header, "header", len(PLATEAU_COLUMNS), "column")
     if not isinstance(cells, dict) or not cells:
-        raise ValueError("cells must map a cell's label to its plateau-rule rows")
+        raise ValueError("cells must map labels to rows")
     body = []
     for label, rows in cells.items():
         rows = _plateau_rows(rows)
@@ -431,15 +470,16 @@ def plateau_table(cells: dict, fired: str, caption=None) -> Table:
             facts = plateau_cell_facts(rows)
             body.append([label, f"{len(rows)} seeds", "", fill(fired, facts) if facts["any_decayed"] else "—", "", "",
                          f"{statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f})"])
-    return Table(PLATEAU_HEADER, body, caption=caption)
+    return Table(header, body, caption=caption)
 
 
 def last_epoch_facts(changes: dict, metric: str = "val_acc") -> dict:
     """From :func:`~probdr_lite.experiments.stats.last_epoch_change`: ``unit``, ``changes`` (each arm with its
     change over the last epoch), ``n_improving`` of ``n_arms`` arms still improving (accuracy up, loss down) and
     ``all_improving``."""
-    if not changes:
-        raise ValueError("changes must name at least one arm")
+    from probdr_lite.experiments.stats import last_epoch_change
+
+    check_result(changes, "changes", last_epoch_change)
     k = 100.0 if metric == "val_acc" else 1.0
     better = [v for v, c in changes.items() if (c > 0 if metric == "val_acc" else c < 0)]
     return {"unit": "points" if metric == "val_acc" else "nats",
@@ -453,33 +493,38 @@ def difference_text(entry: dict, quantity: str) -> str:
     return f"{mean} [{low}, {high}]"
 
 
-READING_WORDS = {"stop": "where the plateau rule fired", "checkpoint": "at the best checkpoint", "final": "at the end"}
+#: the points a run can be read at, in order: where the plateau rule fired, the best checkpoint, the end
+READINGS = ("stop", "checkpoint", "final")
 
 
-def _reading_tables(tables: dict) -> dict:
-    if not isinstance(tables, dict) or not tables or not all(isinstance(t, RecipeTable) for t in tables.values()):
-        raise ValueError("tables must map readings ('stop', 'checkpoint', 'final') to RecipeTables of the same rows")
-    unknown = sorted(set(tables) - set(READING_WORDS))
-    if unknown:
-        raise ValueError(f"tables must be keyed by readings {tuple(READING_WORDS)}; got {unknown}")
+def _reading_tables(tables: dict, words: dict) -> dict:
+    if not isinstance(tables, dict) or not tables:
+        raise ValueError("tables must map readings to tables")
+    for k, t in tables.items():
+        check_choice(k, "tables' keys", READINGS)
+        _check_table(t, f"tables[{k!r}]")
+    missing = [k for k in tables if k not in (words or {})]
+    if missing:
+        raise ValueError(f"words must hold {missing}")
     keys = {k: [(json.dumps(e["recipe"], sort_keys=True), e["arm"]) for e in t.entries] for k, t in tables.items()}
     if len({json.dumps(v) for v in keys.values()}) != 1:
-        raise ValueError("tables must hold the same (recipe, arm) entries, read at different points")
-    return {k: tables[k] for k in READING_WORDS if k in tables}
+        raise ValueError("tables must hold the same entries")
+    return {k: tables[k] for k in READINGS if k in tables}
 
 
-def readings_table(tables: dict, caption=None) -> Table:
+def readings_table(tables: dict, words: dict, caption=None) -> Table:
     """Per (recipe, arm): attention's value and the paired difference [95 % interval] at each reading of the runs.
 
     ``tables`` maps each reading (``"stop"``, ``"checkpoint"``, ``"final"``) to the
-    :func:`~probdr_lite.experiments.stats.recipe_table` of the same rows read there; the caption is the chapter's.
+    :func:`~probdr_lite.experiments.stats.recipe_table` of the same rows read there; the chapter's ``words`` name
+    each reading (in the header), and the caption is the chapter's.
     """
-    tables = _reading_tables(tables)
+    tables = _reading_tables(tables, words)
     first = next(iter(tables.values()))
     q = first.quantity.split("_", 1)[1]
     header = ["recipe", "arm"]
     for k in tables:
-        header += [f"attention, {READING_WORDS[k]}", f"arm − attention, {READING_WORDS[k]} [95 % interval]"]
+        header += [f"attention, {words[k]}", f"arm − attention, {words[k]} [95 % interval]"]
     body = []
     for i, e in enumerate(first.entries):
         cells = [recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"]]
@@ -490,12 +535,13 @@ def readings_table(tables: dict, caption=None) -> Table:
     return Table(header, body, caption=caption)
 
 
-def readings_facts(tables: dict) -> list:
+def readings_facts(tables: dict, words: dict) -> list:
     """What reading the runs elsewhere than at their end changes, one dict per recipe: ``recipe``; ``flips``, the
     arms whose mean paired difference changes sign between the readings (``any_flips``); ``excl``, the arms for
     which whether the 95 % interval excludes 0 depends on the reading, each with the readings where it does
-    (``any_excl``); ``n_readings``. Attention's value at each reading is :func:`readings_table`'s."""
-    tables = _reading_tables(tables)
+    (``any_excl``), named by the chapter's ``words``; ``n_readings``. Attention's value at each reading is
+    :func:`readings_table`'s."""
+    tables = _reading_tables(tables, words)
     first = next(iter(tables.values()))
     out = []
     for recipe_json in dict.fromkeys(json.dumps(e["recipe"], sort_keys=True) for e in first.entries):
@@ -509,7 +555,7 @@ def readings_facts(tables: dict) -> list:
                 flips.append(ARM_STYLE[arm]["tex"])
             if len(set(clear.values())) > 1:
                 excl.append(f"{ARM_STYLE[arm]['tex']} (excludes 0 " + ", ".join(
-                    READING_WORDS[k] for k, c in clear.items() if c) + ")")
+                    words[k] for k, c in clear.items() if c) + ")")
         out.append({"recipe": recipe_label(first.entries[idx[0]]["recipe"]), "flips": flips, "excl": excl,
                     "any_flips": bool(flips), "any_excl": bool(excl), "n_readings": len(tables)})
     return out
@@ -521,7 +567,7 @@ def baseline_facts(table: RecipeTable, target: float = 0.96, arm: str = "diffusi
     attention mean reaches it, with ``arm``'s reading there (``any_reach``)."""
     table = _check_table(table)
     if not table.quantity.endswith("acc"):
-        raise ValueError(f"table must be of an accuracy (a ViT table); got quantity {table.quantity!r}")
+        raise ValueError(f"table must be of an accuracy; got {table.quantity!r}")
     target = check_scalar(target, "target", low=0, high=1)
     cells = [b for b in table.baselines if b["n"]]
     best = max(cells, key=lambda b: b["mean"])
@@ -553,8 +599,9 @@ def scale_facts(task_rows: list) -> dict:
     millions of characters); the vision model ``n_patches``, ``patch_size``, ``n_train``, ``n_val``, ``budgets`` (each
     fixed budget's ``epochs``), ``any_plateau`` and, over the plateau-rule runs, ``max_epochs`` (the most a run may
     take), ``fewest`` and ``most`` (the epochs the runs took)."""
-    if not task_rows:
-        raise ValueError("task_rows must hold the results rows of one task")
+    from probdr_lite.experiments.files import task_rows as rows_of_task
+
+    check_result(task_rows, "task_rows", rows_of_task, kind=list)
     task, c = task_rows[0]["task"], task_rows[0]["config"]
     plain = sorted({r["n_params"] for r in task_rows if "n_params" in r and r["variant"] == "attention"})
     params = sorted({r["n_params"] for r in task_rows if "n_params" in r})
@@ -588,10 +635,10 @@ def scale_table(rows: dict, text: dict, caption=None) -> Table:
     arms have more parameters. The caption is the chapter's.
     """
     if not isinstance(rows, dict) or not rows:
-        raise ValueError("rows must map tasks ('charlm', 'vit') to their results rows")
+        raise ValueError("rows must map tasks to rows")
     missing = [k for k in SCALE_TEXT if k not in (text or {})]
     if missing:
-        raise ValueError(f"text must hold a template for each of {list(SCALE_TEXT)}; missing {missing}")
+        raise ValueError(f"text must hold {missing}")
     body = []
     for task, task_rows_ in rows.items():
         if not task_rows_:

@@ -24,7 +24,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite._validation import check_choice, check_scalar
+from probdr_lite._validation import check_choice, check_length, check_result, check_scalar
 from probdr_lite.experiments.files import check_task_rows as _task_rows
 from probdr_lite.experiments.attention import GATE_START
 from probdr_lite.experiments.results import TASK_METRICS, TASK_VARIANTS
@@ -32,11 +32,12 @@ from probdr_lite.experiments.stats import (
     BANDS,
     check_summary,
     gate_values,
+    mechanism_agreement,
     seed_band,
 )
 from probdr_lite.plotting import Table
 
-from .prose import num, pct, plural, signed
+from .prose import fill, num, pct, plural, signed
 from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
@@ -101,7 +102,7 @@ def _variants(rows, task):
 
 
 def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_after=None, reference=None,
-                  reference_label: str = "reference", variants=None, title=None):
+                  reference_label: str = "reference", variants=None, title=None, titles=None):
     """Validation curves of every arm: the mean over seeds as a line and a shaded seed band.
 
     Parameters
@@ -119,6 +120,9 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
         The arms to draw (default: every arm in ``rows``).
     title : str, optional
         Figure title.
+    titles : dict, optional
+        The chapter's panel titles: ``titles[band]`` over the first panel, and the template ``titles["zoom"]`` over
+        the zoomed one, filled with ``unit`` (``"iteration"`` or ``"step"``) and ``zoom_after``.
 
     Returns
     -------
@@ -133,7 +137,7 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
     else:
         variants = [check_choice(v, "variants", present) for v in variants]
         if not variants:
-            raise ValueError("variants must name at least one arm present in rows")
+            raise ValueError("variants must name an arm")
     if reference is not None:
         reference = check_scalar(reference, "reference")
     data = {v: seed_band(rows, v, metric, band) for v in variants}
@@ -143,7 +147,7 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
     n_panels = 1 if zoom_after is None else 2
     fig, axes = plt.subplots(1, n_panels, figsize=(5.2 * n_panels, 3.6), squeeze=False)
     axes = axes[0]
-    band_text = "mean ± sd over seeds" if band == "sd" else "mean, band from lowest to highest seed"
+    titles = titles or {}
     for k, ax in enumerate(axes):
         zoomed = k == 1
         for v, (iters, mean, lower, upper, values) in data.items():
@@ -160,9 +164,11 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
             pad = 0.08 * (hi - lo) if hi > lo else 0.01 * max(abs(hi), 1.0)
             ax.set_xlim(zoom_after, max_iter + 0.02 * max_iter)
             ax.set_ylim(lo - pad, hi + pad)
-            ax.set_title(f"zoom: from {'iteration' if task == 'charlm' else 'step'} {zoom_after:g}", fontsize=10)
-        else:
-            ax.set_title(band_text, fontsize=10)
+            if "zoom" in titles:
+                unit = "iteration" if task == "charlm" else "step"
+                ax.set_title(fill(titles["zoom"], {"unit": unit, "zoom_after": zoom_after}), fontsize=10)
+        elif band in titles:
+            ax.set_title(titles[band], fontsize=10)
         ax.set_xlabel("training iteration" if task == "charlm" else "training step (batches)")
         ax.set_ylabel(METRIC_LABELS.get(metric, metric))
         ax.grid(alpha=0.3)
@@ -242,21 +248,21 @@ def _gates(rows):
     return out
 
 
-def gates_figure(rows):
+def gates_figure(rows, *, title=None, ylabel=None):
     """Where the learned g of every head ends, layer by layer: one dot per seed, the mean over seeds as a bar.
 
     ``rows`` are of one recipe; each gated arm present (:data:`GATED_ARMS`: from g = 0 and from g = 1) is drawn
     in its colour, side by side within each layer. Dashed lines mark g = 0 (plain attention A) and g = 1 (the
     paper's A − I). The scatter collections come in the order arm, layer, head; each holds the points (x, g) of
-    every seed for that head. The chapter describes the figure.
+    every seed for that head. The title and the y-axis label are the chapter's. The chapter describes the figure.
     """
     rows, _ = _task_rows(rows)
     found = _gates(rows)
     if not found:
-        raise ValueError("rows must contain rows of a gated arm ('gated' or 'gated-from-1') that record their 'gates'")
+        raise ValueError(f"rows must record the 'gates' of {GATED_ARMS}")
     shapes = {g.shape[1:] for _, g in found.values()}
     if len(shapes) != 1:
-        raise ValueError(f"the gated arms' gates must have one shape (n_layer, n_head); got {sorted(shapes)}")
+        raise ValueError(f"gates must share one shape; got {sorted(shapes)}")
     n_layer, n_head = next(iter(shapes))
     # narrow enough that, with its legend beside it, the figure fits the page's column with 9 px tick labels
     fig, ax = plt.subplots(figsize=(max(4.5, 1.3 * n_layer + 1.5), 3.5))
@@ -280,8 +286,10 @@ def gates_figure(rows):
     ax.set_xticks(range(n_layer))
     ax.set_xticklabels([f"layer {i}\n(heads 0–{n_head - 1})" for i in range(n_layer)])
     ax.set_xlim(-0.6, n_layer - 0.4)
-    ax.set_ylabel("gate g at the end of training")
-    ax.set_title("gated arms A − gI: where each head's g ends (dot: a seed; bar: mean)", fontsize=10)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title, fontsize=9)
     ax.legend(fontsize="x-small", frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
@@ -291,17 +299,18 @@ def gates_figure(rows):
 #: a gate that started at 1 ends "where the other start ends" if no head ends further than this from its twin
 GATES_APART = 0.1
 
-GATES_HEADER = ["cell", "start", "seeds", "layers × heads", "range", "mean", "mean by layer", "nearer $g = 1$",
-                "started at 1 − started at 0, head by head: mean (range)"]
+#: the columns of :func:`gates_table` (the chapter names them, in its ``header``)
+GATES_COLUMNS = ("cell", "start", "seeds", "shape", "range", "mean", "layer_means", "nearer_1", "twin_gap")
 
 
-def gates_table(cells: dict, caption=None) -> Table:
+def gates_table(cells: dict, header, caption=None) -> Table:
     """Where the learned gates of each gated arm ended, one row per cell and start: the range and mean over every
     seed, layer and head, the mean of each layer, how many heads ended nearer 1 than 0, and (on the row of the arm
-    started at 1, with seeds shared with the arm started at 0) how far above its twin each head ended. The caption is
-    the chapter's."""
+    started at 1, with seeds shared with the arm started at 0) how far above its twin each head ended. The
+    ``header`` (one name per column of :data:`GATES_COLUMNS`) and the caption are the chapter's."""
+    check_length(header, "header", len(GATES_COLUMNS), "column")
     if not isinstance(cells, dict) or not cells:
-        raise ValueError("cells must map a cell's label to its rows")
+        raise ValueError("cells must map labels to rows")
     body = []
     for label, rows in cells.items():
         rows, _ = _task_rows(rows)
@@ -314,7 +323,7 @@ def gates_table(cells: dict, caption=None) -> Table:
                          ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2))), f"{int((g > 0.5).sum())} of {g.size}",
                          "" if gap is None else f"{signed(gap.mean(), 2)} ({signed(gap.min(), 2)} to "
                                                 f"{signed(gap.max(), 2)}), {plural(gap.shape[0], 'seed')}"])
-    return Table(GATES_HEADER, body, caption=caption)
+    return Table(header, body, caption=caption)
 
 
 def _gate_gap(found):
@@ -339,17 +348,6 @@ def gates_facts(cells: dict) -> dict:
 
 # ---------------------------------------------------------------------------------------------------- mechanism
 
-#: what each mechanism series measures, for axis labels (per layer series are averaged over the layers)
-MECHANISM_LABELS = {
-    "update_ratio": "‖attention update‖ / ‖x‖",
-    "v_over_av": "‖v‖ / ‖A v‖",
-    "shrink": "1 − ‖W_O(Av − v)‖ / ‖W_O A v‖",
-    "wvwo_top_sv": "largest singular value of W_V W_O",
-    "wvwo_mean_eig": "mean eigenvalue of W_V W_O",
-    "attn_grad_norm": "‖gradient‖ of a layer's attention weights",
-    "grad_norm": "‖gradient‖, whole model (before clipping)",
-    "clipped": "fraction of steps clipped",
-}
 #: the line style of each initialisation in the mechanism figure
 INIT_STYLE = {"gpt2": "-", "default": "--"}
 
@@ -358,22 +356,29 @@ INIT_STYLE = {"gpt2": "-", "default": "--"}
 MECHANISM_SHOWN = ("update_ratio", "v_over_av", "shrink", "wvwo_mean_eig", "grad_norm")
 
 
-def mechanism_figure(rows, series=MECHANISM_SHOWN, arms=("attention", "diffusion"), title=None):
+def _mechanism_series(series, labels):
+    from probdr_lite.experiments.stats import MECHANISM_SERIES
+
+    series = [check_choice(s, "series", MECHANISM_SERIES) for s in ([series] if isinstance(series, str) else series)]
+    if not series:
+        raise ValueError("series must name a series")
+    return [check_choice(s, "series", labels or ()) for s in series]  # each one the chapter names
+
+
+def mechanism_figure(rows, labels: dict, series=MECHANISM_SHOWN, arms=("attention", "diffusion"), title=None):
     """What the attention blocks did along training, one panel per mechanism series.
 
     ``rows`` of one task with a mechanism record, one recipe per initialisation. In each panel, for every
     (initialisation, arm): the mean over seeds of the layer-averaged series (thick; solid for ``gpt2``, dashed
     for ``default``) and each seed (thin). The x-axis is the training step (the same iterations as the
-    curves); a log scale where the series spans more than a factor of 30. Returns the Figure; in panel k the
-    thick lines come first, in the order initialisation, arm. The chapter describes it, with
-    :func:`mechanism_facts`.
+    curves); a log scale where the series spans more than a factor of 30. ``labels`` (the chapter's) names what
+    each series measures, over its panel; the title is the chapter's. Returns the Figure; in panel k the thick lines
+    come first, in the order initialisation, arm. The chapter describes it, with :func:`mechanism_facts`.
     """
-    from probdr_lite.experiments.stats import MECHANISM_SERIES, mechanism_path
+    from probdr_lite.experiments.stats import mechanism_path
 
     rows, task = _task_rows(rows)
-    series = [check_choice(s, "series", MECHANISM_SERIES) for s in ([series] if isinstance(series, str) else series)]
-    if not series:
-        raise ValueError("series must name at least one mechanism series")
+    series = _mechanism_series(series, labels)
     arms = [check_choice(a, "arms", TASK_VARIANTS[task]) for a in arms]
     paths = {s: mechanism_path(rows, s) for s in series}
     cols = min(2, len(series))  # two panels a row, so that the ticks stay readable at the page's width
@@ -396,39 +401,34 @@ def mechanism_figure(rows, series=MECHANISM_SHOWN, arms=("attention", "diffusion
             ax.set_yscale("log")
         if s in ("shrink", "wvwo_mean_eig"):
             ax.axhline(0.0, color="0.5", lw=0.8)
-        ax.set_title(MECHANISM_LABELS[s], fontsize=9)
+        ax.set_title(labels[s], fontsize=9)
         ax.set_xlabel("training step")
         ax.grid(alpha=0.3)
     for k in range(len(series), nrow * cols):
         axes[k // cols][k % cols].axis("off")
     axes[0][0].legend(fontsize="xx-small", frameon=False)
-    fig.suptitle(title or f"{TASK_NAMES[task]}: the attention blocks along training (mean over layers; "
-                          "thick: mean over seeds)", fontsize=10)
+    if title is not None:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
 
-def mechanism_facts(series=MECHANISM_SHOWN) -> dict:
-    """What :func:`mechanism_figure` draws for ``series``: ``n_series`` panels and their labels, ``series`` (a
-    list) and ``series_text`` (the labels joined by commas)."""
-    from probdr_lite.experiments.stats import MECHANISM_SERIES
-
-    series = [check_choice(s, "series", MECHANISM_SERIES) for s in ([series] if isinstance(series, str) else series)]
-    labels = [MECHANISM_LABELS[s] for s in series]
-    return {"n_series": len(series), "series": labels, "series_text": ", ".join(labels)}
+def mechanism_facts(labels: dict, series=MECHANISM_SHOWN) -> dict:
+    """What :func:`mechanism_figure` draws for ``series`` with the chapter's ``labels``: ``n_series`` panels and
+    their labels, ``series`` (a list) and ``series_text`` (the labels joined by commas)."""
+    names = [labels[s] for s in _mechanism_series(series, labels)]
+    return {"n_series": len(names), "series": names, "series_text": ", ".join(names)}
 
 
 _INIT_WORDS = {"gpt2": "GPT-2", "default": "PyTorch default"}
 
-MECHANISM_HEADER = ["case", "init", "seeds", "$A - I$ − $A$ (reading)",
-                    "start: σ_max($W_V W_O$)", "start, layer 1: ‖v‖/‖Av‖", "start, layer 1: update/‖x‖, $A - I$ ($A$)",
-                    "end, $A - I$: share of the update its $-v$ cancels", "end, $A - I$: ‖v‖/‖Av‖",
-                    "end, $A - I$: mean eigenvalue of $W_V W_O$",
-                    "end, $A$: share subtracting $v$ would cancel", "end, $A$: ‖v‖/‖Av‖", "end, $A$: mean eigenvalue",
-                    "first interval: gradient norm, $A - I$ / $A$ (seeds)", "last interval: clipped, $A - I$ ($A$)"]
+#: the columns of :func:`mechanism_table` (the chapter names them, in its ``header``)
+MECHANISM_COLUMNS = ("case", "init", "seeds", "effect", "start_sv", "start_v_over_av", "start_update",
+                     "end_shrink", "end_v_over_av", "end_eig", "base_shrink", "base_v_over_av", "base_eig",
+                     "grad_ratio", "clipped")
 
 
-def mechanism_table(cases: dict, effects: dict | None = None, arm: str = "diffusion",
+def mechanism_table(cases: dict, header, effects: dict | None = None, arm: str = "diffusion",
                     baseline: str = "attention", caption=None) -> Table:
     """What the mechanism records show, one row per case and initialisation (means over layers and seeds).
 
@@ -438,13 +438,14 @@ def mechanism_table(cases: dict, effects: dict | None = None, arm: str = "diffus
     ``baseline``, the share of the attention update that the ``- v`` cancels (negative: enlarges),
     ``‖v‖ / ‖A v‖`` and the mean eigenvalue of ``W_V W_O``; the gradient norm of ``arm`` against ``baseline`` over
     the first interval (paired by seed, with the seeds' range) and the clipped steps over the last. ``effects``
-    maps a case's label to ``{init: (difference text, reading)}`` of ``arm`` in the same recipe. The caption is the
-    chapter's.
+    maps a case's label to ``{init: (difference text, reading)}`` of ``arm`` in the same recipe. The ``header``
+    (one name per column of :data:`MECHANISM_COLUMNS`) and the caption are the chapter's.
     """
     from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio, mechanism_reading
 
+    check_length(header, "header", len(MECHANISM_COLUMNS), "column")
     if not isinstance(cases, dict) or not cases:
-        raise ValueError("cases must map a label to the mechanism rows of that case")
+        raise ValueError("cases must map labels to rows")
     body = []
     for label, rows in cases.items():
         rows, _ = _task_rows(rows)
@@ -454,7 +455,7 @@ def mechanism_table(cases: dict, effects: dict | None = None, arm: str = "diffus
         inits = [i for i in _INIT_WORDS if (i, arm) in pts[("shrink", "end")]
                  and (i, baseline) in pts[("shrink", "end")]]
         if not inits:
-            raise ValueError(f"rows must hold mechanism records of arms {arm!r} and {baseline!r}")
+            raise ValueError(f"rows must record {arm!r} and {baseline!r}")
 
         def at(series, when, init, which=baseline):
             return pts[(series, when)][(init, which)]["mean"]
@@ -480,44 +481,43 @@ def mechanism_table(cases: dict, effects: dict | None = None, arm: str = "diffus
                          signed(at("wvwo_mean_eig", "end", i, arm)), pct(at("shrink", "end", i)),
                          f"{at('v_over_av', 'end', i):.2f}", signed(at("wvwo_mean_eig", "end", i)), grad,
                          f"{pct(at('clipped', 'end', i, arm))} ({pct(at('clipped', 'end', i))})"])
-    return Table(MECHANISM_HEADER, body, caption=caption)
+    return Table(header, body, caption=caption)
 
 
-AGREEMENT_LABELS = {
-    ("wvwo_top_sv", "start"): "σ_max($W_V W_O$) at the start (mean over layers)",
-    ("update_ratio", "start"): "layer 1: attention update / ‖x‖ at the start",
-    ("v_over_av", "start"): "layer 1: ‖v‖/‖Av‖ at the start",
-    ("update_ratio", "end"): "attention update / ‖x‖ at the end",
-    ("v_over_av", "end"): "‖v‖/‖Av‖ at the end",
-    ("shrink", "end"): "share of the update the $-v$ cancels at the end",
-    ("wvwo_top_sv", "end"): "σ_max($W_V W_O$) at the end",
-    ("wvwo_mean_eig", "end"): "mean eigenvalue of $W_V W_O$ at the end",
-    ("clipped", "end"): "clipped steps at the end",
-    ("grad_ratio", "start"): "gradient norm / plain attention's, first interval",
-}
+#: which way a measurement of :func:`~probdr_lite.experiments.stats.mechanism_agreement` moves (the keys of the
+#: chapter's ``directions`` in :func:`agreement_table`)
+DIRECTIONS = ("lower", "higher", "differs", "equal")
 
 
 def agreement_direction(a: dict) -> str:
-    """Which way one measurement of :func:`~probdr_lite.experiments.stats.mechanism_agreement` moves: ``"lower with
-    GPT-2 in every case"``, ``"higher with GPT-2 in every case"``, ``"differs between cases"`` or ``"equal in a
-    case"``."""
+    """Which way one measurement of :func:`~probdr_lite.experiments.stats.mechanism_agreement` moves, one of
+    :data:`DIRECTIONS`: ``"lower"`` or ``"higher"`` with GPT-2 in every case, ``"differs"`` between cases, or
+    ``"equal"`` in a case."""
     first = next(iter(a["values"].values()))
     if a["same_sign"]:
-        return "lower with GPT-2 in every case" if first[0] < first[1] else "higher with GPT-2 in every case"
-    return "differs between cases" if all(x != y for x, y in a["values"].values()) else "equal in a case"
+        return "lower" if first[0] < first[1] else "higher"
+    return "differs" if all(x != y for x, y in a["values"].values()) else "equal"
 
 
-def agreement_table(agreement: list, labels: dict | None = None, caption=None) -> Table:
+def _agreement_keys(agreement):
+    return [(a["series"], a["at"]) for a in agreement]
+
+
+def agreement_table(agreement: list, rows: dict, directions: dict, labels: dict | None = None,
+                    caption=None) -> Table:
     """Per measurement (of the arm ``agreement`` was measured on), its value under GPT-2 and under PyTorch's default
     initialisation in every case, and which way it moves (:func:`agreement_direction`). ``agreement`` is
-    :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output; ``labels`` names its cases; the caption is the
-    chapter's."""
-    if not isinstance(agreement, list) or not agreement:
-        raise ValueError("agreement must be the non-empty list returned by mechanism_agreement()")
+    :func:`probdr_lite.experiments.stats.mechanism_agreement`'s output; the chapter names its measurements (``rows``,
+    keyed by ``(series, at)``), the ways they move (``directions``, keyed by :data:`DIRECTIONS`) and its cases
+    (``labels``); the caption is the chapter's."""
+    check_result(agreement, "agreement", mechanism_agreement, kind=list)
+    missing = [d for d in DIRECTIONS if d not in directions] + [k for k in _agreement_keys(agreement) if k not in rows]
+    if missing:
+        raise ValueError(f"directions and rows must name {missing}")
     tasks = list(agreement[0]["values"])
     labels = {t: (labels or {}).get(t, TASK_NAMES.get(t, t)) for t in tasks}
     header = ["measurement"] + [f"{labels[t]}: GPT-2 / default" for t in tasks] + ["GPT-2 against default"]
-    body = [[AGREEMENT_LABELS[(a["series"], a["at"])]]
-            + [f"{a['values'][t][0]:.3g} / {a['values'][t][1]:.3g}" for t in tasks] + [agreement_direction(a)]
+    body = [[rows[(a["series"], a["at"])]]
+            + [f"{a['values'][t][0]:.3g} / {a['values'][t][1]:.3g}" for t in tasks] + [directions[agreement_direction(a)]]
             for a in agreement]
     return Table(header, body, caption=caption)

@@ -89,8 +89,10 @@ def test_seed_band_mean_and_sd_are_the_seed_statistics(charlm_rows):
 
 
 def test_curves_figure_draws_each_arms_mean_and_band(charlm_rows):
-    fig = T.curves_figure(charlm_rows, "val_loss", band="minmax", zoom_after=10, reference=1.88)
+    fig = T.curves_figure(charlm_rows, "val_loss", band="minmax", zoom_after=10, reference=1.88,
+                          titles={"minmax": "lowest to highest", "sd": "not this band", "zoom": "from {unit} {zoom_after:g}"})
     assert len(fig.axes) == 2
+    assert [a.get_title() for a in fig.axes] == ["lowest to highest", "from iteration 10"]  # the chapter's titles
     ax = fig.axes[0]
     for k, v in enumerate(["attention", "diffusion", "gated"]):
         vals = np.array([[c[2] for c in r["curve"]] for r in charlm_rows if r["variant"] == v])
@@ -109,6 +111,7 @@ def test_curves_figure_draws_each_arms_mean_and_band(charlm_rows):
 
 def test_vit_curves_use_the_accuracy_column(vit_rows):
     fig = T.curves_figure(vit_rows, "val_acc")
+    assert fig.axes[0].get_title() == ""  # no title of the builder's own
     acc = np.array([[c[3] for c in r["curve"]] for r in vit_rows if r["variant"] == "symmetric"])
     np.testing.assert_allclose(fig.axes[0].get_lines()[1].get_ydata(), acc.mean(axis=0))
     plt.close(fig)
@@ -182,8 +185,9 @@ def test_gates_are_read_and_drawn(charlm_rows):
     seeds, g = S.gate_values(charlm_rows)
     assert g.shape == (5, 2, 4)
     np.testing.assert_allclose(g[2], 0.3 * np.arange(8).reshape(2, 4))
-    fig = T.gates_figure(charlm_rows)
+    fig = T.gates_figure(charlm_rows, title="the gates", ylabel="g")
     ax = fig.axes[0]
+    assert ax.get_title() == "the gates" and ax.get_ylabel() == "g"
     # layer 1, head 3 is the 8th collection: one point per seed
     np.testing.assert_allclose(ax.collections[7].get_offsets()[:, 1], g[:, 1, 3])
     plt.close(fig)
@@ -272,14 +276,24 @@ def test_seeds_needed_gives_the_requested_power():
 
 def test_gates_table_reports_the_range(charlm_rows):
     g = S.gate_values(charlm_rows)[1]
-    row = T.gates_table({"cell": charlm_rows}).body[0]
+    row = T.gates_table({"cell": charlm_rows}, GATES_HEADER).body[0]
     assert row[:2] == ["cell", "$g = 0$"]
     assert row[4:6] == [f"{g.min():.2f} to {g.max():.2f}", f"{g.mean():.2f}"]
     assert row[6] == ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2)))
     assert row[7] == f"{int((g > 0.5).sum())} of {g.size}" and row[8] == ""
-    assert T.gates_table({"cell": [r for r in charlm_rows if r["variant"] != "gated"]}).body == []
+    assert T.gates_table({"cell": [r for r in charlm_rows if r["variant"] != "gated"]}, GATES_HEADER).body == []
+    with pytest.raises(ValueError, match="header must have 9 entries"):
+        T.gates_table({"cell": charlm_rows}, GATES_HEADER[:-1])
     f = T.gates_facts({"cell": charlm_rows})  # one start only: nothing to compare
     assert f["n_twins"] == 0 and not (f["apart"] or f["together"] or f["mixed"])
+
+
+#: a header for the tables (the chapter writes its own): the columns' keys
+GATES_HEADER = list(T.GATES_COLUMNS)
+MECHANISM_HEADER = list(T.MECHANISM_COLUMNS)
+#: labels for the mechanism figure and the agreement table (the chapter writes its own), each its key in capitals
+MECHANISM_LABELS = {s: s.upper() for s in S.MECHANISM_SERIES}
+DIRECTION_WORDS = {d: d.upper() for d in T.DIRECTIONS}
 
 
 def _with_gated_from_1(rows, shift):
@@ -303,7 +317,7 @@ def test_both_gated_arms_are_drawn_and_compared(charlm_rows):
     assert len(colls) == 2 * 8  # arm, layer, head
     np.testing.assert_allclose(colls[8 + 7].get_offsets()[:, 1], g1[:, 1, 3])  # from 1, layer 1, head 3
     plt.close(fig)
-    body = T.gates_table({"cell": rows}).body
+    body = T.gates_table({"cell": rows}, GATES_HEADER).body
     assert body[1][1] == "$g = 1$" and body[1][8].startswith("+0.50 (+0.50 to +0.50)")
     assert T.gates_facts({"cell": rows})["apart"]
     # either side of GATES_APART: the word follows the numbers
@@ -361,11 +375,14 @@ def test_mechanism_points_paths_and_ratios_by_hand(charlm_rows):
     ratio = S.mechanism_ratio(rows, "v_over_av")["gpt2"]
     np.testing.assert_allclose(ratio["ratios"], [2.0 + 0.1 * s for s in range(5)])
     assert ratio["min"] == pytest.approx(2.0) and ratio["max"] == pytest.approx(2.4)
-    fig = T.mechanism_figure(rows, series=("update_ratio", "grad_norm"))
+    fig = T.mechanism_figure(rows, MECHANISM_LABELS, series=("update_ratio", "grad_norm"), title="blocks")
+    assert [ax.get_title() for ax in fig.axes] == ["UPDATE_RATIO", "GRAD_NORM"] and fig._suptitle.get_text() == "blocks"
     thick = fig.axes[0].get_lines()[:2]
     np.testing.assert_allclose(thick[1].get_ydata(), path["mean"])
     assert len(fig.axes[0].get_lines()) == 2 + 10  # two means, ten seeds
     plt.close(fig)
+    with pytest.raises(ValueError, match="series must be one of 'grad_norm'"):  # a series the labels do not name
+        T.mechanism_figure(rows, {"grad_norm": "g"}, series=("update_ratio",))
     with pytest.raises(ValueError, match="mechanism"):
         S.mechanism_points(charlm_rows, "shrink")
     with pytest.raises(ValueError, match="series"):
@@ -389,7 +406,8 @@ def _two_init_rows(charlm_rows):
 
 def test_mechanism_table_states_the_measured_numbers(charlm_rows):
     rows = _two_init_rows(charlm_rows)
-    table = T.mechanism_table({"case": rows}, effects={"case": {"gpt2": ("+0.06 [+0.04, +0.07]", "hurts")}})
+    table = T.mechanism_table({"case": rows}, MECHANISM_HEADER,
+                              effects={"case": {"gpt2": ("+0.06 [+0.04, +0.07]", "hurts")}})
     by = {r[1]: r for r in table.body}
     assert [r[1] for r in table.body] == ["GPT-2", "PyTorch default"] and len(table.header) == len(table.body[0])
     sv = S.mechanism_points(rows, "wvwo_top_sv", "start")
@@ -405,11 +423,13 @@ def test_mechanism_table_states_the_measured_numbers(charlm_rows):
     for r in neg:
         if r["variant"] == "diffusion" and r["config"]["init"] == "gpt2":
             r["mechanism"]["shrink"][-1] = [-0.2, -0.4]
-    assert T.mechanism_table({"case": neg}).body[0][7] == "-30 %"  # negative: the -v enlarges the update
-    with pytest.raises(ValueError, match="mechanism"):
-        T.mechanism_table({"case": [r for r in rows if r["variant"] == "attention"]})
+    assert T.mechanism_table({"case": neg}, MECHANISM_HEADER).body[0][7] == "-30 %"  # negative: the -v enlarges the update
+    with pytest.raises(ValueError, match="rows must record 'diffusion' and 'attention'"):
+        T.mechanism_table({"case": [r for r in rows if r["variant"] == "attention"]}, MECHANISM_HEADER)
     with pytest.raises(ValueError, match="cases"):
-        T.mechanism_table({})
+        T.mechanism_table({}, MECHANISM_HEADER)
+    with pytest.raises(ValueError, match="header must have 15 entries, one per column"):
+        T.mechanism_table({"case": rows}, MECHANISM_HEADER[1:])
 
 
 def test_mechanism_agreement_sorts_the_measurements_by_direction(charlm_rows):
@@ -423,21 +443,26 @@ def test_mechanism_agreement_sorts_the_measurements_by_direction(charlm_rows):
     top = by[("wvwo_top_sv", "start")]
     assert top["same_sign"] and top["values"]["charlm"] == pytest.approx((0.15 * 1.5, 1.5 * 1.5))
     assert not by[("shrink", "end")]["same_sign"] and by[("shrink", "end")]["values"]["vit"] == (0.9, 0.0)
-    table = T.agreement_table(agreement)
+    names = {key: f"{key[0]} at {key[1]}" for key in by}
+    table = T.agreement_table(agreement, names, DIRECTION_WORDS)
     words = {row[0]: row[-1] for row in table.body}
-    assert words["σ_max($W_V W_O$) at the start (mean over layers)"] == "lower with GPT-2 in every case"
-    assert words["share of the update the $-v$ cancels at the end"] == "differs between cases"
-    assert words["clipped steps at the end"] == "equal in a case"
-    top = next(row for row in table.body if row[0].startswith("σ_max($W_V W_O$) at the start"))
+    assert words["wvwo_top_sv at start"] == "LOWER"
+    assert words["shrink at end"] == "DIFFERS"
+    assert words["clipped at end"] == "EQUAL"
+    top = next(row for row in table.body if row[0] == "wvwo_top_sv at start")
     assert top[1] == "0.225 / 2.25" and table.header[1] == "character model: GPT-2 / default"
-    assert T.agreement_table(agreement, labels={"charlm": "first"}).header[1] == "first: GPT-2 / default"
+    assert T.agreement_table(agreement, names, DIRECTION_WORDS, labels={"charlm": "first"}).header[1] == \
+        "first: GPT-2 / default"
     # the direction turns with the numbers, not with the order of the cases
     up = {**top_entry(agreement), "same_sign": True, "values": {"charlm": (2.0, 1.0), "vit": (3.0, 1.0)}}
-    assert T.agreement_direction(up) == "higher with GPT-2 in every case"
-    assert T.agreement_direction({**up, "values": {"charlm": (1.0, 2.0), "vit": (1.0, 3.0)}}) == \
-        "lower with GPT-2 in every case"
-    with pytest.raises(ValueError, match="agreement"):
-        T.agreement_table([])
+    assert T.agreement_direction(up) == "higher"
+    assert T.agreement_direction({**up, "values": {"charlm": (1.0, 2.0), "vit": (1.0, 3.0)}}) == "lower"
+    with pytest.raises(ValueError, match="agreement must be the list returned by .*mechanism_agreement"):
+        T.agreement_table([], names, DIRECTION_WORDS)
+    with pytest.raises(ValueError, match="directions and rows must name.*'equal'"):
+        T.agreement_table(agreement, names, {d: d for d in ("lower", "higher", "differs")})
+    with pytest.raises(ValueError, match="wvwo_top_sv"):
+        T.agreement_table(agreement, {k: v for k, v in names.items() if k[0] != "wvwo_top_sv"}, DIRECTION_WORDS)
 
 
 def top_entry(agreement):

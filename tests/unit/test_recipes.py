@@ -175,6 +175,13 @@ def test_a_single_recipe_cannot_say_whether_the_recipe_decides():
 
 # ------------------------------------------------------------------------------------------ table and figure
 
+#: what the chapter passes, written here apart (the chapter writes its own): each table's header is its columns' keys
+GRIDS = {"header": list(R.GRIDS_COLUMNS), "command": "run {grid}"}
+VERDICT_TEXT = {"title": "{model}: {level:g} % over {n_tests}", "lower": "{quantity}: left", "higher": "{quantity}: right"}
+PLATEAU_LABELS = {"stopped": "s{seed} to {epochs_run}", "best": "s{seed} best {best}", "fired": "s{seed} fired {fired}",
+                  "lr": "rate"}
+READING_WORDS = {"stop": "STOP", "checkpoint": "BEST", "final": "END"}
+
 def test_table_and_dot_plot_show_the_entries():
     rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04, ("gpt2", "gated"): 0.0})
     table = recipe_table(rows)
@@ -184,9 +191,12 @@ def test_table_and_dot_plot_show_the_entries():
     assert shown.body[0][4] == f"{table.entries[0]['mean_diff']:+.4f}"
     assert f"Holm p ({table.n_tests} tests)" in shown.header
     other = recipe_table(make_rows({("gpt2", "diffusion"): 0.0}))
-    fig = R.verdict_figure({"charlm": table, "vit": other})
+    fig = R.verdict_figure({"charlm": table, "vit": other}, VERDICT_TEXT)
     assert len(fig.axes) == 2 and not hasattr(fig, "_probdr_alt")  # the chapter describes it
     ax = fig.axes[0]
+    # the chapter's templates, filled per panel: a loss is better to the left
+    assert ax.get_title() == f"character model: 95 % over {table.n_tests}"
+    assert ax.get_xlabel() == "final validation loss: left"
     xs = [c.lines[0].get_xdata()[0] for c in ax.containers]
     np.testing.assert_allclose(xs, [e["mean_diff"] for e in table.entries])
     assert len(ax.get_yticklabels()) == 3
@@ -198,9 +208,28 @@ def test_table_and_dot_plot_show_the_entries():
         assert (face == "white") == (e["outcome"] == "cannot tell")
     plt.close(fig)
     with pytest.raises(ValueError, match="tables"):
-        R.verdict_figure({})
-    with pytest.raises(ValueError, match="table"):
+        R.verdict_figure({}, VERDICT_TEXT)
+    with pytest.raises(ValueError, match=r"text must hold \['higher'\]"):
+        R.verdict_figure({"charlm": table}, {k: VERDICT_TEXT[k] for k in ("title", "lower")})
+    with pytest.raises(TypeError, match=r"tables\['vit'\] must be the RecipeTable returned by .*recipe_table"):
+        R.verdict_figure({"charlm": table, "vit": {}}, VERDICT_TEXT)
+    with pytest.raises(TypeError, match="table must be the RecipeTable returned by .*recipe_table"):
         R.recipe_results_table({"entries": []})
+
+
+def test_the_verdict_figure_widens_until_every_recipe_label_fits():
+    """A recipe's label longer than its panel widens the figure, and every label then ends inside its axes."""
+    rows = make_rows({("gpt2", "diffusion"): 0.04})
+    long = [{**r, "recipe": {**r["recipe"], "max_iters": 10 ** 80}, "config": {**r["config"], "max_iters": 10 ** 80}}
+            for r in rows]  # a label of 100-odd digits and commas
+    short, wide = (R.verdict_figure({"charlm": recipe_table(x)}, VERDICT_TEXT) for x in (rows, long))
+    assert short.get_figwidth() == 7.5 and wide.get_figwidth() > 7.5
+    renderer = wide.canvas.get_renderer()
+    ax = wide.axes[0]
+    header, = [t for t in ax.texts if t.get_fontweight() == "bold" and "init" in t.get_text()]
+    assert header.get_window_extent(renderer).x1 < ax.get_window_extent(renderer).x1
+    plt.close(short)
+    plt.close(wide)
 
 
 def test_pending_cells_are_named_with_the_command(tmp_path):
@@ -210,11 +239,11 @@ def test_pending_cells_are_named_with_the_command(tmp_path):
                                    "decay_epochs": 0}
     assert status[0]["seeds_done"]["attention"] == [0, 1, 2, 3, 4] and status[0]["seeds_done"]["symmetric"] == []
     assert [s["n_done"] for s in status[1:]] == [0, 0, 0, 0]
-    row, = R.grids_table(tmp_path, grids={"vit": "vit-ofat"}).body
+    row, = R.grids_table(tmp_path, grids={"vit": "vit-ofat"}, **GRIDS).body
     assert row[:3] == ["vision transformer", "vit-ofat", "0 of 5"]
     assert row[3] == "gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs: 20 of 25 runs; $A_{\\rm sym} - I$ (0 seeds)"
     assert len(row[4].split("; ")) == 4  # the four cells not run yet
-    assert row[5] == "python -m probdr_lite.experiments grid vit-ofat --threads 1"
+    assert row[5] == "run vit-ofat"
 
 
 # ---------------------------------------------------------------------------------------------------- nanoGPT
@@ -269,14 +298,18 @@ def test_grids_table_and_nanogpt_paragraph_follow_the_files(tmp_path):
     from probdr_lite.experiments.files import load_eval_spread, task_rows
 
     shutil.copy(RESULTS_DIR / "charlm_cpu.json", tmp_path / "charlm_cpu.json")
-    assert R.grids_table(tmp_path, grids={"charlm": "charlm"}).body[0][2] == "1 of 5"
+    first, = (r for r in R.grids_table(tmp_path, grids={"charlm": "charlm"}, **GRIDS).body)
+    assert first[2] == "1 of 5" and first[-1] == "run charlm"  # the chapter's command, filled with the grid
     rows = task_rows("charlm", tmp_path)
     from probdr_lite.experiments.files import rows_provenance
 
-    shown = R.provenance_table([rows_provenance(rows)])
-    assert shown.body[0][:3] == ["character model", "15", "1"] and len(shown.header) == len(shown.body[0])
-    with pytest.raises(ValueError, match="infos"):
-        R.provenance_table([{}])
+    header = list(R.PROVENANCE_COLUMNS)
+    shown = R.provenance_table([rows_provenance(rows)], header)
+    assert shown.body[0][:3] == ["character model", "15", "1"] and shown.header == header
+    with pytest.raises(ValueError, match=r"infos\[0\] must be the dict returned by .*rows_provenance; it lacks"):
+        R.provenance_table([{"task": "charlm"}], header)
+    with pytest.raises(ValueError, match="header must have 10 entries, one per column"):
+        R.provenance_table([rows_provenance(rows)], header[:3])
     base = [r["final_val_loss"] for r in rows if r["variant"] == "attention"]
     gap = np.mean(base) - 1.88
     # without the measured batch spread the gap is stated but not judged
@@ -327,38 +360,51 @@ def test_plateau_cell_facts_average_the_seeds_that_decayed():
     h = R.plateau_cell_facts(never)
     assert not h["any_decayed"] and h["n_decayed"] == 0 and math.isnan(h["stop"])
     # the table fills the chapter's template with them, and writes "—" where no seed decayed
-    table = R.plateau_table({"cell": rows}, fired="{n_decayed:plural:seed}: {stop:.2f}, {end:.2f}", caption="c")
+    header = list(R.PLATEAU_COLUMNS)
+    table = R.plateau_table({"cell": rows}, fired="{n_decayed:plural:seed}: {stop:.2f}, {end:.2f}", header=header,
+                            caption="c")
     assert table.body[-1][3] == f"4 seeds: {f['stop']:.2f}, {f['end']:.2f}" and table.caption == "c"
-    assert R.plateau_table({"cell": never}, fired="{stop:.2f}").body[-1][3] == "—"
+    assert table.header == header
+    assert R.plateau_table({"cell": never}, fired="{stop:.2f}", header=header).body[-1][3] == "—"
 
 
 def test_plateau_figure_and_last_epoch_sentence():
     config = {"patience": 2, "epochs": 9}
     curve = [[0, 2.3, 2.3, 0.1], [1, 1.0, 0.9, 0.8], [2, 0.5, 0.6, 0.9], [3, 0.4, 0.65, 0.91], [4, 0.3, 0.7, 0.9]]
     row = {"task": "vit", "variant": "attention", "seed": 0, "config": config, "curve": curve, "epochs_run": 4}
-    fig = R.plateau_figure(row)
+    fig = R.plateau_figure(row, PLATEAU_LABELS, title="one seed")
     assert fig.axes[0].get_lines()[1].get_xdata()[0] == 2  # the lowest validation loss, epoch 2
+    # the chapter's labels, filled per seed
+    assert [ln.get_label() for ln in fig.axes[0].get_lines()] == ["s0 to 4", "s0 best 2"]
+    assert fig._suptitle.get_text() == "one seed"
     # without a learning-rate record the figure has no learning-rate panel, and its facts say so
-    assert len(fig.axes) == 2 and R.plateau_facts(row) == {"with_lr": False, "n_seeds": 1}
+    assert len(fig.axes) == 2 and R.plateau_facts(row) == {
+        "with_lr": False, "n_seeds": 1, "one_seed": True, "seed": 0, "arm": R.ARM_STYLE["attention"]["label"],
+        "init": None, "epochs": 9, "patience": 2, "decay": 0, "decays": False}
+    assert R.plateau_facts({**row, "config": {**config, "decay_epochs": 1}})["decays"]  # either side of 0 epochs
     assert R.plateau_facts([{**row, "mechanism": {}}])["with_lr"]
     assert not R.plateau_facts([{**row, "mechanism": {}}, {**row, "seed": 1}])["with_lr"]
     np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_ydata(), [c[3] for c in curve])
     plt.close(fig)
-    with pytest.raises(ValueError, match="plateau rule"):
-        R.plateau_figure({**row, "config": {"patience": 0, "epochs": 9}})
+    with pytest.raises(ValueError, match="rows must be plateau-rule ViT rows"):
+        R.plateau_figure({**row, "config": {"patience": 0, "epochs": 9}}, PLATEAU_LABELS)
+    with pytest.raises(ValueError, match=r"labels must hold \['lr'\]"):
+        R.plateau_figure(row, {k: v for k, v in PLATEAU_LABELS.items() if k != "lr"})
     # several seeds: one curve and one best-epoch line each; the sentence states each seed and the mean
     other = {**row, "seed": 1, "curve": curve[:3] + [[3, 0.3, 0.5, 0.95]], "epochs_run": 3, "final_val_acc": 0.95}
     row = {**row, "final_val_acc": 0.9}
-    fig = R.plateau_figure([other, row])
-    assert len(fig.axes[1].get_lines()) == 4 and "2 seeds" in fig._suptitle.get_text()
+    fig = R.plateau_figure([other, row], PLATEAU_LABELS)
+    assert len(fig.axes[1].get_lines()) == 4 and fig._suptitle is None  # no title of the builder's own
+    assert R.plateau_facts([other, row])["n_seeds"] == 2 and not R.plateau_facts([other, row])["one_seed"]
     plt.close(fig)
-    body = R.plateau_table({"cell": [other, row]}, fired="{n_decayed}").body
+    body = R.plateau_table({"cell": [other, row]}, fired="{n_decayed}", header=list(R.PLATEAU_COLUMNS)).body
     # one step per epoch, still inside the 50-step warm-up: the last step's rate is (step + 1) / 51 of the peak
     assert body[0] == ["cell", "0", "0.600 (2)", "—", "4", f"{100 * 4 / 51:.0f} %", "90.00 %"]  # sorted by seed
     assert body[1][:3] == ["cell", "1", "0.500 (3)"] and body[1][5] == f"{100 * 3 / 51:.0f} %"
     assert body[2][1] == "2 seeds" and body[2][-1] == f"92.50 % (sd {np.std([90, 95], ddof=1):.2f})"
     with pytest.raises(ValueError, match="one arm"):
-        R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]}, fired="{n_decayed}")
+        R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]}, fired="{n_decayed}",
+                        header=list(R.PLATEAU_COLUMNS))
     up = R.last_epoch_facts({"attention": 0.002, "diffusion": 0.005})
     assert up["all_improving"] and up["changes"] == ["$A$ +0.20", "$A - I$ +0.50"] and up["unit"] == "points"
     mixed = R.last_epoch_facts({"attention": -0.001, "diffusion": 0.005})
@@ -430,17 +476,20 @@ def test_the_three_readings_of_a_plateau_run():
     d_stop = [b["curve"][4][3] - a["curve"][4][3] for a, b in zip(rows[::2], rows[1::2])]
     assert tables["stop"].entries[0]["mean_diff"] == pytest.approx(np.mean(d_stop))
     assert tables["final"].entries[0]["mean_diff"] == pytest.approx(0.005 + 0.0005)
-    shown = R.readings_table(tables)
+    shown = R.readings_table(tables, READING_WORDS)
+    assert shown.header[2:4] == ["attention, STOP", "arm − attention, STOP [95 % interval]"]
     assert shown.body[0][2] == f"{100 * np.mean([a['curve'][4][3] for a in rows[::2]]):.2f} %"
     assert shown.body[0][3].startswith(f"{100 * np.mean(d_stop):+.2f} pp [")
-    f, = R.readings_facts(tables)
+    f, = R.readings_facts(tables, READING_WORDS)
     assert f["flips"] == ["$A - I$"] and f["any_flips"] and f["n_readings"] == 3
     same = {k: recipe_table(_vit_cell(0.004, 0.005), f"{k}_val_acc") for k in ("stop", "final")}
-    g, = R.readings_facts(same)
+    g, = R.readings_facts(same, READING_WORDS)
     assert g["flips"] == [] and not g["any_flips"] and g["n_readings"] == 2
     assert all(bool(x["excl"]) == x["any_excl"] for x in (f, g))
-    with pytest.raises(ValueError, match="readings"):
-        R.readings_table({"start": tables["final"]})
+    with pytest.raises(ValueError, match="tables' keys must be one of 'stop', 'checkpoint', 'final'; got 'start'"):
+        R.readings_table({"start": tables["final"]}, READING_WORDS)
+    with pytest.raises(ValueError, match=r"words must hold \['final'\]"):
+        R.readings_table(tables, {"stop": "STOP", "checkpoint": "BEST"})
 
 
 def test_baseline_facts_name_the_recipes_that_reach_the_target():
@@ -495,7 +544,7 @@ def test_scale_facts_and_table_read_the_rows():
 
 def test_grids_table_takes_several_grids_per_task(tmp_path):
     shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
-    body = R.grids_table(tmp_path, grids={"vit": ["vit-ofat", "vit-plateau"]}).body
+    body = R.grids_table(tmp_path, grids={"vit": ["vit-ofat", "vit-plateau"]}, **GRIDS).body
     assert [r[1:3] for r in body] == [["vit-ofat", "0 of 5"], ["vit-plateau", "0 of 2"]]
     assert body[0][3].endswith("20 of 25 runs; $A_{\\rm sym} - I$ (0 seeds)")
-    assert body[1][5] == "python -m probdr_lite.experiments grid vit-plateau --threads 1"
+    assert body[1][5] == "run vit-plateau"

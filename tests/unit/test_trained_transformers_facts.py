@@ -28,6 +28,24 @@ ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "trained_transformers.py"
 
 
+def chapter_assignment(name: str) -> ast.AST:
+    """The expression the chapter assigns to ``name`` (once: a label or template is defined in one place)."""
+    found = [n.value for n in ast.walk(ast.parse(CHAPTER.read_text(encoding="utf-8"))) if isinstance(n, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    assert len(found) == 1, f"the chapter assigns {name} {len(found)} times"
+    return found[0]
+
+
+def chapter_words(call: ast.Call, keyword: str):
+    """What a chapter call passes as ``keyword``: written out as literals, in the call or in the one assignment of
+    the name it passes, and holding only strings (the words are the chapter's, nothing in them computed)."""
+    node = {k.arg: k.value for k in call.keywords}[keyword]
+    value = ast.literal_eval(chapter_assignment(node.id) if isinstance(node, ast.Name) else node)
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+    assert all(isinstance(v, str) for v in items), f"line {call.lineno}: {keyword} holds more than words"
+    return value
+
+
 def verdict_example():
     """Facts in which every list is filled: an arm whose sign depends on the recipe, one never told apart, a pending
     recipe, an arm not run."""
@@ -54,9 +72,11 @@ EXAMPLES = {  # the facts each kind of fill call of the chapter is given, by the
     "last": lambda: R.last_epoch_facts({"attention": 0.002, "diffusion": -0.005}),
     "gate_facts": lambda: {"n_twins": 2, "apart": True, "together": False, "mixed": False, "apart_threshold": 0.1},
     "tf": lambda: R.table_facts(recipe_table(make_rows({("gpt2", "diffusion"): 0.04}))),
-    "pf": lambda: {"with_lr": True, "n_seeds": 3},
+    "pf": lambda: {"with_lr": True, "n_seeds": 3, "one_seed": False, "seed": 0, "arm": "attention: A",
+                   "init": "gpt2", "epochs": 60, "patience": 5, "decay": 5, "decays": True},
     "TR.curves_facts": lambda: __import__("probdr_lite.figures.training", fromlist=["x"]).curves_facts("val_acc"),
-    "TR.mechanism_facts": lambda: __import__("probdr_lite.figures.training", fromlist=["x"]).mechanism_facts(),
+    "TR.mechanism_facts": lambda: __import__("probdr_lite.figures.training", fromlist=["x"]).mechanism_facts(
+        ast.literal_eval(chapter_assignment("mechanism_labels"))),
     "R.intervention_table_facts": lambda: {"n_seeds": [3, 5]},
     "vf": lambda: {"model": "character model", "share_g": 0.74, "share_d": 0.04, "g_towards": True,
                              "d_towards": False, "follows": False, "g_only": True, "d_only": False, "shift_g": -0.07,
@@ -87,6 +107,9 @@ def test_the_chapter_fills_its_verdict_and_its_computing_time_from_the_package_f
 def test_every_template_of_the_chapter_fills_from_its_facts(call, name):
     assert name in EXAMPLES, f"line {call.lineno}: facts from {name}, which this test does not know"
     facts = EXAMPLES[name]()
+    if isinstance(call.args[0], ast.Name):  # a template written once in the chapter and filled in several places
+        call = ast.Call(call.func, [chapter_assignment(call.args[0].id), *call.args[1:]], call.keywords,
+                        lineno=call.lineno)
     choices = {ast.unparse(n): facts[n.slice.value] for n in ast.walk(call.args[0]) if isinstance(n, ast.Subscript)}
     check_template(call, facts, choices)
 
@@ -98,7 +121,7 @@ def test_the_examples_have_the_keys_the_package_returns():
     vit = recipe_table(_vit_cell(-0.01, +0.005))
     assert set(EXAMPLES["base_facts"]()) == set(R.baseline_facts(vit))
     readings = {k: recipe_table(_vit_cell(-0.01, +0.005), f"{k}_val_acc") for k in ("stop", "final")}
-    assert set(EXAMPLES["rf"]()) == set(R.readings_facts(readings)[0])
+    assert set(EXAMPLES["rf"]()) == set(R.readings_facts(readings, {"stop": "s", "final": "f"})[0])
     from probdr_lite.experiments.stats import nanogpt_gap
 
     judged = {"gap", "gap_in_seed_sd", "seed_sd", "n_seeds", "published", "judged", "n_batches", "spread_seed",
@@ -112,7 +135,7 @@ def test_the_plateau_table_fills_the_chapters_summary_from_the_cell_facts():
     fired = words_passed(call, "fired")
     rows = [r for r in _vit_cell(0.0, 0.0) if r["variant"] == "attention"]
     f = R.plateau_cell_facts(rows)
-    cell = R.plateau_table({"cell": rows}, fired=fired).body[-1][3]
+    cell = R.plateau_table({"cell": rows}, fired=fired, header=chapter_words(call, "header")).body[-1][3]
     assert cell == fill(fired, f) and f"{f['stop']:.2f} %" in cell and "4 seeds" in cell
     assert isinstance(words_passed(call, "caption"), str)
 
@@ -162,11 +185,55 @@ def test_the_examples_of_the_figure_facts_have_the_package_keys():
     assert set(EXAMPLES["pf"]()) == set(R.plateau_facts(row))
     assert set(EXAMPLES["R.intervention_table_facts"]()) == set(R.intervention_table_facts({}))
     assert TR.curves_facts("val_loss")["Label"] == "Validation loss (cross-entropy, nats)"
-    m = TR.mechanism_facts(("update_ratio", "grad_norm"))
-    assert m["n_series"] == 2 and m["series_text"] == ", ".join(TR.MECHANISM_LABELS[s] for s in ("update_ratio",
-                                                                                                "grad_norm"))
+    labels = ast.literal_eval(chapter_assignment("mechanism_labels"))
+    m = TR.mechanism_facts(labels, ("update_ratio", "grad_norm"))
+    assert m["n_series"] == 2 and m["series_text"] == f"{labels['update_ratio']}, {labels['grad_norm']}"
     with pytest.raises(ValueError, match="series"):
-        TR.mechanism_facts(("nope",))
+        TR.mechanism_facts(labels, ("nope",))
+
+
+@pytest.mark.parametrize("builder,columns", [("provenance_table", "PROVENANCE_COLUMNS"),
+                                             ("grids_table", "GRIDS_COLUMNS"), ("plateau_table", "PLATEAU_COLUMNS"),
+                                             ("gates_table", "GATES_COLUMNS"), ("mechanism_table", "MECHANISM_COLUMNS")])
+def test_the_chapter_names_every_column_of_its_tables(builder, columns):
+    from probdr_lite.figures import training as TR
+
+    call, = chapter_calls("trained_transformers", builder)
+    header = chapter_words(call, "header")
+    assert len(header) == len(getattr(R, columns, None) or getattr(TR, columns)) and len(set(header)) == len(header)
+
+
+def test_the_chapter_writes_every_label_its_figures_and_tables_need():
+    """The words passed to the builders cover every key they read, and the templates fill from the builders' facts."""
+    from probdr_lite.experiments.stats import MECHANISM_SERIES
+    from probdr_lite.figures import training as TR
+
+    (verdict,) = chapter_calls("trained_transformers", "verdict_figure")
+    text = chapter_words(verdict, "text")
+    assert set(text) == set(R.VERDICT_TEXT)
+    table = recipe_table(make_rows({("gpt2", "diffusion"): 0.04}))
+    facts = {**R.table_facts(table), "quantity": "final validation loss", "level": 95.0}
+    assert fill(text["title"], facts) == f"character model: paired difference, 95 % interval, Holm reading over " \
+                                         f"{table.n_tests} tests"
+    assert fill(text["lower"], facts).endswith("left of 0") and fill(text["higher"], facts).endswith("right of 0")
+    (plateau,) = chapter_calls("trained_transformers", "plateau_figure")
+    labels = chapter_words(plateau, "labels")
+    assert set(labels) == set(R.PLATEAU_LABELS)
+    for key in ("stopped", "best", "fired"):
+        fill(labels[key], {"seed": 0, "epochs_run": 9, "best": 4, "fired": 5})
+    curves = chapter_calls("trained_transformers", "curves_figure")
+    titles = {ast.unparse(c.keywords[[k.arg for k in c.keywords].index("titles")].value) for c in curves}
+    assert titles == {"curve_titles"}  # one set of panel titles for every curves figure
+    assert fill(ast.literal_eval(chapter_assignment("curve_titles"))["zoom"], unit="step", zoom_after=500) == \
+        "zoom: from step 500"
+    mechanism_labels = ast.literal_eval(chapter_assignment("mechanism_labels"))
+    assert set(TR.MECHANISM_SHOWN) <= set(mechanism_labels) <= set(MECHANISM_SERIES)
+    (agreement,) = chapter_calls("trained_transformers", "agreement_table")
+    assert set(chapter_words(agreement, "directions")) == set(TR.DIRECTIONS)
+    assert all(isinstance(k, tuple) and k[0] in (*MECHANISM_SERIES, "grad_ratio") and k[1] in ("start", "end")
+               for k in ast.literal_eval(chapter_assignment("agreement_rows")))
+    (readings,) = chapter_calls("trained_transformers", "readings_table")
+    assert set(chapter_words(readings, "words")) == set(R.READINGS)
 
 
 def test_the_chapter_describes_every_figure_it_builds():
