@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
+from probdr_lite._validation import check_array, check_choice, check_result, check_scalar, check_seed
 from probdr_lite._threads import single_threaded
 from probdr_lite.figures.style import variant_label
 from probdr_lite.plotting import class_scatter
@@ -158,8 +158,7 @@ def make_toy(name: str = "moons", n: int = 300, noise: float = 0.07, d_q: int = 
 
 def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_VARIANTS, mask=None) -> dict:
     """For each variant, the toy's positions in the plane after 0..n_steps blocks: {variant: (n_steps + 1, n, 2)}."""
-    if not isinstance(toy, LiftedToy):
-        raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
+    check_result(toy, "toy", make_toy, kind=LiftedToy, nonempty=False)
     variants = check_block_variants(variants)
     with single_threaded():  # a few hundred points: threads cost more than they save (see _threads)
         return {
@@ -315,8 +314,7 @@ def euler_facts(rows) -> dict:
     """From the rows of :func:`probdr_lite.unrolled.euler_diffusion_errors` (k doubling from row to row):
     ``halving``, the error of the second-last row over that of the last, and ``first_order`` when it lies strictly
     inside :data:`WORDS` ``first_order`` (about 2, the mark of a first-order method)."""
-    if len(rows) < 2:
-        raise ValueError(f"rows must hold at least two step counts; got {len(rows)}")
+    check_scalar(len(rows), "len(rows)", low=2, integer=True)
     last = check_scalar(rows[-1]["relative_error"], "the last row's relative_error", low=0.0, low_inclusive=False)
     halving = rows[-2]["relative_error"] / last
     lo, hi = WORDS["first_order"]

@@ -14,6 +14,8 @@ import math
 import re
 import string
 
+from probdr_lite._validation import check_scalar
+
 __all__ = ["num", "signed", "pct", "sci", "pvalue", "trend", "closeness", "listing", "plural", "count_phrase",
            "fill", "glue"]
 
@@ -32,9 +34,7 @@ def num(x, digits: int = 3) -> str:
     NaN prints as ``n/a`` and infinities as ``∞`` / ``-∞``, so a sentence never shows Python's ``nan``.
     """
     x = _finite(x)
-    digits = int(digits)
-    if digits < 0:
-        raise ValueError(f"digits must be >= 0; got {digits}")
+    digits = check_scalar(int(digits), "digits", low=0, integer=True)
     if math.isnan(x):
         return "n/a"
     if math.isinf(x):
@@ -76,11 +76,8 @@ def pvalue(p, digits: int = 3) -> str:
     p = _finite(p, "p")
     if math.isnan(p):
         return "n/a"
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be a p-value in [0, 1]; got {p!r}")
-    digits = int(digits)
-    if digits < 1:
-        raise ValueError(f"digits must be >= 1; got {digits}")
+    check_scalar(p, "p", low=0.0, high=1.0)
+    digits = check_scalar(int(digits), "digits", low=1, integer=True)
     return f"{p:.{digits}g}"
 
 
@@ -90,9 +87,7 @@ def trend(before, after, rel_tol: float = 0.01) -> str:
     With ``before == 0`` the tolerance is absolute (``rel_tol`` itself).
     """
     a, b = _finite(before, "before"), _finite(after, "after")
-    rel_tol = _finite(rel_tol, "rel_tol")
-    if not rel_tol >= 0:
-        raise ValueError(f"rel_tol must be >= 0; got {rel_tol}")
+    rel_tol = check_scalar(_finite(rel_tol, "rel_tol"), "rel_tol", low=0.0)
     scale = abs(a) if a != 0 else 1.0
     if b - a > rel_tol * scale:
         return "rises"
@@ -104,9 +99,7 @@ def trend(before, after, rel_tol: float = 0.01) -> str:
 def closeness(a, b, rel_tol: float) -> str:
     """``"nearly equal"`` when ``|a - b| <= rel_tol * max(|a|, |b|)``, else ``"different"``."""
     a, b = _finite(a, "a"), _finite(b, "b")
-    rel_tol = _finite(rel_tol, "rel_tol")
-    if not rel_tol >= 0:
-        raise ValueError(f"rel_tol must be >= 0; got {rel_tol}")
+    rel_tol = check_scalar(_finite(rel_tol, "rel_tol"), "rel_tol", low=0.0)
     return "nearly equal" if abs(a - b) <= rel_tol * max(abs(a), abs(b)) else "different"
 
 
@@ -127,9 +120,8 @@ def plural(n: int, word: str) -> str:
 
 def count_phrase(k, n, what: str) -> str:
     """``"every one of the 9 steps"``, ``"none of the 9 steps"`` or ``"4 of the 9 steps"`` from the counts."""
-    k, n = int(k), int(n)
-    if not 0 <= k <= n:
-        raise ValueError(f"k must be in [0, n] = [0, {n}]; got {k}")
+    n = int(n)
+    k = check_scalar(int(k), "k", low=0, high=n, integer=True)
     if n > 0 and k == n:
         return f"every one of the {n} {what}"
     if k == 0:

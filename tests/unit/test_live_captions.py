@@ -44,7 +44,7 @@ def test_neighbours_facts():
     # one piece is a graph with an embedding; two or more are not (row-major over k, then the bandwidth)
     assert [s["apart"] for s in f["states"]] == [True, False, False, False, False, False, False, True, False]
     assert [s["pieces"] for s in f["states"]][:2] == [2, 1] and f["states"][7]["pieces"] == 3
-    with pytest.raises(ValueError, match="pieces must have shape"):
+    with pytest.raises(ValueError, match=r"pieces must have 2 entries, one per k \(row\); got 1"):
         C.neighbours_facts((3, 5), (1, 2), 0.1, [[1, 1]])
 
 
@@ -59,9 +59,9 @@ def test_beta_facts_count_the_directions_each_beta_keeps():
     assert [x["one_kept"] for x in s] == [False, False, True, False]
     # with q = 1 one eigenvalue below the threshold or five keep the same single direction: a line either way
     assert [x["one_kept"] for x in C.beta_facts([0.1, 1.0], [5, 1], 1, 40, 6)["states"]] == [True, True]
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match="n_below must have 2 entries, one per beta; got 1"):
         C.beta_facts([0.1, 1.0], [5], 2, 40, 6)
-    with pytest.raises(ValueError, match="none can exceed 6"):
+    with pytest.raises(ValueError, match=r"n_below entry must be in \[0, 6\]; got 7"):
         C.beta_facts([0.1, 1.0], [7, 1], 2, 40, 6)
 
 
@@ -70,8 +70,8 @@ def test_eta_facts():
     assert f["caption"] == {"n_steps": 600, "n_etas": 4, "every": 4}
     assert [s["diverged"] for s in f["states"]] == [False, False, True, True]
     assert [s["last_step"] for s in f["states"]] == [600, 600, 36, 1]
-    with pytest.raises(ValueError, match="same length"):
-        C.eta_facts(600, 2, 4, [False], [601, 601])
+    with pytest.raises(ValueError, match="n_iterates must have 2 entries, one per step size; got 1"):
+        C.eta_facts(600, 2, 4, [False, True], [601])
 
 
 def beta_effect(weak=True, variant="paper"):
@@ -318,7 +318,7 @@ def test_each_panels_alt_text_is_the_chapters_with_the_browsers_slots_kept(build
 
 def test_a_builder_without_the_chapters_templates_says_so():
     Y = np.random.default_rng(0).normal(size=(30, 3))
-    with pytest.raises(ValueError, match="text must be a dict of template strings with the keys"):
+    with pytest.raises(ValueError, match="neighbours_live: text must be a dict of strings with exactly the keys"):
         C.neighbours_live(Y, np.arange(30.0), ks=(5, 8), factors=(1, 2), k=5, factor=1,
                           text={"caption": "no sentence for a graph in pieces"})
 

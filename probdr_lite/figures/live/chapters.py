@@ -37,7 +37,7 @@ import torch
 from matplotlib.colors import to_hex
 from scipy.sparse.csgraph import connected_components
 
-from probdr_lite._validation import check_array, check_scalar
+from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar, check_text
 from probdr_lite._threads import single_threaded
 from probdr_lite.metrics import rms_spread
 from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
@@ -96,11 +96,7 @@ def _sig(x: float, digits: int = 3) -> float:
 
 def _text(text, builder: str) -> dict:
     """The chapter's templates for ``builder``: a dict of strings with exactly the keys of ``TEXT_KEYS[builder]``."""
-    keys = TEXT_KEYS[builder]
-    if not isinstance(text, dict) or set(text) != set(keys) or not all(isinstance(v, str) for v in text.values()):
-        got = sorted(text) if isinstance(text, dict) else type(text).__name__
-        raise ValueError(f"{builder}: text must be a dict of template strings with the keys {list(keys)}; got {got}")
-    return text
+    return check_text(text, f"{builder}: text", TEXT_KEYS[builder])
 
 
 def _alt(template: str, facts: dict, controls, readouts) -> str:
@@ -164,11 +160,10 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     browser tests read instead of demanding a visible change. ``spot`` and ``empty`` are what the panel says when
     all the points sit at one spot or none can be drawn.
     """
-    from probdr_lite.figures.block import LiftedToy
+    from probdr_lite.figures.block import LiftedToy, make_toy
     from probdr_lite.figures.chapter_facts import toy_beta_effect
 
-    if not isinstance(toy, LiftedToy):
-        raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
+    check_result(toy, "toy", make_toy, kind=LiftedToy, nonempty=False)
     text = _text(text, "toy_live")
     labels = [int(c) for c in toy.labels]
     controls = toy_controls(**defaults)
@@ -321,8 +316,7 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     labels = np.asarray(labels)
     n_layers = check_scalar(n_layers, "n_layers", low=1, high=16, integer=True)
     spot = check_scalar(spot, "spot", low=0.0, high=1.0, low_inclusive=False)
-    if axes not in ("fixed", "follow"):
-        raise ValueError(f"axes must be 'fixed' or 'follow'; got {axes!r}")
+    check_choice(axes, "axes", ("fixed", "follow"))
     text = _text(text, "mnist_live")
     grid = mnist_grid(X0, labels, kappas, etas, betas, n_layers, variant)
     xy, ratio = grid["xy"], grid["ratio"]
@@ -394,11 +388,9 @@ def beta_facts(betas, n_below, q: int, n_points: int, n_show: int) -> dict:
     ``beta``, ``threshold`` (1/beta to three significant digits), ``below`` (how many of the shown eigenvalues lie
     below it, ``n_below``), ``kept`` (the directions the closed form keeps, at most ``q``), ``n`` points, and the
     choices ``none_below`` (no eigenvalue below the threshold), ``none_kept`` and ``one_kept``."""
-    if len(betas) != len(n_below):
-        raise ValueError(f"betas and n_below must have the same length; got {len(betas)} and {len(n_below)}")
-    if any(int(k) > n_show for k in n_below):
-        raise ValueError(f"n_below counts eigenvalues of the {n_show} shown, so none can exceed {n_show}; got "
-                         f"{list(n_below)}")
+    check_length(n_below, "n_below", len(betas), "beta")
+    for k in n_below:
+        check_scalar(k, "n_below entry", low=0, high=n_show, integer=True)
     states = []
     for b, k in zip(betas, n_below):
         kept = min(int(k), q)
@@ -497,9 +489,7 @@ def eta_facts(n_steps: int, n_etas: int, every: int, diverged, n_iterates) -> di
     """The facts of chapter 4's live figure: ``"caption"`` holds ``n_steps``, ``n_etas`` (step sizes) and ``every``
     (the curves are drawn every so many steps); ``"states"`` one dict per step size, with ``diverged`` (the run
     left every bound) and ``last_step``, the step of its last stored iterate (``n_iterates`` - 1)."""
-    if len(diverged) != len(n_iterates):
-        raise ValueError(f"diverged and n_iterates must have the same length; got {len(diverged)} and "
-                         f"{len(n_iterates)}")
+    check_length(n_iterates, "n_iterates", len(diverged), "step size")
     return {"caption": {"n_steps": int(n_steps), "n_etas": int(n_etas), "every": int(every)},
             "states": [{"diverged": bool(d), "last_step": int(m) - 1} for d, m in zip(diverged, n_iterates)]}
 
@@ -581,10 +571,9 @@ def neighbours_facts(ks, factors, t0: float, pieces) -> dict:
     bandwidth factors at its ends, ``factor_first`` and ``factor_last``, and ``t0``; ``"states"`` one dict per
     (k, bandwidth), row-major, with ``pieces`` (the graph's connected pieces, of ``pieces``) and ``apart`` (more
     than one: no single embedding)."""
-    pieces = np.asarray(pieces)
-    if pieces.shape != (len(ks), len(factors)):
-        raise ValueError(f"pieces must have shape (len(ks), len(factors)) = ({len(ks)}, {len(factors)}); got "
-                         f"{pieces.shape}")
+    pieces = check_array(pieces, "pieces", ndim=2)
+    check_length(pieces, "pieces", len(ks), "k (row)")
+    check_length(pieces.T, "pieces", len(factors), "bandwidth factor (column)")
     return {"caption": {"n_ks": len(ks), "n_bandwidths": len(factors), "factor_first": factors[0],
                         "factor_last": factors[-1], "t0": float(t0)},
             "states": [{"pieces": int(p), "apart": bool(p > 1)} for p in pieces.ravel()]}
