@@ -130,12 +130,14 @@ def count_phrase(k, n, what: str) -> str:
 
 
 
-_SPEC = re.compile(r"(num|signed|pct|sci|pvalue)(\d?)|(listing)|(plural:)(\w+)")
+_SPEC = re.compile(r"(num|signed|pct|sci|pvalue)(\d?)|(listing)|(plural:)(\w+)|agree:(\w+)/(\w+)")
 
 
 class _Slots(string.Formatter):
     """``str.format`` whose format specs name the formatters above: ``{x:num2}``, ``{d:signed}``, ``{f:pct}``,
-    ``{g:sci1}``, ``{p:pvalue}``, ``{names:listing}``, ``{n:plural:seed}``; any other spec is Python's own."""
+    ``{g:sci1}``, ``{p:pvalue}``, ``{names:listing}``, ``{n:plural:seed}``, and ``{n:agree:was/were}``, the
+    word that agrees with the count ``n`` (the first for 1, the second otherwise; the count itself is not
+    printed); any other spec is Python's own."""
 
     def format_field(self, value, spec):
         m = _SPEC.fullmatch(spec)
@@ -145,6 +147,8 @@ class _Slots(string.Formatter):
             return listing(value)
         if m.group(4):
             return plural(value, m.group(5))
+        if m.group(6):
+            return m.group(6) if value == 1 else m.group(7)
         formatter = {"num": num, "signed": signed, "pct": pct, "sci": sci, "pvalue": pvalue}[m.group(1)]
         return formatter(value, int(m.group(2))) if m.group(2) else formatter(value)
 
@@ -153,7 +157,8 @@ def fill(template: str, facts: dict | None = None, **more) -> str:
     """A chapter's sentence with its slots filled from the package's facts: the book's one template mechanism.
 
     ``template`` is written in the chapter and uses ``str.format`` slots whose spec names a formatter of this
-    module (``"{gap:sci}"``, ``"{acc:pct1}"``, ``"{arms:listing}"``, ``"{n:plural:seed}"``); ``facts`` (and
+    module (``"{gap:sci}"``, ``"{acc:pct1}"``, ``"{arms:listing}"``, ``"{n:plural:seed}"``,
+    ``"{n:agree:was/were}"``); ``facts`` (and
     keyword arguments, which win) supply the values. Words that depend on a number (``"rises"``) are facts
     too, computed by the package's rules, so a template holds no threshold. A slot without a fact raises
     ``KeyError`` naming it.

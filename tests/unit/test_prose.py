@@ -78,6 +78,15 @@ def test_fill_formats_each_slot_with_the_named_formatter():
     assert fill("{a}", {"a": 1}, a=2) == "2"
 
 
+def test_fill_agrees_a_word_with_its_count():
+    from probdr_lite.figures.prose import fill
+
+    template = "{k} of the {n} {n:agree:pin/pins} {k:agree:was/were} installed"
+    assert fill(template, {"k": 1, "n": 3}) == "1 of the 3 pins was installed"
+    assert fill(template, {"k": 2, "n": 1}) == "2 of the 1 pin were installed"
+    assert fill("{k:agree:was/were}", k=0) == "were"
+
+
 def test_fill_names_a_slot_without_a_fact():
     from probdr_lite.figures.prose import fill
 
