@@ -168,7 +168,7 @@ def elbo_terms_figure(L_hat, beta, directions=(1, 12), centre: bool = True, n_gr
 # --- the zero-eigenvalue trap ---------------------------------------------------------
 
 @one_thread
-def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
+def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None, *, title: str):
     """The ELBO along X_t = t 1 / sqrt(n) for a raw Laplacian and for L + gamma I.
 
     With L 1 = 0 the trace term does not see the constant vector, so the ELBO
@@ -184,6 +184,8 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
         1 to 4 values, each below 1/beta (so that the peak exists).
     ts : array_like, optional
         Positive values of t; default 100 log-spaced values from 1e-2 to 1e4.
+    title : str
+        The chapter's title for the figure (what it shows of the raw Laplacian).
 
     Returns
     -------
@@ -207,7 +209,7 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None):
     ax.set_ylim(-1.5 * span, 1.3 * span)
     ax.set_xlabel(r"$t$ in $X_t = t\,\mathbf{1}/\sqrt{n}$", fontsize=8)
     ax.set_ylabel("ELBO change from the smallest t", fontsize=8)
-    ax.set_title("The constant direction: a raw Laplacian has no optimum", fontsize=10)
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     return fig

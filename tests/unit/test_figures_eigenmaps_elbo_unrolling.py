@@ -200,11 +200,12 @@ def test_static_elbo_figures(mnist_graph):
     _, lam = le_closed_form(L, 1, 0.3, centre=True, return_eigenvalues=True)
     s, elbo = fig.axes[0].get_lines()[2].get_data()
     assert s[np.argmax(elbo)] == pytest.approx(np.sqrt(1 / lam[0] - 0.3), abs=2 * (s[1] - s[0]))
-    fig = fel.trap_figure(L, 0.3, gammas=(0.01,))
+    fig = fel.trap_figure(L, 0.3, gammas=(0.01,), title="A raw Laplacian: no optimum")
     raw = fig.axes[0].get_lines()[0].get_ydata()
     assert np.all(np.diff(raw) > 0)  # a raw Laplacian: the ELBO keeps growing along 1
+    assert fig.axes[0].get_title() == "A raw Laplacian: no optimum"  # the caller's title
     with pytest.raises(ValueError, match="gammas entry must be in"):
-        fel.trap_figure(L, 0.3, gammas=(5.0,))
+        fel.trap_figure(L, 0.3, gammas=(5.0,), title="A raw Laplacian: no optimum")
     with pytest.raises(ValueError, match=r"len\(directions\) must be in \[1, 4\]"):
         fel.elbo_terms_figure(L, 0.3, directions=())
     Y, _ = load_mnist(n=80, stratified=True)

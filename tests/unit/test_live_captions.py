@@ -250,16 +250,17 @@ def small_figure(builder):
 
 #: The facts a panel's alt text may use at build time, in the small figures (the "caption" facts its builder
 #: passes); every other slot is the browser's.
-BUILD_FACTS = {"mnist_live": {"n": 100}, "beta_live": {"n_show": 6}}
+BUILD_FACTS = {"mnist_live": {"n": 100}, "beta_live": {"n_show": 6, "q": 2}}
 
 
-def alt_keys(builder):
-    return [k for k in C.TEXT_KEYS[builder] if k.startswith("alt")]
+def alt_keys(builder, kind="alt"):
+    """The builder's templates for its panels' alt texts (or, with ``kind="title"``, titles), in panel order."""
+    return [k for k in C.TEXT_KEYS[builder] if k.startswith(kind)]
 
 
 def facts_for(builder, key, facts):
     """The facts each filling of template ``key`` gets, in the examples."""
-    if key.startswith("alt"):  # what the build fills, and what live.js fills for the spec's controls and readouts
+    if key.startswith(("alt", "title")):  # what the build fills, and what live.js fills for the spec's controls and readouts
         caption = (facts[0] if builder == "toy_live" else facts)["caption"]
         return [{**caption, **browser_values(small_figure(builder).spec)}]
     if builder == "toy_live":
@@ -297,14 +298,14 @@ def test_every_template_fills_from_the_facts_of_every_case(builder):
             assert "{" not in filled and "}" not in filled, filled
 
 
-@pytest.mark.parametrize("builder", sorted(CHAPTERS))
-def test_each_panels_alt_text_is_the_chapters_with_the_browsers_slots_kept(builder):
+@pytest.mark.parametrize("builder, kind", [(b, "alt") for b in sorted(CHAPTERS)] + [("beta_live", "title")])
+def test_each_panels_alt_text_is_the_chapters_with_the_browsers_slots_kept(builder, kind):
     """One alt template per panel, in order; in the spec, its build-time slots are filled and every control's and
     readout's slot is still there for live.js, so that what the browser reads out is the chapter's sentence, filled
-    completely, for the setting shown."""
+    completely, for the setting shown. The same for chapter 3's panel titles."""
     text, spec = chapter_text(builder), small_figure(builder).spec
-    keys = alt_keys(builder)
-    assert len(keys) == len(spec["panels"]), f"{builder}: {len(spec['panels'])} panels, alt texts {keys}"
+    keys = alt_keys(builder, kind)
+    assert len(keys) == len(spec["panels"]), f"{builder}: {len(spec['panels'])} panels, {kind} templates {keys}"
     browser = browser_values(spec)
     for key, panel in zip(keys, spec["panels"]):
         slots = [slot for _, slot, _, _ in string.Formatter().parse(text[key]) if slot is not None]
@@ -312,8 +313,8 @@ def test_each_panels_alt_text_is_the_chapters_with_the_browsers_slots_kept(build
         for slot in slots:
             assert slot in browser or slot in BUILD_FACTS.get(builder, {}), (
                 f"{builder}[{key!r}]: {slot!r} is neither a control, a readout nor a fact of the build")
-        assert browser_fill(panel["alt"], spec) == fill(text[key], BUILD_FACTS.get(builder, {}), **browser)
-        assert "{" not in browser_fill(panel["alt"], spec)
+        assert browser_fill(panel[kind], spec) == fill(text[key], BUILD_FACTS.get(builder, {}), **browser)
+        assert "{" not in browser_fill(panel[kind], spec)
 
 
 def test_a_builder_without_the_chapters_templates_says_so():
