@@ -147,6 +147,8 @@ def test_chunks_stay_out_of_the_page_budget_and_keep_their_own():
         LiveFigure(spec, "chunky", chunks=chunks[:2])
     with pytest.raises(ValueError, match="go together"):
         LiveFigure(spec, "chunky")
+    with pytest.raises(ValueError, match=r"spec\['chunks'\]\['dims'\] entry must be one of 'k', 'd'; got 'x'"):
+        LiveFigure({**spec, "chunks": {"dims": ["x"], "grid": [3]}}, "chunky", chunks=chunks)
 
 
 def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():

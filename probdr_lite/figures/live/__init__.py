@@ -197,9 +197,8 @@ class LiveFigure:
         if (meta is None) != (self.chunks is None):
             raise ValueError("spec['chunks'] and chunks go together: give both or neither")
         if meta is not None:
-            unknown = [d for d in meta["dims"] if d not in names]
-            if unknown:
-                raise ValueError(f"spec['chunks']['dims'] names controls that do not exist: {unknown}")
+            for d in meta["dims"]:
+                check_choice(d, "spec['chunks']['dims'] entry", names)
             sizes = {c["name"]: len(c["values"]) for c in self.spec["controls"]}
             grid = [sizes[d] for d in meta["dims"]]
             if list(meta["grid"]) != grid:
