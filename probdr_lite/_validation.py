@@ -74,10 +74,11 @@ def check_scalar(
     return value
 
 
-def check_choice(value, name: str, choices: Iterable[str]) -> str:
-    """Return ``value`` if it is one of ``choices``; otherwise raise ``ValueError``."""
+def check_choice(value, name: str, choices: Iterable):
+    """Return ``value`` if it is one of ``choices`` (strings, or numbers such as a code's 8 or 16 bits; a string
+    is never taken for a number or the other way round); otherwise raise ``ValueError``."""
     choices = tuple(choices)
-    if not isinstance(value, str) or value not in choices:
+    if isinstance(value, str) != all(isinstance(c, str) for c in choices) or value not in choices:
         allowed = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
     return value
@@ -237,3 +238,15 @@ def check_length(values, name: str, n: int, what: str):
     if len(values) != n:
         raise ValueError(f"{name} must have {n} {'entry' if n == 1 else 'entries'}, one per {what}; got {len(values)}")
     return values
+
+
+def check_text(value, name: str, keys: Iterable[str]) -> dict:
+    """Return ``value`` if it is a dict of strings with exactly the keys ``keys`` (a chapter's words for the
+    builder that fills them: none missing, none unknown); else ``ValueError`` naming ``name`` and the keys."""
+    keys = list(keys)
+    if not isinstance(value, dict) or set(value) != set(keys) or not all(isinstance(v, str) for v in value.values()):
+        got = sorted(value) if isinstance(value, dict) else type(value).__name__
+        if isinstance(value, dict) and set(value) == set(keys):
+            got = f"a value that is not a string ({[k for k, v in value.items() if not isinstance(v, str)]})"
+        raise ValueError(f"{name} must be a dict of strings with exactly the keys {keys}; got {got}")
+    return value

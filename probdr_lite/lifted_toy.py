@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from probdr_lite._validation import check_array, check_choice, check_scalar, check_seed
+from probdr_lite._validation import check_array, check_choice, check_result, check_scalar, check_seed
 from probdr_lite._threads import single_threaded
 from probdr_lite.unrolled import CHAPTER_VARIANTS, check_block_variants, unroll
 
@@ -130,8 +130,7 @@ def make_toy(name: str = "moons", n: int = 300, noise: float = 0.07, d_q: int = 
 
 def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_VARIANTS, mask=None) -> dict:
     """For each variant, the toy's positions in the plane after 0..n_steps blocks: {variant: (n_steps + 1, n, 2)}."""
-    if not isinstance(toy, LiftedToy):
-        raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
+    check_result(toy, "toy", make_toy, kind=LiftedToy, nonempty=False)
     variants = check_block_variants(variants)
     with single_threaded():  # a few hundred points: threads cost more than they save (see _threads)
         return {

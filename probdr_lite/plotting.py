@@ -159,8 +159,9 @@ def class_scatter(ax, X, labels, *, s=4.0, alpha=0.7, legend=True, title=None):
     return points
 
 
-def digit_grid(images, labels=None, n_rows=4, n_cols=10, *, size=1.0):
-    """A figure of ``n_rows * n_cols`` digits (28 x 28), each titled with its label."""
+def digit_grid(images, labels=None, n_rows=4, n_cols=10, *, alt: str, size=1.0):
+    """A figure of ``n_rows * n_cols`` digits (28 x 28), each titled with its label, with the chapter's alt text
+    ``alt`` (:func:`describe`)."""
     images = check_array(images, "images", ndim=2)
     n_rows = check_scalar(n_rows, "n_rows", low=1, high=50, integer=True)
     n_cols = check_scalar(n_cols, "n_cols", low=1, high=50, integer=True)
@@ -177,8 +178,7 @@ def digit_grid(images, labels=None, n_rows=4, n_cols=10, *, size=1.0):
             ax.set_title(str(int(labels[k])), fontsize=9, pad=2)
         ax.set_axis_off()
     fig.tight_layout(pad=0.3)
-    return describe(fig, f"{n_rows * n_cols} MNIST digits in {n_rows} rows of {n_cols}"
-                    + (", each titled with its label." if labels is not None else "."))
+    return describe(fig, alt)
 
 
 def figure_data(fig) -> list:

@@ -46,7 +46,8 @@ print(f"pixel mean {images.mean():.5f}, pixel std {images.std():.5f}")
 print("images per class:", dict(enumerate(np.bincount(labels).tolist())))
 
 # %%
-fig = digit_grid(images, labels, n_rows=4, n_cols=10)
+fig = digit_grid(images, labels, n_rows=4, n_cols=10,
+                 alt="40 MNIST digits in 4 rows of 10, each titled with its label.")
 fig.suptitle("The first 40 images of the MNIST test set, with their labels", y=1.02)
 plt.show()
 

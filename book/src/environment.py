@@ -35,8 +35,8 @@ display(Markdown(fill(
     "This copy of the book was built with {implementation} {python_version} on {system} ({machine}). "
     + (("All {n} packages that `{lock}` pins for this platform were installed at exactly their locked versions."
         if facts["all_match"] else
-        ("{n_match} of the {n} packages that `{lock}` pins for this platform were installed at their locked "
-         "versions; {n_differ} " + ("was" if facts["one_differs"] else "were") + " not: {differ}."))
+        "{n_match} of the {n} packages that `{lock}` pins for this platform {n_match:agree:was/were} installed "
+        "at their locked versions; {n_differ} {n_differ:agree:was/were} not: {differ}.")
        if facts["has_lock"] else
        "No `{lock}` was found beside the package or the notebook (as on Colab), so the versions below are simply "
        "the ones installed."),

@@ -329,6 +329,9 @@ beta_live(L, labels, n_components=q, n_show=15, text={
                        "it",
     "alt_scales": "Squared scales sᵢ² at β = {beta}",
     "alt_points": "X* at β = {beta}, on axes fixed at the widest embedding",
+    "title_eigenvalues": "threshold 1/β = {=threshold}: {=below} of {n_show} below",
+    "title_scales": "shrinkage at β = {beta}",
+    "title_points": "X*: {=kept} of q = {q} directions kept",
 })
 
 # %% [markdown]
@@ -373,7 +376,7 @@ print("cosines between its other columns and the centred X*:", subspace_agreemen
 
 # %%
 gammas = (0.01, 0.1)
-fig = trap_figure(L, beta, gammas=gammas)
+fig = trap_figure(L, beta, gammas=gammas, title="The constant direction: a raw Laplacian has no optimum")
 describe(fig, fill("The ELBO along the constant direction against t on a log axis: for the raw Laplacian it rises "
                    "without end, for L + γI with γ = {gammas:listing} it peaks.", gammas=gammas))
 plt.show()

@@ -190,8 +190,7 @@ def euler_facts(rows) -> dict:
     """From the rows of :func:`probdr_lite.unrolled.euler_diffusion_errors` (k doubling from row to row):
     ``halving``, the error of the second-last row over that of the last, and ``first_order`` when it lies strictly
     inside :data:`WORDS` ``first_order`` (about 2, the mark of a first-order method)."""
-    if len(rows) < 2:
-        raise ValueError(f"rows must hold at least two step counts; got {len(rows)}")
+    check_scalar(len(rows), "len(rows)", low=2, integer=True)
     last = check_scalar(rows[-1]["relative_error"], "the last row's relative_error", low=0.0, low_inclusive=False)
     halving = rows[-2]["relative_error"] / last
     lo, hi = WORDS["first_order"]

@@ -24,7 +24,7 @@ from matplotlib.collections import LineCollection
 from scipy.linalg import orthogonal_procrustes
 from scipy.sparse.csgraph import connected_components
 
-from probdr_lite._validation import check_array, check_scalar, check_seed
+from probdr_lite._validation import check_array, check_choice, check_length, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite._threads import one_thread
 from probdr_lite.graphs import check_weights, default_bandwidth, graph_energy, knn_graph, laplacian
@@ -51,9 +51,8 @@ def side_view(Y) -> np.ndarray:
     Y = check_array(Y, "Y", ndim=2)
     if Y.shape[1] == 3:
         return Y[:, [0, 2]].astype(np.float64)
-    if Y.shape[1] == 2:
-        return Y.astype(np.float64)
-    raise ValueError(f"Y must have 2 or 3 columns to be drawn; got {Y.shape[1]}")
+    check_choice(Y.shape[1], "Y.shape[1]", (2, 3))
+    return Y.astype(np.float64)
 
 
 def _edges(W, view):
@@ -72,10 +71,15 @@ def _edge_colours(weights, max_alpha=0.6):
 
 
 def _check_colour(values, n, name="t"):
-    values = check_array(values, name, ndim=1)
-    if values.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) to match Y; got {values.shape}")
-    return values
+    return check_length(check_array(values, name, ndim=1), name, n, "row of Y")
+
+
+def _weights_of(Y, W):
+    """``W`` checked by :func:`check_weights`, one row and column per point of ``Y``."""
+    W = check_weights(W, "W")
+    if W.shape[0] != Y.shape[0]:
+        raise ValueError(f"W must be ({Y.shape[0]}, {Y.shape[0]}) to match Y; got shape {W.shape}")
+    return W
 
 
 def _padded_limits(ax, P, pad=0.08):
@@ -104,11 +108,8 @@ def laplacians_figure(Y, W):
     """
     view = side_view(Y)
     n = view.shape[0]
-    if not 3 <= n <= 40:
-        raise ValueError(f"Y must have between 3 and 40 points for a readable figure; got {n}")
-    W = check_weights(W, "W")
-    if W.shape[0] != n:
-        raise ValueError(f"W must be ({n}, {n}) to match Y; got shape {W.shape}")
+    check_scalar(n, "len(Y)", low=3, high=40, integer=True)  # the matrices are drawn cell by cell
+    W = _weights_of(view, W)
     Wd = W.toarray() if sp.issparse(W) else np.asarray(W)
     mats = {
         r"$L = D - W$": laplacian(Wd, "unnormalized"),
@@ -162,9 +163,7 @@ def energy_figure(Y, W, colour_index: int = 12, seed: int = 0):
     """
     view = side_view(Y)
     n = view.shape[0]
-    W = check_weights(W, "W")
-    if W.shape[0] != n:
-        raise ValueError(f"W must be ({n}, {n}) to match Y; got shape {W.shape}")
+    W = _weights_of(view, W)
     m = check_scalar(colour_index, "colour_index", low=2, high=min(n - 2, 50), integer=True)
     seed = check_seed(seed)
     n_parts, _ = connected_components(W, directed=False)

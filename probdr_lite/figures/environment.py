@@ -18,7 +18,7 @@ def summary_facts(path: Path | None = None) -> dict:
     ``implementation``, ``python_version``, ``system`` and ``machine`` name the platform; ``has_lock`` says whether a
     lock was found (on Colab none is) and ``lock`` is its file name (the one looked for when there is none); ``n`` of
     its pins apply to this platform, ``n_match`` of them at exactly the installed version and ``n_differ`` not
-    (``all_match``, ``one_differs``); ``differ`` lists those, each with its ``name``, ``locked`` and ``installed``
+    (``all_match``); ``differ`` lists those, each with its ``name``, ``locked`` and ``installed``
     version, and whether it is installed at all (``present``). Without a lock the counts are 0 and ``all_match`` is
     False: nothing was compared.
     """
@@ -37,7 +37,6 @@ def summary_facts(path: Path | None = None) -> dict:
         "n_match": len(rows) - len(differ),
         "n_differ": len(differ),
         "all_match": path is not None and not differ,
-        "one_differs": len(differ) == 1,
         "differ": differ,
     }
 

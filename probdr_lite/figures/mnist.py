@@ -25,9 +25,9 @@ import numpy as np
 import torch
 
 from probdr_lite._threads import single_threaded
-from probdr_lite._validation import check_array, check_choice, check_class_labels, check_scalar
+from probdr_lite._validation import check_array, check_choice, check_class_labels, check_result, check_scalar, check_text
 from probdr_lite.figures.style import METRIC_LABELS, variant_colour, variant_label
-from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names
+from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names, layer_metrics
 from probdr_lite.mnist_blocks import PAPER, MnistSettings
 from probdr_lite.plotting import Table, class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, unroll
@@ -68,8 +68,7 @@ def metrics_table(rows, layers=(0, 8), metrics=METRIC_NAMES, digits: int = 3, ca
     """
     metrics = check_metric_names(metrics)
     digits = check_scalar(digits, "digits", low=1, high=6, integer=True)
-    if not rows:
-        raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
+    check_result(rows, "rows", layer_metrics, kind=list)
     groups = OrderedDict()
     for r in rows:
         groups.setdefault(_row_name(r), {})[r["layer"]] = r
@@ -87,8 +86,7 @@ def layer_table(rows, metrics=METRIC_NAMES, digits: int = 3, caption=None) -> Ta
     """One line per layer, one column per metric, for the rows of a single (variant, n)."""
     metrics = check_metric_names(metrics)
     digits = check_scalar(digits, "digits", low=1, high=6, integer=True)
-    if not rows:
-        raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
+    check_result(rows, "rows", layer_metrics, kind=list)
     names = {_row_name(r) for r in rows}
     if len(names) != 1:
         raise ValueError(f"rows must come from one variant and one n; got {sorted(names)}")
@@ -122,8 +120,7 @@ def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=100):
     """One panel per metric (two per row), layer on the x axis, one line per (variant, n); dashed lines for the
     largest n."""
     metrics = check_metric_names(metrics)
-    if not rows:
-        raise ValueError("rows must be a non-empty list of dicts from layer_metrics")
+    check_result(rows, "rows", layer_metrics, kind=list)
     groups = OrderedDict()
     for r in rows:
         groups.setdefault((r["variant"], r["n"]), []).append(r)
@@ -320,9 +317,7 @@ def settings_table(settings: MnistSettings = PAPER, *, meanings: dict) -> Table:
     """The settings of the figure, each with its meaning (the chapter's words, ``meanings``: one per setting of
     :class:`~probdr_lite.mnist_blocks.MnistSettings`) and marked as stated by the paper or chosen here."""
     fields = asdict(settings)
-    if not isinstance(meanings, dict) or set(meanings) != set(fields):
-        given = sorted(meanings) if isinstance(meanings, dict) else type(meanings).__name__
-        raise ValueError(f"meanings must give one meaning for each setting {sorted(fields)}; got {given}")
+    check_text(meanings, "meanings", sorted(fields))
     stated = {"d_q", "kappa", "eta", "n_layers"}
     body = [[k, "none" if v is None else str(v), str(meanings[k]), "paper" if k in stated else "chosen here"]
             for k, v in fields.items()]

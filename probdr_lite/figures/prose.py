@@ -14,6 +14,7 @@ import math
 import re
 import string
 
+from probdr_lite._validation import check_scalar
 from probdr_lite.metrics import change_direction
 
 __all__ = ["num", "signed", "pct", "sci", "pvalue", "TREND_WORDS", "trend", "closeness", "listing", "plural",
@@ -37,9 +38,7 @@ def num(x, digits: int = 3) -> str:
     NaN prints as ``n/a`` and infinities as ``∞`` / ``-∞``, so a sentence never shows Python's ``nan``.
     """
     x = _finite(x)
-    digits = int(digits)
-    if digits < 0:
-        raise ValueError(f"digits must be >= 0; got {digits}")
+    digits = check_scalar(int(digits), "digits", low=0, integer=True)
     if math.isnan(x):
         return "n/a"
     if math.isinf(x):
@@ -81,11 +80,8 @@ def pvalue(p, digits: int = 3) -> str:
     p = _finite(p, "p")
     if math.isnan(p):
         return "n/a"
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be a p-value in [0, 1]; got {p!r}")
-    digits = int(digits)
-    if digits < 1:
-        raise ValueError(f"digits must be >= 1; got {digits}")
+    check_scalar(p, "p", low=0.0, high=1.0)
+    digits = check_scalar(int(digits), "digits", low=1, integer=True)
     return f"{p:.{digits}g}"
 
 
@@ -95,18 +91,14 @@ def trend(before, after, rel_tol: float = 0.01) -> str:
     ``before == 0``).
     """
     a, b = _finite(before, "before"), _finite(after, "after")
-    rel_tol = _finite(rel_tol, "rel_tol")
-    if not rel_tol >= 0:
-        raise ValueError(f"rel_tol must be >= 0; got {rel_tol}")
+    rel_tol = check_scalar(_finite(rel_tol, "rel_tol"), "rel_tol", low=0.0)
     return TREND_WORDS[change_direction(a, b, rel_tol)]
 
 
 def closeness(a, b, rel_tol: float) -> str:
     """``"nearly equal"`` when ``|a - b| <= rel_tol * max(|a|, |b|)``, else ``"different"``."""
     a, b = _finite(a, "a"), _finite(b, "b")
-    rel_tol = _finite(rel_tol, "rel_tol")
-    if not rel_tol >= 0:
-        raise ValueError(f"rel_tol must be >= 0; got {rel_tol}")
+    rel_tol = check_scalar(_finite(rel_tol, "rel_tol"), "rel_tol", low=0.0)
     return "nearly equal" if abs(a - b) <= rel_tol * max(abs(a), abs(b)) else "different"
 
 
@@ -127,9 +119,8 @@ def plural(n: int, word: str) -> str:
 
 def count_phrase(k, n, what: str) -> str:
     """``"every one of the 9 steps"``, ``"none of the 9 steps"`` or ``"4 of the 9 steps"`` from the counts."""
-    k, n = int(k), int(n)
-    if not 0 <= k <= n:
-        raise ValueError(f"k must be in [0, n] = [0, {n}]; got {k}")
+    n = int(n)
+    k = check_scalar(int(k), "k", low=0, high=n, integer=True)
     if n > 0 and k == n:
         return f"every one of the {n} {what}"
     if k == 0:
@@ -138,35 +129,39 @@ def count_phrase(k, n, what: str) -> str:
 
 
 
-_SPEC = re.compile(r"(num|signed|pct|sci|pvalue)(\d?)|(listing)|(plural:)(\w+)|(trend)")
+_SPEC = re.compile(r"(?P<fmt>num|signed|pct|sci|pvalue)(?P<digits>\d?)|(?P<listing>listing)|plural:(?P<plural>\w+)"
+                   r"|(?P<trend>trend)|agree:(?P<one>\w+)/(?P<many>\w+)")
 
 
 class _Slots(string.Formatter):
     """``str.format`` whose format specs name the formatters above: ``{x:num2}``, ``{d:signed}``, ``{f:pct}``,
     ``{g:sci1}``, ``{p:pvalue}``, ``{names:listing}``, ``{n:plural:seed}``, ``{d:trend}`` (a direction of
-    :func:`probdr_lite.metrics.change_direction` as its word in :data:`TREND_WORDS`); any other spec is Python's
-    own."""
+    :func:`probdr_lite.metrics.change_direction` as its word in :data:`TREND_WORDS`) and ``{n:agree:was/were}``,
+    the word that agrees with the count ``n`` (the first for 1, the second otherwise; the count itself is not
+    printed); any other spec is Python's own."""
 
     def format_field(self, value, spec):
         m = _SPEC.fullmatch(spec)
         if m is None:
             return super().format_field(value, spec)
-        if m.group(6):
+        if m["trend"]:
             return TREND_WORDS[value]
-        if m.group(3):
+        if m["listing"]:
             return listing(value)
-        if m.group(4):
-            return plural(value, m.group(5))
-        formatter = {"num": num, "signed": signed, "pct": pct, "sci": sci, "pvalue": pvalue}[m.group(1)]
-        return formatter(value, int(m.group(2))) if m.group(2) else formatter(value)
+        if m["plural"]:
+            return plural(value, m["plural"])
+        if m["one"]:
+            return m["one"] if value == 1 else m["many"]
+        formatter = {"num": num, "signed": signed, "pct": pct, "sci": sci, "pvalue": pvalue}[m["fmt"]]
+        return formatter(value, int(m["digits"])) if m["digits"] else formatter(value)
 
 
 def fill(template: str, facts: dict | None = None, **more) -> str:
     """A chapter's sentence with its slots filled from the package's facts: the book's one template mechanism.
 
     ``template`` is written in the chapter and uses ``str.format`` slots whose spec names a formatter of this
-    module (``"{gap:sci}"``, ``"{acc:pct1}"``, ``"{arms:listing}"``, ``"{n:plural:seed}"``, ``"{d:trend}"``);
-    ``facts`` (and
+    module (``"{gap:sci}"``, ``"{acc:pct1}"``, ``"{arms:listing}"``, ``"{n:plural:seed}"``, ``"{d:trend}"``,
+    ``"{n:agree:was/were}"``); ``facts`` (and
     keyword arguments, which win) supply the values. Words that depend on a number (``"rises"``) are facts
     too, computed by the package's rules, so a template holds no threshold. A slot without a fact raises
     ``KeyError`` naming it.

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from probdr_lite._validation import check_choice
 from probdr_lite.metrics import METRICS
 from probdr_lite.plotting import CLASS_COLOURS, describe, smallest_text_points, smallest_tick_points
 
@@ -97,12 +98,8 @@ VARIANT_STYLE = {family: {name: VariantStyle(label, OKABE_ITO[_COLOUR_NAME[name]
 
 def variant_style(name: str, family: str = "block") -> VariantStyle:
     """The :class:`VariantStyle` of variant ``name`` in ``family`` ("block" or "trained")."""
-    if family not in VARIANT_STYLE:
-        raise ValueError(f"family must be one of {tuple(VARIANT_STYLE)}; got {family!r}")
-    styles = VARIANT_STYLE[family]
-    if name not in styles:
-        raise ValueError(f"variant must be one of {tuple(styles)} (family {family!r}); got {name!r}")
-    return styles[name]
+    styles = VARIANT_STYLE[check_choice(family, "family", VARIANT_STYLE)]
+    return styles[check_choice(name, f"{family} variant", styles)]
 
 
 def variant_label(name: str, family: str = "block") -> str:

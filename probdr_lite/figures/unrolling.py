@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
-from probdr_lite._validation import check_class_labels, check_scalar, check_seed, check_square
+from probdr_lite._validation import check_class_labels, check_result, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
 from probdr_lite.plotting import class_scatter, fixed_layout, scrub
 from probdr_lite.probdr import CONVERGED, LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
@@ -133,8 +133,7 @@ def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=(0.002, 0.08, 0.025), n_
 # --- the embedding step by step -----------------------------------------------------
 
 def _check_fit(fit, labels, steps):
-    if not isinstance(fit, LEFit):
-        raise TypeError(f"fit must be the LEFit returned by fit_le_elbo; got {type(fit).__name__}")
+    check_result(fit, "fit", fit_le_elbo, kind=LEFit, nonempty=False)
     labels = check_class_labels(labels, fit.X.shape[0])
     stored = {int(s): i for i, s in enumerate(fit.steps)}
     steps = [check_scalar(s, "steps entry", low=0, high=int(fit.steps[-1]), integer=True) for s in steps]
@@ -169,8 +168,7 @@ def steps_figure(fit: LEFit, labels, steps=(0, 10, 50, 150, 600)):
     matplotlib Figure
     """
     labels, idx, steps = _check_fit(fit, labels, steps)
-    if not 1 <= len(steps) <= 8:
-        raise ValueError(f"steps must hold 1 to 8 entries; got {len(steps)}")
+    check_scalar(len(steps), "len(steps)", low=1, high=8, integer=True)
     star = _aligned_star(fit)
     ext = 1.1 * float(np.abs(star[:, :2]).max())
     fig, axes = plt.subplots(1, len(steps) + 1, figsize=(2.1 * (len(steps) + 1), 2.4))

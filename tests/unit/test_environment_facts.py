@@ -72,20 +72,20 @@ def test_summary_facts_count_the_pins_that_differ(tmp_path):
     f = F.summary_facts(path)
     assert f["has_lock"] and f["lock"] == "lock-for-this-build.txt"
     assert (f["n"], f["n_match"], f["n_differ"]) == (3, 1, 2)  # the pin for another OS does not count
-    assert not f["all_match"] and not f["one_differs"]
+    assert not f["all_match"]
     assert f["differ"] == [{"name": "no-such-package-probdr", "locked": "1.0", "installed": None, "present": False},
                            {"name": "pytest", "locked": "0.0.1", "installed": PYTEST, "present": True}]
 
 
 def test_summary_facts_with_one_differing_package(tmp_path):
     f = F.summary_facts(lock(tmp_path, f"packaging==0.0.1\npytest=={PYTEST}\n"))
-    assert (f["n"], f["n_match"], f["n_differ"]) == (2, 1, 1) and f["one_differs"] and not f["all_match"]
+    assert (f["n"], f["n_match"], f["n_differ"]) == (2, 1, 1) and not f["all_match"]
     assert f["differ"] == [{"name": "packaging", "locked": "0.0.1", "installed": PACKAGING, "present": True}]
 
 
 def test_summary_facts_when_everything_matches(tmp_path):
     f = F.summary_facts(lock(tmp_path, f"packaging=={PACKAGING}\npytest=={PYTEST}\n"))
-    assert f["has_lock"] and f["all_match"] and not f["one_differs"]
+    assert f["has_lock"] and f["all_match"]
     assert (f["n"], f["n_match"], f["n_differ"], f["differ"]) == (2, 2, 0, [])
 
 
@@ -93,7 +93,7 @@ def test_summary_facts_without_a_lock_as_on_colab(colab):
     f = F.summary_facts()
     assert not f["has_lock"] and f["lock"] == E.LOCK_NAME
     assert (f["n"], f["n_match"], f["n_differ"], f["differ"]) == (0, 0, 0, [])
-    assert not f["all_match"] and not f["one_differs"]  # nothing was compared
+    assert not f["all_match"]  # nothing was compared
     assert F.lock_table() is None
 
 
@@ -140,7 +140,7 @@ def test_every_template_of_the_chapter_fills_from_its_facts(tmp_path, colab):
             choices = {ast.unparse(n): f[n.slice.value] for n in ast.walk(call.args[0]) if isinstance(n, ast.Subscript)}
             check_template(call, f, choices)
             seen.update(choices.items())
-    branches = {(c, v) for c in ('d["present"]', 'facts["has_lock"]', 'facts["all_match"]', 'facts["one_differs"]')
+    branches = {(c, v) for c in ('d["present"]', 'facts["has_lock"]', 'facts["all_match"]')
                 for v in (True, False)}
     assert {(c.replace("'", '"'), v) for c, v in seen} == branches  # the examples take every branch
 
@@ -159,11 +159,16 @@ def test_the_chapter_says_what_the_lock_says(tmp_path, monkeypatch):
     text = run_summary_cell(monkeypatch)
     built = f"{platform.python_implementation()} {platform.python_version()}"
     assert text.startswith(f"This copy of the book was built with {built} on ")
-    assert f"1 of the 3 packages that `{path.name}` pins" in text
+    # the verbs agree with the counts: "1 of the 3 ... was installed", "2 ... were not"
+    assert f"1 of the 3 packages that `{path.name}` pins for this platform was installed at their locked" in text
     assert text.endswith(f"; 2 were not: no-such-package-probdr (not installed, locked 1.0), "
                          f"packaging ({PACKAGING}, locked 0.0.1).")
     lock(tmp_path, f"packaging==0.0.1\npytest=={PYTEST}\n")
     assert run_summary_cell(monkeypatch).endswith(f"; 1 was not: packaging ({PACKAGING}, locked 0.0.1).")
+    lock(tmp_path, f"packaging=={PACKAGING}\npytest=={PYTEST}\nno-such-package-probdr==1.0\n")
+    text = run_summary_cell(monkeypatch)
+    assert f"2 of the 3 packages that `{path.name}` pins for this platform were installed at their locked" in text
+    assert text.endswith("; 1 was not: no-such-package-probdr (not installed, locked 1.0).")
     lock(tmp_path, f"packaging=={PACKAGING}\npytest=={PYTEST}\n")
     assert run_summary_cell(monkeypatch).endswith(
         f"All 2 packages that `{path.name}` pins for this platform were installed at exactly their locked versions.")

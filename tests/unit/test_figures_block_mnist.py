@@ -144,7 +144,8 @@ def test_toy_bad_input_raises_clear_errors(toy):
         B.toy_paths(toy, 2, 30.0, 0.4, 1.0, variants=("plain",))
     with pytest.raises(ValueError, match="non-empty list"):
         B.toy_paths(toy, 2, 30.0, 0.4, 1.0, variants=())
-    with pytest.raises(TypeError, match="LiftedToy"):
+    with pytest.raises(TypeError, match=r"toy must be the LiftedToy returned by probdr_lite\.figures\.block\.make_toy; "
+                                        r"got Tensor"):
         B.toy_paths(toy.X0, 2, 30.0, 0.4, 1.0)
     with pytest.raises(ValueError, match="d_q = 8 columns"):
         toy.unlift(np.zeros((3, 5)))
@@ -206,6 +207,10 @@ def test_variant_metrics_is_a_tidy_table_that_starts_from_one_X0(small_mnist):
     assert str(per_layer).splitlines()[-1] == f"| 2 | {value:.3f} |"
     with pytest.raises(ValueError, match="one variant and one n"):
         M.layer_table(rows)
+    for builder in (M.metrics_table, M.layer_table, M.metric_lines_figure):
+        with pytest.raises(ValueError, match=r"rows must be the list returned by probdr_lite\.metrics\.layer_metrics; "
+                                             r"got an empty list"):
+            builder([], metrics=("between_within",))
     fig = M.metric_lines_figure(rows, metrics=("between_within",))
     assert len(fig.axes[0].get_lines()) == 3
     plt.close(fig)
@@ -283,7 +288,7 @@ def test_settings_table_says_which_settings_the_paper_left_open():
     assert "| kappa | 30.0 | meaning of kappa |" in md and "| beta | 1.0 | meaning of beta |" in md
     sources = [line.rsplit("|", 2)[-2].strip() for line in md.splitlines()[2:]]
     assert sources.count("paper") == 4 and sources.count("chosen here") == 4
-    with pytest.raises(ValueError, match="meanings must give one meaning for each setting"):
+    with pytest.raises(ValueError, match="meanings must be a dict of strings with exactly the keys"):
         M.settings_table(meanings={k: "x" for k in names[1:]})
 
 

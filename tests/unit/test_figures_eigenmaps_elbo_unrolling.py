@@ -120,7 +120,7 @@ def test_neighbours_panel_validates_its_ranges(roll):
         feig.neighbours_panel(Y, t, n_neighbors=(5, 400, 10), alt=ALT)
     with pytest.raises(ValueError, match="bandwidth low must be in"):
         feig.neighbours_panel(Y, t, bandwidth=(-1.0, 10.0, 1.0), alt=ALT)
-    with pytest.raises(ValueError, match="t must have shape"):
+    with pytest.raises(ValueError, match="t must have 200 entries, one per row of Y; got 199"):
         feig.neighbours_panel(Y, t[:-1], alt=ALT)
     with pytest.raises(ValueError, match="alt must be one sentence"):
         feig.neighbours_panel(Y, t, alt="no full stop")
@@ -144,8 +144,12 @@ def test_laplacians_figure_validates(roll):
     Y, _ = roll
     fig = feig.laplacians_figure(Y[:12], knn_graph(Y[:12], 3))
     assert len(fig.axes) == 7  # the graph, three matrices and their colour bars
-    with pytest.raises(ValueError, match="between 3 and 40 points"):
+    with pytest.raises(ValueError, match=r"len\(Y\) must be in \[3, 40\]"):
         feig.laplacians_figure(Y, knn_graph(Y, 3))
+    with pytest.raises(ValueError, match=r"W must be \(12, 12\) to match Y; got shape \(13, 13\)"):
+        feig.laplacians_figure(Y[:12], knn_graph(Y[:13], 3))
+    with pytest.raises(ValueError, match=r"Y\.shape\[1\] must be one of 2, 3; got 4"):
+        feig.side_view(np.ones((5, 4)))
 
 
 def test_compare_figure_agrees_with_sklearn(roll):
@@ -196,12 +200,13 @@ def test_static_elbo_figures(mnist_graph):
     _, lam = le_closed_form(L, 1, 0.3, centre=True, return_eigenvalues=True)
     s, elbo = fig.axes[0].get_lines()[2].get_data()
     assert s[np.argmax(elbo)] == pytest.approx(np.sqrt(1 / lam[0] - 0.3), abs=2 * (s[1] - s[0]))
-    fig = fel.trap_figure(L, 0.3, gammas=(0.01,))
+    fig = fel.trap_figure(L, 0.3, gammas=(0.01,), title="A raw Laplacian: no optimum")
     raw = fig.axes[0].get_lines()[0].get_ydata()
     assert np.all(np.diff(raw) > 0)  # a raw Laplacian: the ELBO keeps growing along 1
+    assert fig.axes[0].get_title() == "A raw Laplacian: no optimum"  # the caller's title
     with pytest.raises(ValueError, match="gammas entry must be in"):
-        fel.trap_figure(L, 0.3, gammas=(5.0,))
-    with pytest.raises(ValueError, match="directions must hold 1 to 4"):
+        fel.trap_figure(L, 0.3, gammas=(5.0,), title="A raw Laplacian: no optimum")
+    with pytest.raises(ValueError, match=r"len\(directions\) must be in \[1, 4\]"):
         fel.elbo_terms_figure(L, 0.3, directions=())
     Y, _ = load_mnist(n=80, stratified=True)
     Yc = Y - Y.mean(axis=0)

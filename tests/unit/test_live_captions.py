@@ -44,7 +44,7 @@ def test_neighbours_facts():
     # one piece is a graph with an embedding; two or more are not (row-major over k, then the bandwidth)
     assert [s["apart"] for s in f["states"]] == [True, False, False, False, False, False, False, True, False]
     assert [s["pieces"] for s in f["states"]][:2] == [2, 1] and f["states"][7]["pieces"] == 3
-    with pytest.raises(ValueError, match="pieces must have shape"):
+    with pytest.raises(ValueError, match=r"pieces must have 2 entries, one per k \(row\); got 1"):
         C.neighbours_facts((3, 5), (1, 2), 0.1, [[1, 1]])
 
 
@@ -59,9 +59,9 @@ def test_beta_facts_count_the_directions_each_beta_keeps():
     assert [x["one_kept"] for x in s] == [False, False, True, False]
     # with q = 1 one eigenvalue below the threshold or five keep the same single direction: a line either way
     assert [x["one_kept"] for x in C.beta_facts([0.1, 1.0], [5, 1], 1, 40, 6)["states"]] == [True, True]
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match="n_below must have 2 entries, one per beta; got 1"):
         C.beta_facts([0.1, 1.0], [5], 2, 40, 6)
-    with pytest.raises(ValueError, match="none can exceed 6"):
+    with pytest.raises(ValueError, match=r"n_below entry must be in \[0, 6\]; got 7"):
         C.beta_facts([0.1, 1.0], [7, 1], 2, 40, 6)
 
 
@@ -70,8 +70,8 @@ def test_eta_facts():
     assert f["caption"] == {"n_steps": 600, "n_etas": 4, "every": 4}
     assert [s["diverged"] for s in f["states"]] == [False, False, True, True]
     assert [s["last_step"] for s in f["states"]] == [600, 600, 36, 1]
-    with pytest.raises(ValueError, match="same length"):
-        C.eta_facts(600, 2, 4, [False], [601, 601])
+    with pytest.raises(ValueError, match="n_iterates must have 2 entries, one per step size; got 1"):
+        C.eta_facts(600, 2, 4, [False, True], [601])
 
 
 def beta_effect(weak=True, variant="paper"):
@@ -250,16 +250,17 @@ def small_figure(builder):
 
 #: The facts a panel's alt text may use at build time, in the small figures (the "caption" facts its builder
 #: passes); every other slot is the browser's.
-BUILD_FACTS = {"mnist_live": {"n": 100}, "beta_live": {"n_show": 6}}
+BUILD_FACTS = {"mnist_live": {"n": 100}, "beta_live": {"n_show": 6, "q": 2}}
 
 
-def alt_keys(builder):
-    return [k for k in C.TEXT_KEYS[builder] if k.startswith("alt")]
+def alt_keys(builder, kind="alt"):
+    """The builder's templates for its panels' alt texts (or, with ``kind="title"``, titles), in panel order."""
+    return [k for k in C.TEXT_KEYS[builder] if k.startswith(kind)]
 
 
 def facts_for(builder, key, facts):
     """The facts each filling of template ``key`` gets, in the examples."""
-    if key.startswith("alt"):  # what the build fills, and what live.js fills for the spec's controls and readouts
+    if key.startswith(("alt", "title")):  # what the build fills, and what live.js fills for the spec's controls and readouts
         caption = (facts[0] if builder == "toy_live" else facts)["caption"]
         return [{**caption, **browser_values(small_figure(builder).spec)}]
     if builder == "toy_live":
@@ -297,14 +298,14 @@ def test_every_template_fills_from_the_facts_of_every_case(builder):
             assert "{" not in filled and "}" not in filled, filled
 
 
-@pytest.mark.parametrize("builder", sorted(CHAPTERS))
-def test_each_panels_alt_text_is_the_chapters_with_the_browsers_slots_kept(builder):
+@pytest.mark.parametrize("builder, kind", [(b, "alt") for b in sorted(CHAPTERS)] + [("beta_live", "title")])
+def test_each_panels_alt_text_is_the_chapters_with_the_browsers_slots_kept(builder, kind):
     """One alt template per panel, in order; in the spec, its build-time slots are filled and every control's and
     readout's slot is still there for live.js, so that what the browser reads out is the chapter's sentence, filled
-    completely, for the setting shown."""
+    completely, for the setting shown. The same for chapter 3's panel titles."""
     text, spec = chapter_text(builder), small_figure(builder).spec
-    keys = alt_keys(builder)
-    assert len(keys) == len(spec["panels"]), f"{builder}: {len(spec['panels'])} panels, alt texts {keys}"
+    keys = alt_keys(builder, kind)
+    assert len(keys) == len(spec["panels"]), f"{builder}: {len(spec['panels'])} panels, {kind} templates {keys}"
     browser = browser_values(spec)
     for key, panel in zip(keys, spec["panels"]):
         slots = [slot for _, slot, _, _ in string.Formatter().parse(text[key]) if slot is not None]
@@ -312,13 +313,13 @@ def test_each_panels_alt_text_is_the_chapters_with_the_browsers_slots_kept(build
         for slot in slots:
             assert slot in browser or slot in BUILD_FACTS.get(builder, {}), (
                 f"{builder}[{key!r}]: {slot!r} is neither a control, a readout nor a fact of the build")
-        assert browser_fill(panel["alt"], spec) == fill(text[key], BUILD_FACTS.get(builder, {}), **browser)
-        assert "{" not in browser_fill(panel["alt"], spec)
+        assert browser_fill(panel[kind], spec) == fill(text[key], BUILD_FACTS.get(builder, {}), **browser)
+        assert "{" not in browser_fill(panel[kind], spec)
 
 
 def test_a_builder_without_the_chapters_templates_says_so():
     Y = np.random.default_rng(0).normal(size=(30, 3))
-    with pytest.raises(ValueError, match="text must be a dict of template strings with the keys"):
+    with pytest.raises(ValueError, match="neighbours_live: text must be a dict of strings with exactly the keys"):
         C.neighbours_live(Y, np.arange(30.0), ks=(5, 8), factors=(1, 2), k=5, factor=1,
                           text={"caption": "no sentence for a graph in pieces"})
 

@@ -54,6 +54,8 @@ def test_points_with_a_fixed_box_clip_nothing_inside_it():
     xy = np.array([[[0.0, 0.0], [1.0, -1.0], [-1.0, 1.0]]])
     back = decode_points(points(xy, ["a"], bits=16, box=(-2, 2, -2, 2)))
     assert np.allclose(back, xy, atol=4 / 65534)
+    with pytest.raises(ValueError, match="bits must be one of 8, 16; got 12"):
+        points(xy, ["a"], bits=12)
 
 
 def test_array_is_little_endian_in_control_order():
@@ -68,12 +70,14 @@ def test_array_is_little_endian_in_control_order():
 def test_controls_check_their_values():
     c = control("k", "k", [1, 2, 3], 2)
     assert c["default"] == 1 and c["kind"] == "range"
-    with pytest.raises(ValueError, match="default"):
+    with pytest.raises(ValueError, match="control 'k' default must be one of 1, 2; got 5"):
         control("k", "k", [1, 2], 5)
-    with pytest.raises(ValueError, match="at least 2"):
+    with pytest.raises(ValueError, match=r"control 'k' len\(values\) must be in \[2, inf\); got 1"):
         control("k", "k", [1], 1)
     with pytest.raises(ValueError, match="kind"):
         control("k", "k", [1, 2], 1, kind="knob")
+    with pytest.raises(ValueError, match="control 'k' labels must have 2 entries, one per value; got 3"):
+        control("k", "k", [1, 2], 1, labels=["a", "b", "c"])
     cells = list(grid_cells([control("a", "a", [1, 2], 1), control("b", "b", ["x", "y", "z"], "x")], ["a", "b"]))
     assert len(cells) == 6 and cells[1] == ((0, 1), {"a": 1, "b": "y"})
 
@@ -139,10 +143,12 @@ def test_chunks_stay_out_of_the_page_budget_and_keep_their_own():
     assert np.allclose(decode_points(embedded[2]["xy"]), 2.0)
     with pytest.raises(ValueError, match="max_chunk_bytes"):
         LiveFigure(spec, "chunky", chunks=chunks, max_chunk_bytes=100)
-    with pytest.raises(ValueError, match="one dict per cell"):
+    with pytest.raises(ValueError, match=r"chunks must have 3 entries, one per cell of \['k'\]; got 2"):
         LiveFigure(spec, "chunky", chunks=chunks[:2])
     with pytest.raises(ValueError, match="go together"):
         LiveFigure(spec, "chunky")
+    with pytest.raises(ValueError, match=r"spec\['chunks'\]\['dims'\] entry must be one of 'k', 'd'; got 'x'"):
+        LiveFigure({**spec, "chunks": {"dims": ["x"], "grid": [3]}}, "chunky", chunks=chunks)
 
 
 def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():

@@ -189,11 +189,14 @@ def test_class_scatter_and_digit_grid():
     with pytest.raises(ValueError, match="labels must have shape"):
         class_scatter(ax, rng.normal(size=(30, 2)), np.arange(29))
     plt.close(fig)
-    grid = digit_grid(rng.uniform(size=(12, 784)), np.arange(12), n_rows=3, n_cols=4)
-    assert len(grid.axes) == 12
+    alt = "Twelve digits in 3 rows of 4, each titled with its label."
+    grid = digit_grid(rng.uniform(size=(12, 784)), np.arange(12), n_rows=3, n_cols=4, alt=alt)
+    assert len(grid.axes) == 12 and grid._probdr_alt == alt  # the caller's words, not the package's
     plt.close(grid)
     with pytest.raises(ValueError, match="784 columns"):
-        digit_grid(rng.uniform(size=(12, 100)), n_rows=1, n_cols=2)
+        digit_grid(rng.uniform(size=(12, 100)), n_rows=1, n_cols=2, alt=alt)
+    with pytest.raises(ValueError, match="alt must be one sentence"):
+        digit_grid(rng.uniform(size=(12, 784)), n_rows=1, n_cols=2, alt="digits")
 
 
 def test_fixed_layout_keeps_the_axes_still_when_the_titles_change():

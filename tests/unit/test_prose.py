@@ -20,7 +20,7 @@ def test_num_special_values_and_bad_input():
     assert P.num(math.nan) == "n/a" and P.num(math.inf) == "∞" and P.num(-math.inf) == "-∞"
     with pytest.raises(ValueError, match="x"):
         P.num("abc")
-    with pytest.raises(ValueError, match="digits"):
+    with pytest.raises(ValueError, match=r"digits must be in \[0, inf\); got -1"):
         P.num(1.0, -1)
 
 
@@ -37,9 +37,9 @@ def test_pvalue_has_three_significant_digits_and_marks_a_missing_test():
     assert P.pvalue(0.012345, 2) == "0.012"
     assert P.pvalue(None) == "n/a" and P.pvalue(math.nan) == "n/a"  # no test run
     for bad in (-0.01, 1.5, math.inf):
-        with pytest.raises(ValueError, match=r"p must be a p-value in \[0, 1\]"):
+        with pytest.raises(ValueError, match=r"p must be (a finite number )?in \[0, 1\]"):
             P.pvalue(bad)
-    with pytest.raises(ValueError, match="digits"):
+    with pytest.raises(ValueError, match=r"digits must be in \[1, inf\); got 0"):
         P.pvalue(0.5, 0)
 
 
@@ -50,7 +50,7 @@ def test_trend_words_follow_the_tolerance():
     assert P.trend(0.5, 0.506, rel_tol=0.01) == "rises"
     assert P.trend(0.0, 0.005, rel_tol=0.01) == "barely changes"  # absolute tolerance at zero
     assert P.trend(-1.0, -1.2) == "falls"
-    with pytest.raises(ValueError, match="rel_tol"):
+    with pytest.raises(ValueError, match=r"rel_tol must be in \[0, inf\); got -1"):
         P.trend(1, 2, rel_tol=-1)
     # the words are those of the directions the core rule decides, and a template writes one with {d:trend}
     assert {P.trend(1, 2), P.trend(1, 0), P.trend(1, 1)} == set(P.TREND_WORDS.values())
@@ -63,7 +63,7 @@ def test_closeness_and_counts():
     assert P.count_phrase(9, 9, "steps") == "every one of the 9 steps"
     assert P.count_phrase(0, 9, "steps") == "none of the 9 steps"
     assert P.count_phrase(4, 9, "steps") == "4 of the 9 steps"
-    with pytest.raises(ValueError, match="k"):
+    with pytest.raises(ValueError, match=r"k must be in \[0, 9\]; got 10"):
         P.count_phrase(10, 9, "steps")
     assert P.listing([]) == "" and P.listing(["a"]) == "a" and P.listing("abc") == "a, b and c"
 
@@ -79,6 +79,15 @@ def test_fill_formats_each_slot_with_the_named_formatter():
                    "a, b and c; 1 seed, 3 seeds; 003")
     assert out.startswith("0.000 +0.12 42.4 % 1.2e-15 0.0123")
     assert fill("{a}", {"a": 1}, a=2) == "2"
+
+
+def test_fill_agrees_a_word_with_its_count():
+    from probdr_lite.figures.prose import fill
+
+    template = "{k} of the {n} {n:agree:pin/pins} {k:agree:was/were} installed"
+    assert fill(template, {"k": 1, "n": 3}) == "1 of the 3 pins was installed"
+    assert fill(template, {"k": 2, "n": 1}) == "2 of the 1 pin were installed"
+    assert fill("{k:agree:was/were}", k=0) == "were"
 
 
 def test_fill_names_a_slot_without_a_fact():

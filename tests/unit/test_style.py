@@ -108,3 +108,13 @@ def test_describe_writes_the_alt_text_and_tick_size_into_every_png(tmp_path):
     with pytest.raises(ValueError, match="one sentence"):
         describe(fig, "../_images/x.png")
     plt.close(fig)
+
+
+def test_variant_style_names_the_family_and_its_variants():
+    from probdr_lite.figures.style import variant_style
+
+    assert variant_style("paper") is VARIANT_STYLE["block"]["paper"]
+    with pytest.raises(ValueError, match="family must be one of"):
+        variant_style("paper", family="other")
+    with pytest.raises(ValueError, match=r"block variant must be one of .*'paper'.*; got 'plain'"):
+        variant_style("plain")

@@ -31,7 +31,7 @@ from importlib import resources
 
 import numpy as np
 
-from probdr_lite._validation import check_scalar
+from probdr_lite._validation import check_choice, check_length, check_scalar
 
 __all__ = [
     "ASSET_FILES",
@@ -59,8 +59,7 @@ _DTYPES = {"u8": np.uint8, "u16": np.uint16, "f32": np.float32, "f64": np.float6
 
 def asset_text(name: str) -> str:
     """The text of ``live.js`` or ``live.css``."""
-    if name not in ASSET_FILES:
-        raise ValueError(f"name must be one of {ASSET_FILES}; got {name!r}")
+    check_choice(name, "name", ASSET_FILES)
     return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
 
 
@@ -70,8 +69,7 @@ def _b64(a: np.ndarray) -> str:
 
 def array(values, dims=(), dtype: str = "f64") -> dict:
     """An array for the spec: ``values`` has one axis per control in ``dims`` (in order), then the item axes."""
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {sorted(_DTYPES)}; got {dtype!r}")
+    check_choice(dtype, "dtype", sorted(_DTYPES))
     a = np.asarray(values, dtype=_DTYPES[dtype])
     dims = list(dims)
     if a.ndim < len(dims):
@@ -87,9 +85,7 @@ def points(xy, dims=(), bits: int = 8, box=None) -> dict:
     by default each frame's own bounding box is used, so the error is at most half a step of 1/254 (8 bits) or
     1/65534 (16 bits) of that frame's extent: below a pixel in a figure of 250 pixels at 8 bits.
     """
-    bits = check_scalar(bits, "bits", low=8, high=16, integer=True)
-    if bits not in (8, 16):
-        raise ValueError(f"bits must be 8 or 16; got {bits}")
+    bits = check_choice(check_scalar(bits, "bits", integer=True), "bits", (8, 16))
     xy = np.asarray(xy, dtype=np.float64)
     dims = list(dims)
     if xy.ndim != len(dims) + 2 or xy.shape[-1] != 2:
@@ -139,15 +135,12 @@ def control(name: str, label: str, values, default, kind: str = "range", labels=
     given, else the value to ``digits`` significant digits) and gives the range input that text as
     ``aria-valuetext``.
     """
-    if kind not in ("range", "select", "checkbox"):
-        raise ValueError(f"kind must be 'range', 'select' or 'checkbox'; got {kind!r}")
+    check_choice(kind, "kind", ("range", "select", "checkbox"))
     values = [v.item() if isinstance(v, np.generic) else v for v in values]
-    if len(values) < 2:
-        raise ValueError(f"control {name!r}: values must hold at least 2 choices; got {values!r}")
-    if default not in values:
-        raise ValueError(f"control {name!r}: default {default!r} is not one of its values {values!r}")
-    if labels is not None and len(labels) != len(values):
-        raise ValueError(f"control {name!r}: labels must have one entry per value")
+    check_scalar(len(values), f"control {name!r} len(values)", low=2, integer=True)
+    check_choice(default, f"control {name!r} default", values)
+    if labels is not None:
+        check_length(labels, f"control {name!r} labels", len(values), "value")
     out = {"name": name, "label": label, "kind": kind, "values": values, "default": values.index(default),
            "digits": int(digits)}
     if labels is not None:
@@ -204,14 +197,13 @@ class LiveFigure:
         if (meta is None) != (self.chunks is None):
             raise ValueError("spec['chunks'] and chunks go together: give both or neither")
         if meta is not None:
-            unknown = [d for d in meta["dims"] if d not in names]
-            if unknown:
-                raise ValueError(f"spec['chunks']['dims'] names controls that do not exist: {unknown}")
+            for d in meta["dims"]:
+                check_choice(d, "spec['chunks']['dims'] entry", names)
             sizes = {c["name"]: len(c["values"]) for c in self.spec["controls"]}
             grid = [sizes[d] for d in meta["dims"]]
-            if list(meta["grid"]) != grid or len(self.chunks) != int(np.prod(grid)):
-                raise ValueError(f"chunks must hold one dict per cell of the grid {grid} over {meta['dims']}; "
-                                 f"got {len(self.chunks)} for grid {meta['grid']}")
+            if list(meta["grid"]) != grid:
+                raise ValueError(f"spec['chunks']['grid'] must be {grid}; got {meta['grid']}")
+            check_length(self.chunks, "chunks", int(np.prod(grid)), f"cell of {meta['dims']}")
             self._chunk_json = [_json(c) for c in self.chunks]
             big = max(len(j.encode()) for j in self._chunk_json)
             if big > self.max_chunk_bytes:

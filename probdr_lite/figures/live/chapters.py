@@ -20,9 +20,11 @@ The sentences are the chapters': each builder takes ``text``, a dict of template
 (the keys of :data:`TEXT_KEYS`), and fills them with :func:`probdr_lite.figures.prose.fill` from the facts it
 computes, the caption once and each panel's sentence for every setting of the grid. The facts, and which sentence
 a setting gets, come from the ``*_facts`` functions here, so the tests can check them on numbers either side of
-each choice. Each panel's alt text is a template of the chapter's too (:func:`_alt`): its build-time slots are
+each choice. Each panel's alt text is a template of the chapter's too (:func:`_panel_text`): its build-time slots are
 filled here, and its ``{control}`` and ``{=readout}`` slots are kept for ``live.js``, which fills them in the
-browser for the setting shown. Canvas text (titles, axis labels, readout labels) and the colour key stay here.
+browser for the setting shown. Canvas text (titles, axis labels, readout labels) and the colour key stay here,
+except chapter 3's titles, which state what the setting leaves (how many eigenvalues lie below the threshold, how
+many directions are kept) and are the chapter's templates, filled like its alt texts.
 
 Canvas text writes maths in Unicode (λᵢ, x₁); captions, which are sentences, write it as MathJax (``$\\kappa$``),
 which ``live.js`` typesets.
@@ -37,7 +39,7 @@ import torch
 from matplotlib.colors import to_hex
 from scipy.sparse.csgraph import connected_components
 
-from probdr_lite._validation import check_array, check_scalar
+from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar, check_text
 from probdr_lite._threads import single_threaded
 from probdr_lite.metrics import rms_spread
 from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
@@ -78,13 +80,15 @@ _CATEGORY_COLOURS = ["#D55E00", "#0072B2", "#BBBBBB"]
 #: ``beta_weak`` or ``beta_strong`` (with ``beta_paper`` after it for the paper's block) from its ``"beta"`` facts,
 #: ``beta_moved`` and ``beta_self`` from each of their ``"rows"``; its ``spot`` and ``empty`` are said by the
 #: browser when it draws no point or one spot, and have no slots. The ``alt*`` keys are the panels' alt texts, one
-#: per panel in order (:func:`_alt`): ``{control}`` and ``{=readout}`` slots, which ``live.js`` fills for the
-#: setting shown, and slots from the ``"caption"`` facts, filled here.
+#: per panel in order (:func:`_panel_text`): ``{control}`` and ``{=readout}`` slots, which ``live.js`` fills for the
+#: setting shown, and slots from the ``"caption"`` facts, filled here; ``beta_live``'s ``title*`` keys are its panels'
+#: titles, in order, filled the same way.
 TEXT_KEYS = {
     "toy_live": ("caption", "beta_weak", "beta_strong", "beta_paper", "beta_moved", "beta_self", "spot", "empty",
                  "alt"),
     "mnist_live": ("caption", "kappa_spot", "kappa_still", "kappa_move", "spot_note", "alt_points", "alt_ratio"),
-    "beta_live": ("caption", "no_direction", "origin", "line", "alt_eigenvalues", "alt_scales", "alt_points"),
+    "beta_live": ("caption", "no_direction", "origin", "line", "alt_eigenvalues", "alt_scales", "alt_points",
+                  "title_eigenvalues", "title_scales", "title_points"),
     "eta_live": ("caption", "diverged", "alt_gap", "alt_gram", "alt_points"),
     "neighbours_live": ("caption", "apart", "alt"),
 }
@@ -96,15 +100,11 @@ def _sig(x: float, digits: int = 3) -> float:
 
 def _text(text, builder: str) -> dict:
     """The chapter's templates for ``builder``: a dict of strings with exactly the keys of ``TEXT_KEYS[builder]``."""
-    keys = TEXT_KEYS[builder]
-    if not isinstance(text, dict) or set(text) != set(keys) or not all(isinstance(v, str) for v in text.values()):
-        got = sorted(text) if isinstance(text, dict) else type(text).__name__
-        raise ValueError(f"{builder}: text must be a dict of template strings with the keys {list(keys)}; got {got}")
-    return text
+    return check_text(text, f"{builder}: text", TEXT_KEYS[builder])
 
 
-def _alt(template: str, facts: dict, controls, readouts) -> str:
-    """A panel's alt text from the chapter's ``template``: its slots named by a control (``{depth}``) or, with ``=``,
+def _panel_text(template: str, facts: dict, controls, readouts) -> str:
+    """A panel's alt text (or title) from the chapter's ``template``: its slots named by a control (``{depth}``) or, with ``=``,
     by a readout (``{=ratio}``) of the figure stay as they are, for ``live.js`` to fill in the browser for the
     setting shown; any other slot is filled now from ``facts`` (the figure's ``"caption"`` facts)."""
     browser = {c["name"]: "{%s}" % c["name"] for c in controls}
@@ -164,11 +164,10 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     browser tests read instead of demanding a visible change. ``spot`` and ``empty`` are what the panel says when
     all the points sit at one spot or none can be drawn.
     """
-    from probdr_lite.figures.block import LiftedToy
     from probdr_lite.chapter_facts import toy_beta_effect
+    from probdr_lite.lifted_toy import LiftedToy, make_toy
 
-    if not isinstance(toy, LiftedToy):
-        raise TypeError(f"toy must be a LiftedToy (see make_toy); got {type(toy).__name__}")
+    check_result(toy, "toy", make_toy, kind=LiftedToy, nonempty=False)
     text = _text(text, "toy_live")
     labels = [int(c) for c in toy.labels]
     controls = toy_controls(**defaults)
@@ -202,7 +201,7 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
             "accent": {"control": "variant", "colours": [VARIANT_STYLE["block"][v].colour for v in TOY_VARIANTS]},
             "title": "{variant}: {depth} blocks",
             "degenerate": {"spot": fill(text["spot"]), "empty": fill(text["empty"])},
-            "alt": _alt(text["alt"], facts["caption"], controls, readouts),
+            "alt": _panel_text(text["alt"], facts["caption"], controls, readouts),
             "xlabel": "the plane of the toy (axes cover the toy and the moved points)",
         }],
         "readouts": readouts,
@@ -321,8 +320,7 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     labels = np.asarray(labels)
     n_layers = check_scalar(n_layers, "n_layers", low=1, high=16, integer=True)
     spot = check_scalar(spot, "spot", low=0.0, high=1.0, low_inclusive=False)
-    if axes not in ("fixed", "follow"):
-        raise ValueError(f"axes must be 'fixed' or 'follow'; got {axes!r}")
+    check_choice(axes, "axes", ("fixed", "follow"))
     text = _text(text, "mnist_live")
     grid = mnist_grid(X0, labels, kappas, etas, betas, n_layers, variant)
     xy, ratio = grid["xy"], grid["ratio"]
@@ -368,13 +366,13 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
              "key": {"title": "digit", "labels": [str(k) for k in range(n_classes)],
                      "colours": [CLASS_PALETTE[k % len(CLASS_PALETTE)] for k in range(n_classes)]},
              "title": "depth {depth}: κ = {kappa}, η = {eta}, β = {beta}",
-             "alt": _alt(text["alt_points"], facts["caption"], controls, readouts),
+             "alt": _panel_text(text["alt_points"], facts["caption"], controls, readouts),
              "xlabel": "latent coordinate 1", "ylabel": "latent coordinate 2"},
             {"type": "lines", "x": list(range(n_layers + 1)), "marker": "depth",
              "series": [{"y": array(ratio, dims), "colour": "#000000", "points": True}],
              "hlines": [{"value": float(ratio[0, 0, 0, 0]), "colour": "#777777"}],
              "title": "between/within at depth {depth}: {=ratio}",
-             "alt": _alt(text["alt_ratio"], facts["caption"], controls, readouts),
+             "alt": _panel_text(text["alt_ratio"], facts["caption"], controls, readouts),
              "xlabel": "layer (blocks applied)", "ylabel": "between/within-class ratio"},
         ],
         "readouts": readouts,
@@ -394,11 +392,9 @@ def beta_facts(betas, n_below, q: int, n_points: int, n_show: int) -> dict:
     ``beta``, ``threshold`` (1/beta to three significant digits), ``below`` (how many of the shown eigenvalues lie
     below it, ``n_below``), ``kept`` (the directions the closed form keeps, at most ``q``), ``n`` points, and the
     choices ``none_below`` (no eigenvalue below the threshold), ``none_kept`` and ``one_kept``."""
-    if len(betas) != len(n_below):
-        raise ValueError(f"betas and n_below must have the same length; got {len(betas)} and {len(n_below)}")
-    if any(int(k) > n_show for k in n_below):
-        raise ValueError(f"n_below counts eigenvalues of the {n_show} shown, so none can exceed {n_show}; got "
-                         f"{list(n_below)}")
+    check_length(n_below, "n_below", len(betas), "beta")
+    for k in n_below:
+        check_scalar(k, "n_below entry", low=0, high=n_show, integer=True)
     states = []
     for b, k in zip(betas, n_below):
         kept = min(int(k), q)
@@ -455,8 +451,10 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
         {"name": "s1", "label": "s₁² (first direction)", **array(s2[:, 0], dims), "digits": 4},
         {"name": "s2", "label": "s₂² (second direction)", **array(s2[:, 1], dims), "digits": 4},
     ]
-    alts = [_alt(text[k], facts["caption"], controls, readouts)
+    alts = [_panel_text(text[k], facts["caption"], controls, readouts)
             for k in ("alt_eigenvalues", "alt_scales", "alt_points")]
+    titles = [_panel_text(text[k], facts["caption"], controls, readouts)
+              for k in ("title_eigenvalues", "title_scales", "title_points")]
     spec = {
         "controls": controls,
         "panels": [
@@ -467,20 +465,18 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
              "category_colours": _CATEGORY_COLOURS,
              "hlines": [{"y": array(1.0 / np.array(betas)[:, None], dims), "colour": "#000000",
                          "label": "the threshold 1/β = {=threshold}"}],
-             "title": "threshold 1/β = {=threshold}: {=below} of %d below" % n_show,
-             "alt": alts[0],
+             "title": titles[0], "alt": alts[0],
              "xlabel": "eigen-direction i (smallest λ first)", "ylabel": "eigenvalue λᵢ (log scale)"},
             {"type": "bars", "heights": array(s2, dims), "categories": array(np.array(cats, dtype=np.uint8), dims,
                                                                                "u8"),
              "category_colours": _CATEGORY_COLOURS, "ymax": 1.05 * float(s2.max()),
              "note": {"dims": dims, "text": bar_notes},
-             "title": "shrinkage at β = {beta}", "alt": alts[1],
+             "title": titles[1], "alt": alts[1],
              "xlabel": "eigen-direction i", "ylabel": "sᵢ² = max(1/λᵢ − β, 0)"},
             {"type": "scatter", "xy": points(np.array(frames), dims, bits=16, box=(-ext, ext, -ext, ext)),
              "bounds": [-ext, ext, -ext, ext], "equal_aspect": True, "classes": [int(c) for c in labels],
              "palette": CLASS_PALETTE, "radius": 2.0, "note": {"dims": dims, "text": scatter_notes},
-             "title": "X*: {=kept} of q = %d directions kept" % q,
-             "alt": alts[2], "xlabel": "x₁", "ylabel": "x₂"},
+             "title": titles[2], "alt": alts[2], "xlabel": "x₁", "ylabel": "x₂"},
         ],
         "readouts": readouts,
         "height": 270,
@@ -497,9 +493,7 @@ def eta_facts(n_steps: int, n_etas: int, every: int, diverged, n_iterates) -> di
     """The facts of chapter 4's live figure: ``"caption"`` holds ``n_steps``, ``n_etas`` (step sizes) and ``every``
     (the curves are drawn every so many steps); ``"states"`` one dict per step size, with ``diverged`` (the run
     left every bound) and ``last_step``, the step of its last stored iterate (``n_iterates`` - 1)."""
-    if len(diverged) != len(n_iterates):
-        raise ValueError(f"diverged and n_iterates must have the same length; got {len(diverged)} and "
-                         f"{len(n_iterates)}")
+    check_length(n_iterates, "n_iterates", len(diverged), "step size")
     return {"caption": {"n_steps": int(n_steps), "n_etas": int(n_etas), "every": int(every)},
             "states": [{"diverged": bool(d), "last_step": int(m) - 1} for d, m in zip(diverged, n_iterates)]}
 
@@ -546,7 +540,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
         {"name": "verdict", "label": "the run", "dims": dims, "text": verdicts},
         {"name": "gram", "label": "Gram error at the last step", **array(final_gram, dims), "digits": 3},
     ]
-    alts = [_alt(text[k], facts["caption"], controls, readouts) for k in ("alt_gap", "alt_gram", "alt_points")]
+    alts = [_panel_text(text[k], facts["caption"], controls, readouts) for k in ("alt_gap", "alt_gram", "alt_points")]
     spec = {
         "controls": controls,
         "panels": [
@@ -581,10 +575,9 @@ def neighbours_facts(ks, factors, t0: float, pieces) -> dict:
     bandwidth factors at its ends, ``factor_first`` and ``factor_last``, and ``t0``; ``"states"`` one dict per
     (k, bandwidth), row-major, with ``pieces`` (the graph's connected pieces, of ``pieces``) and ``apart`` (more
     than one: no single embedding)."""
-    pieces = np.asarray(pieces)
-    if pieces.shape != (len(ks), len(factors)):
-        raise ValueError(f"pieces must have shape (len(ks), len(factors)) = ({len(ks)}, {len(factors)}); got "
-                         f"{pieces.shape}")
+    pieces = check_array(pieces, "pieces", ndim=2)
+    check_length(pieces, "pieces", len(ks), "k (row)")
+    check_length(pieces.T, "pieces", len(factors), "bandwidth factor (column)")
     return {"caption": {"n_ks": len(ks), "n_bandwidths": len(factors), "factor_first": factors[0],
                         "factor_last": factors[-1], "t0": float(t0)},
             "states": [{"pieces": int(p), "apart": bool(p > 1)} for p in pieces.ravel()]}
@@ -644,7 +637,7 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
         "panels": [{"type": "scatter", "xy": points(xy, dims), "colour_values": [float(v) for v in t],
                     "radius": 2.0, "equal_aspect": False, "note": {"dims": dims, "text": notes},
                     "title": "Laplacian Eigenmaps, k = {n_neighbors}, t = {bandwidth}",
-                    "alt": _alt(text["alt"], facts["caption"], controls, readouts),
+                    "alt": _panel_text(text["alt"], facts["caption"], controls, readouts),
                     "xlabel": "coordinate 1 (axes follow the points)", "ylabel": "coordinate 2"}],
         "readouts": readouts,
         "height": 320,
