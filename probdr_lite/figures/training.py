@@ -303,17 +303,21 @@ GATES_APART = 0.1
 GATES_COLUMNS = ("cell", "start", "seeds", "shape", "range", "mean", "layer_means", "nearer_1", "twin_gap")
 
 
+def _labelled_rows(groups, name: str) -> list:
+    """``[(label, rows)]`` of a non-empty ``{label: rows of one task}``, each rows checked by ``check_task_rows``."""
+    if not isinstance(groups, dict) or not groups:
+        raise ValueError(f"{name} must map labels to rows")
+    return [(label, _task_rows(rows)[0]) for label, rows in groups.items()]
+
+
 def gates_table(cells: dict, header, caption=None) -> Table:
     """Where the learned gates of each gated arm ended, one row per cell and start: the range and mean over every
     seed, layer and head, the mean of each layer, how many heads ended nearer 1 than 0, and (on the row of the arm
     started at 1, with seeds shared with the arm started at 0) how far above its twin each head ended. The
     ``header`` (one name per column of :data:`GATES_COLUMNS`) and the caption are the chapter's."""
     check_length(header, "header", len(GATES_COLUMNS), "column")
-    if not isinstance(cells, dict) or not cells:
-        raise ValueError("cells must map labels to rows")
     body = []
-    for label, rows in cells.items():
-        rows, _ = _task_rows(rows)
+    for label, rows in _labelled_rows(cells, "cells"):
         found = _gates(rows)
         gaps = _gate_gap(found)
         for arm, (seeds, g) in found.items():
@@ -444,11 +448,8 @@ def mechanism_table(cases: dict, header, effects: dict | None = None, arm: str =
     from probdr_lite.experiments.stats import mechanism_points, mechanism_ratio, mechanism_reading
 
     check_length(header, "header", len(MECHANISM_COLUMNS), "column")
-    if not isinstance(cases, dict) or not cases:
-        raise ValueError("cases must map labels to rows")
     body = []
-    for label, rows in cases.items():
-        rows, _ = _task_rows(rows)
+    for label, rows in _labelled_rows(cases, "cases"):
         pts = {(s, at): mechanism_points(rows, s, at) for s in ("wvwo_top_sv", "v_over_av", "update_ratio",
                                                                  "shrink", "wvwo_mean_eig", "clipped")
                for at in ("start", "end")}

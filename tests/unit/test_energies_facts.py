@@ -175,7 +175,7 @@ def test_differential_facts():
     assert f["gaps"] == [{"gap": 0.1, "kappa2": 100.0}, {"gap": 1e-7, "kappa2": 1000.0}] and f["kappa"] == 30.0
     for side, identity in ((0.9, True), (1.1, False)):
         assert F.differential_facts([0.1, side * W["second_map_identity"]], [1.0, 2.0])["identity"] is identity
-    with pytest.raises(ValueError, match="kappas2 must have 1 entries, one per gap"):
+    with pytest.raises(ValueError, match="kappas2 must have 1 entry, one per gap"):
         F.differential_facts([0.1], [100.0, 1000.0])
     with pytest.raises(ValueError, match="gaps must"):
         F.differential_facts([], [])

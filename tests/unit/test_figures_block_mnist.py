@@ -144,7 +144,7 @@ def test_toy_bad_input_raises_clear_errors(toy):
         B.toy_paths(toy, 2, 30.0, 0.4, 1.0, variants=("plain",))
     with pytest.raises(ValueError, match="non-empty list"):
         B.toy_paths(toy, 2, 30.0, 0.4, 1.0, variants=())
-    with pytest.raises(TypeError, match=r"toy must be the LiftedToy returned by probdr_lite\.figures\.block\.make_toy; "
+    with pytest.raises(TypeError, match=r"toy must be the LiftedToy returned by probdr_lite\.lifted_toy\.make_toy; "
                                         r"got Tensor"):
         B.toy_paths(toy.X0, 2, 30.0, 0.4, 1.0)
     with pytest.raises(ValueError, match="d_q = 8 columns"):

@@ -140,8 +140,8 @@ def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> li
 
 def toy_facts(n_points: int, effect: dict) -> dict:
     """The facts of the toy's caption: ``"caption"``, the ``n`` points; ``"beta"``, what beta's whole range does
-    (:func:`probdr_lite.figures.chapter_facts.toy_beta_facts` of ``effect``, a
-    :func:`~probdr_lite.figures.chapter_facts.toy_beta_effect`), whose ``weak`` says that beta moves the picture
+    (:func:`probdr_lite.chapter_facts.toy_beta_facts` of ``effect``, a
+    :func:`~probdr_lite.chapter_facts.toy_beta_effect`), whose ``weak`` says that beta moves the picture
     little, and its control is marked so (with the caption's sentence about beta)."""
     from probdr_lite.chapter_facts import toy_beta_facts
 
@@ -156,7 +156,7 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     positions with :func:`probdr_lite.figures.block.toy_paths` at several settings.
 
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`toy_facts`: the caption, whose
-    slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.figures.chapter_facts.toy_beta_effect`)
+    slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.chapter_facts.toy_beta_effect`)
     how much beta moves the picture over its whole range: ``beta_weak`` where that is little, else
     ``beta_strong``, each with the slots ``moved_rows`` and ``self_rows`` (``beta_moved`` and ``beta_self`` filled
     for each kappa and joined by :func:`~probdr_lite.figures.prose.listing`), then ``beta_paper`` for the paper's
@@ -264,7 +264,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
 
     ``"caption"``: ``n`` images, ``per_class``, the ``variant``, the grid's sizes ``n_kappas``, ``n_etas``,
     ``n_betas``, and the default ``eta``, ``beta`` and ``n_layers``. ``"kappa_groups"``: what happens along the
-    kappa axis at the defaults, :func:`probdr_lite.figures.mnist_facts.live_facts`' runs of neighbouring kappas in
+    kappa axis at the defaults, :func:`probdr_lite.mnist_facts.live_facts`' runs of neighbouring kappas in
     the same ``case`` (``"spot"``, ``"still"`` or ``"move"``), each with ``which`` (the kappas, as maths),
     ``ratio_start`` (the between/within ratio before any block), ``ratios`` (after the last, two decimals, one
     entry if they all print the same), ``moved`` (the mean distance moved, two decimals) and ``still`` (the share
