@@ -2,8 +2,10 @@
 
 Each ``*_facts`` function returns the numbers a verdict states and, as a word or a boolean, every choice that
 follows from them, each decided by a threshold of :data:`probdr_lite.objections.THRESHOLDS` (printed by the
-chapter next to the verdicts). A verdict is about the objection: "holds" means the numbers back it, "fails" that
-they do not, and "depends on ..." that they back it in one regime and not in another. The sentences are the
+chapter next to the verdicts). A verdict is about the objection and is one of the keys of :data:`VERDICTS`:
+"holds" means the numbers back it, "fails" that they do not, "depends" that they back it in one regime and not
+in another (the chapter says which regime), "untested" that there is nothing to judge yet, and for objection 1
+"full_only" or "tangent_only", that only one of its two measures backs it. The words, like the sentences, are the
 chapter's (``book/src/objections.py``), templates filled by :func:`probdr_lite.figures.prose.fill`; a template
 chooses only on the booleans returned here, and the chapter writes each verdict's row of the summary table as a
 :class:`probdr_lite.figures.objections.ObjectionVerdict`.
@@ -24,6 +26,7 @@ from probdr_lite.metrics import METRIC_NAMES, change_direction
 from probdr_lite.objections import THRESHOLDS, asymmetry_along_path, metrics_by_variant, single_run_evidence
 
 __all__ = [
+    "VERDICTS",
     "HIGHER_IS_BETTER",
     "training_runs",
     "asymmetry_facts",
@@ -33,6 +36,9 @@ __all__ = [
     "single_runs_facts",
     "clustering_facts",
 ]
+
+#: The keys a verdict (or objection 3's ``stand_in``) may be; the chapter gives each its words.
+VERDICTS = ("holds", "fails", "depends", "untested", "full_only", "tangent_only")
 
 #: Whether a larger value of a headline number (the number each training task is judged on, as in the
 #: trained-transformers chapter) is better: the paper's direction is A - I better than attention.
@@ -80,8 +86,8 @@ def asymmetry_facts(mnist: dict, causal: dict, random_by_kappa, kappas, threshol
 
     In the full space two directions count as the same when their relative difference is at most ``threshold``
     (``full``: some step is past it); in the tangent space of the LayerNorm sphere when the cosine of their tangent
-    parts is at least ``tangent_threshold`` (``tangent``: some step is below it). ``verdict`` follows from both,
-    and ``both``, ``full_only`` and ``tangent_only`` say which. Ranges (``_lo``, ``_hi``, ``_one``): ``rel_m``,
+    parts is at least ``tangent_threshold`` (``tangent``: some step is below it). ``verdict`` follows from both
+    ("holds", "full_only", "tangent_only" or "fails"), and ``both``, ``full_only`` and ``tangent_only`` say which. Ranges (``_lo``, ``_hi``, ``_one``): ``rel_m``,
     ``rel_c`` (relative differences, printed as percentages), ``deg_m``, ``deg_c`` (their angles, whole degrees),
     ``tan_m``, ``tan_c`` (tangent cosines, three decimals), ``tdeg_m``, ``tdeg_c`` (their angles), ``rem_m``,
     ``rem_c`` (the antisymmetric remainder's share of plain attention's step after LayerNorm). ``radial``: the
@@ -97,8 +103,7 @@ def asymmetry_facts(mnist: dict, causal: dict, random_by_kappa, kappas, threshol
         raise ValueError("random_by_kappa must have one value per kappa")
     full = bool(max(m["relative_difference"].max(), c["relative_difference"].max()) > t)
     tangent = bool(min(m["tangent_cosine"].min(), c["tangent_cosine"].min()) < tc)
-    word = ("holds" if full and tangent else "holds in the full space only" if full
-            else "holds in the tangent space only" if tangent else "fails")
+    word = "holds" if full and tangent else "full_only" if full else "tangent_only" if tangent else "fails"
     full_angles = _degrees(np.concatenate([m["cosine"], c["cosine"]]))
     tangent_angles = _degrees(np.concatenate([m["tangent_cosine"], c["tangent_cosine"]]))
     return {
@@ -159,7 +164,7 @@ def stop_gradient_facts(kappas, cos_sg, delta_small, phi_gap, threshold=None, id
 
     kappas (k,); cos_sg, delta_small and phi_gap of shape (k, seeds). As a stand-in for grad F_full a kappa passes
     if the mean cosine is at least the threshold and the small step raised F_full for every seed; ``stand_in`` is
-    "fails" (every kappa passes), "holds" (none does) or "depends on $\\kappa$" (``depends``), with the kappas
+    "fails" (every kappa passes), "holds" (none does) or "depends" on kappa (``depends``), with the kappas
     that pass (``good``) and fail (``bad``; ``good_one``, ``bad_one``: a single one) and whether the paper's kappa
     (``paper_kappa``) passes (``paper_passes``) or fails (``paper_fails``). ``exact_phi``: every
     ||grad Phi - g_sg|| / ||g_sg|| (largest ``gap_max``) is below the ``identity`` threshold, so the stop-gradient
@@ -182,7 +187,7 @@ def stop_gradient_facts(kappas, cos_sg, delta_small, phi_gap, threshold=None, id
     n_seeds = int(cos_sg.shape[1])
     good, bad = [float(k) for k in kappas[ok]], [float(k) for k in kappas[~ok]]
     return {
-        "stand_in": "fails" if ok.all() else "holds" if not ok.any() else r"depends on $\kappa$",
+        "stand_in": "fails" if ok.all() else "holds" if not ok.any() else "depends",
         "depends": bool(ok.any() and not ok.all()),
         "exact_phi": bool((gap < ident).all()), "gap_max": float(gap.max()), "identity": ident,
         "threshold": t, "n_seeds": n_seeds,
@@ -201,7 +206,7 @@ def regulariser_facts(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=
     """Objection 4 from the relative error over n (random latents, mean over seeds) and on MNIST latents.
 
     ``verdict``: "fails" if every n and the MNIST latents are below the threshold, "holds" if none is, else
-    "depends on $n / d_q$". ``per_n``: one dict per n with its ``n`` and ``error``; ``good`` and ``bad`` the n below
+    "depends" (on n / d_q). ``per_n``: one dict per n with its ``n`` and ``error``; ``good`` and ``bad`` the n below
     and not below the threshold (``any_good``, ``both_sides``: some of each). ``n_ok`` is the n at which the
     small-n asymptote of :func:`~probdr_lite.objections.regulariser_prediction` reaches the threshold, and
     ``dq_per_n`` the d_q per (n - 1) that keeps it below in general.
@@ -218,7 +223,7 @@ def regulariser_facts(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=
     elif not good and mnist_rel_err >= t:
         word = "holds"
     else:
-        word = "depends on $n / d_q$"
+        word = "depends"
     return {
         "verdict": word, "d_q": int(d_q), "threshold": t,
         "per_n": [{"n": int(n), "error": float(e)} for n, e in zip(ns, err)],
@@ -281,7 +286,7 @@ def single_runs_facts(runs: dict, snr=None, min_seeds=None) -> dict:
     at least ``snr`` standard deviations of the paired differences (then one pair rarely points the other way):
     ``verdict`` is "holds" where it is enough on no task (``all_noisy``), "fails" where it is on every one
     (``none_noisy``, and then ``all_help`` / ``none_help``: $A - I$ is better on average on every / no task),
-    "depends on the task" otherwise, and "not yet tested" with no task judged. ``tasks``: one dict per judged
+    "depends" (on the task) otherwise, and "untested" with no task judged. ``tasks``: one dict per judged
     task, with its scale (:func:`_scale`'s facts), ``quantity``, evidence (``mean_diff``, ``sd_diff``, ``n``,
     ``snr``, ``n_opposite``, with ``opp_all``, ``opp_none`` and ``opp_several``: more than one seed but not all
     point the other way) and ``better`` ($A - I$ better on average).
@@ -302,9 +307,9 @@ def single_runs_facts(runs: dict, snr=None, min_seeds=None) -> dict:
                       "opp_several": 1 < k < n,
                       "better": bool((e["mean_diff"] > 0) == HIGHER_IS_BETTER[r["quantity"]])})
     if not judged:
-        word = "not yet tested"
+        word = "untested"
     else:
-        word = "holds" if all(noisy) else "fails" if not any(noisy) else "depends on the task"
+        word = "holds" if all(noisy) else "fails" if not any(noisy) else "depends"
     return {
         "verdict": word, "judged": bool(judged), "min_seeds": min_seeds, "snr_threshold": snr_t,
         "all_noisy": bool(judged) and all(noisy), "none_noisy": bool(judged) and not any(noisy),
@@ -324,7 +329,7 @@ def clustering_facts(metrics: dict, variant="paper", rel_tol=0.01) -> dict:
 
     A number rises (falls) if it changes by more than ``rel_tol`` of its first value
     (:func:`~probdr_lite.metrics.change_direction`). ``verdict`` is 'fails' if all four rise from the ``first`` to
-    the ``last`` scored layer (the picture told the truth), 'holds' if none rises, 'depends on the metric'
+    the ``last`` scored layer (the picture told the truth), 'holds' if none rises, 'depends' (on the metric)
     otherwise. ``metrics``: one dict per number with its key ``metric``, ``first`` and ``last`` values and
     ``direction`` ("up", "down" or "flat"); ``up``: the keys of those that rise (``any_up``); ``others``: the
     dicts of the rest (``any_others``).
@@ -339,7 +344,7 @@ def clustering_facts(metrics: dict, variant="paper", rel_tol=0.01) -> dict:
     up = [r["metric"] for r in rows if r["direction"] == "up"]
     others = [r for r in rows if r["direction"] != "up"]
     return {
-        "verdict": "fails" if len(up) == len(rows) else "holds" if not up else "depends on the metric",
+        "verdict": "fails" if len(up) == len(rows) else "holds" if not up else "depends",
         "variant": variant, "first": int(layers[0]), "last": int(layers[-1]), "rel_tol": float(rel_tol),
         "metrics": rows, "up": up, "any_up": bool(up), "others": others, "any_others": bool(others),
         "knn_first": float(m["knn_accuracy"][0]), "knn_last": float(m["knn_accuracy"][-1]),

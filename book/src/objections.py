@@ -129,7 +129,19 @@ facts = {
 
 # %% tags=["remove-input"]
 # Each verdict's row: the objection, the test, the number, the verdict, why, and what would change it. The
-# verdict words and every choice below are facts, decided by the thresholds of the table under this one.
+# verdict keys and every choice below are facts, decided by the thresholds of the table under this one; the
+# words for the keys are the chapter's, and a verdict that depends says on what.
+VERDICT_WORDS = {"holds": "holds", "fails": "fails", "untested": "not yet tested",
+                 "full_only": "holds in the full space only", "tangent_only": "holds in the tangent space only"}
+DEPENDS_ON = {"3": r"$\kappa$", "4": "$n / d_q$", "5": "the task", "minor 1": "the metric"}
+
+
+def verdict_words(key, verdict=None):
+    """The words of objection ``key``'s verdict (or of ``verdict``, another key of its facts)."""
+    verdict = facts[key]["verdict"] if verdict is None else verdict
+    return "depends on " + DEPENDS_ON[key] if verdict == "depends" else VERDICT_WORDS[verdict]
+
+
 V = {}
 f1 = facts["1"]
 V["1"] = figs.ObjectionVerdict(
@@ -137,7 +149,7 @@ V["1"] = figs.ObjectionVerdict(
     r"relative difference of $2 L X$ from $(L + L^\top) X$ per step; cosine of their tangent parts",
     fill("full space ≤ {rel_m_hi:pct} (no mask), ≤ {rel_c_hi:pct} (causal); tangent cosine ≥ {tan_m_lo:num2} "
          "(no mask), ≥ {tan_c_lo:num2} (causal)", f1),
-    f1["verdict"],
+    verdict_words("1"),
     fill(r"Along the MNIST steps $\lVert 2 L X - (L + L^\top) X \rVert / \lVert (L + L^\top) X \rVert$ is "
          + ("{rel_m_lo:pct}" if f1["rel_m_one"] else "{rel_m_lo:pct} to {rel_m_hi:pct}")
          + " without a mask and "
@@ -183,7 +195,7 @@ V["2"] = figs.ObjectionVerdict(
     r"smallest eigenvalue of $(I - A + (I - A)^\top) / 2$ and $\lVert (I - A) \mathbf{1} \rVert$ per step",
     fill(r"$\lambda_{{\min}}$ = {min_rw:num}; $\lVert (I - A) \mathbf{{1}} \rVert \le$ {null_max:sci0}; "
          r"with $L_{{\mathrm{{sym}}}} + \gamma I$: {sym_min:num4}", f2),
-    f2["verdict"],
+    verdict_words("2"),
     fill("The symmetric part of $I - A$ has a negative eigenvalue at "
          + ("every one of the {n_steps} steps" if f2["all_negative"] else
             "{n_negative} of the {n_steps} steps" if f2["any_negative"] else "none of the {n_steps} steps")
@@ -211,7 +223,7 @@ V["3"] = figs.ObjectionVerdict(
          r"cosine with $\nabla F_{{\mathrm{{full}}}}$: {means}", f3,
          means=", ".join(fill("{mean:num2} (κ={kappa:g})", k) for k in f3["per_kappa"])),
     fill((r"a choice of objective (as a stand-in for $\nabla F_{{\mathrm{{full}}}}$: {stand_in})"
-          if f3["exact_phi"] else "{stand_in}"), f3),
+          if f3["exact_phi"] else "{stand_in}"), f3, stand_in=verdict_words("3", f3["stand_in"])),
     fill(r"The stop-gradient direction $2 C^{{-1}} X - (L + L^\top) X$ "
          + (r"is the full gradient of $\Phi$: " if f3["exact_phi"] else r"was compared with the gradient of $\Phi$: ")
          + r"autograd's $\nabla\Phi$ differs from it by at most {gap_max:sci} (relative, float64, {n_seeds} seeds "
@@ -244,7 +256,7 @@ V["4"] = figs.ObjectionVerdict(
     "4", r"$2 (X X^\top + \beta I)^{-1} X \approx 2 X / (d_q + \beta)$ is not justified",
     "cosine and relative error of the approximation over $n$, and on MNIST latents",
     fill("error {error_min:num2}–{error_max:num1} (random), {mnist_error:num2} (MNIST)", f4),
-    f4["verdict"],
+    verdict_words("4"),
     fill("For random LayerNormed latents ($d_q = {d_q}$) the relative error is {errors}"
          + ("; below the {threshold:g} threshold for $n$ in {good}" if f4["any_good"] else
             "; none of these $n$ gets below the {threshold:g} threshold")
@@ -267,7 +279,8 @@ V["5"] = figs.ObjectionVerdict(
            + ("the paper's direction is reproduced at this scale" if f5["all_help"] else
               "the paper's direction is not reproduced at this scale" if f5["none_help"] else
               "the direction depends on the task at this scale")) if f5["none_noisy"] else "{verdict}")
-         + (" (too few seeds yet for {missing:listing})" if f5["some_missing"] else ""), f5),
+         + (" (too few seeds yet for {missing:listing})" if f5["some_missing"] else ""), f5,
+         verdict=verdict_words("5")),
     fill(r"{per_task}. One pair of runs is taken as enough only where $\lvert\text{{mean}}\rvert / \text{{sd}} "
          r"\ge {snr_threshold:g}$." if f5["judged"] else
          "The committed results pair fewer than {min_seeds} seeds per task, so there is nothing to test yet.", f5,
@@ -293,7 +306,7 @@ fm = facts["minor 1"]
 V["minor 1"] = figs.ObjectionVerdict(
     "minor 1", "the clustering claim rests on a picture", "four clustering numbers per layer",
     fill("k-NN {knn_first:num2} → {knn_last:num2}, between/within {bw_first:num2} → {bw_last:num2}", fm),
-    fm["verdict"],
+    verdict_words("minor 1"),
     fill("From layer {first} to layer {last} of the '{variant}' update: {changes}. "
          + ("Rising by more than {rel_tol:pct}: {up:listing}" if fm["any_up"] else
             "None of the numbers rises by more than {rel_tol:pct}")

@@ -9,7 +9,7 @@ words are the chapters'. A builder returns
 - a :class:`~probdr_lite.figures.live.LiveFigure`, which moves on the static site without a kernel;
 - a :class:`probdr_lite.plotting.ScrubFigure`, only where neither of those fits (CONTRIBUTING.md says when);
 - a :class:`probdr_lite.plotting.Table`, shown as Markdown or HTML;
-- or facts (``*_facts``: numbers, booleans, short lists, and the words a threshold chooses, the threshold an
+- or facts (``*_facts``: numbers, booleans, keys and short lists, each choice decided by a threshold given as an
   argument), which a chapter's template fills with :func:`probdr_lite.figures.prose.fill`.
 
 The facts that are measurements and statistics are core, not here: :mod:`probdr_lite.chapter_facts`,

@@ -499,7 +499,7 @@ def test_single_run_evidence_against_the_paired_differences_by_hand():
 def test_training_runs_without_results(tmp_path):
     runs = V.training_runs(tmp_path)
     assert runs == {"charlm": None, "vit": None}
-    assert V.single_runs_facts(runs)["verdict"] == "not yet tested"
+    assert V.single_runs_facts(runs)["verdict"] == "untested"
 
 
 def test_single_runs_verdict_fails_when_one_pair_is_enough(tmp_path):
@@ -522,7 +522,7 @@ def test_single_runs_verdict_holds_when_the_seeds_disagree(tmp_path):
     f = V.single_runs_facts(V.training_runs(tmp_path))
     assert f["verdict"] == "holds" and f["all_noisy"] and f["tasks"][0]["snr"] == pytest.approx(0.0, abs=1e-9)
     write_charlm(tmp_path, 2, -0.05)
-    assert V.single_runs_facts(V.training_runs(tmp_path))["verdict"] == "not yet tested"
+    assert V.single_runs_facts(V.training_runs(tmp_path))["verdict"] == "untested"
     with pytest.raises(ValueError, match="runs"):
         V.single_runs_facts({})
 
