@@ -96,7 +96,7 @@ modes = E.graph_modes(X0, KAPPA, BETA)
 retention = {v: E.mode_retention(paths[v], ETA, D_Q, BETA, KAPPA, v, modes=modes) for v in ("attention", "diffusion")}
 diff_gap = E.differential_gap(X0, KAPPA, KAPPAS2, BETA)
 
-# %% tags=["hide-input"]
+# %%
 # How the tables, figures and sentences name each block (MathJax where it is maths), each reading (with the paper it
 # comes from, cited in the text), each reading's energy (A_t, X_t: held at the step's start; E.SENSE says which way
 # the reading moves it) and each graph of the thesis test.
