@@ -86,8 +86,12 @@ $(NPM_STAMP): package.json package-lock.json
 book: install
 	$(PY) tools/build_book.py
 
+# Every test, on every core: pytest-xdist's workers take whole modules (tests/conftest.py orders them, longest
+# first). The book is built once for all of them, or not at all when make book built the same checkout
+# (tests/book/conftest.py); PROBDR_FRESH_BUILD=1 builds it again anyway.
+TEST_WORKERS ?= auto
 test: install colab-replica
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope
 
 colab-replica: install
 	nice -n 5 $(COLAB_REPLICA) build --optional
@@ -97,13 +101,13 @@ colab: install
 	$(PY) -m pytest tests/colab -s
 
 unit: install
-	$(PY) -m pytest tests/unit
+	$(PY) -m pytest tests/unit -n $(TEST_WORKERS) --dist loadscope
 
 unit-other-cpu: install
 	@echo "this machine's vector path: $$($(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability())');" \
 		"now: $$(env $(OTHER_CPU) $(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability())')," \
 		"one thread"
-	env $(OTHER_CPU) $(PY) -m pytest tests/unit -p no:cacheprovider
+	env $(OTHER_CPU) $(PY) -m pytest tests/unit -p no:cacheprovider -n $(TEST_WORKERS) --dist loadscope
 
 # JupyterLab and jupyterlab-myst come with make install (the tests drive JupyterLab too).
 # Loopback only; Jupyter prints the URL with its token (and refuses root unless told).

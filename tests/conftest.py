@@ -1,22 +1,52 @@
-"""Test-suite wiring: unit tests run first, then the tests that need the built book, then README's install lines.
+"""Test-suite wiring: the order of the work, one process or several.
 
-``make test`` is one pytest run. The book tests (``tests/book``) share a
-session fixture that builds the book once (every notebook executed); pytest
-runs them after all the unit tests so that a quick failure shows up first.
+``make test`` is one pytest run over every core (pytest-xdist, ``-n auto --dist loadscope``: a module's tests stay
+on one worker, so each module's browser, server, replica or venv fixtures are made once). The book tests
+(``tests/book``) share a session fixture that builds the book once for all workers, or reuses the build
+``make book`` left when nothing it reads has changed (``tests/book/conftest.py``).
+
+The order differs with the number of processes:
+
+- **one process** (``pytest`` alone): unit tests first, so that a quick failure shows up first, then the tests
+  of the built book (browser tests last among them), then README's install lines;
+- **several workers**: the longest modules first (the Colab replica, the install lines, the servers and
+  browsers over the built book), then the unit tests, whose many short modules fill the workers' last minutes
+  evenly. xdist hands out modules in this order as workers free up.
 """
+
+import os
 
 import pytest
 
+#: Rank of a test module's tier when several workers share the work: lower starts earlier. The long tiers go
+#: first so that no worker is left with one of them while the others have finished.
+PARALLEL_RANK = (
+    ("/tests/colab/", 0),      # every reader notebook executed in the Colab replica
+    ("/tests/install/", 1),    # README's install lines, each in a new virtual environment
+    ("/tests/frontend/", 2),   # JupyterLab and Chromium
+    ("/tests/book/", 3),       # the built book: its first module builds it when it is out of date
+    ("/tests/unit/", 5),
+)
+
+
+def _serial_rank(item) -> int:
+    path = str(item.fspath)
+    if "/tests/install/" in path:  # new virtual environments from PyPI: the slowest, last
+        return 3
+    if "/tests/book/" in path:
+        return 2 if item.get_closest_marker("browser") else 1
+    return 0
+
+
+def _parallel_rank(item) -> int:
+    path = str(item.fspath)
+    return next((rank for part, rank in PARALLEL_RANK if part in path), 4)
+
 
 def pytest_collection_modifyitems(config, items):
-    def rank(item):
-        path = str(item.fspath)
-        if "/tests/install/" in path:  # new virtual environments from PyPI: the slowest, last
-            return 3
-        if "/tests/book/" in path:
-            return 2 if item.get_closest_marker("browser") else 1
-        return 0
-
+    # Every xdist worker collects, and the controller checks that all of them collected the same order; the
+    # workers know they are workers from PYTEST_XDIST_WORKER.
+    rank = _parallel_rank if os.environ.get("PYTEST_XDIST_WORKER") else _serial_rank
     items.sort(key=rank)  # sort is stable: order within each group is kept
 
 
