@@ -36,16 +36,16 @@ Core (no matplotlib, no widgets):
 
 Presentation:
 
-- :mod:`probdr_lite.figures`       figures, slider panels, tables and the facts that the chapters' sentences state,
+- :mod:`probdr_lite.presentation.figures`       figures, slider panels, tables and the facts that the chapters' sentences state,
   per topic (``eigenmaps``, ``elbo``, ``unrolling``, ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``,
   ``objections``, ``energies``, ``environment``);
-  :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
-  :mod:`probdr_lite.figures.prose` the book's number formatters and ``fill``, which fills a chapter's sentence
+  :mod:`probdr_lite.presentation.style` the label and colour of every variant and number;
+  :mod:`probdr_lite.presentation.prose` the book's number formatters and ``fill``, which fills a chapter's sentence
   with computed facts (``glue`` publishes one for another page to paste), and the words of the core facts'
   directions (``TREND_WORDS``);
-  :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
+  :mod:`probdr_lite.presentation.live` the kernel-free live figures of the static site (data computed here,
   drawn by ``live.js`` in the browser)
-- :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures
+- :mod:`probdr_lite.presentation.plotting`, :mod:`probdr_lite.presentation.widgets`  shared plotting helpers, tables, sliders, scrub figures
 
 The repository's tooling is not in the package: ``tools/notebooks.py`` writes the chapters' notebooks (the
 book's and the reader notebooks for Jupyter and Colab) from their Jupytext sources and checks the committed ones.

@@ -1,13 +1,13 @@
 """Small measurements of the Laplacian Eigenmaps, unrolled-inference and transformer-block chapters.
 
 Each function computes what a chapter's sentence states, and the chapter holds the sentence: a template filled by
-:func:`probdr_lite.figures.prose.fill` (``book/src/laplacian_eigenmaps.py``, ``book/src/unrolled_inference.py``), or,
+:func:`probdr_lite.presentation.prose.fill` (``book/src/laplacian_eigenmaps.py``, ``book/src/unrolled_inference.py``), or,
 for the transformer block's toy, templates the chapter passes its live figure, which
-:func:`probdr_lite.figures.live.chapters.toy_live` fills (``book/src/transformer_block.py``).
+:func:`probdr_lite.presentation.live.builders.toy_live` fills (``book/src/transformer_block.py``).
 :func:`order_along_roll` builds the heat-kernel k-NN graph of the Swiss roll at each (k, t) and its one-dimensional
 Laplacian Eigenmaps embedding, and scores how well that coordinate sorts the points along the roll;
 :func:`unrolling_facts` says which settings keep the order. :func:`agreement_facts` counts the decimals that the
-principal-angle cosines of :func:`probdr_lite.figures.eigenmaps.compare_figure`'s rows share with 1
+principal-angle cosines of :func:`probdr_lite.presentation.figures.neighbourhoods.compare_figure`'s rows share with 1
 (:func:`decimals_of_agreement`). :func:`eta_outcomes` runs gradient ascent on the LE-ELBO at each step size and
 says whether it diverged, converged or fell short; :func:`eta_facts` groups the step sizes by that and sets them
 beside the step-size thresholds. :func:`toy_beta_effect` runs the transformer-block toy's blocks at both ends of

@@ -2,7 +2,7 @@
 
 ``make install`` installs the exact versions of ``requirements-lock.txt`` (``make lock``
 re-resolves them from pyproject.toml's ranges). This module reads and compares
-versions (core); :mod:`probdr_lite.figures.environment` turns them into the facts and tables of the
+versions (core); :mod:`probdr_lite.presentation.figures.versions` turns them into the facts and tables of the
 book's Environment page, whose sentences the page writes. The page is computed while the book is built, so the page always states the
 versions of the build that produced it, and says so when an installed version differs from
 the lock.

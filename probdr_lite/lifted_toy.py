@@ -13,7 +13,7 @@ centres and rescales, so the latents never leave the 3-D span of Q: the dynamics
 z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enters only through the feed-forward term
 2 / (d_q + beta) of the "paper" variant.
 
-The figures of the toy are presentation, in :mod:`probdr_lite.figures.block`.
+The figures of the toy are presentation, in :mod:`probdr_lite.presentation.figures.block`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ class. The paper leaves beta, the mask M, the number of images, W_E and weight s
 - :func:`kmeans_nmi_spread`  how much k-means' NMI moves with its seed alone (the noise of that number);
 - :func:`sweep`              the numbers after 8 blocks over a grid of kappa and eta.
 
-Tables, figures and the live panel are in :mod:`probdr_lite.figures.mnist`. Every function that runs blocks on a
+Tables, figures and the live panel are in :mod:`probdr_lite.presentation.figures.mnist`. Every function that runs blocks on a
 few thousand points or fewer does so on one thread (see :mod:`probdr_lite._threads`).
 """
 

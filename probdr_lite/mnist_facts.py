@@ -1,17 +1,17 @@
 """The facts behind the MNIST chapter's computed sentences: its numbers in, a dict of facts out.
 
 The sentences themselves live in the chapter (``book/src/mnist_at_init.py``), as templates filled by
-:func:`probdr_lite.figures.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
+:func:`probdr_lite.presentation.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
 and, as booleans or small enums (a direction ``"up"``/``"down"``/``"flat"``, a metric's key), every choice that
 follows from a number, each decided by a threshold of :data:`WORDS` (so the tests can feed numbers for which each
 choice would be false). A template holds no threshold, and the words for the enums are presentation's (a direction's
-in :data:`probdr_lite.figures.prose.TREND_WORDS`, a metric's label in :data:`probdr_lite.figures.style.METRIC_LABELS`).
+in :data:`probdr_lite.presentation.prose.TREND_WORDS`, a metric's label in :data:`probdr_lite.presentation.style.METRIC_LABELS`).
 
 The numbers come from :func:`probdr_lite.metrics.layer_metrics` rows (one dict per layer and variant, as the
 chapter's tables use) and from :func:`probdr_lite.mnist_blocks.sweep`.
 
 :func:`live_facts` feeds the caption of the chapter's kernel-free live figure, whose clauses the chapter passes to
-:func:`probdr_lite.figures.live.chapters.mnist_live`.
+:func:`probdr_lite.presentation.live.builders.mnist_live`.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def pixel_facts(knn_pixels, knn_latents) -> dict:
 
 def live_facts(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> dict:
     """What the live figure shows along its kappa axis at the other controls' defaults (``at`` = the indices of the
-    default kappa, eta, beta), after ``n_layers`` blocks, from :func:`probdr_lite.figures.live.chapters.mnist_grid`.
+    default kappa, eta, beta), after ``n_layers`` blocks, from :func:`probdr_lite.presentation.live.builders.mnist_grid`.
 
     Each kappa is one of three cases: the first two coordinates shrink to a *spot* (their root mean squared distance
     to their mean is below ``spot_width``, the figure's own test), the images *stay* where they are (mean distance

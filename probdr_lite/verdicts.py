@@ -6,9 +6,9 @@ chapter next to the verdicts). A verdict is about the objection and is one of th
 "holds" means the numbers back it, "fails" that they do not, "depends" that they back it in one regime and not
 in another (the chapter says which regime), "untested" that there is nothing to judge yet, and for objection 1
 "full_only" or "tangent_only", that only one of its two measures backs it. The words, like the sentences, are the
-chapter's (``book/src/objections.py``), templates filled by :func:`probdr_lite.figures.prose.fill`; a template
+chapter's (``book/src/objections.py``), templates filled by :func:`probdr_lite.presentation.prose.fill`; a template
 chooses only on the booleans returned here, and the chapter writes each verdict's row of the summary table as a
-:class:`probdr_lite.figures.objections.ObjectionVerdict`.
+:class:`probdr_lite.presentation.figures.objection_tests.ObjectionVerdict`.
 
 A range of values is stated by three facts, ``<name>_lo``, ``<name>_hi`` and ``<name>_one`` (the two ends print
 alike at the digits the chapter prints, so the range is one number). A metric is named by its key in

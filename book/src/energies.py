@@ -49,10 +49,10 @@ from probdr_lite import objections as O
 from probdr_lite import thesis
 from probdr_lite import unrolled as U
 from probdr_lite.data import load_mnist
-from probdr_lite.figures import energies as figs
-from probdr_lite.figures.prose import fill, glue, sci
-from probdr_lite.figures.block import make_toy
-from probdr_lite.figures.style import describe
+from probdr_lite.presentation.figures import readings as figs
+from probdr_lite.presentation.prose import fill, glue, sci
+from probdr_lite.presentation.figures.block import make_toy
+from probdr_lite.presentation.style import describe
 
 # %% [markdown]
 # ## The setting

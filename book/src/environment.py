@@ -25,8 +25,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
-from probdr_lite.figures import environment
-from probdr_lite.figures.prose import fill
+from probdr_lite.presentation.figures import versions as environment
+from probdr_lite.presentation.prose import fill
 
 facts = environment.summary_facts()
 differ = ", ".join(fill("{name} ({installed}, locked {locked})" if d["present"] else

@@ -40,8 +40,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
-from probdr_lite.figures.live.chapters import mnist_live
-from probdr_lite.figures.mnist import (
+from probdr_lite.presentation.live.builders import mnist_live
+from probdr_lite.presentation.figures.mnist import (
     before_after_figure,
     layer_table,
     metric_lines_figure,
@@ -61,8 +61,8 @@ from probdr_lite.mnist_facts import (
     sweep_facts,
     variants_facts,
 )
-from probdr_lite.figures.prose import fill, glue, num
-from probdr_lite.figures.style import METRIC_LABELS, describe
+from probdr_lite.presentation.prose import fill, glue, num
+from probdr_lite.presentation.style import METRIC_LABELS, describe
 from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
 from probdr_lite.mnist_blocks import (
     PAPER,

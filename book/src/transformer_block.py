@@ -46,7 +46,7 @@ from IPython.display import Markdown, display
 
 from probdr_lite.data import load_mnist
 from probdr_lite.diagonal_transformer import DiagonalTransformer
-from probdr_lite.figures.block import (
+from probdr_lite.presentation.figures.block import (
     direction_facts,
     euler_facts,
     logits_facts,
@@ -56,7 +56,7 @@ from probdr_lite.figures.block import (
     regulariser_facts,
     variant_panel,
 )
-from probdr_lite.figures.bridge import (
+from probdr_lite.presentation.figures.bridge import (
     bridge_facts,
     bump_panel,
     bump_scrub,
@@ -64,9 +64,9 @@ from probdr_lite.figures.bridge import (
     laplacian_eigenvalues,
     spectra_figure,
 )
-from probdr_lite.figures.live.chapters import toy_live
-from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import describe
+from probdr_lite.presentation.live.builders import toy_live
+from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import heat_kernel_attention, knn_graph, laplacian
 from probdr_lite.probdr import step_sizes
 from probdr_lite.unrolled import (

@@ -8,7 +8,7 @@ import pytest
 import scipy.linalg as sla
 from scipy.special import softmax
 
-from probdr_lite.figures import bridge as B
+from probdr_lite.presentation.figures import bridge as B
 from probdr_lite.graphs import knn_graph, laplacian
 
 matplotlib.use("Agg")

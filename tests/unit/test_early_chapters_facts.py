@@ -235,7 +235,7 @@ def builders(chapter):
     """The figure, panel and scrub builders ``chapter`` imports from the figures of its topic."""
     tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
     return {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-            and n.module in ("probdr_lite.figures.eigenmaps", "probdr_lite.figures.unrolling") for a in n.names}
+            and n.module in ("probdr_lite.presentation.figures.neighbourhoods", "probdr_lite.presentation.figures.unrolling") for a in n.names}
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

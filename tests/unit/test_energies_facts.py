@@ -1,7 +1,7 @@
-"""The energies chapter's facts (figures/energies.py) and the templates of its cells that state them.
+"""The energies chapter's facts (presentation/figures/readings.py) and the templates of its cells that state them.
 
 Each fact is checked against the numbers it comes from, and each word or boolean on numbers just either side of its
-threshold (:data:`~probdr_lite.figures.energies.WORDS`, or the identity threshold), so a choice that the numbers do
+threshold (:data:`~probdr_lite.presentation.figures.readings.WORDS`, or the identity threshold), so a choice that the numbers do
 not support is not made. The last tests read ``book/src/energies.py`` and fill every piece of every template (every
 branch of each ``... if facts["x"] else ...``) from the facts the cell passes, so a slot without a fact, or a
 formatter that does not fit its fact, fails here rather than in the book build; and they check that a template
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from probdr_lite import energies as E
-from probdr_lite.figures import energies as F
+from probdr_lite.presentation.figures import readings as F
 from probdr_lite.objections import THRESHOLDS
 from probdr_lite.thesis import CEILING
 
@@ -497,7 +497,7 @@ def fill_calls():
 
 
 def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
-    """What the chapter takes from figures/energies is tables, figures, names and facts, never a sentence; and it
+    """What the chapter takes from presentation/figures/readings is tables, figures, names and facts, never a sentence; and it
     passes every facts function of the module to fill."""
     source = CHAPTER.read_text(encoding="utf-8")
     used = {n.attr for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Attribute)

@@ -1,6 +1,6 @@
-"""The Environment page's opening paragraph: facts from figures/environment.py, templates in the chapter.
+"""The Environment page's opening paragraph: facts from presentation/figures/versions.py, templates in the chapter.
 
-The facts of :func:`~probdr_lite.figures.environment.summary_facts` are checked against locks written here, whose
+The facts of :func:`~probdr_lite.presentation.figures.versions.summary_facts` are checked against locks written here, whose
 pins match, differ from or miss the installed versions by construction, and against a checkout without a lock (as
 on Colab, where the package is installed from git and the notebook runs in ``/content``). The last tests read
 ``book/src/environment.py``: every piece of every template (each branch of each ``... if facts["x"] else ...``) is
@@ -18,7 +18,7 @@ import IPython.display
 import pytest
 
 from probdr_lite import environment as E
-from probdr_lite.figures import environment as F
+from probdr_lite.presentation.figures import versions as F
 
 from .chapter_calls import chapter_calls, check_template, source_cells
 

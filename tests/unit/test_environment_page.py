@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from probdr_lite import environment
-from probdr_lite.figures import environment as page
+from probdr_lite.presentation.figures import versions as page
 
 ROOT = Path(__file__).resolve().parents[2]
 

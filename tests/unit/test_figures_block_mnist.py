@@ -19,12 +19,12 @@ from sklearn.metrics import normalized_mutual_info_score, silhouette_score  # no
 from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 
-from probdr_lite.figures import block as B  # noqa: E402
+from probdr_lite.presentation.figures import block as B  # noqa: E402
 from probdr_lite import mnist_blocks as MB  # noqa: E402
-from probdr_lite.figures import mnist as M  # noqa: E402
+from probdr_lite.presentation.figures import mnist as M  # noqa: E402
 from probdr_lite._threads import single_threaded  # noqa: E402
 from probdr_lite.metrics import layer_metrics  # noqa: E402
-from probdr_lite.plotting import figure_data  # noqa: E402
+from probdr_lite.presentation.plotting import figure_data  # noqa: E402
 from probdr_lite.graphs import heat_kernel_attention  # noqa: E402
 from probdr_lite.unrolled import CHAPTER_VARIANTS, attention_matrix, euler_diffusion_errors, layer_norm, unroll  # noqa: E402
 

@@ -3,7 +3,7 @@ private names.
 
     core          maths, measurements, statistics, experiments, data, the chapters' facts (chapter_facts,
                   mnist_facts, verdicts)   (everything not listed below)
-    presentation  probdr_lite.figures.*, probdr_lite.plotting, probdr_lite.widgets: labels, colours, prose, plots
+    presentation  probdr_lite.presentation.figures.*, probdr_lite.presentation.plotting, probdr_lite.presentation.widgets: labels, colours, prose, plots
     chapters      book/src/*.py (not part of the package)
 
 The walk parses every module with ``ast`` and looks at every import, including those inside functions, with
@@ -31,7 +31,7 @@ from .source_imports import resolve
 
 PACKAGE = Path(__file__).resolve().parents[2] / "probdr_lite"
 
-PRESENTATION = ("probdr_lite.figures", "probdr_lite.plotting", "probdr_lite.widgets")
+PRESENTATION = ("probdr_lite.presentation",)
 
 #: module -> why it still fails (to be emptied when the owners' branches are merged)
 KNOWN_OFFENDERS: dict = {}
@@ -116,15 +116,15 @@ from . import attention
 
 
 def f():
-    from probdr_lite.figures.style import VARIANT_STYLE
-    from probdr_lite.figures.eigenmaps import _edges
+    from probdr_lite.presentation.style import VARIANT_STYLE
+    from probdr_lite.presentation.figures.neighbourhoods import _edges
     return U._check_latents(1.0), U.unroll, VARIANT_STYLE
 """
 
 
 def test_the_walk_sees_every_kind_of_import():
     """The checker itself, on a sample with every shape (so that a clean result means something)."""
-    assert "probdr_lite.unrolled" in MODULES and "probdr_lite.figures.mnist" in MODULES
+    assert "probdr_lite.unrolled" in MODULES and "probdr_lite.presentation.figures.mnist" in MODULES
     assert "probdr_lite.experiments" in MODULES and "probdr_lite.experiments.charlm" in MODULES
     seen = {(t, n) for _, t, n in imports("probdr_lite.experiments.charlm", SAMPLE)}
     assert ("probdr_lite._validation", "check_scalar") in seen  # relative, two dots
@@ -132,9 +132,9 @@ def test_the_walk_sees_every_kind_of_import():
     assert ("probdr_lite.unrolled", "_check_latents") in seen and ("probdr_lite.unrolled", "unroll") in seen
     found = violations("probdr_lite.experiments.charlm", SAMPLE)
     assert len(found) == 4, found  # two upward imports inside f, _edges, U._check_latents
-    assert violations("probdr_lite.figures.sample", SAMPLE) == [  # presentation may import presentation
-        "probdr_lite.figures.sample:10 uses the private name _edges of probdr_lite.figures.eigenmaps",
-        "probdr_lite.figures.sample:11 uses the private name _check_latents of probdr_lite.unrolled"]
+    assert violations("probdr_lite.presentation.figures.sample", SAMPLE) == [  # presentation may import presentation
+        "probdr_lite.presentation.figures.sample:10 uses the private name _edges of probdr_lite.presentation.figures.neighbourhoods",
+        "probdr_lite.presentation.figures.sample:11 uses the private name _check_latents of probdr_lite.unrolled"]
     assert is_private("_labels") and not is_private("__version__")
 
 
@@ -154,8 +154,8 @@ def test_known_offenders_are_modules():
 
 
 def test_plotting_sits_below_the_figures():
-    """probdr_lite.plotting is the presentation layer's base (figures build on it): it imports nothing from
-    probdr_lite.figures, so the figures never import a module that imports them back."""
-    upward = [(line, target) for line, target, _ in imports("probdr_lite.plotting")
-              if target == "probdr_lite.figures" or target.startswith("probdr_lite.figures.")]
+    """probdr_lite.presentation.plotting is the presentation layer's base (figures build on it): it imports nothing from
+    probdr_lite.presentation.figures, so the figures never import a module that imports them back."""
+    upward = [(line, target) for line, target, _ in imports("probdr_lite.presentation.plotting")
+              if target == "probdr_lite.presentation.figures" or target.startswith("probdr_lite.presentation.figures.")]
     assert upward == [], upward

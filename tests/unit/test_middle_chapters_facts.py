@@ -17,16 +17,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probdr_lite.figures import block as K
-from probdr_lite.figures import bridge as B
-from probdr_lite.figures.prose import fill, num
+from probdr_lite.presentation.figures import block as K
+from probdr_lite.presentation.figures import bridge as B
+from probdr_lite.presentation.prose import fill, num
 
 from .chapter_calls import check_template, source_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ("probdr_elbo", "transformer_block", "mnist_at_init")
-MODULES = ("probdr_lite.figures.elbo", "probdr_lite.figures.block", "probdr_lite.figures.bridge",
-           "probdr_lite.figures.mnist")
+MODULES = ("probdr_lite.presentation.figures.elbo", "probdr_lite.presentation.figures.block", "probdr_lite.presentation.figures.bridge",
+           "probdr_lite.presentation.figures.mnist")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from probdr_lite import mnist_facts as MT
-from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.presentation.style import METRIC_LABELS
 from probdr_lite.unrolled import CHAPTER_VARIANTS
 
 from .chapter_calls import check_template, source_cells

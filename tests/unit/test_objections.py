@@ -16,9 +16,9 @@ import torch
 from probdr_lite import objections as O
 from probdr_lite import unrolled as U
 from probdr_lite import verdicts as V
-from probdr_lite.figures import objections as figs
+from probdr_lite.presentation.figures import objection_tests as figs
 from probdr_lite.metrics import cluster_metrics
-from probdr_lite.plotting import figure_data
+from probdr_lite.presentation.plotting import figure_data
 
 from .chapter_calls import chapter_calls, words_passed
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from probdr_lite import verdicts as V
-from probdr_lite.figures import objections as figs
-from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.presentation.figures import objection_tests as figs
+from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.style import METRIC_LABELS
 from probdr_lite.metrics import METRIC_NAMES
 from probdr_lite.objections import THRESHOLDS, single_run_evidence
 

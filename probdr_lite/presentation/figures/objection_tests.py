@@ -2,7 +2,7 @@
 
 Every builder takes the arrays the chapter has already computed (so nothing is computed twice) and returns a
 matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of
-it each number falls on. The figures' descriptions (alt texts, :func:`probdr_lite.figures.style.describe`), the
+it each number falls on. The figures' descriptions (alt texts, :func:`probdr_lite.presentation.style.describe`), the
 tables' captions and what each threshold decides are the chapter's words: the chapter describes each figure after
 building it and passes the rest in. :class:`ObjectionVerdict` holds one row of the summary table, each cell
 the chapter's words; the facts the verdicts follow from are core (:mod:`probdr_lite.verdicts`).
@@ -16,12 +16,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar
-from probdr_lite.figures.prose import num
-from probdr_lite.figures.style import METRIC_LABELS as METRICS
-from probdr_lite.figures.style import variant_style
+from probdr_lite.presentation.prose import num
+from probdr_lite.presentation.style import METRIC_LABELS as METRICS
+from probdr_lite.presentation.style import variant_style
 from probdr_lite.objections import (THRESHOLDS, asymmetry_along_path, metrics_by_variant, regulariser_prediction,
                                     regulariser_sweep, stop_gradient_sweep)
-from probdr_lite.plotting import Table
+from probdr_lite.presentation.plotting import Table
 from probdr_lite.verdicts import training_runs
 
 #: The two numbers that measure clustering *by class* (the claim of the MNIST figure); the other two are local.
@@ -76,7 +76,7 @@ def _metrics(metrics) -> dict:
 
 
 def _style(variant):
-    """(label, colour) of a block variant from the book-wide :data:`probdr_lite.figures.style.VARIANT_STYLE`."""
+    """(label, colour) of a block variant from the book-wide :data:`probdr_lite.presentation.style.VARIANT_STYLE`."""
     try:
         return tuple(variant_style(variant, "block"))
     except ValueError:

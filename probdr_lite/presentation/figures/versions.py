@@ -6,7 +6,7 @@ import platform
 from pathlib import Path
 
 from probdr_lite.environment import LOCK_NAME, compare, direct_requirements, find_lock, installed_version, use_rank
-from probdr_lite.plotting import Table
+from probdr_lite.presentation.plotting import Table
 
 __all__ = ["summary_facts", "requirements_table", "lock_table"]
 
@@ -42,7 +42,7 @@ def summary_facts(path: Path | None = None) -> dict:
 
 
 def requirements_table():
-    """A :class:`~probdr_lite.plotting.Table` of the package's own requirements: what each is
+    """A :class:`~probdr_lite.presentation.plotting.Table` of the package's own requirements: what each is
     needed for, and the version installed."""
     rows = sorted(direct_requirements().items(), key=lambda kv: (use_rank(kv[1].split(", ")[0]), kv[0]))
     body = [[name, use, installed_version(name) or "not installed"] for name, use in rows]
@@ -50,7 +50,7 @@ def requirements_table():
 
 
 def lock_table(path: Path | None = None):
-    """A :class:`~probdr_lite.plotting.Table` of every package the lock pins for this platform,
+    """A :class:`~probdr_lite.presentation.plotting.Table` of every package the lock pins for this platform,
     with its locked and installed versions (``None`` when there is no lock)."""
     path = path or find_lock()
     if path is None:

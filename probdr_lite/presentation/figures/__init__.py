@@ -4,13 +4,13 @@ The chapters call these functions instead of defining plotting code inline, so t
 words are the chapters'. A builder returns
 
 - a matplotlib figure, sometimes with an ``update`` function that redraws it; the chapter gives it its alt text
-  (:func:`probdr_lite.figures.style.describe`) in the cell that builds it;
-- a :class:`probdr_lite.widgets.SliderPanel`, for a reader with a kernel;
-- a :class:`~probdr_lite.figures.live.LiveFigure`, which moves on the static site without a kernel;
-- a :class:`probdr_lite.plotting.ScrubFigure`, only where neither of those fits (CONTRIBUTING.md says when);
-- a :class:`probdr_lite.plotting.Table`, shown as Markdown or HTML;
+  (:func:`probdr_lite.presentation.style.describe`) in the cell that builds it;
+- a :class:`probdr_lite.presentation.widgets.SliderPanel`, for a reader with a kernel;
+- a :class:`~probdr_lite.presentation.live.LiveFigure`, which moves on the static site without a kernel;
+- a :class:`probdr_lite.presentation.plotting.ScrubFigure`, only where neither of those fits (CONTRIBUTING.md says when);
+- a :class:`probdr_lite.presentation.plotting.Table`, shown as Markdown or HTML;
 - or facts (``*_facts``: numbers, booleans, keys and short lists, each choice decided by a threshold given as an
-  argument), which a chapter's template fills with :func:`probdr_lite.figures.prose.fill`.
+  argument), which a chapter's template fills with :func:`probdr_lite.presentation.prose.fill`.
 
 The facts that are measurements and statistics are core, not here: :mod:`probdr_lite.chapter_facts`,
 :mod:`probdr_lite.mnist_facts` and :mod:`probdr_lite.verdicts`.

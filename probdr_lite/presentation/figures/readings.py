@@ -3,19 +3,19 @@
 them).
 
 The sentences themselves live in the chapter (``book/src/energies.py``), as templates filled by
-:func:`probdr_lite.figures.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
+:func:`probdr_lite.presentation.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
 and, as booleans, short lists of names or words, every choice that follows from a number, each decided by a
 threshold passed in, taken from :data:`WORDS` or from :data:`probdr_lite.objections.THRESHOLDS` (so the tests can
 feed numbers for which each choice would be false). A template holds no threshold.
 
-Tables are :class:`probdr_lite.plotting.Table` objects meant to be shown as Markdown (``table.to_markdown()``), so
+Tables are :class:`probdr_lite.presentation.plotting.Table` objects meant to be shown as Markdown (``table.to_markdown()``), so
 that their MathJax renders. Their words come from the chapter too: its ``names`` (one dict of dicts, keyed by
 ``"variant"``, ``"reading"``, ``"energy"``, ``"graph"``, ``"graph_short"``, ``"sense"`` and ``"move"``, plus the
 word ``"none"`` and the template ``"where"``) name the blocks, readings, energies and graphs in every table, figure
 and fact (without them, a key stands for its own name), and each table's ``columns`` and each figure's ``labels``
 give its headers, axis labels, titles and the templates of the cells made from numbers. So do the captions, the
 cells that are sentences and the figures' alt texts: the chapter gives each figure built here its sentence with
-:func:`probdr_lite.figures.style.describe`, filled from the facts (the panel counts of :func:`panel_facts`).
+:func:`probdr_lite.presentation.style.describe`, filled from the facts (the panel counts of :func:`panel_facts`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import numpy as np
 from probdr_lite._validation import check_array, check_length, check_result, check_scalar
 from probdr_lite.energies import (FILTER_READINGS, FROZEN, READINGS, SENSE, energy_table, frequency_response,
                                   update_alignment)
-from probdr_lite.figures.prose import fill, listing, num, sci, trend
-from probdr_lite.figures.style import variant_colour
+from probdr_lite.presentation.prose import fill, listing, num, sci, trend
+from probdr_lite.presentation.style import variant_colour
 from probdr_lite.objections import THRESHOLDS
-from probdr_lite.plotting import Table
+from probdr_lite.presentation.plotting import Table
 from probdr_lite.thesis import CEILING, random_baseline, robustness_facts
 
 __all__ = [
@@ -242,7 +242,7 @@ def objectives_facts(table: dict, names=None, readings=("ple", "phi"), rel_tol=N
 
     ``readings``: one dict each with the reading's name ``reading``, ``n_steps``, ``raised`` (its reading raises
     it), ``ends`` (one {variant, first, last, trend} per block, ``trend`` being the word of
-    :func:`~probdr_lite.figures.prose.trend`), and ``undone`` (the names of the blocks whose every step moves the
+    :func:`~probdr_lite.presentation.prose.trend`), and ``undone`` (the names of the blocks whose every step moves the
     frozen energy the reading's way while the value with each layer's own graph does not end moved that way; empty
     for a reading that is not frozen) with ``any_undone``.
     """

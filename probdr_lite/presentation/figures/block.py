@@ -5,7 +5,7 @@ through the blocks (:func:`~probdr_lite.lifted_toy.toy_paths`) are core maths in
 they are imported here too, so that the chapter builds the toy and its figures from one module.
 
 The figure builders return a figure (with an ``update`` function where it moves) or a
-:class:`~probdr_lite.widgets.SliderPanel`, without alt text: the sentences about the figures are the chapter's, which
+:class:`~probdr_lite.presentation.widgets.SliderPanel`, without alt text: the sentences about the figures are the chapter's, which
 describes each one after building it. The checks the chapter prints are core maths:
 :func:`probdr_lite.graphs.heat_kernel_attention` and :func:`probdr_lite.unrolled.euler_diffusion_errors`.
 """
@@ -17,11 +17,11 @@ import numpy as np
 
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite._threads import single_threaded
-from probdr_lite.figures.style import variant_label
+from probdr_lite.presentation.style import variant_label
 from probdr_lite.lifted_toy import LiftedToy, lift_toy, make_toy, toy_paths
-from probdr_lite.plotting import class_scatter
+from probdr_lite.presentation.plotting import class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
-from probdr_lite.widgets import Slider, SliderPanel
+from probdr_lite.presentation.widgets import Slider, SliderPanel
 
 __all__ = [
     "LiftedToy",

@@ -26,12 +26,12 @@ import torch
 
 from probdr_lite._threads import single_threaded
 from probdr_lite._validation import check_array, check_choice, check_class_labels, check_result, check_scalar, check_text
-from probdr_lite.figures.style import METRIC_LABELS, variant_colour, variant_label
+from probdr_lite.presentation.style import METRIC_LABELS, variant_colour, variant_label
 from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names, layer_metrics
 from probdr_lite.mnist_blocks import PAPER, MnistSettings
-from probdr_lite.plotting import Table, class_scatter
+from probdr_lite.presentation.plotting import Table, class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, unroll
-from probdr_lite.widgets import Slider, SliderPanel
+from probdr_lite.presentation.widgets import Slider, SliderPanel
 
 __all__ = [
     "settings_table",
@@ -49,7 +49,7 @@ __all__ = [
 # A table without pandas
 
 
-# (Table lives in probdr_lite.plotting, shared with the other chapters.)
+# (Table lives in probdr_lite.presentation.plotting, shared with the other chapters.)
 
 
 def _row_name(row) -> str:
@@ -155,7 +155,7 @@ def _legend_image(classes, dpi=72) -> np.ndarray:
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
-    from probdr_lite.plotting import CLASS_COLOURS
+    from probdr_lite.presentation.plotting import CLASS_COLOURS
 
     fig = Figure(figsize=(1.0, 3.0), dpi=dpi)
     canvas = FigureCanvasAgg(fig)

@@ -10,14 +10,14 @@ Chapters by their number in the book's sidebar (1 is the data chapter):
 - :func:`mnist_live` (chapter 6): the paper's block on 2,000 MNIST images over a grid of kappa, eta, beta and depth
   (:func:`probdr_lite.mnist_blocks.run_blocks`, the chapter's own function), the first two latent coordinates with
   a colour key and a choice of fixed or following axes, and the between/within-class ratio at every layer; its
-  points are loaded per setting (see :mod:`probdr_lite.figures.live`).
+  points are loaded per setting (see :mod:`probdr_lite.presentation.live`).
 
 Every scatter's axes follow the data of the current setting, except chapter 3's, which are fixed on purpose (the
 caption says why), and chapter 6's, where the reader chooses. Wherever a panel has nothing or little to show at some
 setting (no direction kept, a diverged run, a graph in pieces), a sentence in the panel says what happened.
 
 The sentences are the chapters': each builder takes ``text``, a dict of templates written in the chapter's cell
-(the keys of :data:`TEXT_KEYS`), and fills them with :func:`probdr_lite.figures.prose.fill` from the facts it
+(the keys of :data:`TEXT_KEYS`), and fills them with :func:`probdr_lite.presentation.prose.fill` from the facts it
 computes, the caption once and each panel's sentence for every setting of the grid. The facts, and which sentence
 a setting gets, come from the ``*_facts`` functions here, so the tests can check them on numbers either side of
 each choice. Each panel's alt text is a template of the chapter's too (:func:`_panel_text`): its build-time slots are
@@ -42,9 +42,9 @@ from scipy.sparse.csgraph import connected_components
 from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar, check_text
 from probdr_lite._threads import single_threaded
 from probdr_lite.metrics import rms_spread
-from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
-from probdr_lite.figures.prose import fill, listing, num
-from probdr_lite.figures.style import CLASS_COLOURS, VARIANT_STYLE
+from probdr_lite.presentation.live import LiveFigure, array, control, grid_cells, points
+from probdr_lite.presentation.prose import fill, listing, num
+from probdr_lite.presentation.style import CLASS_COLOURS, VARIANT_STYLE
 
 __all__ = [
     "CLASS_PALETTE",
@@ -151,15 +151,15 @@ def toy_facts(n_points: int, effect: dict) -> dict:
 def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     """Chapter 5's toy as a live figure: the browser runs the blocks (``live.js``) from the toy's 2-D points.
 
-    The lifted latents live in a 3-D span (see :mod:`probdr_lite.figures.block`), so the browser works with unit
+    The lifted latents live in a 3-D span (see :mod:`probdr_lite.presentation.figures.block`), so the browser works with unit
     vectors z_i in R^3 and the same update as :func:`probdr_lite.unrolled.block_step`; the book's tests compare its
-    positions with :func:`probdr_lite.figures.block.toy_paths` at several settings.
+    positions with :func:`probdr_lite.presentation.figures.block.toy_paths` at several settings.
 
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`toy_facts`: the caption, whose
     slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.chapter_facts.toy_beta_effect`)
     how much beta moves the picture over its whole range: ``beta_weak`` where that is little, else
     ``beta_strong``, each with the slots ``moved_rows`` and ``self_rows`` (``beta_moved`` and ``beta_self`` filled
-    for each kappa and joined by :func:`~probdr_lite.figures.prose.listing`), then ``beta_paper`` for the paper's
+    for each kappa and joined by :func:`~probdr_lite.presentation.prose.listing`), then ``beta_paper`` for the paper's
     block. Where beta moves the picture little, the beta control is marked ``weak`` with that sentence, which the
     browser tests read instead of demanding a visible change. ``spot`` and ``empty`` are what the panel says when
     all the points sit at one spot or none can be drawn.
@@ -504,7 +504,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     (default: 30 values from 0.002 to 0.08, ``eta`` and every value of ``include``), the ELBO gap and Gram error per
     step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says).
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`eta_facts`."""
-    from probdr_lite.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
+    from probdr_lite.presentation.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import CONVERGED, fit_le_elbo, le_closed_form, le_elbo
 
     text = _text(text, "eta_live")
