@@ -47,7 +47,7 @@ try:
 except ImportError:  # run as a script from a checkout without installing the package
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     from probdr_lite.presentation.figures import mnist as M
-from probdr_lite.mnist_blocks import mnist_latents  # noqa: E402
+from probdr_lite.chapters.mnist_at_init import mnist_latents  # noqa: E402
 
 TARGET_MS = 150.0
 

@@ -44,9 +44,9 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
-from probdr_lite import energies as E
-from probdr_lite import objections as O
-from probdr_lite import thesis
+from probdr_lite.chapters import energies as E
+from probdr_lite.chapters import objections as O
+from probdr_lite.chapters import energies as thesis
 from probdr_lite import unrolled as U
 from probdr_lite.data import load_mnist
 from probdr_lite.presentation.figures import readings as figs

@@ -45,7 +45,7 @@ from probdr_lite.presentation.figures.neighbourhoods import (
     laplacians_figure,
     neighbours_panel,
 )
-from probdr_lite.chapter_facts import agreement_facts, unrolling_facts
+from probdr_lite.chapters.laplacian_eigenmaps import agreement_facts, unrolling_facts
 from probdr_lite.presentation.live.builders import neighbours_live
 from probdr_lite.presentation.prose import fill
 from probdr_lite.presentation.style import describe

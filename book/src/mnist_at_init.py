@@ -51,28 +51,26 @@ from probdr_lite.presentation.figures.mnist import (
     step_family_figure,
     sweep_figure,
 )
-from probdr_lite.mnist_facts import (
+from probdr_lite.chapters.mnist_at_init import (
+    PAPER,
+    kmeans_nmi_spread,
+    mnist_latents,
     numbers_facts,
     paper_numbers,
+    pick,
     picture_facts,
     pixel_facts,
+    run_blocks,
     step_family_facts,
     summary_facts,
+    sweep,
     sweep_facts,
+    variant_metrics,
     variants_facts,
 )
 from probdr_lite.presentation.prose import fill, glue, num
 from probdr_lite.presentation.style import METRIC_LABELS, describe
 from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
-from probdr_lite.mnist_blocks import (
-    PAPER,
-    kmeans_nmi_spread,
-    mnist_latents,
-    pick,
-    run_blocks,
-    sweep,
-    variant_metrics,
-)
 from probdr_lite.unrolled import STEP_FAMILY, attention_step
 
 # %% [markdown]

@@ -197,7 +197,7 @@ print(f"one block, Pi(X + eta Delta) vs block_step: "
 # uses the same function on MNIST.
 
 # %%
-from probdr_lite.objections import tangent_part as tangent  # Pi's Jacobian at X applied to each row of Delta
+from probdr_lite.chapters.objections import tangent_part as tangent  # Pi's Jacobian at X applied to each row of Delta
 
 exact_part = tangent(update_direction(X0, kappa, beta, "exact"), X0)
 cosines = {}

@@ -37,7 +37,7 @@ from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
-from probdr_lite.chapter_facts import eta_facts
+from probdr_lite.chapters.unrolled_inference import eta_facts
 from probdr_lite.presentation.live.builders import eta_live
 from probdr_lite.presentation.prose import fill
 from probdr_lite.presentation.style import describe

@@ -282,7 +282,7 @@ def test_chapter6_numbers_are_probdr_lites(figure_page):
     """The MNIST figure's numbers are those of the chapter's own functions (run_blocks, between_within_ratio) on its
     2,000 images, at the default setting (the chapter's table) and at two others."""
     from probdr_lite.metrics import between_within_ratio
-    from probdr_lite.mnist_blocks import mnist_latents, run_blocks
+    from probdr_lite.chapters.mnist_at_init import mnist_latents, run_blocks
 
     page, _ = figure_page("mnist")
     X0, labels = mnist_latents(n=2000)

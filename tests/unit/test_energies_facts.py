@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probdr_lite import energies as E
+from probdr_lite.chapters import energies as E
 from probdr_lite.presentation.figures import readings as F
-from probdr_lite.objections import THRESHOLDS
-from probdr_lite.thesis import CEILING
+from probdr_lite.chapters.objections import THRESHOLDS
+from probdr_lite.chapters.energies import CEILING
 
 from .chapter_calls import chapter_calls, check_template, source_cells
 
@@ -121,7 +121,7 @@ def test_harness_facts_follow_the_counts():
     f = F.harness_facts(harness(every))
     assert f["none_all_agree"] and f["all_agree"] == []
     assert all(o["one_agrees"] and o["agree"] == ["paper"] for o in f["others"])
-    with pytest.raises(TypeError, match="table must be the dict returned by probdr_lite.energies.energy_table"):
+    with pytest.raises(TypeError, match="table must be the dict returned by probdr_lite.chapters.energies.energy_table"):
         F.harness_facts([])
     f = F.harness_facts(harness({("ple", v) for v in VARIANTS}))
     assert f["others"][0]["some_agree"] is False and f["others"][0]["agree"] == []
@@ -280,7 +280,7 @@ def test_constructions_facts():
     assert f["any_holds"] and f["any_depends"]
     bare = F.constructions_facts(rows)  # without the chapter's names: each {graph, kappa} and the keys
     assert bare["flat_where"] == [{"graph": "attention", "kappa": 30.0}] and bare["held"][0]["variant"] == "diffusion"
-    with pytest.raises(TypeError, match="facts must be the list returned by probdr_lite.thesis.robustness_facts"):
+    with pytest.raises(TypeError, match="facts must be the list returned by probdr_lite.chapters.energies.robustness_facts"):
         F.constructions_facts({})
     mixed = F.constructions_facts([robust_row(), robust_row(q=10, ends=(0.6, 0.5, 0.4))])
     assert mixed["closer_varies"] and not mixed["closer_held"] and mixed["n_closer"] == 1
@@ -367,7 +367,7 @@ def test_panel_facts_count_the_panels_the_thesis_figures_draw():
                                                                                   qs=(2, 10)).axes)
     finally:
         plt.close("all")
-    with pytest.raises(ValueError, match="baseline must be the dict returned by probdr_lite.thesis.random_baseline"):
+    with pytest.raises(ValueError, match="baseline must be the dict returned by probdr_lite.chapters.energies.random_baseline"):
         F.panel_facts({})
 
 

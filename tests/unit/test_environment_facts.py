@@ -17,7 +17,7 @@ from pathlib import Path
 import IPython.display
 import pytest
 
-from probdr_lite import environment as E
+from probdr_lite.chapters import environment as E
 from probdr_lite.presentation.figures import versions as F
 
 from .chapter_calls import chapter_calls, check_template, source_cells

@@ -1,4 +1,4 @@
-"""probdr_lite.environment: the Environment page compares the installed versions with the lock."""
+"""probdr_lite.chapters.environment: the Environment page compares the installed versions with the lock."""
 
 import importlib.metadata as metadata
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from probdr_lite import environment
+from probdr_lite.chapters import environment
 from probdr_lite.presentation.figures import versions as page
 
 ROOT = Path(__file__).resolve().parents[2]

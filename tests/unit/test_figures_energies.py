@@ -6,7 +6,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from probdr_lite import energies as E
+from probdr_lite.chapters import energies as E
 from probdr_lite.presentation.figures import readings as F
 
 matplotlib.use("Agg")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from probdr_lite.presentation.live import builders as C
-from probdr_lite.mnist_facts import WORDS as MNIST_WORDS
+from probdr_lite.chapters.mnist_at_init import WORDS as MNIST_WORDS
 from probdr_lite.presentation.prose import fill
 
 from .chapter_calls import chapter_calls, words_passed
@@ -83,7 +83,7 @@ def beta_effect(weak=True, variant="paper"):
 
 
 def test_toy_facts():
-    from probdr_lite.chapter_facts import toy_beta_facts
+    from probdr_lite.chapters.transformer_block import toy_beta_facts
 
     for weak in (True, False):
         f = C.toy_facts(300, beta_effect(weak))
@@ -233,7 +233,7 @@ def small_figure(builder):
 
         return C.toy_live(make_toy("moons", n=40, noise=0.1, d_q=8), text=text)
     if builder == "mnist_live":
-        from probdr_lite.mnist_blocks import mnist_latents
+        from probdr_lite.chapters.mnist_at_init import mnist_latents
 
         X0, labels = mnist_latents(n=100)
         return C.mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0), text=text)
@@ -400,7 +400,7 @@ def test_toy_live_caption_says_what_beta_does(variant):
     measures (the chapter's and the narrowest kernel), with the paper's clause only for the paper's block; a weak
     control says why with that sentence."""
     from probdr_lite.presentation.figures.block import make_toy
-    from probdr_lite.chapter_facts import toy_beta_effect
+    from probdr_lite.chapters.transformer_block import toy_beta_effect
 
     text = chapter_text("toy_live")
     toy = make_toy("moons", n=40, noise=0.1, d_q=8)
@@ -416,7 +416,7 @@ def test_toy_live_caption_says_what_beta_does(variant):
 
 
 def test_mnist_live_caption_and_spot_notes_are_the_chapters_sentences():
-    from probdr_lite.mnist_blocks import mnist_latents
+    from probdr_lite.chapters.mnist_at_init import mnist_latents
 
     X0, labels = mnist_latents(n=100)
     text = chapter_text("mnist_live")

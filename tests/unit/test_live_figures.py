@@ -155,7 +155,7 @@ def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():
     """On a small subset and grid: the default frames are run_blocks's, each chunk holds one setting's depths, the
     caption's computed sentence names every kappa, and a collapsed frame on fixed axes is said in words."""
     from probdr_lite.presentation.live.builders import mnist_live
-    from probdr_lite.mnist_blocks import mnist_latents, run_blocks
+    from probdr_lite.chapters.mnist_at_init import mnist_latents, run_blocks
 
     X0, labels = mnist_latents(n=100)
     fig = mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0),
@@ -174,7 +174,7 @@ def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():
 
 def _toy_effect(betas=(0.1, 10.0), **kw):
     from probdr_lite.presentation.figures.block import make_toy
-    from probdr_lite.chapter_facts import toy_beta_effect
+    from probdr_lite.chapters.transformer_block import toy_beta_effect
 
     toy = make_toy("moons", n=40, noise=0.1, d_q=8)
     return toy, toy_beta_effect(toy, kappas=(30.0, 100.0), betas=betas, eta=0.4, depth=4, **kw)
@@ -222,7 +222,7 @@ def toy_rows(first_step=(0.02, 0.021)):
 
 
 def test_toy_beta_facts_state_the_effects_numbers():
-    from probdr_lite.chapter_facts import toy_beta_facts
+    from probdr_lite.chapters.transformer_block import toy_beta_facts
 
     effect = {"rows": toy_rows(), "betas": [0.1, 10.0], "eta": 0.4, "depth": 8, "variant": "paper", "d_q": 16,
               "weak_below": 0.1, "weak": False}

@@ -157,7 +157,7 @@ def test_slider_spec_is_validated():
     assert Slider("depth", 1, 100, 8, integer=True).integer  # integer ranges stay linear
 
 
-@pytest.mark.parametrize("module", ["block", "mnist", "eigenmaps", "elbo", "unrolling"])
+@pytest.mark.parametrize("module", ["block", "mnist", "neighbourhoods", "elbo", "unrolling"])
 def test_every_slider_spanning_two_decades_in_the_figure_modules_is_logarithmic(module):
     """The Slider(...) specs written in the figure modules, read from their source: every float range from
     low > 0 spanning two decades or more says log=True (Slider also refuses it when built)."""

@@ -12,13 +12,15 @@ words are the chapters'. A builder returns
 - or facts (``*_facts``: numbers, booleans, keys and short lists, each choice decided by a threshold given as an
   argument), which a chapter's template fills with :func:`probdr_lite.presentation.prose.fill`.
 
-The facts that are measurements and statistics are core, not here: :mod:`probdr_lite.chapter_facts`,
-:mod:`probdr_lite.mnist_facts` and :mod:`probdr_lite.verdicts`.
+The facts that are measurements and statistics are not here but in the chapters' modules
+(:mod:`probdr_lite.chapters`, one per page); the facts here are those that need the presentation's words, labels
+or thresholds of wording.
 
-By chapter: ``eigenmaps``, ``elbo`` and ``unrolling`` (Laplacian Eigenmaps, the ELBO, unrolled inference);
+By chapter: ``neighbourhoods``, ``elbo`` and ``unrolling`` (Laplacian Eigenmaps, the ELBO, unrolled inference);
 ``bridge`` and ``block`` (the transformer block); ``mnist`` (MNIST at initialisation); ``training`` and ``recipes``
-(trained transformers); ``objections`` (the objections, with the rows of its summary table); ``energies``;
-``environment`` (the environment page). Shared by all: ``style``
-(labels, colours, alt text), ``prose`` (the number formatters, comparison words and ``fill``) and ``live`` (the live figures
-and their builders, ``live.chapters``).
+(trained transformers); ``objection_tests`` (the objections, with the rows of its summary table); ``readings`` (the
+energies chapter); ``versions`` (the environment page). Shared by all, one level up in
+:mod:`probdr_lite.presentation`: ``style`` (labels, colours, alt text), ``prose`` (the number formatters, comparison
+words and ``fill``), ``plotting``, ``widgets`` and ``live`` (the live figures and their builders,
+``live.builders``).
 """

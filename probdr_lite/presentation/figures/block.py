@@ -1,12 +1,14 @@
 """The transformer-block chapter: a 2-D toy on the LayerNorm sphere, the variants side by side, the causal mask.
 
-The toy (:class:`~probdr_lite.lifted_toy.LiftedToy`, :func:`~probdr_lite.lifted_toy.make_toy`) and its paths
-through the blocks (:func:`~probdr_lite.lifted_toy.toy_paths`) are core maths in :mod:`probdr_lite.lifted_toy`;
-they are imported here too, so that the chapter builds the toy and its figures from one module.
+The toy (:class:`~probdr_lite.chapters.transformer_block.LiftedToy`,
+:func:`~probdr_lite.chapters.transformer_block.make_toy`) and its paths through the blocks
+(:func:`~probdr_lite.chapters.transformer_block.toy_paths`) are the chapter's measurements, in
+:mod:`probdr_lite.chapters.transformer_block`; they are imported here too, so that the chapter builds the toy and its
+figures from one module.
 
 The figure builders return a figure (with an ``update`` function where it moves) or a
-:class:`~probdr_lite.presentation.widgets.SliderPanel`, without alt text: the sentences about the figures are the chapter's, which
-describes each one after building it. The checks the chapter prints are core maths:
+:class:`~probdr_lite.presentation.widgets.SliderPanel`, without alt text: the sentences about the figures are the
+chapter's, which describes each one after building it. The checks the chapter prints are core maths:
 :func:`probdr_lite.graphs.heat_kernel_attention` and :func:`probdr_lite.unrolled.euler_diffusion_errors`.
 """
 
@@ -18,7 +20,7 @@ import numpy as np
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite._threads import single_threaded
 from probdr_lite.presentation.style import variant_label
-from probdr_lite.lifted_toy import LiftedToy, lift_toy, make_toy, toy_paths
+from probdr_lite.chapters.transformer_block import LiftedToy, lift_toy, make_toy, toy_paths
 from probdr_lite.presentation.plotting import class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 from probdr_lite.presentation.widgets import Slider, SliderPanel

@@ -1,11 +1,11 @@
-"""The book's Environment page: the versions of :mod:`probdr_lite.environment` as facts and tables."""
+"""The book's Environment page: the versions of :mod:`probdr_lite.chapters.environment` as facts and tables."""
 
 from __future__ import annotations
 
 import platform
 from pathlib import Path
 
-from probdr_lite.environment import LOCK_NAME, compare, direct_requirements, find_lock, installed_version, use_rank
+from probdr_lite.chapters.environment import LOCK_NAME, compare, direct_requirements, find_lock, installed_version, use_rank
 from probdr_lite.presentation.plotting import Table
 
 __all__ = ["summary_facts", "requirements_table", "lock_table"]

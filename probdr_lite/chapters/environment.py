@@ -2,7 +2,7 @@
 
 ``make install`` installs the exact versions of ``requirements-lock.txt`` (``make lock``
 re-resolves them from pyproject.toml's ranges). This module reads and compares
-versions (core); :mod:`probdr_lite.presentation.figures.versions` turns them into the facts and tables of the
+versions; :mod:`probdr_lite.presentation.figures.versions` turns them into the facts and tables of the
 book's Environment page, whose sentences the page writes. The page is computed while the book is built, so the page always states the
 versions of the build that produced it, and says so when an installed version differs from
 the lock.
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout, above probdr_lite/chapters/
 LOCK_NAME = "requirements-lock.txt"
 LOCK = ROOT / LOCK_NAME
 GROUPS = {None: "the notebooks", "book": "building the book", "lab": "JupyterLab", "test": "the tests"}
