@@ -44,6 +44,7 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
+from probdr_lite.chapters.transformer_block import mask_facts
 from probdr_lite.data import load_mnist
 from probdr_lite.diagonal_transformer import DiagonalTransformer
 from probdr_lite.presentation.figures.block import (
@@ -51,7 +52,6 @@ from probdr_lite.presentation.figures.block import (
     euler_facts,
     logits_facts,
     make_toy,
-    mask_facts,
     mask_figure,
     regulariser_facts,
     variant_panel,

@@ -16,7 +16,8 @@ z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enter
 :func:`toy_beta_effect` runs the toy's blocks at both ends of beta's range, and :func:`toy_beta_facts` gives what
 the toy's caption states about it: templates the chapter (``book/src/transformer_block.py``) passes its live
 figure, which :func:`probdr_lite.presentation.live.builders.toy_live` fills. Every choice the caption makes is a
-boolean, decided by a threshold that is an argument with a default.
+boolean, decided by a threshold that is an argument with a default. :func:`mask_facts` says what the causal mask
+changes in the chapter's MNIST block.
 
 The figures of the toy are presentation, in :mod:`probdr_lite.presentation.figures.block`.
 """
@@ -33,7 +34,8 @@ from probdr_lite._validation import check_array, check_choice, check_result, che
 from probdr_lite._threads import single_threaded
 from probdr_lite.unrolled import CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 
-__all__ = ["LiftedToy", "lift_toy", "make_toy", "toy_paths", "toy_beta_effect", "toy_beta_facts"]
+__all__ = ["LiftedToy", "lift_toy", "make_toy", "toy_paths", "toy_beta_effect", "toy_beta_facts",
+           "mask_facts"]
 
 
 @dataclass(frozen=True)
@@ -201,3 +203,17 @@ def toy_beta_facts(effect) -> dict:
                       "change_percent": 100 * r["change"], "self_lo_percent": 100 * r["self"][0],
                       "self_hi_percent": 100 * r["self"][1]} for r in rows],
             "widest_kappa": widest["kappa"], "widest_lo": widest["moved_1"][0], "widest_hi": widest["moved_1"][1]}
+
+
+def mask_facts(upper_full, asym_full, asym_causal, cos_full, cos_causal) -> dict:
+    """What the causal mask changes: ``upper_full``, the share of attention on later points without it; the
+    asymmetry ||A - A^T|| / ||A|| without and with it (``asym_full``, ``asym_causal``); the cosine of the diffusion
+    and exact tangent directions without and with it (``cos_full``, ``cos_causal``); and ``worse`` when the mask makes
+    A more asymmetric and the direction further from the exact one."""
+    upper_full = check_scalar(upper_full, "upper_full", low=0.0, high=1.0)
+    asym_full = check_scalar(asym_full, "asym_full", low=0.0)
+    asym_causal = check_scalar(asym_causal, "asym_causal", low=0.0)
+    cos_full = check_scalar(cos_full, "cos_full", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    cos_causal = check_scalar(cos_causal, "cos_causal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    return {"upper_full": upper_full, "asym_full": asym_full, "asym_causal": asym_causal, "cos_full": cos_full,
+            "cos_causal": cos_causal, "worse": asym_causal > asym_full and cos_causal < cos_full}

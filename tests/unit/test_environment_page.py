@@ -43,4 +43,4 @@ def test_the_page_is_in_the_table_of_contents_and_calls_the_package():
     assert "book/environment" in [c["file"] for c in toc["chapters"]]
     cells = json.loads((ROOT / "book" / "environment.ipynb").read_text())["cells"]
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert "environment.summary_facts()" in code and "environment.lock_table()" in code
+    assert "environment.summary_facts()" in code and "versions.lock_table()" in code

@@ -38,7 +38,6 @@ __all__ = [
     "euler_facts",
     "regulariser_facts",
     "logits_facts",
-    "mask_facts",
 ]
 
 
@@ -215,17 +214,3 @@ def logits_facts(r_diagonal, r_random) -> dict:
     r_diagonal = check_scalar(r_diagonal, "r_diagonal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
     r_random = check_scalar(r_random, "r_random", low=-1.0 - 1e-9, high=1.0 + 1e-9)
     return {"r_diagonal": r_diagonal, "r_random": r_random, "random_weak": abs(r_random) < WORDS["weak_link"]}
-
-
-def mask_facts(upper_full, asym_full, asym_causal, cos_full, cos_causal) -> dict:
-    """What the causal mask changes: ``upper_full``, the share of attention on later points without it; the
-    asymmetry ||A - A^T|| / ||A|| without and with it (``asym_full``, ``asym_causal``); the cosine of the diffusion
-    and exact tangent directions without and with it (``cos_full``, ``cos_causal``); and ``worse`` when the mask makes
-    A more asymmetric and the direction further from the exact one."""
-    upper_full = check_scalar(upper_full, "upper_full", low=0.0, high=1.0)
-    asym_full = check_scalar(asym_full, "asym_full", low=0.0)
-    asym_causal = check_scalar(asym_causal, "asym_causal", low=0.0)
-    cos_full = check_scalar(cos_full, "cos_full", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    cos_causal = check_scalar(cos_causal, "cos_causal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    return {"upper_full": upper_full, "asym_full": asym_full, "asym_causal": asym_causal, "cos_full": cos_full,
-            "cos_causal": cos_causal, "worse": asym_causal > asym_full and cos_causal < cos_full}

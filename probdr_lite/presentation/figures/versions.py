@@ -1,44 +1,14 @@
-"""The book's Environment page: the versions of :mod:`probdr_lite.chapters.environment` as facts and tables."""
+"""The book's Environment page: the versions of :mod:`probdr_lite.chapters.environment` as tables (the facts of its
+opening paragraph are :func:`probdr_lite.chapters.environment.summary_facts`)."""
 
 from __future__ import annotations
 
-import platform
 from pathlib import Path
 
-from probdr_lite.chapters.environment import LOCK_NAME, compare, direct_requirements, find_lock, installed_version, use_rank
+from probdr_lite.chapters.environment import compare, direct_requirements, find_lock, installed_version, use_rank
 from probdr_lite.presentation.plotting import Table
 
-__all__ = ["summary_facts", "requirements_table", "lock_table"]
-
-
-def summary_facts(path: Path | None = None) -> dict:
-    """The facts of the page's opening paragraph: the build's platform, and how the installed versions compare with
-    the lock found by :func:`find_lock` (unless ``path`` is given).
-
-    ``implementation``, ``python_version``, ``system`` and ``machine`` name the platform; ``has_lock`` says whether a
-    lock was found (on Colab none is) and ``lock`` is its file name (the one looked for when there is none); ``n`` of
-    its pins apply to this platform, ``n_match`` of them at exactly the installed version and ``n_differ`` not
-    (``all_match``); ``differ`` lists those, each with its ``name``, ``locked`` and ``installed``
-    version, and whether it is installed at all (``present``). Without a lock the counts are 0 and ``all_match`` is
-    False: nothing was compared.
-    """
-    path = path or find_lock()
-    rows = compare(path) if path is not None else []
-    differ = [{"name": r.name, "locked": r.locked, "installed": r.installed, "present": r.installed is not None}
-              for r in rows if not r.matches]
-    return {
-        "implementation": platform.python_implementation(),
-        "python_version": platform.python_version(),
-        "system": {"Darwin": "macOS"}.get(platform.system(), platform.system()),
-        "machine": platform.machine(),
-        "has_lock": path is not None,
-        "lock": Path(path).name if path is not None else LOCK_NAME,
-        "n": len(rows),
-        "n_match": len(rows) - len(differ),
-        "n_differ": len(differ),
-        "all_match": path is not None and not differ,
-        "differ": differ,
-    }
+__all__ = ["requirements_table", "lock_table"]
 
 
 def requirements_table():
