@@ -97,7 +97,8 @@ __all__ = ["READINGS", "SENSE", "FROZEN", "FILTER_READINGS", "UPDATES", "FILTER_
            "update_alignment", "gradient_field_asymmetry", "energy_path", "energy_table", "attention_spectrum",
            "frequency_response", "differential_gap", "QS", "principal_subspace", "attention_graph", "le_targets",
            "GRAPHS", "graph_targets", "le_alignment", "random_baseline", "participation_ratio", "effective_rank",
-           "effective_rank_path", "CEILING", "robustness", "robustness_facts"]
+           "effective_rank_path", "CEILING", "robustness", "robustness_facts",
+           "spectrum_facts", "ceiling_facts"]
 
 #: The readings with an energy, in the order of the chapter's table.
 READINGS = ("ple", "phi", "hopfield", "energy_transformer", "sphere", "crate", "sinkformer", "grand")
@@ -1061,3 +1062,37 @@ def robustness_facts(robust: dict, n_sd=3.0, rel_tol=0.02, ceiling=CEILING) -> l
                              "moves": moves, "random": b["mean"], "random_sd": b["sd"],
                              "start_above_random": start > level, "at_ceiling": start >= ceiling})
     return rows
+
+
+def spectrum_facts(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> dict:
+    """What the filters do to the middle and the top of the spectrum at X_0, for the graph frozen there and without
+    LayerNorm: the facts of the spectral paragraph and of the closing table's GFSA cell.
+
+    ``mid`` (the median eigenvalue of I - A) and ``top`` (the largest), ``h`` = 2 eta, ``n_steps``; for each of
+    "diffusion", "attention", "paper" and "flow", ``mid_<v>`` and ``top_<v>``: the size a mode at the median or at the
+    top keeps after ``n_steps`` steps, relative to the constant mode (:func:`frequency_response`);
+    ``removed`` (the top reaches 1/h, where the Euler step's factor 1 - h lambda reaches 0) and ``top_response``
+    (1 - h lambda at the top).
+    """
+    lam = check_array(lam, "lam", ndim=1).astype(float)
+    mid, top = float(np.median(lam)), float(lam.max())
+    h = 2.0 * eta
+
+    def after(v, x):
+        return float(abs(frequency_response(x, v, eta, d_q, beta)) ** n_steps)
+
+    facts = {"mid": mid, "top": top, "h": h, "n_steps": int(n_steps), "removed": bool(top >= 1.0 / h),
+             "top_response": 1.0 - h * top}
+    for v in ("diffusion", "attention", "paper", "flow"):
+        facts[f"mid_{v}"], facts[f"top_{v}"] = after(v, mid), after(v, top)
+    return facts
+
+
+def ceiling_facts(le: dict, graph="attention", variant="attention", qs=(2, 10), ceiling=CEILING) -> dict:
+    """Where the latents start on one graph's thesis measure (:func:`le_alignment`) against the test's
+    ``ceiling``: ``start_q<q>`` for each q, ``at_ceiling`` (the qs whose start is at or above it),
+    ``any_at_ceiling`` and ``ceiling``."""
+    starts = {q: float(le[variant][graph][q][0]) for q in qs}
+    at = [q for q, v in starts.items() if v >= ceiling]
+    return {**{f"start_q{q}": v for q, v in starts.items()}, "at_ceiling": at, "any_at_ceiling": bool(at),
+            "ceiling": float(ceiling)}

@@ -24,13 +24,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_array, check_length, check_result, check_scalar
-from probdr_lite.chapters.energies import (FILTER_READINGS, FROZEN, READINGS, SENSE, energy_table, frequency_response,
-                                  update_alignment)
-from probdr_lite.presentation.prose import fill, listing, num, sci, trend
-from probdr_lite.presentation.style import variant_colour
+from probdr_lite.chapters.energies import (CEILING, FILTER_READINGS, FROZEN, READINGS, SENSE, energy_table,
+                                           frequency_response, random_baseline, robustness_facts, update_alignment)
 from probdr_lite.chapters.objections import THRESHOLDS
 from probdr_lite.presentation.plotting import Table
-from probdr_lite.chapters.energies import CEILING, random_baseline, robustness_facts
+from probdr_lite.presentation.prose import fill, listing, num, sci, trend
+from probdr_lite.presentation.style import variant_colour
 
 __all__ = [
     "WORDS",
@@ -44,7 +43,6 @@ __all__ = [
     "objectives_facts",
     "energy_path_figure",
     "spectrum_figure",
-    "spectrum_facts",
     "relation",
     "retention_facts",
     "differential_facts",
@@ -58,7 +56,6 @@ __all__ = [
     "thesis_figure",
     "step_family_figure",
     "step_family_facts",
-    "ceiling_facts",
     "closing_facts",
 ]
 
@@ -315,30 +312,6 @@ def spectrum_figure(lam, labels: dict, eta=0.4, d_q=128, beta=1.0, n_steps=8):
     axes[0].legend(fontsize="x-small", loc="lower left")
     fig.tight_layout()
     return fig
-
-
-def spectrum_facts(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> dict:
-    """What the filters do to the middle and the top of the spectrum at X_0, for the graph frozen there and without
-    LayerNorm: the facts of the spectral paragraph and of the closing table's GFSA cell.
-
-    ``mid`` (the median eigenvalue of I - A) and ``top`` (the largest), ``h`` = 2 eta, ``n_steps``; for each of
-    "diffusion", "attention", "paper" and "flow", ``mid_<v>`` and ``top_<v>``: the size a mode at the median or at the
-    top keeps after ``n_steps`` steps, relative to the constant mode (:func:`probdr_lite.chapters.energies.frequency_response`);
-    ``removed`` (the top reaches 1/h, where the Euler step's factor 1 - h lambda reaches 0) and ``top_response``
-    (1 - h lambda at the top).
-    """
-    lam = check_array(lam, "lam", ndim=1).astype(float)
-    mid, top = float(np.median(lam)), float(lam.max())
-    h = 2.0 * eta
-
-    def after(v, x):
-        return float(abs(frequency_response(x, v, eta, d_q, beta)) ** n_steps)
-
-    facts = {"mid": mid, "top": top, "h": h, "n_steps": int(n_steps), "removed": bool(top >= 1.0 / h),
-             "top_response": 1.0 - h * top}
-    for v in ("diffusion", "attention", "paper", "flow"):
-        facts[f"mid_{v}"], facts[f"top_{v}"] = after(v, mid), after(v, top)
-    return facts
 
 
 #: How far apart two retentions must be (as a ratio) before a sentence calls one above or below the other.
@@ -669,16 +642,6 @@ def step_family_facts(family_le: dict, steps: dict, family_gap: dict, baseline: 
             facts[f"{g}_q{q}_change"] = d
             facts[f"{g}_q{q}_higher"], facts[f"{g}_q{q}_lower"] = bool(d > noise), bool(d < -noise)
     return facts
-
-
-def ceiling_facts(le: dict, graph="attention", variant="attention", qs=(2, 10), ceiling=CEILING) -> dict:
-    """Where the latents start on one graph's thesis measure (:func:`probdr_lite.chapters.energies.le_alignment`) against the
-    test's ``ceiling``: ``start_q<q>`` for each q, ``at_ceiling`` (the qs whose start is at or above it),
-    ``any_at_ceiling`` and ``ceiling``."""
-    starts = {q: float(le[variant][graph][q][0]) for q in qs}
-    at = [q for q, v in starts.items() if v >= ceiling]
-    return {**{f"start_q{q}": v for q, v in starts.items()}, "at_ceiling": at, "any_at_ceiling": bool(at),
-            "ceiling": float(ceiling)}
 
 
 def closing_facts(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, names=None, tol=None,
