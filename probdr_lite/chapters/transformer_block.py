@@ -147,12 +147,11 @@ def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_V
 
 
 def toy_beta_effect(toy, kappas, betas, *, eta, depth, variant="paper", weak: float = 0.1) -> dict:
-    """What beta's range does to the transformer-block chapter's toy (:func:`probdr_lite.chapters.transformer_block.make_toy`) at each kappa.
+    """What beta's range does to the transformer-block chapter's toy (:func:`make_toy`) at each kappa.
 
     For each kappa in ``kappas`` and the two ends ``betas`` = (lowest, highest): the mean distance the points move in
-    ``depth`` blocks and in one block (:func:`probdr_lite.chapters.transformer_block.toy_paths`, points pushed past the equator
-    left out), and the mean weight A_ii a point gives itself in the first block
-    (:func:`probdr_lite.unrolled.attention_matrix`). ``weak`` is True when, at every kappa, the distance moved in
+    ``depth`` blocks and in one block (:func:`toy_paths`, points pushed past the equator left out), and the mean
+    weight A_ii a point gives itself in the first block (:func:`probdr_lite.unrolled.attention_matrix`). ``weak`` is True when, at every kappa, the distance moved in
     ``depth`` blocks changes by less than the fraction ``weak`` over the range.
     """
     weak = check_scalar(weak, "weak", low=0.0, high=1.0)

@@ -19,8 +19,8 @@ from probdr_lite._validation import check_array, check_choice, check_length, che
 from probdr_lite.presentation.prose import num
 from probdr_lite.presentation.style import METRIC_LABELS as METRICS
 from probdr_lite.presentation.style import variant_style
-from probdr_lite.chapters.objections import (THRESHOLDS, asymmetry_along_path, metrics_by_variant, regulariser_prediction,
-                                    regulariser_sweep, stop_gradient_sweep)
+from probdr_lite.chapters.objections import (THRESHOLDS, asymmetry_along_path, metrics_by_variant,
+                                             regulariser_prediction, regulariser_sweep, stop_gradient_sweep)
 from probdr_lite.presentation.plotting import Table
 from probdr_lite.chapters.objections import training_runs
 
