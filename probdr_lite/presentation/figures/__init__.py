@@ -13,8 +13,9 @@ words are the chapters'. A builder returns
   argument), which a chapter's template fills with :func:`probdr_lite.presentation.prose.fill`.
 
 The facts that are measurements and statistics are not here but in the chapters' modules
-(:mod:`probdr_lite.chapters`, one per page); the facts here are those that need the presentation's words, labels
-or thresholds of wording.
+(:mod:`probdr_lite.chapters`, one per page). The facts here are tied to the presentation (its words, labels,
+wording thresholds or figures), or belong to pages that have no module there (the ELBO and trained-transformers
+chapters).
 
 By chapter: ``neighbourhoods``, ``elbo`` and ``unrolling`` (Laplacian Eigenmaps, the ELBO, unrolled inference);
 ``bridge`` and ``block`` (the transformer block); ``mnist`` (MNIST at initialisation); ``training`` and ``recipes``
