@@ -1,6 +1,6 @@
 """Benchmark: one update of chapter 5's live MNIST panel, compute and redraw, against a 150 ms target.
 
-The panel (``probdr_lite.figures.mnist.mnist_panel``) shows 1,000 stratified MNIST test images after ``depth`` blocks
+The panel (``probdr_lite.presentation.figures.mnist.mnist_panel``) shows 1,000 stratified MNIST test images after ``depth`` blocks
 of the paper's update (d_q = 128, shared weights). Moving kappa, eta or beta reruns all 8 blocks (and the
 between/within-class ratio of every layer); moving depth only redraws, because the 9 layers of the current
 parameters are cached. Each timed update here is what a reader's slider drag costs in the kernel:
@@ -43,11 +43,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 try:
-    from probdr_lite.figures import mnist as M
+    from probdr_lite.presentation.figures import mnist as M
 except ImportError:  # run as a script from a checkout without installing the package
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    from probdr_lite.figures import mnist as M
-from probdr_lite.mnist_blocks import mnist_latents  # noqa: E402
+    from probdr_lite.presentation.figures import mnist as M
+from probdr_lite.chapters.mnist_at_init import mnist_latents  # noqa: E402
 
 TARGET_MS = 150.0
 

@@ -1,10 +1,15 @@
 """probdr-lite: the helper package behind the book *From Laplacian Eigenmaps to Transformers*.
 
-The package has three layers, and imports only go downward (``tests/unit/test_layers.py`` checks it):
-core maths and measurements, then presentation (figures, labels, colours, widgets), then the chapters
-(``book/src``), which call both.
+The package's folders are its layers, and imports only go downward (``tests/unit/test_layers.py`` checks it):
 
-Core (no matplotlib, no widgets):
+    maths (the package root, data/)  <-  experiments/  <-  chapters/  <-  presentation/
+
+A module may import modules of its own layer or of lower ones, never of a higher one; only presentation imports
+matplotlib, ipywidgets or IPython.display. The chapters of the book (``book/src/*.py``, not part of the package) call
+all four; what they import is listed in :data:`PUBLIC_API` (``tests/unit/test_public_api.py`` checks that the list
+is complete and that every name in it exists).
+
+The maths, at the package root (no matplotlib, no widgets):
 
 - :mod:`probdr_lite.data`          vendored MNIST test set, Tiny Shakespeare, toy manifolds
 - :mod:`probdr_lite.graphs`        k-NN and heat-kernel graphs, the three Laplacians, heat-kernel attention
@@ -12,43 +17,120 @@ Core (no matplotlib, no widgets):
 - :mod:`probdr_lite.probdr`        Wishart KL, the ProbDR ELBOs, their closed-form optima and step sizes
 - :mod:`probdr_lite.unrolled`      the ELBO's gradient step as a transformer block (torch), its variants
 - :mod:`probdr_lite.diagonal_transformer`  the same steps as an ordinary torch transformer with diagonal weights
-- :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
-- :mod:`probdr_lite.mnist_blocks`  the MNIST chapter's experiment: untrained blocks on MNIST, measured per layer
-- :mod:`probdr_lite.objections`    the measurements behind the objections chapter
-- :mod:`probdr_lite.chapter_facts`, :mod:`probdr_lite.mnist_facts`, :mod:`probdr_lite.verdicts`  the facts the
-  chapters' computed sentences state (numbers, booleans, directions, metric keys, each choice decided by a stated
-  threshold): of the Laplacian Eigenmaps and unrolled-inference chapters and the block toy's caption about beta; of
-  the MNIST chapter; of the objections' verdicts
-- :mod:`probdr_lite.lifted_toy`    the transformer-block chapter's 2-D toy on the LayerNorm sphere, and its paths
 - :mod:`probdr_lite.tangent`       what LayerNorm keeps of a step (tangent parts) and cosines
-- :mod:`probdr_lite.energies`      the energy readings of a block (PLE ELBO, Phi, Hopfield, Energy Transformer,
-  tokens on the sphere, CRATE, Sinkformer, GRAND), their gradients, and the harness along a path
-- :mod:`probdr_lite.thesis`        does a block perform Laplacian Eigenmaps? principal subspaces against LE
-- :mod:`probdr_lite.experiments`   trained transformers (character model, ViT): models, one training step
-  (``_training``), results files and their schema (``files``, ``results``), statistics and the per-recipe
-  verdict (``stats``), the recipe grids (``sweep``, ``python -m probdr_lite.experiments grid``)
-- :mod:`probdr_lite.environment`   the locked and the installed versions of every package
+- :mod:`probdr_lite.metrics`       clustering and embedding-agreement numbers, with the book's settings ``METRICS``
 - :mod:`probdr_lite._elbo`         the one ELBO gradient, C^{-1} X and log det C (NumPy or torch), used by
   ``probdr`` and ``unrolled``
 - :mod:`probdr_lite._tiled_attention`  the attention kernel ``unrolled`` calls: A X and A^T X from row blocks and
   symmetric tiles of the logits, never the n x n matrix
 - :mod:`probdr_lite._validation`, :mod:`probdr_lite._threads`  input checks; one-thread execution
 
-Presentation:
+:mod:`probdr_lite.experiments`: trained transformers (character model, ViT): models, one training step
+(``_training``), results files and their schema (``files``, ``results``), statistics and the per-recipe verdict
+(``stats``), the recipe grids (``sweep``, ``python -m probdr_lite.experiments grid``). Their committed results are
+in ``probdr_lite/results/`` (data, not modules).
 
-- :mod:`probdr_lite.figures`       figures, slider panels, tables and the facts that the chapters' sentences state,
-  per topic (``eigenmaps``, ``elbo``, ``unrolling``, ``bridge``, ``block``, ``mnist``, ``training``, ``recipes``,
-  ``objections``, ``energies``, ``environment``);
-  :mod:`probdr_lite.figures.style` the label and colour of every variant and number;
-  :mod:`probdr_lite.figures.prose` the book's number formatters and ``fill``, which fills a chapter's sentence
-  with computed facts (``glue`` publishes one for another page to paste), and the words of the core facts'
-  directions (``TREND_WORDS``);
-  :mod:`probdr_lite.figures.live` the kernel-free live figures of the static site (data computed here,
-  drawn by ``live.js`` in the browser)
-- :mod:`probdr_lite.plotting`, :mod:`probdr_lite.widgets`  shared plotting helpers, tables, sliders, scrub figures
+:mod:`probdr_lite.chapters`: each chapter's measurements and the facts its computed sentences state (numbers,
+booleans, directions, metric keys, each choice decided by a stated threshold), one module per page of the book,
+named like its source ``book/src/<page>.py``: ``laplacian_eigenmaps``, ``unrolled_inference``,
+``transformer_block``, ``mnist_at_init``, ``objections``, ``energies``, ``environment``.
+
+:mod:`probdr_lite.presentation`: everything that draws or words things: figures, slider panels, tables and live
+figures per topic (``presentation.figures``, ``presentation.live``), the label and colour of every variant and
+number (``presentation.style``), the number formatters and ``fill``, which fills a chapter's sentence with computed
+facts (``presentation.prose``), and the shared plotting helpers and widgets (``presentation.plotting``,
+``presentation.widgets``).
 
 The repository's tooling is not in the package: ``tools/notebooks.py`` writes the chapters' notebooks (the
 book's and the reader notebooks for Jupyter and Colab) from their Jupytext sources and checks the committed ones.
+
+Importing :mod:`probdr_lite` imports nothing else (no torch, no matplotlib): ``from probdr_lite import graphs``
+imports the one module asked for.
 """
 
 __version__ = "0.1.0"
+
+#: The maths modules at the package root that a reader imports (``from probdr_lite import graphs, probdr``).
+__all__ = ["data", "graphs", "eigenmaps", "probdr", "unrolled", "diagonal_transformer", "tangent", "metrics"]
+
+#: What the chapters (``book/src/*.py``) import: module -> the names they take from it, by ``from ... import`` or
+#: through the module (``U.unroll``). Kept complete by ``tests/unit/test_public_api.py``, which also checks that each
+#: name exists, so that renaming one of them fails there before it fails in a chapter.
+PUBLIC_API: dict[str, tuple[str, ...]] = {
+    "probdr_lite.data": ("load_mnist", "load_shakespeare", "toy_manifold"),
+    "probdr_lite.diagonal_transformer": ("DiagonalTransformer",),
+    "probdr_lite.eigenmaps": ("embed_graph", "laplacian_eigenmaps"),
+    "probdr_lite.experiments": ("CharLMConfig", "summarise", "train_charlm", "ViTConfig"),
+    "probdr_lite.graphs": ("default_bandwidth", "graph_energy", "heat_kernel_attention", "knn_graph", "laplacian"),
+    "probdr_lite.metrics": ("between_within_ratio", "knn_accuracy", "layer_metrics", "METRICS", "subspace_agreement"),
+    "probdr_lite.probdr": ("fit_le_elbo", "le_closed_form", "le_elbo", "le_elbo_grad", "pca_closed_form", "pca_elbo",
+                           "regularize_laplacian", "step_sizes", "wishart_kl"),
+    "probdr_lite.unrolled": ("attention_matrix", "attention_step", "block_step", "CHAPTER_VARIANTS",
+                             "euler_diffusion_errors", "layer_norm", "regulariser_gradient", "STEP_FAMILY", "unroll",
+                             "update_direction"),
+    "probdr_lite.experiments.attention": ("SelfAttention",),
+    "probdr_lite.experiments.files": ("intervention_rows", "load_eval_spread", "load_task_results", "mechanism_rows",
+                                      "rows_provenance", "task_rows"),
+    "probdr_lite.experiments.intervention": ("follows_scale", "vo_scale_effects"),
+    "probdr_lite.experiments.results": ("TASK_VARIANTS",),
+    "probdr_lite.experiments.stats": ("config_differences", "joint_holm", "last_epoch_change", "mechanism_agreement",
+                                      "NANOGPT_CPU_VAL_LOSS", "recipe_key", "recipe_table", "recipe_verdict"),
+    "probdr_lite.chapters.energies": ("attention_spectrum", "ceiling_facts", "differential_gap",
+                                      "effective_rank_path", "energy_table", "gradient_field_asymmetry",
+                                      "graph_modes", "le_alignment", "le_targets", "mode_retention",
+                                      "participation_ratio", "proposition_gaps", "random_baseline", "READINGS",
+                                      "robustness", "robustness_facts", "spectrum_facts", "update_alignment",
+                                      "UPDATES"),
+    "probdr_lite.chapters.environment": ("summary_facts",),
+    "probdr_lite.chapters.laplacian_eigenmaps": ("agreement_facts", "unrolling_facts"),
+    "probdr_lite.chapters.mnist_at_init": ("kmeans_nmi_spread", "mnist_latents", "numbers_facts", "PAPER",
+                                           "paper_numbers", "pick", "picture_facts", "pixel_facts", "run_blocks",
+                                           "step_family_facts", "summary_facts", "sweep", "sweep_facts",
+                                           "variant_metrics", "variants_facts"),
+    "probdr_lite.chapters.objections": ("asymmetry_along_path", "asymmetry_by_kappa", "asymmetry_facts",
+                                        "clustering_facts", "metrics_by_variant", "mnist_paths",
+                                        "regulariser_approximation", "regulariser_facts", "regulariser_sweep",
+                                        "rescaled_step_gaps", "single_runs_facts", "spectrum_along_path",
+                                        "stop_gradient_facts", "stop_gradient_sweep", "symmetric_part_min_eigenvalue",
+                                        "tangent_part", "training_runs", "wishart_facts"),
+    "probdr_lite.chapters.transformer_block": ("mask_facts",),
+    "probdr_lite.chapters.unrolled_inference": ("eta_facts",),
+    "probdr_lite.presentation.figures.block": ("direction_facts", "euler_facts", "logits_facts", "make_toy",
+                                               "mask_figure", "regulariser_facts", "variant_panel"),
+    "probdr_lite.presentation.figures.bridge": ("bridge_facts", "bump_panel", "bump_scrub", "euler_limits",
+                                                "laplacian_eigenvalues", "spectra_figure"),
+    "probdr_lite.presentation.figures.elbo": ("beta_panel", "elbo_terms_figure", "pca_figure", "trap_figure"),
+    "probdr_lite.presentation.figures.mnist": ("before_after_figure", "layer_table", "metric_lines_figure",
+                                               "metrics_table", "mnist_panel", "settings_table", "step_family_figure",
+                                               "sweep_figure"),
+    "probdr_lite.presentation.figures.neighbourhoods": ("compare_figure", "energy_figure", "laplacians_figure",
+                                                        "neighbours_panel"),
+    "probdr_lite.presentation.figures.objection_tests": ("asymmetry_figure", "final_metrics_table",
+                                                         "layer_metrics_figure", "ObjectionVerdict",
+                                                         "regulariser_figure", "single_runs_table", "spectrum_figure",
+                                                         "stop_gradient_figure", "summary_table", "thresholds_table"),
+    "probdr_lite.presentation.figures.readings": ("alignment_table", "closing_facts", "constructions_facts",
+                                                  "differential_facts", "energy_path_figure", "energy_readings_table",
+                                                  "gradient_field_facts", "gradient_field_table", "harness_facts",
+                                                  "harness_table", "objectives_facts", "panel_facts",
+                                                  "proposition_facts", "readings_facts", "retention_facts",
+                                                  "robustness_table", "spectrum_figure", "step_family_facts",
+                                                  "step_family_figure", "thesis_facts", "thesis_figure",
+                                                  "thesis_table", "WORDS"),
+    "probdr_lite.presentation.figures.recipes": ("baseline_facts", "compute_facts", "difference_text", "grids_table",
+                                                 "intervention_facts", "intervention_table",
+                                                 "intervention_table_facts", "last_epoch_facts", "nanogpt_facts",
+                                                 "plateau_facts", "plateau_figure", "plateau_table",
+                                                 "provenance_table", "readings_facts", "readings_table",
+                                                 "recipe_label", "recipe_results_table", "scale_table", "table_facts",
+                                                 "verdict_facts", "verdict_figure"),
+    "probdr_lite.presentation.figures.training": ("agreement_table", "arms_table", "curves_facts", "curves_figure",
+                                                  "gates_facts", "gates_figure", "gates_table", "mechanism_facts",
+                                                  "mechanism_figure", "mechanism_table", "OPERATOR_TEXT", "TASK_NAMES"),
+    "probdr_lite.presentation.figures.unrolling": ("eta_panel", "steps_figure", "steps_scrub"),
+    "probdr_lite.presentation.figures.versions": ("lock_table", "requirements_table"),
+    "probdr_lite.presentation.live.builders": ("beta_live", "eta_live", "mnist_live", "neighbours_live", "toy_live"),
+    "probdr_lite.presentation.plotting": ("digit_grid",),
+    "probdr_lite.presentation.prose": ("fill", "glue", "num", "pct", "sci"),
+    "probdr_lite.presentation.style": ("describe", "METRIC_LABELS"),
+}

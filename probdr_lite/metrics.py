@@ -17,7 +17,7 @@ numbers computed per layer and per attention variant:
 
 scikit-learn and SciPy do the work; this module fixes seeds and settings and checks input.
 Every function accepts NumPy arrays or torch tensors. Plot labels of the numbers live in
-:mod:`probdr_lite.figures.style` (presentation), not here.
+:mod:`probdr_lite.presentation.style` (presentation), not here.
 """
 
 from __future__ import annotations
@@ -436,7 +436,7 @@ def rms_spread(points) -> np.ndarray:
 def change_direction(before, after, rel_tol: float = 0.01) -> str:
     """``"up"``, ``"down"`` or ``"flat"``: the change from ``before`` to ``after`` counts only beyond ``rel_tol`` of
     ``|before|`` (with ``before == 0``, beyond ``rel_tol`` itself). The words for the three are presentation's
-    (:data:`probdr_lite.figures.prose.TREND_WORDS`)."""
+    (:data:`probdr_lite.presentation.prose.TREND_WORDS`)."""
     a, b = float(before), float(after)
     rel_tol = check_scalar(rel_tol, "rel_tol", low=0.0)
     scale = abs(a) if a != 0 else 1.0

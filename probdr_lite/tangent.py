@@ -3,7 +3,7 @@
 A block is X <- Pi(X + eta Delta), Pi the LayerNorm projection (the transformer-block chapter). To first order in
 eta only the part of each row Delta_i tangent to the sphere at x_i survives Pi, so two step directions move the
 points the same way exactly when their tangent parts are parallel. The objections chapter (objection 1) and the
-energies chapter compare directions this way; :mod:`probdr_lite.objections` re-exports these functions.
+energies chapter compare directions this way; :mod:`probdr_lite.chapters.objections` re-exports these functions.
 """
 
 from __future__ import annotations

@@ -267,7 +267,7 @@ FLAVOURS = ("jupyter", "colab")
 #: Cells left out of the reader notebooks: a cell tagged so (prose about the site's live figures, say) ...
 SITE_ONLY_TAG = "site-only"
 #: ... and every call of a live figure (drawn by the site's script; in a notebook the slider panel does it).
-LIVE_MODULE = "probdr_lite.figures.live"
+LIVE_MODULE = "probdr_lite.presentation.live"
 #: Cells the site shows without their code: collapsed in the reader notebooks (Colab's form, Jupyter's
 #: source_hidden), code still there and run.
 HIDDEN_TAGS = {"remove-input", "hide-input", "hide-cell"}

@@ -4,17 +4,16 @@
 
 Prints two measures, each read from the source with ``ast``:
 
-- **Prose words in the package**: the words of every string literal under ``probdr_lite/figures`` that is not a
-  docstring and has four or more whitespace-separated words (an f-string counts as one literal: its text parts,
+- **Prose words in the package**: the words of every string literal under ``probdr_lite/presentation`` that is not
+  a docstring and has four or more whitespace-separated words (an f-string counts as one literal: its text parts,
   each interpolation as one word). Split by what the literal is part of: an exception message (inside ``raise``),
   a figure's description (a ``describe(...)`` call: the site's alt text) or anything else (sentences, captions,
   labels, table cells). A word is a run of letters (digits and symbols are not words). Inline maths (``$...$``,
   MathJax) is counted as written, and a second total leaves it out: ``\\tfrac``, ``\\sum`` and ``d_q`` are runs of
   letters but not words of prose, and a formula is not a sentence.
-- **Lines**: of the presentation layer (``probdr_lite/figures`` with ``live/`` and its JavaScript and CSS,
-  ``plotting.py``, ``widgets.py``: the issue's list, less its ``_notebooks.py``, which left the package for
-  ``tools/notebooks.py``) against the core maths (the other ``probdr_lite/*.py`` at the top level;
-  ``experiments/`` and ``data/`` are counted apart), and their ratio.
+- **Lines**: of the presentation layer (everything under ``probdr_lite/presentation``: its Python, and the live
+  figures' JavaScript and CSS) against the core maths (the ``probdr_lite/*.py`` at the top level; ``experiments/``
+  and ``chapters/`` are counted apart, ``data/`` not at all), and their ratio.
 
 ``--files`` lists the words per file.
 """
@@ -29,7 +28,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "probdr_lite"
-PRESENTATION_FILES = ("plotting.py", "widgets.py")
 KINDS = ("raise", "describe", "other")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 _MATHS = re.compile(r"\$[^$]*\$")
@@ -82,17 +80,17 @@ def _lines(paths) -> int:
 
 
 def weight(package: Path = PACKAGE) -> dict:
-    figures = package / "figures"
-    sources = {str(p.relative_to(package)): p.read_text(encoding="utf-8") for p in sorted(figures.rglob("*.py"))}
-    presentation = sorted(p for p in figures.rglob("*") if p.suffix in (".py", ".js", ".css"))
-    presentation += [package / f for f in PRESENTATION_FILES if (package / f).exists()]
-    core = [p for p in sorted(package.glob("*.py")) if p.name not in PRESENTATION_FILES]
+    layer = package / "presentation"
+    sources = {str(p.relative_to(package)): p.read_text(encoding="utf-8") for p in sorted(layer.rglob("*.py"))}
+    presentation = sorted(p for p in layer.rglob("*") if p.suffix in (".py", ".js", ".css"))
+    core = sorted(package.glob("*.py"))
     return {
         "words": {name: prose_words(src) for name, src in sources.items()},
         "words_without_maths": {name: prose_words(src, maths=False) for name, src in sources.items()},
         "presentation_lines": _lines(presentation),
         "core_lines": _lines(core),
         "experiments_lines": _lines(sorted((package / "experiments").glob("*.py"))),
+        "chapters_lines": _lines(sorted((package / "chapters").glob("*.py"))),
     }
 
 
@@ -111,10 +109,11 @@ def main(argv=None) -> None:
             if c:
                 print(f"{_by_kind(c):>6}  {name}")
     no_maths = sum(w["words_without_maths"].values(), Counter())
-    print(f"prose words under probdr_lite/figures: {_by_kind(total)}")
+    print(f"prose words under probdr_lite/presentation: {_by_kind(total)}")
     print(f"the same without the words inside inline maths: {_by_kind(no_maths)}")
     print(f"lines: presentation {w['presentation_lines']}, core maths {w['core_lines']} "
-          f"(experiments {w['experiments_lines']} apart): {w['presentation_lines'] / w['core_lines']:.2f} times")
+          f"(experiments {w['experiments_lines']} and chapters {w['chapters_lines']} apart): "
+          f"{w['presentation_lines'] / w['core_lines']:.2f} times")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ Two more things come from here:
   site's MathJax, and says in the button what it is doing and where. Nothing but
   the kernel's server (Binder, or the one a page configures) is reached, and
   only after the click.
-- The kernel-free live figures (``probdr_lite.figures.live``): ``live.js`` and
+- The kernel-free live figures (``probdr_lite.presentation.live``): ``live.js`` and
   ``live.css`` are package resources, copied to ``vendor/probdr-live/`` and
   loaded only on pages that have a live figure. A figure whose points come in
   chunks (one per setting) has them moved out of its page into one file per
@@ -47,7 +47,7 @@ The site's own stylesheet and script (``tools/site/``, copied to
 each page (:func:`_site_page`, :func:`_finish_site`):
 
 - every figure a notebook output shows (an ``<img>`` of ``_images/``) gets the
-  alt text its figure builder gave it (``probdr_lite.figures.style.describe``
+  alt text its figure builder gave it (``probdr_lite.presentation.style.describe``
   writes it into the PNG), a link to the image itself (the figure at full
   size) and a smallest width at which its tick labels are 9 pixels high; a
   figure wider than the column then scrolls sideways, with a visible cue. The
@@ -194,7 +194,7 @@ def copy_assets(outdir: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
         note = f"{info['name']} {info['version']} ({info.get('license', 'see package')})"
         if note not in notes:
             notes.append(note)
-    from probdr_lite.figures.live import ASSET_FILES, asset_text
+    from probdr_lite.presentation.live import ASSET_FILES, asset_text
 
     live = outdir / LIVE_DIR
     live.mkdir(parents=True, exist_ok=True)
@@ -496,7 +496,7 @@ def _static_figures(app: Sphinx, body: str) -> str:
     """Alt text, a full-size link and a smallest readable width for every figure of a notebook output.
 
     The alt text and the height of the smallest tick label (``probdr:tick-px``) are read from the PNG, where
-    ``probdr_lite.figures.style.describe`` put them (and the smallest text's, ``probdr:text-px``, for phones). The image loads when the reader scrolls near it (``loading=
+    ``probdr_lite.presentation.style.describe`` put them (and the smallest text's, ``probdr:text-px``, for phones). The image loads when the reader scrolls near it (``loading=
     "lazy"``; its width and height are given, so the page does not jump), not with the page. The image is never shown so small that its tick labels fall
     below ``MIN_TICK_PX`` pixels (nor wider than it is): where the column is narrower, the figure scrolls sideways
     and ``probdr-site.js`` shows the cue below it. A figure without a description keeps Sphinx's alt (its path),

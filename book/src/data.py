@@ -28,8 +28,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite.data import load_mnist, load_shakespeare, toy_manifold
-from probdr_lite.figures.style import describe
-from probdr_lite.plotting import digit_grid
+from probdr_lite.presentation.style import describe
+from probdr_lite.presentation.plotting import digit_grid
 
 # %% [markdown]
 # ## MNIST

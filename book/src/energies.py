@@ -44,15 +44,15 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
-from probdr_lite import energies as E
-from probdr_lite import objections as O
-from probdr_lite import thesis
+from probdr_lite.chapters import energies as E
+from probdr_lite.chapters import objections as O
+from probdr_lite.chapters import energies as thesis
 from probdr_lite import unrolled as U
 from probdr_lite.data import load_mnist
-from probdr_lite.figures import energies as figs
-from probdr_lite.figures.prose import fill, glue, sci
-from probdr_lite.figures.block import make_toy
-from probdr_lite.figures.style import describe
+from probdr_lite.presentation.figures import readings as figs
+from probdr_lite.presentation.prose import fill, glue, sci
+from probdr_lite.presentation.figures.block import make_toy
+from probdr_lite.presentation.style import describe
 
 # %% [markdown]
 # ## The setting
@@ -586,7 +586,7 @@ describe(fig, fill("Two panels: the response of plain attention, A − I and the
 plt.show()
 
 # %% tags=["remove-input"]
-spectrum = figs.spectrum_facts(lam, ETA, D_Q, BETA, N_STEPS)
+spectrum = E.spectrum_facts(lam, ETA, D_Q, BETA, N_STEPS)
 display(Markdown(fill(
     "The eigenvalues of $I - A$ at $X_0$ have median {mid:num3} and reach {top:num3}. For the graph frozen at $X_0$, "
     "and without LayerNorm (which rescales each token by a factor of its own, so it is not one factor common to "
@@ -761,7 +761,7 @@ le_s = thesis.le_alignment(paths_s, targets_s, qs=(2, 10))
 display(Markdown(thesis_paragraphs(figs.thesis_facts(
     le_s, thesis.random_baseline(targets_s, qs=(2, 10)), thesis.effective_rank_path(paths_s),
     targets_s["attention_eigenvalues"], thesis.participation_ratio(targets_s["attention"]), NAMES))))
-start = figs.ceiling_facts(le_s)
+start = E.ceiling_facts(le_s)
 ceiling_qs = [fill("$q = {q}$", q=q) for q in start["at_ceiling"]]
 display(Markdown(fill(
     "Before any block the latents' principal subspace already agrees with the attention graph's LE embedding to "

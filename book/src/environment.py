@@ -25,8 +25,9 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
-from probdr_lite.figures import environment
-from probdr_lite.figures.prose import fill
+from probdr_lite.chapters import environment
+from probdr_lite.presentation.figures import versions
+from probdr_lite.presentation.prose import fill
 
 facts = environment.summary_facts()
 differ = ", ".join(fill("{name} ({installed}, locked {locked})" if d["present"] else
@@ -46,7 +47,7 @@ display(Markdown(fill(
 # The packages that the book's code and tools ask for by name, and what for:
 
 # %% tags=["hide-input"]
-environment.requirements_table()
+versions.requirements_table()
 
 # %% [markdown]
 # ## Every locked package
@@ -55,4 +56,4 @@ environment.requirements_table()
 # installed beside each.
 
 # %% tags=["hide-input"]
-environment.lock_table()
+versions.lock_table()

@@ -39,16 +39,16 @@ from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.eigenmaps import embed_graph
-from probdr_lite.figures.eigenmaps import (
+from probdr_lite.presentation.figures.neighbourhoods import (
     compare_figure,
     energy_figure,
     laplacians_figure,
     neighbours_panel,
 )
-from probdr_lite.chapter_facts import agreement_facts, unrolling_facts
-from probdr_lite.figures.live.chapters import neighbours_live
-from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import describe
+from probdr_lite.chapters.laplacian_eigenmaps import agreement_facts, unrolling_facts
+from probdr_lite.presentation.live.builders import neighbours_live
+from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other

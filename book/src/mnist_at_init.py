@@ -40,8 +40,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
-from probdr_lite.figures.live.chapters import mnist_live
-from probdr_lite.figures.mnist import (
+from probdr_lite.presentation.live.builders import mnist_live
+from probdr_lite.presentation.figures.mnist import (
     before_after_figure,
     layer_table,
     metric_lines_figure,
@@ -51,28 +51,26 @@ from probdr_lite.figures.mnist import (
     step_family_figure,
     sweep_figure,
 )
-from probdr_lite.mnist_facts import (
-    numbers_facts,
-    paper_numbers,
-    picture_facts,
-    pixel_facts,
-    step_family_facts,
-    summary_facts,
-    sweep_facts,
-    variants_facts,
-)
-from probdr_lite.figures.prose import fill, glue, num
-from probdr_lite.figures.style import METRIC_LABELS, describe
-from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
-from probdr_lite.mnist_blocks import (
+from probdr_lite.chapters.mnist_at_init import (
     PAPER,
     kmeans_nmi_spread,
     mnist_latents,
+    numbers_facts,
+    paper_numbers,
     pick,
+    picture_facts,
+    pixel_facts,
     run_blocks,
+    step_family_facts,
+    summary_facts,
     sweep,
+    sweep_facts,
     variant_metrics,
+    variants_facts,
 )
+from probdr_lite.presentation.prose import fill, glue, num
+from probdr_lite.presentation.style import METRIC_LABELS, describe
+from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
 from probdr_lite.unrolled import STEP_FAMILY, attention_step
 
 # %% [markdown]

@@ -41,13 +41,13 @@ import matplotlib.pyplot as plt
 import torch
 from IPython.display import Markdown, display
 
-from probdr_lite import objections as O
+from probdr_lite.chapters import objections as O
 from probdr_lite import unrolled as U
-from probdr_lite import verdicts
+from probdr_lite.chapters import objections as verdicts
 from probdr_lite.data import load_mnist
-from probdr_lite.figures import objections as figs
-from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import METRIC_LABELS, describe
+from probdr_lite.presentation.figures import objection_tests as figs
+from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.style import METRIC_LABELS, describe
 
 # %% [markdown]
 # ## Running every test

@@ -43,10 +43,10 @@ from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
 from probdr_lite.eigenmaps import laplacian_eigenmaps
-from probdr_lite.figures.elbo import beta_panel, elbo_terms_figure, pca_figure, trap_figure
-from probdr_lite.figures.live.chapters import beta_live
-from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import describe
+from probdr_lite.presentation.figures.elbo import beta_panel, elbo_terms_figure, pca_figure, trap_figure
+from probdr_lite.presentation.live.builders import beta_live
+from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import graph_energy, knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
 from probdr_lite.probdr import (

@@ -60,11 +60,11 @@ from probdr_lite.experiments.stats import (
     recipe_table,
     recipe_verdict,
 )
-from probdr_lite.figures import recipes as R
-from probdr_lite.figures import training as TR
-from probdr_lite.figures.prose import fill, glue, pct
-from probdr_lite.figures.style import describe
-from probdr_lite.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure
+from probdr_lite.presentation.figures import recipes as R
+from probdr_lite.presentation.figures import training as TR
+from probdr_lite.presentation.prose import fill, glue, pct
+from probdr_lite.presentation.style import describe
+from probdr_lite.presentation.figures.training import OPERATOR_TEXT, arms_table, curves_figure, gates_figure
 
 # %% [markdown]
 # ## The arms: what each head hands on

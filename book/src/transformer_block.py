@@ -44,19 +44,19 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
+from probdr_lite.chapters.transformer_block import mask_facts
 from probdr_lite.data import load_mnist
 from probdr_lite.diagonal_transformer import DiagonalTransformer
-from probdr_lite.figures.block import (
+from probdr_lite.presentation.figures.block import (
     direction_facts,
     euler_facts,
     logits_facts,
     make_toy,
-    mask_facts,
     mask_figure,
     regulariser_facts,
     variant_panel,
 )
-from probdr_lite.figures.bridge import (
+from probdr_lite.presentation.figures.bridge import (
     bridge_facts,
     bump_panel,
     bump_scrub,
@@ -64,9 +64,9 @@ from probdr_lite.figures.bridge import (
     laplacian_eigenvalues,
     spectra_figure,
 )
-from probdr_lite.figures.live.chapters import toy_live
-from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import describe
+from probdr_lite.presentation.live.builders import toy_live
+from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import heat_kernel_attention, knn_graph, laplacian
 from probdr_lite.probdr import step_sizes
 from probdr_lite.unrolled import (
@@ -197,7 +197,7 @@ print(f"one block, Pi(X + eta Delta) vs block_step: "
 # uses the same function on MNIST.
 
 # %%
-from probdr_lite.objections import tangent_part as tangent  # Pi's Jacobian at X applied to each row of Delta
+from probdr_lite.chapters.objections import tangent_part as tangent  # Pi's Jacobian at X applied to each row of Delta
 
 exact_part = tangent(update_direction(X0, kappa, beta, "exact"), X0)
 cosines = {}

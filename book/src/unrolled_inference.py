@@ -37,11 +37,11 @@ from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
-from probdr_lite.chapter_facts import eta_facts
-from probdr_lite.figures.live.chapters import eta_live
-from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import describe
-from probdr_lite.figures.unrolling import eta_panel, steps_figure, steps_scrub
+from probdr_lite.chapters.unrolled_inference import eta_facts
+from probdr_lite.presentation.live.builders import eta_live
+from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.style import describe
+from probdr_lite.presentation.figures.unrolling import eta_panel, steps_figure, steps_scrub
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
 from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo, le_elbo_grad, step_sizes

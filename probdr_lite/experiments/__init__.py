@@ -5,7 +5,7 @@ attention output A V by (A - I) V lowers a character model's validation loss
 and raises a vision transformer's accuracy. This package reruns both claims
 at laptop scale with several seeds, several training recipes and paired
 statistics. Core code only (no figures, no prose; those are in
-:mod:`probdr_lite.figures.training` and :mod:`probdr_lite.figures.recipes`):
+:mod:`probdr_lite.presentation.figures.training` and :mod:`probdr_lite.presentation.figures.recipes`):
 
 - :mod:`.attention`  one attention module whose ``variant`` selects A, A - I,
   A - g I (g starting at 0 or at 1), A_sym or A_sym - I; the pre-LN block;

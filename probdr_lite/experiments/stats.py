@@ -1,8 +1,8 @@
 """Statistics of the sweeps: seed bands, paired differences, the decision rule, power, and the recipe verdict.
 
 Everything here is numbers in, numbers (or a structured outcome) out; the
-words and the plots are in :mod:`probdr_lite.figures.training` and
-:mod:`probdr_lite.figures.recipes`. :mod:`probdr_lite.verdicts` (core too) reads
+words and the plots are in :mod:`probdr_lite.presentation.figures.training` and
+:mod:`probdr_lite.presentation.figures.recipes`. :mod:`probdr_lite.chapters.objections` (a layer above) reads
 ``HEADLINE`` and :func:`lower_is_better` for the objections' single-run verdict.
 
 - :func:`seed_band`, :func:`paired_differences`, :func:`gate_values`  read the rows;

@@ -299,7 +299,7 @@ def test_widgets_show_their_static_picture_and_render(visit, doc, rel):
         assert not w["errors"], f"{rel}: widget view {i} shows an error"
         assert w["picture"] and w["pictureLoaded"], (
             f"{rel}: widget view {i} has no (loaded) static figure before it in its cell output; "
-            "show the figure first (probdr_lite.widgets.SliderPanel.show does)"
+            "show the figure first (probdr_lite.presentation.widgets.SliderPanel.show does)"
         )
     assert sum(w["sliders"] for w in widgets) >= 1, f"{rel}: widgets rendered, but no slider among them"
 

@@ -236,7 +236,7 @@ def test_chapter3_numbers_are_probdr_lites(figure_page):
 
 def test_chapter4_numbers_are_probdr_lites(figure_page):
     from probdr_lite.data import load_mnist
-    from probdr_lite.figures.unrolling import run_verdict
+    from probdr_lite.presentation.figures.unrolling import run_verdict
     from probdr_lite.graphs import knn_graph, laplacian
     from probdr_lite.probdr import fit_le_elbo
 
@@ -263,7 +263,7 @@ TOY_SETTINGS = [
 
 @pytest.mark.parametrize("setting", TOY_SETTINGS, ids=[s["variant"] for s in TOY_SETTINGS])
 def test_chapter5_browser_blocks_equal_probdr_lites(figure_page, setting):
-    from probdr_lite.figures.block import make_toy, toy_paths
+    from probdr_lite.presentation.figures.block import make_toy, toy_paths
 
     page, _ = figure_page("toy")
     snap = _set(page, "toy", **setting)
@@ -282,7 +282,7 @@ def test_chapter6_numbers_are_probdr_lites(figure_page):
     """The MNIST figure's numbers are those of the chapter's own functions (run_blocks, between_within_ratio) on its
     2,000 images, at the default setting (the chapter's table) and at two others."""
     from probdr_lite.metrics import between_within_ratio
-    from probdr_lite.mnist_blocks import mnist_latents, run_blocks
+    from probdr_lite.chapters.mnist_at_init import mnist_latents, run_blocks
 
     page, _ = figure_page("mnist")
     X0, labels = mnist_latents(n=2000)
@@ -344,7 +344,7 @@ def test_chapter6_default_view_shows_the_collapse(figure_page):
 
 
 def test_chapter6_has_a_colour_key_for_the_ten_digits(figure_page):
-    from probdr_lite.figures.style import CLASS_COLOURS
+    from probdr_lite.presentation.style import CLASS_COLOURS
 
     page, _ = figure_page("mnist")
     key = page.evaluate("""() => Array.from(document.querySelectorAll('#probdr-live-mnist .probdr-live-key li'))

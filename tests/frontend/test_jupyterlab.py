@@ -42,7 +42,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "transformer_block.ipynb"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-#: The panel's sliders, by the description the reader sees (probdr_lite.figures.block.variant_panel).
+#: The panel's sliders, by the description the reader sees (probdr_lite.presentation.figures.block.variant_panel).
 SLIDERS = {"kappa": "κ (sharpness)", "eta": "η (step size)", "beta": "β (regulariser)", "depth": "depth (blocks)"}
 #: Key presses per slider (one step each way); every press must change the picture.
 KEYS = ["ArrowRight", "ArrowLeft"]

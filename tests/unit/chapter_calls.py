@@ -46,7 +46,7 @@ def check_template(call: ast.Call, facts: dict, choices: dict) -> None:
     its value), with no comparison or call of its own."""
     import string
 
-    from probdr_lite.figures.prose import fill
+    from probdr_lite.presentation.prose import fill
 
     texts = template_pieces(call.args[0])
     assert texts, f"line {call.lineno}: the template is written in the cell"

@@ -1,6 +1,7 @@
-"""The bridge figures (figures/bridge.py): maths against NumPy/SciPy written out here, and every word on numbers for
-which it is false. The facts of the Laplacian Eigenmaps and unrolled-inference chapters (probdr_lite/chapter_facts.py) are
-tested in test_early_chapters_facts.py, the MNIST chapter's (probdr_lite/mnist_facts.py) in test_mnist_facts.py."""
+"""The bridge figures (presentation/figures/bridge.py): maths against NumPy/SciPy written out here, and every word on
+numbers for which it is false. The facts of the Laplacian Eigenmaps and unrolled-inference chapters
+(probdr_lite/chapters/laplacian_eigenmaps.py, unrolled_inference.py) are tested in test_early_chapters_facts.py, the
+MNIST chapter's (probdr_lite/chapters/mnist_at_init.py) in test_mnist_facts.py."""
 
 import matplotlib
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 import scipy.linalg as sla
 from scipy.special import softmax
 
-from probdr_lite.figures import bridge as B
+from probdr_lite.presentation.figures import bridge as B
 from probdr_lite.graphs import knn_graph, laplacian
 
 matplotlib.use("Agg")

@@ -1,17 +1,17 @@
 """The MNIST chapter and the objections chapter print the same number for the same quantity.
 
 Both score the paper's block on the same stratified 2,000 MNIST test images with the same W_E; the MNIST chapter
-runs float32 latents through ``mnist_blocks`` and ``metrics.layer_metrics``, the objections chapter float64 latents
-through ``objections.mnist_paths`` and ``objections.metrics_by_variant`` (which scores through
+runs float32 latents through ``chapters.mnist_at_init`` and ``metrics.layer_metrics``, the objections chapter float64
+latents through ``objections.mnist_paths`` and ``objections.metrics_by_variant`` (which scores through
 ``metrics.layer_metrics``). One metrics pipeline and one settings object (``metrics.METRICS``) must make the two
 agree far below the three decimals the chapters print.
 """
 
 import pytest
 
-from probdr_lite import objections as O
+from probdr_lite.chapters import objections as O
 from probdr_lite.data import load_mnist
-from probdr_lite.mnist_blocks import PAPER, mnist_latents, run_blocks
+from probdr_lite.chapters.mnist_at_init import PAPER, mnist_latents, run_blocks
 from probdr_lite.metrics import METRIC_NAMES, METRICS, layer_metrics
 
 

@@ -1,5 +1,5 @@
-"""The facts of the Laplacian Eigenmaps and unrolled-inference chapters (probdr_lite/chapter_facts.py) and the templates
-of their cells that state them.
+"""The facts of the Laplacian Eigenmaps and unrolled-inference chapters (probdr_lite/chapters/laplacian_eigenmaps.py
+and unrolled_inference.py) and the templates of their cells that state them.
 
 Each fact is checked against numbers computed here (SciPy's eigenvalues, a helix whose order along the curve is
 known, ``fit_le_elbo``'s own Gram errors), and each boolean on numbers just either side of its threshold, so a
@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from probdr_lite import chapter_facts as CT
+from probdr_lite.chapters import laplacian_eigenmaps as LE
+from probdr_lite.chapters import unrolled_inference as UI
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.probdr import fit_le_elbo
 
@@ -44,10 +45,10 @@ def graph_laplacian(n=40, seed=0):
 
 
 def test_decimals_of_agreement():
-    assert CT.decimals_of_agreement(1.0) == 15 and CT.decimals_of_agreement(0.9991) == 3
-    assert CT.decimals_of_agreement(1.0 - 5e-11) == 10 and CT.decimals_of_agreement(1.0 - 5e-10) == 9
+    assert LE.decimals_of_agreement(1.0) == 15 and LE.decimals_of_agreement(0.9991) == 3
+    assert LE.decimals_of_agreement(1.0 - 5e-11) == 10 and LE.decimals_of_agreement(1.0 - 5e-10) == 9
     with pytest.raises(ValueError, match="cosine"):
-        CT.decimals_of_agreement(1.5)
+        LE.decimals_of_agreement(1.5)
 
 
 def agreement_rows(same_a=1.0 - 1e-13):
@@ -57,54 +58,54 @@ def agreement_rows(same_a=1.0 - 1e-13):
 
 
 def test_agreement_facts():
-    f = CT.agreement_facts(agreement_rows())
+    f = LE.agreement_facts(agreement_rows())
     assert f["sets"] == [{"name": "a", "same": 12, "bn": 3}, {"name": "b", "same": 15, "bn": 1},
                          {"name": "c", "same": 15, "bn": 1}]
     assert f["names"] == ["a", "b", "c"] and f["fewest"] == "b"  # the first of the tie
     assert f["to_roundoff"] and f["roundoff"] == 10
     # round-off from 10 decimals on: 1 - 5e-11 shares 10 decimals with 1, 1 - 5e-10 only 9
-    assert CT.agreement_facts(agreement_rows(1.0 - 5e-11))["to_roundoff"]
-    assert not CT.agreement_facts(agreement_rows(1.0 - 5e-10))["to_roundoff"]
-    assert CT.agreement_facts(agreement_rows(1.0 - 5e-10), roundoff=9)["to_roundoff"]
+    assert LE.agreement_facts(agreement_rows(1.0 - 5e-11))["to_roundoff"]
+    assert not LE.agreement_facts(agreement_rows(1.0 - 5e-10))["to_roundoff"]
+    assert LE.agreement_facts(agreement_rows(1.0 - 5e-10), roundoff=9)["to_roundoff"]
     with pytest.raises(ValueError, match="rows"):
-        CT.agreement_facts([])
+        LE.agreement_facts([])
     with pytest.raises(ValueError, match="roundoff"):
-        CT.agreement_facts(agreement_rows(), roundoff=16)
+        LE.agreement_facts(agreement_rows(), roundoff=16)
 
 
 def test_order_along_a_curve_and_a_broken_graph():
     Y, t = helix()
-    rho = CT.order_along_roll(Y, t, [(8, 1.0), (1, 1.0)])
+    rho = LE.order_along_roll(Y, t, [(8, 1.0), (1, 1.0)])
     assert rho[0] > 0.99 and math.isnan(rho[1])  # one neighbour each: the graph falls apart
 
 
 def test_unrolling_facts_keep_a_frame_in_order_from_the_threshold_on():
     Y, t = helix()
     t[[10, 150]] = t[[150, 10]]  # two points scored out of place: the order is nearly, not exactly, kept
-    (rho,) = CT.order_along_roll(Y, t, [(8, 1.0)])
+    (rho,) = LE.order_along_roll(Y, t, [(8, 1.0)])
     assert 0.9 < rho < 1.0
-    f = CT.unrolling_facts(Y, t, [(8, 1.0), (1, 1.0)], in_order=rho)  # exactly at the threshold: in order
+    f = LE.unrolling_facts(Y, t, [(8, 1.0), (1, 1.0)], in_order=rho)  # exactly at the threshold: in order
     ok, apart = f["frames"]
     assert (ok["k"], ok["t"], ok["rho"], ok["apart"], ok["in_order"]) == (8, 1.0, rho, False, True)
     assert apart["k"] == 1 and apart["apart"] and math.isnan(apart["rho"]) and not apart["in_order"]
     assert f["kept"] == [ok] and f["lost"] == [apart] and f["in_order_from"] == rho
     assert not f["all_in_order"] and not f["none_in_order"]
-    above = CT.unrolling_facts(Y, t, [(8, 1.0)], in_order=rho + 1e-9)
+    above = LE.unrolling_facts(Y, t, [(8, 1.0)], in_order=rho + 1e-9)
     assert above["none_in_order"] and not above["frames"][0]["in_order"] and above["kept"] == []
-    below = CT.unrolling_facts(Y, t, [(8, 1.0), (10, 1.0)], in_order=rho - 1e-9)
+    below = LE.unrolling_facts(Y, t, [(8, 1.0), (10, 1.0)], in_order=rho - 1e-9)
     assert below["all_in_order"] and below["lost"] == []
     with pytest.raises(ValueError, match="in_order"):
-        CT.unrolling_facts(Y, t, [(8, 1.0)], in_order=1.5)
+        LE.unrolling_facts(Y, t, [(8, 1.0)], in_order=1.5)
 
 
 def test_eta_outcomes_follow_the_gram_error_and_the_divergence_threshold():
     L = graph_laplacian()
     lam = sla.eigh(L.toarray(), eigvals_only=True)
     slow, fast = 1e-4, 3.0 / lam.max()  # past 2 / (lambda_max - lambda_1) >= 2 / lambda_max: diverges
-    assert CT.eta_outcomes(L, 0.3, [slow, fast], n_steps=200) == ["short", "diverged"]
+    assert UI.eta_outcomes(L, 0.3, [slow, fast], n_steps=200) == ["short", "diverged"]
     gram = fit_le_elbo(L, 2, 0.3, eta=slow, n_steps=200, seed=0, centre=True).gram_error[-1]
-    assert CT.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=1.1 * gram) == ["converged"]
-    assert CT.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=0.9 * gram) == ["short"]
+    assert UI.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=1.1 * gram) == ["converged"]
+    assert UI.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=0.9 * gram) == ["short"]
 
 
 def test_eta_facts():
@@ -112,19 +113,19 @@ def test_eta_facts():
     lam = sla.eigh(L.toarray(), eigvals_only=True)
     slow, fast = 1e-4, 3.0 / lam.max()
     marks = {"safe": 0.01, "divergent": 2.0 / (lam.max() - lam[1])}
-    f = CT.eta_facts(L, 0.3, [fast, slow], marks, n_steps=200)
+    f = UI.eta_facts(L, 0.3, [fast, slow], marks, n_steps=200)
     assert f["groups"] == [{"etas": [slow], "short": True, "converged": False, "diverged": False},
                            {"etas": [fast], "short": False, "converged": False, "diverged": True}]
     assert (f["gram_below"], f["n_steps"], f["safe"], f["divergent"]) == (0.01, 200, 0.01, marks["divergent"])
     assert f["diverged_past_threshold"]
     # a step past the threshold that does not diverge (here: the threshold put below the slow step)
-    assert not CT.eta_facts(L, 0.3, [slow], {"safe": 0.01, "divergent": 0.9 * slow}, n_steps=200)[
+    assert not UI.eta_facts(L, 0.3, [slow], {"safe": 0.01, "divergent": 0.9 * slow}, n_steps=200)[
         "diverged_past_threshold"]
     # and a divergence below the threshold
-    assert not CT.eta_facts(L, 0.3, [fast], {"safe": 0.01, "divergent": 1.1 * fast}, n_steps=200)[
+    assert not UI.eta_facts(L, 0.3, [fast], {"safe": 0.01, "divergent": 1.1 * fast}, n_steps=200)[
         "diverged_past_threshold"]
     gram = fit_le_elbo(L, 2, 0.3, eta=slow, n_steps=200, seed=0, centre=True).gram_error[-1]
-    done = CT.eta_facts(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)
+    done = UI.eta_facts(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)
     assert done["groups"] == [{"etas": [slow], "short": False, "converged": True, "diverged": False}]
 
 
@@ -139,9 +140,9 @@ def facts_examples():
     L = graph_laplacian()
     lam = sla.eigh(L.toarray(), eigvals_only=True)
     return {
-        "unrolling_facts": CT.unrolling_facts(Y, t, [(8, 1.0), (1, 1.0)]),
-        "agreement_facts": CT.agreement_facts(agreement_rows()),
-        "eta_facts": CT.eta_facts(L, 0.3, [1e-4, 3.0 / lam.max()], {"safe": 0.01, "divergent": 2.0 / lam.max()},
+        "unrolling_facts": LE.unrolling_facts(Y, t, [(8, 1.0), (1, 1.0)]),
+        "agreement_facts": LE.agreement_facts(agreement_rows()),
+        "eta_facts": UI.eta_facts(L, 0.3, [1e-4, 3.0 / lam.max()], {"safe": 0.01, "divergent": 2.0 / lam.max()},
                                   n_steps=200),
     }
 
@@ -209,10 +210,10 @@ def fill_calls(chapter):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_the_chapter_takes_facts_from_chapter_facts_and_fills_them(chapter):
+def test_the_chapter_takes_facts_from_its_chapters_module_and_fills_them(chapter):
     tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                and n.module == "probdr_lite.chapter_facts" for a in n.names}
+                and n.module == f"probdr_lite.chapters.{chapter}" for a in n.names}
     assert imported and imported <= set(facts_examples()), imported
     assigned = {n.value.func.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
                 and isinstance(n.value.func, ast.Name)}
@@ -235,7 +236,7 @@ def builders(chapter):
     """The figure, panel and scrub builders ``chapter`` imports from the figures of its topic."""
     tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
     return {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-            and n.module in ("probdr_lite.figures.eigenmaps", "probdr_lite.figures.unrolling") for a in n.names}
+            and n.module in ("probdr_lite.presentation.figures.neighbourhoods", "probdr_lite.presentation.figures.unrolling") for a in n.names}
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -1,4 +1,4 @@
-"""Tests of probdr_lite.energies against answers computed independently here.
+"""Tests of probdr_lite.chapters.energies against answers computed independently here.
 
 Every energy is written out again in this file, straight from its formula, and differentiated by autograd; the
 package's closed-form gradients must agree to rounding (float64). The proposition (the stop-gradient direction is the
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from probdr_lite import energies as E
+from probdr_lite.chapters import energies as E
 from probdr_lite import unrolled as U
 
 F64 = torch.float64

@@ -1,7 +1,7 @@
-"""The energies chapter's facts (figures/energies.py) and the templates of its cells that state them.
+"""The energies chapter's facts (presentation/figures/readings.py) and the templates of its cells that state them.
 
 Each fact is checked against the numbers it comes from, and each word or boolean on numbers just either side of its
-threshold (:data:`~probdr_lite.figures.energies.WORDS`, or the identity threshold), so a choice that the numbers do
+threshold (:data:`~probdr_lite.presentation.figures.readings.WORDS`, or the identity threshold), so a choice that the numbers do
 not support is not made. The last tests read ``book/src/energies.py`` and fill every piece of every template (every
 branch of each ``... if facts["x"] else ...``) from the facts the cell passes, so a slot without a fact, or a
 formatter that does not fit its fact, fails here rather than in the book build; and they check that a template
@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probdr_lite import energies as E
-from probdr_lite.figures import energies as F
-from probdr_lite.objections import THRESHOLDS
-from probdr_lite.thesis import CEILING
+from probdr_lite.chapters import energies as E
+from probdr_lite.presentation.figures import readings as F
+from probdr_lite.chapters.objections import THRESHOLDS
+from probdr_lite.chapters.energies import CEILING
 
 from .chapter_calls import chapter_calls, check_template, source_cells
 
@@ -121,7 +121,7 @@ def test_harness_facts_follow_the_counts():
     f = F.harness_facts(harness(every))
     assert f["none_all_agree"] and f["all_agree"] == []
     assert all(o["one_agrees"] and o["agree"] == ["paper"] for o in f["others"])
-    with pytest.raises(TypeError, match="table must be the dict returned by probdr_lite.energies.energy_table"):
+    with pytest.raises(TypeError, match="table must be the dict returned by probdr_lite.chapters.energies.energy_table"):
         F.harness_facts([])
     f = F.harness_facts(harness({("ple", v) for v in VARIANTS}))
     assert f["others"][0]["some_agree"] is False and f["others"][0]["agree"] == []
@@ -149,17 +149,17 @@ def test_objectives_facts_say_when_the_graph_change_undoes_the_steps():
 
 
 def test_spectrum_facts():
-    f = F.spectrum_facts(np.array([0.0, 0.5, 1.0]), eta=0.4)
+    f = E.spectrum_facts(np.array([0.0, 0.5, 1.0]), eta=0.4)
     assert (f["mid"], f["top"], f["h"], f["n_steps"]) == (0.5, 1.0, 0.8, 8)
     assert f["top_diffusion"] == pytest.approx(0.2 ** 8) and f["mid_diffusion"] == pytest.approx(0.6 ** 8)
     assert f["top_flow"] == pytest.approx(np.exp(-0.8 * 8)) and f["top_response"] == pytest.approx(0.2)
     rel = E.frequency_response(1.0, "paper", 0.4, 128, 1.0)
     assert f["top_paper"] == pytest.approx(abs(rel) ** 8) and f["top_attention"] > 0
     # removed in one step from lambda = 1/h = 1.25 on
-    assert not F.spectrum_facts(np.array([0.0, 1.24]), eta=0.4)["removed"]
-    assert F.spectrum_facts(np.array([0.0, 1.25]), eta=0.4)["removed"]
+    assert not E.spectrum_facts(np.array([0.0, 1.24]), eta=0.4)["removed"]
+    assert E.spectrum_facts(np.array([0.0, 1.25]), eta=0.4)["removed"]
     with pytest.raises(ValueError, match="lam"):
-        F.spectrum_facts(np.array([]))
+        E.spectrum_facts(np.array([]))
 
 
 def test_retention_facts_include_the_filters_ratio():
@@ -280,7 +280,7 @@ def test_constructions_facts():
     assert f["any_holds"] and f["any_depends"]
     bare = F.constructions_facts(rows)  # without the chapter's names: each {graph, kappa} and the keys
     assert bare["flat_where"] == [{"graph": "attention", "kappa": 30.0}] and bare["held"][0]["variant"] == "diffusion"
-    with pytest.raises(TypeError, match="facts must be the list returned by probdr_lite.thesis.robustness_facts"):
+    with pytest.raises(TypeError, match="facts must be the list returned by probdr_lite.chapters.energies.robustness_facts"):
         F.constructions_facts({})
     mixed = F.constructions_facts([robust_row(), robust_row(q=10, ends=(0.6, 0.5, 0.4))])
     assert mixed["closer_varies"] and not mixed["closer_held"] and mixed["n_closer"] == 1
@@ -308,13 +308,13 @@ def test_step_family_facts_count_a_difference_beyond_the_random_level():
 
 def test_ceiling_facts():
     le = {"attention": {"attention": {2: np.array([0.96, 0.9]), 10: np.array([0.94, 0.9])}}}
-    f = F.ceiling_facts(le)
+    f = E.ceiling_facts(le)
     assert (f["start_q2"], f["start_q10"], f["at_ceiling"]) == (0.96, 0.94, [2])
     assert f["any_at_ceiling"] and f["ceiling"] == CEILING
     le["attention"]["attention"][10][0] = CEILING
-    assert F.ceiling_facts(le)["at_ceiling"] == [2, 10]  # at the ceiling counts
+    assert E.ceiling_facts(le)["at_ceiling"] == [2, 10]  # at the ceiling counts
     le["attention"]["attention"][2][0] = le["attention"]["attention"][10][0] = 0.94
-    assert not F.ceiling_facts(le)["any_at_ceiling"]
+    assert not E.ceiling_facts(le)["any_at_ceiling"]
 
 
 def test_closing_facts():
@@ -367,7 +367,7 @@ def test_panel_facts_count_the_panels_the_thesis_figures_draw():
                                                                                   qs=(2, 10)).axes)
     finally:
         plt.close("all")
-    with pytest.raises(ValueError, match="baseline must be the dict returned by probdr_lite.thesis.random_baseline"):
+    with pytest.raises(ValueError, match="baseline must be the dict returned by probdr_lite.chapters.energies.random_baseline"):
         F.panel_facts({})
 
 
@@ -391,14 +391,14 @@ def facts_examples():
         "gradient_field_facts": F.gradient_field_facts({"attention": 1e-3, "exact": 1e-17}, NAMES),
         "harness_facts": F.harness_facts(harness({("crate", "exact")}), NAMES),
         "objectives_facts": F.objectives_facts(ple_undone, NAMES),
-        "spectrum_facts": F.spectrum_facts(np.linspace(0.0, 1.0, 50)),
+        "spectrum_facts": E.spectrum_facts(np.linspace(0.0, 1.0, 50)),
         "retention_facts": F.retention_facts(retention),
         "differential_facts": F.differential_facts([0.1, 1e-7], [100.0, 1000.0]),
         "readings_facts": F.readings_facts(harness({("crate", "exact")}), NAMES),
         "thesis_facts": F.thesis_facts(le, base, er, np.full(10, 1e-4), np.ones(10), NAMES),
         "constructions_facts": F.constructions_facts(robust, names=NAMES),
         "step_family_facts": F.step_family_facts(family, steps, {"diffusion": 1e-14, "paper": 2e-14}, base),
-        "ceiling_facts": F.ceiling_facts({"attention": {"attention": {2: np.array([0.96]), 10: np.array([0.5])}}}),
+        "ceiling_facts": E.ceiling_facts({"attention": {"attention": {2: np.array([0.96]), 10: np.array([0.5])}}}),
         "closing_facts": F.closing_facts(harness(), {}, alignment(), le, base, NAMES),
         "panel_facts": F.panel_facts(base),
     }
@@ -496,17 +496,24 @@ def fill_calls():
     return calls
 
 
+#: The facts of the chapter that are measurements, in probdr_lite.chapters.energies (the rest are in figs).
+CHAPTER_FACTS = {"spectrum_facts", "ceiling_facts"}
+
+
 def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
-    """What the chapter takes from figures/energies is tables, figures, names and facts, never a sentence; and it
-    passes every facts function of the module to fill."""
+    """What the chapter takes from presentation/figures/readings is tables, figures, names and facts, never a
+    sentence; and it passes every facts function of the module, and its facts of chapters.energies, to fill."""
     source = CHAPTER.read_text(encoding="utf-8")
     used = {n.attr for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Attribute)
             and isinstance(n.value, ast.Name) and n.value.id == "figs"}
     assert used <= set(F.__all__), used - set(F.__all__)
     assert not {u for u in used if u.endswith(("_text", "_note"))}, used
-    every = {f for f in F.__all__ if f.endswith("_facts")}
+    measured = {n.attr for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name) and n.value.id == "E"}
+    every = {f for f in F.__all__ if f.endswith("_facts")} | CHAPTER_FACTS
+    assert CHAPTER_FACTS <= set(E.__all__)
     assert every == set(facts_examples()), every ^ set(facts_examples())
-    assert every <= used, every - used
+    assert every <= used | measured, every - used - measured
 
 
 def test_every_template_of_the_chapter_fills_from_its_facts():

@@ -1,6 +1,6 @@
-"""The Environment page's opening paragraph: facts from figures/environment.py, templates in the chapter.
+"""The Environment page's opening paragraph: facts from probdr_lite/chapters/environment.py, templates in the chapter.
 
-The facts of :func:`~probdr_lite.figures.environment.summary_facts` are checked against locks written here, whose
+The facts of :func:`~probdr_lite.chapters.environment.summary_facts` are checked against locks written here, whose
 pins match, differ from or miss the installed versions by construction, and against a checkout without a lock (as
 on Colab, where the package is installed from git and the notebook runs in ``/content``). The last tests read
 ``book/src/environment.py``: every piece of every template (each branch of each ``... if facts["x"] else ...``) is
@@ -17,8 +17,8 @@ from pathlib import Path
 import IPython.display
 import pytest
 
-from probdr_lite import environment as E
-from probdr_lite.figures import environment as F
+from probdr_lite.chapters import environment as E
+from probdr_lite.presentation.figures import versions as F
 
 from .chapter_calls import chapter_calls, check_template, source_cells
 
@@ -46,9 +46,9 @@ def colab(tmp_path, monkeypatch):
 def examples(tmp_path):
     """The facts of a build with a lock: every pin installed, one differing, two differing (one not installed)."""
     return {
-        "all": F.summary_facts(lock(tmp_path / "all", f"packaging=={PACKAGING}\npytest=={PYTEST}\n")),
-        "one": F.summary_facts(lock(tmp_path / "one", f"packaging=={PACKAGING}\nno-such-package-probdr==1.0\n")),
-        "two": F.summary_facts(lock(tmp_path / "two", f"packaging=={PACKAGING}\npytest==0.0.1\nno-such-probdr==2\n")),
+        "all": E.summary_facts(lock(tmp_path / "all", f"packaging=={PACKAGING}\npytest=={PYTEST}\n")),
+        "one": E.summary_facts(lock(tmp_path / "one", f"packaging=={PACKAGING}\nno-such-package-probdr==1.0\n")),
+        "two": E.summary_facts(lock(tmp_path / "two", f"packaging=={PACKAGING}\npytest==0.0.1\nno-such-probdr==2\n")),
     }
 
 
@@ -57,19 +57,19 @@ def examples(tmp_path):
 
 
 def test_summary_facts_name_the_platform_of_the_build(monkeypatch, tmp_path):
-    f = F.summary_facts(lock(tmp_path, ""))
+    f = E.summary_facts(lock(tmp_path, ""))
     assert f["implementation"].lower() == sys.implementation.name
     assert f["python_version"] == "{}.{}.{}".format(*sys.version_info[:3])
     assert f["machine"] == platform.uname().machine
     for system, name in (("Linux", "Linux"), ("Windows", "Windows"), ("Darwin", "macOS")):
         monkeypatch.setattr(platform, "system", lambda: system)
-        assert F.summary_facts(lock(tmp_path, ""))["system"] == name
+        assert E.summary_facts(lock(tmp_path, ""))["system"] == name
 
 
 def test_summary_facts_count_the_pins_that_differ(tmp_path):
     path = lock(tmp_path, f"# comment\npackaging=={PACKAGING}\npytest==0.0.1\nno-such-package-probdr==1.0\n"
                           "never-here==9.9 ; sys_platform == 'no-such-os'\n", name="lock-for-this-build.txt")
-    f = F.summary_facts(path)
+    f = E.summary_facts(path)
     assert f["has_lock"] and f["lock"] == "lock-for-this-build.txt"
     assert (f["n"], f["n_match"], f["n_differ"]) == (3, 1, 2)  # the pin for another OS does not count
     assert not f["all_match"]
@@ -78,19 +78,19 @@ def test_summary_facts_count_the_pins_that_differ(tmp_path):
 
 
 def test_summary_facts_with_one_differing_package(tmp_path):
-    f = F.summary_facts(lock(tmp_path, f"packaging==0.0.1\npytest=={PYTEST}\n"))
+    f = E.summary_facts(lock(tmp_path, f"packaging==0.0.1\npytest=={PYTEST}\n"))
     assert (f["n"], f["n_match"], f["n_differ"]) == (2, 1, 1) and not f["all_match"]
     assert f["differ"] == [{"name": "packaging", "locked": "0.0.1", "installed": PACKAGING, "present": True}]
 
 
 def test_summary_facts_when_everything_matches(tmp_path):
-    f = F.summary_facts(lock(tmp_path, f"packaging=={PACKAGING}\npytest=={PYTEST}\n"))
+    f = E.summary_facts(lock(tmp_path, f"packaging=={PACKAGING}\npytest=={PYTEST}\n"))
     assert f["has_lock"] and f["all_match"]
     assert (f["n"], f["n_match"], f["n_differ"], f["differ"]) == (2, 2, 0, [])
 
 
 def test_summary_facts_without_a_lock_as_on_colab(colab):
-    f = F.summary_facts()
+    f = E.summary_facts()
     assert not f["has_lock"] and f["lock"] == E.LOCK_NAME
     assert (f["n"], f["n_match"], f["n_differ"], f["differ"]) == (0, 0, 0, [])
     assert not f["all_match"]  # nothing was compared
@@ -98,7 +98,7 @@ def test_summary_facts_without_a_lock_as_on_colab(colab):
 
 
 def test_summary_facts_find_the_lock_of_the_checkout():
-    f = F.summary_facts()
+    f = E.summary_facts()
     assert f["has_lock"] and f["lock"] == E.LOCK_NAME
     assert f["n"] == len(E.compare(E.LOCK)) == f["n_match"] + f["n_differ"]
 
@@ -119,7 +119,7 @@ def summary_cell() -> str:
 def test_the_chapter_fills_its_summary_from_the_package_facts():
     """The facts are bound by one call of summary_facts, and the packages that differ are each one item of its
     ``differ`` list; the module returns no sentence."""
-    assert F.__all__ == ["summary_facts", "requirements_table", "lock_table"]
+    assert F.__all__ == ["requirements_table", "lock_table"] and "summary_facts" in dir(E)
     tree = ast.parse(summary_cell())
     bound = {t.id: ast.unparse(n.value) for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets}
     assert bound["facts"] == "environment.summary_facts()"
@@ -130,7 +130,7 @@ def test_the_chapter_fills_its_summary_from_the_package_facts():
 
 
 def test_every_template_of_the_chapter_fills_from_its_facts(tmp_path, colab):
-    facts = {**examples(tmp_path), "no lock": F.summary_facts()}
+    facts = {**examples(tmp_path), "no lock": E.summary_facts()}
     seen = set()
     for call in chapter_calls("environment", "fill"):
         given = ast.unparse(call.args[1])

@@ -1,4 +1,4 @@
-"""probdr_lite.environment: the Environment page compares the installed versions with the lock."""
+"""probdr_lite.chapters.environment: the Environment page compares the installed versions with the lock."""
 
 import importlib.metadata as metadata
 import json
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from probdr_lite import environment
-from probdr_lite.figures import environment as page
+from probdr_lite.chapters import environment
+from probdr_lite.presentation.figures import versions as page
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,4 +43,4 @@ def test_the_page_is_in_the_table_of_contents_and_calls_the_package():
     assert "book/environment" in [c["file"] for c in toc["chapters"]]
     cells = json.loads((ROOT / "book" / "environment.ipynb").read_text())["cells"]
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert "environment.summary_facts()" in code and "environment.lock_table()" in code
+    assert "environment.summary_facts()" in code and "versions.lock_table()" in code

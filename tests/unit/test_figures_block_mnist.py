@@ -19,12 +19,12 @@ from sklearn.metrics import normalized_mutual_info_score, silhouette_score  # no
 from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 
-from probdr_lite.figures import block as B  # noqa: E402
-from probdr_lite import mnist_blocks as MB  # noqa: E402
-from probdr_lite.figures import mnist as M  # noqa: E402
+from probdr_lite.presentation.figures import block as B  # noqa: E402
+from probdr_lite.chapters import mnist_at_init as MB  # noqa: E402
+from probdr_lite.presentation.figures import mnist as M  # noqa: E402
 from probdr_lite._threads import single_threaded  # noqa: E402
 from probdr_lite.metrics import layer_metrics  # noqa: E402
-from probdr_lite.plotting import figure_data  # noqa: E402
+from probdr_lite.presentation.plotting import figure_data  # noqa: E402
 from probdr_lite.graphs import heat_kernel_attention  # noqa: E402
 from probdr_lite.unrolled import CHAPTER_VARIANTS, attention_matrix, euler_diffusion_errors, layer_norm, unroll  # noqa: E402
 
@@ -144,7 +144,7 @@ def test_toy_bad_input_raises_clear_errors(toy):
         B.toy_paths(toy, 2, 30.0, 0.4, 1.0, variants=("plain",))
     with pytest.raises(ValueError, match="non-empty list"):
         B.toy_paths(toy, 2, 30.0, 0.4, 1.0, variants=())
-    with pytest.raises(TypeError, match=r"toy must be the LiftedToy returned by probdr_lite\.lifted_toy\.make_toy; "
+    with pytest.raises(TypeError, match=r"toy must be the LiftedToy returned by probdr_lite\.chapters\.transformer_block\.make_toy; "
                                         r"got Tensor"):
         B.toy_paths(toy.X0, 2, 30.0, 0.4, 1.0)
     with pytest.raises(ValueError, match="d_q = 8 columns"):

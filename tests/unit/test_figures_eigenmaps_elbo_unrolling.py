@@ -20,14 +20,14 @@ import pytest
 from PIL import Image
 
 from probdr_lite.data import load_mnist, toy_manifold
-from probdr_lite.figures import elbo as fel
-from probdr_lite.figures import eigenmaps as feig
-from probdr_lite.figures import unrolling as fun
+from probdr_lite.presentation.figures import elbo as fel
+from probdr_lite.presentation.figures import neighbourhoods as feig
+from probdr_lite.presentation.figures import unrolling as fun
 from probdr_lite._threads import one_thread
 from probdr_lite.graphs import default_bandwidth, knn_graph, laplacian
-from probdr_lite.plotting import ScrubFigure, figure_data
+from probdr_lite.presentation.plotting import ScrubFigure, figure_data
 from probdr_lite.probdr import fit_le_elbo, le_closed_form, step_sizes
-from probdr_lite.widgets import range_slider
+from probdr_lite.presentation.widgets import range_slider
 
 BUDGET = 2_000_000
 #: The alt text the tests give a panel or a scrub (the chapters write their own).

@@ -6,8 +6,8 @@ import matplotlib
 import numpy as np
 import pytest
 
-from probdr_lite import energies as E
-from probdr_lite.figures import energies as F
+from probdr_lite.chapters import energies as E
+from probdr_lite.presentation.figures import readings as F
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -169,7 +169,7 @@ def test_step_family_figure_marks_each_block_on_its_own_curve():
 
 
 def test_retention_relations_follow_the_factor():
-    from probdr_lite.figures.energies import RETENTION_FACTOR, relation, retention_facts
+    from probdr_lite.presentation.figures.readings import RETENTION_FACTOR, relation, retention_facts
 
     f = RETENTION_FACTOR
     assert relation(f * 1.01, 1.0) == {"above": True, "below": False}

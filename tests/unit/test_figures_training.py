@@ -17,7 +17,7 @@ from probdr_lite.experiments import CharLMConfig, ViTConfig, summarise, validate
 from probdr_lite.experiments import files as F  # noqa: E402
 from probdr_lite.experiments import stats as S  # noqa: E402
 from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, recipe_of  # noqa: E402
-from probdr_lite.figures import training as T  # noqa: E402
+from probdr_lite.presentation.figures import training as T  # noqa: E402
 
 ITERS = [0, 10, 20, 30]
 

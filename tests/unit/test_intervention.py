@@ -87,7 +87,7 @@ def test_intervention_table_and_rows_file(tmp_path):
     import json
 
     from probdr_lite.experiments.files import INTERVENTION_FILES, intervention_rows
-    from probdr_lite.figures.recipes import INTERVENTION_HEADER, intervention_table, intervention_table_facts
+    from probdr_lite.presentation.figures.recipes import INTERVENTION_HEADER, intervention_table, intervention_table_facts
 
     means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.035, "default-vo-gpt2": 0.055}
     rows = _rows({k: means[k] for k in ("gpt2", "default")})

@@ -1,4 +1,4 @@
-"""The live figures' sentences: the facts the builders compute (probdr_lite/figures/live/chapters.py) and the
+"""The live figures' sentences: the facts the builders compute (probdr_lite/presentation/live/builders.py) and the
 templates the chapters pass them (book/src/*.py).
 
 Each ``*_facts`` function is checked against the numbers it comes from, and each choice of sentence on numbers just
@@ -17,9 +17,9 @@ import string
 import numpy as np
 import pytest
 
-from probdr_lite.figures.live import chapters as C
-from probdr_lite.mnist_facts import WORDS as MNIST_WORDS
-from probdr_lite.figures.prose import fill
+from probdr_lite.presentation.live import builders as C
+from probdr_lite.chapters.mnist_at_init import WORDS as MNIST_WORDS
+from probdr_lite.presentation.prose import fill
 
 from .chapter_calls import chapter_calls, words_passed
 
@@ -83,7 +83,7 @@ def beta_effect(weak=True, variant="paper"):
 
 
 def test_toy_facts():
-    from probdr_lite.chapter_facts import toy_beta_facts
+    from probdr_lite.chapters.transformer_block import toy_beta_facts
 
     for weak in (True, False):
         f = C.toy_facts(300, beta_effect(weak))
@@ -229,11 +229,11 @@ def small_figure(builder):
     text = chapter_text(builder)
     rng = np.random.default_rng(3)
     if builder == "toy_live":
-        from probdr_lite.figures.block import make_toy
+        from probdr_lite.presentation.figures.block import make_toy
 
         return C.toy_live(make_toy("moons", n=40, noise=0.1, d_q=8), text=text)
     if builder == "mnist_live":
-        from probdr_lite.mnist_blocks import mnist_latents
+        from probdr_lite.chapters.mnist_at_init import mnist_latents
 
         X0, labels = mnist_latents(n=100)
         return C.mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0), text=text)
@@ -399,8 +399,8 @@ def test_toy_live_caption_says_what_beta_does(variant):
     """The caption's sentence about beta is the one the facts of beta's range choose, over both kappas the builder
     measures (the chapter's and the narrowest kernel), with the paper's clause only for the paper's block; a weak
     control says why with that sentence."""
-    from probdr_lite.figures.block import make_toy
-    from probdr_lite.chapter_facts import toy_beta_effect
+    from probdr_lite.presentation.figures.block import make_toy
+    from probdr_lite.chapters.transformer_block import toy_beta_effect
 
     text = chapter_text("toy_live")
     toy = make_toy("moons", n=40, noise=0.1, d_q=8)
@@ -416,7 +416,7 @@ def test_toy_live_caption_says_what_beta_does(variant):
 
 
 def test_mnist_live_caption_and_spot_notes_are_the_chapters_sentences():
-    from probdr_lite.mnist_blocks import mnist_latents
+    from probdr_lite.chapters.mnist_at_init import mnist_latents
 
     X0, labels = mnist_latents(n=100)
     text = chapter_text("mnist_live")

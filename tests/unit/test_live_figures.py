@@ -1,4 +1,4 @@
-"""The data side of the kernel-free live figures (probdr_lite.figures.live); the browser side is in tests/book."""
+"""The data side of the kernel-free live figures (probdr_lite.presentation.live); the browser side is in tests/book."""
 
 import base64
 import json
@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from probdr_lite.figures.live import (
+from probdr_lite.presentation.live import (
     ASSET_FILES,
     LiveFigure,
     array,
@@ -101,7 +101,7 @@ def _readout(fig, name):
 
 
 def test_beta_live_numbers_are_the_closed_forms():
-    from probdr_lite.figures.live.chapters import beta_live
+    from probdr_lite.presentation.live.builders import beta_live
     from probdr_lite.graphs import knn_graph, laplacian
     from probdr_lite.probdr import le_closed_form
 
@@ -122,7 +122,7 @@ def test_beta_live_numbers_are_the_closed_forms():
 
 
 def test_toy_controls_cover_chapter_4s_panel():
-    from probdr_lite.figures.live.chapters import toy_controls
+    from probdr_lite.presentation.live.builders import toy_controls
 
     c = {x["name"]: x for x in toy_controls()}
     assert c["kappa"]["values"][0] == 14.1 and c["kappa"]["values"][-1] == 1000.0 and 100.0 in c["kappa"]["values"]
@@ -154,8 +154,8 @@ def test_chunks_stay_out_of_the_page_budget_and_keep_their_own():
 def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():
     """On a small subset and grid: the default frames are run_blocks's, each chunk holds one setting's depths, the
     caption's computed sentence names every kappa, and a collapsed frame on fixed axes is said in words."""
-    from probdr_lite.figures.live.chapters import mnist_live
-    from probdr_lite.mnist_blocks import mnist_latents, run_blocks
+    from probdr_lite.presentation.live.builders import mnist_live
+    from probdr_lite.chapters.mnist_at_init import mnist_latents, run_blocks
 
     X0, labels = mnist_latents(n=100)
     fig = mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0),
@@ -173,8 +173,8 @@ def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():
 
 
 def _toy_effect(betas=(0.1, 10.0), **kw):
-    from probdr_lite.figures.block import make_toy
-    from probdr_lite.chapter_facts import toy_beta_effect
+    from probdr_lite.presentation.figures.block import make_toy
+    from probdr_lite.chapters.transformer_block import toy_beta_effect
 
     toy = make_toy("moons", n=40, noise=0.1, d_q=8)
     return toy, toy_beta_effect(toy, kappas=(30.0, 100.0), betas=betas, eta=0.4, depth=4, **kw)
@@ -222,7 +222,7 @@ def toy_rows(first_step=(0.02, 0.021)):
 
 
 def test_toy_beta_facts_state_the_effects_numbers():
-    from probdr_lite.chapter_facts import toy_beta_facts
+    from probdr_lite.chapters.transformer_block import toy_beta_facts
 
     effect = {"rows": toy_rows(), "betas": [0.1, 10.0], "eta": 0.4, "depth": 8, "variant": "paper", "d_q": 16,
               "weak_below": 0.1, "weak": False}

@@ -17,16 +17,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probdr_lite.figures import block as K
-from probdr_lite.figures import bridge as B
-from probdr_lite.figures.prose import fill, num
+from probdr_lite.chapters import transformer_block as TB
+from probdr_lite.presentation.figures import block as K
+from probdr_lite.presentation.figures import bridge as B
+from probdr_lite.presentation.prose import fill, num
 
 from .chapter_calls import check_template, source_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ("probdr_elbo", "transformer_block", "mnist_at_init")
-MODULES = ("probdr_lite.figures.elbo", "probdr_lite.figures.block", "probdr_lite.figures.bridge",
-           "probdr_lite.figures.mnist")
+MODULES = ("probdr_lite.presentation.figures.elbo", "probdr_lite.presentation.figures.block", "probdr_lite.presentation.figures.bridge",
+           "probdr_lite.presentation.figures.mnist")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -130,13 +131,13 @@ def test_logits_facts_turn_on_the_size_of_the_random_correlation():
 
 
 def test_mask_facts_worse_needs_both_more_asymmetry_and_a_smaller_cosine():
-    f = K.mask_facts(0.5, 0.1, 0.9, 0.98, 0.8)
+    f = TB.mask_facts(0.5, 0.1, 0.9, 0.98, 0.8)
     assert f["worse"] and (f["upper_full"], f["asym_full"], f["asym_causal"], f["cos_full"], f["cos_causal"]) == (
         0.5, 0.1, 0.9, 0.98, 0.8)
-    assert not K.mask_facts(0.5, 0.1, 0.9, 0.98, 0.99)["worse"]  # the cosine did not drop
-    assert not K.mask_facts(0.5, 0.9, 0.1, 0.98, 0.8)["worse"]  # the asymmetry did not grow
+    assert not TB.mask_facts(0.5, 0.1, 0.9, 0.98, 0.99)["worse"]  # the cosine did not drop
+    assert not TB.mask_facts(0.5, 0.9, 0.1, 0.98, 0.8)["worse"]  # the asymmetry did not grow
     with pytest.raises(ValueError, match="upper_full"):
-        K.mask_facts(1.5, 0.1, 0.9, 0.98, 0.8)
+        TB.mask_facts(1.5, 0.1, 0.9, 0.98, 0.8)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -153,7 +154,8 @@ EXAMPLES = {
     "logits_facts": [(0.99, 0.05), (0.99, -0.6)],
     "mask_facts": [(0.5, 0.1, 0.9, 0.98, 0.8), (0.5, 0.9, 0.1, 0.98, 0.99)],
 }
-FUNCTIONS = {"bridge_facts": B.bridge_facts, **{name: getattr(K, name) for name in EXAMPLES if hasattr(K, name)}}
+FUNCTIONS = {"bridge_facts": B.bridge_facts, "mask_facts": TB.mask_facts,
+             **{name: getattr(K, name) for name in EXAMPLES if hasattr(K, name)}}
 
 
 def block_fill_calls():

@@ -1,7 +1,7 @@
-"""The MNIST chapter's facts (probdr_lite/mnist_facts.py) and the templates of its cells that state them.
+"""The MNIST chapter's facts (probdr_lite/chapters/mnist_at_init.py) and the templates of its cells that state them.
 
 Each fact is checked against the numbers it comes from, computed again here, and each word or boolean on numbers
-just either side of its threshold in :data:`~probdr_lite.mnist_facts.WORDS`, so a choice that the numbers do
+just either side of its threshold in :data:`~probdr_lite.chapters.mnist_at_init.WORDS`, so a choice that the numbers do
 not support is not made. The last tests read ``book/src/mnist_at_init.py`` and fill every piece of every template
 (every branch of each ``... if facts["x"] else ...``) from the facts the cell passes, so a slot without a fact, or a
 formatter that does not fit its fact, fails here rather than in the book build.
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probdr_lite import mnist_facts as MT
-from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.chapters import mnist_at_init as MT
+from probdr_lite.presentation.style import METRIC_LABELS
 from probdr_lite.unrolled import CHAPTER_VARIANTS
 
 from .chapter_calls import check_template, source_cells
@@ -303,11 +303,17 @@ def fill_calls():
     return calls
 
 
+#: The MNIST experiment's names in probdr_lite.chapters.mnist_at_init: the chapter's runs, not facts.
+EXPERIMENT = {"PAPER", "MnistSettings", "SMALL_N", "mnist_latents", "run_blocks", "variant_metrics",
+              "kmeans_nmi_spread", "pick", "sweep"}
+
+
 def test_the_chapter_writes_its_computed_sentences_as_fill_templates():
-    """What the chapter takes from mnist_facts is numbers and facts, and it passes every facts function to fill."""
+    """What the chapter takes from its module's facts is numbers and facts, and it passes every facts function to
+    fill (the module's experiment, which the chapter also imports, is left aside)."""
     source = CHAPTER.read_text(encoding="utf-8")
     imported = {a.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)
-                and n.module == "probdr_lite.mnist_facts" for a in n.names}
+                and n.module == "probdr_lite.chapters.mnist_at_init" for a in n.names} - EXPERIMENT
     assert imported and imported <= set(facts_examples()), imported
     passed = {n.func.id for c, _, _ in fill_calls() for n in ast.walk(c.args[1]) if isinstance(n, ast.Call)}
     passed |= {n.value.func.id for cell in chapter_cells() for n in ast.walk(cell) if isinstance(n, ast.Assign)

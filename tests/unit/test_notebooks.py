@@ -291,6 +291,6 @@ def test_live_figure_calls_are_removed_and_nothing_else():
     src = "etas = [1, 2]  # kept\ntoy_live(toy)\n"
     assert notebooks._without_live(src, names) == "etas = [1, 2]  # kept"
     assert notebooks._without_live("toy_live(toy)\n", names) == ""
-    imports = "import numpy as np\nfrom probdr_lite.figures.live.chapters import toy_live\nfrom x import y\n"
+    imports = "import numpy as np\nfrom probdr_lite.presentation.live.builders import toy_live\nfrom x import y\n"
     assert notebooks._without_live(imports, names) == "import numpy as np\nfrom x import y"
     assert notebooks._without_live("fig = other(toy_live)\n", names) == "fig = other(toy_live)\n"

@@ -1,4 +1,4 @@
-"""Tests of probdr_lite.objections (and its figures) against answers computed independently here.
+"""Tests of probdr_lite.chapters.objections (and its figures) against answers computed independently here.
 
 References: autograd and finite differences for gradients, numpy / scipy eigensolvers for spectra, closed forms for
 orthogonal rows, dense formulas written from the notes for the attention and LayerNorm identities.
@@ -13,12 +13,12 @@ import pytest
 import scipy.sparse.linalg as ssl
 import torch
 
-from probdr_lite import objections as O
+from probdr_lite.chapters import objections as O
 from probdr_lite import unrolled as U
-from probdr_lite import verdicts as V
-from probdr_lite.figures import objections as figs
+from probdr_lite.chapters import objections as V
+from probdr_lite.presentation.figures import objection_tests as figs
 from probdr_lite.metrics import cluster_metrics
-from probdr_lite.plotting import figure_data
+from probdr_lite.presentation.plotting import figure_data
 
 from .chapter_calls import chapter_calls, words_passed
 

@@ -1,8 +1,8 @@
-"""The objections chapter's verdicts: facts from probdr_lite/verdicts.py, sentences in the chapter.
+"""The objections chapter's verdicts: facts from probdr_lite/chapters/objections.py, sentences in the chapter.
 
 Each fact is checked against the numbers it comes from, computed again here (numpy's min, max, mean, sd, arccos),
 and each verdict word and boolean on numbers just either side of its threshold of
-:data:`probdr_lite.objections.THRESHOLDS`, so a choice the numbers do not support is not made. The last tests read
+:data:`probdr_lite.chapters.objections.THRESHOLDS`, so a choice the numbers do not support is not made. The last tests read
 ``book/src/objections.py``: they fill every piece of every template (each branch of each ``... if f["x"] else
 ...``) from facts of the shape the cell passes, check that a template chooses only on boolean facts, and run the
 cell that writes the verdicts' rows on example facts, so that each sentence says what its facts say.
@@ -14,12 +14,12 @@ import math
 import numpy as np
 import pytest
 
-from probdr_lite import verdicts as V
-from probdr_lite.figures import objections as figs
-from probdr_lite.figures.prose import fill
-from probdr_lite.figures.style import METRIC_LABELS
+from probdr_lite.chapters import objections as V
+from probdr_lite.presentation.figures import objection_tests as figs
+from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.style import METRIC_LABELS
 from probdr_lite.metrics import METRIC_NAMES
-from probdr_lite.objections import THRESHOLDS, single_run_evidence
+from probdr_lite.chapters.objections import THRESHOLDS, single_run_evidence
 
 from .chapter_calls import ROOT, check_template, source_cells
 from .test_objections import metrics_dict

@@ -47,17 +47,20 @@ def test_a_literal_of_three_words_and_docstrings_are_not_prose():
 
 def test_lines_follow_the_files(tmp_path):
     pkg = tmp_path / "probdr_lite"
-    (pkg / "figures" / "live").mkdir(parents=True)
+    (pkg / "presentation" / "figures").mkdir(parents=True)
+    (pkg / "presentation" / "live").mkdir()
     (pkg / "experiments").mkdir()
-    (pkg / "figures" / "a.py").write_text("x = 1\ny = 2\n")
-    (pkg / "figures" / "live" / "live.js").write_text("a;\nb;\nc;\n")
-    (pkg / "plotting.py").write_text("p = 1\n")
+    (pkg / "chapters").mkdir()
+    (pkg / "presentation" / "figures" / "a.py").write_text("x = 1\ny = 2\n")
+    (pkg / "presentation" / "live" / "live.js").write_text("a;\nb;\nc;\n")
+    (pkg / "presentation" / "plotting.py").write_text("p = 1\n")
     (pkg / "maths.py").write_text("m = 1\nn = 2\no = 3\nq = 4\n")
     (pkg / "experiments" / "run.py").write_text("r = 1\n")
+    (pkg / "chapters" / "page.py").write_text("c = 1\nd = 2\n")
     w = PW.weight(pkg)
-    assert (w["presentation_lines"], w["core_lines"], w["experiments_lines"]) == (6, 4, 1)
+    assert (w["presentation_lines"], w["core_lines"], w["experiments_lines"], w["chapters_lines"]) == (6, 4, 1, 2)
 
 
 def test_the_script_runs():
     out = subprocess.run([sys.executable, str(TOOL), "--files"], capture_output=True, text=True, check=True).stdout
-    assert "prose words under probdr_lite/figures:" in out and "times" in out
+    assert "prose words under probdr_lite/presentation:" in out and "times" in out

@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from probdr_lite.plotting import class_scatter, digit_grid, figure_data, scrub
-from probdr_lite.widgets import SLIDER_WIDTH, Slider, SliderPanel
+from probdr_lite.presentation.plotting import class_scatter, digit_grid, figure_data, scrub
+from probdr_lite.presentation.widgets import SLIDER_WIDTH, Slider, SliderPanel
 
 
 def _sine_figure():
@@ -157,7 +157,7 @@ def test_slider_spec_is_validated():
     assert Slider("depth", 1, 100, 8, integer=True).integer  # integer ranges stay linear
 
 
-@pytest.mark.parametrize("module", ["block", "mnist", "eigenmaps", "elbo", "unrolling"])
+@pytest.mark.parametrize("module", ["block", "mnist", "neighbourhoods", "elbo", "unrolling"])
 def test_every_slider_spanning_two_decades_in_the_figure_modules_is_logarithmic(module):
     """The Slider(...) specs written in the figure modules, read from their source: every float range from
     low > 0 spanning two decades or more says log=True (Slider also refuses it when built)."""
@@ -165,7 +165,7 @@ def test_every_slider_spanning_two_decades_in_the_figure_modules_is_logarithmic(
     import importlib
     import math
 
-    mod = importlib.import_module(f"probdr_lite.figures.{module}")
+    mod = importlib.import_module(f"probdr_lite.presentation.figures.{module}")
     source = open(mod.__file__, encoding="utf-8").read()
     checked = 0
     for node in ast.walk(ast.parse(source)):
@@ -200,7 +200,7 @@ def test_class_scatter_and_digit_grid():
 
 
 def test_fixed_layout_keeps_the_axes_still_when_the_titles_change():
-    from probdr_lite.plotting import fixed_layout
+    from probdr_lite.presentation.plotting import fixed_layout
 
     fig, axes = plt.subplots(1, 2, figsize=(6, 3))
     assert fixed_layout(fig, "Two empty panels with changing titles.", left=0.1, right=0.95, top=0.8, bottom=0.2,
@@ -219,7 +219,7 @@ def test_fixed_layout_keeps_the_axes_still_when_the_titles_change():
 
 
 def test_table_renders_html_and_markdown_and_refuses_ragged_rows():
-    from probdr_lite.plotting import Table
+    from probdr_lite.presentation.plotting import Table
 
     t = Table(["a", "b"], [[1, "<x>"], [2.5, "y"]], caption="note")
     html = t._repr_html_()
@@ -233,7 +233,7 @@ def test_table_renders_html_and_markdown_and_refuses_ragged_rows():
 _KERNEL_PANEL = """
 import matplotlib.pyplot as plt
 import numpy as np
-from probdr_lite.widgets import Slider, SliderPanel
+from probdr_lite.presentation.widgets import Slider, SliderPanel
 fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
 x = np.linspace(0, 2 * np.pi, 50)
 (line,) = ax.plot(x, np.sin(x))

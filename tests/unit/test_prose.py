@@ -1,11 +1,11 @@
-"""The book's number formatter and comparison words (probdr_lite.figures.prose): each word is tested on numbers
+"""The book's number formatter and comparison words (probdr_lite.presentation.prose): each word is tested on numbers
 for which it would be false."""
 
 import math
 
 import pytest
 
-from probdr_lite.figures import prose as P
+from probdr_lite.presentation import prose as P
 
 
 @pytest.mark.parametrize("x, digits, text", [
@@ -69,7 +69,7 @@ def test_closeness_and_counts():
 
 
 def test_fill_formats_each_slot_with_the_named_formatter():
-    from probdr_lite.figures.prose import fill, num, pct, pvalue, sci, signed
+    from probdr_lite.presentation.prose import fill, num, pct, pvalue, sci, signed
 
     facts = {"x": -0.00004, "d": 0.1204, "f": 0.4236, "g": 1.234e-15, "p": 0.012345, "arms": ["a", "b", "c"],
              "n": 1, "m": 3}
@@ -82,7 +82,7 @@ def test_fill_formats_each_slot_with_the_named_formatter():
 
 
 def test_fill_agrees_a_word_with_its_count():
-    from probdr_lite.figures.prose import fill
+    from probdr_lite.presentation.prose import fill
 
     template = "{k} of the {n} {n:agree:pin/pins} {k:agree:was/were} installed"
     assert fill(template, {"k": 1, "n": 3}) == "1 of the 3 pins was installed"
@@ -91,7 +91,7 @@ def test_fill_agrees_a_word_with_its_count():
 
 
 def test_fill_names_a_slot_without_a_fact():
-    from probdr_lite.figures.prose import fill
+    from probdr_lite.presentation.prose import fill
 
     with pytest.raises(KeyError, match="'gap'.*facts given: \\['x'\\]"):
         fill("{gap:sci}", {"x": 1})
@@ -105,7 +105,7 @@ def test_glue_writes_what_myst_nb_collects(monkeypatch):
     import nbformat
     from myst_nb.ext.glue import extract_glue_data_cell
 
-    from probdr_lite.figures.prose import GLUE_PREFIX, glue
+    from probdr_lite.presentation.prose import GLUE_PREFIX, glue
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append((obj, kw)))

@@ -23,7 +23,7 @@ from probdr_lite.experiments.files import RESULTS_DIR  # noqa: E402
 from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, recipe_of  # noqa: E402
 from probdr_lite.experiments.stats import holm, nanogpt_gap, recipe_table, recipe_verdict  # noqa: E402
 from probdr_lite.experiments.sweep import get_grid, grid_status  # noqa: E402
-from probdr_lite.figures import recipes as R  # noqa: E402
+from probdr_lite.presentation.figures import recipes as R  # noqa: E402
 
 N_SEEDS = 6
 Z = np.array([-1.2, -0.6, 0.1, 0.3, 0.5, 0.9])

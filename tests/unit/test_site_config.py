@@ -155,7 +155,7 @@ def test_binders_ipywidgets_is_the_one_thebes_widget_manager_renders():
                 for d in env["dependencies"] if isinstance(d, str) and d.startswith("ipywidgets"))
     assert spec.contains(f"{major}.1.0") and not spec.contains(f"{major - 1}.99") and not spec.contains(f"{major + 1}.0"), (
         f"Thebe bundles @jupyter-widgets/controls {controls} (ipywidgets {major}); binder/ asks for ipywidgets{spec}")
-    from probdr_lite import environment
+    from probdr_lite.chapters import environment
     pins = {p.name: p.version for p in environment.read_lock(ROOT / "requirements-lock.txt")}
     assert pins["ipywidgets"].split(".")[0] == str(major), "the Live Code test's kernel (the lock) must match too"
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
-from probdr_lite.figures.live.chapters import CLASS_PALETTE
-from probdr_lite.figures.style import CLASS_COLOURS, VARIANT_STYLE
-from probdr_lite.plotting import CLASS_COLOURS as PLOTTING_CLASS_COLOURS
+from probdr_lite.presentation.live.builders import CLASS_PALETTE
+from probdr_lite.presentation.style import CLASS_COLOURS, VARIANT_STYLE
+from probdr_lite.presentation.plotting import CLASS_COLOURS as PLOTTING_CLASS_COLOURS
 
 SIMULATIONS = {
     "normal": np.eye(3),
@@ -86,7 +86,7 @@ def test_describe_writes_the_alt_text_and_tick_size_into_every_png(tmp_path):
     import matplotlib.pyplot as plt
     from PIL import Image
 
-    from probdr_lite.figures.style import describe
+    from probdr_lite.presentation.style import describe
 
     fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
     ax.plot([0, 1], [0, 1])
@@ -111,7 +111,7 @@ def test_describe_writes_the_alt_text_and_tick_size_into_every_png(tmp_path):
 
 
 def test_variant_style_names_the_family_and_its_variants():
-    from probdr_lite.figures.style import variant_style
+    from probdr_lite.presentation.style import variant_style
 
     assert variant_style("paper") is VARIANT_STYLE["block"]["paper"]
     with pytest.raises(ValueError, match="family must be one of"):

@@ -1,4 +1,4 @@
-"""Tests of probdr_lite.thesis (does a block move towards the Laplacian Eigenmaps embedding?) against independent
+"""Tests of probdr_lite.chapters.energies (does a block move towards the Laplacian Eigenmaps embedding?) against independent
 answers: scikit-learn's PCA, numpy's eigenvectors of the attention's random walk, the exact distribution of the
 cosine between a random direction and a fixed one, and closed forms of the effective rank."""
 
@@ -11,7 +11,7 @@ import torch
 from sklearn.decomposition import PCA
 
 from probdr_lite import eigenmaps
-from probdr_lite import thesis as T
+from probdr_lite.chapters import energies as T
 from probdr_lite import unrolled as U
 from probdr_lite.metrics import subspace_agreement
 

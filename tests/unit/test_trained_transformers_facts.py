@@ -1,12 +1,12 @@
 """The trained-transformers chapter's computed sentences: templates in the chapter, facts from the package.
 
 The chapter (``book/src/trained_transformers.py``) writes each computed sentence, table caption and figure
-description as a :func:`probdr_lite.figures.prose.fill` template (or, where nothing in it is computed, as a plain
-string); the facts come from :mod:`probdr_lite.figures.recipes` (:func:`~probdr_lite.figures.recipes.verdict_facts`,
-:func:`~probdr_lite.figures.recipes.table_facts`, :func:`~probdr_lite.figures.recipes.plateau_facts`,
-:func:`~probdr_lite.figures.recipes.intervention_facts`, ...) and :mod:`probdr_lite.figures.training`
-(:func:`~probdr_lite.figures.training.gates_facts`, :func:`~probdr_lite.figures.training.curves_facts`,
-:func:`~probdr_lite.figures.training.mechanism_facts`). These tests read the chapter and fill every piece of
+description as a :func:`probdr_lite.presentation.prose.fill` template (or, where nothing in it is computed, as a plain
+string); the facts come from :mod:`probdr_lite.presentation.figures.recipes` (:func:`~probdr_lite.presentation.figures.recipes.verdict_facts`,
+:func:`~probdr_lite.presentation.figures.recipes.table_facts`, :func:`~probdr_lite.presentation.figures.recipes.plateau_facts`,
+:func:`~probdr_lite.presentation.figures.recipes.intervention_facts`, ...) and :mod:`probdr_lite.presentation.figures.training`
+(:func:`~probdr_lite.presentation.figures.training.gates_facts`, :func:`~probdr_lite.presentation.figures.training.curves_facts`,
+:func:`~probdr_lite.presentation.figures.training.mechanism_facts`). These tests read the chapter and fill every piece of
 every template (each branch of each ``... if f["x"] else ...``) from facts of the shape the cell passes, so a slot
 without a fact, or a formatter that does not fit its fact, fails here rather than in the book build; and they check
 that a template chooses only on boolean facts, with no comparison or call of its own.
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from probdr_lite.experiments.stats import recipe_table, recipe_verdict
-from probdr_lite.figures import recipes as R
-from probdr_lite.figures.prose import fill
+from probdr_lite.presentation.figures import recipes as R
+from probdr_lite.presentation.prose import fill
 
 from .chapter_calls import chapter_calls, check_template, words_passed
 from .test_recipes import _vit_cell, make_rows
@@ -74,8 +74,8 @@ EXAMPLES = {  # the facts each kind of fill call of the chapter is given, by the
     "tf": lambda: R.table_facts(recipe_table(make_rows({("gpt2", "diffusion"): 0.04}))),
     "pf": lambda: {"with_lr": True, "n_seeds": 3, "one_seed": False, "seed": 0, "arm": "attention: A",
                    "init": "gpt2", "epochs": 60, "patience": 5, "decay": 5, "decays": True},
-    "TR.curves_facts": lambda: __import__("probdr_lite.figures.training", fromlist=["x"]).curves_facts("val_acc"),
-    "TR.mechanism_facts": lambda: __import__("probdr_lite.figures.training", fromlist=["x"]).mechanism_facts(
+    "TR.curves_facts": lambda: __import__("probdr_lite.presentation.figures.training", fromlist=["x"]).curves_facts("val_acc"),
+    "TR.mechanism_facts": lambda: __import__("probdr_lite.presentation.figures.training", fromlist=["x"]).mechanism_facts(
         ast.literal_eval(chapter_assignment("mechanism_labels"))),
     "R.intervention_table_facts": lambda: {"n_seeds": [3, 5]},
     "vf": lambda: {"model": "character model", "share_g": 0.74, "share_d": 0.04, "g_towards": True,
@@ -115,7 +115,7 @@ def test_every_template_of_the_chapter_fills_from_its_facts(call, name):
 
 
 def test_the_examples_have_the_keys_the_package_returns():
-    from probdr_lite.figures import training as TR
+    from probdr_lite.presentation.figures import training as TR
 
     assert set(EXAMPLES["gate_facts"]()) == set(TR.gates_facts({}))
     vit = recipe_table(_vit_cell(-0.01, +0.005))
@@ -179,7 +179,7 @@ def test_the_intervention_table_fills_the_chapters_row_from_the_entries():
 
 
 def test_the_examples_of_the_figure_facts_have_the_package_keys():
-    from probdr_lite.figures import training as TR
+    from probdr_lite.presentation.figures import training as TR
 
     row = next(r for r in _vit_cell(0.0, 0.0) if r["variant"] == "attention")
     assert set(EXAMPLES["pf"]()) == set(R.plateau_facts(row))
@@ -196,7 +196,7 @@ def test_the_examples_of_the_figure_facts_have_the_package_keys():
                                              ("grids_table", "GRIDS_COLUMNS"), ("plateau_table", "PLATEAU_COLUMNS"),
                                              ("gates_table", "GATES_COLUMNS"), ("mechanism_table", "MECHANISM_COLUMNS")])
 def test_the_chapter_names_every_column_of_its_tables(builder, columns):
-    from probdr_lite.figures import training as TR
+    from probdr_lite.presentation.figures import training as TR
 
     call, = chapter_calls("trained_transformers", builder)
     header = chapter_words(call, "header")
@@ -206,7 +206,7 @@ def test_the_chapter_names_every_column_of_its_tables(builder, columns):
 def test_the_chapter_writes_every_label_its_figures_and_tables_need():
     """The words passed to the builders cover every key they read, and the templates fill from the builders' facts."""
     from probdr_lite.experiments.stats import MECHANISM_SERIES
-    from probdr_lite.figures import training as TR
+    from probdr_lite.presentation.figures import training as TR
 
     (verdict,) = chapter_calls("trained_transformers", "verdict_figure")
     text = chapter_words(verdict, "text")

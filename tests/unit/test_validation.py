@@ -3,12 +3,12 @@
 import pytest
 
 from probdr_lite._validation import check_choice, check_length, check_result, check_text
-from probdr_lite.objections import metrics_by_variant
+from probdr_lite.chapters.objections import metrics_by_variant
 
 
 def test_check_result_names_the_parameter_and_the_producer_read_from_the_function():
     with pytest.raises(TypeError, match=r"metrics must be the dict returned by "
-                                        r"probdr_lite\.objections\.metrics_by_variant; got list"):
+                                        r"probdr_lite\.chapters\.objections\.metrics_by_variant; got list"):
         check_result([], "metrics", metrics_by_variant)
     with pytest.raises(ValueError, match="got an empty dict"):
         check_result({}, "metrics", metrics_by_variant)

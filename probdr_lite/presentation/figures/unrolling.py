@@ -10,7 +10,7 @@ run by :func:`probdr_lite.probdr.fit_le_elbo`, drawn step by step:
 - :func:`steps_scrub`   the embedding moving step by step (kernel-free).
 
 The alt texts are the chapter's: it describes the figure after building it
-(:func:`probdr_lite.figures.style.describe`) and passes the panel's and the scrub's as ``alt``.
+(:func:`probdr_lite.presentation.style.describe`) and passes the panel's and the scrub's as ``alt``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from scipy.linalg import orthogonal_procrustes
 
 from probdr_lite._validation import check_class_labels, check_result, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
-from probdr_lite.plotting import class_scatter, fixed_layout, scrub
+from probdr_lite.presentation.plotting import class_scatter, fixed_layout, scrub
 from probdr_lite.probdr import CONVERGED, LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
-from probdr_lite.widgets import SliderPanel, range_slider
+from probdr_lite.presentation.widgets import SliderPanel, range_slider
 
 __all__ = ["eta_panel", "run_verdict", "steps_figure", "steps_scrub"]
 

@@ -1,11 +1,11 @@
-"""The objections chapter: one figure per test, drawn from the numbers :mod:`probdr_lite.objections` computes.
+"""The objections chapter: one figure per test, drawn from the numbers :mod:`probdr_lite.chapters.objections` computes.
 
 Every builder takes the arrays the chapter has already computed (so nothing is computed twice) and returns a
 matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of
-it each number falls on. The figures' descriptions (alt texts, :func:`probdr_lite.figures.style.describe`), the
+it each number falls on. The figures' descriptions (alt texts, :func:`probdr_lite.presentation.style.describe`), the
 tables' captions and what each threshold decides are the chapter's words: the chapter describes each figure after
 building it and passes the rest in. :class:`ObjectionVerdict` holds one row of the summary table, each cell
-the chapter's words; the facts the verdicts follow from are core (:mod:`probdr_lite.verdicts`).
+the chapter's words; the facts the verdicts follow from are the chapter's (:mod:`probdr_lite.chapters.objections`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar
-from probdr_lite.figures.prose import num
-from probdr_lite.figures.style import METRIC_LABELS as METRICS
-from probdr_lite.figures.style import variant_style
-from probdr_lite.objections import (THRESHOLDS, asymmetry_along_path, metrics_by_variant, regulariser_prediction,
-                                    regulariser_sweep, stop_gradient_sweep)
-from probdr_lite.plotting import Table
-from probdr_lite.verdicts import training_runs
+from probdr_lite.presentation.prose import num
+from probdr_lite.presentation.style import METRIC_LABELS as METRICS
+from probdr_lite.presentation.style import variant_style
+from probdr_lite.chapters.objections import (THRESHOLDS, asymmetry_along_path, metrics_by_variant,
+                                             regulariser_prediction, regulariser_sweep, stop_gradient_sweep)
+from probdr_lite.presentation.plotting import Table
+from probdr_lite.chapters.objections import training_runs
 
 #: The two numbers that measure clustering *by class* (the claim of the MNIST figure); the other two are local.
 CLASS_LEVEL = ("between_within", "kmeans_nmi")
@@ -68,7 +68,7 @@ def _vector(x, name, length=None, what="step"):
 
 
 def _metrics(metrics) -> dict:
-    """``metrics`` from :func:`probdr_lite.objections.metrics_by_variant`, with ``layers`` and at least one variant."""
+    """``metrics`` from :func:`probdr_lite.chapters.objections.metrics_by_variant`, with ``layers`` and at least one variant."""
     check_result(metrics, "metrics", metrics_by_variant, keys=("layers",))
     if len(metrics) < 2:
         raise ValueError("metrics must hold at least one variant besides 'layers'")
@@ -76,7 +76,7 @@ def _metrics(metrics) -> dict:
 
 
 def _style(variant):
-    """(label, colour) of a block variant from the book-wide :data:`probdr_lite.figures.style.VARIANT_STYLE`."""
+    """(label, colour) of a block variant from the book-wide :data:`probdr_lite.presentation.style.VARIANT_STYLE`."""
     try:
         return tuple(variant_style(variant, "block"))
     except ValueError:
@@ -94,7 +94,7 @@ def summary_table(verdicts, caption=None) -> Table:
 
 def thresholds_table(decides: dict) -> Table:
     """The thresholds behind the verdicts, with what each decides: ``decides`` maps every name of
-    :data:`probdr_lite.objections.THRESHOLDS` to the chapter's words for it (no name missing, none unknown)."""
+    :data:`probdr_lite.chapters.objections.THRESHOLDS` to the chapter's words for it (no name missing, none unknown)."""
     if not isinstance(decides, dict) or set(decides) != set(THRESHOLDS):
         got = sorted(decides) if isinstance(decides, dict) else type(decides).__name__
         raise ValueError(f"decides must map every threshold of THRESHOLDS {list(THRESHOLDS)} to what it decides; "
@@ -105,7 +105,7 @@ def thresholds_table(decides: dict) -> Table:
 def final_metrics_table(metrics: dict, variants=None) -> Table:
     """The four clustering numbers at the first and the last scored layer, one row per variant.
 
-    ``metrics`` is the dict returned by :func:`probdr_lite.objections.metrics_by_variant`.
+    ``metrics`` is the dict returned by :func:`probdr_lite.chapters.objections.metrics_by_variant`.
     """
     run = [v for v in _metrics(metrics) if v != "layers"]
     variants = run if variants is None else [check_choice(v, "variants", run) for v in variants]
@@ -121,8 +121,8 @@ def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
 
     Parameters
     ----------
-    mnist, causal : dicts from :func:`probdr_lite.objections.asymmetry_along_path` (no mask / causal mask)
-    kappas, random_values : the kappas and :func:`probdr_lite.objections.asymmetry_by_kappa` for random latents
+    mnist, causal : dicts from :func:`probdr_lite.chapters.objections.asymmetry_along_path` (no mask / causal mask)
+    kappas, random_values : the kappas and :func:`probdr_lite.chapters.objections.asymmetry_by_kappa` for random latents
     """
     for name, d in (("mnist", mnist), ("causal", causal)):
         check_result(d, name, asymmetry_along_path, keys=("relative_difference",))
@@ -184,7 +184,7 @@ def spectrum_figure(min_eig_rw, min_eig_sym, gamma):
 def stop_gradient_figure(sweep: dict):
     """Objection 3: cosine with the gradient of F_full over kappa (mean +- sd over seeds) and the change in F_full.
 
-    ``sweep`` is the dict returned by :func:`probdr_lite.objections.stop_gradient_sweep`; the right panel's title
+    ``sweep`` is the dict returned by :func:`probdr_lite.chapters.objections.stop_gradient_sweep`; the right panel's title
     names the step ``sweep["eta"]`` that its block took.
     """
     check_result(sweep, "sweep", stop_gradient_sweep,
@@ -224,11 +224,11 @@ def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
 
     Parameters
     ----------
-    sweep : dict from :func:`probdr_lite.objections.regulariser_sweep`
+    sweep : dict from :func:`probdr_lite.chapters.objections.regulariser_sweep`
     mnist_points : list of (label, n, result) with result a dict from
-        :func:`probdr_lite.objections.regulariser_approximation`, drawn as stars; optional
+        :func:`probdr_lite.chapters.objections.regulariser_approximation`, drawn as stars; optional
     d_q : int, the latent dimension (a vertical line at n = d_q)
-    beta : float, for the dotted asymptotes of :func:`probdr_lite.objections.regulariser_prediction`
+    beta : float, for the dotted asymptotes of :func:`probdr_lite.chapters.objections.regulariser_prediction`
     """
     check_result(sweep, "sweep", regulariser_sweep, keys=("ns", "relative_error", "cosine"))
     ns = _vector(sweep["ns"], "sweep['ns']")
@@ -263,7 +263,7 @@ def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
 def layer_metrics_figure(metrics: dict):
     """The minor objection: the four clustering numbers per layer, one line per variant.
 
-    ``metrics`` is the dict returned by :func:`probdr_lite.objections.metrics_by_variant`.
+    ``metrics`` is the dict returned by :func:`probdr_lite.chapters.objections.metrics_by_variant`.
     """
     layers = _vector(_metrics(metrics)["layers"], "metrics['layers']")
     fig, axes = plt.subplots(2, (len(METRICS) + 1) // 2, figsize=(10, 6.6))  # readable at the column's width
@@ -285,7 +285,7 @@ def layer_metrics_figure(metrics: dict):
 def single_runs_table(runs: dict, caption=None) -> Table:
     """Objection 5: per task, the paired differences (A − I minus attention) seed by seed, and what one pair shows.
 
-    ``runs`` is the dict returned by :func:`probdr_lite.verdicts.training_runs`.
+    ``runs`` is the dict returned by :func:`probdr_lite.chapters.objections.training_runs`.
     """
     check_result(runs, "runs", training_runs)
     body = []

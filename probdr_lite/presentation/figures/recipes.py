@@ -41,9 +41,9 @@ import numpy as np
 
 from probdr_lite._validation import check_choice, check_length, check_result, check_scalar
 from probdr_lite.experiments.stats import ArmVerdict, RecipeTable
-from probdr_lite.plotting import Table
+from probdr_lite.presentation.plotting import Table
 
-from .prose import fill, pct, plural, pvalue, signed
+from ..prose import fill, pct, plural, pvalue, signed
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
 __all__ = ["recipe_label", "table_facts", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",

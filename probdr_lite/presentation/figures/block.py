@@ -1,12 +1,14 @@
 """The transformer-block chapter: a 2-D toy on the LayerNorm sphere, the variants side by side, the causal mask.
 
-The toy (:class:`~probdr_lite.lifted_toy.LiftedToy`, :func:`~probdr_lite.lifted_toy.make_toy`) and its paths
-through the blocks (:func:`~probdr_lite.lifted_toy.toy_paths`) are core maths in :mod:`probdr_lite.lifted_toy`;
-they are imported here too, so that the chapter builds the toy and its figures from one module.
+The toy (:class:`~probdr_lite.chapters.transformer_block.LiftedToy`,
+:func:`~probdr_lite.chapters.transformer_block.make_toy`) and its paths through the blocks
+(:func:`~probdr_lite.chapters.transformer_block.toy_paths`) are the chapter's measurements, in
+:mod:`probdr_lite.chapters.transformer_block`; they are imported here too, so that the chapter builds the toy and its
+figures from one module.
 
 The figure builders return a figure (with an ``update`` function where it moves) or a
-:class:`~probdr_lite.widgets.SliderPanel`, without alt text: the sentences about the figures are the chapter's, which
-describes each one after building it. The checks the chapter prints are core maths:
+:class:`~probdr_lite.presentation.widgets.SliderPanel`, without alt text: the sentences about the figures are the
+chapter's, which describes each one after building it. The checks the chapter prints are core maths:
 :func:`probdr_lite.graphs.heat_kernel_attention` and :func:`probdr_lite.unrolled.euler_diffusion_errors`.
 """
 
@@ -17,11 +19,11 @@ import numpy as np
 
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite._threads import single_threaded
-from probdr_lite.figures.style import variant_label
-from probdr_lite.lifted_toy import LiftedToy, lift_toy, make_toy, toy_paths
-from probdr_lite.plotting import class_scatter
+from probdr_lite.presentation.style import variant_label
+from probdr_lite.chapters.transformer_block import LiftedToy, lift_toy, make_toy, toy_paths
+from probdr_lite.presentation.plotting import class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
-from probdr_lite.widgets import Slider, SliderPanel
+from probdr_lite.presentation.widgets import Slider, SliderPanel
 
 __all__ = [
     "LiftedToy",
@@ -36,7 +38,6 @@ __all__ = [
     "euler_facts",
     "regulariser_facts",
     "logits_facts",
-    "mask_facts",
 ]
 
 
@@ -213,17 +214,3 @@ def logits_facts(r_diagonal, r_random) -> dict:
     r_diagonal = check_scalar(r_diagonal, "r_diagonal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
     r_random = check_scalar(r_random, "r_random", low=-1.0 - 1e-9, high=1.0 + 1e-9)
     return {"r_diagonal": r_diagonal, "r_random": r_random, "random_weak": abs(r_random) < WORDS["weak_link"]}
-
-
-def mask_facts(upper_full, asym_full, asym_causal, cos_full, cos_causal) -> dict:
-    """What the causal mask changes: ``upper_full``, the share of attention on later points without it; the
-    asymmetry ||A - A^T|| / ||A|| without and with it (``asym_full``, ``asym_causal``); the cosine of the diffusion
-    and exact tangent directions without and with it (``cos_full``, ``cos_causal``); and ``worse`` when the mask makes
-    A more asymmetric and the direction further from the exact one."""
-    upper_full = check_scalar(upper_full, "upper_full", low=0.0, high=1.0)
-    asym_full = check_scalar(asym_full, "asym_full", low=0.0)
-    asym_causal = check_scalar(asym_causal, "asym_causal", low=0.0)
-    cos_full = check_scalar(cos_full, "cos_full", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    cos_causal = check_scalar(cos_causal, "cos_causal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    return {"upper_full": upper_full, "asym_full": asym_full, "asym_causal": asym_causal, "cos_full": cos_full,
-            "cos_causal": cos_causal, "worse": asym_causal > asym_full and cos_causal < cos_full}

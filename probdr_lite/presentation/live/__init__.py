@@ -17,7 +17,7 @@ row-major). In a notebook they follow the spec in the same output; ``tools/sphin
 one static file per setting of the book's site, which the page loads when the reader first picks that setting.
 Each chunk must stay within ``max_chunk_bytes``.
 
-The builders for the chapters are in :mod:`probdr_lite.figures.live.chapters`.
+The builders for the chapters are in :mod:`probdr_lite.presentation.live.builders`.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from typing import Callable
 
 import matplotlib.pyplot as plt
 
-from ._validation import check_scalar
+from .._validation import check_scalar
 
 __all__ = ["Slider", "SliderPanel", "SLIDER_WIDTH", "LOG_DECADES", "range_slider"]
 
@@ -228,7 +228,7 @@ class SliderPanel:
 
 def range_slider(name, rng, *, lower=None, upper=None, positive=False, integer=False,
                  log=False, description=None, fmt=".3g") -> Slider:
-    """A :class:`~probdr_lite.widgets.Slider` from a ``(low, high, default)`` triple.
+    """A :class:`~probdr_lite.presentation.widgets.Slider` from a ``(low, high, default)`` triple.
 
     Each of the three numbers must lie in ``[lower, upper]`` (``(0, upper]`` with
     ``positive=True``); the Slider itself checks ``low < high`` and that the

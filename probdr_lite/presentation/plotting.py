@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import animation
 
-from ._validation import check_array, check_scalar
+from .._validation import check_array, check_scalar
 
 __all__ = [
     "CLASS_COLOURS",
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: One colour per MNIST class (M. A. Petroff's ten-colour cycle, arXiv 2107.02270), the same in every figure
-#: and live figure of the book. Defined here, below ``figures`` (``figures.style`` names it with the book's other
+#: and live figure of the book. Defined here, below ``figures`` (``style`` names it with the book's other
 #: colours), so that this module imports nothing from the layer above it.
 CLASS_COLOURS = ("#3f90da", "#ffa90e", "#bd1f01", "#94a4a2", "#832db6",
                  "#a96b59", "#e76300", "#b9ac70", "#717581", "#92dadd")
@@ -81,7 +81,7 @@ def describe(fig, alt: str):
     """Give ``fig`` its alt text: one sentence (ending with a full stop) saying what the figure shows.
 
     Every PNG the figure is then saved as carries the sentence as its ``Description`` and the pixel height of its
-    smallest tick label as ``probdr:tick-px`` (see :mod:`probdr_lite.figures.style`). Returns ``fig``, so that a builder can end
+    smallest tick label as ``probdr:tick-px`` (see :mod:`probdr_lite.presentation.style`). Returns ``fig``, so that a builder can end
     with ``return describe(fig, "...")``; describing a figure again replaces the sentence.
     """
     import matplotlib as mpl

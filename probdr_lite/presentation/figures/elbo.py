@@ -21,7 +21,7 @@ from matplotlib import ticker
 
 from probdr_lite._validation import check_array, check_class_labels, check_scalar, check_square
 from probdr_lite._threads import one_thread
-from probdr_lite.plotting import class_scatter
+from probdr_lite.presentation.plotting import class_scatter
 from probdr_lite.probdr import (
     le_closed_form,
     le_elbo,
@@ -29,7 +29,7 @@ from probdr_lite.probdr import (
     regularize_laplacian,
     unbounded_direction_demo,
 )
-from probdr_lite.widgets import SliderPanel, range_slider
+from probdr_lite.presentation.widgets import SliderPanel, range_slider
 
 __all__ = ["pca_figure", "elbo_terms_figure", "trap_figure", "beta_panel"]
 
@@ -67,7 +67,7 @@ def pca_figure(S, labels, sigma2, n_components: int = 2, n_show: int = 20):
 
     Returns
     -------
-    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.figures.style.describe`)
+    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.presentation.style.describe`)
     """
     S = check_square(S, "S")
     n = S.shape[0]
@@ -127,7 +127,7 @@ def elbo_terms_figure(L_hat, beta, directions=(1, 12), centre: bool = True, n_gr
 
     Returns
     -------
-    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.figures.style.describe`)
+    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.presentation.style.describe`)
     """
     L = check_square(L_hat, "L_hat")
     n = L.shape[0]
@@ -189,7 +189,7 @@ def trap_figure(L, beta, gammas=(1e-2, 1e-1), ts=None, *, title: str):
 
     Returns
     -------
-    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.figures.style.describe`)
+    matplotlib Figure, without its alt text (the chapter gives it, with :func:`~probdr_lite.presentation.style.describe`)
     """
     beta = check_scalar(beta, "beta", low=0, low_inclusive=False)
     gammas = [check_scalar(g, "gammas entry", low=0, high=1.0 / beta, low_inclusive=False,

@@ -8,16 +8,16 @@ Chapters by their number in the book's sidebar (1 is the data chapter):
 - :func:`toy_live` (chapter 5): the 2-D toy under kappa, eta, beta, depth, the variant and the causal mask, computed
   in the browser from the toy's 2-D points (see ``live.js``, ``toyStep``);
 - :func:`mnist_live` (chapter 6): the paper's block on 2,000 MNIST images over a grid of kappa, eta, beta and depth
-  (:func:`probdr_lite.mnist_blocks.run_blocks`, the chapter's own function), the first two latent coordinates with
+  (:func:`probdr_lite.chapters.mnist_at_init.run_blocks`, the chapter's own function), the first two latent coordinates with
   a colour key and a choice of fixed or following axes, and the between/within-class ratio at every layer; its
-  points are loaded per setting (see :mod:`probdr_lite.figures.live`).
+  points are loaded per setting (see :mod:`probdr_lite.presentation.live`).
 
 Every scatter's axes follow the data of the current setting, except chapter 3's, which are fixed on purpose (the
 caption says why), and chapter 6's, where the reader chooses. Wherever a panel has nothing or little to show at some
 setting (no direction kept, a diverged run, a graph in pieces), a sentence in the panel says what happened.
 
 The sentences are the chapters': each builder takes ``text``, a dict of templates written in the chapter's cell
-(the keys of :data:`TEXT_KEYS`), and fills them with :func:`probdr_lite.figures.prose.fill` from the facts it
+(the keys of :data:`TEXT_KEYS`), and fills them with :func:`probdr_lite.presentation.prose.fill` from the facts it
 computes, the caption once and each panel's sentence for every setting of the grid. The facts, and which sentence
 a setting gets, come from the ``*_facts`` functions here, so the tests can check them on numbers either side of
 each choice. Each panel's alt text is a template of the chapter's too (:func:`_panel_text`): its build-time slots are
@@ -42,9 +42,9 @@ from scipy.sparse.csgraph import connected_components
 from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar, check_text
 from probdr_lite._threads import single_threaded
 from probdr_lite.metrics import rms_spread
-from probdr_lite.figures.live import LiveFigure, array, control, grid_cells, points
-from probdr_lite.figures.prose import fill, listing, num
-from probdr_lite.figures.style import CLASS_COLOURS, VARIANT_STYLE
+from probdr_lite.presentation.live import LiveFigure, array, control, grid_cells, points
+from probdr_lite.presentation.prose import fill, listing, num
+from probdr_lite.presentation.style import CLASS_COLOURS, VARIANT_STYLE
 
 __all__ = [
     "CLASS_PALETTE",
@@ -140,10 +140,10 @@ def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> li
 
 def toy_facts(n_points: int, effect: dict) -> dict:
     """The facts of the toy's caption: ``"caption"``, the ``n`` points; ``"beta"``, what beta's whole range does
-    (:func:`probdr_lite.chapter_facts.toy_beta_facts` of ``effect``, a
-    :func:`~probdr_lite.chapter_facts.toy_beta_effect`), whose ``weak`` says that beta moves the picture
+    (:func:`probdr_lite.chapters.transformer_block.toy_beta_facts` of ``effect``, a
+    :func:`~probdr_lite.chapters.transformer_block.toy_beta_effect`), whose ``weak`` says that beta moves the picture
     little, and its control is marked so (with the caption's sentence about beta)."""
-    from probdr_lite.chapter_facts import toy_beta_facts
+    from probdr_lite.chapters.transformer_block import toy_beta_facts
 
     return {"caption": {"n": int(n_points)}, "beta": toy_beta_facts(effect)}
 
@@ -151,21 +151,21 @@ def toy_facts(n_points: int, effect: dict) -> dict:
 def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     """Chapter 5's toy as a live figure: the browser runs the blocks (``live.js``) from the toy's 2-D points.
 
-    The lifted latents live in a 3-D span (see :mod:`probdr_lite.figures.block`), so the browser works with unit
+    The lifted latents live in a 3-D span (see :mod:`probdr_lite.presentation.figures.block`), so the browser works with unit
     vectors z_i in R^3 and the same update as :func:`probdr_lite.unrolled.block_step`; the book's tests compare its
-    positions with :func:`probdr_lite.figures.block.toy_paths` at several settings.
+    positions with :func:`probdr_lite.presentation.figures.block.toy_paths` at several settings.
 
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`toy_facts`: the caption, whose
-    slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.chapter_facts.toy_beta_effect`)
+    slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.chapters.transformer_block.toy_beta_effect`)
     how much beta moves the picture over its whole range: ``beta_weak`` where that is little, else
     ``beta_strong``, each with the slots ``moved_rows`` and ``self_rows`` (``beta_moved`` and ``beta_self`` filled
-    for each kappa and joined by :func:`~probdr_lite.figures.prose.listing`), then ``beta_paper`` for the paper's
+    for each kappa and joined by :func:`~probdr_lite.presentation.prose.listing`), then ``beta_paper`` for the paper's
     block. Where beta moves the picture little, the beta control is marked ``weak`` with that sentence, which the
     browser tests read instead of demanding a visible change. ``spot`` and ``empty`` are what the panel says when
     all the points sit at one spot or none can be drawn.
     """
-    from probdr_lite.chapter_facts import toy_beta_effect
-    from probdr_lite.lifted_toy import LiftedToy, make_toy
+    from probdr_lite.chapters.transformer_block import toy_beta_effect
+    from probdr_lite.chapters.transformer_block import LiftedToy, make_toy
 
     check_result(toy, "toy", make_toy, kind=LiftedToy, nonempty=False)
     text = _text(text, "toy_live")
@@ -226,7 +226,7 @@ def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BET
                variant=None) -> dict:
     """The paths of chapter 6's block for every (kappa, eta, beta), measured at every layer.
 
-    The paths are :func:`probdr_lite.mnist_blocks.run_blocks` (chapter 6's function, one shared block, the chapter's
+    The paths are :func:`probdr_lite.chapters.mnist_at_init.run_blocks` (chapter 6's function, one shared block, the chapter's
     ``PAPER`` settings for everything not on the grid) and the ratio is the ``"between_within"`` metric of
     :func:`probdr_lite.metrics.layer_metrics` (:func:`probdr_lite.metrics.metric_value`) in all d_q dimensions, so
     the default setting's numbers are the chapter's table's.
@@ -236,7 +236,7 @@ def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BET
     started; ``spread``, the root mean squared distance of the latents to their mean (all dimensions).
     """
     from probdr_lite.metrics import metric_value
-    from probdr_lite.mnist_blocks import PAPER, run_blocks
+    from probdr_lite.chapters.mnist_at_init import PAPER, run_blocks
 
     n_layers = PAPER.n_layers if n_layers is None else n_layers
     variant = PAPER.variant if variant is None else variant
@@ -264,7 +264,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
 
     ``"caption"``: ``n`` images, ``per_class``, the ``variant``, the grid's sizes ``n_kappas``, ``n_etas``,
     ``n_betas``, and the default ``eta``, ``beta`` and ``n_layers``. ``"kappa_groups"``: what happens along the
-    kappa axis at the defaults, :func:`probdr_lite.mnist_facts.live_facts`' runs of neighbouring kappas in
+    kappa axis at the defaults, :func:`probdr_lite.chapters.mnist_at_init.live_facts`' runs of neighbouring kappas in
     the same ``case`` (``"spot"``, ``"still"`` or ``"move"``), each with ``which`` (the kappas, as maths),
     ``ratio_start`` (the between/within ratio before any block), ``ratios`` (after the last, two decimals, one
     entry if they all print the same), ``moved`` (the mean distance moved, two decimals) and ``still`` (the share
@@ -272,7 +272,7 @@ def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta
     kappa, eta, beta and depth (row-major), with ``is_spot`` (the first two coordinates' root mean squared distance
     to their mean, ``spread``, is below ``spot`` x ``width``), ``n`` and ``spot``.
     """
-    from probdr_lite.mnist_facts import live_facts
+    from probdr_lite.chapters.mnist_at_init import live_facts
 
     labels = np.asarray(labels)
     n, n_classes = len(labels), int(labels.max()) + 1
@@ -311,7 +311,7 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     caption, whose slot ``kappa_cases`` is what happens along the kappa axis at the defaults, one ``kappa_<case>``
     clause per run of kappas, joined by semicolons.
     """
-    from probdr_lite.mnist_blocks import PAPER
+    from probdr_lite.chapters.mnist_at_init import PAPER
 
     defaults = {"kappa": PAPER.kappa if kappa is None else kappa, "eta": PAPER.eta if eta is None else eta,
                 "beta": PAPER.beta if beta is None else beta}
@@ -504,7 +504,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     (default: 30 values from 0.002 to 0.08, ``eta`` and every value of ``include``), the ELBO gap and Gram error per
     step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says).
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`eta_facts`."""
-    from probdr_lite.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
+    from probdr_lite.presentation.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import CONVERGED, fit_le_elbo, le_closed_form, le_elbo
 
     text = _text(text, "eta_live")

@@ -2,7 +2,7 @@
 
 ``make install`` installs the exact versions of ``requirements-lock.txt`` (``make lock``
 re-resolves them from pyproject.toml's ranges). This module reads and compares
-versions (core); :mod:`probdr_lite.figures.environment` turns them into the facts and tables of the
+versions; :mod:`probdr_lite.presentation.figures.versions` turns them into the facts and tables of the
 book's Environment page, whose sentences the page writes. The page is computed while the book is built, so the page always states the
 versions of the build that produced it, and says so when an installed version differs from
 the lock.
@@ -13,11 +13,12 @@ Needs ``packaging`` (a dependency of the book's build tools, and present on Cola
 from __future__ import annotations
 
 import importlib.metadata as metadata
+import platform
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout, above probdr_lite/chapters/
 LOCK_NAME = "requirements-lock.txt"
 LOCK = ROOT / LOCK_NAME
 GROUPS = {None: "the notebooks", "book": "building the book", "lab": "JupyterLab", "test": "the tests"}
@@ -138,3 +139,33 @@ def direct_requirements(dist: str = "probdr-lite") -> dict[str, str]:
 def use_rank(use: str) -> int:
     order = list(GROUPS.values())
     return order.index(use) if use in order else len(order)
+
+
+def summary_facts(path: Path | None = None) -> dict:
+    """The facts of the page's opening paragraph: the build's platform, and how the installed versions compare with
+    the lock found by :func:`find_lock` (unless ``path`` is given).
+
+    ``implementation``, ``python_version``, ``system`` and ``machine`` name the platform; ``has_lock`` says whether a
+    lock was found (on Colab none is) and ``lock`` is its file name (the one looked for when there is none); ``n`` of
+    its pins apply to this platform, ``n_match`` of them at exactly the installed version and ``n_differ`` not
+    (``all_match``); ``differ`` lists those, each with its ``name``, ``locked`` and ``installed``
+    version, and whether it is installed at all (``present``). Without a lock the counts are 0 and ``all_match`` is
+    False: nothing was compared.
+    """
+    path = path or find_lock()
+    rows = compare(path) if path is not None else []
+    differ = [{"name": r.name, "locked": r.locked, "installed": r.installed, "present": r.installed is not None}
+              for r in rows if not r.matches]
+    return {
+        "implementation": platform.python_implementation(),
+        "python_version": platform.python_version(),
+        "system": {"Darwin": "macOS"}.get(platform.system(), platform.system()),
+        "machine": platform.machine(),
+        "has_lock": path is not None,
+        "lock": Path(path).name if path is not None else LOCK_NAME,
+        "n": len(rows),
+        "n_match": len(rows) - len(differ),
+        "n_differ": len(differ),
+        "all_match": path is not None and not differ,
+        "differ": differ,
+    }

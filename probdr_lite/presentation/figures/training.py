@@ -4,7 +4,7 @@ Presentation only: the rows are read by :mod:`probdr_lite.experiments.files`
 and their statistics (seed bands, paired differences, the decision rule, the
 power calculation) computed by :mod:`probdr_lite.experiments.stats`; this module
 draws them and returns the facts of the chapter's sentences (the captions and alt texts are the chapter's). The
-recipe grid's tables, figure and verdict facts are in :mod:`probdr_lite.figures.recipes`.
+recipe grid's tables, figure and verdict facts are in :mod:`probdr_lite.presentation.figures.recipes`.
 
 - :data:`ARM_STYLE`  name, label, operator and colour of every trained arm (the one place they are defined);
 - :func:`curves_figure` / :func:`curves_facts`  validation curves, one mean line and a seed band per arm;
@@ -35,10 +35,10 @@ from probdr_lite.experiments.stats import (
     mechanism_agreement,
     seed_band,
 )
-from probdr_lite.plotting import Table
+from probdr_lite.presentation.plotting import Table
 
-from .prose import fill, num, pct, plural, signed
-from .style import OKABE_ITO, VARIANT_STYLE, VariantStyle
+from ..prose import fill, num, pct, plural, signed
+from ..style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
     "ARM_STYLE",
@@ -187,7 +187,7 @@ def curves_facts(metric: str = "val_loss") -> dict:
 
 
 # ------------------------------------------------------------------------------------------------------- tables
-# (Table lives in probdr_lite.plotting, shared with the other chapters.)
+# (Table lives in probdr_lite.presentation.plotting, shared with the other chapters.)
 
 
 # The numbers of a quantity (``final_val_loss``, ``best_val_acc``, ...) in print: an accuracy in percent with 2

@@ -10,8 +10,8 @@ Every builder here draws something the chapter explains:
 - :func:`compare_figure`     our embedding beside scikit-learn's ``SpectralEmbedding``,
   with the agreement of the two subspaces.
 
-The sliders come from :func:`probdr_lite.widgets.range_slider`. The alt texts are the chapter's: it describes
-each figure after building it (:func:`probdr_lite.figures.style.describe`) and passes the panel's as ``alt``.
+The sliders come from :func:`probdr_lite.presentation.widgets.range_slider`. The alt texts are the chapter's: it describes
+each figure after building it (:func:`probdr_lite.presentation.style.describe`) and passes the panel's as ``alt``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from probdr_lite._validation import check_array, check_choice, check_length, che
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite._threads import one_thread
 from probdr_lite.graphs import check_weights, default_bandwidth, graph_energy, knn_graph, laplacian
-from probdr_lite.plotting import class_scatter, fixed_layout
-from probdr_lite.widgets import SliderPanel, range_slider
+from probdr_lite.presentation.plotting import class_scatter, fixed_layout
+from probdr_lite.presentation.widgets import SliderPanel, range_slider
 
 __all__ = [
     "side_view",

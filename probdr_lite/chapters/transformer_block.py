@@ -13,7 +13,13 @@ centres and rescales, so the latents never leave the 3-D span of Q: the dynamics
 z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enters only through the feed-forward term
 2 / (d_q + beta) of the "paper" variant.
 
-The figures of the toy are presentation, in :mod:`probdr_lite.figures.block`.
+:func:`toy_beta_effect` runs the toy's blocks at both ends of beta's range, and :func:`toy_beta_facts` gives what
+the toy's caption states about it: templates the chapter (``book/src/transformer_block.py``) passes its live
+figure, which :func:`probdr_lite.presentation.live.builders.toy_live` fills. Every choice the caption makes is a
+boolean, decided by a threshold that is an argument with a default. :func:`mask_facts` says what the causal mask
+changes in the chapter's MNIST block.
+
+The figures of the toy are presentation, in :mod:`probdr_lite.presentation.figures.block`.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ import torch
 
 from probdr_lite._validation import check_array, check_choice, check_result, check_scalar, check_seed
 from probdr_lite._threads import single_threaded
-from probdr_lite.unrolled import CHAPTER_VARIANTS, check_block_variants, unroll
+from probdr_lite.unrolled import CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 
-__all__ = ["LiftedToy", "lift_toy", "make_toy", "toy_paths"]
+__all__ = ["LiftedToy", "lift_toy", "make_toy", "toy_paths", "toy_beta_effect", "toy_beta_facts",
+           "mask_facts"]
 
 
 @dataclass(frozen=True)
@@ -137,3 +144,75 @@ def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_V
             v: np.stack([toy.unlift(X) for X in unroll(toy.X0, n_steps, kappa, eta, beta, v, mask=mask)])
             for v in variants
         }
+
+
+def toy_beta_effect(toy, kappas, betas, *, eta, depth, variant="paper", weak: float = 0.1) -> dict:
+    """What beta's range does to the transformer-block chapter's toy (:func:`make_toy`) at each kappa.
+
+    For each kappa in ``kappas`` and the two ends ``betas`` = (lowest, highest): the mean distance the points move in
+    ``depth`` blocks and in one block (:func:`toy_paths`, points pushed past the equator left out), and the mean
+    weight A_ii a point gives itself in the first block (:func:`probdr_lite.unrolled.attention_matrix`). ``weak`` is True when, at every kappa, the distance moved in
+    ``depth`` blocks changes by less than the fraction ``weak`` over the range.
+    """
+    weak = check_scalar(weak, "weak", low=0.0, high=1.0)
+    depth = check_scalar(depth, "depth", low=1, high=1000, integer=True)
+    if len(betas) != 2 or not betas[0] < betas[1]:
+        raise ValueError(f"betas must be the two ends of beta's range, lowest first; got {betas!r}")
+
+    def moved(path, t):
+        ok = np.isfinite(path[t][:, 0])
+        return float(np.linalg.norm(path[t][ok] - path[0][ok], axis=1).mean())
+
+    rows = []
+    for kappa in kappas:
+        row = {"kappa": float(kappa), "moved": [], "moved_1": [], "self": []}
+        for beta in betas:
+            path = toy_paths(toy, depth, kappa, eta, beta, [variant])[variant]
+            row["moved"].append(moved(path, depth))
+            row["moved_1"].append(moved(path, 1))
+            A = attention_matrix(toy.X0, kappa, beta)
+            row["self"].append(float(A.diagonal().mean()))
+        row["change"] = row["moved"][1] / row["moved"][0] - 1.0
+        rows.append(row)
+    return {"rows": rows, "betas": [float(b) for b in betas], "eta": float(eta), "depth": depth, "variant": variant,
+            "d_q": toy.d_q, "weak_below": weak, "weak": all(abs(r["change"]) < weak for r in rows)}
+
+
+def toy_beta_facts(effect) -> dict:
+    """What the toy's sentence about beta states, from :func:`toy_beta_effect`'s ``effect``.
+
+    ``beta_lo`` and ``beta_hi`` (the ends of beta's range), ``depth``, ``weak`` and ``weak_below`` (the effect's);
+    ``paper``, the variant is the paper's block, whose feed-forward term has the weight 2/(d_q + beta), with
+    ``d_q`` and that weight at both ends, ``ff_lo`` and ``ff_hi``; ``rows``: one dict per kappa with ``kappa``,
+    ``moved_lo`` and ``moved_hi`` (the mean distance moved in ``depth`` blocks at both ends), ``change_percent``
+    (its relative change, in %), ``self_lo_percent`` and ``self_hi_percent`` (the mean weight a point gives itself
+    in the first block, in %); ``widest_kappa``, the kappa whose first block's distance changes most over the
+    range (relative to its value at the lowest beta; the first of a tie), and that distance at both ends,
+    ``widest_lo`` and ``widest_hi``.
+    """
+    (b0, b1), d_q = effect["betas"], effect["d_q"]
+    rows = effect["rows"]
+    if not rows:
+        raise ValueError("effect must hold at least one kappa's row (see toy_beta_effect)")
+    widest = max(rows, key=lambda r: abs(r["moved_1"][1] / r["moved_1"][0] - 1))
+    return {"beta_lo": b0, "beta_hi": b1, "depth": effect["depth"], "weak": bool(effect["weak"]),
+            "weak_below": effect["weak_below"], "paper": effect["variant"] == "paper", "d_q": d_q,
+            "ff_lo": 2 / (d_q + b0), "ff_hi": 2 / (d_q + b1),
+            "rows": [{"kappa": r["kappa"], "moved_lo": r["moved"][0], "moved_hi": r["moved"][1],
+                      "change_percent": 100 * r["change"], "self_lo_percent": 100 * r["self"][0],
+                      "self_hi_percent": 100 * r["self"][1]} for r in rows],
+            "widest_kappa": widest["kappa"], "widest_lo": widest["moved_1"][0], "widest_hi": widest["moved_1"][1]}
+
+
+def mask_facts(upper_full, asym_full, asym_causal, cos_full, cos_causal) -> dict:
+    """What the causal mask changes: ``upper_full``, the share of attention on later points without it; the
+    asymmetry ||A - A^T|| / ||A|| without and with it (``asym_full``, ``asym_causal``); the cosine of the diffusion
+    and exact tangent directions without and with it (``cos_full``, ``cos_causal``); and ``worse`` when the mask makes
+    A more asymmetric and the direction further from the exact one."""
+    upper_full = check_scalar(upper_full, "upper_full", low=0.0, high=1.0)
+    asym_full = check_scalar(asym_full, "asym_full", low=0.0)
+    asym_causal = check_scalar(asym_causal, "asym_causal", low=0.0)
+    cos_full = check_scalar(cos_full, "cos_full", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    cos_causal = check_scalar(cos_causal, "cos_causal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+    return {"upper_full": upper_full, "asym_full": asym_full, "asym_causal": asym_causal, "cos_full": cos_full,
+            "cos_causal": cos_causal, "worse": asym_causal > asym_full and cos_causal < cos_full}

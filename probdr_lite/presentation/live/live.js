@@ -1,7 +1,7 @@
 /* Kernel-free live figures of the probdr-lite book.
  *
  * Each figure is a <div class="probdr-live"> holding a JSON spec (a <script type="application/json">
- * written by probdr_lite.figures.live at build time). This script builds, for each of them, labelled
+ * written by probdr_lite.presentation.live at build time). This script builds, for each of them, labelled
  * controls (<input type=range>, <select>, <input type=checkbox>), one <canvas> per panel, a colour key
  * where the spec asks for one and a list of the current numbers (aria-live), and redraws the canvases
  * whenever a control moves.
@@ -79,7 +79,7 @@
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Chapter 5's toy: the unrolled block in the 3-D span where it lives (probdr_lite.figures.block).
+  // Chapter 5's toy: the unrolled block in the 3-D span where it lives (probdr_lite.presentation.figures.block).
   //
   // The lifted latents are X = sqrt(d_q) Z Q with unit rows z_i in R^3 and Q orthonormal, orthogonal
   // to 1. Then (kappa / d_q) X X^T = kappa Z Z^T, A X = sqrt(d_q) (A Z) Q, LayerNorm only rescales

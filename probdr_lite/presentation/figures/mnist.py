@@ -1,7 +1,7 @@
 """The MNIST chapter's tables, figures and slider panel: an untrained transformer at the diagonal initialisation on
 MNIST.
 
-The numbers come from :mod:`probdr_lite.mnist_blocks` (the experiment) and :mod:`probdr_lite.metrics`; this module
+The numbers come from :mod:`probdr_lite.chapters.mnist_at_init` (the experiment) and :mod:`probdr_lite.metrics`; this module
 draws them (the sentences about them, captions and alt texts, are the chapter's: it describes each figure after
 building it):
 
@@ -10,7 +10,7 @@ building it):
 - :func:`metrics_table`, :func:`layer_table`: the rows of ``variant_metrics`` / ``layer_metrics`` without pandas;
 - :func:`before_after_figure`, :func:`metric_lines_figure`: the paper's picture and the numbers per layer;
 - :class:`MnistPanel` / :func:`mnist_panel`: sliders kappa, eta, beta and depth over 1,000 images, redrawn in place;
-- :func:`sweep_figure`: heat maps of ``mnist_blocks.sweep``.
+- :func:`sweep_figure`: heat maps of ``chapters.mnist_at_init.sweep``.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import torch
 
 from probdr_lite._threads import single_threaded
 from probdr_lite._validation import check_array, check_choice, check_class_labels, check_result, check_scalar, check_text
-from probdr_lite.figures.style import METRIC_LABELS, variant_colour, variant_label
+from probdr_lite.presentation.style import METRIC_LABELS, variant_colour, variant_label
 from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names, layer_metrics
-from probdr_lite.mnist_blocks import PAPER, MnistSettings
-from probdr_lite.plotting import Table, class_scatter
+from probdr_lite.chapters.mnist_at_init import PAPER, MnistSettings
+from probdr_lite.presentation.plotting import Table, class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, unroll
-from probdr_lite.widgets import Slider, SliderPanel
+from probdr_lite.presentation.widgets import Slider, SliderPanel
 
 __all__ = [
     "settings_table",
@@ -49,7 +49,7 @@ __all__ = [
 # A table without pandas
 
 
-# (Table lives in probdr_lite.plotting, shared with the other chapters.)
+# (Table lives in probdr_lite.presentation.plotting, shared with the other chapters.)
 
 
 def _row_name(row) -> str:
@@ -155,7 +155,7 @@ def _legend_image(classes, dpi=72) -> np.ndarray:
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
-    from probdr_lite.plotting import CLASS_COLOURS
+    from probdr_lite.presentation.plotting import CLASS_COLOURS
 
     fig = Figure(figsize=(1.0, 3.0), dpi=dpi)
     canvas = FigureCanvasAgg(fig)
@@ -260,7 +260,7 @@ def mnist_panel(X0, labels, variant=PAPER.variant, kappa=PAPER.kappa, eta=PAPER.
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The sweep of kappa and eta (computed by probdr_lite.mnist_blocks.sweep)
+# The sweep of kappa and eta (computed by probdr_lite.chapters.mnist_at_init.sweep)
 
 
 def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dpi=100):
@@ -315,7 +315,7 @@ def step_family_figure(family_rows: dict, steps: dict, metrics=METRIC_NAMES, dpi
 
 def settings_table(settings: MnistSettings = PAPER, *, meanings: dict) -> Table:
     """The settings of the figure, each with its meaning (the chapter's words, ``meanings``: one per setting of
-    :class:`~probdr_lite.mnist_blocks.MnistSettings`) and marked as stated by the paper or chosen here."""
+    :class:`~probdr_lite.chapters.mnist_at_init.MnistSettings`) and marked as stated by the paper or chosen here."""
     fields = asdict(settings)
     check_text(meanings, "meanings", sorted(fields))
     stated = {"d_q", "kappa", "eta", "n_layers"}

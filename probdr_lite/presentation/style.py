@@ -18,7 +18,7 @@ deficiencies; the paper's block is black, as the reference line. Yellow is left 
 Use :func:`variant_style` (``family`` is ``"block"`` or ``"trained"``) or the two tables directly.
 
 Every figure builder gives its figure a one-sentence description with :func:`describe` (defined in
-:mod:`probdr_lite.plotting`, the presentation layer's base, and named here with the rest of the book's look). The PNG the figure is saved
+:mod:`probdr_lite.presentation.plotting`, the presentation layer's base, and named here with the rest of the book's look). The PNG the figure is saved
 as (in a notebook, on the book's site, with ``savefig``) then carries it as its ``Description``, with the height in
 pixels of its smallest tick label (``probdr:tick-px``) and of its smallest text (``probdr:text-px``): the book's site
 uses the first as the figure's alt text and the others to keep its text readable (``tools/sphinx_local_assets.py``).
@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from probdr_lite._validation import check_choice
 from probdr_lite.metrics import METRICS
-from probdr_lite.plotting import CLASS_COLOURS, describe, smallest_text_points, smallest_tick_points
+from probdr_lite.presentation.plotting import CLASS_COLOURS, describe, smallest_text_points, smallest_tick_points
 
 __all__ = [
     "describe",
@@ -65,7 +65,7 @@ OKABE_ITO = {
 
 
 #: One colour per MNIST class (Petroff's ten-colour cycle), the same in every figure and live figure of the
-#: book: :data:`probdr_lite.plotting.CLASS_COLOURS` (defined there, the lower layer), named here with the rest.
+#: book: :data:`probdr_lite.presentation.plotting.CLASS_COLOURS` (defined there, the lower layer), named here with the rest.
 
 
 class VariantStyle(NamedTuple):

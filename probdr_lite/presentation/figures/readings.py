@@ -1,21 +1,21 @@
 """The energies chapter's tables and figures, and the facts behind its computed sentences, built from
-:mod:`probdr_lite.energies` and :mod:`probdr_lite.thesis` (every number comes from there; this module only arranges
+:mod:`probdr_lite.chapters.energies` and :mod:`probdr_lite.chapters.energies` (every number comes from there; this module only arranges
 them).
 
 The sentences themselves live in the chapter (``book/src/energies.py``), as templates filled by
-:func:`probdr_lite.figures.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
+:func:`probdr_lite.presentation.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
 and, as booleans, short lists of names or words, every choice that follows from a number, each decided by a
-threshold passed in, taken from :data:`WORDS` or from :data:`probdr_lite.objections.THRESHOLDS` (so the tests can
+threshold passed in, taken from :data:`WORDS` or from :data:`probdr_lite.chapters.objections.THRESHOLDS` (so the tests can
 feed numbers for which each choice would be false). A template holds no threshold.
 
-Tables are :class:`probdr_lite.plotting.Table` objects meant to be shown as Markdown (``table.to_markdown()``), so
+Tables are :class:`probdr_lite.presentation.plotting.Table` objects meant to be shown as Markdown (``table.to_markdown()``), so
 that their MathJax renders. Their words come from the chapter too: its ``names`` (one dict of dicts, keyed by
 ``"variant"``, ``"reading"``, ``"energy"``, ``"graph"``, ``"graph_short"``, ``"sense"`` and ``"move"``, plus the
 word ``"none"`` and the template ``"where"``) name the blocks, readings, energies and graphs in every table, figure
 and fact (without them, a key stands for its own name), and each table's ``columns`` and each figure's ``labels``
 give its headers, axis labels, titles and the templates of the cells made from numbers. So do the captions, the
 cells that are sentences and the figures' alt texts: the chapter gives each figure built here its sentence with
-:func:`probdr_lite.figures.style.describe`, filled from the facts (the panel counts of :func:`panel_facts`).
+:func:`probdr_lite.presentation.style.describe`, filled from the facts (the panel counts of :func:`panel_facts`).
 """
 
 from __future__ import annotations
@@ -24,13 +24,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_array, check_length, check_result, check_scalar
-from probdr_lite.energies import (FILTER_READINGS, FROZEN, READINGS, SENSE, energy_table, frequency_response,
-                                  update_alignment)
-from probdr_lite.figures.prose import fill, listing, num, sci, trend
-from probdr_lite.figures.style import variant_colour
-from probdr_lite.objections import THRESHOLDS
-from probdr_lite.plotting import Table
-from probdr_lite.thesis import CEILING, random_baseline, robustness_facts
+from probdr_lite.chapters.energies import (CEILING, FILTER_READINGS, FROZEN, READINGS, SENSE, energy_table,
+                                           frequency_response, random_baseline, robustness_facts, update_alignment)
+from probdr_lite.chapters.objections import THRESHOLDS
+from probdr_lite.presentation.plotting import Table
+from probdr_lite.presentation.prose import fill, listing, num, sci, trend
+from probdr_lite.presentation.style import variant_colour
 
 __all__ = [
     "WORDS",
@@ -44,7 +43,6 @@ __all__ = [
     "objectives_facts",
     "energy_path_figure",
     "spectrum_figure",
-    "spectrum_facts",
     "relation",
     "retention_facts",
     "differential_facts",
@@ -58,20 +56,19 @@ __all__ = [
     "thesis_figure",
     "step_family_figure",
     "step_family_facts",
-    "ceiling_facts",
     "closing_facts",
 ]
 
 #: The thresholds behind the chapter's choices of words (besides the identity threshold of
-#: :data:`probdr_lite.objections.THRESHOLDS`, which says when a cosine is 1 and an asymmetry 0).
+#: :data:`probdr_lite.chapters.objections.THRESHOLDS`, which says when a cosine is 1 and an asymmetry 0).
 WORDS = {
     # an objective "rises"/"falls" from layer 0 to the last layer only beyond this fraction of its first value
     "objective_trend": 0.01,
-    # a principal-angle cosine "moves" only beyond this fraction of its layer-0 value (thesis.robustness_facts'
-    # rel_tol, which the chapter passes)
+    # a principal-angle cosine "moves" only beyond this fraction of its layer-0 value
+    # (chapters.energies.robustness_facts' rel_tol, which the chapter passes)
     "move": 0.02,
     # the random level of a subspace agreement: the mean over random subspaces plus this many standard deviations
-    # (thesis.robustness_facts' n_sd, which the chapter passes)
+    # (chapters.energies.robustness_facts' n_sd, which the chapter passes)
     "n_sd": 3.0,
     # a mean principal-angle cosine at or above this is "close" to the embedding, below it "far from 1"
     "close": 0.5,
@@ -112,7 +109,7 @@ def _check_table(table):
 def exact_for(alignment: dict, reading: str, tol=None) -> dict:
     """The updates whose direction is the reading's gradient step: cosine 1 to ``tol`` (default the identity
     threshold), in the full space ("full") and after LayerNorm ("tangent"). ``alignment`` is
-    :func:`probdr_lite.energies.update_alignment`'s result."""
+    :func:`probdr_lite.chapters.energies.update_alignment`'s result."""
     t = _tol(tol)
     a = check_result(alignment, "alignment", update_alignment, keys=(reading,))[reading]
     return {"full": [u for u, c in a.items() if c["cosine"] >= 1.0 - t],
@@ -138,7 +135,7 @@ _ASYMMETRY = "{update: energies.gradient_field_asymmetry(...)}"
 
 
 def gradient_field_table(asymmetry: dict, columns: dict, names=None, tol=None, caption=None) -> Table:
-    """One row per update: the Jacobian asymmetry of :func:`probdr_lite.energies.gradient_field_asymmetry` and
+    """One row per update: the Jacobian asymmetry of :func:`probdr_lite.chapters.energies.gradient_field_asymmetry` and
     whether the update is the gradient of some energy (below ``tol``). ``columns``: the chapter's headers
     ``update``, ``asymmetry``, ``field`` and the cells ``yes`` and ``no``."""
     t = _tol(tol)
@@ -215,7 +212,7 @@ def _agrees(e, sense) -> bool:
 
 def harness_facts(table: dict, names=None) -> dict:
     """Which blocks move each energy the reading's way at every step, from the counts of
-    :func:`probdr_lite.energies.energy_table`.
+    :func:`probdr_lite.chapters.energies.energy_table`.
 
     ``n_steps``, ``n_blocks``, ``n_energies``; ``uniform`` (every block moves every energy its reading's way at
     every step); ``all_agree`` (the names of the readings every block follows), ``n_all_agree`` and
@@ -242,7 +239,7 @@ def objectives_facts(table: dict, names=None, readings=("ple", "phi"), rel_tol=N
 
     ``readings``: one dict each with the reading's name ``reading``, ``n_steps``, ``raised`` (its reading raises
     it), ``ends`` (one {variant, first, last, trend} per block, ``trend`` being the word of
-    :func:`~probdr_lite.figures.prose.trend`), and ``undone`` (the names of the blocks whose every step moves the
+    :func:`~probdr_lite.presentation.prose.trend`), and ``undone`` (the names of the blocks whose every step moves the
     frozen energy the reading's way while the value with each layer's own graph does not end moved that way; empty
     for a reading that is not frozen) with ``any_undone``.
     """
@@ -317,30 +314,6 @@ def spectrum_figure(lam, labels: dict, eta=0.4, d_q=128, beta=1.0, n_steps=8):
     return fig
 
 
-def spectrum_facts(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> dict:
-    """What the filters do to the middle and the top of the spectrum at X_0, for the graph frozen there and without
-    LayerNorm: the facts of the spectral paragraph and of the closing table's GFSA cell.
-
-    ``mid`` (the median eigenvalue of I - A) and ``top`` (the largest), ``h`` = 2 eta, ``n_steps``; for each of
-    "diffusion", "attention", "paper" and "flow", ``mid_<v>`` and ``top_<v>``: the size a mode at the median or at the
-    top keeps after ``n_steps`` steps, relative to the constant mode (:func:`probdr_lite.energies.frequency_response`);
-    ``removed`` (the top reaches 1/h, where the Euler step's factor 1 - h lambda reaches 0) and ``top_response``
-    (1 - h lambda at the top).
-    """
-    lam = check_array(lam, "lam", ndim=1).astype(float)
-    mid, top = float(np.median(lam)), float(lam.max())
-    h = 2.0 * eta
-
-    def after(v, x):
-        return float(abs(frequency_response(x, v, eta, d_q, beta)) ** n_steps)
-
-    facts = {"mid": mid, "top": top, "h": h, "n_steps": int(n_steps), "removed": bool(top >= 1.0 / h),
-             "top_response": 1.0 - h * top}
-    for v in ("diffusion", "attention", "paper", "flow"):
-        facts[f"mid_{v}"], facts[f"top_{v}"] = after(v, mid), after(v, top)
-    return facts
-
-
 #: How far apart two retentions must be (as a ratio) before a sentence calls one above or below the other.
 RETENTION_FACTOR = 2.0
 
@@ -354,7 +327,7 @@ def relation(a, b, factor=RETENTION_FACTOR) -> dict:
 
 
 def retention_facts(retention: dict) -> dict:
-    """The facts of the real-path sentence, from {variant: :func:`probdr_lite.energies.mode_retention`}.
+    """The facts of the real-path sentence, from {variant: :func:`probdr_lite.chapters.energies.mode_retention`}.
 
     For each variant v and part p ("top", "middle"): ``v_p`` (measured), ``v_p_pred`` (frozen-graph prediction),
     ``v_p_above`` and ``v_p_below`` (:func:`relation` of the two) and ``v_p_ratio``; ``top_above`` and
@@ -379,7 +352,7 @@ def retention_facts(retention: dict) -> dict:
 
 
 def differential_facts(gaps, kappas2, kappa=30.0) -> dict:
-    """A - I as the limit of a difference of two attention maps, from :func:`probdr_lite.energies.differential_gap`:
+    """A - I as the limit of a difference of two attention maps, from :func:`probdr_lite.chapters.energies.differential_gap`:
     ``kappa``, ``gaps`` (one {gap, kappa2} per sharpness of the second map, in order) and ``identity``: the gap at
     the sharpest second map is below ``WORDS["second_map_identity"]`` (``identity_tol``)."""
     gaps = check_array(gaps, "gaps", ndim=1).astype(float)
@@ -393,9 +366,9 @@ def differential_facts(gaps, kappas2, kappa=30.0) -> dict:
 
 
 def readings_facts(table: dict, names=None) -> dict:
-    """The facts of the closing table's last column for each reading of :data:`~probdr_lite.energies.READINGS` in
-    ``table`` (:func:`probdr_lite.energies.energy_table`): ``readings``, one dict each with the key ``reading``,
-    ``sense`` (the chapter's name of :data:`~probdr_lite.energies.SENSE`, which way the reading moves its energy),
+    """The facts of the closing table's last column for each reading of :data:`~probdr_lite.chapters.energies.READINGS` in
+    ``table`` (:func:`probdr_lite.chapters.energies.energy_table`): ``readings``, one dict each with the key ``reading``,
+    ``sense`` (the chapter's name of :data:`~probdr_lite.chapters.energies.SENSE`, which way the reading moves its energy),
     ``agree`` (the names of the blocks that move it so at every step), ``every_block`` and ``no_block``."""
     _check_table(table)
     variants = list(next(iter(table.values())))
@@ -415,8 +388,8 @@ def energy_readings_table(table: dict, alignment: dict, predicts: dict, measured
     step, what the reading predicts, and what this book measured.
 
     The first three columns are computed here (:func:`exact_for`); the chapter writes the rest: ``predicts`` and
-    ``measured`` map every reading of the table (each of :data:`~probdr_lite.energies.READINGS` in ``table``, then
-    :data:`~probdr_lite.energies.FILTER_READINGS`) to its cell, and ``exact_notes`` the readings that name no energy
+    ``measured`` map every reading of the table (each of :data:`~probdr_lite.chapters.energies.READINGS` in ``table``, then
+    :data:`~probdr_lite.chapters.energies.FILTER_READINGS`) to its cell, and ``exact_notes`` the readings that name no energy
     to their "exact gradient step of" cell. ``columns``: the chapter's five headers (``reading``, ``energy``,
     ``exact``, ``predicts``, ``measured``), the energy cell's template ``energy_cell`` ({energy}, {sense}) and the
     template ``also`` of :func:`alignment_table`.
@@ -466,7 +439,7 @@ def thesis_table(alignment: dict, baseline: dict, erank: dict, columns: dict, na
 
 
 def robustness_table(facts: list, columns: dict, names=None, caption=None) -> Table:
-    """The thesis test over every graph and kappa (:func:`probdr_lite.thesis.robustness_facts`): one row each.
+    """The thesis test over every graph and kappa (:func:`probdr_lite.chapters.energies.robustness_facts`): one row each.
     ``columns``: the chapter's headers ``kappa``, ``graph``, ``q``, ``start``, ``random`` and ``end`` (a template:
     {variant}); ``names["move"]`` marks each move."""
     variants = list(check_result(facts, "facts", robustness_facts, kind=list)[0]["ends"])
@@ -491,7 +464,7 @@ def thesis_facts(alignment: dict, baseline: dict, erank: dict, eigenvalues, part
     or away) with ``any_up``, ``one_up``, ``any_down``, ``best`` (the closest at the end) and ``rel_tol``.
 
     ``eigenvalues`` are the attention graph's smallest non-trivial generalised eigenvalues
-    (:func:`probdr_lite.thesis.le_targets`' ``"attention_eigenvalues"``) and ``participation`` its LE eigenvectors'
+    (:func:`probdr_lite.chapters.energies.le_targets`' ``"attention_eigenvalues"``) and ``participation`` its LE eigenvectors'
     participation ratios (or None), both cut to the largest q: ``lam_min``, ``lam_max``, ``has_participation``,
     ``p_min``, ``p_max`` (NaN without them) and ``isolated`` (every eigenvalue below ``WORDS["isolated_eigenvalue"]``
     and every participation ratio below ``WORDS["isolated_participation"]``). The effective rank: ``rank_first`` (at
@@ -539,7 +512,7 @@ def thesis_facts(alignment: dict, baseline: dict, erank: dict, eigenvalues, part
 
 
 def _where(rows, names) -> list:
-    """The graphs and kappas of some rows of :func:`probdr_lite.thesis.robustness_facts`, as short labels: each
+    """The graphs and kappas of some rows of :func:`probdr_lite.chapters.energies.robustness_facts`, as short labels: each
     filled into ``names["where"]`` ({graph}: its short name, {kappa}), each label once, sorted; without ``names``,
     one {graph, kappa} each."""
     if names is None:
@@ -550,7 +523,7 @@ def _where(rows, names) -> list:
 
 def constructions_facts(facts: list, variants=("attention", "diffusion", "paper"), names=None,
                         ceiling=CEILING) -> dict:
-    """What holds over the thesis test's constructions (:func:`probdr_lite.thesis.robustness_facts`' rows, with
+    """What holds over the thesis test's constructions (:func:`probdr_lite.chapters.energies.robustness_facts`' rows, with
     their ``ceiling``) and what depends on the graph, kappa and q.
 
     The rows themselves: ``room`` (the constructions whose start is above the random level and below the ceiling,
@@ -624,7 +597,7 @@ def thesis_figure(alignment: dict, baseline: dict, labels: dict, names=None, qs=
 def step_family_figure(family_le: dict, steps: dict, baseline: dict, labels: dict, names=None, qs=(2, 10)):
     """The thesis measure after the last block of plain attention, as a function of its step s = 2 eta'.
 
-    ``family_le`` is :func:`probdr_lite.thesis.le_alignment` of plain-attention paths keyed by s; ``steps`` maps
+    ``family_le`` is :func:`probdr_lite.chapters.energies.le_alignment` of plain-attention paths keyed by s; ``steps`` maps
     each block of the family to its s (:func:`probdr_lite.unrolled.attention_step`, times 2), each one of the
     keys, marked on the curves. ``labels``: the chapter's ``curve`` ({q}), ``xlabel`` and ``ylabel``.
     """
@@ -651,7 +624,7 @@ def step_family_facts(family_le: dict, steps: dict, family_gap: dict, baseline: 
                       qs=(2, 10), n_sd=None) -> dict:
     """The step-size family against the blocks: the facts of its paragraph.
 
-    ``family_le`` is :func:`probdr_lite.thesis.le_alignment` of plain-attention paths keyed by the step s,
+    ``family_le`` is :func:`probdr_lite.chapters.energies.le_alignment` of plain-attention paths keyed by the step s,
     ``steps`` maps each block of the family to its s, ``family_gap`` maps "diffusion" and "paper" to the largest
     difference between that block's path and plain attention's at its step. Facts: ``s_attention``,
     ``s_diffusion``, ``s_paper``, ``gap_diffusion``, ``gap_paper`` and, for each graph g and q, ``<g>_q<q>_change``
@@ -669,16 +642,6 @@ def step_family_facts(family_le: dict, steps: dict, family_gap: dict, baseline: 
             facts[f"{g}_q{q}_change"] = d
             facts[f"{g}_q{q}_higher"], facts[f"{g}_q{q}_lower"] = bool(d > noise), bool(d < -noise)
     return facts
-
-
-def ceiling_facts(le: dict, graph="attention", variant="attention", qs=(2, 10), ceiling=CEILING) -> dict:
-    """Where the latents start on one graph's thesis measure (:func:`probdr_lite.thesis.le_alignment`) against the
-    test's ``ceiling``: ``start_q<q>`` for each q, ``at_ceiling`` (the qs whose start is at or above it),
-    ``any_at_ceiling`` and ``ceiling``."""
-    starts = {q: float(le[variant][graph][q][0]) for q in qs}
-    at = [q for q, v in starts.items() if v >= ceiling]
-    return {**{f"start_q{q}": v for q, v in starts.items()}, "at_ceiling": at, "any_at_ceiling": bool(at),
-            "ceiling": float(ceiling)}
 
 
 def closing_facts(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, names=None, tol=None,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from probdr_lite.figures.style import describe
+from probdr_lite.presentation.style import describe
 from probdr_lite._validation import check_array, check_scalar
-from probdr_lite.figures.prose import num
-from probdr_lite.plotting import scrub
-from probdr_lite.widgets import Slider, SliderPanel
+from probdr_lite.presentation.prose import num
+from probdr_lite.presentation.plotting import scrub
+from probdr_lite.presentation.widgets import Slider, SliderPanel
 
 __all__ = ["laplacian_eigenvalues", "euler_limits", "spectra_figure", "bridge_facts", "fibonacci_sphere",
            "bump_figure", "bump_panel", "bump_scrub"]
@@ -164,7 +164,7 @@ def bump_panel(kappa: float = 30.0, n_points: int = 1500) -> SliderPanel:
 def bump_scrub(kappas=(0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0), n_points: int = 1500, dpi: float = 60,
                *, alt: str):
     """Kernel-free twin of :func:`bump_panel`: precomputed frames for the given kappas, each carrying the chapter's
-    sentence ``alt`` as its alt text (:func:`~probdr_lite.figures.style.describe`)."""
+    sentence ``alt`` as its alt text (:func:`~probdr_lite.presentation.style.describe`)."""
     kappas = [check_scalar(k, "kappas", low=0.0, high=1e4, low_inclusive=False) for k in kappas]
     fig, update = bump_figure(n_points)
     describe(fig, alt)
