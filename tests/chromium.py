@@ -41,16 +41,19 @@ WAIT_TIMEOUT_S = 120
 POLL_MS = 150
 
 
-def wait_until(page, condition: str, what: str, arg=None, timeout_s: float = WAIT_TIMEOUT_S, state: str | None = None):
+def wait_until(page, condition: str, what: str, arg=None, timeout_s: float = WAIT_TIMEOUT_S, state: str | None = None,
+               polling="interval"):
     """Wait until the page function ``condition`` (JavaScript, called with ``arg``) returns something truthy, re-checked
-    every :data:`POLL_MS` ms; return what it returned. Never a fixed wait: the read after it depends on that condition.
+    every :data:`POLL_MS` ms (``polling="raf"``: at every animation frame, which then must come); return what it
+    returned. Never a fixed wait: the read after it depends on that condition.
 
     On a timeout: an ``AssertionError`` saying what was waited for (``what``), with what the page function ``state``
     (called with ``arg``) reads at that moment, if given."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        return page.wait_for_function(condition, arg=arg, timeout=timeout_s * 1000, polling=POLL_MS).json_value()
+        return page.wait_for_function(condition, arg=arg, timeout=timeout_s * 1000,
+                                      polling=POLL_MS if polling == "interval" else polling).json_value()
     except PlaywrightTimeout:
         seen = ""
         if state is not None:
@@ -99,7 +102,9 @@ class Requests:
     """The requests of a page that have not finished yet (``pending``) and how many it has made (``made``), kept
     from the page's events, so that a test can wait until the page has nothing left in flight."""
 
-    def __init__(self, page, keep=lambda url: True):
+    def __init__(self, page, keep=lambda url: True, finished=None):
+        """``keep(url)``: whether to count a request; ``finished(request)``: called when a counted request has
+        finished (before it leaves ``pending``), e.g. to record its size."""
         self.pending, self.made = set(), 0
 
         def start(r):
@@ -108,11 +113,30 @@ class Requests:
                 self.made += 1
 
         def end(r):
+            if r in self.pending and finished is not None:
+                finished(r)
+            self.pending.discard(r)
+
+        def failed(r):
             self.pending.discard(r)
 
         page.on("request", start)
         page.on("requestfinished", end)
-        page.on("requestfailed", end)
+        page.on("requestfailed", failed)
+
+
+def wait_seen(page, check, what: str, timeout_s: float = WAIT_TIMEOUT_S):
+    """Wait until ``check()`` (Python: what the page's events have told the test, e.g. a request it has routed)
+    holds, re-checked every :data:`POLL_MS` ms, each time after a round trip to the page, in which its events come
+    in; return what it returned. On a timeout an ``AssertionError`` says what was waited for."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not (got := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout_s:.0f} s for {what}, in vain")
+        page.evaluate("(ms) => new Promise((r) => setTimeout(r, ms))", POLL_MS)
+    return got
 
 
 def wait_loaded(page, requests: Requests, ready: str, what: str, timeout_s: float = WAIT_TIMEOUT_S):
