@@ -24,12 +24,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.chromium import Requests, wait_loaded, wait_until
+from tests.chromium import Requests, wait_loaded, wait_stable, wait_until
 
 from .conftest import ROOT, toc_pages
 from .screens import (
     CONTRAST_JS,
     LAYOUT_JS,
+    LAYOUT_SIZE_JS,
     LIVE_DRAWN_JS,
     LOADED_JS,
     LOCAL_HOSTS,
@@ -74,6 +75,9 @@ def live_page(browser, server):  # noqa: F811
             opened[key] = open_page(ctx, f"{server}/{LIVE[name]}")
         page = opened[key]
         page.locator(f"#probdr-live-{name}").scroll_into_view_if_needed()
+        # the figures now in view load: read the layout once they have and it holds
+        wait_stable(page, LAYOUT_SIZE_JS, f"{LIVE[name]} to settle at its live figure {name}",
+                    ready=f"() => ({LOADED_JS})() && ({LIVE_DRAWN_JS})()", timeout_s=PAGE_TIMEOUT_MS / 1000)
         return page
 
     yield get
