@@ -59,23 +59,113 @@ def screen(browser, screen_name: str, theme: str = "light", remote=None):
 
 
 def open_page(ctx, url: str, live: bool = True):
-    """Open ``url``, wait until MathJax has typeset and every live figure is drawn (its points loaded)."""
+    """Open ``url`` and wait until the page has settled (:func:`settle`): MathJax has typeset every formula, the
+    fonts and the images in view have loaded, every live figure is drawn (its points loaded), and the layout no
+    longer changes."""
     page = ctx.new_page()
     page.goto(url, wait_until="load")
-    page.evaluate(SETTLE_JS)
-    if live:
-        page.wait_for_function("""() => Array.from(document.querySelectorAll('div.probdr-live')).every(
-          (d) => d.classList.contains('probdr-live-ready') && d.getAttribute('aria-busy') !== 'true')""",
-                               timeout=PAGE_TIMEOUT_MS)
+    settle(page, live=live)
     return page
 
 
-SETTLE_JS = """async () => {
+#: Every live figure drawn, with the points of its setting (live.js marks a figure probdr-live-ready when it has
+#: built it and sets aria-busy while a setting's file is on its way).
+LIVE_DRAWN_JS = """() => Array.from(document.querySelectorAll('div.probdr-live')).every(
+  (d) => d.classList.contains('probdr-live-ready') && d.getAttribute('aria-busy') !== 'true')"""
+
+#: The page has loaded what the layout depends on: the document and its fonts, every formula typeset by MathJax
+#: (each span.math or div.math holds its mjx-container), every image loaded but those that load lazily and are out
+#: of view.
+LOADED_JS = """() => {
+  const inView = (el) => { const r = el.getBoundingClientRect(); return r.bottom >= 0 && r.top <= innerHeight; };
+  return document.readyState === 'complete' && document.fonts.status === 'loaded'
+    && Array.from(document.querySelectorAll('span.math, div.math')).every((m) => m.querySelector('mjx-container'))
+    && Array.from(document.images).every((im) => im.complete || (im.loading === 'lazy' && !inView(im)));
+}"""
+
+#: What is not loaded yet (for the message of a wait that timed out).
+NOT_LOADED_JS = """() => ({readyState: document.readyState, fonts: document.fonts.status,
+  untypeset: Array.from(document.querySelectorAll('span.math, div.math')).filter((m) => !m.querySelector('mjx-container'))
+    .map((m) => m.textContent.slice(0, 60)).slice(0, 5),
+  images: Array.from(document.images).filter((im) => !im.complete).map((im) => im.currentSrc.slice(-60)).slice(0, 5),
+  live: Array.from(document.querySelectorAll('div.probdr-live')).map((d) => [d.id, d.className, d.getAttribute('aria-busy')])})"""
+
+#: The page's layout, read: its size and that of every canvas, and how many of its images have loaded.
+LAYOUT_SIZE_JS = """() => { const se = document.scrollingElement;
+  return [se.scrollWidth, se.scrollHeight, innerWidth, innerHeight,
+          Array.from(document.querySelectorAll('canvas')).map((c) => [c.clientWidth, c.clientHeight, c.width, c.height]),
+          Array.from(document.images).filter((im) => im.complete).length]; }"""
+
+
+def settle(page, live: bool = True, what: str = ""):
+    """Wait (never a fixed time) until the page has settled: MathJax has started and typeset (the page's typeset is
+    run once more, as a reader's late formulas would be), the fonts and images have loaded (:data:`LOADED_JS`),
+    every live figure is drawn (``live``; :data:`LIVE_DRAWN_JS`), and the layout reads the same before and after two
+    animation frames. Every wait is bounded by :data:`PAGE_TIMEOUT_S` and fails saying what it waited for."""
+    from tests.chromium import wait_stable, wait_until
+
+    where = what or page.url
+    page.evaluate(MATHJAX_JS)
+    wait_until(page, LOADED_JS, f"{where} to load its fonts and images and typeset its maths", timeout_s=PAGE_TIMEOUT_S,
+               state=NOT_LOADED_JS)
+    if live:
+        wait_until(page, LIVE_DRAWN_JS, f"the live figures of {where} to be drawn", timeout_s=PAGE_TIMEOUT_S,
+                   state=NOT_LOADED_JS)
+    wait_stable(page, LAYOUT_SIZE_JS, f"the layout of {where} to settle", timeout_s=PAGE_TIMEOUT_S,
+                ready=f"() => ({LOADED_JS})() && (!{str(live).lower()} || ({LIVE_DRAWN_JS})())")
+
+
+#: MathJax's start (its first typeset of the page), then one more typeset of the whole page.
+MATHJAX_JS = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   if (window.MathJax && MathJax.typesetPromise) await MathJax.typesetPromise();
-  await new Promise((r) => setTimeout(r, 300));
+  await document.fonts.ready;
   return true;
 }"""
+
+
+#: Under print media (as Chromium prints): every image loaded (probdr-site.js loads the lazy ones for paper), the
+#: fonts and maths as on screen, and every live figure redrawn since the switch (live.js redraws its canvases at
+#: three device pixels per pixel: each draw records a new canvas.probdrLayout, so one that is not among those
+#: recorded on screen is a new drawing).
+PRINTED_JS = """() => matchMedia('print').matches && document.fonts.status === 'loaded'
+  && Array.from(document.images).every((im) => im.complete)
+  && Array.from(document.querySelectorAll('div.probdr-live canvas')).every(
+       (c) => c.probdrLayout && !(window.__probdrScreenLayouts || new Set()).has(c.probdrLayout))"""
+
+
+def emulate_print(page, what: str, beforeprint: bool = False):
+    """Switch the page to print media (and send it ``beforeprint`` if asked, as a print dialog does), then wait until
+    it is laid out for paper (:data:`PRINTED_JS`, and the layout the same across two animation frames)."""
+    from tests.chromium import wait_stable
+
+    page.evaluate("""() => { window.__probdrScreenLayouts = new Set(
+      Array.from(document.querySelectorAll('div.probdr-live canvas')).map((c) => c.probdrLayout)); }""")
+    page.emulate_media(media="print")
+    if beforeprint:
+        page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    wait_stable(page, LAYOUT_SIZE_JS, what, ready=PRINTED_JS, timeout_s=PAGE_TIMEOUT_S)
+
+
+#: The search page has finished (Sphinx says so under its results) and probdr-site.js has handled every summary
+#: (it marks each data-probdr-maths) and MathJax has typeset those that keep a formula: a summary with \\( in its text
+#: holds an mjx-container once typeset.
+SEARCH_DONE_JS = """() => { const r = document.getElementById('search-results');
+  if (!r || !/Search finished|did not match/.test(r.textContent)) return false;
+  return Array.from(r.querySelectorAll('li p.context')).every((p) => p.dataset.probdrMaths
+    && (p.querySelector('mjx-container') || !/\\\\\\(/.test(p.textContent)));
+}"""
+SEARCH_STATE_JS = """() => { const r = document.getElementById('search-results');
+  return r ? {status: r.textContent.slice(0, 80), summaries: Array.from(r.querySelectorAll('li p.context')).map((p) =>
+    [!!p.dataset.probdrMaths, p.querySelectorAll('mjx-container').length, p.textContent.slice(0, 60)]).slice(0, 8)} : null; }"""
+
+
+def wait_search_done(page, what: str):
+    """Wait until the search page has listed its results and typeset their summaries (:data:`SEARCH_DONE_JS`)."""
+    from tests.chromium import wait_until
+
+    wait_until(page, SEARCH_DONE_JS, what, timeout_s=PAGE_TIMEOUT_S, state=SEARCH_STATE_JS)
+
 
 # Colour contrast of every visible text element inside `selector` against what is actually behind it: the first
 # ancestor (or the element itself) with a background colour, alpha-composited over the ones behind it, down to the

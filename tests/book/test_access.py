@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT, toc_pages
-from .screens import CONTRAST_JS, MIN_CONTRAST, THEMES, open_page, screen
+from .screens import CONTRAST_JS, MIN_CONTRAST, THEMES, emulate_print, open_page, screen, wait_search_done
 from .test_browser import browser, server  # noqa: F401  (fixtures)
 from .test_live_figures import LIVE, _PIXELS, _wait_drawn
 
@@ -236,9 +236,7 @@ def test_on_a4_paper_no_table_or_figure_is_cut(browser, server, doc, rel, capsys
     ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith(server) else r.abort())
     try:
         page = open_page(ctx, f"{server}/{rel}")
-        page.emulate_media(media="print")
-        page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
-        page.wait_for_timeout(300)
+        emulate_print(page, f"{rel} to be laid out for A4 paper", beforeprint=True)
         seen = page.evaluate(_CUT_JS, A4_PRINT_WIDTH)
         page.close()
     finally:
@@ -287,9 +285,8 @@ def test_search_summaries_show_maths_not_tex(browser, server):  # noqa: F811
         page = open_page(ctx, f"{server}/search.html?q=kappa", live=False)
         page.wait_for_function("() => document.querySelectorAll('#search-results li p.context').length >= 3",
                                timeout=60_000)
-        page.wait_for_timeout(800)
         page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }")
-        page.wait_for_timeout(800)
+        wait_search_done(page, "the search for kappa to finish and typeset its summaries")
         seen = page.evaluate("""() => Array.from(document.querySelectorAll('#search-results li p.context')).map((p) => {
           const c = p.cloneNode(true); c.querySelectorAll('mjx-container').forEach((m) => m.remove());
           return {raw: c.textContent, maths: p.querySelectorAll('mjx-container').length,

@@ -90,25 +90,40 @@ def server(built_book):
         httpd.server_close()
 
 
-# Runs in the page after it has loaded: waits for MathJax and the widget manager.
+# Runs in the page after it has loaded: waits for MathJax and the widget manager, loads every figure, then waits
+# until the page has settled: every wait is on a condition, re-checked every 150 ms, never a fixed time. Returns
+# whether each held before the deadline, and what was still awaited if not.
 _SETTLE_JS = """async (timeoutMs) => {
-  const until = Date.now() + timeoutMs;
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const until = Date.now() + timeoutMs, late = [];
+  const pause = () => new Promise((r) => setTimeout(r, 150));  // between two checks of a condition
+  const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+  const waitFor = async (cond, what) => {
+    while (!(await cond())) { if (Date.now() > until) { late.push(what); return; } await pause(); } };
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   const views = () => Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'));
   const done = (s) => s.previousElementSibling && s.previousElementSibling.classList.contains("widget-subarea")
                       && s.previousElementSibling.childElementCount > 0;
-  while (views().some((s) => !done(s)) && Date.now() < until) await sleep(200);
-  // figures load as the reader scrolls to them (loading="lazy"): scroll through the page as a reader would
+  await waitFor(() => views().every(done), "the widget views to render");
+  // figures load as the reader scrolls to them (loading="lazy"): scroll through the page as a reader would, letting
+  // the page render at each step (two animation frames), where it starts the figures in view
   for (let y = 0; y < document.documentElement.scrollHeight; y += Math.max(200, innerHeight / 2)) {
     window.scrollTo(0, y);
-    await sleep(30);
+    await frames();
   }
   window.scrollTo(0, document.body.scrollHeight);
-  while (Array.from(document.images).some((i) => !i.complete) && Date.now() < until) await sleep(200);
+  await frames();
+  await waitFor(() => Array.from(document.images).every((i) => i.complete), "every image to load");
   window.scrollTo(0, 0);
-  await sleep(300);
-  return Date.now() < until;
+  const maths = () => Array.from(document.querySelectorAll("span.math, div.math"));
+  await waitFor(() => window.scrollY === 0 && document.fonts.status === "loaded"
+                      && maths().every((m) => m.querySelector("mjx-container")),
+                "the fonts to load and MathJax to typeset every formula");
+  // the layout holds: the same sizes before and after two animation frames
+  const size = () => JSON.stringify([document.documentElement.scrollWidth, document.documentElement.scrollHeight,
+    Array.from(document.images).map((i) => [i.width, i.height]),
+    Array.from(document.querySelectorAll("mjx-container")).map((m) => m.getBoundingClientRect().width)]);
+  await waitFor(async () => { const a = size(); await frames(); return a === size(); }, "the layout to settle");
+  return {ok: late.length === 0 && Date.now() < until, late};
 }"""
 
 _INSPECT_JS = """() => {
@@ -173,6 +188,18 @@ _SCRUB_JS = """() => Array.from(document.querySelectorAll(".cell_output input[ty
 })"""
 
 
+_SCRUBBED = "probdr-test: the scrubbing is over"
+_AFTER_SCRUB_JS = """async ([message, timeoutMs]) => {
+  const until = Date.now() + timeoutMs;
+  const imgs = Array.from(document.querySelectorAll(".cell_output input[type=range]")).map((range) => {
+    const box = range.closest(".animation") || range.closest(".output") || range.closest(".cell_output");
+    return box.querySelector("img"); }).filter(Boolean);
+  while (!imgs.every((i) => i.complete) && Date.now() < until) await new Promise((r) => setTimeout(r, 150));
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+  console.log(message);
+}"""
+
+
 @pytest.fixture(scope="module")
 def visit(browser, server):
     """visit(page) -> what one load of the page showed (loaded once, then cached)."""
@@ -181,7 +208,7 @@ def visit(browser, server):
     def load(doc, rel):
         if rel in cache:
             return cache[rel]
-        result = {"console": [], "remote": [], "local_failures": [], "settled": False}
+        result = {"console": [], "remote": [], "local_failures": [], "settled": False, "late": ["(not run)"]}
         context = new_context(browser, viewport={"width": 1280, "height": 900})
 
         def route(r):
@@ -209,14 +236,19 @@ def visit(browser, server):
         page.on("response", response)
         try:
             page.goto(f"{server}/{rel}", wait_until="load")
-            result["settled"] = page.evaluate(_SETTLE_JS, PAGE_TIMEOUT_S * 1000)
+            settled = page.evaluate(_SETTLE_JS, PAGE_TIMEOUT_S * 1000)
+            result["settled"], result["late"] = settled["ok"], settled["late"]
             result.update(page.evaluate(_INSPECT_JS))
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             shot = SCREENSHOTS / (doc.replace("/", "__") + ".png")
             page.screenshot(path=str(shot), full_page=True)
             result["screenshot"] = shot
             result["scrubs"] = page.evaluate(_SCRUB_JS)
-            page.wait_for_timeout(200)  # let errors raised by the scrubbing reach the listeners
+            # errors raised by the scrubbing reach the listeners before a message the page logs after it: the
+            # page logs one once every scrubbed picture has loaded its frame and two animation frames have passed
+            # (the console and errors come in the order the page raised them)
+            with page.expect_console_message(lambda m: m.text == _SCRUBBED, timeout=PAGE_TIMEOUT_S * 1000):
+                page.evaluate(_AFTER_SCRUB_JS, [_SCRUBBED, PAGE_TIMEOUT_S * 1000])
         finally:
             context.close()
         cache[rel] = result
@@ -232,7 +264,7 @@ def _unexplained(messages, allowed):
 @pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
 def test_page_loads_without_console_errors(visit, doc, rel):
     seen = visit(doc, rel)
-    assert seen["settled"], f"{rel} did not finish typesetting / rendering widgets in {PAGE_TIMEOUT_S} s"
+    assert seen["settled"], f"{rel} did not settle in {PAGE_TIMEOUT_S} s: waited in vain for {seen['late']}"
     bad = _unexplained(seen["console"], CONSOLE_ALLOWED)
     assert not bad, f"console errors on {rel} (fix them, or allow them in CONSOLE_ALLOWED with a reason):\n" + \
         "\n".join(bad)

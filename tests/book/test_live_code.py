@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.chromium import chromium_path, free_port, require
+from tests.chromium import chromium_path, free_port, require, wait_stable, wait_until
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
@@ -257,6 +257,27 @@ def _pixels(locator) -> np.ndarray:
     return matplotlib.image.imread(io.BytesIO(locator.screenshot()), format="png")
 
 
+#: Each Live Code editor (CodeMirror 5, as Thebe makes it): its height, its number of lines, the lines it has drawn.
+_EDITORS_JS = """() => Array.from(document.querySelectorAll('.thebe-cell .CodeMirror')).map((e) =>
+  [Math.round(e.getBoundingClientRect().height * 10) / 10, e.CodeMirror ? e.CodeMirror.lineCount() : null,
+   e.querySelectorAll('.CodeMirror-code .CodeMirror-line').length])"""
+#: Every editor is there (``n``: as many as the Live Code cells) and has drawn its code: it holds drawn lines, and
+#: the last of them lies inside it; the fonts that measure them have loaded.
+_EDITORS_DRAWN_JS = """(n) => { const eds = Array.from(document.querySelectorAll('.thebe-cell .CodeMirror'));
+  return document.fonts.status === 'loaded' && eds.length >= n && eds.every((e) => {
+    const lines = e.querySelectorAll('.CodeMirror-code .CodeMirror-line');
+    if (!e.CodeMirror || !lines.length) return false;
+    const box = e.getBoundingClientRect(), last = lines[lines.length - 1].getBoundingClientRect();
+    return last.height > 0 && last.bottom <= box.bottom + 1 && box.height > last.height; }); }"""
+
+
+def _editor_heights(page, n: int) -> list:
+    """[height, lines] of each Live Code editor, once all ``n`` have drawn their code and their heights hold."""
+    return [[h, lines] for h, lines, _ in wait_stable(
+        page, _EDITORS_JS, f"the {n} Live Code editors to draw their code", arg=n, ready=_EDITORS_DRAWN_JS,
+        timeout_s=KERNEL_TIMEOUT_S)]
+
+
 def test_live_code_runs_the_first_cells_and_a_panel(page, servers):
     site, server, token = servers
     cells = page.locator("div.cell")
@@ -271,9 +292,10 @@ def test_live_code_runs_the_first_cells_and_a_panel(page, servers):
     assert cells.count() > N_CELLS
     thebe = page.locator(".thebe-cell")
     assert thebe.count() >= N_CELLS
-    # editors as tall as their code (thebe.css linked): a one-line cell is far below 300 px
-    heights = page.evaluate("""() => Array.from(document.querySelectorAll('.thebe-cell .CodeMirror'))
-        .map((e) => [e.getBoundingClientRect().height, e.CodeMirror ? e.CodeMirror.lineCount() : null])""")
+    # editors as tall as their code (thebe.css linked): a one-line cell is far below 300 px; read once every editor
+    # has drawn its lines and its height holds across two animation frames (under load Thebe's editors are
+    # measured late: read earlier, every one was its 10 px of padding)
+    heights = _editor_heights(page, thebe.count())
     # not CodeMirror's fixed 300 px: the 38-line import cell is taller, a one-line cell far shorter
     assert max(h for h, _ in heights) > 300 and min(h for h, n in heights if n == 1) < 60, heights
     live_cells = page.locator("div.cell:has(.thebe-cell)")
@@ -302,6 +324,8 @@ def test_live_code_runs_the_first_cells_and_a_panel(page, servers):
     assert "Traceback" not in page.locator("article").inner_text()
     img = panel.locator(".probdr-panel-figure, img").first
     img.wait_for(state="visible")
+    wait_until(page, "(im) => im.complete && im.naturalWidth > 0", "the panel's picture to load",
+               arg=img.element_handle(), timeout_s=CELL_TIMEOUT_S)
     row = panel.locator(".widget-slider", has=page.get_by_text(PANEL_LABEL, exact=True))
     handle = row.locator(".noUi-handle, .ui-slider-handle").first
     before = _pixels(img)
@@ -309,8 +333,8 @@ def test_live_code_runs_the_first_cells_and_a_panel(page, servers):
     handle.focus()
     t_key = time.monotonic()
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("([el, src]) => el.getAttribute('src') !== src && el.complete",
-                           arg=[img.element_handle(), src], timeout=60_000)
+    wait_until(page, "([el, src]) => el.getAttribute('src') !== src && el.complete && el.naturalWidth > 0",
+               "the panel's new picture after the key press", arg=[img.element_handle(), src], timeout_s=CELL_TIMEOUT_S)
     t_redraw = time.monotonic() - t_key
     after = _pixels(img)
     assert before.shape != after.shape or float(np.abs(before - after).max()) > 0.1, "the picture did not change"
@@ -494,8 +518,13 @@ def test_markdown_outputs_render_as_html_with_typeset_maths(open_page, servers):
 
 
 def _button(page) -> dict:
-    """The launch button's text, whether its spinner shows, and whether its text fits inside it."""
-    return page.evaluate("""() => {
+    """The launch button's text, whether its spinner shows, and whether its text fits inside it: read once the fonts
+    have loaded and the button's layout holds across two animation frames (its text has just changed)."""
+    return wait_stable(page, _BUTTON_JS, "the Live Code button's layout to settle",
+                       ready="() => document.fonts.status === 'loaded' && !!document.querySelector('.thebe-launch-button')")
+
+
+_BUTTON_JS = """() => {
         const b = document.querySelector('.thebe-launch-button');
         const r = b.getBoundingClientRect(), range = document.createRange();
         range.selectNodeContents(b);
@@ -504,8 +533,9 @@ def _button(page) -> dict:
         return {text: b.innerText.trim(), spinner: !!spin && spin.getBoundingClientRect().height > 0
                 && getComputedStyle(spin).display !== 'none',
                 fits: t.left >= r.left - 1 && t.right <= r.right + 1 && t.top >= r.top - 1 && t.bottom <= r.bottom + 1
-                && b.scrollWidth <= b.clientWidth + 1 && b.scrollHeight <= b.clientHeight + 1};
-    }""")
+                && b.scrollWidth <= b.clientWidth + 1 && b.scrollHeight <= b.clientHeight + 1,
+                box: [r.left, r.top, r.width, r.height], textBox: [t.left, t.top, t.width, t.height]};
+    }"""
 
 
 def _cells_html(page) -> list[str]:

@@ -24,9 +24,11 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
+from tests.chromium import Requests, wait_loaded, wait_seen, wait_until
+
 from . import sitemap
 from .conftest import ROOT, toc_pages
-from .screens import LOCAL_HOSTS, new_context
+from .screens import LIVE_DRAWN_JS, LOADED_JS, LOCAL_HOSTS, PAGE_TIMEOUT_S, new_context
 from .test_browser import browser, server  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
@@ -123,8 +125,24 @@ _SET = """([id, values]) => { const f = document.getElementById(id).probdrLive;
 
 def _wait_drawn(page, name):
     """Until the figure has the points of its current setting (chapter 6 loads them per setting)."""
-    page.wait_for_function("(id) => document.getElementById(id).getAttribute('aria-busy') !== 'true'",
-                           arg=f"probdr-live-{name}", timeout=60_000)
+    wait_until(page, "(id) => document.getElementById(id).getAttribute('aria-busy') !== 'true'",
+               f"the {name} figure to draw the points of its setting", arg=f"probdr-live-{name}",
+               timeout_s=PAGE_TIMEOUT_S)
+
+
+# The figure has taken a control's new value: the control no longer shows the position ``before`` (an index into its
+# values) and the figure's state is what the control shows (live.js sets it, and redraws, on the control's input event).
+_TAKEN = """([id, name, before]) => { const f = document.getElementById(id).probdrLive, c = f.controls[name];
+  const input = f.inputs[name], k = c.kind === 'checkbox' ? c.values.indexOf(input.checked) : Number(input.value);
+  return k !== before && f.state[name] === k; }"""
+
+
+def _wait_taken(page, name, control, before):
+    """Until the figure has taken the keyboard's move of ``control`` away from position ``before``."""
+    wait_until(page, _TAKEN, f"{name}'s figure to take the keyboard's move of {control}",
+               arg=[f"probdr-live-{name}", control, before],
+               state="([id, name]) => { const f = document.getElementById(id).probdrLive;"
+                     " return {state: f.state[name], control: f.inputs[name].value}; }")
 
 
 def _snapshot(page, name):
@@ -164,6 +182,7 @@ def test_every_control_is_labelled_and_moves_the_picture(figure_page, name):
             page.keyboard.press("ArrowDown")
         else:
             page.keyboard.press("Space")
+        _wait_taken(page, name, c["name"], c["index"])
         _wait_drawn(page, name)
         after = _snapshot(page, name)
         moved = [x["index"] for x in after["controls"] if x["name"] == c["name"]][0]
@@ -375,26 +394,40 @@ def test_chapter6_loads_each_setting_on_demand_within_its_budgets(browser, serve
 
     ctx.route("**/*", route)
     page = ctx.new_page()
-    page.on("response", lambda resp: sizes.__setitem__(resp.url, len(resp.body())) if urlsplit(resp.url).hostname
-            in LOCAL_HOSTS and resp.ok else None)
+
+    def record(request):
+        response = request.response()
+        if urlsplit(request.url).hostname in LOCAL_HOSTS and response and response.ok:
+            sizes[request.url] = len(response.body())
+
+    in_flight = Requests(page, finished=record)
     try:
         page.goto(f"{server}/{rel}", wait_until="load")
         page.wait_for_selector("#probdr-live-mnist.probdr-live-ready")
         _wait_drawn(page, "mnist")
-        page.wait_for_load_state("networkidle")
+        # the first load is over: the page's fonts, maths and figure in, nothing in flight (not Playwright's
+        # "networkidle", half a second without a request, which is a guess about time)
+        wait_loaded(page, in_flight, f"() => ({LOADED_JS})() && ({LIVE_DRAWN_JS})()", f"{rel}'s first load",
+                    timeout_s=PAGE_TIMEOUT_S)
         first = dict(sizes)
         chunks = [u for u in first if "/live-data/" in u]
         assert len(chunks) == 1, f"the first load should fetch the default setting's file only: {chunks}"
         assert sum(first.values()) <= MAX_FIRST_LOAD, (sum(first.values()), sorted(first.items(), key=lambda kv: -kv[1])[:6])
         page.evaluate(_SET, ["probdr-live-mnist", {"kappa": 3.0}])
-        page.wait_for_function("""() => { const s = document.querySelector('#probdr-live-mnist .probdr-live-status');
-          return !s.hidden && /Loading/.test(s.textContent); }""", timeout=10_000)
+        wait_until(page, """() => { const s = document.querySelector('#probdr-live-mnist .probdr-live-status');
+          return !s.hidden && /Loading/.test(s.textContent); }""", "the MNIST figure to say it is loading a setting",
+                   timeout_s=PAGE_TIMEOUT_S)
         notes = _snapshot(page, "mnist")["panels"][0]["notes"]
         assert any("Loading" in n for n in notes), notes
+        # the page has asked for the file (it says it is loading): wait until its request has reached the route
+        wait_seen(page, lambda: held, "the second setting's file to be requested (held back by the route)",
+                  timeout_s=PAGE_TIMEOUT_S)
         assert held, "the second setting's file was not requested"
         for r in held:
             r.continue_()
         _wait_drawn(page, "mnist")
+        # and its size is recorded once its request has finished
+        wait_seen(page, lambda: not in_flight.pending, "the second setting's file to arrive", timeout_s=PAGE_TIMEOUT_S)
         assert page.evaluate("() => document.querySelector('#probdr-live-mnist .probdr-live-status').hidden")
         chunks = [u for u in sizes if "/live-data/" in u]
         assert len(chunks) == 2, chunks
@@ -558,7 +591,12 @@ def test_no_widget_control_is_rendered(context, server, doc, rel):  # noqa: F811
     page = context.new_page()
     try:
         page.goto(f"{server}/{rel}", wait_until="load")
-        page.wait_for_timeout(300)
+        # nothing to render is a positive state: the page has loaded, its live figures are drawn, and every saved
+        # widget view (there are none on the built site) has been handled by the widget manager
+        wait_until(page, f"""() => document.readyState === 'complete' && ({LIVE_DRAWN_JS})()
+          && Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')).every(
+               (s) => s.previousElementSibling && s.previousElementSibling.childElementCount > 0)""",
+                   f"{rel} to load and draw its figures", timeout_s=PAGE_TIMEOUT_S)
         n = page.evaluate("""() => document.querySelectorAll(
           '.jupyter-widgets input, .jupyter-widgets select, .widget-slider, .jupyter-widget-slider, .widget-dropdown').length""")
         assert n == 0, f"{rel} shows {n} ipywidgets controls that cannot act without a kernel"
@@ -599,10 +637,14 @@ def test_thebe_loads_nothing_before_the_click_and_fails_politely_offline(context
     requests, errors = [], []
     page.on("request", lambda r: requests.append(r.url))
     page.on("pageerror", lambda e: errors.append(str(e)))
+    in_flight = Requests(page)
     context.remote.clear()
     try:
         page.goto(f"{server}/{rel}", wait_until="load")
-        page.wait_for_timeout(500)
+        # the page has done what it does by itself: loaded, its figure drawn, sphinx-thebe's button set up, and no
+        # request in flight; only then does "no Thebe before the click" mean something
+        wait_loaded(page, in_flight, f"() => ({LOADED_JS})() && ({LIVE_DRAWN_JS})() && typeof initThebeSBT === 'function'",
+                    f"{rel} to finish loading", timeout_s=PAGE_TIMEOUT_S)
         assert not [u for u in requests if "/vendor/thebe/" in u], "Thebe's bundle was loaded before the click"
         assert not context.remote, f"remote requests at page load: {context.remote}"
         page.locator("button.dropdown-toggle[aria-label*='aunch'], .dropdown-launch-buttons button").first.click()
@@ -614,8 +656,10 @@ def test_thebe_loads_nothing_before_the_click_and_fails_politely_offline(context
         assert not errors, f"uncaught errors after the failed launch: {errors}"
         # the page still works: the live figure still redraws
         before = page.evaluate(_PIXELS, "probdr-live-toy")
+        kappa = page.evaluate("() => document.getElementById('probdr-live-toy').probdrLive.state.kappa")
         page.locator("#probdr-live-toy-kappa").focus()
         page.keyboard.press("ArrowLeft")
+        _wait_taken(page, "toy", "kappa", kappa)
         assert page.evaluate(_PIXELS, "probdr-live-toy") != before
     finally:
         page.close()
@@ -638,8 +682,9 @@ def test_benchmark_redraw_time_per_figure(figure_page, capsys):
     results = {}
     for name in LIVE:
         page, _ = figure_page(name)
-        page.bring_to_front()  # a background tab gets few animation frames
-        page.wait_for_timeout(300)
+        page.bring_to_front()  # a background tab gets few animation frames: wait until this one gets them again
+        wait_until(page, "() => document.visibilityState === 'visible'", f"{LIVE[name]} to come to the front",
+                   polling="raf")
         page.evaluate(_LATENCY_SETUP)
         per_control = {}
         for c in _snapshot(page, name)["controls"]:
@@ -649,10 +694,10 @@ def test_benchmark_redraw_time_per_figure(figure_page, capsys):
             page.locator(f"#probdr-live-{name}-{c['name']}").focus()
             # six presses in one direction: every press asks for a setting not drawn before (the toy caches)
             key = "ArrowRight" if c["index"] + 6 < len(c["values"]) else "ArrowLeft"
-            for _ in range(6):
+            for i in range(6):  # each press once the one before has been painted (its latency recorded)
                 page.keyboard.press(key)
-                page.wait_for_timeout(60)
-            page.wait_for_function("() => window.__latency.length >= 6", timeout=10_000)
+                wait_until(page, "(n) => window.__latency.length >= n", f"key press {i + 1} on {name}'s {c['name']} "
+                           "to be painted", arg=i + 1)
             lat = page.evaluate("() => window.__latency")
             draw = page.evaluate("() => window.__redraw")
             per_control[c["name"]] = {"median_ms": float(np.median(lat)), "max_ms": float(np.max(lat)),

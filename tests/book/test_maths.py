@@ -16,7 +16,7 @@ import re
 import pytest
 
 from .conftest import toc_pages
-from .screens import SETTLE_JS, open_page, screen
+from .screens import open_page, screen, settle, wait_search_done
 from .test_browser import browser, server  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.book]
@@ -74,8 +74,8 @@ def test_search_results_show_no_raw_tex(browser, server, query):  # noqa: F811
         page.wait_for_function("""() => { const items = document.querySelectorAll('#search-results li');
           return items.length > 0 && Array.from(items).every((li) => li.querySelector('p.context'));}""",
                                timeout=60_000)
-        page.evaluate(SETTLE_JS)
-        page.wait_for_timeout(500)
+        settle(page, live=False)
+        wait_search_done(page, f"the search for {query!r} to finish and typeset its summaries")
         seen = page.evaluate("""() => { const r = document.getElementById('search-results').cloneNode(true);
           const maths = r.querySelectorAll('mjx-container').length;
           r.querySelectorAll('mjx-container').forEach((m) => m.remove());

@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.chromium import Requests, wait_loaded, wait_stable, wait_until
 
 from .conftest import ROOT, toc_pages
 from .screens import (
     CONTRAST_JS,
     LAYOUT_JS,
+    LAYOUT_SIZE_JS,
+    LIVE_DRAWN_JS,
+    LOADED_JS,
     LOCAL_HOSTS,
     MIN_CONTRAST,
     MIN_TEXT_PX,
@@ -37,6 +41,7 @@ from .screens import (
     SCREENS,
     THEMES,
     contrast,
+    emulate_print,
     open_page,
     screen,
     text_problems,
@@ -70,6 +75,9 @@ def live_page(browser, server):  # noqa: F811
             opened[key] = open_page(ctx, f"{server}/{LIVE[name]}")
         page = opened[key]
         page.locator(f"#probdr-live-{name}").scroll_into_view_if_needed()
+        # the figures now in view load: read the layout once they have and it holds
+        wait_stable(page, LAYOUT_SIZE_JS, f"{LIVE[name]} to settle at its live figure {name}",
+                    ready=f"() => ({LOADED_JS})() && ({LIVE_DRAWN_JS})()", timeout_s=PAGE_TIMEOUT_MS / 1000)
         return page
 
     yield get
@@ -191,16 +199,13 @@ _ICONS_JS = """() => Array.from(document.querySelectorAll('i[class*="fa-"], span
             loaded: Array.from(document.fonts).some((f) => b.fontFamily.includes(f.family.replace(/"/g, '')) && f.status === 'loaded')}; })"""
 
 
-def _wait_quiet(page, responses: dict, quiet_ms: int = 1000) -> None:
-    """Wait until no new response has been recorded in ``responses`` for ``quiet_ms``. Playwright's "networkidle"
-    (no request in flight for 500 ms) has twice waited out its whole timeout in CI on pages that had long finished
-    loading, so the first load is read from the responses themselves; a page that keeps fetching still fails."""
-    deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
-    seen = -1
-    while len(responses) != seen:
-        assert time.monotonic() < deadline, f"{page.url} still fetching after {PAGE_TIMEOUT_MS / 1000:.0f} s"
-        seen = len(responses)
-        page.wait_for_timeout(quiet_ms)
+def _wait_loaded(page, requests: Requests, live: bool = True) -> None:
+    """Wait until the page has loaded what it loads by itself (fonts, maths, images in view, live figures drawn)
+    with no request in flight (:func:`tests.chromium.wait_loaded`). Playwright's "networkidle" (no request for
+    500 ms) has twice waited out its whole timeout in CI on pages that had long finished loading, and a quiet time
+    is a guess; a page that keeps fetching still fails."""
+    ready = f"() => ({LOADED_JS})() && (!{str(live).lower()} || ({LIVE_DRAWN_JS})())"
+    wait_loaded(page, requests, ready, f"{page.url} to finish loading", timeout_s=PAGE_TIMEOUT_MS / 1000)
 
 
 @pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
@@ -208,13 +213,15 @@ def test_first_load_weight_and_icons(browser, server, doc, rel):  # noqa: F811
     sizes = {}
     with screen(browser, "desktop") as ctx:
         page = ctx.new_page()
-        page.on("response", lambda r: sizes.__setitem__(r.url, len(r.body())) if urlsplit(r.url).hostname
-                in LOCAL_HOSTS and r.ok and r.request.method == "GET" else None)
+
+        def record(request):
+            response = request.response()
+            if urlsplit(request.url).hostname in LOCAL_HOSTS and response and response.ok and request.method == "GET":
+                sizes[request.url] = len(response.body())
+
+        requests = Requests(page, finished=record)
         page.goto(f"{server}/{rel}", wait_until="load")
-        page.wait_for_function("""() => Array.from(document.querySelectorAll('div.probdr-live')).every(
-          (d) => d.classList.contains('probdr-live-ready') && d.getAttribute('aria-busy') !== 'true')""")
-        _wait_quiet(page, sizes)
-        page.evaluate("() => document.fonts.ready")
+        _wait_loaded(page, requests)  # the live figures drawn, the fonts loaded, nothing in flight
         icons = page.evaluate(_ICONS_JS)
         page.close()
     assert not [u for u in sizes if "fontawesome.js" in u], "Font Awesome's script is still loaded"
@@ -245,13 +252,15 @@ PRINTED = "book/transformer_block.html"
 def test_a_printed_chapter_shows_sharp_figures_without_controls_and_wraps_code(browser, server):  # noqa: F811
     with screen(browser, "desktop") as ctx:
         page = open_page(ctx, f"{server}/{PRINTED}")
-        responses = {}
-        page.on("response", lambda r: responses.__setitem__(r.url, r.status))
-        page.evaluate("""async () => { for (let y = 0; y < document.documentElement.scrollHeight; y += 400) {
-          window.scrollTo(0, y); await new Promise((r) => setTimeout(r, 20)); } }""")  # the lazy figures load
-        _wait_quiet(page, responses)
-        page.emulate_media(media="print")
-        page.wait_for_timeout(500)
+        requests = Requests(page)
+        # the lazy figures load as the reader scrolls to them: each step lets the page render (two animation frames)
+        page.evaluate("""async () => { const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          for (let y = 0; y < document.documentElement.scrollHeight; y += 400) { window.scrollTo(0, y); await frame(); } }""")
+        wait_until(page, "() => Array.from(document.images).every((im) => im.complete)",
+                   f"every figure of {PRINTED} to load once scrolled to", timeout_s=PAGE_TIMEOUT_MS / 1000,
+                   state="() => Array.from(document.images).filter((im) => !im.complete).map((im) => im.currentSrc)")
+        _wait_loaded(page, requests)
+        emulate_print(page, f"{PRINTED} to be laid out and its live figures redrawn for print")
         seen = page.evaluate("""() => ({
           controls: Array.from(document.querySelectorAll('.probdr-live-controls')).map((f) => getComputedStyle(f).display),
           settings: Array.from(document.querySelectorAll('.probdr-live-settings')).map((p) => [getComputedStyle(p).display, p.textContent]),

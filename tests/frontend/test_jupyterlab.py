@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.chromium import chromium_path, free_port, require
+from tests.chromium import chromium_path, free_port, require, wait_stable, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -142,25 +142,31 @@ def page(lab):
             browser.close()
 
 
-# In the page: the open notebook, ready, with its kernel idle.
-_READY_JS = """async () => {
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  while (!(window.jupyterapp && window.jupyterapp.shell.currentWidget
-           && window.jupyterapp.shell.currentWidget.sessionContext)) await sleep(200);
+# In the page: the open notebook, ready, with its kernel idle (each condition re-checked every 200 ms until a
+# deadline; past it, an error saying what was awaited).
+_READY_JS = """async (timeoutMs) => {
+  const until = Date.now() + timeoutMs;
+  const poll = async (cond, what) => { while (!cond()) {
+    if (Date.now() > until) throw new Error("waited " + timeoutMs / 1000 + " s for " + what + ", in vain");
+    await new Promise((r) => setTimeout(r, 200)); } };
+  await poll(() => window.jupyterapp && window.jupyterapp.shell.currentWidget
+                   && window.jupyterapp.shell.currentWidget.sessionContext, "JupyterLab to open the notebook");
   const nb = window.jupyterapp.shell.currentWidget;
   await nb.context.ready;
   await nb.sessionContext.ready;
-  while (!nb.sessionContext.session || !nb.sessionContext.session.kernel
-         || nb.sessionContext.session.kernel.status !== "idle") await sleep(200);
+  await poll(() => nb.sessionContext.session && nb.sessionContext.session.kernel
+                   && nb.sessionContext.session.kernel.status === "idle", "the notebook's kernel to be idle");
   return nb.context.path;
 }"""
 
 # Run every cell; return the error outputs (ename: evalue), if any.
-_RUN_ALL_JS = """async () => {
-  const app = window.jupyterapp, nb = app.shell.currentWidget;
+_RUN_ALL_JS = """async (timeoutMs) => {
+  const app = window.jupyterapp, nb = app.shell.currentWidget, until = Date.now() + timeoutMs;
   await app.commands.execute("notebook:run-all-cells");
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  while (nb.sessionContext.session.kernel.status !== "idle") await sleep(200);
+  while (nb.sessionContext.session.kernel.status !== "idle") {
+    if (Date.now() > until) throw new Error("waited " + timeoutMs / 1000 + " s for the cells to run, in vain");
+    await new Promise((r) => setTimeout(r, 200));
+  }
   const errors = [];
   for (const cell of nb.content.widgets) {
     if (cell.model.type !== "code") continue;
@@ -200,11 +206,21 @@ def _panel(page):
     panel.wait_for(state="visible")
     img = panel.locator(".probdr-panel-figure")
     img.wait_for(state="visible")
+    # the picture loaded (the checks after this read it, and its layout) ...
+    wait_until(page, "(im) => im.complete && im.naturalWidth > 0", "the panel's picture to load",
+               arg=img.element_handle(), timeout_s=REDRAW_TIMEOUT_S)
     handles = {}
     for name, label in SLIDERS.items():
         row = panel.locator(".widget-slider", has=page.get_by_text(label, exact=True))
         handles[name] = row.locator(".noUi-handle, .ui-slider-handle").first
+    # ... and the panel laid out: its sliders' tracks where they stay (the same before and after two frames)
+    wait_stable(page, _TRACKS_JS, "the panel's sliders to be laid out", arg=panel.element_handle(),
+                ready="() => document.fonts.status === 'loaded'", timeout_s=REDRAW_TIMEOUT_S)
     return img, handles
+
+
+_TRACKS_JS = """(panel) => Array.from(panel.querySelectorAll('.noUi-target, .ui-slider'))
+  .map((t) => { const r = t.getBoundingClientRect(); return [r.left, r.right, r.top]; })"""
 
 
 def _pixels(img) -> np.ndarray:
@@ -238,12 +254,12 @@ def _changed(before, after) -> bool:
 
 def test_panel_redraws_on_every_key_press_and_after_a_reload(page):
     t0 = time.monotonic()
-    page.evaluate(_READY_JS)
+    page.evaluate(_READY_JS, SERVER_TIMEOUT_S * 1000)
     t1 = time.monotonic()
-    errors = page.evaluate(_RUN_ALL_JS)
+    errors = page.evaluate(_RUN_ALL_JS, RUN_ALL_TIMEOUT_S * 1000)
     print(f"\nnotebook ready in {t1 - t0:.1f} s, all cells run in {time.monotonic() - t1:.1f} s")
     assert not errors, f"cells raised in JupyterLab: {errors}"
-    img, handles = _panel(page)
+    img, handles = _panel(page)  # the picture loaded, the sliders laid out
     assert img.evaluate("(im) => im.complete && im.naturalWidth > 0"), "the panel's picture did not load"
     tracks = [h.evaluate("""(h) => { const r = h.closest('.noUi-target, .ui-slider').getBoundingClientRect();
                                       return [r.left, r.right]; }""") for h in handles.values()]
@@ -277,7 +293,7 @@ def test_panel_redraws_on_every_key_press_and_after_a_reload(page):
     last = _png(img)
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.reload()
-    page.evaluate(_READY_JS)
+    page.evaluate(_READY_JS, SERVER_TIMEOUT_S * 1000)
     img, handles = _panel(page)
     assert img.evaluate("(im) => im.complete && im.naturalWidth > 0"), "after a reload the picture did not load"
     assert _png(img) == last, "after a reload the panel does not show the picture it last drew"
