@@ -1,7 +1,9 @@
 """Test-suite wiring: the order of the work, one process or several.
 
-``make test`` is one pytest run over every core (pytest-xdist, ``-n auto --dist loadscope``: a module's tests stay
-on one worker, so each module's browser, server, replica or venv fixtures are made once). The book tests
+``make test`` is one pytest run over every core (pytest-xdist, ``-n auto --dist loadgroup``). Each test module is
+one unit of work that stays on one worker, so each module's browser, server or replica fixtures are made once;
+only the install lines, each of which makes its own virtual environment anyway, are a unit each, so that two of
+them can run side by side. The book tests
 (``tests/book``) share a session fixture that builds the book once for all workers, or reuses the build
 ``make book`` left when nothing it reads has changed (``tests/book/conftest.py``).
 
@@ -21,8 +23,8 @@ import pytest
 #: Rank of a test module's tier when several workers share the work: lower starts earlier. The long tiers go
 #: first so that no worker is left with one of them while the others have finished.
 PARALLEL_RANK = (
-    ("/tests/colab/", 0),      # every reader notebook executed in the Colab replica
-    ("/tests/install/", 1),    # README's install lines, each in a new virtual environment
+    ("/tests/install/", 0),    # README's install lines, each in a new virtual environment (a unit each)
+    ("/tests/colab/", 1),      # every reader notebook executed in the Colab replica
     ("/tests/frontend/", 2),   # JupyterLab and Chromium
     ("/tests/book/", 3),       # the built book: its first module builds it when it is out of date
     ("/tests/unit/", 5),
@@ -43,11 +45,22 @@ def _parallel_rank(item) -> int:
     return next((rank for part, rank in PARALLEL_RANK if part in path), 4)
 
 
+#: Modules whose tests are each a unit of work of their own under xdist (their fixtures are per test).
+ONE_UNIT_PER_TEST = ("/tests/install/",)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     # Every xdist worker collects, and the controller checks that all of them collected the same order; the
     # workers know they are workers from PYTEST_XDIST_WORKER.
-    rank = _parallel_rank if os.environ.get("PYTEST_XDIST_WORKER") else _serial_rank
-    items.sort(key=rank)  # sort is stable: order within each group is kept
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=_serial_rank)  # sort is stable: order within each group is kept
+        return
+    items.sort(key=_parallel_rank)
+    for item in items:
+        path = str(item.fspath)
+        unit = item.nodeid if any(part in path for part in ONE_UNIT_PER_TEST) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(unit))
 
 
 @pytest.fixture(autouse=True)

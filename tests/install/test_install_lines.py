@@ -97,7 +97,10 @@ def reader(tmp_path):
     venv = repo / ".venv"
     subprocess.run([_python(), "-m", "venv", str(venv)], check=True)
     yield repo, venv, _env(venv)
-    shutil.rmtree(tmp_path, ignore_errors=True)  # a venv with PyTorch is several GB
+    # A venv with PyTorch is several GB of small files, which take a minute to delete: a process of its own deletes
+    # them while the tests go on (pytest's temporary folders are not read again).
+    subprocess.Popen(["rm", "-rf", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True)
 
 
 def _then_a_notebook_runs(name: str, repo: Path, venv: Path, env: dict, install_s: float) -> None:
