@@ -17,11 +17,13 @@ that the other test workers report the failure instead of building again.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
 import platform
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -33,17 +35,21 @@ FAILED = ROOT / "_build" / "book-inputs.failed"
 NOT_INPUTS = ("tests/", "benchmarks/", ".ci/", ".github/")
 
 
-def inputs_digest() -> str:
+def inputs_digest(root: Path = ROOT) -> str:
     """SHA-256 over what the build reads: the content and path of every file of the checkout (tracked, and
     untracked but not ignored) outside :data:`NOT_INPUTS`, the installed JavaScript's lock
-    (``node_modules/.package-lock.json``), and the Python that builds (its version, platform and path)."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+    (``node_modules/.package-lock.json``), and the Python that builds (its version, platform and path, and the name
+    and version of every package installed in its site-packages, so a package changed by hand builds again)."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root, capture_output=True,
                             check=True).stdout.decode().split("\0")
     digest = hashlib.sha256()
     digest.update(f"{sys.version}|{platform.platform()}|{sys.executable}\n".encode())
+    site = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    installed = sorted({f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site)})
+    digest.update("\n".join(installed).encode() + b"\n")
     names = sorted(n for n in listed if n and not n.startswith(NOT_INPUTS))
     for name in names + ["node_modules/.package-lock.json"]:
-        path = ROOT / name
+        path = root / name
         if path.is_file():
             digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
