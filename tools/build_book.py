@@ -81,6 +81,10 @@ def build(quiet: bool = False) -> int:
     jb = bindir / "jupyter-book"
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(ROOT), "--all", "-W", "--keep-going"]
     env = dict(os.environ)
+    # the thread counts the test workers set for themselves (tests/conftest.py) are not the build's: it runs with
+    # the machine's own settings, as make book does
+    for name in filter(None, env.pop("PROBDR_TEST_THREADS", "").split(",")):
+        env.pop(name, None)
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
     env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"

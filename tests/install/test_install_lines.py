@@ -74,8 +74,11 @@ def _checkout_copy(dest: Path) -> Path:
 
 def _env(venv: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "JUPYTER", "CONDA"))}
+    # PIP_NO_COMPILE: pip writes no bytecode for the packages it installs (PyTorch alone has thousands of modules);
+    # Python compiles the modules the notebook imports when it imports them, so what the line installs and what
+    # runs are the same, and the three installs take less of the machine.
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv),
-               PIP_DISABLE_PIP_VERSION_CHECK="1", MPLBACKEND="Agg")
+               PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_COMPILE="1", MPLBACKEND="Agg")
     return env
 
 
