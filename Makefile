@@ -91,7 +91,7 @@ book: install
 # (tests/book/conftest.py); PROBDR_FRESH_BUILD=1 builds it again anyway.
 TEST_WORKERS ?= auto
 test: install colab-replica
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 colab-replica: install
 	nice -n 5 $(COLAB_REPLICA) build --optional
@@ -101,13 +101,13 @@ colab: install
 	$(PY) -m pytest tests/colab -s
 
 unit: install
-	$(PY) -m pytest tests/unit -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest tests/unit -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 unit-other-cpu: install
 	@echo "this machine's vector path: $$($(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability())');" \
 		"now: $$(env $(OTHER_CPU) $(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability())')," \
 		"one thread"
-	env $(OTHER_CPU) $(PY) -m pytest tests/unit -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	env $(OTHER_CPU) $(PY) -m pytest tests/unit -p no:cacheprovider -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # JupyterLab and jupyterlab-myst come with make install (the tests drive JupyterLab too).
 # Loopback only; Jupyter prints the URL with its token (and refuses root unless told).

@@ -1,9 +1,10 @@
 """Test-suite wiring: the order of the work, one process or several.
 
-``make test`` is one pytest run over every core (pytest-xdist, ``-n auto --dist loadgroup``). Each test module is
-one unit of work that stays on one worker, so each module's browser, server or replica fixtures are made once;
-only the install lines, each of which makes its own virtual environment anyway, are a unit each, so that two of
-them can run side by side. The book tests
+``make test`` is one pytest run over every core (pytest-xdist, ``-n auto --dist loadscope
+--no-loadscope-reorder``). Each test module (or test class) is one unit of work that stays on one worker, so each
+module's browser, server or replica fixtures are made once; the install lines are a class each, so that two of
+them can install side by side. (xdist's ``loadgroup`` would be the tool for that, but with pytest 9 it groups
+nothing: it renames the tests' ids through an attribute pytest 9 no longer reads.) The book tests
 (``tests/book``) share a session fixture that builds the book once for all workers, or reuses the build
 ``make book`` left when nothing it reads has changed (``tests/book/conftest.py``).
 
@@ -56,22 +57,10 @@ def _parallel_rank(item) -> int:
     return next((rank for part, rank in PARALLEL_RANK if part in path), 4)
 
 
-#: Modules whose tests are each a unit of work of their own under xdist (their fixtures are per test).
-ONE_UNIT_PER_TEST = ("/tests/install/",)
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     # Every xdist worker collects, and the controller checks that all of them collected the same order; the
     # workers know they are workers from PYTEST_XDIST_WORKER.
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=_serial_rank)  # sort is stable: order within each group is kept
-        return
-    items.sort(key=_parallel_rank)
-    for item in items:
-        path = str(item.fspath)
-        unit = item.nodeid if any(part in path for part in ONE_UNIT_PER_TEST) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(unit))
+    items.sort(key=_parallel_rank if os.environ.get("PYTEST_XDIST_WORKER") else _serial_rank)  # stable sort
 
 
 @pytest.fixture(autouse=True)

@@ -127,11 +127,22 @@ def test_readme_marks_every_install_line():
     assert LINES["lab"] == 'pip install -e ".[lab]"'
 
 
-@pytest.mark.parametrize("name", ["requirements", "lab"])
-def test_pip_line_installs_what_a_reader_needs(name, reader):
+def _pip_line_installs_what_a_reader_needs(name, reader):
     repo, venv, env = reader
     seconds = _run(LINES[name], repo, env, INSTALL_TIMEOUT_S)
     _then_a_notebook_runs(name, repo, venv, env, seconds)
+
+
+# Each install line is a class of its own: make test's workers take a module or a class as one unit of work
+# (pytest-xdist's loadscope), so two lines can install side by side.
+class TestRequirementsLine:
+    def test_installs_what_a_reader_needs(self, reader):
+        _pip_line_installs_what_a_reader_needs("requirements", reader)
+
+
+class TestLabLine:
+    def test_installs_what_a_reader_needs(self, reader):
+        _pip_line_installs_what_a_reader_needs("lab", reader)
 
 
 def _torch_index_reachable() -> bool:
@@ -155,7 +166,12 @@ def test_cpu_pytorch_line(name, reader):
     _then_a_notebook_runs(name, repo, venv, env, seconds)
 
 
-def test_conda_environment_as_conda_hands_it_to_pip(reader):
+class TestCondaEnvironment:
+    def test_as_conda_hands_it_to_pip(self, reader):
+        _conda_environment_as_conda_hands_it_to_pip(reader)
+
+
+def _conda_environment_as_conda_hands_it_to_pip(reader):
     from tests.unit.test_packaging import conda_requirements
 
     repo, venv, env = reader
