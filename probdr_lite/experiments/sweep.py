@@ -142,13 +142,24 @@ _VIT_RECIPES = _ofat_first(_VIT_BASE, _VIT_LEVELS)
 _LM_LEVELS = {"init": ["gpt2", "default"], "lr": [1e-3, 3e-3]}
 _LM_RECIPES = (*_ofat_first({"init": "gpt2", "lr": 1e-3}, _LM_LEVELS), {"max_iters": 5000})
 
+#: The arms of the primary family: A - I against plain attention.
+PRIMARY_ARMS = ("attention", "diffusion")
+#: Paired seeds of a primary early cell (the character model at 2,000 iterations, the ViT at 10 epochs) ...
+SEEDS_EARLY = tuple(range(8))
+#: ... and of a primary plateau cell and of the intervention.
+SEEDS_PLATEAU = tuple(range(5))
+_LM_5K = ({"init": "default", "max_iters": 5000}, {"init": "gpt2", "max_iters": 5000})
+_VIT_DEFAULT_10 = next(r for r in _VIT_RECIPES if r["init"] == "default" and r["lr"] == 3e-3
+                       and r["schedule"] == "cosine" and r["patience"] == 0)
+_VIT_PLATEAU_DECAY = ({"init": "default", **PLATEAU_DECAY}, {"init": "gpt2", **PLATEAU_DECAY})
+
 GRIDS = {
     "vit": Grid("vit", "vit", _VIT_RECIPES, FIRST_VIT_ARMS,
                 description="ViT: init x lr x schedule x budget (10 epochs, plateau), 5 arms, 5 seeds"),
     "vit-ofat": Grid("vit-ofat", "vit", _VIT_RECIPES[:5], FIRST_VIT_ARMS, large_seeds=(0, 1, 2),
                      description="ViT: the first sweep's recipe and each factor changed alone, 5 arms, 5 seeds "
                                  "(3 for the plateau cell)"),
-    "vit-plateau": Grid("vit-plateau", "vit", ({"init": "default", **PLATEAU_DECAY}, {"init": "gpt2", **PLATEAU_DECAY}),
+    "vit-plateau": Grid("vit-plateau", "vit", _VIT_PLATEAU_DECAY,
                         VARIANTS, cell_seeds=((0, 1, 2, 3, 4), (0, 1, 2)),
                         description="ViT: both initialisations under the plateau rule that ends its schedule "
                                     "(decay to the minimum over 5 epochs), 6 arms (both gated arms), 5 seeds "
@@ -158,7 +169,7 @@ GRIDS = {
                                "3 arms, 5 seeds (3 for 5,000 iterations)"),
     "charlm-ofat": Grid("charlm-ofat", "charlm", _LM_RECIPES[:3], FIRST_LM_ARMS,
                         description="character model: nanoGPT's recipe and init or lr changed alone, 3 arms, 5 seeds"),
-    "charlm-5k": Grid("charlm-5k", "charlm", ({"init": "default", "max_iters": 5000}, {"init": "gpt2", "max_iters": 5000}),
+    "charlm-5k": Grid("charlm-5k", "charlm", _LM_5K,
                       CAUSAL_VARIANTS, seeds=(0, 1, 2),
                       description="character model: both initialisations for 5,000 iterations, 4 arms (both "
                                   "gated arms), 3 seeds"),
@@ -170,6 +181,32 @@ GRIDS = {
                    seeds=(0, 1, 2), file=INTERVENTION_FILES["vit"],
                    description="ViT, the first sweep's recipe: W_V and W_O drawn at the other "
                                "initialisation's scale, attention and A - I, 3 seeds"),
+    # The power of the primary family (A - I against plain attention): 8 paired seeds in each early cell and 5 in
+    # each plateau cell, and 5 for the intervention. Seeds already committed are skipped; "*-rerun" grids repeat the
+    # intervention's base cells on the machine that runs the intervention (run with --results-dir pointing at a
+    # folder without the committed rows, so none is skipped).
+    "charlm-power": Grid("charlm-power", "charlm", (_LM_RECIPES[0], _LM_RECIPES[1], *_LM_5K),
+                         PRIMARY_ARMS, cell_seeds=(SEEDS_EARLY, SEEDS_EARLY, SEEDS_PLATEAU, SEEDS_PLATEAU),
+                         description="character model, the primary cells: both initialisations at 2,000 "
+                                     "iterations (8 seeds) and 5,000 (5 seeds), attention and A - I"),
+    "vit-power": Grid("vit-power", "vit", (_VIT_RECIPES[0], _VIT_DEFAULT_10, *_VIT_PLATEAU_DECAY), PRIMARY_ARMS,
+                      cell_seeds=(SEEDS_EARLY, SEEDS_EARLY, SEEDS_PLATEAU, SEEDS_PLATEAU),
+                      description="ViT, the primary cells: both initialisations at 10 epochs (8 seeds) and "
+                                  "under the plateau rule that ends its schedule (5 seeds), attention and A - I"),
+    "charlm-vo-power": Grid("charlm-vo-power", "charlm", tuple({"init": s} for s in VO_SCALE), PRIMARY_ARMS,
+                            seeds=SEEDS_PLATEAU, file=INTERVENTION_FILES["charlm"],
+                            description="the charlm-vo intervention with 5 paired seeds"),
+    "vit-vo-power": Grid("vit-vo-power", "vit", tuple({"init": s} for s in VO_SCALE), PRIMARY_ARMS,
+                         seeds=SEEDS_PLATEAU, file=INTERVENTION_FILES["vit"],
+                         description="the vit-vo intervention with 5 paired seeds"),
+    "charlm-vo-rerun": Grid("charlm-vo-rerun", "charlm", (_LM_RECIPES[0], _LM_RECIPES[1]), PRIMARY_ARMS,
+                            seeds=SEEDS_PLATEAU,
+                            description="the intervention's base cells (both initialisations, nanoGPT's recipe), "
+                                        "attention and A - I, 5 seeds, rerun on the intervention's machine"),
+    "vit-vo-rerun": Grid("vit-vo-rerun", "vit", (_VIT_RECIPES[0], _VIT_DEFAULT_10), PRIMARY_ARMS,
+                         seeds=SEEDS_PLATEAU,
+                         description="the intervention's base cells (both initialisations, the first sweep's "
+                                     "recipe), attention and A - I, 5 seeds, rerun on the intervention's machine"),
     "tiny": Grid("tiny", "charlm", ({"init": "gpt2"}, {"init": "default"}), ("attention", "diffusion"), (0, 1),
                  base=dict(n_layer=1, n_head=2, n_embd=16, block_size=8, batch_size=4, max_iters=6,
                            warmup_iters=2, eval_interval=3, eval_iters=2),
