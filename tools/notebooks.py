@@ -270,8 +270,26 @@ SITE_ONLY_TAG = "site-only"
 LIVE_MODULE = "probdr_lite.presentation.live"
 #: Cells the site shows without their code: collapsed in the reader notebooks (Colab's form, Jupyter's
 #: source_hidden), code still there and run.
-HIDDEN_TAGS = {"remove-input", "hide-input", "hide-cell"}
+HIDDEN_TAGS = {"remove-input", "hide-input", "hide-cell", "remove-cell"}
 HIDDEN_TITLE = "#@title Helper code (hidden on the book's page; double-click to show it)"
+#: A chapter paragraph that pastes glued numbers ({glue:text}`name`) has no plain-Markdown form: Jupyter and
+#: Colab would show the role raw. The reader notebooks show it from a folded cell that pastes the numbers the
+#: kernel glued above it (:func:`probdr_lite.presentation.prose.paste`); the words stay the author's.
+from probdr_lite.presentation.prose import GLUE_ROLE  # noqa: E402  (the paste and this agree on the role)
+
+PASTE_TITLE = "#@title A paragraph with this chapter's numbers (double-click to see how they are pasted)"
+
+
+def paste_cell_source(markdown: str) -> str:
+    """The reader notebooks' cell for one Markdown paragraph with glued numbers."""
+    if '"""' in markdown:
+        raise ValueError(f'a pasted paragraph cannot hold three double quotes in a row: {markdown[:80]!r}')
+    if markdown.endswith("\\"):
+        raise ValueError(f"a pasted paragraph cannot end with a backslash: {markdown[-80:]!r}")
+    return (f"{PASTE_TITLE}\nfrom probdr_lite.presentation.prose import paste\n\n"
+            f'paste(r"""{markdown}""")')
+
+
 #: MyST directives and how they are written in plain Markdown: dropdowns become <details> (Colab, Jupyter and
 #: GitHub all render it, closed), admonitions a block quote with a bold title.
 ADMONITIONS = {"note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important", "warning": "Warning",
@@ -585,7 +603,12 @@ def reader_notebook_for(src: Path, flavour: str, root: Path = ROOT) -> dict:
         if SITE_ONLY_TAG in tags:
             continue
         if cell.cell_type == "markdown":
-            cells.append({"cell_type": "markdown", "metadata": {}, "source": markdown_for_reader(cell.source, ctx)})
+            text = markdown_for_reader(cell.source, ctx)
+            if GLUE_ROLE.search(text):  # the author's paragraph, its numbers pasted by the kernel that computed them
+                cells.append({"cell_type": "code", "execution_count": None, "outputs": [],
+                              "metadata": json.loads(json.dumps(hidden_meta)), "source": paste_cell_source(text)})
+            else:
+                cells.append({"cell_type": "markdown", "metadata": {}, "source": text})
             continue
         if cell.cell_type != "code":
             cells.append({"cell_type": cell.cell_type, "metadata": {}, "source": cell.source})

@@ -18,7 +18,7 @@ from probdr_lite._validation import check_scalar
 from probdr_lite.metrics import change_direction
 
 __all__ = ["num", "signed", "pct", "sci", "pvalue", "TREND_WORDS", "trend", "closeness", "listing", "plural",
-           "count_phrase", "fill", "glue"]
+           "count_phrase", "fill", "glue", "glued", "paste", "GLUE_ROLE", "ClaimError", "claim"]
 
 #: The words for the directions of :func:`probdr_lite.metrics.change_direction` (a template's ``{d:trend}``).
 TREND_WORDS = {"up": "rises", "down": "falls", "flat": "barely changes"}
@@ -196,5 +196,65 @@ def glue(name: str, text) -> None:
         raise ValueError(f"text must hold no maths (pasted text is not typeset); got {text!r}")
     # a string's repr, as myst-nb's glue stores a str: the paste reads it back with literal_eval, so "0.500" stays
     # "0.500" instead of becoming the float 0.5
+    _GLUED[name] = text
     display({GLUE_PREFIX + "text/plain": repr(text)}, raw=True,
             metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
+
+
+#: What this kernel has glued so far, by name: what :func:`paste` reads in a reader notebook.
+_GLUED: dict[str, str] = {}
+
+#: A glued number in a chapter's Markdown, as myst-nb reads it: ``{glue:text}`name```, ``{glue}`name``` or
+#: ``{glue:md}`name``` (no format spec: the chapter glues text already formatted by the formatters above).
+GLUE_ROLE = re.compile(r"\{glue(?::(text|md|any))?\}`([^`\n]+)`")
+
+
+def glued(name: str) -> str:
+    """The text glued under ``name`` in this kernel; a name never glued raises ``KeyError`` naming it."""
+    try:
+        return _GLUED[name]
+    except KeyError:
+        raise KeyError(f"nothing has been glued under {name!r} in this kernel (run the cell that glues it "
+                       f"first); glued so far: {sorted(_GLUED)}") from None
+
+
+def paste(markdown: str):
+    """Show an author's Markdown paragraph with its glued numbers pasted, where myst-nb is not there to do it.
+
+    The reader notebooks (Colab, Jupyter) turn each chapter Markdown cell that pastes numbers into a cell calling
+    this: the words are the author's, unchanged; each ``{glue:text}`name``` becomes the text glued under ``name``
+    earlier in the same kernel, as the book's build would paste it. A role with a format spec or another page's
+    name (``page.ipynb::name``) raises: the chapters glue formatted text of their own page.
+    """
+    from IPython.display import Markdown, display
+
+    if not isinstance(markdown, str):
+        raise TypeError(f"markdown must be a string; got {type(markdown).__name__}")
+
+    def one(m):
+        name = m.group(2).strip()
+        if "::" in name or ":" in name:
+            raise ValueError(f"a pasted name must be this page's and carry no format spec; got {name!r}")
+        return glued(name)
+
+    display(Markdown(GLUE_ROLE.sub(one, markdown)))
+
+
+class ClaimError(AssertionError):
+    """A chapter's sentence that its numbers no longer make true (see :func:`claim`)."""
+
+
+def claim(condition, sentence: str) -> None:
+    """Check, beside the paragraph that says it, a fact that makes an author's sentence true.
+
+    ``condition`` is the fact (a bool, numpy's included); ``sentence`` names the sentence, in the chapter's own
+    words, so that when the data change and the fact fails the build stops here and says which sentence a person
+    must rewrite. Nothing is ever reworded by code.
+    """
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise ValueError(f"sentence must name the sentence this checks; got {sentence!r}")
+    if type(condition).__name__ not in ("bool", "bool_"):
+        raise TypeError(f"condition must be a bool (a fact, not a number); got {type(condition).__name__}: "
+                        f"{condition!r}")
+    if not condition:
+        raise ClaimError(f"the numbers no longer make this sentence true; rewrite it and its check: {sentence!r}")

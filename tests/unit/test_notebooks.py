@@ -270,7 +270,7 @@ def test_site_only_cells_are_left_out_and_helper_cells_folded(name, src):
     cells = jupytext.read(src, fmt="py:percent").cells
     live = notebooks._live_names(cells)  # a hidden cell that only draws a live figure is left out, not folded
     hidden = [c for c in cells if c.cell_type == "code" and notebooks.HIDDEN_TAGS & set(c.metadata.get("tags", []))
-              and notebooks._without_live(c.source, live)]
+              and "colab" not in c.metadata.get("tags", []) and notebooks._without_live(c.source, live)]
     site_only = [c for c in cells if notebooks.SITE_ONLY_TAG in c.metadata.get("tags", [])]
     for flavour in notebooks.FLAVOURS:
         nb = _reader(name, flavour)
@@ -294,3 +294,21 @@ def test_live_figure_calls_are_removed_and_nothing_else():
     imports = "import numpy as np\nfrom probdr_lite.presentation.live.builders import toy_live\nfrom x import y\n"
     assert notebooks._without_live(imports, names) == "import numpy as np\nfrom x import y"
     assert notebooks._without_live("fig = other(toy_live)\n", names) == "fig = other(toy_live)\n"
+
+
+def test_a_paragraph_with_glued_numbers_reads_on_colab_and_jupyter(tmp_path, monkeypatch):
+    """A reader notebook shows the author's paragraph with its numbers: a folded cell pastes what the kernel glued."""
+    from probdr_lite.presentation import prose
+
+    text = "The energy falls to {glue:text}`e_after` ($\\lambda$ fixed), see [the ELBO](probdr_elbo.ipynb)."
+    ctx = notebooks._Context("colab")
+    source = notebooks.paste_cell_source(notebooks.markdown_for_reader(text, ctx))
+    assert source.startswith(notebooks.PASTE_TITLE)
+    assert notebooks.launch_urls("probdr_elbo")["colab"] in source  # the link is rewritten for Colab
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj))
+    prose.glue("e_after", "0.123")
+    exec(compile(source, "<reader cell>", "exec"), {})
+    assert shown[-1].data.startswith("The energy falls to 0.123 ($\\lambda$ fixed), see [the ELBO](https://")
+    with pytest.raises(ValueError, match="double quotes"):
+        notebooks.paste_cell_source('He said """no""".')

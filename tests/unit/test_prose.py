@@ -127,3 +127,55 @@ def test_glue_writes_what_myst_nb_collects(monkeypatch):
         glue("x", "$A - I$")
     with pytest.raises(ValueError, match="name"):
         glue("not a name", "1")
+
+
+# --- the author's paragraphs with pasted numbers, and the checks beside them (issue 35) ---
+
+def test_paste_puts_the_glued_text_where_the_role_stands_and_changes_no_word(monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401  (IPython is a run-time dependency)
+
+    from probdr_lite.presentation import prose
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj))
+    prose.glue("energy_after", prose.num(0.12345))
+    prose.glue("n_points", "800")
+    prose.paste("The energy falls to {glue:text}`energy_after` on {glue}`n_points` points ($\\lambda_1$ stays).")
+    assert shown[-1].data == "The energy falls to 0.123 on 800 points ($\\lambda_1$ stays)."
+
+
+def test_paste_raises_on_a_name_never_glued_and_on_a_format_spec(monkeypatch):
+    from probdr_lite.presentation import prose
+
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: None)
+    with pytest.raises(KeyError, match="never_glued_here"):
+        prose.paste("It is {glue:text}`never_glued_here`.")
+    prose.glue("a_value", "1.0")
+    with pytest.raises(ValueError, match="format spec"):
+        prose.paste("It is {glue:text}`a_value:.2f`.")
+    with pytest.raises(ValueError, match="format spec"):
+        prose.paste("It is {glue:text}`other.ipynb::a_value`.")
+
+
+def test_glue_role_pattern_reads_what_myst_nb_reads():
+    from probdr_lite.presentation.prose import GLUE_ROLE
+
+    found = [m.group(2) for m in GLUE_ROLE.finditer("a {glue:text}`x` b {glue}`y` c {glue:md}`z` d {cite:p}`w`")]
+    assert found == ["x", "y", "z"]
+
+
+def test_claim_raises_naming_the_sentence_and_only_when_false():
+    import numpy as np
+
+    from probdr_lite.presentation.prose import ClaimError, claim
+
+    claim(True, "The energy falls.")
+    claim(np.float64(0.2) < 0.5, "The energy falls.")  # numpy's bool is a fact too
+    with pytest.raises(ClaimError, match="The energy falls"):
+        claim(np.float64(0.7) < 0.5, "The energy falls.")
+    with pytest.raises(AssertionError):  # a claim that fails is an assertion that fails
+        claim(False, "x")
+    with pytest.raises(TypeError, match="bool"):
+        claim(0.3, "The energy falls.")  # a number is not a fact: say what about it is true
+    with pytest.raises(ValueError, match="sentence"):
+        claim(True, "  ")
