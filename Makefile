@@ -47,7 +47,7 @@ COLAB_REPLICA := $(PY) tools/colab_replica.py
 # OPENBLAS_CORETYPE stays as the machine sets it (some processors need it).
 OTHER_CPU := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
-.PHONY: help install book test unit unit-other-cpu lab lock notebooks clean colab colab-replica
+.PHONY: help install book test unit unit-other-cpu lab lock notebooks clean colab colab-replica bench
 
 help:
 	@echo "make book   build the book into _build/html"
@@ -58,6 +58,7 @@ help:
 	@echo "make lock   refresh requirements-lock.txt from pyproject.toml, then run make test"
 	@echo "make colab  run the reader notebooks in a replica of Colab's runtime"
 	@echo "make notebooks  rewrite book/*.ipynb and the reader notebooks (notebooks/) from book/src/*.py"
+	@echo "make bench  run the benchmarks (speed and memory against their targets, printed, nothing asserted)"
 	@echo "make clean  remove _build (keeps .venv)"
 
 install: $(STAMP) $(NPM_STAMP) $(COLAB_WIDGETS)/.installed
@@ -92,6 +93,13 @@ book: install
 TEST_WORKERS ?= auto
 test: install colab-replica
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
+
+# The benchmarks: each prints its measurements with their ratios to the targets, from one run (nothing asserted).
+bench: install
+	$(PY) benchmarks/bench_eigenmaps.py
+	$(PY) benchmarks/bench_attention.py
+	$(PY) benchmarks/bench_panel.py
+	$(PY) benchmarks/bench_browser.py
 
 colab-replica: install
 	nice -n 5 $(COLAB_REPLICA) build --optional

@@ -678,6 +678,7 @@ _LATENCY_SETUP = """() => { window.__latency = []; window.__redraw = [];
   }, true); }"""
 
 
+@pytest.mark.benchmark
 def test_benchmark_redraw_time_per_figure(figure_page, capsys):
     results = {}
     for name in LIVE:
@@ -715,6 +716,7 @@ def test_benchmark_redraw_time_per_figure(figure_page, capsys):
                                               for c, v in per.items()))
 
 
+@pytest.mark.benchmark
 def test_benchmark_first_paint(browser, server, capsys):  # noqa: F811
     """First contentful paint of each page with a live figure, a fresh visit each time (printed, not asserted)."""
     out = {}
