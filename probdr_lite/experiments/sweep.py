@@ -149,6 +149,8 @@ SEEDS_EARLY = tuple(range(8))
 #: ... and of a primary plateau cell and of the intervention.
 SEEDS_PLATEAU = tuple(range(5))
 _LM_5K = ({"init": "default", "max_iters": 5000}, {"init": "gpt2", "max_iters": 5000})
+#: nanoGPT's recipe with PyTorch's default initialisation (found by its factors: _LM_RECIPES[1] is lr 3e-3 with GPT-2's)
+_LM_DEFAULT_2K = next(r for r in _LM_RECIPES if r == {"init": "default", "lr": 1e-3})
 _VIT_DEFAULT_10 = next(r for r in _VIT_RECIPES if r["init"] == "default" and r["lr"] == 3e-3
                        and r["schedule"] == "cosine" and r["patience"] == 0)
 _VIT_PLATEAU_DECAY = ({"init": "default", **PLATEAU_DECAY}, {"init": "gpt2", **PLATEAU_DECAY})
@@ -185,7 +187,7 @@ GRIDS = {
     # each plateau cell, and 5 for the intervention. Seeds already committed are skipped; "*-rerun" grids repeat the
     # intervention's base cells on the machine that runs the intervention (run with --results-dir pointing at a
     # folder without the committed rows, so none is skipped).
-    "charlm-power": Grid("charlm-power", "charlm", (_LM_RECIPES[0], _LM_RECIPES[1], *_LM_5K),
+    "charlm-power": Grid("charlm-power", "charlm", (_LM_RECIPES[0], _LM_DEFAULT_2K, *_LM_5K),
                          PRIMARY_ARMS, cell_seeds=(SEEDS_EARLY, SEEDS_EARLY, SEEDS_PLATEAU, SEEDS_PLATEAU),
                          description="character model, the primary cells: both initialisations at 2,000 "
                                      "iterations (8 seeds) and 5,000 (5 seeds), attention and A - I"),
@@ -199,7 +201,7 @@ GRIDS = {
     "vit-vo-power": Grid("vit-vo-power", "vit", tuple({"init": s} for s in VO_SCALE), PRIMARY_ARMS,
                          seeds=SEEDS_PLATEAU, file=INTERVENTION_FILES["vit"],
                          description="the vit-vo intervention with 5 paired seeds"),
-    "charlm-vo-rerun": Grid("charlm-vo-rerun", "charlm", (_LM_RECIPES[0], _LM_RECIPES[1]), PRIMARY_ARMS,
+    "charlm-vo-rerun": Grid("charlm-vo-rerun", "charlm", (_LM_RECIPES[0], _LM_DEFAULT_2K), PRIMARY_ARMS,
                             seeds=SEEDS_PLATEAU,
                             description="the intervention's base cells (both initialisations, nanoGPT's recipe), "
                                         "attention and A - I, 5 seeds, rerun on the intervention's machine"),
