@@ -335,7 +335,7 @@ def _dummies(labels) -> np.ndarray:
 
 
 def ols_group_effect(values, groups, factors: dict | None = None, *, first: str = "gpt2", second: str = "default",
-                     alpha: float = 0.05) -> dict:
+                     alpha: float = 0.05, cov_type: str = "nonrobust") -> dict:
     """OLS of ``values`` on an indicator of ``groups == second`` (against ``first``) and categorical ``factors``.
 
     ``values`` (n,); ``groups`` (n,) labels, each ``first`` or ``second``; ``factors``: ``{name: (n,) labels}``,
@@ -343,6 +343,10 @@ def ols_group_effect(values, groups, factors: dict | None = None, *, first: str 
     columns before them are dropped (they are not estimable). Returns the coefficient of the indicator,
     ``estimate`` (the mean difference second - first at equal levels of the factors), ``se``, ``t``, ``df`` =
     n - rank, ``pvalue`` (two-sided t), ``ci`` (1 - alpha), ``n`` and ``factors`` (the names kept).
+
+    ``cov_type="nonrobust"``: one residual variance pooled over every cell; ``"HC3"``: MacKinnon and White's
+    heteroscedasticity-consistent covariance (each residual scaled by 1 / (1 - leverage)), for cells whose seeds
+    spread differently (the t distribution with n - rank degrees of freedom is kept for its p and interval).
     """
     from scipy import stats
 
@@ -351,6 +355,7 @@ def ols_group_effect(values, groups, factors: dict | None = None, *, first: str 
     if len(groups) != len(y) or not set(groups) <= {first, second} or len(set(groups)) < 2:
         raise ValueError(f"groups must hold one label per value, each {first!r} or {second!r}, both present")
     alpha = _alpha(alpha)
+    cov_type = check_choice(cov_type, "cov_type", ("nonrobust", "HC3"))
     factors = {} if factors is None else factors
     columns = [np.ones(len(y)), np.array([1.0 if g == second else 0.0 for g in groups])]
     kept = []
@@ -373,13 +378,21 @@ def ols_group_effect(values, groups, factors: dict | None = None, *, first: str 
     beta, *_ = np.linalg.lstsq(x, y, rcond=None)
     resid = y - x @ beta
     df = n - p
-    s2 = float(resid @ resid) / df
-    cov = s2 * np.linalg.inv(x.T @ x)
+    bread = np.linalg.inv(x.T @ x)
+    if cov_type == "nonrobust":
+        cov = float(resid @ resid) / df * bread
+    else:
+        leverage = np.einsum("ij,jk,ik->i", x, bread, x)
+        if np.any(leverage > 1 - 1e-10):
+            raise ValueError("cov_type 'HC3' needs every value to share its cell of factors with another value "
+                             "(a value alone in its cell has leverage 1)")
+        w = (resid / (1 - leverage)) ** 2
+        cov = bread @ (x.T * w) @ x @ bread
     est, se = float(beta[1]), float(math.sqrt(cov[1, 1]))
     t = est / se if se > 0 else math.copysign(math.inf, est) if est != 0 else 0.0
     half = float(stats.t.ppf(1 - alpha / 2, df)) * se
     return {"estimate": est, "se": se, "t": t, "df": df, "pvalue": float(2 * stats.t.sf(abs(t), df)),
-            "ci": (est - half, est + half), "n": n, "factors": kept, "alpha": alpha}
+            "ci": (est - half, est + half), "n": n, "factors": kept, "alpha": alpha, "cov_type": cov_type}
 
 
 #: The recipe factors :func:`initialisation_effect` enters beside the initialisation, per task; a tuple of names
@@ -389,14 +402,15 @@ EFFECT_FACTORS = {"charlm": (("lr",), ("max_iters",)),
 
 
 def initialisation_effect(rows, *, arm: str = "diffusion", baseline: str = "attention", cells: str = "all",
-                          first: str = "gpt2", second: str = "default", alpha: float = 0.05) -> dict:
+                          first: str = "gpt2", second: str = "default", alpha: float = 0.05,
+                          cov_type: str = "nonrobust") -> dict:
     """Does the effect of ``arm`` depend on the initialisation? OLS on the seed-paired differences.
 
     Every recipe of ``rows`` (one task) with both arms gives its paired differences ``arm - baseline`` of the
     headline quantity; they are regressed (:func:`ols_group_effect`) on the initialisation (``second`` against
     ``first``) and the other recipe factors of :data:`EFFECT_FACTORS` (``cells="primary"``: only the primary cells,
     with the budget as the factor). The model is additive: one initialisation effect across the recipes, with a
-    pooled residual variance. Returns :func:`ols_group_effect`'s dict plus ``task``, ``quantity``, ``cells``,
+    pooled residual variance (``cov_type="HC3"``: a covariance robust to cells that spread differently). Returns :func:`ols_group_effect`'s dict plus ``task``, ``quantity``, ``cells``,
     ``means`` (per initialisation, the mean paired difference) and ``signs`` (per initialisation, the paired seeds
     where the arm is better, worse and tied).
     """
@@ -423,7 +437,7 @@ def initialisation_effect(rows, *, arm: str = "diffusion", baseline: str = "atte
             labels["+".join(f)] += [[recipe[k] for k in f]] * len(d)
     if not values:
         raise ValueError(f"rows must hold recipes with both arms {arm!r} and {baseline!r}")
-    out = ols_group_effect(values, groups, labels, first=first, second=second, alpha=alpha)
+    out = ols_group_effect(values, groups, labels, first=first, second=second, alpha=alpha, cov_type=cov_type)
     v, g = np.asarray(values), np.asarray(groups)
     signs = {}
     for init in (first, second):

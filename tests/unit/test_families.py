@@ -355,6 +355,20 @@ def test_initialisation_effect_matches_statsmodels_ols():
         np.testing.assert_allclose(ours["ci"], fit.conf_int().loc[name], rtol=1e-8)
 
 
+def test_initialisation_effect_with_hc3_matches_statsmodels():
+    rng = np.random.default_rng(15)
+    df = _frame(rng)
+    df.loc[df["budget"] == "late", "d"] *= 4  # cells that spread differently
+    fit = smf.ols("d ~ C(init, Treatment('gpt2')) + C(lr) + C(budget)", data=df).fit(cov_type="HC3", use_t=True)
+    name = "C(init, Treatment('gpt2'))[T.default]"
+    ours = F.ols_group_effect(df["d"], df["init"], {"lr": df["lr"], "budget": df["budget"]}, cov_type="HC3")
+    assert math.isclose(ours["se"], fit.bse[name], rel_tol=1e-8)
+    assert math.isclose(ours["pvalue"], fit.pvalues[name], rel_tol=1e-6)
+    np.testing.assert_allclose(ours["ci"], fit.conf_int().loc[name], rtol=1e-8)
+    with pytest.raises(ValueError, match="cov_type"):
+        F.ols_group_effect(df["d"], df["init"], cov_type="HC0")
+
+
 def test_initialisation_effect_of_two_groups_is_the_pooled_two_sample_t():
     rng = np.random.default_rng(9)
     a, b = rng.normal(0.0, 1.0, 6), rng.normal(1.0, 1.0, 9)
