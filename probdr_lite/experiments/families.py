@@ -288,7 +288,8 @@ def family_cells(family: str, rows_by_task: dict, *, families: dict | None = Non
 
 
 def family_table(family: str, rows_by_task: dict, *, alpha: float = 0.05, method: str = "holm",
-                 margins: dict | None = None, families: dict | None = None, min_pairs: int = 2) -> list:
+                 margins: dict | None = None, families: dict | None = None, min_pairs: int = 2,
+                 complete: bool = True) -> list:
     """Every test of a declared family with its two intervals and its verdict.
 
     One entry per cell of :func:`family_cells`, with ``n``, ``mean_diff`` (arm - baseline), ``sd_diff``,
@@ -297,12 +298,27 @@ def family_table(family: str, rows_by_task: dict, *, alpha: float = 0.05, method
     the same correction), ``m`` (the tests in the family), ``margin`` (``margins[task]`` or None), ``tost_pvalue``
     (:func:`tost_paired` against that margin, unadjusted; None without one), ``n_better`` / ``n_worse`` /
     ``n_tied`` (paired seeds), and ``verdict``: :func:`verdict_category` of the simultaneous interval.
+
+    ``complete=True``: a family of declared cells (``"primary"``) must have every one of them, in both models, with
+    at least ``min_pairs`` paired seeds (else ValueError naming the missing cells), so that its size m is the
+    declared one and not that of the rows at hand; ``False`` reads whatever declared cells are there.
     """
     alpha = _alpha(alpha)
     margins = {} if margins is None else margins
     if not isinstance(margins, dict):
         raise ValueError("margins must be a dict {task: margin > 0}")
+    if not isinstance(complete, bool):
+        raise ValueError(f"complete must be True or False; got {complete!r}")
     cells = family_cells(family, rows_by_task, families=families, min_pairs=min_pairs)
+    spec = (FAMILIES if families is None else families)[family]
+    if complete and spec["cells"] == "primary":
+        have = {(c["task"], c["init"], c["budget"], c["arm"]) for c in cells}
+        missing = [(t, i, b, a) for t in PRIMARY_RECIPES for b in BUDGETS for i in INITS for a in spec["arms"]
+                   if (t, i, b, a) not in have]
+        if missing:
+            raise ValueError(f"rows_by_task must hold every declared cell of family {family!r} with at least "
+                             f"{min_pairs} paired seeds (or pass complete=False); missing (task, init, budget, arm): "
+                             f"{missing}")
     if not cells:
         return []
     summaries = [t_summary(c["differences"], alpha) for c in cells]
@@ -514,15 +530,16 @@ def intervention_table(tasks: dict, *, alpha: float = 0.05, method: str = "holm"
     all three paired differences d = arm - baseline (the intervention, the base recipe, the other recipe): the
     ``shift`` d_vo - d_base with its unadjusted ``ci``, ``pvalue``, and the family's ``sim_ci`` /
     ``adjusted_pvalue`` (:func:`simultaneous_intervals` over every scheme of every task); the ``gap``
-    d_other - d_base; and the ``share`` shift / gap with Fieller's set (:func:`fieller_ratio`, unadjusted,
-    ``share_kind`` and ``share_pieces``).
+    d_other - d_base; and the ``share`` shift / gap with Fieller's set (:func:`fieller_ratio`): unadjusted
+    (``share_kind``, ``share_pieces``) and at alpha / m, Bonferroni's level for the m shares of the family
+    (``share_sim_kind``, ``share_sim_pieces``: simultaneous; Holm's step-down does not invert into a ratio's set).
     """
     alpha = _alpha(alpha)
     families = FAMILIES if families is None else families
     spec = families["intervention"]
     if not isinstance(tasks, dict) or not tasks:
         raise ValueError("tasks must be a non-empty dict {task: (rows, intervention_rows)}")
-    out = []
+    out, pairs = [], []
     for task in (t for t in PRIMARY_RECIPES if t in tasks):
         rows, vo_rows = tasks[task]
         rows, t1 = check_task_rows(rows, "rows")
@@ -545,6 +562,7 @@ def intervention_table(tasks: dict, *, alpha: float = 0.05, method: str = "holm"
             gap = np.array([d_other[s] - d_base[s] for s in seeds])
             s = t_summary(shift, alpha)
             f = fieller_ratio(shift, gap, alpha)
+            pairs.append((shift, gap))
             out.append({"task": task, "scheme": scheme, "base": base, "vo_scale": other, "quantity": quantity,
                         "seeds": seeds, "n": len(seeds), "shift": s["mean"], "shift_se": s["se"], "df": s["df"],
                         "ci": s["ci"], "pvalue": s["pvalue"], "gap": float(gap.mean()),
@@ -558,4 +576,7 @@ def intervention_table(tasks: dict, *, alpha: float = 0.05, method: str = "holm"
         for i, e in enumerate(out):
             e.update(sim_ci=(float(sim["low"][i]), float(sim["high"][i])), adjusted_pvalue=float(sim["adjusted"][i]),
                      method=method, m=len(out), alpha=alpha)
+        for e, (shift, gap) in zip(out, pairs):
+            f = fieller_ratio(shift, gap, alpha / len(out))
+            e.update(share_sim_kind=f["kind"], share_sim_pieces=f["pieces"])
     return out

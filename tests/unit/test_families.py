@@ -256,7 +256,7 @@ def test_primary_cells_are_the_recipes_of_the_power_grids():
 
 
 def test_family_table_against_scipy(rows):
-    table = F.family_table("primary", {"charlm": rows})
+    table = F.family_table("primary", {"charlm": rows}, complete=False)
     assert [(e["init"], e["budget"]) for e in table] == [(i, b) for b in F.BUDGETS for i in F.INITS]
     by = {(r["recipe"]["init"], r["recipe"]["max_iters"], r["variant"], r["seed"]): r["final_val_loss"]
           for r in rows if r["recipe"]["lr"] == 1e-3}
@@ -289,13 +289,13 @@ def _same(a, b):
 
 
 def test_adding_an_arm_to_a_secondary_family_never_moves_a_primary_verdict(rows):
-    primary = F.family_table("primary", {"charlm": rows})
+    primary = F.family_table("primary", {"charlm": rows}, complete=False)
     only = [r for r in rows if r["variant"] in ("attention", "diffusion") and r["recipe"]["lr"] == 1e-3]
-    assert _same(F.family_table("primary", {"charlm": validate_results(only)}), primary)
+    assert _same(F.family_table("primary", {"charlm": validate_results(only)}, complete=False), primary)
     wider = {**F.FAMILIES, "arms": {**F.FAMILIES["arms"], "arms": ("gated", "gated-from-1", "symmetric")}}
     narrower = {**F.FAMILIES, "arms": {**F.FAMILIES["arms"], "arms": ("gated",)}}
     for families in (wider, narrower):
-        assert _same(F.family_table("primary", {"charlm": rows}, families=families), primary)
+        assert _same(F.family_table("primary", {"charlm": rows}, complete=False, families=families), primary)
     # the secondary family itself does change with its arms: its m counts its own tests only
     arms = F.family_table("arms", {"charlm": rows})
     assert {e["m"] for e in arms} == {len(arms)} and {e["arm"] for e in arms} == {"gated", "gated-from-1"}
@@ -308,7 +308,7 @@ def test_secondary_recipe_family_reads_only_recipes_outside_the_primary_cells(ro
 
 
 def test_family_table_verdicts_read_the_margin_by_tost(rows):
-    table = F.family_table("primary", {"charlm": rows}, margins={"charlm": 0.05})
+    table = F.family_table("primary", {"charlm": rows}, complete=False, margins={"charlm": 0.05})
     for e in table:
         assert e["margin"] == 0.05
         assert math.isclose(e["tost_pvalue"], ttost_paired(e["differences"], np.zeros(e["n"]), -0.05, 0.05)[0],
@@ -323,8 +323,10 @@ def test_family_table_refuses_bad_input(rows):
         F.family_table("tertiary", {"charlm": rows})
     with pytest.raises(ValueError, match="rows_by_task"):
         F.family_table("primary", {})
+    with pytest.raises(ValueError, match="every declared cell"):  # the ViT's four cells are not there
+        F.family_table("primary", {"charlm": rows})
     with pytest.raises(ValueError, match="margins"):
-        F.family_table("primary", {"charlm": rows}, margins={"charlm": -1.0})
+        F.family_table("primary", {"charlm": rows}, complete=False, margins={"charlm": -1.0})
 
 
 # ------------------------------------------------------------------------------------ the interaction test
@@ -520,6 +522,10 @@ def test_intervention_table_against_scipy_and_the_shares_by_arithmetic():
             assert piece[0] <= piece[1]
         if e["share_kind"] == "bounded":
             assert e["share_pieces"][0][0] <= e["share"] <= e["share_pieces"][0][1]
+        # the simultaneous set (Fieller at alpha / m) holds the unadjusted one
+        for r in np.linspace(-5, 5, 101):
+            if F.in_set(e["share_pieces"], r):
+                assert F.in_set(e["share_sim_pieces"], r)
 
 
 # ---------------------------------------------------------------------------------- the committed rows
