@@ -10,8 +10,13 @@ committed, so that adding an arm or a recipe to a secondary family can never mov
 - ``arms``: the gated and symmetric arms (:data:`SECONDARY_ARMS`) against attention in every recipe (secondary);
 - ``intervention``: the shifts of the W_V W_O intervention (:data:`.attention.VO_SCALE`; secondary).
 
-Each family is corrected by Holm within the family (see :func:`simultaneous_intervals` for why Holm, and in which
-form), and each test is printed with two labelled intervals: the unadjusted 95 % t interval and the simultaneous
+Each family is corrected by Holm within the family: a family is one question, asked before the runs, whose claims
+are read together (the primary family is the chapter's question, A - I against attention where the book states a
+verdict; a secondary family is an exploration that may grow), so its error rate is controlled over its own claims,
+and the primary family's m = 8 stays what it was declared whatever is run beside it. Holm, because it needs nothing
+but valid marginal tests, holds under any dependence between the cells (they share seeds and data) and rejects
+whatever Bonferroni rejects, and more (see :func:`simultaneous_intervals` for the form it takes). Each test is
+printed with two labelled intervals: the unadjusted 95 % t interval and the simultaneous
 interval of the family, from which alone :func:`verdict_category` reads the verdict word.
 
 Also here: :func:`tost_paired` (equivalence of a paired difference against a margin), :func:`initialisation_effect`
@@ -426,9 +431,10 @@ def initialisation_effect(rows, *, arm: str = "diffusion", baseline: str = "atte
     headline quantity; they are regressed (:func:`ols_group_effect`) on the initialisation (``second`` against
     ``first``) and the other recipe factors of :data:`EFFECT_FACTORS` (``cells="primary"``: only the primary cells,
     with the budget as the factor). The model is additive: one initialisation effect across the recipes, with a
-    pooled residual variance (``cov_type="HC3"``: a covariance robust to cells that spread differently). Returns :func:`ols_group_effect`'s dict plus ``task``, ``quantity``, ``cells``,
-    ``means`` (per initialisation, the mean paired difference) and ``signs`` (per initialisation, the paired seeds
-    where the arm is better, worse and tied).
+    pooled residual variance (``cov_type="HC3"``: a covariance robust to cells that spread differently). Returns
+    :func:`ols_group_effect`'s dict plus ``task``, ``quantity``, ``cells``, ``means`` (per initialisation, the
+    mean paired difference) and ``signs`` (per initialisation, the paired seeds where the arm is better, worse and
+    tied).
     """
     rows, task = check_task_rows(rows)
     cells = check_choice(cells, "cells", ("all", "primary"))

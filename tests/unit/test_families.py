@@ -507,7 +507,8 @@ def test_intervention_table_against_scipy_and_the_shares_by_arithmetic():
         target = vo_rows if "-vo-" in init else base_rows
         for s in range(5):
             a = 1.9 + 0.02 * rng.standard_normal()
-            target += [_row("attention", s, a, init), _row("diffusion", s, a + mean + 0.01 * rng.standard_normal(), init)]
+            d = a + mean + 0.01 * rng.standard_normal()
+            target += [_row("attention", s, a, init), _row("diffusion", s, d, init)]
     base_rows, vo_rows = validate_results(base_rows), validate_results(vo_rows)
     table = F.intervention_table({"charlm": (base_rows, vo_rows)})
     theirs = vo_scale_effects({"charlm": (base_rows, vo_rows)})["charlm"]
