@@ -545,3 +545,15 @@ def test_primary_family_on_the_committed_rows_has_its_cells_and_consistent_verdi
         assert low <= ci_low <= e["mean_diff"] <= ci_high <= high or low == 0 or high == 0
         assert e["verdict"] == F.verdict_category(e["mean_diff"], e["sim_ci"], lower_is_better=e["lower_is_better"])
         assert e["n_better"] + e["n_worse"] + e["n_tied"] == e["n"] >= 3
+
+
+def test_intervention_family_on_the_committed_rows_has_every_scheme_and_labelled_sets():
+    """Structure only: both schemes in both models, one family, each share with a set of a declared kind."""
+    from probdr_lite.experiments.files import intervention_rows, task_rows
+
+    table = F.intervention_table({t: (task_rows(t), intervention_rows(t)) for t in F.PRIMARY_RECIPES})
+    assert {(e["task"], e["scheme"]) for e in table} == {(t, s) for t in F.PRIMARY_RECIPES
+                                                          for s in F.FAMILIES["intervention"]["schemes"]}
+    for e in table:
+        assert e["m"] == len(table) and e["share_kind"] in F.FIELLER_KINDS and e["share_sim_kind"] in F.FIELLER_KINDS
+        assert e["n"] >= 3 and e["sim_ci"][0] <= e["shift"] <= e["sim_ci"][1]
