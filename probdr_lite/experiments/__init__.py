@@ -20,6 +20,8 @@ statistics. Core code only (no figures, no prose; those are in
 - :mod:`.results`    the results-file schema (JSON Schema), reading, safe appending and the paired summary;
 - :mod:`.files`      the committed results files and their provenance;
 - :mod:`.stats`      seed bands, paired differences, the decision rule, power, Holm, the recipe verdict;
+- :mod:`.families`   the families of tests declared up front, simultaneous intervals and the verdict read from them,
+  TOST, the initialisation effect (OLS on the paired differences), Fieller's sets for the intervention's shares;
 - :mod:`.sweep`      the recipe grids and their resumable runner;
 - :mod:`.measure`    the spread of a k-batch loss estimate (nanoGPT's 20 batches vs our 200);
 - ``python -m probdr_lite.experiments`` the command line (:mod:`.__main__`).
