@@ -264,10 +264,11 @@ if vit is not None:
                   caption="The vision transformer's first recipe: the last epoch's change, mean over seeds."))
 
 # %% tags=["remove-cell"]
-claim(all(c > 0 for c in last_change.values()), "every arm was still improving when training stopped")
+claim(all(c > 0 for c in last_change.values()),
+      "In the vision transformer's first recipe, every arm was still improving when training stopped")
 
 # %% [markdown]
-# Every arm was still improving when training stopped.
+# In the vision transformer's first recipe, every arm was still improving when training stopped.
 #
 # Curves still rising when training stops make a budget verdict, not an architecture verdict,
 # which is why the grid has plateau budgets. The attention arm of each plateau cell: first the rule
@@ -288,7 +289,7 @@ for cell in plateau_cells.values():
     attention_runs = [r for r in cell if r["variant"] == "attention"]
     seeds = ", ".join(str(r["seed"]) for r in sorted(attention_runs, key=lambda r: r["seed"]))
     fig = R.plateau_figure(attention_runs, labels=plateau_labels,
-                           title=f"{TR.VARIANT_LABELS['attention']}, {R.recipe_label(attention_runs[0]['recipe'])}; "
+                           title=f"{R.plateau_facts(attention_runs)['arm']}, {R.recipe_label(attention_runs[0]['recipe'])}; "
                                  f"seeds {seeds}")
     describe(fig, "Validation loss and accuracy per epoch of each seed's run under the plateau rule, each seed's "
                   "lowest validation loss marked with a dotted line, and, where the run recorded it, the learning "
@@ -327,15 +328,15 @@ else:
 reading_facts = R.readings_facts(readings, reading_words)  # per cell: the arms whose sign or exclusion of 0 moves
 claim(len(reading_facts) == 2, "In both cells with the decay")
 claim(all(rf["any_flips"] for rf in reading_facts),
-      "In both cells with the decay, the sign of at least one arm's mean paired difference depends on the reading")
+      "It does: in both cells with the decay, the sign of at least one arm's mean paired difference depends on the reading")
 claim(all(rf["any_excl"] for rf in reading_facts),
       "for at least one arm, whether the 95 % interval excludes 0 depends on it as well")
 
 # %% [markdown]
-# In both cells with the decay, the sign of at least one arm's mean paired difference depends
-# on the reading, and for at least one arm, whether the 95 % interval excludes 0 depends on it as
-# well: for these arms, a verdict would be about when one stops looking. Every verdict below
-# therefore reads the same point of every run, the end, after the schedule has run its course.
+# It does: in both cells with the decay, the sign of at least one arm's mean paired difference
+# depends on the reading, and for at least one arm, whether the 95 % interval excludes 0 depends
+# on it as well. Every verdict below therefore reads the same point of every run, the end, after
+# the schedule has run its course.
 
 # %% [markdown]
 # ## Every recipe: the paired difference from attention
