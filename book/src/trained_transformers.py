@@ -539,8 +539,8 @@ claim(gate_facts["apart"], "In every one, where a gate ends depends on where it 
 # where it started: some head ends more than {glue:text}`gates_apart` from its twin, the head of
 # the same layer and seed that started at the other end. The end point is therefore not a
 # preference of the loss alone.
-#
 
+# %% [markdown]
 # A gate is a single number per head, and the output projection after it can also scale $g\,v$,
 # so a gate near zero does not prove that the network has no use for $-v$: the residual path
 # becomes $X (I - W_V W_O) + A X W_V W_O$, and the learned $W_V W_O$ can partly absorb the $-v$.
