@@ -105,6 +105,14 @@ from probdr_lite.presentation.figures.training import OPERATOR_TEXT, arms_table,
 # %%
 print(inspect.getsource(SelfAttention.attend))
 
+# %% tags=["remove-cell"]
+_lm, _vit = CharLMConfig(), ViTConfig()
+claim((_lm.n_layer, _lm.n_head, _lm.n_embd, _lm.block_size, _lm.batch_size, _lm.max_iters, _lm.warmup_iters,
+       _lm.lr, _lm.min_lr) == (4, 4, 128, 64, 12, 2000, 100, 1e-3, 1e-4),
+      "4 layers of 4 heads, 128 wide, a context of 64 characters, batches of 12, 2,000 iterations, AdamW, a learning "
+      "rate warmed up for 100 steps then decayed along a cosine from 10^-3 to 10^-4")
+claim(NANOGPT_CPU_VAL_LOSS == 1.88, "For that recipe nanoGPT's documentation reports a validation loss of about 1.88")
+
 # %% [markdown]
 # ## The protocol
 #
@@ -121,6 +129,17 @@ print(inspect.getsource(SelfAttention.attend))
 
 # %%
 print("differences from nanoGPT's CPU recipe:", config_differences(CharLMConfig().to_dict()) or "none")
+
+# %% tags=["remove-cell"]
+claim(((_vit.image_size // _vit.patch_size) ** 2, _vit.patch_size, _vit.n_layer, _vit.n_head, _vit.n_embd,
+       _vit.n_train, _vit.n_val) == (16, 7, 4, 4, 64, 8000, 2000),
+      "16 patches of 7 x 7 pixels plus a class token, 4 layers of 4 heads, 64 wide ... 8,000 training and 2,000 "
+      "validation images")
+_plateau = [r["config"] for r in task_rows("vit") if r["config"]["patience"]]  # every plateau-rule run
+claim(bool(_plateau) and all(c["patience"] == 5 and c["epochs"] == 60 for c in _plateau)
+      and {c["decay_epochs"] for c in _plateau} == {0, 5},
+      "The rule fires when the validation loss has not improved for 5 epochs ... the most epochs a run may take (60) "
+      "... The rule of the new cells (decay_epochs = 5)")
 
 # %% [markdown]
 # **Vision model.** A small vision transformer {cite:p}`dosovitskiy2021vit`: 16 patches of
@@ -683,7 +702,7 @@ vo_follows = follows_scale(vo_effects)
 claim(len(vo_seeds) == 1, "every row of the intervention table is paired over the same seeds")
 glue("vo_n_seeds", str(len(vo_seeds[0])))
 glue("vo_seeds", f"{vo_seeds[0][0]} to {vo_seeds[0][-1]}")
-claim(list(vo_seeds[0]) == list(range(vo_seeds[0][0], vo_seeds[0][-1] + 1)), "seeds 0 to 2 (consecutive)")
+claim(vo_seeds[0] == (0, 1, 2), "Both arms, seeds 0, 1 and 2, in each model's first recipe")
 
 
 def base_cell(task, e):  # the recipe table's entry of A - I in an intervention's base cell (all its seeds)
