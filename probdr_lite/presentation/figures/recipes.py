@@ -19,7 +19,6 @@ returned here.
 - :func:`plateau_facts`          what that figure draws (whether it has the learning-rate panel);
 - :func:`plateau_table`          the same runs, seed by seed: best epoch, stop and final accuracy;
 - :func:`plateau_cell_facts`     a plateau cell's means where the rule fired, at the best checkpoint, at the end;
-- :func:`last_epoch_facts`       whether the curves were still improving when training stopped;
 - :func:`readings_table`         the same runs read where the plateau rule fired, at the best checkpoint, at the end;
 - :func:`readings_facts`         what the reading changes (the sign, whether the interval excludes 0);
 - :func:`baseline_facts`         the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
@@ -43,12 +42,12 @@ from probdr_lite._validation import check_choice, check_length, check_result, ch
 from probdr_lite.experiments.stats import ArmVerdict, RecipeTable
 from probdr_lite.presentation.plotting import Table
 
-from ..prose import fill, pct, plural, pvalue, signed
+from ..prose import fill, pct, plural, pvalue
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
 __all__ = ["recipe_label", "table_facts", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",
            "provenance_table", "nanogpt_facts", "plateau_figure", "plateau_facts", "plateau_table",
-           "plateau_cell_facts", "last_epoch_facts", "readings_table", "readings_facts", "baseline_facts",
+           "plateau_cell_facts", "readings_table", "readings_facts", "baseline_facts",
            "scale_facts", "scale_table", "difference_text", "compute_facts", "intervention_table", "intervention_table_facts",
            "intervention_facts"]
 
@@ -471,20 +470,6 @@ def plateau_table(cells: dict, fired: str, header, caption=None) -> Table:
             body.append([label, f"{len(rows)} seeds", "", fill(fired, facts) if facts["any_decayed"] else "—", "", "",
                          f"{statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f})"])
     return Table(header, body, caption=caption)
-
-
-def last_epoch_facts(changes: dict, metric: str = "val_acc") -> dict:
-    """From :func:`~probdr_lite.experiments.stats.last_epoch_change`: ``unit``, ``changes`` (each arm with its
-    change over the last epoch), ``n_improving`` of ``n_arms`` arms still improving (accuracy up, loss down) and
-    ``all_improving``."""
-    from probdr_lite.experiments.stats import last_epoch_change
-
-    check_result(changes, "changes", last_epoch_change)
-    k = 100.0 if metric == "val_acc" else 1.0
-    better = [v for v, c in changes.items() if (c > 0 if metric == "val_acc" else c < 0)]
-    return {"unit": "points" if metric == "val_acc" else "nats",
-            "changes": [f"{ARM_STYLE[v]['tex']} {signed(k * c, 2)}" for v, c in changes.items()],
-            "n_improving": len(better), "n_arms": len(changes), "all_improving": len(better) == len(changes)}
 
 
 def difference_text(entry: dict, quantity: str) -> str:

@@ -1,0 +1,81 @@
+"""The trained-transformers chapter's claim cells fail, naming their sentence, when the facts that make the sentence
+true are flipped, and pass with the committed facts.
+
+Each test reads the chapter's claim cell from ``book/src/trained_transformers.py`` (found by the sentence it names),
+computes the facts as the chapter does from the committed results, and executes the cell's source in a namespace
+holding them, as they are and flipped.
+"""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import jupytext
+import pytest
+
+from probdr_lite.experiments.files import load_eval_spread, load_task_results
+from probdr_lite.experiments.stats import last_epoch_change
+from probdr_lite.presentation import prose
+from probdr_lite.presentation.figures import recipes as R
+from probdr_lite.presentation.figures import training as TR
+from probdr_lite.presentation.prose import ClaimError
+
+SOURCE = Path(__file__).resolve().parents[2] / "book" / "src" / "trained_transformers.py"
+
+
+def claim_cell(sentence: str) -> str:
+    """The source of the chapter's one code cell that calls claim() with ``sentence`` in it."""
+    nb = jupytext.read(SOURCE, fmt="py:percent")
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and "claim(" in c.source and sentence in c.source]
+    assert len(cells) == 1, f"expected one claim cell naming {sentence!r}; found {len(cells)}"
+    return cells[0]
+
+
+def run(source: str, **names) -> None:
+    namespace = {"claim": prose.claim, "glue": prose.glue, "num": prose.num, "signed": prose.signed,
+                 "pct": prose.pct, **names}
+    exec(compile(source, str(SOURCE), "exec"), namespace)
+
+
+NANO = "the gap is within what one run evaluated on 20 batches can produce"
+
+
+def test_nanogpt_gap_claim_holds_and_fails_when_flipped():
+    charlm = load_task_results("charlm")
+    if charlm is None or load_eval_spread() is None:
+        pytest.skip("the first sweep's rows or the eval spread are not committed")
+    source = claim_cell(NANO)
+    real = R.nanogpt_facts(charlm, load_eval_spread())
+    assert real["within"]
+    run(source, R=R, charlm=charlm, load_eval_spread=load_eval_spread)
+    flipped = SimpleNamespace(nanogpt_facts=lambda rows, spread: {**real, "within": False})
+    with pytest.raises(ClaimError, match="within what one run evaluated on 20 batches"):
+        run(source, R=flipped, charlm=charlm, load_eval_spread=load_eval_spread)
+
+
+LAST = "every arm was still improving when training stopped"
+
+
+def test_last_epoch_claim_holds_and_fails_when_one_arm_falls():
+    vit = load_task_results("vit")
+    if vit is None:
+        pytest.skip("the first sweep's rows are not committed")
+    source = claim_cell(LAST)
+    real = last_epoch_change(vit, "val_acc")
+    run(source, last_change=real)
+    flipped = dict(real)
+    flipped[next(iter(flipped))] = -abs(flipped[next(iter(flipped))]) - 1e-4  # one arm lost accuracy
+    with pytest.raises(ClaimError, match=LAST):
+        run(source, last_change=flipped)
+
+
+GATES = "where a gate ends depends on where it started"
+
+
+def test_gates_claim_fails_when_the_two_starts_end_together():
+    source = claim_cell(GATES)
+    together = {"n_twins": 4, "apart": False, "together": True, "mixed": False, "apart_threshold": TR.GATES_APART}
+    fake = SimpleNamespace(gates_facts=lambda cells: together)
+    with pytest.raises(ClaimError, match=GATES):
+        run(source, TR=fake, gate_cells={})
+    run(source, TR=SimpleNamespace(gates_facts=lambda cells: {**together, "apart": True, "together": False}),
+        gate_cells={})
