@@ -26,15 +26,11 @@ L = I - A, C = X X^T + beta I.
 The steps themselves come from :mod:`probdr_lite.unrolled` and the clustering numbers from
 :mod:`probdr_lite.metrics`.
 
-The verdicts: each ``*_facts`` function returns the numbers a verdict states and, as a word or a boolean, every
-choice that follows from them, each decided by a threshold of :data:`THRESHOLDS` (printed by the chapter next to the
-verdicts). A verdict is about the objection and is one of the keys of :data:`VERDICTS`: "holds" means the numbers
-back it, "fails" that they do not, "depends" that they back it in one regime and not in another (the chapter says
-which regime), "untested" that there is nothing to judge yet, and for objection 1 "full_only" or "tangent_only",
-that only one of its two measures backs it. The words, like the sentences, are the chapter's
-(``book/src/objections.py``), templates filled by :func:`probdr_lite.presentation.prose.fill`; a template chooses
-only on the booleans returned here, and the chapter writes each verdict's row of the summary table as a
-:class:`probdr_lite.presentation.figures.objection_tests.ObjectionVerdict`.
+The verdicts: each ``*_facts`` function returns the numbers a verdict states and the booleans that make it true,
+each decided by a threshold of :data:`THRESHOLDS` (printed by the chapter next to the verdicts). The verdict words
+("holds", "fails", "depends on ...") are written by the chapter (``book/src/objections.py``) in Markdown, and a
+claim cell beside each checks the booleans returned here; the ``verdict`` key each function also returns (one of
+:data:`VERDICTS`) is the same reading as a key, for tests and for other pages that tally verdicts.
 
 A range of values is stated by three facts, ``<name>_lo``, ``<name>_hi`` and ``<name>_one`` (the two ends print
 alike at the digits the chapter prints, so the range is one number). A metric is named by its key in
