@@ -87,7 +87,7 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                            "paper_numbers", "pick", "picture_facts", "pixel_facts", "run_blocks",
                                            "step_family_facts", "summary_facts", "sweep", "sweep_facts",
                                            "variant_metrics", "variants_facts"),
-    "probdr_lite.chapters.objections": ("asymmetry_along_path", "asymmetry_by_kappa", "asymmetry_facts",
+    "probdr_lite.chapters.objections": ("THRESHOLDS", "asymmetry_along_path", "asymmetry_by_kappa", "asymmetry_facts",
                                         "clustering_facts", "metrics_by_variant", "mnist_paths",
                                         "regulariser_approximation", "regulariser_facts", "regulariser_sweep",
                                         "rescaled_step_gaps", "single_runs_facts", "spectrum_along_path",
@@ -131,6 +131,6 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
     "probdr_lite.presentation.figures.versions": ("lock_table", "requirements_table"),
     "probdr_lite.presentation.live.builders": ("beta_live", "eta_live", "mnist_live", "neighbours_live", "toy_live"),
     "probdr_lite.presentation.plotting": ("digit_grid",),
-    "probdr_lite.presentation.prose": ("fill", "glue", "num", "pct", "sci"),
+    "probdr_lite.presentation.prose": ("claim", "fill", "glue", "num", "pct", "sci"),
     "probdr_lite.presentation.style": ("describe", "METRIC_LABELS"),
 }

@@ -1,30 +1,22 @@
 """The objections chapter's verdicts: facts from probdr_lite/chapters/objections.py, sentences in the chapter.
 
 Each fact is checked against the numbers it comes from, computed again here (numpy's min, max, mean, sd, arccos),
-and each verdict word and boolean on numbers just either side of its threshold of
-:data:`probdr_lite.chapters.objections.THRESHOLDS`, so a choice the numbers do not support is not made. The last tests read
-``book/src/objections.py``: they fill every piece of every template (each branch of each ``... if f["x"] else
-...``) from facts of the shape the cell passes, check that a template chooses only on boolean facts, and run the
-cell that writes the verdicts' rows on example facts, so that each sentence says what its facts say.
+and each boolean a verdict rests on (and the verdict key that sums them up) on numbers just either side of its
+threshold of :data:`probdr_lite.chapters.objections.THRESHOLDS`. The chapter's words are its Markdown; its claim
+cells, which check these booleans beside each verdict, are tested in test_claims_objections.py.
 """
 
-import ast
 import math
 
 import numpy as np
 import pytest
 
 from probdr_lite.chapters import objections as V
-from probdr_lite.presentation.figures import objection_tests as figs
-from probdr_lite.presentation.prose import fill
-from probdr_lite.presentation.style import METRIC_LABELS
 from probdr_lite.metrics import METRIC_NAMES
 from probdr_lite.chapters.objections import THRESHOLDS, single_run_evidence
 
-from .chapter_calls import ROOT, check_template, source_cells
 from .test_objections import metrics_dict
 
-CHAPTER = ROOT / "book" / "src" / "objections.py"
 T = THRESHOLDS
 
 
@@ -310,210 +302,3 @@ def test_clustering_facts_state_the_numbers():
     assert V.clustering_facts(m, "attention")["metrics"][0]["last"] == 0.85
     with pytest.raises(ValueError, match="variant"):
         V.clustering_facts(m, "symmetric")
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The chapter's templates
-
-
-def facts_examples():
-    """The chapter's ``facts`` dict on numbers for which its lists are not empty (so every loop reaches its
-    template) and every choice holds at least once across the examples and their opposites."""
-    m = path_numbers([0.4, 0.7], [0.96, 0.95], [0.9, 0.7], [0.12, 0.2])
-    c = path_numbers([0.5, 0.9], [0.97, 0.93], [0.8, 0.6], [0.5, 0.6])
-    d = [-0.05, -0.04, -0.06, -0.05, -0.05]  # |mean| / sd = 7: one pair of runs would do
-    runs = runs_of(charlm=(d, "final_val_loss", {"n_layer": 2, "n_embd": 64, "max_iters": 2000}, 123_456))
-    runs["vit"] = None
-    return {
-        "1": V.asymmetry_facts(m, c, [1e-4, 3e-3], [1, 30]),
-        "2": V.wishart_facts([-0.1, 0.01, -0.02], [1e-16, 0.3, 0.2], [0.011, 0.01], 0.01),
-        "3": V.stop_gradient_facts([1, 3, 30], [[0.99, 0.97], [0.95, 0.95], [-0.5, -0.7]],
-                                   [[1, 1], [1, 1], [-1, 1]], np.full((3, 2), 1e-14)),
-        "4": V.regulariser_facts([8, 32], [0.05, 0.5], 128, 4.0, 0.3, 2000),
-        "5": V.single_runs_facts(runs),
-        "minor 1": V.clustering_facts(metrics_dict(([0.9, 0.05, 0.8, 0.4], [0.7, 0.01, 1.5, 0.5]),
-                                                   ([0.9, 0.05, 0.8, 0.4], [0.85, 0.08, 1.2, 0.45]))),
-    }
-
-
-#: The presentation names a template's facts may be looked up in (a metric's key -> its label).
-PRESENTATION = {"METRIC_LABELS": METRIC_LABELS}
-
-
-def is_fill(node):
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fill"
-
-
-def fill_calls(examples=None):
-    """Every ``fill(template, facts, **more)`` of the chapter with the facts it gets: a name bound to
-    ``facts["key"]`` stands for that example, the variable of a comprehension ``fill(...) for x in f["list"]`` for
-    every element of the list in turn, and a text the chapter joins or lists is a placeholder text."""
-    examples = facts_examples() if examples is None else examples
-    cells = source_cells(CHAPTER)
-    names = {}
-    for cell in cells:
-        for node in ast.walk(cell):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript) \
-                    and ast.unparse(node.value.value) == "facts":
-                names.update({t.id: examples[node.value.slice.value] for t in node.targets})
-
-    def value(expr, env):
-        if isinstance(expr, ast.Name):
-            return env[expr.id] if expr.id in env else names[expr.id] if expr.id in names else PRESENTATION[expr.id]
-        if isinstance(expr, ast.Subscript):
-            key = expr.slice.value if isinstance(expr.slice, ast.Constant) else value(expr.slice, env)
-            return value(expr.value, env)[key]
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
-            return "some text"
-        if isinstance(expr, ast.ListComp) and is_fill(expr.elt):
-            return ["some text", "more text"]
-        if isinstance(expr, ast.Call) and ast.unparse(expr.func) == "verdict_words":
-            return "some text"  # the chapter's words for a verdict key
-        if isinstance(expr, ast.ListComp):  # e.g. the labels of a list of metric keys
-            (gen,) = expr.generators
-            return [value(expr.elt, {**env, gen.target.id: item}) for item in value(gen.iter, env)]
-        raise AssertionError(f"line {expr.lineno}: cannot tell which facts {ast.unparse(expr)} are")
-
-    def resolved(call, env):
-        facts = {**(value(call.args[1], env) if len(call.args) > 1 else {}),
-                 **{kw.arg: value(kw.value, env) for kw in call.keywords}}
-        choices = {ast.unparse(s): value(s, env) for s in ast.walk(call.args[0]) if isinstance(s, ast.Subscript)}
-        return call, facts, choices
-
-    calls, inner = [], set()
-    for cell in cells:
-        for node in ast.walk(cell):
-            if isinstance(node, (ast.GeneratorExp, ast.ListComp)) and is_fill(node.elt):
-                (gen,) = node.generators
-                items = value(gen.iter, {})
-                assert items, f"line {gen.iter.lineno}: the example facts leave {ast.unparse(gen.iter)} empty"
-                calls += [resolved(node.elt, {gen.target.id: item}) for item in items]
-                inner.add(id(node.elt))
-        for node in ast.walk(cell):
-            if is_fill(node) and id(node) not in inner:
-                calls.append(resolved(node, {}))
-    return calls
-
-
-def test_the_chapter_writes_its_verdicts_as_fill_templates_from_every_facts_function():
-    source = CHAPTER.read_text(encoding="utf-8")
-    used = {n.attr for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Attribute)
-            and isinstance(n.value, ast.Name) and n.value.id == "verdicts"}
-    assert used <= set(V.__all__), used - set(V.__all__)
-    every = {f for f in V.__all__ if f.endswith("_facts")}
-    assert every <= used, every - used
-
-
-def test_every_template_of_the_chapter_fills_from_its_facts():
-    calls = fill_calls()
-    assert len({c.lineno for c, _, _ in calls}) >= 25
-    for call, facts, choices in calls:
-        check_template(call, facts, choices)
-
-
-def verdict_rows(examples):
-    """The chapter's cell that writes the verdicts' rows, run on ``examples`` in place of the chapter's facts."""
-    cell = next(c for c in source_cells(CHAPTER) if any(isinstance(n, ast.Assign) and ast.unparse(n.targets[0])
-                                                         == "V" for n in c.body))
-    body = [n for n in cell.body if not (isinstance(n, ast.Expr) and "display" in ast.unparse(n))]
-    space = {"facts": examples, "verdicts": V, "figs": figs, "fill": fill, "METRIC_LABELS": METRIC_LABELS}
-    exec(compile(ast.Module(body, []), str(CHAPTER), "exec"), space)
-    return space["V"]
-
-
-def flipped(facts):
-    """The same facts with every boolean choice turned around (and in every list of dicts): the other branches."""
-    def flip(x):
-        if isinstance(x, bool):
-            return not x
-        if isinstance(x, dict):
-            return {k: flip(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [flip(v) for v in x]
-        return x
-
-    return {k: flip(v) for k, v in facts.items()}
-
-
-def test_the_verdict_rows_say_what_their_facts_say():
-    ex = facts_examples()
-    rows = verdict_rows(ex)
-    assert list(rows) == ["1", "2", "3", "4", "5", "minor 1"]
-    v = rows["1"]
-    assert v.verdict == "holds" and "40 % to 70 %" in v.because and "50 % to 90 %" in v.because
-    assert "0.950 to 0.960" in v.because and "Both measures" in v.because and "12 % to 20 %" in v.because
-    assert "smaller than the full-space" in v.because and "below the threshold" in v.because
-    assert f"{min(degrees([0.9, 0.7])):.0f}° to {max(degrees([0.9, 0.7])):.0f}°" in v.because
-    assert v.number == ("full space ≤ 70 % (no mask), ≤ 90 % (causal); tangent cosine ≥ 0.95 (no mask), ≥ 0.93 "
-                        "(causal)")
-    v = rows["2"]
-    assert "2 of the 3 steps (smallest -0.100)" in v.because and "1 of the 3 steps (largest 3.0e-01)" in v.because
-    assert "singular at 1 step and indefinite at 2 of them." in v.because and "a valid Wishart" in v.would_change
-    v = rows["3"]
-    assert v.verdict == r"a choice of objective (as a stand-in for $\nabla F_{\mathrm{full}}$: depends on $\kappa$)"
-    assert r"$\kappa = 1$: 0.98 ± 0.01" in v.because and "2/2, 2/2, 1/2 seeds" in v.because
-    assert "1.0e-14" in v.because and "is the full gradient of" in v.because
-    assert r"passes at $\kappa \in \{1, 3\}$ and fails at $\kappa = 30$; the paper's $\kappa = 30$ fails" \
-        in v.would_change
-    assert v.number.endswith(r"$\nabla F_{\mathrm{full}}$: 0.98 (κ=1), 0.95 (κ=3), -0.60 (κ=30)")
-    v = rows["4"]
-    assert v.verdict == "depends on $n / d_q$" and "0.05 ($n = 8$), 0.50 ($n = 32$)" in v.because
-    assert "for $n$ in [8] and above it for $n$ in [32]" in v.because and "$n \\le 2.3$" in v.would_change
-    v = rows["5"]
-    assert v.verdict == "one pair of runs would do here, and the paper's direction is reproduced at this scale " \
-                        "(too few seeds yet for vit)"
-    assert "charlm (2 layers × 64 wide, 0.12 M parameters, 2,000 iterations; final_val_loss)" in v.because
-    assert "none of the 5 seeds has a single pair" in v.because and "$A - I$ is better" in v.because
-    v = rows["minor 1"]
-    assert v.verdict == "depends on the metric" and "From layer 0 to layer 8 of the 'paper' update" in v.because
-    labels = [METRIC_LABELS[r["metric"]] for r in ex["minor 1"]["metrics"]]
-    assert f"Rising by more than 1 %: {labels[2]} and {labels[3]}; not rising: {labels[0]} (falls)" in v.because
-    # the table renders every row's number and verdict
-    table = figs.summary_table(rows.values())
-    assert [r[3] for r in table.body] == [r.number for r in rows.values()]
-    assert [r[4] for r in table.body] == [r.verdict for r in rows.values()]
-
-
-def test_the_verdict_rows_fill_the_other_branches():
-    """Every boolean choice turned around: the other wording of each sentence, still filled."""
-    ex = facts_examples()
-    rows = verdict_rows({k: flipped(f) for k, f in ex.items()})
-    assert "Neither measure" not in rows["1"].because  # flipped, 'both' is False and the others True
-    assert "Only the full-space measure" in rows["1"].because and "above the threshold as well" in rows["1"].because
-    assert "40 %" in rows["1"].because and "to 70 %" not in rows["1"].because
-    assert "every one of the 3 steps" in rows["2"].because and "so even that scale is not valid" in \
-        rows["2"].would_change
-    assert rows["3"].verdict == r"depends on $\kappa$" and "above the 1e-10 of an identity" in rows["3"].because
-    assert "A different $\\kappa$" in rows["3"].would_change and "Which objective" not in rows["3"].would_change
-    assert "none of these $n$ gets below" in rows["4"].because
-    assert rows["5"].verdict.startswith("holds: one pair of runs cannot tell") and "too few" not in rows["5"].verdict
-    assert rows["5"].number == "too few paired seeds committed yet"
-    assert "None of the numbers rises by more than 1 %." in rows["minor 1"].because
-    empty = verdict_rows({**ex, "5": V.single_runs_facts({"charlm": None, "vit": None})})["5"]
-    assert empty.verdict == "not yet tested" and "nothing to test yet" in empty.because
-    assert empty.would_change == "The verdict will follow once the training results files are complete."
-
-
-
-def test_every_verdict_is_a_key_the_chapter_words():
-    """The facts return keys of ``VERDICTS`` (one for each verdict and for objection 3's stand-in), and the
-    chapter's ``verdict_words`` gives every key a wording for every objection that can reach it."""
-    ex = facts_examples()
-    seen = {k: {f["verdict"] if k != "3" else f["stand_in"]} for k, f in ex.items()}
-    seen["5"].add(V.single_runs_facts({"charlm": None, "vit": None})["verdict"])
-    seen["1"] |= {V.asymmetry_facts(*args)["verdict"] for args in (
-        (path_numbers([0.4], [1.0], [0.9], [0.1]), path_numbers([0.4], [1.0], [0.9], [0.1]), [1e-4], [1]),
-        (path_numbers([0.0], [0.5], [1.0], [0.1]), path_numbers([0.0], [0.5], [1.0], [0.1]), [1e-4], [1]),
-        (path_numbers([0.0], [1.0], [1.0], [0.1]), path_numbers([0.0], [1.0], [1.0], [0.1]), [1e-4], [1]))}
-    assert all(v <= set(V.VERDICTS) for v in seen.values()), seen
-    assert seen["1"] == {"holds", "full_only", "tangent_only", "fails"}
-    space, WORDS = {"facts": ex}, ("VERDICT_WORDS", "DEPENDS_ON")
-    cell = next(c for c in source_cells(CHAPTER) if any(isinstance(n, ast.FunctionDef) and n.name == "verdict_words"
-                                                         for n in c.body))
-    defs = [n for n in cell.body if isinstance(n, ast.FunctionDef) or (isinstance(n, ast.Assign) and
-                                                                       ast.unparse(n.targets[0]) in WORDS)]
-    exec(compile(ast.Module(defs, []), str(CHAPTER), "exec"), space)
-    words = {(k, v): space["verdict_words"](k, v) for k, vs in seen.items() for v in vs}
-    assert words[("1", "full_only")] == "holds in the full space only"
-    assert words[("5", "untested")] == "not yet tested" and words[("4", "depends")] == "depends on $n / d_q$"
-    assert all(w and w != v for (k, v), w in words.items() if v not in ("holds", "fails"))

@@ -296,7 +296,8 @@ def single_runs_table(runs: dict, caption=None) -> Table:
             body.append([name, "not committed", "", "", "", ""])
             continue
         e = r["evidence"]
-        body.append([name, _label(QUANTITY_LABELS, r["quantity"], "quantity"), ", ".join(num(d, 4) for d in e["differences"]),
+        body.append([name, _label(QUANTITY_LABELS, r["quantity"], "quantity"),
+                     ", ".join(num(d, 4) for d in e["differences"]),
                      f"{num(e['mean_diff'], 4)} ± {num(e['sd_diff'], 4)}", num(e["snr"], 2),
                      f"{e['n_opposite']} of {e['n']}"])
     return Table(["task", "number", "A − I minus attention, seed by seed", "mean ± sd", "|mean| / sd",
