@@ -755,12 +755,19 @@ claim(float(A0.diagonal().median()) < 1 - 1e-3, "minor objection 2: A_ii is a di
 import numpy as np
 
 A_2 = np.array([[0.0, 1.0], [0.0, 1.0]])
-print(f"smallest eigenvalue of the symmetric part of I - A: {O.symmetric_part_min_eigenvalue(np.eye(2) - A_2):.6f}; "
+lam_min = O.symmetric_part_min_eigenvalue(np.eye(2) - A_2)
+print(f"smallest eigenvalue of the symmetric part of I - A: {lam_min:.6f}; "
       f"(1 - sqrt 2) / 2 = {(1 - np.sqrt(2)) / 2:.6f}")
+claim(bool(abs(lam_min - (1 - np.sqrt(2)) / 2) < 1e-12), "Solution 1: the smallest eigenvalue is (1 - sqrt 2) / 2")
+errs = {}
 for n_tokens in (8, 1024):
     G = torch.randn(n_tokens, 768, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    err = O.regulariser_approximation(U.layer_norm(G), beta=1.0)["relative_error"]
-    print(f"d_q = 768, n = {n_tokens}: relative error of the approximation {err:.3f}")
+    errs[n_tokens] = O.regulariser_approximation(U.layer_norm(G), beta=1.0)["relative_error"]
+    print(f"d_q = 768, n = {n_tokens}: relative error of the approximation {errs[n_tokens]:.3f}")
+claim(bool(abs(errs[8] - 0.1) < 0.02 and errs[1024] > 0.5), "Solution 2: about 8 tokens stay near 10 %, far fewer "
+      "than any real context length")
 gaps_ex = O.rescaled_step_gaps(X0[:300], KAPPA, 0.25, BETA)
 print(f"A - I at eta = 0.25 vs plain attention at eta' = {gaps_ex['eta_attention']:g}: "
       f"largest difference {gaps_ex['attention_gap']:.1e}")
+claim(gaps_ex["eta_attention"] == 0.5 and gaps_ex["attention_gap"] < verdicts.THRESHOLDS["identity"],
+      "Solution 3: an A - I block with eta = 0.25 is plain attention with eta' = 0.5")
