@@ -2,7 +2,7 @@
 
 A public review of Ravuri & Lawrence (arXiv 2507.21040) raises five major objections and a few minor ones. Each
 function here computes the number that settles one of them, and the verdicts' facts below turn those numbers, with
-the thresholds ``THRESHOLDS``, into what the chapter's templates state. Notation as in the book:
+the thresholds ``THRESHOLDS``, into the booleans the chapter's claims check. Notation as in the book:
 latents X (n, d_q) with LayerNormed rows, A = sigma((kappa / d_q) X X^T - beta I + M) the row-softmax attention,
 L = I - A, C = X X^T + beta I.
 
@@ -26,19 +26,14 @@ L = I - A, C = X X^T + beta I.
 The steps themselves come from :mod:`probdr_lite.unrolled` and the clustering numbers from
 :mod:`probdr_lite.metrics`.
 
-The verdicts: each ``*_facts`` function returns the numbers a verdict states and, as a word or a boolean, every
-choice that follows from them, each decided by a threshold of :data:`THRESHOLDS` (printed by the chapter next to the
-verdicts). A verdict is about the objection and is one of the keys of :data:`VERDICTS`: "holds" means the numbers
-back it, "fails" that they do not, "depends" that they back it in one regime and not in another (the chapter says
-which regime), "untested" that there is nothing to judge yet, and for objection 1 "full_only" or "tangent_only",
-that only one of its two measures backs it. The words, like the sentences, are the chapter's
-(``book/src/objections.py``), templates filled by :func:`probdr_lite.presentation.prose.fill`; a template chooses
-only on the booleans returned here, and the chapter writes each verdict's row of the summary table as a
-:class:`probdr_lite.presentation.figures.objection_tests.ObjectionVerdict`.
+The verdicts: each ``*_facts`` function returns the numbers a verdict states and the booleans that make it true,
+each decided by a threshold of :data:`THRESHOLDS` (printed by the chapter next to the verdicts). The verdict words
+("holds", "fails", "depends on ...") are written by the chapter (``book/src/objections.py``) in Markdown, and a
+claim cell beside each checks the booleans returned here. Nothing here exists to choose a word.
 
 A range of values is stated by three facts, ``<name>_lo``, ``<name>_hi`` and ``<name>_one`` (the two ends print
-alike at the digits the chapter prints, so the range is one number). A metric is named by its key in
-:data:`probdr_lite.metrics.METRIC_NAMES` and a change by its direction (:func:`probdr_lite.metrics.change_direction`);
+alike at the digits the chapter prints, so "from a to b" would read one number twice). A metric is named by its
+key in :data:`probdr_lite.metrics.METRIC_NAMES` and a change by its direction (:func:`probdr_lite.metrics.change_direction`);
 their words are presentation's.
 """
 
@@ -67,7 +62,7 @@ __all__ = ["THRESHOLDS", "METRIC_NAMES", "cosine", "tangent_part", "tangent_cosi
            "spectrum_along_path", "full_gradient", "stop_gradient_check", "stop_gradient_sweep",
            "regulariser_approximation", "regulariser_prediction", "regulariser_sweep", "single_run_evidence",
            "mnist_paths", "metrics_by_variant", "rescaled_step_gaps", "attention_logits", "logit_similarity",
-           "VERDICTS", "HIGHER_IS_BETTER", "training_runs", "asymmetry_facts", "wishart_facts",
+           "HIGHER_IS_BETTER", "training_runs", "asymmetry_facts", "wishart_facts",
            "stop_gradient_facts", "regulariser_facts", "single_runs_facts", "clustering_facts"]
 
 #: The thresholds every verdict uses (the chapter prints them next to the verdicts).
@@ -721,9 +716,6 @@ def single_run_evidence(rows, quantity, variant="diffusion", baseline="attention
             "n_opposite": opposite, "arm_sd": arm_sd}
 
 
-#: The keys a verdict (or objection 3's ``stand_in``) may be; the chapter gives each its words.
-VERDICTS = ("holds", "fails", "depends", "untested", "full_only", "tangent_only")
-
 #: Whether a larger value of a headline number (the number each training task is judged on, as in the
 #: trained-transformers chapter) is better: the paper's direction is A - I better than attention.
 HIGHER_IS_BETTER = {q: not lower_is_better(q) for q in HEADLINE.values()}
@@ -770,8 +762,8 @@ def asymmetry_facts(mnist: dict, causal: dict, random_by_kappa, kappas, threshol
 
     In the full space two directions count as the same when their relative difference is at most ``threshold``
     (``full``: some step is past it); in the tangent space of the LayerNorm sphere when the cosine of their tangent
-    parts is at least ``tangent_threshold`` (``tangent``: some step is below it). ``verdict`` follows from both
-    ("holds", "full_only", "tangent_only" or "fails"), and ``both``, ``full_only`` and ``tangent_only`` say which. Ranges (``_lo``, ``_hi``, ``_one``): ``rel_m``,
+    parts is at least ``tangent_threshold`` (``tangent``: some step is below it); the objection holds in a space
+    where its measure is past its threshold. Ranges (``_lo``, ``_hi``, ``_one``): ``rel_m``,
     ``rel_c`` (relative differences, printed as percentages), ``deg_m``, ``deg_c`` (their angles, whole degrees),
     ``tan_m``, ``tan_c`` (tangent cosines, three decimals), ``tdeg_m``, ``tdeg_c`` (their angles), ``rem_m``,
     ``rem_c`` (the antisymmetric remainder's share of plain attention's step after LayerNorm). ``radial``: the
@@ -787,12 +779,10 @@ def asymmetry_facts(mnist: dict, causal: dict, random_by_kappa, kappas, threshol
         raise ValueError("random_by_kappa must have one value per kappa")
     full = bool(max(m["relative_difference"].max(), c["relative_difference"].max()) > t)
     tangent = bool(min(m["tangent_cosine"].min(), c["tangent_cosine"].min()) < tc)
-    word = "holds" if full and tangent else "full_only" if full else "tangent_only" if tangent else "fails"
     full_angles = _degrees(np.concatenate([m["cosine"], c["cosine"]]))
     tangent_angles = _degrees(np.concatenate([m["tangent_cosine"], c["tangent_cosine"]]))
     return {
-        "verdict": word, "full": full, "tangent": tangent, "both": full and tangent,
-        "full_only": full and not tangent, "tangent_only": tangent and not full,
+        "full": full, "tangent": tangent,
         "threshold": t, "tangent_threshold": tc,
         # printed as whole percentages, whole degrees and cosines with three decimals
         **_span("rel_m", m["relative_difference"], 0, 100), **_span("rel_c", c["relative_difference"], 0, 100),
@@ -829,7 +819,7 @@ def wishart_facts(min_eig_rw, null_rw, min_eig_sym, gamma, tol=None) -> dict:
     negative = int((lo < -tol).sum())
     singular = int((null < tol).sum())
     return {
-        "verdict": "holds" if (negative or singular) else "fails",
+        "holds": bool(negative or singular),
         "n_steps": int(lo.size), "n_null": int(null.size), "n_negative": negative, "n_singular": singular,
         "any_negative": negative > 0, "all_negative": negative == lo.size,
         "any_singular": singular > 0, "all_singular": singular == null.size,
@@ -847,10 +837,9 @@ def stop_gradient_facts(kappas, cos_sg, delta_small, phi_gap, threshold=None, id
     F_full, and (``phi_gap``) the proposition of :mod:`probdr_lite.chapters.energies`, checked at the same latents.
 
     kappas (k,); cos_sg, delta_small and phi_gap of shape (k, seeds). As a stand-in for grad F_full a kappa passes
-    if the mean cosine is at least the threshold and the small step raised F_full for every seed; ``stand_in`` is
-    "fails" (every kappa passes), "holds" (none does) or "depends" on kappa (``depends``), with the kappas
-    that pass (``good``) and fail (``bad``; ``good_one``, ``bad_one``: a single one) and whether the paper's kappa
-    (``paper_kappa``) passes (``paper_passes``) or fails (``paper_fails``). ``exact_phi``: every
+    if the mean cosine is at least the threshold and the small step raised F_full for every seed: ``all_pass``,
+    ``none_pass`` or (some but not all) ``depends``, with the kappas that pass (``good``) and fail (``bad``) and
+    whether the paper's kappa (``paper_kappa``) passes (``paper_passes``) or fails (``paper_fails``). ``exact_phi``: every
     ||grad Phi - g_sg|| / ||g_sg|| (largest ``gap_max``) is below the ``identity`` threshold, so the stop-gradient
     step is the exact gradient step of Phi and the objection turns into a choice of objective. ``per_kappa``: one
     dict per kappa with its ``kappa``, ``mean`` and ``sd`` cosine and the number of seeds whose step raised F_full
@@ -871,13 +860,12 @@ def stop_gradient_facts(kappas, cos_sg, delta_small, phi_gap, threshold=None, id
     n_seeds = int(cos_sg.shape[1])
     good, bad = [float(k) for k in kappas[ok]], [float(k) for k in kappas[~ok]]
     return {
-        "stand_in": "fails" if ok.all() else "holds" if not ok.any() else "depends",
-        "depends": bool(ok.any() and not ok.all()),
+        "all_pass": bool(ok.all()), "none_pass": bool(not ok.any()), "depends": bool(ok.any() and not ok.all()),
         "exact_phi": bool((gap < ident).all()), "gap_max": float(gap.max()), "identity": ident,
         "threshold": t, "n_seeds": n_seeds,
         "per_kappa": [{"kappa": float(k), "mean": float(mu), "sd": float(s), "rises": int((d > 0).sum()),
                        "n_seeds": n_seeds} for k, mu, s, d in zip(kappas, mean, sd, delta_small)],
-        "good": good, "bad": bad, "good_one": len(good) == 1, "bad_one": len(bad) == 1,
+        "good": good, "bad": bad,
         "paper_kappa": PAPER_KAPPA, "paper_passes": PAPER_KAPPA in good, "paper_fails": PAPER_KAPPA in bad,
     }
 
@@ -889,8 +877,8 @@ def stop_gradient_facts(kappas, cos_sg, delta_small, phi_gap, threshold=None, id
 def regulariser_facts(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=1.0, threshold=None) -> dict:
     """Objection 4 from the relative error over n (random latents, mean over seeds) and on MNIST latents.
 
-    ``verdict``: "fails" if every n and the MNIST latents are below the threshold, "holds" if none is, else
-    "depends" (on n / d_q). ``per_n``: one dict per n with its ``n`` and ``error``; ``good`` and ``bad`` the n below
+    The objection ``fails`` if every n and the MNIST latents are below the threshold, ``holds`` if none is, and
+    ``depends`` (on n / d_q) otherwise. ``per_n``: one dict per n with its ``n`` and ``error``; ``good`` and ``bad`` the n below
     and not below the threshold (``any_good``, ``both_sides``: some of each). ``n_ok`` is the n at which the
     small-n asymptote of :func:`~probdr_lite.chapters.objections.regulariser_prediction` reaches the threshold, and
     ``dq_per_n`` the d_q per (n - 1) that keeps it below in general.
@@ -902,14 +890,10 @@ def regulariser_facts(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=
     if err.shape != ns.shape or ns.size == 0:
         raise ValueError("rel_err must have one value (or one row of seeds) per n")
     good, bad = [int(n) for n in ns[err < t]], [int(n) for n in ns[err >= t]]
-    if not bad and mnist_rel_err < t:
-        word = "fails"
-    elif not good and mnist_rel_err >= t:
-        word = "holds"
-    else:
-        word = "depends"
+    fails = not bad and mnist_rel_err < t
+    holds = not good and mnist_rel_err >= t
     return {
-        "verdict": word, "d_q": int(d_q), "threshold": t,
+        "holds": bool(holds), "fails": bool(fails), "depends": not (holds or fails), "d_q": int(d_q), "threshold": t,
         "per_n": [{"n": int(n), "error": float(e)} for n, e in zip(ns, err)],
         "good": good, "bad": bad, "any_good": bool(good), "both_sides": bool(good and bad),
         "error_min": float(err.min()), "error_max": float(err.max()),
@@ -956,24 +940,19 @@ def _scale(rows) -> dict:
     iters, epochs = "max_iters" in cfg, "max_iters" not in cfg and "epochs" in cfg
     return {"has_shape": shape, "n_layer": cfg.get("n_layer"), "n_embd": cfg.get("n_embd"),
             "has_params": params, "n_params_m": rows[0]["n_params"] / 1e6 if params else float("nan"),
-            "shape_and_params": shape and params, "by_iters": iters, "by_epochs": epochs,
-            "length": cfg["max_iters"] if iters else cfg.get("epochs"),
-            "length_after": (iters or epochs) and (shape or params), "no_scale": not (shape or params or iters
-                                                                                     or epochs)}
+            "by_iters": iters, "by_epochs": epochs, "length": cfg["max_iters"] if iters else cfg.get("epochs")}
 
 
 def single_runs_facts(runs: dict, snr=None, min_seeds=None) -> dict:
     """Objection 5, one question only: is one training run per arm enough evidence?
 
-    A task with at least ``min_seeds`` paired seeds is judged (``judged``: some task is; ``missing``: the others,
-    ``some_missing`` when some are judged). One pair of runs is enough on a task if the mean paired difference is
-    at least ``snr`` standard deviations of the paired differences (then one pair rarely points the other way):
-    ``verdict`` is "holds" where it is enough on no task (``all_noisy``), "fails" where it is on every one
-    (``none_noisy``, and then ``all_help`` / ``none_help``: $A - I$ is better on average on every / no task),
-    "depends" (on the task) otherwise, and "untested" with no task judged. ``tasks``: one dict per judged
-    task, with its scale (:func:`_scale`'s facts), ``quantity``, evidence (``mean_diff``, ``sd_diff``, ``n``,
-    ``snr``, ``n_opposite``, with ``opp_all``, ``opp_none`` and ``opp_several``: more than one seed but not all
-    point the other way) and ``better`` ($A - I$ better on average).
+    A task with at least ``min_seeds`` paired seeds is judged (``judged``: some task is; ``missing``: the others).
+    One pair of runs is enough on a task if the mean paired difference is at least ``snr`` standard deviations of
+    the paired differences (then one pair rarely points the other way): the objection holds where it is enough on
+    no judged task (``all_noisy``) and fails where it is on every one (``none_noisy``); ``all_help`` / ``none_help``:
+    $A - I$ is better on average on every / no judged task. ``tasks``: one dict per judged task, with its scale
+    (:func:`_scale`'s facts), ``quantity``, evidence (``mean_diff``, ``sd_diff``, ``n``, ``snr``, ``n_opposite``,
+    with ``opp_none``: no seed points the other way) and ``better`` ($A - I$ better on average).
     """
     snr_t = THRESHOLDS["single_run_snr"] if snr is None else float(snr)
     min_seeds = THRESHOLDS["min_seeds"] if min_seeds is None else int(min_seeds)
@@ -987,19 +966,14 @@ def single_runs_facts(runs: dict, snr=None, min_seeds=None) -> dict:
         k, n = int(e["n_opposite"]), int(e["n"])
         tasks.append({"task": t, "quantity": r["quantity"], **_scale(r["rows"]),
                       "mean_diff": float(e["mean_diff"]), "sd_diff": float(e["sd_diff"]), "n": n,
-                      "snr": float(e["snr"]), "n_opposite": k, "opp_all": k == n, "opp_none": k == 0,
-                      "opp_several": 1 < k < n,
+                      "snr": float(e["snr"]), "n_opposite": k, "opp_none": k == 0,
                       "better": bool((e["mean_diff"] > 0) == HIGHER_IS_BETTER[r["quantity"]])})
-    if not judged:
-        word = "untested"
-    else:
-        word = "holds" if all(noisy) else "fails" if not any(noisy) else "depends"
     return {
-        "verdict": word, "judged": bool(judged), "min_seeds": min_seeds, "snr_threshold": snr_t,
+        "judged": bool(judged), "min_seeds": min_seeds, "snr_threshold": snr_t,
         "all_noisy": bool(judged) and all(noisy), "none_noisy": bool(judged) and not any(noisy),
         "all_help": bool(judged) and all(x["better"] for x in tasks),
         "none_help": bool(judged) and not any(x["better"] for x in tasks),
-        "missing": missing, "some_missing": bool(judged) and bool(missing), "tasks": tasks,
+        "missing": missing, "tasks": tasks,
     }
 
 
@@ -1012,9 +986,9 @@ def clustering_facts(metrics: dict, variant="paper", rel_tol=0.01) -> dict:
     clusters MNIST'?
 
     A number rises (falls) if it changes by more than ``rel_tol`` of its first value
-    (:func:`~probdr_lite.metrics.change_direction`). ``verdict`` is 'fails' if all four rise from the ``first`` to
-    the ``last`` scored layer (the picture told the truth), 'holds' if none rises, 'depends' (on the metric)
-    otherwise. ``metrics``: one dict per number with its key ``metric``, ``first`` and ``last`` values and
+    (:func:`~probdr_lite.metrics.change_direction`). The objection fails if all four rise from the ``first`` to
+    the ``last`` scored layer (``all_up``: the picture told the truth), holds if none rises (not ``any_up``), and
+    depends on the metric otherwise. ``metrics``: one dict per number with its key ``metric``, ``first`` and ``last`` values and
     ``direction`` ("up", "down" or "flat"); ``up``: the keys of those that rise (``any_up``); ``others``: the
     dicts of the rest (``any_others``).
     """
@@ -1028,7 +1002,7 @@ def clustering_facts(metrics: dict, variant="paper", rel_tol=0.01) -> dict:
     up = [r["metric"] for r in rows if r["direction"] == "up"]
     others = [r for r in rows if r["direction"] != "up"]
     return {
-        "verdict": "fails" if len(up) == len(rows) else "holds" if not up else "depends",
+        "all_up": len(up) == len(rows),
         "variant": variant, "first": int(layers[0]), "last": int(layers[-1]), "rel_tol": float(rel_tol),
         "metrics": rows, "up": up, "any_up": bool(up), "others": others, "any_others": bool(others),
         "knn_first": float(m["knn_accuracy"][0]), "knn_last": float(m["knn_accuracy"][-1]),

@@ -499,7 +499,7 @@ def test_single_run_evidence_against_the_paired_differences_by_hand():
 def test_training_runs_without_results(tmp_path):
     runs = V.training_runs(tmp_path)
     assert runs == {"charlm": None, "vit": None}
-    assert V.single_runs_facts(runs)["verdict"] == "untested"
+    assert not V.single_runs_facts(runs)["judged"]
 
 
 def test_single_runs_verdict_fails_when_one_pair_is_enough(tmp_path):
@@ -508,7 +508,7 @@ def test_single_runs_verdict_fails_when_one_pair_is_enough(tmp_path):
     e = runs["charlm"]["evidence"]
     assert e["n"] == 5 and e["n_opposite"] == 0 and e["snr"] > 10
     f = V.single_runs_facts(runs)
-    assert f["verdict"] == "fails" and f["none_noisy"] and f["all_help"] and f["missing"] == ["vit"]
+    assert f["none_noisy"] and not f["all_noisy"] and f["all_help"] and f["missing"] == ["vit"]
     (t,) = f["tasks"]
     assert t["opp_none"] and t["better"] and t["n"] == 5
     assert t["by_iters"] and t["length"] == 20 and not t["has_shape"]  # the scale, read off the config
@@ -520,9 +520,9 @@ def test_single_runs_verdict_fails_when_one_pair_is_enough(tmp_path):
 def test_single_runs_verdict_holds_when_the_seeds_disagree(tmp_path):
     write_charlm(tmp_path, 5, -0.02, spread=0.01)  # differences -0.02, -0.01, 0, +0.01, +0.02
     f = V.single_runs_facts(V.training_runs(tmp_path))
-    assert f["verdict"] == "holds" and f["all_noisy"] and f["tasks"][0]["snr"] == pytest.approx(0.0, abs=1e-9)
+    assert f["all_noisy"] and not f["none_noisy"] and f["tasks"][0]["snr"] == pytest.approx(0.0, abs=1e-9)
     write_charlm(tmp_path, 2, -0.05)
-    assert V.single_runs_facts(V.training_runs(tmp_path))["verdict"] == "untested"
+    assert not V.single_runs_facts(V.training_runs(tmp_path))["judged"]
     with pytest.raises(ValueError, match="runs"):
         V.single_runs_facts({})
 
@@ -539,46 +539,39 @@ def metrics_dict(paper, attention):
 # Figures and tables
 
 
-def a_row(verdict="holds"):
-    return figs.ObjectionVerdict("2", "an objection", "a test", "a number", verdict, "Because.", "What would change.")
-
-
-def test_summary_and_threshold_tables():
-    v = a_row()
-    table = figs.summary_table([v], caption="a caption")
-    assert table.header == ["#", "objection", "the test", "the number", "verdict"]
-    assert table.body[0] == ["2", "an objection", "a test", "a number", "holds"] and table.caption == "a caption"
-    assert "<table>" in table._repr_html_()
-    assert v.sentence() == "**Verdict: holds.** Because. What would change."
-    assert figs.summary_table([v]).caption is None  # the package writes no caption of its own
-    decides = {k: f"what {k} decides" for k in O.THRESHOLDS}
-    table = figs.thresholds_table(decides)
+def test_threshold_table_reads_its_labels_from_the_package():
+    table = figs.thresholds_table()
     assert [row[0] for row in table.body] == list(O.THRESHOLDS)
-    assert [row[2] for row in table.body] == [decides[k] for k in O.THRESHOLDS]
+    assert [row[2] for row in table.body] == [figs.THRESHOLD_DECIDES[k] for k in O.THRESHOLDS]
     assert table.body[0][1] == f"{O.THRESHOLDS[table.body[0][0]]:g}"
-    with pytest.raises(ValueError, match="verdicts"):
-        figs.summary_table([])
-    missing = dict(list(decides.items())[1:])
-    for wrong in (missing, {**decides, "unknown": "a threshold that does not exist"}, list(decides)):
-        with pytest.raises(ValueError, match="decides must map every threshold"):
-            figs.thresholds_table(wrong)
+    assert set(figs.THRESHOLD_DECIDES) == set(O.THRESHOLDS)  # one label per threshold, none left over
+    with pytest.raises(KeyError, match="'unknown' has no label"):  # a missing label raises, never prints the key
+        figs.thresholds_table({**O.THRESHOLDS, "unknown": 0.5})
+
+
+def test_a_missing_label_raises_instead_of_printing_its_key(tmp_path, monkeypatch):
+    write_charlm(tmp_path, 5, -0.05)
+    runs = V.training_runs(tmp_path)
+    monkeypatch.delitem(figs.TASK_NAMES, "charlm")
+    with pytest.raises(KeyError, match="'charlm' has no label"):
+        figs.single_runs_table(runs)
+    with pytest.raises(ValueError):  # an update without a style: no fallback to its key
+        figs._style("no such update")
+
+
+def test_regulariser_table_prints_each_point():
+    r = {"cosine": 0.4493, "relative_error": 0.8912, "norm_ratio": 2.1551}
+    table = figs.regulariser_table([("32 MNIST latents", 32, r)])
+    assert table.body == [["32 MNIST latents", "32", "0.449", "0.89", "2.155"]]
 
 
 def test_the_objections_chapter_writes_its_tables_words():
-    """The tables' captions and what each threshold decides are written out in the chapter, one entry per threshold
-    (the package's list), and the tables it builds carry them."""
-    (summary,) = chapter_calls("objections", "summary_table")
-    (thresholds,) = chapter_calls("objections", "thresholds_table")
+    """The single-runs table's caption is written out in the chapter; the threshold labels are the package's."""
     (single,) = chapter_calls("objections", "single_runs_table")
-    decides = words_passed(thresholds, "decides", position=0)
-    assert list(decides) == list(O.THRESHOLDS) and all(decides.values())
-    assert [row[2] for row in figs.thresholds_table(decides).body] == list(decides.values())
-    for call in (summary, single):
-        caption = words_passed(call, "caption")
-        assert caption and "{" not in caption
-    v = a_row()
-    caption = words_passed(summary, "caption")
-    assert figs.summary_table([v], caption=caption).to_markdown().endswith("\n\n" + caption)
+    caption = words_passed(single, "caption")
+    assert caption and "{" not in caption
+    (thresholds,) = chapter_calls("objections", "thresholds_table")
+    assert not thresholds.args and not thresholds.keywords
 
 
 def test_asymmetry_and_spectrum_figures_draw_the_numbers():
@@ -632,7 +625,8 @@ def test_metric_figures_and_tables():
 def test_single_runs_table(tmp_path):
     write_charlm(tmp_path, 5, -0.05)
     table = figs.single_runs_table(V.training_runs(tmp_path), caption="a caption")
-    assert table.body[0][0] == "charlm" and table.body[0][-1] == "0 of 5" and table.caption == "a caption"
+    assert table.body[0][0] == figs.TASK_NAMES["charlm"] and table.body[0][-1] == "0 of 5"
+    assert table.body[0][1] == figs.QUANTITY_LABELS["final_val_loss"] and table.caption == "a caption"
     assert table.body[0][2].split(", ")[:2] == ["-0.0500", "-0.0490"]
     assert table.body[1][1] == "not committed"
     with pytest.raises(ValueError, match="runs"):

@@ -19,7 +19,7 @@ chapters).
 
 By chapter: ``neighbourhoods``, ``elbo`` and ``unrolling`` (Laplacian Eigenmaps, the ELBO, unrolled inference);
 ``bridge`` and ``block`` (the transformer block); ``mnist`` (MNIST at initialisation); ``training`` and ``recipes``
-(trained transformers); ``objection_tests`` (the objections, with the rows of its summary table); ``readings`` (the
+(trained transformers); ``objection_tests`` (the objections, with its tables' labels); ``readings`` (the
 energies chapter); ``versions`` (the environment page). Shared by all, one level up in
 :mod:`probdr_lite.presentation`: ``style`` (labels, colours, alt text), ``prose`` (the number formatters, comparison
 words and ``fill``), ``plotting``, ``widgets`` and ``live`` (the live figures and their builders,

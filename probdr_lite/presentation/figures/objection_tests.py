@@ -3,14 +3,14 @@
 Every builder takes the arrays the chapter has already computed (so nothing is computed twice) and returns a
 matplotlib figure; the threshold a verdict uses is drawn as a grey dashed line, so the reader can see which side of
 it each number falls on. The figures' descriptions (alt texts, :func:`probdr_lite.presentation.style.describe`), the
-tables' captions and what each threshold decides are the chapter's words: the chapter describes each figure after
-building it and passes the rest in. :class:`ObjectionVerdict` holds one row of the summary table, each cell
-the chapter's words; the facts the verdicts follow from are the chapter's (:mod:`probdr_lite.chapters.objections`).
+tables' captions are the chapter's words: the chapter describes each figure after building it and passes the rest
+in. The labels of this chapter's tables (what each threshold decides, the tasks and the numbers of objection 5, the
+updates) are defined once, here or in the modules they are imported from, and a missing one raises ``KeyError``
+naming it: nothing falls back to a key. The verdicts and the summary table are the chapter's own Markdown, checked
+by the facts of :mod:`probdr_lite.chapters.objections`.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -23,14 +23,15 @@ from probdr_lite.chapters.objections import (THRESHOLDS, asymmetry_along_path, m
                                              regulariser_prediction, regulariser_sweep, stop_gradient_sweep)
 from probdr_lite.presentation.plotting import Table
 from probdr_lite.chapters.objections import training_runs
+from probdr_lite.presentation.figures.training import QUANTITY_LABELS, TASK_NAMES
 
 #: The two numbers that measure clustering *by class* (the claim of the MNIST figure); the other two are local.
 CLASS_LEVEL = ("between_within", "kmeans_nmi")
 
 __all__ = [
-    "ObjectionVerdict",
-    "summary_table",
+    "THRESHOLD_DECIDES",
     "thresholds_table",
+    "regulariser_table",
     "final_metrics_table",
     "asymmetry_figure",
     "spectrum_figure",
@@ -41,25 +42,6 @@ __all__ = [
 ]
 
 _GUIDE = dict(color="0.5", ls="--", lw=1)
-
-
-@dataclass(frozen=True)
-class ObjectionVerdict:
-    """One row of the chapter's summary table, its cells written by the chapter.
-
-    ``because`` says why, from the numbers; ``would_change`` says what would turn the verdict around.
-    """
-
-    key: str
-    objection: str
-    test: str
-    number: str
-    verdict: str
-    because: str
-    would_change: str
-
-    def sentence(self) -> str:
-        return f"**Verdict: {self.verdict}.** {self.because} {self.would_change}"
 
 
 def _vector(x, name, length=None, what="step"):
@@ -76,30 +58,49 @@ def _metrics(metrics) -> dict:
 
 
 def _style(variant):
-    """(label, colour) of a block variant from the book-wide :data:`probdr_lite.presentation.style.VARIANT_STYLE`."""
+    """(label, colour) of a block variant from the book-wide :data:`probdr_lite.presentation.style.VARIANT_STYLE`;
+    a variant without a style raises (no label falls back to the key)."""
+    return tuple(variant_style(variant, "block"))
+
+
+#: What each threshold of :data:`probdr_lite.chapters.objections.THRESHOLDS` decides: the labels of the chapter's
+#: table of thresholds, defined once.
+THRESHOLD_DECIDES = {
+    "asymmetry": "1: largest relative difference still counted as 'the same direction' (full space)",
+    "tangent_cosine": "1: smallest cosine of the tangent parts still counted as 'the same direction'",
+    "eigen_tol": "2: an eigenvalue below minus this is negative; a residual below it is zero",
+    "cosine": "3: smallest mean cosine for stop-gradient to pass (and F must rise for every seed)",
+    "approx_error": "4: largest relative error for the approximation to pass",
+    "single_run_snr": "5: smallest |mean| / sd of the paired differences for one pair of runs to be enough",
+    "min_seeds": "5: fewest seeds paired across the arms before a task is judged",
+    "identity": "exercises: largest difference for an identity to hold to rounding",
+    "correlation": "exercises: |correlation| below this means unrelated, above 1 minus this means related",
+}
+
+
+def _label(labels: dict, key: str, what: str) -> str:
+    """``labels[key]``, or ``KeyError`` naming the missing label (never the key itself)."""
     try:
-        return tuple(variant_style(variant, "block"))
-    except ValueError:
-        return (variant, None)
+        return labels[key]
+    except KeyError:
+        raise KeyError(f"the {what} {key!r} has no label; labels defined: {sorted(labels)}") from None
 
 
-def summary_table(verdicts, caption=None) -> Table:
-    """The chapter's summary: objection | the test | the number | verdict, one row per :class:`ObjectionVerdict`."""
-    verdicts = list(verdicts) if not isinstance(verdicts, (str, bytes)) else []
-    if not verdicts or not all(isinstance(v, ObjectionVerdict) for v in verdicts):
-        raise ValueError("verdicts must be a non-empty list of ObjectionVerdict")
-    body = [[v.key, v.objection, v.test, v.number, v.verdict] for v in verdicts]
-    return Table(["#", "objection", "the test", "the number", "verdict"], body, caption=caption)
+def thresholds_table(thresholds: dict | None = None) -> Table:
+    """The thresholds behind the verdicts (default :data:`probdr_lite.chapters.objections.THRESHOLDS`), with what each
+    decides (:data:`THRESHOLD_DECIDES`); a threshold without a label raises ``KeyError`` naming it."""
+    thresholds = THRESHOLDS if thresholds is None else thresholds
+    return Table(["threshold", "value", "decides"],
+                 [[k, f"{v:g}", _label(THRESHOLD_DECIDES, k, "threshold")] for k, v in thresholds.items()])
 
 
-def thresholds_table(decides: dict) -> Table:
-    """The thresholds behind the verdicts, with what each decides: ``decides`` maps every name of
-    :data:`probdr_lite.chapters.objections.THRESHOLDS` to the chapter's words for it (no name missing, none unknown)."""
-    if not isinstance(decides, dict) or set(decides) != set(THRESHOLDS):
-        got = sorted(decides) if isinstance(decides, dict) else type(decides).__name__
-        raise ValueError(f"decides must map every threshold of THRESHOLDS {list(THRESHOLDS)} to what it decides; "
-                         f"got {got}")
-    return Table(["threshold", "value", "decides"], [[k, f"{v:g}", decides[k]] for k, v in THRESHOLDS.items()])
+def regulariser_table(points) -> Table:
+    """Objection 4 on MNIST latents: one row per (label, n, result) of
+    :func:`probdr_lite.chapters.objections.regulariser_approximation`, the points the regulariser figure draws."""
+    body = []
+    for label, n, r in points:
+        body.append([label, str(n), num(r["cosine"]), num(r["relative_error"], 2), num(r["norm_ratio"])])
+    return Table(["latents", "n", "cosine", "relative error", "||exact|| / ||approx||"], body)
 
 
 def final_metrics_table(metrics: dict, variants=None) -> Table:
@@ -290,11 +291,13 @@ def single_runs_table(runs: dict, caption=None) -> Table:
     check_result(runs, "runs", training_runs)
     body = []
     for task, r in runs.items():
+        name = _label(TASK_NAMES, task, "task")
         if r is None:
-            body.append([task, "not committed", "", "", "", ""])
+            body.append([name, "not committed", "", "", "", ""])
             continue
         e = r["evidence"]
-        body.append([task, r["quantity"], ", ".join(num(d, 4) for d in e["differences"]),
+        body.append([name, _label(QUANTITY_LABELS, r["quantity"], "quantity"),
+                     ", ".join(num(d, 4) for d in e["differences"]),
                      f"{num(e['mean_diff'], 4)} ± {num(e['sd_diff'], 4)}", num(e["snr"], 2),
                      f"{e['n_opposite']} of {e['n']}"])
     return Table(["task", "number", "A − I minus attention, seed by seed", "mean ± sd", "|mean| / sd",
