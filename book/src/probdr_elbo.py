@@ -127,8 +127,9 @@ print("principal-angle cosines to scikit-learn's PCA scores:",
       subspace_agreement(X_pca, PCA(n_components=q).fit_transform(Y)))
 
 # %%
-fig = pca_figure(C_hat, labels, sigma2, n_components=q, n_show=80)
-describe(fig, f"Left, the {80} largest eigenvalues of the sample covariance on a log scale with the noise level σ² "
+n_show = 80  # eigenvalues drawn
+fig = pca_figure(C_hat, labels, sigma2, n_components=q, n_show=n_show)
+describe(fig, f"Left, the {n_show} largest eigenvalues of the sample covariance on a log scale with the noise level σ² "
               f"dashed and the {q} kept in red; right, the PCA embedding X* coloured by class.")
 plt.show()
 
