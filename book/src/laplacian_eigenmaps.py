@@ -341,8 +341,8 @@ fig, rows = compare_figure({
     mnist: (Y_mnist, labels_mnist, True),
 }, n_neighbors=10)
 agreement = agreement_facts(rows)
-describe(fig, f"Two-dimensional Laplacian Eigenmaps of the {', '.join(agreement['names'])} data: probdr_lite's in "
-              "the top row, scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.")
+describe(fig, f"Two-dimensional Laplacian Eigenmaps of {len(rows)} data sets, one per column: probdr_lite's in the "
+              "top row, scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.")
 plt.show()
 agreement_table(rows, agreement)
 
