@@ -22,26 +22,29 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # committed. The notebooks themselves ask only for ranges (see `pyproject.toml`), so they also
 # run on Colab and Binder with the versions installed there.
 
-# %% tags=["hide-input"]
-from IPython.display import Markdown, display
-
+# %% tags=["remove-cell"]
 from probdr_lite.chapters import environment
 from probdr_lite.presentation.figures import versions
-from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.prose import glue
 
 facts = environment.summary_facts()
-differ = ", ".join(fill("{name} ({installed}, locked {locked})" if d["present"] else
-                        "{name} (not installed, locked {locked})", d) for d in facts["differ"])
-display(Markdown(fill(
-    "This copy of the book was built with {implementation} {python_version} on {system} ({machine}). "
-    + (("All {n} packages that `{lock}` pins for this platform were installed at exactly their locked versions."
-        if facts["all_match"] else
-        "{n_match} of the {n} packages that `{lock}` pins for this platform {n_match:agree:was/were} installed "
-        "at their locked versions; {n_differ} {n_differ:agree:was/were} not: {differ}.")
-       if facts["has_lock"] else
-       "No `{lock}` was found beside the package or the notebook (as on Colab), so the versions below are simply "
-       "the ones installed."),
-    facts, differ=differ)))
+glue("python", f"{facts['implementation']} {facts['python_version']}")
+glue("platform_name", f"{facts['system']} ({facts['machine']})")
+glue("lock_name", facts["lock"])
+
+# %% [markdown]
+# This copy of the book was built with {glue:text}`python` on {glue:text}`platform_name`. The
+# first table counts the packages that {glue:text}`lock_name` pins for this platform, and how many
+# of them the build installed at exactly the pinned version; the second lists those it did not,
+# with both versions, and is empty when every pin was met. Where no lock lies beside the package
+# or the notebook (as on Colab) nothing is compared, every count is 0, and the versions further
+# down are simply the ones installed.
+
+# %% tags=["hide-input"]
+versions.summary_table(facts)
+
+# %% tags=["hide-input"]
+versions.differ_table(facts)
 
 # %% [markdown]
 # The packages that the book's code and tools ask for by name, and what for:

@@ -34,20 +34,22 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
-from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.eigenmaps import embed_graph
 from probdr_lite.presentation.figures.neighbourhoods import (
+    NEIGHBOURS,
+    agreement_table,
     compare_figure,
     energy_figure,
     laplacians_figure,
     neighbours_panel,
+    order_table,
 )
 from probdr_lite.chapters.laplacian_eigenmaps import agreement_facts, unrolling_facts
 from probdr_lite.presentation.live.builders import neighbours_live
-from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.prose import claim, glue, num
 from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
 
@@ -104,8 +106,8 @@ print("degrees (edges per point):", D.diagonal().astype(int).tolist())
 
 # %%
 fig = laplacians_figure(Y_small, W)
-describe(fig, fill("A graph of {n} points, its edges shaded by weight, beside heat maps of its three Laplacians: "
-                   "L = D − W, the symmetric L_sym and the random-walk L_rw.", n=len(Y_small)))
+describe(fig, f"A graph of {len(Y_small)} points, its edges shaded by weight, beside heat maps of its three "
+              "Laplacians: L = D − W, the symmetric L_sym and the random-walk L_rw.")
 plt.show()
 
 # %% [markdown]
@@ -143,9 +145,44 @@ print(f"sum over edges: {E_edges:.10f}\n2 tr(X^T L X):  {E_trace:.10f}")
 # Minimising $E(X)$ alone is pointless: $X = 0$, or every point at the same place, costs
 # nothing. Laplacian Eigenmaps rules that out with two constraints. The scale is fixed,
 # $X^\top D X = I$, and the coordinates must not be constant, $X^\top D \mathbf{1} = 0$. (The
-# weighting by $D$ gives well-connected points more say.) Setting the derivative of the
-# Lagrangian $\operatorname{tr}(X^\top L X) - \operatorname{tr}\big(\Lambda (X^\top D X - I)\big)$
-# to zero gives the *generalised eigenproblem*
+# weighting by $D$ gives well-connected points more say.) So the problem is
+#
+# $$
+# \min_{X \in \mathbb{R}^{n \times q}} \operatorname{tr}(X^\top L X)
+# \quad \text{subject to} \quad X^\top D X = I_q, \qquad X^\top D \mathbf{1} = 0 .
+# $$
+#
+# Give each constraint a multiplier: a symmetric $q \times q$ matrix $\Lambda$ for the first (it is a
+# symmetric matrix equation, so it has one condition per entry on and above the diagonal) and a
+# vector $\mu \in \mathbb{R}^{q}$ for the second. The Lagrangian is
+#
+# $$
+# \mathcal{L}(X, \Lambda, \mu) = \operatorname{tr}(X^\top L X)
+# - \operatorname{tr}\big(\Lambda (X^\top D X - I_q)\big) - \mu^\top X^\top D \mathbf{1} .
+# $$
+#
+# With the matrix derivatives $\partial_X \operatorname{tr}(X^\top L X) = 2 L X$ (as $L$ is
+# symmetric), $\partial_X \operatorname{tr}(\Lambda X^\top D X) = 2 D X \Lambda$ (as $D$ and
+# $\Lambda$ are) and $\partial_X\, \mu^\top X^\top D \mathbf{1} = D \mathbf{1} \mu^\top$,
+# a minimiser satisfies
+#
+# $$
+# 2 L X - 2 D X \Lambda - D \mathbf{1} \mu^\top = 0 .
+# $$
+#
+# **The multiplier $\mu$ vanishes.** Multiply on the left by $\mathbf{1}^\top$. Since
+# $L \mathbf{1} = 0$ and $L$ is symmetric, $\mathbf{1}^\top L X = 0$; the second constraint makes
+# $\mathbf{1}^\top D X = 0$; what is left is $-(\mathbf{1}^\top D \mathbf{1})\, \mu^\top = 0$, and
+# $\mathbf{1}^\top D \mathbf{1} = \sum_i D_{ii} > 0$, so $\mu = 0$. The stationarity condition is
+# $L X = D X \Lambda$.
+#
+# **$\Lambda$ may be taken diagonal.** $\Lambda$ is symmetric, so $\Lambda = R M R^\top$ with $R$
+# orthogonal and $M$ diagonal. Put $X' = X R$. The objective does not change,
+# $\operatorname{tr}(R^\top X^\top L X R) = \operatorname{tr}(X^\top L X)$, and neither do the
+# constraints, $X'^\top D X' = R^\top I_q R = I_q$ and $X'^\top D \mathbf{1} = R^\top 0 = 0$. So
+# $X'$ is a minimiser whenever $X$ is, and it satisfies $L X' = D X R\, R^\top \Lambda R = D X' M$:
+# column by column, $L v = \lambda D v$ with $\lambda$ a diagonal entry of $M$. The conditions for
+# a minimum are thus the *generalised eigenproblem*
 #
 # $$
 # L v = \lambda D v, \qquad 0 = \lambda_0 \le \lambda_1 \le \lambda_2 \le \dots
@@ -181,9 +218,8 @@ print("energy E(v_k) vs 2 lambda_k =", [graph_energy(V[:, [k]], W_spiral) for k 
 # %%
 colour_index = 12
 fig = energy_figure(Y_spiral, W_spiral, colour_index=colour_index)
-describe(fig, fill("Three functions on a graph of {n} points, drawn over its edges in a red-blue scale: the first "
-                   "generalised eigenvector, eigenvector {m} and a random vector, each with its energy.",
-                   n=len(Y_spiral), m=colour_index))
+describe(fig, f"Three functions on a graph of {len(Y_spiral)} points, drawn over its edges in a red-blue scale: "
+              f"the first generalised eigenvector, eigenvector {colour_index} and a random vector, each with its energy.")
 plt.show()
 
 # %% [markdown]
@@ -197,9 +233,13 @@ plt.show()
 # a rectangle rolled up in three dimensions, coloured by the position along the roll. On the
 # left it is seen from the side, with the graph's edges drawn darker the heavier they are; on the
 # right is its two-dimensional Laplacian-eigenmaps embedding.
-#
-# At the default ($k = 10$, $t$ the mean squared distance to the ten nearest neighbours) the
-# colours run in order along the first coordinate: the roll is unrolled. The second coordinate
+
+# %% tags=["remove-cell"]
+glue("k_default", str(NEIGHBOURS[2]))
+
+# %% [markdown]
+# At the default ($k$ = {glue:text}`k_default`, and $t = t_0$, the mean squared distance to the $k$
+# nearest neighbours) the colours run in order along the first coordinate: the roll is unrolled. The second coordinate
 # is mostly a second harmonic of the first, a well-known feature of the method on long thin
 # sheets. With a kernel (Binder, Colab, a local Jupyter) move the sliders:
 #
@@ -212,12 +252,11 @@ plt.show()
 #
 # To see both effects in turn: with the bandwidth at its largest (every edge weighs about 1), add
 # neighbours until the colours stop running in order; then keep 40 neighbours and shrink the
-# bandwidth until they run in order again. A sentence below says where that happens at nine
-# settings, measured by how well the first coordinate sorts the points along the roll.
+# bandwidth until they run in order again.
 
 # %% tags=["remove-output"]
 Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
-panel = neighbours_panel(Y_roll, t_roll, n_neighbors=(5, 60, 10), alt=(
+panel = neighbours_panel(Y_roll, t_roll, n_neighbors=NEIGHBOURS, alt=(
     "The data seen side on with the edges of its heat-kernel nearest-neighbour graph, beside its two-dimensional "
     "Laplacian Eigenmaps embedding, both coloured by position along the sheet."))
 panel.show()
@@ -235,21 +274,40 @@ neighbours_live(Y_roll, t_roll, text={
            "λ₁ = {=lam1}, λ₂ = {=lam2}",
 })
 
-# %% tags=["remove-input"]
-t0 = default_bandwidth(Y_roll, 10)  # the live figure's bandwidth at its default k = 10
-frames = [(k, 100 * t0) for k in (6, 10, 20, 30, 40)] + [(40, f * t0) for f in (20, 5, 1, 0.25)]
+# %% tags=["remove-cell"]
+k0 = NEIGHBOURS[2]  # the sliders' default number of neighbours
+t0 = default_bandwidth(Y_roll, k0)  # the live figure's bandwidth at its default k
+k_sweep, t_sweep = (6, 10, 20, 30, 40), (20, 5, 1, 0.25)  # k at 100 t0; then t / t0 at k = 40
+frames = [(k, 100 * t0) for k in k_sweep] + [(40, f * t0) for f in t_sweep]
 order = unrolling_facts(Y_roll, t_roll, frames)
-scores = "; ".join(fill("$k = {k}$, $t = {t:.3g}$: " + ("apart" if f["apart"] else "{rho:num2}"), f)
-                   for f in order["frames"])
-kept = [fill("$k = {k}$ at $t = {t:.3g}$", f) for f in order["kept"]]
-lost = [fill("$k = {k}$ at $t = {t:.3g}$", f) for f in order["lost"]]
-display(Markdown(fill(
-    "How well the first coordinate sorts the points along the roll (|Spearman correlation| with the position, "
-    "1 = perfectly; 'in order' from {in_order_from:num2}), frame by frame: {scores}. "
-    + ("Every frame keeps the order." if order["all_in_order"] else
-       "No frame keeps the order." if order["none_in_order"] else
-       "In order: {kept:listing}; out of order: {lost:listing}."),
-    order, scores=scores, kept=kept, lost=lost)))
+by_k, by_t = order["frames"][:len(k_sweep)], order["frames"][len(k_sweep):]
+glue("n_settings", str(len(frames)))
+glue("in_order_from", num(order["in_order_from"], 2))
+glue("t_wide", f"{100 * t0:.3g}")
+glue("k_kept_last", str(k_sweep[2]))
+glue("k_lost_first", str(k_sweep[3]))
+glue("t_back", f"{t0:.3g}")
+claim(not any(f["apart"] for f in order["frames"]), "the graph stays in one piece at every setting of the table")
+claim(all(f["in_order"] for f in by_k[:3]) and not any(f["in_order"] for f in by_k[3:]),
+      "at the widest bandwidth the first coordinate keeps the order up to k = 20 neighbours and loses it from "
+      "k = 30 on")
+claim(not any(f["in_order"] for f in by_t[:2]) and all(f["in_order"] for f in by_t[2:]),
+      "with 40 neighbours the order comes back once t is shrunk to t0 and stays at a quarter of it")
+
+# %% [markdown]
+# The table scores {glue:text}`n_settings` settings along that path. The score is the absolute Spearman rank
+# correlation between the first coordinate $v_1$ and the position along the roll: 1 when sorting
+# the points by $v_1$ lists them exactly in their order along the sheet, near 0 when the two have
+# nothing to do with each other. Call a setting *in order* when its score is at least
+# {glue:text}`in_order_from`.
+# At the widest bandwidth, $t$ = {glue:text}`t_wide` (every edge weighs nearly 1), the order
+# survives up to $k$ = {glue:text}`k_kept_last` neighbours and is gone from $k$ =
+# {glue:text}`k_lost_first` on: the short-cuts have glued the turns of the roll together. Keeping
+# 40 neighbours and shrinking $t$ gives the long edges less and less weight; the order is back at
+# $t = t_0$ = {glue:text}`t_back` and stays at $t_0 / 4$.
+
+# %% tags=["remove-input"]
+order_table(order)
 
 # %% [markdown]
 # ## The same embedding as scikit-learn
@@ -261,36 +319,49 @@ display(Markdown(fill(
 # convention, where the two should agree to round-off.
 #
 # Eigenvectors have no fixed sign, and when two eigenvalues are close any rotation of the pair is
-# as good as the original. What *is* fixed is the subspace the columns span. The agreement is
-# therefore measured by the *principal angles* $\theta_1 \le \theta_2$ between the two
-# two-dimensional subspaces: $\cos\theta = 1$ for all of them means the same subspace. The bottom
-# row below is scikit-learn's embedding rotated onto ours, for the eye only.
+# as good as the original. What *is* fixed is the subspace the columns span, so we compare
+# subspaces. The *principal angles* between two $q$-dimensional subspaces $\mathcal{A}$ and
+# $\mathcal{B}$ of $\mathbb{R}^n$ are found one at a time: $\theta_1$ is the smallest angle between
+# a unit vector $a_1 \in \mathcal{A}$ and a unit vector $b_1 \in \mathcal{B}$; $\theta_2$ is the
+# smallest angle between unit vectors $a_2 \perp a_1$ in $\mathcal{A}$ and $b_2 \perp b_1$ in
+# $\mathcal{B}$; and so on up to $\theta_q$. In practice: take orthonormal bases $Q_A, Q_B$
+# ($n \times q$) of the two subspaces; the cosines $\cos\theta_1 \ge \dots \ge \cos\theta_q$ are
+# the singular values of $Q_A^\top Q_B$ (`scipy.linalg.subspace_angles` computes them so). They do not
+# depend on the bases chosen, and all of them equal 1 exactly when the subspaces coincide. Here
+# $q = 2$, and the smallest cosine, $\cos\theta_2$, is the agreement. The bottom row below is
+# scikit-learn's embedding rotated onto ours, for the eye only.
 
 # %%
 Y_s, t_s = toy_manifold("s_curve", n=800, seed=0)
 Y_mnist, labels_mnist = load_mnist(n=1000, stratified=True)
+mnist = "MNIST (1,000 digits)"
 fig, rows = compare_figure({
     "swiss roll": (Y_roll, t_roll, False),
     "S-curve": (Y_s, t_s, False),
-    "MNIST (1,000 digits)": (Y_mnist, labels_mnist, True),
+    mnist: (Y_mnist, labels_mnist, True),
 }, n_neighbors=10)
 agreement = agreement_facts(rows)
-describe(fig, fill("Two-dimensional Laplacian Eigenmaps of {names:listing}: probdr_lite's in the top row, "
-                   "scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.", agreement))
+describe(fig, f"Two-dimensional Laplacian Eigenmaps of {len(rows)} data sets, one per column: probdr_lite's in the "
+              "top row, scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.")
 plt.show()
-print(f"{'data set':<22}{'n':>6}   cosines (Belkin-Niyogi graph)   smallest cosine (same graph)")
-for r in rows:
-    print(f"{r['name']:<22}{r['n']:>6}   {np.array2string(r['cosines'], precision=5):<32}{r['agreement_same_graph']:.8f}")
+agreement_table(rows, agreement)
 
-# %% tags=["remove-input"]
-same = [fill("{same} decimals ({name})", r) for r in agreement["sets"]]
-bn = [fill("{bn} ({name})", r) for r in agreement["sets"]]
-display(Markdown(fill(
-    "On the same graph the smallest cosine agrees with 1 to {same:listing}"
-    + (": the two implementations agree to round-off. " if agreement["to_roundoff"] else
-       ": close, but not to round-off. ")
-    + "With the Belkin-Niyogi graph it agrees to {bn:listing} decimals, the fewest on {fewest}.",
-    agreement, same=same, bn=bn)))
+# %% tags=["remove-cell"]
+glue("same_decimals_min", str(min(a["same"] for a in agreement["sets"])))
+glue("bn_decimals_min", str(min(a["bn"] for a in agreement["sets"])))
+glue("bn_decimals_max", str(max(a["bn"] for a in agreement["sets"])))
+claim(agreement["to_roundoff"], "on the same graph the two implementations agree to round-off on every data set")
+claim(max(a["bn"] for a in agreement["sets"]) < agreement["roundoff"],
+      "with the Belkin-Niyogi graph the agreement is far from round-off")
+claim(agreement["fewest"] == mnist and min(a["bn"] for a in agreement["sets"]) <
+      min(a["bn"] for a in agreement["sets"] if a["name"] != mnist),
+      "the Belkin-Niyogi graph moves the embedding most on MNIST")
+
+# %% [markdown]
+# On the same graph the smallest cosine shares at least {glue:text}`same_decimals_min` decimals
+# with 1 on every data set: the two implementations agree to round-off, so the difference left
+# on the Belkin-Niyogi graph, {glue:text}`bn_decimals_min` to {glue:text}`bn_decimals_max`
+# decimals, comes from the graph convention alone, and it is largest on MNIST.
 
 # %% [markdown]
 # The convention shifts the embedding most where the small eigenvalues lie close together, since

@@ -43,9 +43,9 @@ from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
 from probdr_lite.eigenmaps import laplacian_eigenmaps
-from probdr_lite.presentation.figures.elbo import beta_panel, elbo_terms_figure, pca_figure, trap_figure
+from probdr_lite.presentation.figures.elbo import BETA, beta_panel, elbo_terms_figure, pca_figure, trap_figure
 from probdr_lite.presentation.live.builders import beta_live
-from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.prose import claim, glue, num
 from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import graph_energy, knn_graph, laplacian
 from probdr_lite.metrics import subspace_agreement
@@ -63,13 +63,19 @@ blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beat
 
 # %% [markdown]
 # Throughout, the data are 300 MNIST digits, 30 of each class, as rows of
-# $Y \in \mathbb{R}^{n \times d}$ with $n = 300$ and $d = 784$.
+# $Y \in \mathbb{R}^{n \times d}$ with $n = 300$ and $d = 784$, embedded in $q = 2$ dimensions.
+# The settings of the chapter are fixed in the next cell: the number $q$ of latent dimensions,
+# the number $k$ of neighbours of the graph, and $\beta$, a positive number that the model below
+# adds to $X X^\top$ (only the slider of the section on $\beta$ moves it).
 
 # %%
 Y, labels = load_mnist(n=300, stratified=True)
 Y = Y.astype(np.float64)
 n, d = Y.shape
-print(f"n = {n} points, d = {d} pixels, {len(np.unique(labels))} classes")
+q = 2  # latent dimensions
+k = 10  # neighbours of the k-NN graph
+beta = BETA[2]  # the beta slider's default
+print(f"n = {n} points, d = {d} pixels, {len(np.unique(labels))} classes; q = {q}, k = {k}, beta = {beta}")
 
 # %% [markdown]
 # ## PCA as a model of the covariance among points
@@ -109,7 +115,6 @@ print(f"n = {n} points, d = {d} pixels, {len(np.unique(labels))} classes")
 Yc = Y - Y.mean(axis=0)  # centre every pixel
 C_hat = Yc @ Yc.T / d  # C_hat = Y Y^T / d, an n x n covariance among the points
 lam_C = np.linalg.eigvalsh(C_hat)[::-1]  # eigenvalues, largest first
-q = 2
 sigma2 = lam_C[q:].mean()  # maximum-likelihood sigma^2: the mean of the discarded eigenvalues
 X_pca = pca_closed_form(C_hat, q, sigma2)  # X* = U_q (Lambda_q - sigma^2 I)^{1/2}
 print(f"sigma^2 = {sigma2:.4f}; F_PCA(X*) = {pca_elbo(X_pca, C_hat, sigma2, d):.2f}")
@@ -122,11 +127,20 @@ print("principal-angle cosines to scikit-learn's PCA scores:",
       subspace_agreement(X_pca, PCA(n_components=q).fit_transform(Y)))
 
 # %%
-fig = pca_figure(C_hat, labels, sigma2, n_components=q, n_show=80)
-describe(fig, fill("Left, the {n_show} largest eigenvalues of the sample covariance on a log scale with the noise "
-                   "level σ² dashed and the {q} kept in red; right, the PCA embedding X* coloured by class.",
-                   n_show=80, q=q))
+n_show = 80  # eigenvalues drawn
+fig = pca_figure(C_hat, labels, sigma2, n_components=q, n_show=n_show)
+describe(fig, f"Left, the {n_show} largest eigenvalues of the sample covariance on a log scale with the noise level σ² "
+              f"dashed and the {q} kept in red; right, the PCA embedding X* coloured by class.")
 plt.show()
+
+# %% tags=["remove-cell"]
+pca_cosines = subspace_agreement(X_pca, PCA(n_components=q).fit_transform(Y))
+claim(bool(np.all(np.array(worse) < pca_elbo(X_pca, C_hat, sigma2, d))), "every nearby X scores lower")
+claim(bool(np.all(np.abs(pca_cosines - 1) < 1e-8)), "the subspace is exactly that of ordinary PCA")
+
+# %% tags=["remove-cell"]
+glue("beta_value", f"{beta:g}")
+glue("k_value", str(k))
 
 # %% [markdown]
 # The subspace is exactly that of ordinary PCA, and every nearby $X$ scores lower. The spectrum
@@ -145,22 +159,48 @@ plt.show()
 # $$
 #
 # so coordinates that differ across heavy edges are improbable: the Laplacian energy of
-# [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb), read as a prior. ProbDR takes this literally. The model says that the precision
-# among the points is $C^{-1}$ with $C = X X^\top + \beta I$, up to Wishart noise with $\nu$
-# degrees of freedom; the data supply an estimate $\hat L$ of it, the graph Laplacian:
+# [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb), read as a prior. ProbDR takes this literally.
+#
+# Its unobserved quantity is a matrix: $P$, an $n \times n$ symmetric positive-definite matrix, the
+# precision among the $n$ points. $P$ is the *latent variable*, the one that inference averages
+# over. The coordinates $X \in \mathbb{R}^{n \times q}$ are parameters of its prior and are fitted
+# by maximisation; they are called latent coordinates, but no distribution over them is formed.
+# The prior says that $P$ scatters around $C^{-1}$, with
+#
+# $$
+# C = X X^\top + \beta I ,
+# $$
+#
+# where $\beta > 0$ is the fixed number set at the start ($\beta$ = {glue:text}`beta_value` in this
+# chapter), up to Wishart noise with $\nu$ degrees of freedom. The data enter through the graph
+# Laplacian $\hat L$ of the $k$-nearest-neighbour graph ($k$ = {glue:text}`k_value`, 0/1 weights),
+# taken as what they say about $P$. The posterior of $P$ given the data is replaced by a
+# *variational distribution* $\hat p$ over $P$, a Wishart centred on $\hat L$:
 #
 # $$
 # p(P \mid X) = \mathcal{W}\!\left(P \,\middle|\, C^{-1}/\nu,\ \nu\right), \qquad
 # \hat p(P) = \mathcal{W}\!\left(P \,\middle|\, \hat L/\nu,\ \nu\right).
 # $$
 #
+# For any distribution $\hat p$ over $P$, Jensen's inequality bounds the log-evidence, the log-probability
+# of the data given $X$ with $P$ integrated out:
+#
+# $$
+# \log p(\text{data} \mid X) \;\ge\; \mathbb{E}_{\hat p(P)}\big[\log p(\text{data} \mid P)\big]
+# - \mathrm{KL}\big(\hat p(P)\,\|\,p(P \mid X)\big) .
+# $$
+#
+# The right-hand side is the *evidence lower bound*, the ELBO. With $\hat p$ fixed by the data, its first
+# term does not involve $X$, so maximising the ELBO over $X$ is minimising
+# $\mathrm{KL}(\hat p \,\|\, p)$: making the model's distribution of precisions as close as it can be to
+# the one the graph suggests.
+#
 # A Wishart $\mathcal{W}(V, \nu)$ has mean $\nu V$, so the model's mean precision is $C^{-1}$ and
 # the variational distribution is centred on $\hat L$. The degrees of freedom $\nu$ say how
 # concentrated the two distributions are around those means. As the ELBO below shows, $\nu$ only
 # multiplies the whole objective, so it changes neither the maximiser nor the direction of the
-# gradient, only its length; the book mostly takes $\nu = 1$. Fitting $X$ means making $p$ as close to
-# $\hat p$ as possible in KL divergence. Between two Wisharts with the same $\nu$ the KL divergence has
-# a closed form,
+# gradient, only its length; the book mostly takes $\nu = 1$. Between two Wisharts with the same
+# $\nu$ the KL divergence has a closed form,
 #
 # $$
 # \mathrm{KL}\big(\mathcal{W}(V_1, \nu)\,\|\,\mathcal{W}(V_2, \nu)\big)
@@ -194,9 +234,8 @@ print(f"Monte Carlo  KL = {log_ratio.mean():.4f} +- {log_ratio.std() / np.sqrt(l
 # has to be one).
 
 # %%
-W = knn_graph(Y, n_neighbors=10)  # the k-NN graph of Laplacian Eigenmaps
+W = knn_graph(Y, n_neighbors=k)  # the k-NN graph of Laplacian Eigenmaps
 L = laplacian(W)  # L = D - W
-beta = 0.3
 L_hat = regularize_laplacian(L, gamma=0.01).toarray()  # L + gamma I: positive definite
 nu_big = n + 1  # a Wishart on n x n matrices needs nu > n - 1
 for seed in (0, 1):
@@ -241,13 +280,49 @@ print(f"half the graph energy  = {graph_energy(X, W) / 2:.6f}")
 # %%
 directions = (1, 12)  # eigen-directions on 1^T x = 0
 fig = elbo_terms_figure(L, beta, directions=directions)
-describe(fig, fill("The change of the ELBO along {n} eigen-directions of L̂ against the scale s, split into its "
-                   "log-determinant and trace terms and their sum.", n=len(directions)))
+describe(fig, f"The change of the ELBO along {len(directions)} eigen-directions of L̂ against the scale s, split "
+              "into its log-determinant and trace terms and their sum.")
 plt.show()
 
 # %% [markdown]
-# Doing this for every direction at once gives the closed-form maximiser: with
-# $(\Lambda_q, U_q)$ the $q$ **smallest** eigenpairs of $\hat L$,
+# ### All directions at once
+#
+# The same balance holds for every direction together. Take $\hat L$ symmetric positive definite.
+# The gradient is
+#
+# $$
+# \frac{\partial\,\mathrm{ELBO}}{\partial X} = \frac{\nu}{2}\left[2\,C^{-1} X - (\hat L + \hat L^\top) X\right]
+# = \nu \left[C^{-1} X - \hat L X\right],
+# $$
+#
+# from $\partial_X \log\det(X X^\top + \beta I) = 2 C^{-1} X$ and
+# $\partial_X \operatorname{tr}(X X^\top \hat L) = (\hat L + \hat L^\top) X$. At a maximum it vanishes:
+# $\hat L X = C^{-1} X$. Moving $C^{-1}$ past $X$ uses $(X X^\top + \beta I) X = X (X^\top X + \beta I)$,
+# so $C^{-1} X = X (X^\top X + \beta I)^{-1}$. Write the thin singular value decomposition
+# $X = U S R^\top$ ($U$ with $q$ orthonormal columns $u_j$, $S = \operatorname{diag}(s_j)$, $R$ a
+# $q \times q$ rotation). Then $(X^\top X + \beta I)^{-1} = R (S^2 + \beta I)^{-1} R^\top$, and the
+# condition becomes, column by column,
+#
+# $$
+# s_j\, \hat L u_j = \frac{s_j}{s_j^2 + \beta}\, u_j .
+# $$
+#
+# Every column with $s_j > 0$ is an eigenvector of $\hat L$, with eigenvalue
+# $\lambda_j = 1/(s_j^2 + \beta)$, that is $s_j^2 = 1/\lambda_j - \beta$, which needs
+# $\lambda_j < 1/\beta$. So every stationary point keeps some eigenvectors of $\hat L$ with those
+# scales (and columns with $s_j = 0$). Which ones? Put such an $X$ back into the ELBO. $C$ has the
+# eigenvalue $s_j^2 + \beta = 1/\lambda_j$ along each kept $u_j$ and $\beta$ elsewhere, and
+# $\operatorname{tr}(X X^\top \hat L) = \sum_j s_j^2 \lambda_j = \sum_j (1 - \beta\lambda_j)$, so
+#
+# $$
+# \mathrm{ELBO}(X) - \mathrm{ELBO}(0) = \frac{\nu}{2} \sum_{j \text{ kept}} g(\beta \lambda_j),
+# \qquad g(x) = x - 1 - \log x .
+# $$
+#
+# $g(x) > 0$ for $0 < x < 1$, and it grows as $x$ falls. Each kept direction therefore adds to the
+# ELBO, and the smaller its eigenvalue the more. Since the ELBO falls to $-\infty$ as $X$ grows (the
+# trace term is quadratic in $X$, the log-determinant only logarithmic), its maximum is a stationary
+# point, the best one: with $(\Lambda_q, U_q)$ the $q$ **smallest** eigenpairs of $\hat L$,
 #
 # $$
 # X^* = U_q\left(\Lambda_q^{-1} - \beta I\right)^{1/2} R ,
@@ -255,14 +330,11 @@ plt.show()
 #
 # for any rotation $R$, and directions with $\lambda \ge 1/\beta$ get scale 0. Compare PCA: the
 # same formula, with the largest eigenvalues of a covariance in place of the smallest of a
-# precision, and $1/\lambda$ in place of $\lambda$. The gradient,
-#
-# $$
-# \frac{\partial\,\mathrm{ELBO}}{\partial X} = \frac{\nu}{2}\left[2\,C^{-1} X - (\hat L + \hat L^\top) X\right],
-# $$
-#
-# vanishes there. (For now we stay in the subspace $\mathbf{1}^\top X = 0$; the last section
-# explains why.)
+# precision, and $1/\lambda$ in place of $\lambda$. (For now we stay in the subspace
+# $\mathbf{1}^\top X = 0$, where the Laplacian of a connected graph is positive definite; the last
+# section explains why.)
+# The next cell computes $X^*$ for $\beta$ = {glue:text}`beta_value` and checks that its squared
+# column lengths are $1/\lambda - \beta$ and that the gradient vanishes there.
 
 # %%
 X_star, lam = le_closed_form(L, q, beta, centre=True, return_eigenvalues=True)  # U_q (Lambda_q^{-1} - beta I)^{1/2}
@@ -271,7 +343,16 @@ print("squared column norms of X*         =", np.sum(X_star**2, axis=0))
 print("1/lambda - beta                    =", 1 / lam - beta)
 grad = le_elbo_grad(X_star, L, beta)  # (nu/2)[2 C^{-1} X - (L + L^T) X]
 print("largest |gradient| at X*           =", np.abs(grad).max())
-print("cosines to Laplacian Eigenmaps     =", subspace_agreement(X_star, laplacian_eigenmaps(Y, q, n_neighbors=10)))
+print("cosines to Laplacian Eigenmaps     =", subspace_agreement(X_star, laplacian_eigenmaps(Y, q, n_neighbors=k)))
+
+# %% tags=["remove-cell"]
+claim(bool(np.allclose(np.sum(X_star**2, axis=0), 1 / lam - beta, rtol=1e-10, atol=0)),
+      "its squared column lengths are 1/lambda - beta")
+claim(bool(np.abs(grad).max() < 1e-8 * np.abs(le_elbo_grad(np.ones_like(X_star), L, beta)).max()),
+      "the gradient vanishes there")
+le_cosines = subspace_agreement(X_star, laplacian_eigenmaps(Y, q, n_neighbors=k))
+claim(bool(le_cosines.min() > 0.9 and le_cosines.min() < 1 - 1e-6),
+      "the two subspaces are close but not equal")
 
 # %% [markdown]
 # The last line compares with the embedding of [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb). The two subspaces are close but not equal.
@@ -286,7 +367,7 @@ print("cosines to Laplacian Eigenmaps     =", subspace_agreement(X_star, laplaci
 degrees = np.asarray(W.sum(axis=1)).ravel()
 X_sym = le_closed_form(regularize_laplacian(laplacian(W, kind="symmetric"), 0.01), q + 1, beta)
 V_sym = X_sym[:, 1:] / np.sqrt(degrees)[:, None]  # drop the D^{1/2} 1 column, then v = D^{-1/2} u
-print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_sym, laplacian_eigenmaps(Y, q, n_neighbors=10)))
+print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_sym, laplacian_eigenmaps(Y, q, n_neighbors=k)))
 
 # %% [markdown]
 # ## What $\beta$ does
@@ -308,7 +389,7 @@ print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_s
 # and finally its first (a point).
 
 # %% tags=["remove-output"]
-panel = beta_panel(L, labels, beta=(0.05, 1.0, 0.3), n_components=q, n_show=15)
+panel = beta_panel(L, labels, beta=BETA, n_components=q, n_show=15)
 describe(panel.fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
          "form, and the embedding X* coloured by class on fixed axes.")
 panel.show()
@@ -377,8 +458,8 @@ print("cosines between its other columns and the centred X*:", subspace_agreemen
 # %%
 gammas = (0.01, 0.1)
 fig = trap_figure(L, beta, gammas=gammas, title="The constant direction: a raw Laplacian has no optimum")
-describe(fig, fill("The ELBO along the constant direction against t on a log axis: for the raw Laplacian it rises "
-                   "without end, for L + γI with γ = {gammas:listing} it peaks.", gammas=gammas))
+describe(fig, f"The ELBO along the constant direction against t on a log axis: for the raw Laplacian it rises "
+              f"without end, for L + γI with γ = {gammas[0]} and {gammas[1]} it peaks.")
 plt.show()
 
 # %% [markdown]

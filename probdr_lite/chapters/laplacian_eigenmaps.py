@@ -1,15 +1,13 @@
-"""The Laplacian Eigenmaps chapter's measurements: the facts its computed sentences state.
+"""The Laplacian Eigenmaps chapter's measurements: the numbers its paragraphs paste and its claims check.
 
-Each function computes what a chapter's sentence states, and the chapter (``book/src/laplacian_eigenmaps.py``) holds
-the sentence, a template filled by :func:`probdr_lite.presentation.prose.fill`. :func:`order_along_roll` builds the
-heat-kernel k-NN graph of the Swiss roll at each (k, t) and its one-dimensional Laplacian Eigenmaps embedding, and
-scores how well that coordinate sorts the points along the roll; :func:`unrolling_facts` says which settings keep the
-order. :func:`agreement_facts` counts the decimals that the principal-angle cosines of
+The chapter (``book/src/laplacian_eigenmaps.py``) writes its sentences in Markdown, glues these numbers into them and
+checks beside each paragraph, with :func:`probdr_lite.presentation.prose.claim`, the facts that make it true.
+:func:`order_along_roll` builds the heat-kernel k-NN graph of the Swiss roll at each (k, t) and its one-dimensional
+Laplacian Eigenmaps embedding, and scores how well that coordinate sorts the points along the roll;
+:func:`unrolling_facts` says which settings keep the order, by a threshold that is an argument with a default.
+:func:`agreement_facts` counts the decimals that the principal-angle cosines of
 :func:`probdr_lite.presentation.figures.neighbourhoods.compare_figure`'s rows share with 1
 (:func:`decimals_of_agreement`).
-
-Every choice a sentence makes is a boolean here, decided by a threshold that is an argument with a default, and
-the tests feed numbers on both sides of it.
 """
 
 from __future__ import annotations
@@ -50,18 +48,15 @@ def unrolling_facts(Y, t, frames, in_order: float = 0.9) -> dict:
 
     ``frames``: one dict per setting in the given order, with ``k``, ``t`` (the bandwidth), ``rho``
     (:func:`order_along_roll`, NaN when the graph falls apart), ``apart`` (it does) and ``in_order`` (``rho`` is at
-    least the threshold ``in_order``; a graph that falls apart is out of order); ``kept`` and ``lost``: the frames in
-    and out of order; ``all_in_order`` and ``none_in_order``; and ``in_order_from``, the threshold itself.
+    least the threshold ``in_order``; a graph that falls apart is out of order); and ``in_order_from``, the threshold
+    itself.
     """
     in_order = check_scalar(in_order, "in_order", low=0.0, high=1.0)
     frames = [(int(k), float(bw)) for k, bw in frames]
     rho = order_along_roll(Y, t, frames)
     rows = [{"k": k, "t": bw, "rho": r, "apart": math.isnan(r), "in_order": bool(not math.isnan(r) and r >= in_order)}
             for (k, bw), r in zip(frames, rho)]
-    kept = [r for r in rows if r["in_order"]]
-    lost = [r for r in rows if not r["in_order"]]
-    return {"frames": rows, "kept": kept, "lost": lost, "in_order_from": in_order,
-            "all_in_order": not lost, "none_in_order": not kept}
+    return {"frames": rows, "in_order_from": in_order}
 
 
 def decimals_of_agreement(cosine) -> int:

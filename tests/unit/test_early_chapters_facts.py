@@ -88,12 +88,11 @@ def test_unrolling_facts_keep_a_frame_in_order_from_the_threshold_on():
     ok, apart = f["frames"]
     assert (ok["k"], ok["t"], ok["rho"], ok["apart"], ok["in_order"]) == (8, 1.0, rho, False, True)
     assert apart["k"] == 1 and apart["apart"] and math.isnan(apart["rho"]) and not apart["in_order"]
-    assert f["kept"] == [ok] and f["lost"] == [apart] and f["in_order_from"] == rho
-    assert not f["all_in_order"] and not f["none_in_order"]
+    assert f["in_order_from"] == rho
     above = LE.unrolling_facts(Y, t, [(8, 1.0)], in_order=rho + 1e-9)
-    assert above["none_in_order"] and not above["frames"][0]["in_order"] and above["kept"] == []
+    assert not above["frames"][0]["in_order"]
     below = LE.unrolling_facts(Y, t, [(8, 1.0), (10, 1.0)], in_order=rho - 1e-9)
-    assert below["all_in_order"] and below["lost"] == []
+    assert all(r["in_order"] for r in below["frames"])
     with pytest.raises(ValueError, match="in_order"):
         LE.unrolling_facts(Y, t, [(8, 1.0)], in_order=1.5)
 
@@ -209,7 +208,12 @@ def fill_calls(chapter):
     return calls
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+#: The chapters whose sentences are still templates (the Laplacian Eigenmaps chapter writes its own, in Markdown,
+#: with glued numbers and claim checks: tests/unit/test_claims_early.py).
+TEMPLATED = ("unrolled_inference",)
+
+
+@pytest.mark.parametrize("chapter", TEMPLATED)
 def test_the_chapter_takes_facts_from_its_chapters_module_and_fills_them(chapter):
     tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
@@ -224,7 +228,7 @@ def test_the_chapter_takes_facts_from_its_chapters_module_and_fills_them(chapter
     assert bound <= filled, bound - filled  # every facts dict the chapter computes reaches a template
 
 
-@pytest.mark.parametrize("chapter, n_fills", [("laplacian_eigenmaps", 10), ("unrolled_inference", 3)])
+@pytest.mark.parametrize("chapter, n_fills", [("unrolled_inference", 3)])
 def test_every_template_of_the_chapter_fills_from_its_facts(chapter, n_fills):
     calls = fill_calls(chapter)
     assert len({c.lineno for c, _, _ in calls}) >= n_fills
@@ -236,7 +240,8 @@ def builders(chapter):
     """The figure, panel and scrub builders ``chapter`` imports from the figures of its topic."""
     tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
     return {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-            and n.module in ("probdr_lite.presentation.figures.neighbourhoods", "probdr_lite.presentation.figures.unrolling") for a in n.names}
+            and n.module in ("probdr_lite.presentation.figures.neighbourhoods", "probdr_lite.presentation.figures.unrolling")
+            for a in n.names if a.name.endswith(("_figure", "_panel", "_scrub"))}  # not its tables and settings
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -254,7 +259,7 @@ def test_the_chapter_describes_every_figure_it_builds(chapter):
             target = node.targets[0]
             fig = (target.elts[0] if isinstance(target, ast.Tuple) else target).id
             later = [ast.unparse(n) for n in cell.body[i + 1:]]
-            described = [k for k, text in enumerate(later) if text.startswith(f"describe({fig}, fill(")]
+            described = [k for k, text in enumerate(later) if text.startswith(f"describe({fig}, ")]
             shown = [k for k, text in enumerate(later) if text == "plt.show()"]
             assert described and (not shown or described[0] < shown[0]), f"line {node.lineno}: {fig} undescribed"
     for builder in names - figures:

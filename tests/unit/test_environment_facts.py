@@ -1,26 +1,22 @@
-"""The Environment page's opening paragraph: facts from probdr_lite/chapters/environment.py, templates in the chapter.
+"""The Environment page's opening paragraph: facts from probdr_lite/chapters/environment.py, shown as tables.
 
 The facts of :func:`~probdr_lite.chapters.environment.summary_facts` are checked against locks written here, whose
 pins match, differ from or miss the installed versions by construction, and against a checkout without a lock (as
-on Colab, where the package is installed from git and the notebook runs in ``/content``). The last tests read
-``book/src/environment.py``: every piece of every template (each branch of each ``... if facts["x"] else ...``) is
-filled from such facts, a template chooses only on boolean facts, and the chapter's cell, run on those facts, says
-what the lock and the installed versions say.
+on Colab, where the package is installed from git and the notebook runs in ``/content``). The last tests check
+the page's tables of those facts (:func:`probdr_lite.presentation.figures.versions.summary_table` and
+``differ_table``) and that the page's sentences are the author's Markdown.
 """
 
-import ast
 import importlib.metadata as metadata
 import platform
 import sys
 from pathlib import Path
 
-import IPython.display
 import pytest
 
 from probdr_lite.chapters import environment as E
 from probdr_lite.presentation.figures import versions as F
 
-from .chapter_calls import chapter_calls, check_template, source_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "environment.py"
@@ -104,76 +100,36 @@ def test_summary_facts_find_the_lock_of_the_checkout():
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The chapter's templates
+# The page's tables of those facts
 
 
-def summary_cell() -> str:
-    """The source of the chapter's cell that states the summary."""
-    lines = CHAPTER.read_text(encoding="utf-8").splitlines(keepends=True)
-    cells = source_cells(CHAPTER)
-    index = next(i for i, c in enumerate(cells) if "summary_facts" in ast.unparse(c))
-    starts = [i for i, line in enumerate(lines) if line.startswith("# %%")] + [len(lines)]
-    return "".join(lines[starts[index] + 1:starts[index + 1]])
+def test_the_summary_tables_show_the_counts_and_the_packages_that_differ(tmp_path):
+    """The page states its summary as two tables of summary_facts: the counts, and the pins that were not met."""
+    assert F.__all__ == ["requirements_table", "lock_table", "summary_table", "differ_table", "LABELS"]
+    f = E.summary_facts(lock(tmp_path, f"packaging==0.0.1\npytest=={PYTEST}\nno-such-package-probdr==1.0\n"))
+    counts = F.summary_table(f)
+    assert counts.body == [[F.LABELS["pinned"], "3"], [F.LABELS["match"], "1"], [F.LABELS["differ"], "2"]]
+    assert F.differ_table(f).body == [["no-such-package-probdr", "1.0", F.LABELS["missing"]],
+                                      ["packaging", "0.0.1", PACKAGING]]
+    every = E.summary_facts(lock(tmp_path / "every", f"packaging=={PACKAGING}\npytest=={PYTEST}\n"))
+    assert F.summary_table(every).body[1:] == [[F.LABELS["match"], "2"], [F.LABELS["differ"], "0"]]
+    assert F.differ_table(every).body == []
 
 
-def test_the_chapter_fills_its_summary_from_the_package_facts():
-    """The facts are bound by one call of summary_facts, and the packages that differ are each one item of its
-    ``differ`` list; the module returns no sentence."""
-    assert F.__all__ == ["requirements_table", "lock_table"] and "summary_facts" in dir(E)
-    tree = ast.parse(summary_cell())
-    bound = {t.id: ast.unparse(n.value) for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets}
-    assert bound["facts"] == "environment.summary_facts()"
-    loops = [(ast.unparse(c.target), ast.unparse(c.iter)) for c in ast.walk(tree) if isinstance(c, ast.comprehension)]
-    assert loops == [("d", "facts['differ']")]
-    calls = chapter_calls("environment", "fill")
-    assert sorted(ast.unparse(c.args[1]) for c in calls) == ["d", "facts"]
+def test_the_summary_tables_without_a_lock_as_on_colab(colab):
+    f = E.summary_facts()
+    assert [row[1] for row in F.summary_table(f).body] == ["0", "0", "0"] and F.differ_table(f).body == []
 
 
-def test_every_template_of_the_chapter_fills_from_its_facts(tmp_path, colab):
-    facts = {**examples(tmp_path), "no lock": E.summary_facts()}
-    seen = set()
-    for call in chapter_calls("environment", "fill"):
-        given = ast.unparse(call.args[1])
-        cases = ([d for f in facts.values() for d in f["differ"]] if given == "d" else
-                 [{**f, "differ": "some text"} for f in facts.values()])
-        for f in cases:
-            choices = {ast.unparse(n): f[n.slice.value] for n in ast.walk(call.args[0]) if isinstance(n, ast.Subscript)}
-            check_template(call, f, choices)
-            seen.update(choices.items())
-    branches = {(c, v) for c in ('d["present"]', 'facts["has_lock"]', 'facts["all_match"]')
-                for v in (True, False)}
-    assert {(c.replace("'", '"'), v) for c, v in seen} == branches  # the examples take every branch
+def test_a_missing_label_raises_naming_it(monkeypatch, tmp_path):
+    f = E.summary_facts(lock(tmp_path, f"packaging=={PACKAGING}\n"))
+    monkeypatch.delitem(F.LABELS, "match")
+    with pytest.raises(KeyError, match="match"):
+        F.summary_table(f)
 
 
-def run_summary_cell(monkeypatch) -> str:
-    shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj.data))
-    exec(compile(summary_cell(), str(CHAPTER), "exec"), {})
-    assert len(shown) == 1
-    return shown[0]
-
-
-def test_the_chapter_says_what_the_lock_says(tmp_path, monkeypatch):
-    path = lock(tmp_path, f"packaging==0.0.1\npytest=={PYTEST}\nno-such-package-probdr==1.0\n")
-    monkeypatch.setattr(E, "ROOT", tmp_path)
-    text = run_summary_cell(monkeypatch)
-    built = f"{platform.python_implementation()} {platform.python_version()}"
-    assert text.startswith(f"This copy of the book was built with {built} on ")
-    # the verbs agree with the counts: "1 of the 3 ... was installed", "2 ... were not"
-    assert f"1 of the 3 packages that `{path.name}` pins for this platform was installed at their locked" in text
-    assert text.endswith(f"; 2 were not: no-such-package-probdr (not installed, locked 1.0), "
-                         f"packaging ({PACKAGING}, locked 0.0.1).")
-    lock(tmp_path, f"packaging==0.0.1\npytest=={PYTEST}\n")
-    assert run_summary_cell(monkeypatch).endswith(f"; 1 was not: packaging ({PACKAGING}, locked 0.0.1).")
-    lock(tmp_path, f"packaging=={PACKAGING}\npytest=={PYTEST}\nno-such-package-probdr==1.0\n")
-    text = run_summary_cell(monkeypatch)
-    assert f"2 of the 3 packages that `{path.name}` pins for this platform were installed at their locked" in text
-    assert text.endswith("; 1 was not: no-such-package-probdr (not installed, locked 1.0).")
-    lock(tmp_path, f"packaging=={PACKAGING}\npytest=={PYTEST}\n")
-    assert run_summary_cell(monkeypatch).endswith(
-        f"All 2 packages that `{path.name}` pins for this platform were installed at exactly their locked versions.")
-
-
-def test_the_chapter_works_without_a_lock_as_on_colab(colab, monkeypatch):
-    text = run_summary_cell(monkeypatch)
-    assert f"No `{E.LOCK_NAME}` was found" in text and "packages" not in text
+def test_the_page_assembles_no_sentence():
+    """The page's words are in its Markdown cells: no template, no Markdown displayed by code."""
+    text = CHAPTER.read_text(encoding="utf-8")
+    assert "fill(" not in text and "display(Markdown" not in text
+    assert "{glue:text}`python`" in text and "versions.summary_table(facts)" in text

@@ -31,7 +31,10 @@ from probdr_lite.probdr import (
 )
 from probdr_lite.presentation.widgets import SliderPanel, range_slider
 
-__all__ = ["pca_figure", "elbo_terms_figure", "trap_figure", "beta_panel"]
+__all__ = ["pca_figure", "elbo_terms_figure", "trap_figure", "beta_panel", "BETA"]
+
+#: The beta slider: (low, high, default), for the kernel panel, the live figure and the chapter's beta alike.
+BETA = (0.05, 1.0, 0.3)
 
 KEPT, SURVIVES, DROPPED = "C3", "C0", "0.6"
 
@@ -277,7 +280,7 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre):
 
 
 @one_thread
-def beta_panel(L_hat, labels, *, beta=(0.05, 1.0, 0.3), n_components: int = 2, n_show: int = 15,
+def beta_panel(L_hat, labels, *, beta=BETA, n_components: int = 2, n_show: int = 15,
                centre: bool = True) -> SliderPanel:
     """A beta slider over the closed-form optimum of the Laplacian-eigenmaps ELBO.
 

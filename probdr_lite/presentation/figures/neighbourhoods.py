@@ -8,7 +8,14 @@ Every builder here draws something the chapter explains:
 - :func:`neighbours_panel`   sliders for the number of neighbours k and the heat-kernel
   bandwidth t, showing the graph's edges over the data and the embedding it gives;
 - :func:`compare_figure`     our embedding beside scikit-learn's ``SpectralEmbedding``,
-  with the agreement of the two subspaces.
+  with the agreement of the two subspaces;
+- :func:`order_table`        the order along the roll at chosen settings (k, t);
+- :func:`agreement_table`    the principal-angle cosines of :func:`compare_figure`'s rows and the decimals they
+  share with 1.
+
+The sliders' settings (:data:`NEIGHBOURS`, :data:`NEIGHBOUR_STEPS`, :data:`BANDWIDTH_FACTORS`) and the tables'
+column labels (:data:`LABELS`) are defined here once and read by the kernel panel, the live figure, the chapter's
+text and the tests.
 
 The sliders come from :func:`probdr_lite.presentation.widgets.range_slider`. The alt texts are the chapter's: it describes
 each figure after building it (:func:`probdr_lite.presentation.style.describe`) and passes the panel's as ``alt``.
@@ -28,7 +35,7 @@ from probdr_lite._validation import check_array, check_choice, check_length, che
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite._threads import one_thread
 from probdr_lite.graphs import check_weights, default_bandwidth, graph_energy, knn_graph, laplacian
-from probdr_lite.presentation.plotting import class_scatter, fixed_layout
+from probdr_lite.presentation.plotting import Table, class_scatter, fixed_layout
 from probdr_lite.presentation.widgets import SliderPanel, range_slider
 
 __all__ = [
@@ -37,7 +44,34 @@ __all__ = [
     "energy_figure",
     "neighbours_panel",
     "compare_figure",
+    "order_table",
+    "agreement_table",
+    "NEIGHBOURS",
+    "NEIGHBOUR_STEPS",
+    "BANDWIDTH_FACTORS",
+    "LABELS",
 ]
+
+#: The k slider: (low, high, default) number of neighbours, for the kernel panel and the live figure alike.
+NEIGHBOURS = (5, 60, 10)
+#: The values of k that the live figure precomputes (from NEIGHBOURS' low to its high, its default among them).
+NEIGHBOUR_STEPS = (5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60)
+#: The live figure's bandwidths, as multiples of t0 (the mean squared distance to the default k nearest neighbours).
+BANDWIDTH_FACTORS = (0.25, 0.5, 1, 2, 5, 20, 100)
+
+#: The column labels of the chapter's tables (a missing one raises KeyError naming it).
+LABELS = {
+    "k": "neighbours $k$",
+    "t": "bandwidth $t$",
+    "rho": "order score (absolute Spearman correlation)",
+    "data": "data set",
+    "n": "$n$",
+    "cos1": r"$\cos\theta_1$ (Belkin-Niyogi graph)",
+    "cos2": r"$\cos\theta_2$ (Belkin-Niyogi graph)",
+    "bn_decimals": "decimals shared with 1 (Belkin-Niyogi graph)",
+    "same": r"$\cos\theta_2$ (same graph)",
+    "same_decimals": "decimals shared with 1 (same graph)",
+}
 
 #: Colour map for "position along the manifold" (the toy manifolds' t).
 POSITION_CMAP = "viridis"
@@ -243,7 +277,7 @@ def _neighbours_figure(Y, t, alt):
 
 
 @one_thread
-def neighbours_panel(Y, t, *, alt: str, n_neighbors=(5, 60, 10), bandwidth=None) -> SliderPanel:
+def neighbours_panel(Y, t, *, alt: str, n_neighbors=NEIGHBOURS, bandwidth=None) -> SliderPanel:
     """Sliders for k (``n_neighbors``) and the heat-kernel bandwidth t over a Laplacian-eigenmaps figure.
 
     Left: the data seen side on with the k-NN graph's edges, darker for heavier
@@ -354,3 +388,30 @@ def compare_figure(datasets, n_neighbors: int = 10, random_state: int = 0):
             ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig, rows
+
+
+def order_table(order):
+    """A :class:`~probdr_lite.presentation.plotting.Table` of :func:`probdr_lite.chapters.laplacian_eigenmaps.
+    unrolling_facts`: one row per setting, with k, t (3 significant digits) and the |Spearman correlation| of the
+    first coordinate with the position along the roll (2 decimals; ``n/a`` where the graph falls apart)."""
+    from probdr_lite.presentation.prose import num
+
+    body = [[str(f["k"]), f"{f['t']:.3g}", num(f["rho"], 2)] for f in order["frames"]]
+    return Table([LABELS["k"], LABELS["t"], LABELS["rho"]], body)
+
+
+def agreement_table(rows, agreement):
+    """A :class:`~probdr_lite.presentation.plotting.Table` of :func:`compare_figure`'s ``rows`` and their
+    :func:`probdr_lite.chapters.laplacian_eigenmaps.agreement_facts`: per data set its n, the two principal-angle
+    cosines with the Belkin-Niyogi graph (5 decimals, trailing zeros dropped) and the smallest with the same graph
+    (8 decimals), each beside the decimals it shares with 1."""
+    body = []
+    for r, a in zip(rows, agreement["sets"]):
+        if r["name"] != a["name"]:
+            raise ValueError(f"rows and agreement must list the same data sets in order; got {r['name']!r} "
+                             f"and {a['name']!r}")
+        cos = [np.format_float_positional(c, precision=5, trim="-") for c in r["cosines"]]
+        body.append([r["name"], str(r["n"]), *cos, str(a["bn"]), f"{r['agreement_same_graph']:.8f}",
+                     str(a["same"])])
+    keys = ["data", "n", "cos1", "cos2", "bn_decimals", "same", "same_decimals"]
+    return Table([LABELS[k] for k in keys], body)

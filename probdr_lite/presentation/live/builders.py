@@ -403,9 +403,10 @@ def beta_facts(betas, n_below, q: int, n_points: int, n_show: int) -> dict:
     return {"caption": {"q": int(q), "n_show": int(n_show)}, "states": states}
 
 
-def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15, beta=0.3, *,
+def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15, beta=None, *,
               text) -> LiveFigure:
-    """Chapter 3's beta figure without a kernel, over ``betas`` (default: 31 values from 0.05 to 1, and 0.3).
+    """Chapter 3's beta figure without a kernel, over ``betas`` (default: 31 values over the range of
+    :data:`probdr_lite.presentation.figures.elbo.BETA`, and ``beta``, by default its default).
 
     Left: the ``n_show`` smallest eigenvalues of L_hat (on 1^T x = 0) and the threshold 1/beta, on an axis that
     holds the threshold at every beta; middle: the squared scales s_i^2 = max(1/lambda_i - beta, 0) of the closed
@@ -417,8 +418,11 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
     from probdr_lite.probdr import le_closed_form
 
     text = _text(text, "beta_live")
+    from probdr_lite.presentation.figures.elbo import BETA  # the slider's range and default, defined once
+
+    beta = BETA[2] if beta is None else beta
     if betas is None:
-        betas = sorted({_sig(b) for b in np.geomspace(0.05, 1.0, 31)} | {beta})
+        betas = sorted({_sig(b) for b in np.geomspace(BETA[0], BETA[1], 31)} | {beta})
     betas = [check_scalar(b, "betas entry", low=0.0, low_inclusive=False) for b in betas]
     labels = np.asarray(labels)
     q = n_components
@@ -583,8 +587,7 @@ def neighbours_facts(ks, factors, t0: float, pieces) -> dict:
             "states": [{"pieces": int(p), "apart": bool(p > 1)} for p in pieces.ravel()]}
 
 
-def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=(0.25, 0.5, 1, 2, 5, 20, 100),
-                    name="neighbours", k=10, factor=1, *, text) -> LiveFigure:
+def neighbours_live(Y, t, ks=None, factors=None, name="neighbours", k=None, factor=1, *, text) -> LiveFigure:
     """Chapter 2's figure without a kernel: Laplacian Eigenmaps (:func:`probdr_lite.eigenmaps.embed_graph`) of the
     heat-kernel k-NN graph for every k in ``ks`` and bandwidth ``factor`` x t0, t0 = ``default_bandwidth(Y, k)``
     at the default k. The signs of the two coordinates are chosen to agree with the default setting's, so that a
@@ -594,6 +597,11 @@ def neighbours_live(Y, t, ks=(5, 6, 8, 10, 15, 20, 25, 30, 40, 50, 60), factors=
     from probdr_lite.eigenmaps import embed_graph
     from probdr_lite.graphs import default_bandwidth, knn_graph
 
+    from probdr_lite.presentation.figures.neighbourhoods import BANDWIDTH_FACTORS, NEIGHBOUR_STEPS, NEIGHBOURS
+
+    ks = NEIGHBOUR_STEPS if ks is None else ks  # the sliders' settings, defined once
+    factors = BANDWIDTH_FACTORS if factors is None else factors
+    k = NEIGHBOURS[2] if k is None else k
     text = _text(text, "neighbours_live")
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
     t = np.asarray(t, dtype=float)

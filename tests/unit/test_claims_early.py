@@ -1,0 +1,201 @@
+"""The claim checks of the Laplacian Eigenmaps and ELBO chapters fail when their numbers stop making the sentence true.
+
+Each test computes the facts as the chapter does (on the chapter's data, or on small inputs of the same shape),
+executes the chapter's own claim cell, read from ``book/src/NAME.py``, in a namespace holding them, and checks that
+it passes; then it flips one fact (or feeds numbers that make the sentence false) and checks that the same cell
+raises :class:`~probdr_lite.presentation.prose.ClaimError` naming the sentence.
+"""
+
+import ast
+import copy
+from functools import lru_cache
+from pathlib import Path
+
+import jupytext
+import numpy as np
+import pytest
+
+from probdr_lite.presentation import prose
+from probdr_lite.presentation.prose import ClaimError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def strings(source: str) -> list:
+    """The string literals of a cell (Python joins the pieces of a sentence split over lines into one)."""
+    return [n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def claim_cell(chapter: str, sentence: str) -> str:
+    """The source of the one code cell of ``chapter`` that checks ``sentence``."""
+    nb = jupytext.read(ROOT / "book" / "src" / f"{chapter}.py", fmt="py:percent")
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and "claim(" in c.source
+             and sentence in strings(c.source)]
+    assert len(cells) == 1, f"{chapter}: {len(cells)} claim cells name {sentence!r}"
+    return cells[0]
+
+
+def run(source: str, namespace: dict) -> dict:
+    """Execute a chapter cell with the chapter's claim, and a glue that only records (no kernel here)."""
+    glued = {}
+    env = {"np": np, "claim": prose.claim, "num": prose.num, "glue": lambda name, text: glued.update({name: text}),
+           **namespace}
+    exec(compile(source, "<chapter cell>", "exec"), env)
+    return glued
+
+
+def raises_naming(source: str, namespace: dict, sentence: str):
+    with pytest.raises(ClaimError) as err:
+        run(source, namespace)
+    assert sentence in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Laplacian Eigenmaps: where the order along the roll is kept and lost
+
+
+ORDER_LOST = ("at the widest bandwidth the first coordinate keeps the order up to k = 20 neighbours and loses it "
+              "from k = 30 on")
+ORDER_BACK = "with 40 neighbours the order comes back once t is shrunk to t0 and stays at a quarter of it"
+
+
+@lru_cache(maxsize=1)
+def roll_facts():
+    """The chapter's order facts on the chapter's swiss roll (computed once: nine graphs of 800 points)."""
+    from probdr_lite.chapters.laplacian_eigenmaps import unrolling_facts
+    from probdr_lite.data import toy_manifold
+    from probdr_lite.graphs import default_bandwidth
+    from probdr_lite.presentation.figures.neighbourhoods import NEIGHBOURS
+
+    Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
+    source = claim_cell("laplacian_eigenmaps", ORDER_LOST)
+    computed = {}
+
+    def record(*args, **kwargs):
+        computed["order"] = unrolling_facts(*args, **kwargs)
+        return computed["order"]
+
+    ns = {"Y_roll": Y_roll, "t_roll": t_roll, "unrolling_facts": record, "default_bandwidth": default_bandwidth,
+          "NEIGHBOURS": NEIGHBOURS}
+    glued = run(source, ns)  # the real facts make the sentences true
+    return source, ns, computed["order"], glued
+
+
+def with_order(ns, order):
+    return {**ns, "unrolling_facts": lambda *args, **kwargs: order}
+
+
+def test_the_order_claims_hold_on_the_chapters_numbers():
+    _, _, order, glued = roll_facts()
+    assert glued["k_kept_last"] == "20" and glued["k_lost_first"] == "30" and glued["in_order_from"] == "0.90"
+    assert [f["in_order"] for f in order["frames"]] == [True, True, True, False, False, False, False, True, True]
+
+
+def test_the_order_claim_fails_if_k_30_kept_the_order():
+    source, ns, order, _ = roll_facts()
+    flipped = copy.deepcopy(order)
+    flipped["frames"][3]["in_order"] = True  # k = 30 at the widest bandwidth
+    raises_naming(source, with_order(ns, flipped), ORDER_LOST)
+
+
+def test_the_order_claim_fails_if_the_order_did_not_come_back():
+    source, ns, order, _ = roll_facts()
+    flipped = copy.deepcopy(order)
+    flipped["frames"][-1]["in_order"] = False  # k = 40 at t0 / 4
+    raises_naming(source, with_order(ns, flipped), ORDER_BACK)
+
+
+def test_the_order_claim_fails_if_a_graph_fell_apart():
+    source, ns, order, _ = roll_facts()
+    flipped = copy.deepcopy(order)
+    flipped["frames"][0]["apart"] = True
+    raises_naming(source, with_order(ns, flipped), "the graph stays in one piece at every setting of the table")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Laplacian Eigenmaps: the agreement with scikit-learn
+
+
+ROUNDOFF = "on the same graph the two implementations agree to round-off on every data set"
+MNIST_MOST = "the Belkin-Niyogi graph moves the embedding most on MNIST"
+MNIST = "MNIST (1,000 digits)"
+
+
+def agreement_rows(same=1.0, mnist_cosines=(0.99751, 0.99507)):
+    """Rows shaped like compare_figure's, with the chapter's cosines (to 5 decimals)."""
+    return [{"name": "swiss roll", "n": 800, "cosines": np.array([0.99989, 0.99954]), "agreement_same_graph": 1.0},
+            {"name": "S-curve", "n": 800, "cosines": np.array([0.9998, 0.99927]), "agreement_same_graph": same},
+            {"name": MNIST, "n": 1000, "cosines": np.array(mnist_cosines), "agreement_same_graph": 1.0}]
+
+
+def test_the_agreement_claims_hold_and_fail_with_their_numbers():
+    from probdr_lite.chapters.laplacian_eigenmaps import agreement_facts
+
+    source = claim_cell("laplacian_eigenmaps", ROUNDOFF)
+    glued = run(source, {"agreement": agreement_facts(agreement_rows()), "mnist": MNIST})
+    assert (glued["same_decimals_min"], glued["bn_decimals_min"], glued["bn_decimals_max"]) == ("15", "2", "3")
+    # the same graph agreeing to only 6 decimals on one data set: not round-off
+    raises_naming(source, {"agreement": agreement_facts(agreement_rows(same=1.0 - 1e-6)), "mnist": MNIST}, ROUNDOFF)
+    # MNIST agreeing as well as the S-curve: no longer the data set the convention moves most
+    raises_naming(source, {"agreement": agreement_facts(agreement_rows(mnist_cosines=(0.9999, 0.9992))),
+                           "mnist": MNIST}, MNIST_MOST)
+    # the flipped fact itself, with the numbers unchanged
+    flipped = agreement_facts(agreement_rows())
+    flipped["to_roundoff"] = False
+    raises_naming(source, {"agreement": flipped, "mnist": MNIST}, ROUNDOFF)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The ELBO chapter: the closed form and PCA
+
+
+CLOSED_FORM = "its squared column lengths are 1/lambda - beta"
+
+
+@lru_cache(maxsize=1)
+def elbo_namespace():
+    """The closed form as the chapter computes it, on the chapter's 300 digits and graph."""
+    from probdr_lite.data import load_mnist
+    from probdr_lite.eigenmaps import laplacian_eigenmaps
+    from probdr_lite.graphs import knn_graph, laplacian
+    from probdr_lite.metrics import subspace_agreement
+    from probdr_lite.presentation.figures.elbo import BETA
+    from probdr_lite.probdr import le_closed_form, le_elbo_grad
+
+    Y, _ = load_mnist(n=300, stratified=True)
+    Y = Y.astype(np.float64)
+    q, k, beta = 2, 10, BETA[2]
+    L = laplacian(knn_graph(Y, n_neighbors=k))
+    X_star, lam = le_closed_form(L, q, beta, centre=True, return_eigenvalues=True)
+    return {"Y": Y, "q": q, "k": k, "beta": beta, "L": L, "X_star": X_star, "lam": lam,
+            "grad": le_elbo_grad(X_star, L, beta), "le_elbo_grad": le_elbo_grad,
+            "laplacian_eigenmaps": laplacian_eigenmaps, "subspace_agreement": subspace_agreement}
+
+
+def test_the_closed_form_claims_hold_and_fail_with_their_numbers():
+    source = claim_cell("probdr_elbo", CLOSED_FORM)
+    ns = elbo_namespace()
+    run(source, ns)
+    raises_naming(source, {**ns, "lam": ns["lam"] * 1.01}, CLOSED_FORM)  # eigenvalues 1 % off: lengths disagree
+    raises_naming(source, {**ns, "grad": ns["grad"] + 1e-3}, "the gradient vanishes there")
+    # the Laplacian-eigenmaps subspace itself: then the two are equal, not "close but not equal"
+    same = {**ns, "laplacian_eigenmaps": lambda Y, q, n_neighbors: ns["X_star"]}
+    raises_naming(source, same, "the two subspaces are close but not equal")
+
+
+def test_the_pca_claim_fails_if_a_nearby_x_scored_higher():
+    from probdr_lite.probdr import pca_closed_form, pca_elbo
+    from sklearn.decomposition import PCA
+
+    source = claim_cell("probdr_elbo", "every nearby X scores lower")
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(40, 6)) * np.array([5.0, 3.0, 1.0, 1.0, 1.0, 1.0])
+    Yc = Y - Y.mean(axis=0)
+    C_hat = Yc @ Yc.T / Y.shape[1]
+    sigma2 = np.linalg.eigvalsh(C_hat)[::-1][2:].mean()
+    X_pca = pca_closed_form(C_hat, 2, sigma2)
+    best = pca_elbo(X_pca, C_hat, sigma2, Y.shape[1])
+    ns = {"X_pca": X_pca, "C_hat": C_hat, "sigma2": sigma2, "d": Y.shape[1], "Y": Y, "q": 2, "PCA": PCA,
+          "pca_elbo": pca_elbo, "subspace_agreement": __import__("probdr_lite.metrics").metrics.subspace_agreement}
+    run(source, {**ns, "worse": [best - 1.0, best - 2.0]})
+    raises_naming(source, {**ns, "worse": [best - 1.0, best + 1.0]}, "every nearby X scores lower")
