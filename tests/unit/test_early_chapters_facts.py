@@ -12,6 +12,7 @@ facts, never on a comparison, and that every figure a chapter builds is describe
 
 import ast
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -98,35 +99,33 @@ def test_unrolling_facts_keep_a_frame_in_order_from_the_threshold_on():
         LE.unrolling_facts(Y, t, [(8, 1.0)], in_order=1.5)
 
 
-def test_eta_outcomes_follow_the_gram_error_and_the_divergence_threshold():
+def test_eta_runs_follow_the_gram_error_and_the_divergence_threshold():
     L = graph_laplacian()
     lam = sla.eigh(L.toarray(), eigvals_only=True)
     slow, fast = 1e-4, 3.0 / lam.max()  # past 2 / (lambda_max - lambda_1) >= 2 / lambda_max: diverges
-    assert UI.eta_outcomes(L, 0.3, [slow, fast], n_steps=200) == ["short", "diverged"]
-    gram = fit_le_elbo(L, 2, 0.3, eta=slow, n_steps=200, seed=0, centre=True).gram_error[-1]
-    assert UI.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=1.1 * gram) == ["converged"]
-    assert UI.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=0.9 * gram) == ["short"]
-
-
-def test_eta_facts():
-    L = graph_laplacian()
-    lam = sla.eigh(L.toarray(), eigvals_only=True)
-    slow, fast = 1e-4, 3.0 / lam.max()
     marks = {"safe": 0.01, "divergent": 2.0 / (lam.max() - lam[1])}
-    f = UI.eta_facts(L, 0.3, [fast, slow], marks, n_steps=200)
-    assert f["groups"] == [{"etas": [slow], "short": True, "converged": False, "diverged": False},
-                           {"etas": [fast], "short": False, "converged": False, "diverged": True}]
-    assert (f["gram_below"], f["n_steps"], f["safe"], f["divergent"]) == (0.01, 200, 0.01, marks["divergent"])
-    assert f["diverged_past_threshold"]
-    # a step past the threshold that does not diverge (here: the threshold put below the slow step)
-    assert not UI.eta_facts(L, 0.3, [slow], {"safe": 0.01, "divergent": 0.9 * slow}, n_steps=200)[
-        "diverged_past_threshold"]
-    # and a divergence below the threshold
-    assert not UI.eta_facts(L, 0.3, [fast], {"safe": 0.01, "divergent": 1.1 * fast}, n_steps=200)[
-        "diverged_past_threshold"]
+    f = UI.eta_runs(L, 0.3, [slow, fast], marks, n_steps=200)
     gram = fit_le_elbo(L, 2, 0.3, eta=slow, n_steps=200, seed=0, centre=True).gram_error[-1]
-    done = UI.eta_facts(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)
-    assert done["groups"] == [{"etas": [slow], "short": False, "converged": True, "diverged": False}]
+    assert f["etas"] == [slow, fast] and f["diverged"] == [False, True] and f["converged"] == [False, False]
+    assert f["diverged_at"][0] is None and f["diverged_at"][1] >= 1
+    assert f["gram"][0] == pytest.approx(gram, rel=1e-12) and np.isnan(f["gram"][1])
+    assert (f["gram_below"], f["n_steps"], f["safe"], f["divergent"]) == (0.01, 200, 0.01, marks["divergent"])
+    assert UI.eta_runs(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)["converged"] == [True]
+
+
+def test_the_eta_slider_is_defined_once():
+    """The chapter's eta slider: the kernel panel and the live figure read ETA_SLIDER, and no second literal of its
+    range or default appears in the chapter or in the panel's and the live figure's code."""
+    import inspect
+    from probdr_lite.presentation.figures import unrolling
+    from probdr_lite.presentation.live import builders
+
+    src = {"chapter": CHAPTERS["unrolled_inference"].read_text(encoding="utf-8"),
+           "panel": inspect.getsource(unrolling.eta_panel), "live": inspect.getsource(builders.eta_live)}
+    for where, text in src.items():
+        for value in UI.ETA_SLIDER.values():
+            assert not re.search(r"(?<![\d.])%s(?![\d])" % re.escape(repr(value)), text), (where, value)
+    assert UI.ETA_SLIDER["low"] < UI.ETA_SLIDER["default"] < UI.ETA_SLIDER["high"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -142,8 +141,6 @@ def facts_examples():
     return {
         "unrolling_facts": LE.unrolling_facts(Y, t, [(8, 1.0), (1, 1.0)]),
         "agreement_facts": LE.agreement_facts(agreement_rows()),
-        "eta_facts": UI.eta_facts(L, 0.3, [1e-4, 3.0 / lam.max()], {"safe": 0.01, "divergent": 2.0 / lam.max()},
-                                  n_steps=200),
     }
 
 
@@ -209,7 +206,7 @@ def fill_calls(chapter):
     return calls
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", ["laplacian_eigenmaps"])  # unrolled_inference writes its sentences as Markdown
 def test_the_chapter_takes_facts_from_its_chapters_module_and_fills_them(chapter):
     tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
@@ -224,7 +221,7 @@ def test_the_chapter_takes_facts_from_its_chapters_module_and_fills_them(chapter
     assert bound <= filled, bound - filled  # every facts dict the chapter computes reaches a template
 
 
-@pytest.mark.parametrize("chapter, n_fills", [("laplacian_eigenmaps", 10), ("unrolled_inference", 3)])
+@pytest.mark.parametrize("chapter, n_fills", [("laplacian_eigenmaps", 10)])
 def test_every_template_of_the_chapter_fills_from_its_facts(chapter, n_fills):
     calls = fill_calls(chapter)
     assert len({c.lineno for c, _, _ in calls}) >= n_fills
