@@ -251,7 +251,7 @@ def test_the_chapter_describes_every_figure_it_builds(chapter):
             target = node.targets[0]
             fig = (target.elts[0] if isinstance(target, ast.Tuple) else target).id
             later = [ast.unparse(n) for n in cell.body[i + 1:]]
-            described = [k for k, text in enumerate(later) if text.startswith(f"describe({fig}, fill(")]
+            described = [k for k, text in enumerate(later) if text.startswith(f"describe({fig}, ")]
             shown = [k for k, text in enumerate(later) if text == "plt.show()"]
             assert described and (not shown or described[0] < shown[0]), f"line {node.lineno}: {fig} undescribed"
     for builder in names - figures:
