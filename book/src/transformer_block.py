@@ -24,16 +24,17 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # [the unrolled-inference chapter](unrolled_inference.ipynb) has a counterpart in the block. Here
 # $n$ is the number of points (tokens), $d_q$ the width of the latents $X \in \mathbb{R}^{n \times d_q}$
 # (the $q$ of the earlier chapters), $\mathbf{1}_n$ and $\mathbf{1}_{d_q}$ the all-ones vectors of those
-# lengths, and $C = X X^\top + \beta I$.
+# lengths, and $C = X X^\top + \beta I$. The left column is the gradient of $F = 2\,\mathrm{ELBO}$, derived
+# in the next sections; each row is checked with numbers below.
 #
-# | ELBO gradient step | transformer block | how close |
+# | gradient step on $F = 2\,\mathrm{ELBO}$ | transformer block | how close |
 # | --- | --- | --- |
 # | precision $\hat L$, a symmetric graph Laplacian | $L = I - A$, with $A$ the softmax attention | approximated: $I - A$ is a random-walk Laplacian, not symmetric |
 # | data term $-(\hat L + \hat L^\top) X = -2\hat L X$ | attention minus the value, $2(A - I)X$ | approximated: exact only for a symmetric $A$ (variant `exact`) |
 # | log-determinant term $2 C^{-1} X$ | feed-forward block $2X/(d_q + \beta)$ | approximated: exact when the rows of $X$ are orthogonal |
 # | a fixed graph, built once from the data | a graph rebuilt from the latents in every block, held fixed during the step | approximated: the stop-gradient drops the graph's own gradient |
 # | centring over the points, $X^\top \mathbf{1}_n = 0$ | LayerNorm: each row centred over its features, $X \mathbf{1}_{d_q} = 0$, and scaled to $\lVert x_i\rVert^2 = d_q$ | dropped and replaced: a different constraint |
-# | $\beta$: jitter, threshold $1/\beta$, shrinkage in $C$ | $\beta$ in $2/(d_q + \beta)$, and $-\beta I$ on the self-logits | exact in $C$; the self-logit term is added, not derived |
+# | $\beta$ in $C$: jitter, threshold $1/\beta$, shrinkage | $\beta$ in $2/(d_q + \beta)$, and $-\beta$ on every self-logit | approximated: threshold and shrinkage go with $2C^{-1}X$; the self-logit term is added, not derived |
 # | step size $\eta$ | residual scale, $W_O = 2\eta I$ | exact, with a factor 2 ($F = 2\,\mathrm{ELBO}$) |
 # | none | ReLU of the feed-forward block | dropped |
 #
@@ -214,7 +215,7 @@ print(f"one block, Pi(X + eta Delta) vs block_step: "
 # | `diffusion` | $2 (A - I) X = -2 L X$ | the paper's $A - I$ without the feed-forward term |
 # | `paper` | $2 (A - I) X + \tfrac{2}{d_q + \beta} X$ | the paper's block |
 # | `exact` | $2 C^{-1} X - (L + L^\top) X$ | the true gradient of $F$ with $A$ held fixed |
-# | `symmetric` | $2 (D^{-1/2} W D^{-1/2} - I) X$ | diffusion on the symmetrically normalised graph, $W = e^{S}$, $D = \operatorname{diag}(W \mathbf{1})$ |
+# | `symmetric` | $2 (D^{-1/2} W D^{-1/2} - I) X$ | diffusion on the symmetrically normalised graph, $W = e^{S}$, $D = \operatorname{diag}(W \mathbf{1}_n)$ |
 #
 # How far apart are the simplified directions and the exact one? To first order in $\eta$, $\Pi$
 # keeps of each row $\Delta_i$ only its part tangent to the sphere at $x_i$: it removes the mean of
@@ -289,7 +290,7 @@ claim(cosines["symmetric"] > 0.9995 and second_order < 0.2 * first_order and log
 # softmax is the random-walk matrix $A = D^{-1} W'$ of the heat-kernel graph
 # $W_{ij} = e^{-\|\hat x_i - \hat x_j\|^2 / t}$ of [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb)
 # with bandwidth $t = 2/\kappa$, plus a self-loop of weight $e^{-\beta}$: $W' = W + e^{-\beta} I$,
-# $D = \operatorname{diag}(W' \mathbf{1})$. The book uses this convention throughout: the
+# $D = \operatorname{diag}(W' \mathbf{1}_n)$. The book uses this convention throughout: the
 # bandwidth is $t$ in $e^{-\|\cdot\|^2/t}$, measured on unit rows, and $\kappa = 2/t$ is an
 # inverse bandwidth. $I - A$ is the random-walk Laplacian $L_{\mathrm{rw}}$.
 # `heat_kernel_attention` builds $D^{-1}W'$ with the graph code of that chapter, `knn_graph`
@@ -741,7 +742,7 @@ print(f"eta = 1/2: diffusion block vs Pi(A X), max |difference| {half.abs().max(
 #
 # :::{dropdown} Solution
 # As $\kappa \to 0$ the logits are $-\beta$ on the diagonal and 0 elsewhere, so every row tends to
-# $(\mathbf{1} - (1 - e^{-\beta}) e_i)^\top / (n - 1 + e^{-\beta})$: nearly uniform. Every point is
+# $(\mathbf{1}_n - (1 - e^{-\beta}) e_i)^\top / (n - 1 + e^{-\beta})$: nearly uniform. Every point is
 # pulled towards the same global mean, and repeated blocks shrink the picture towards one point.
 # As $\kappa \to \infty$ the self-logit $\kappa - \beta$ beats the nearest neighbour's
 # $\kappa \cos(\hat x_i, \hat x_j)$ as soon as $\kappa (1 - \cos) > \beta$, so $A \to I$ and

@@ -70,7 +70,7 @@ print(f"n = {n}, beta = {beta}, q = {q}; ELBO at the closed form = {le_elbo(X_st
 # With $\nu = 1$ and a symmetric $\hat L$, the gradient of the ELBO chapter is
 # $\partial\,\mathrm{ELBO}/\partial X = C^{-1}X - \hat L X$ with $C = X X^\top + \beta I$ (a
 # larger $\nu$ would only multiply it by $\nu$, the same as a larger step). One step of
-# size $\eta$, followed by re-centring with $P = I - \mathbf{1}\mathbf{1}^\top/n$, is
+# size $\eta$, followed by re-centring with $P = I - \mathbf{1}_n\mathbf{1}_n^\top/n$, is
 #
 # $$
 # X_{t+1} = P\left[X_t - \eta\,\hat L X_t + \eta\, X_t \left(X_t^\top X_t + \beta I\right)^{-1}\right].
@@ -208,8 +208,9 @@ eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=ETAS_SHOWN, 
 })
 
 # %% [markdown]
-# The table gives, for nine step sizes of the figure, the step at which the run left every bound
-# (empty if it did not) and the Gram error after 600 steps.
+# The table gives, for nine step sizes of the figure, the step size in units of $1/\ell$
+# (column `eta x ell`), the step at which the run left every bound (empty if it did not) and the
+# Gram error after 600 steps.
 
 # %%
 ascent = eta_runs(L, beta, ETAS_SHOWN, marks, n_components=q, n_steps=600)
@@ -240,7 +241,7 @@ claim(bool(np.all(etas_[conv_] < ascent["divergent"]) and etas_[conv_].max() > 0
 # The step sizes fall into three bands. Up to $\eta$ = {glue:text}`eta_short_max` the runs are
 # stable but slow: after 600 steps they are still above a Gram error of $10^{-2}$, because the
 # slowest mode contracts by only $1 - \eta \times$ {glue:text}`slowest_rate` per step. From {glue:text}`eta_conv_min`
-# (about $1/\ell$) to {glue:text}`eta_conv_max` they converge, faster for larger $\eta$. The
+# (about $1/\ell$) to {glue:text}`eta_conv_max` they converge within the 600 steps. The
 # {glue:text}`n_diverged` larger step sizes diverge, and they are exactly those past
 # $2/(\lambda_{\max} - \lambda_1)$ = {glue:text}`eta_divergent`. That threshold was derived only
 # near the optimum, yet from this start it also marks where the runs blow up; the guarantee from
