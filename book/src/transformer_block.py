@@ -20,6 +20,31 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # simplification is kept as a *variant* of the block so that later chapters can test whether it
 # matters.
 #
+# **The dictionary.** Each ingredient of the ELBO's gradient step in
+# [the unrolled-inference chapter](unrolled_inference.ipynb) has a counterpart in the block. Here
+# $n$ is the number of points (tokens), $d_q$ the width of the latents $X \in \mathbb{R}^{n \times d_q}$
+# (the $q$ of the earlier chapters), $\mathbf{1}_n$ and $\mathbf{1}_{d_q}$ the all-ones vectors of those
+# lengths, and $C = X X^\top + \beta I$. The left column is the gradient of $F = 2\,\mathrm{ELBO}$, derived
+# in the next sections; each row is checked with numbers below.
+#
+# | gradient step on $F = 2\,\mathrm{ELBO}$ | transformer block | how close |
+# | --- | --- | --- |
+# | precision $\hat L$, a symmetric graph Laplacian | $L = I - A$, with $A$ the softmax attention | approximated: $I - A$ is a random-walk Laplacian, not symmetric |
+# | data term $-(\hat L + \hat L^\top) X = -2\hat L X$ | attention minus the value, $2(A - I)X$ | approximated: exact only for a symmetric $A$ (variant `exact`) |
+# | log-determinant term $2 C^{-1} X$ | feed-forward block $2X/(d_q + \beta)$ | approximated: exact when the rows of $X$ are orthogonal |
+# | a fixed graph, built once from the data | a graph rebuilt from the latents in every block, held fixed during the step | approximated: the stop-gradient drops the graph's own gradient |
+# | centring over the points, $X^\top \mathbf{1}_n = 0$ | LayerNorm: each row centred over its features, $X \mathbf{1}_{d_q} = 0$, and scaled to $\lVert x_i\rVert^2 = d_q$ | dropped and replaced: a different constraint |
+# | $\beta$ in $C$: jitter, threshold $1/\beta$, shrinkage | $\beta$ in $2/(d_q + \beta)$, and $-\beta$ on every self-logit | approximated: threshold and shrinkage go with $2C^{-1}X$; the self-logit term is added, not derived |
+# | step size $\eta$ | residual scale, $W_O = 2\eta I$ | exact, with a factor 2 ($F = 2\,\mathrm{ELBO}$) |
+# | none | ReLU of the feed-forward block | dropped |
+#
+# Where did the zero-eigenvalue trap of [the ELBO chapter](probdr_elbo.ipynb) go? Rows of $A$ sum to
+# one, so $(I - A)\mathbf{1}_n = 0$: the constant vector over the points is again an eigenvector with
+# eigenvalue 0, and LayerNorm does not centre over the points. What saves the block is the other
+# half of LayerNorm: every row has squared norm $d_q$, so $\lVert X\rVert_F^2 = n d_q$ and nothing can
+# grow without bound along $\mathbf{1}_n$ or anywhere else. The trap is closed by the sphere, not by
+# centring.
+#
 # **In this chapter you will learn**
 #
 # - how the gradient step on $F(X) = \log\det(X X^\top + \beta I) - \operatorname{tr}(X^\top L X)$
@@ -32,7 +57,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #   [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb)), and what that bump looks like on the sphere;
 # - why $A - I$ is one explicit Euler step of graph diffusion, and why plain attention $A$ differs
 #   from it at initialisation only by the size of the step;
-# - LayerNorm as the projection $\Pi$ onto $\{x : \mathbf{1}^\top x = 0,\ \|x\|^2 = d_q\}$;
+# - LayerNorm as the projection $\Pi$ of each row onto $\{x \in \mathbb{R}^{d_q} : x^\top \mathbf{1}_{d_q} = 0,\ \|x\|^2 = d_q\}$;
 # - how to set the weights of an ordinary PyTorch transformer so that its forward pass equals the
 #   unrolled update, and what the five variants and the causal mask do to a toy data set.
 
@@ -42,30 +67,19 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from IPython.display import Markdown, display
-
-from probdr_lite.chapters.transformer_block import mask_facts
+from probdr_lite.chapters.transformer_block import TOY_SETTINGS, toy_beta_range
 from probdr_lite.data import load_mnist
 from probdr_lite.diagonal_transformer import DiagonalTransformer
-from probdr_lite.presentation.figures.block import (
-    direction_facts,
-    euler_facts,
-    logits_facts,
-    make_toy,
-    mask_figure,
-    regulariser_facts,
-    variant_panel,
-)
+from probdr_lite.presentation.figures.block import make_toy, mask_figure, variant_panel
 from probdr_lite.presentation.figures.bridge import (
-    bridge_facts,
     bump_panel,
     bump_scrub,
     euler_limits,
     laplacian_eigenvalues,
     spectra_figure,
 )
-from probdr_lite.presentation.live.builders import toy_live
-from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.live.builders import toy_beta_text, toy_live
+from probdr_lite.presentation.prose import claim, glue, num, pct
 from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import heat_kernel_attention, knn_graph, laplacian
 from probdr_lite.probdr import step_sizes
@@ -82,11 +96,18 @@ from probdr_lite.unrolled import (
 
 torch.set_num_threads(1)  # a few hundred points: one thread beats two that wait for each other
 
+# %% tags=["remove-cell"]
+kappa, eta, beta = (TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta"))  # the sliders' defaults
+glue("toy_kappa", f"{kappa:g}")
+glue("toy_eta", f"{eta:g}")
+glue("toy_beta", f"{beta:g}")
+glue("toy_depth", str(TOY_SETTINGS["depth"]["default"]))
+
 # %% [markdown]
 # ## A toy that a block can move
 #
 # A block acts on latents whose rows lie on a sphere: LayerNorm centres every row and scales it to
-# squared norm $d_q$. To watch a block at work, the chapter lifts the two-moons data set
+# squared norm $d_q$, $X \mathbf{1}_{d_q} = 0$ and $\lVert x_i\rVert^2 = d_q$. To watch a block at work, the chapter lifts the two-moons data set
 # (300 points in the plane, two classes) onto that sphere in $d_q = 16$ dimensions. A point
 # $y \in \mathbb{R}^2$ becomes the unit vector $u = (y, c)/\|(y, c)\|$ in $\mathbb{R}^3$, and then
 # $x = \sqrt{d_q}\, u Q$, where the three rows of $Q$ are orthonormal and orthogonal to the
@@ -99,7 +120,7 @@ toy = make_toy("moons", n=300, noise=0.07, d_q=16)
 X0 = toy.X0  # (n, d_q), float64
 n, d_q = X0.shape
 print(f"n = {n} points, d_q = {d_q}")
-print(f"row sums (1^T x): max |.| = {X0.sum(1).abs().max():.1e}; "
+print(f"row sums (X 1_dq): max |.| = {X0.sum(1).abs().max():.1e}; "
       f"squared norms: {X0.pow(2).sum(1).min():.6f} to {X0.pow(2).sum(1).max():.6f} (d_q = {d_q})")
 print(f"mapped back to the plane, largest distance to the data: {np.abs(toy.unlift(X0) - toy.Y).max():.1e}")
 
@@ -126,7 +147,7 @@ print(f"mapped back to the plane, largest distance to the data: {np.abs(toy.unli
 #
 # A step $X + \eta \nabla F$ is therefore a step of size $2\eta$ on the ELBO: this is where the
 # factor 2 in the paper's $2\eta$ comes from. It is also one reason why the unrolled-inference
-# chapter's default step and this chapter's $\eta = 0.4$ cannot be compared as numbers; the other
+# chapter's default step and this chapter's $\eta$ = {glue:text}`toy_eta` cannot be compared as numbers; the other
 # is that the two Laplacians have very different spectra (see "Two Laplacians, two step sizes"
 # below).
 #
@@ -138,18 +159,26 @@ print(f"mapped back to the plane, largest distance to the data: {np.abs(toy.unli
 #    may attend and $-\infty$ where it may not (0 everywhere for full attention). $A$ is held fixed
 #    during the step (a stop-gradient), as $L$ was in the unrolled-inference chapter. The paper
 #    writes $\sigma(\kappa X X^\top - \beta I - M)$ for rows of unit norm; the book's latents have
-#    squared norm $d_q$ after LayerNorm, hence the $1/d_q$, and the book *adds* its mask, so its $M$
-#    is the paper's with the sign flipped. The two logits are the same numbers. The $-\beta I$ is not
+#    squared norm $d_q$ after LayerNorm, hence the $1/d_q$. Three ways of writing the mask meet here:
+#
+#    | written by | logits | $M_{ij}$ where $i$ may attend to $j$ | where it may not |
+#    | --- | --- | --- | --- |
+#    | the paper | $\kappa X X^\top - \beta I - M$ | 0 | $+\infty$, so that $-M_{ij} = -\infty$ (the paper says $-\infty$, which subtracted would unmask) |
+#    | this book | $\tfrac{\kappa}{d_q} X X^\top - \beta I + M$ | 0 | $-\infty$ |
+#    | PyTorch (`attn_mask` of `scaled_dot_product_attention`) | $Q K^\top/\sqrt{d_q} + \text{mask}$, with mask $= -\beta I + M$ | 0 | $-\infty$ |
+#
+#    All three give the same logits: a masked entry gets $-\infty$ and so zero attention. The $-\beta I$ is not
 #    derived: the paper's variational constraint $\tilde L = I - \sigma(\kappa Z Z^\top - M)$ has no
 #    $\beta$, and the term first appears in the update, with the $\beta$ of $C$. What it does is
 #    plain: every self-logit drops by $\beta$, so a point's weight on itself shrinks by a factor
 #    $e^{-\beta}$ against its neighbours; in graph terms (next section) it sets the weight of each
-#    point's self-loop. The book keeps it, with $\beta = 1$ as in $C$.
+#    point's self-loop. The book keeps it, with $\beta$ = {glue:text}`toy_beta` as in $C$.
 # 2. **The data term is written $2 L X$.** That is the gradient of the trace term only when $L$ is
 #    symmetric. A softmax is not symmetric, so this is a simplification: the variant `"exact"` keeps
 #    $(L + L^\top) X$.
 # 3. **The regulariser $2 C^{-1} X$ is replaced by $2X/(d_q + \beta)$**, a fixed linear map of
-#    $X$ that plays the role of the feed-forward block.
+#    $X$ that plays the role of the feed-forward block (why this may stand in for it is in
+#    "The feed-forward block stands in for the regulariser" below).
 # 4. **LayerNorm $\Pi$ projects the result back** onto the sphere the latents started on.
 #
 # Together, with $-2LX = 2(A - I)X$, and writing $\Delta$ for the step direction (the letter $D$
@@ -164,7 +193,7 @@ print(f"mapped back to the plane, largest distance to the data: {np.abs(toy.unli
 # out with the dense matrix $A$:
 
 # %%
-kappa, eta, beta = 100.0, 0.4, 1.0
+print(f"kappa = {kappa:g}, eta = {eta:g}, beta = {beta:g} (the defaults of the sliders below)")
 A = attention_matrix(X0, kappa, beta)  # A = softmax((kappa / d_q) X X^T - beta I), rows sum to 1
 I = torch.eye(n, dtype=X0.dtype)
 L = I - A
@@ -186,7 +215,7 @@ print(f"one block, Pi(X + eta Delta) vs block_step: "
 # | `diffusion` | $2 (A - I) X = -2 L X$ | the paper's $A - I$ without the feed-forward term |
 # | `paper` | $2 (A - I) X + \tfrac{2}{d_q + \beta} X$ | the paper's block |
 # | `exact` | $2 C^{-1} X - (L + L^\top) X$ | the true gradient of $F$ with $A$ held fixed |
-# | `symmetric` | $2 (D^{-1/2} W D^{-1/2} - I) X$ | diffusion on the symmetrically normalised graph, $W = e^{S}$, $D = \operatorname{diag}(W \mathbf{1})$ |
+# | `symmetric` | $2 (D^{-1/2} W D^{-1/2} - I) X$ | diffusion on the symmetrically normalised graph, $W = e^{S}$, $D = \operatorname{diag}(W \mathbf{1}_n)$ |
 #
 # How far apart are the simplified directions and the exact one? To first order in $\eta$, $\Pi$
 # keeps of each row $\Delta_i$ only its part tangent to the sphere at $x_i$: it removes the mean of
@@ -206,15 +235,45 @@ for variant in CHAPTER_VARIANTS:
     cosines[variant] = float((part * exact_part).sum() / (part.norm() * exact_part.norm()))
     print(f"{variant:>10}: cosine with the exact direction (tangent parts) {cosines[variant]:+.3f}")
 
-# %% tags=["remove-input"]
-facts = direction_facts(cosines)
-display(Markdown(fill(
-    ("`attention`, `diffusion` and `paper` share one tangent direction, since their $\\Delta$ differ by multiples "
-     "of $X$: to first order they differ only in the length of the step. " if facts["same"] else "")
-    + "That direction has cosine {c_A:num} with the exact one; the `symmetric` variant has {c_sym:num}. "
-    + ("Without a mask, on this toy, the simplifications hardly turn the step; they change how long it is."
-       if facts["hardly_turns"] else "The simplifications turn the step noticeably."),
-    facts)))
+# %% tags=["remove-cell"]
+W_self = torch.exp(kappa / d_q * X0 @ X0.T - beta * I)  # W = e^S: the weights the softmax normalises
+degrees = W_self.sum(1)
+A_sym = W_self / torch.sqrt(degrees[:, None] * degrees[None, :])  # D^{-1/2} W D^{-1/2}
+first_order = float(tangent((A.T - A) @ X0, X0).norm())  # how far 2 L X is from (L + L^T) X
+second_order = float(tangent((A + A.T - 2 * A_sym) @ X0, X0).norm())  # and the symmetric variant's graph term
+logdet_part = float(tangent(regulariser_gradient(X0, beta), X0).norm() / exact_part.norm())
+sym_part = tangent(update_direction(X0, kappa, beta, "symmetric"), X0)
+sym_gap = float((sym_part - exact_part).norm() / exact_part.norm())
+glue("deg_spread", pct(float((degrees.max() - degrees.min()) / degrees.mean()), 0))
+glue("sym_vs_paper", num(second_order / first_order, 2))
+glue("logdet_share", pct(logdet_part, 1))
+glue("sym_gap", pct(sym_gap, 1))
+same = max(abs(cosines[v] - cosines["diffusion"]) for v in ("attention", "paper")) < 1e-9
+claim(bool(same), "attention, diffusion and paper share one tangent direction")
+claim(cosines["diffusion"] > 0.95, "Without a mask, on this toy, the simplifications hardly turn the step")
+claim(cosines["symmetric"] > 0.9995 and second_order < 0.2 * first_order and logdet_part < 0.05 and sym_gap < 0.05,
+      "The symmetric variant scores +1.000: its graph term is a small fraction as far from the exact one as the "
+      "paper's, the log-determinant's tangent part is a few per cent, and a gap of a few per cent moves the cosine "
+      "only in the fourth decimal")
+
+# %% [markdown]
+# `attention`, `diffusion` and `paper` share one tangent direction, since their $\Delta$ differ by
+# multiples of $X$: to first order in $\eta$ they differ only in the length of the step. Without a
+# mask, on this toy, that direction is close to the exact one (the cosine printed above), so the
+# simplifications hardly turn the step; they change how long it is.
+#
+# Why does the `symmetric` variant score $+1.000$? Write the weights $W = e^{S}$ and their row sums,
+# the degrees $d_i$. The exact graph term uses $A + A^\top$, with entries
+# $W_{ij}(1/d_i + 1/d_j)$; the symmetric variant uses $2 D^{-1/2} W D^{-1/2}$, with entries
+# $2W_{ij}/\sqrt{d_i d_j}$. Their difference is $W_{ij}(1/\sqrt{d_i} - 1/\sqrt{d_j})^2$: *second*
+# order in the difference of the degrees at the two ends of an edge, while $2LX$ misses
+# $(A^\top - A)X$, which is first order. Across the toy the degrees spread over
+# {glue:text}`deg_spread` of their mean, but points joined by a heavy edge lie close together and
+# have similar degrees, so the symmetric variant's graph term is only {glue:text}`sym_vs_paper`
+# times as far from the exact one as the paper's (tangent parts). The rest of the exact direction,
+# the log-determinant's $2C^{-1}X$, has a tangent part of {glue:text}`logdet_share` of it. In all,
+# the symmetric direction is off by {glue:text}`sym_gap` of the exact one's length, and a cosine
+# is about $1 - \tfrac12(\text{gap})^2$: the difference shows only in the fourth decimal.
 
 # %% [markdown]
 # ## Attention is the random walk of a heat-kernel graph
@@ -231,7 +290,7 @@ display(Markdown(fill(
 # softmax is the random-walk matrix $A = D^{-1} W'$ of the heat-kernel graph
 # $W_{ij} = e^{-\|\hat x_i - \hat x_j\|^2 / t}$ of [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb)
 # with bandwidth $t = 2/\kappa$, plus a self-loop of weight $e^{-\beta}$: $W' = W + e^{-\beta} I$,
-# $D = \operatorname{diag}(W' \mathbf{1})$. The book uses this convention throughout: the
+# $D = \operatorname{diag}(W' \mathbf{1}_n)$. The book uses this convention throughout: the
 # bandwidth is $t$ in $e^{-\|\cdot\|^2/t}$, measured on unit rows, and $\kappa = 2/t$ is an
 # inverse bandwidth. $I - A$ is the random-walk Laplacian $L_{\mathrm{rw}}$.
 # `heat_kernel_attention` builds $D^{-1}W'$ with the graph code of that chapter, `knn_graph`
@@ -295,13 +354,16 @@ print(" steps k   h = tau/k    relative error")
 for r in rows:
     print(f"{r['steps']:7d}  {r['h']:9.4f}    {r['relative_error']:.2e}")
 
-# %% tags=["remove-input"]
-facts = euler_facts(rows)
-display(Markdown(fill(
-    "One block is the first row. Halving h divides the error by about {halving:num1} (last two rows), "
-    + ("the mark of a first-order method." if facts["first_order"] else
-       "not by the factor 2 of a first-order method."),
-    facts)))
+# %% tags=["remove-cell"]
+halving = rows[-2]["relative_error"] / rows[-1]["relative_error"]
+glue("euler_halving", num(halving, 1))
+claim(bool(1.6 < halving < 2.4), "Halving h about halves the error: a first-order method")
+
+# %% [markdown]
+# One block is the first row. Down the table $h$ halves from row to row, and so, roughly, does the
+# error: from 8 to 16 steps it falls by a factor of {glue:text}`euler_halving`. An error proportional
+# to $h$ is what makes the explicit Euler method *first order*: each step errs by $O(h^2)$, and the
+# $\tau/h$ steps add up to $O(h)$.
 
 # %% [markdown]
 # ## Two Laplacians, two step sizes
@@ -332,24 +394,35 @@ print(f"D - W: lambda_max = {fixed['lambda_max']:.2f}, stable for h < {fixed['h_
 print(f"I - A: eigenvalues in [{lam_rw.min():.2e}, {lam_rw.max():.4f}], stable for h < {rw['h_stable']:.4f}; "
       f"step h = 2 eta = {2 * eta:g}, h lambda_max = {2 * eta * rw['lambda_max']:.2f}")
 
-# %% tags=["remove-input"]
-facts = bridge_facts(fixed["lambda_max"], eta_elbo, rw["lambda_max"], eta)
-display(Markdown(fill(
-    "The largest eigenvalue of $D - W$ is {lambda_max_fixed:num1}, that of $I - A$ is {lambda_max_rw:num}"
-    + (", within the bound 2 of every random-walk Laplacian. " if facts["rw_bounded"] else
-       ", above 2: not a random-walk Laplacian of a symmetric graph. ")
-    + "As numbers the two step sizes differ by a factor of {ratio:num0} ($\\eta = {eta_elbo:num4}$ against "
-    "{eta_block:num2}), but as $h \\lambda_{{\\max}}$ they are {h_fixed:num2} and {h_block:num2}, "
-    + ("both {fixed_side} the stability limit 2" if facts["same_side"] else
-       "the first {fixed_side} the stability limit 2, the second {block_side} it")
-    + (", and the block's step, with $h = 2\\eta \\le 1$, is a convex combination." if facts["convex"] else
-       ", and the block's step, with $h = 2\\eta > 1$, is no longer a convex combination."),
-    facts)))
+# %% tags=["remove-cell"]
+marks_elbo = step_sizes(L_fixed, 0.3, n_components=2)
+h_fixed, h_block = eta_elbo * fixed["lambda_max"], 2 * eta * rw["lambda_max"]
+glue("eta_ratio", num(eta / eta_elbo, 0))
+glue("h_stable_fixed", num(fixed["h_stable"], 4))
+glue("eta_divergent_elbo", num(marks_elbo["divergent"], 4))
+claim(bool(rw["lambda_max"] <= 2 + 1e-9), "the largest eigenvalue of I - A lies within the bound 2")
+claim(bool(h_fixed < 2 and h_block < 2), "both steps lie inside the stability limit 2 as h lambda_max")
+claim(bool(2 * eta <= 1), "the block's step, with h = 2 eta <= 1, is a convex combination")
+claim(bool(marks_elbo["divergent"] > fixed["h_stable"]),
+      "the ELBO step's threshold 2/(lambda_max - lambda_1) is larger than the pure diffusion limit 2/lambda_max")
+
+# %% [markdown]
+# The largest eigenvalue of $I - A$ lies within the bound 2 of every random-walk Laplacian, while
+# that of $D - W$ is far larger. As numbers the two step sizes differ by a factor of
+# {glue:text}`eta_ratio`, but as $h\lambda_{\max}$ (the printout) both lie inside the stability
+# limit 2, and the block's step, with $h = 2\eta \le 1$, is a convex combination.
+#
+# The limit printed for $D - W$, $2/\lambda_{\max}$ = {glue:text}`h_stable_fixed`, is not the
+# threshold of the unrolled-inference chapter, $2/(\lambda_{\max} - \lambda_1)$ =
+# {glue:text}`eta_divergent_elbo`, although the graph is the same (the same 300 digits and
+# 10-nearest-neighbour graph). They are different quantities: the first is the limit of the
+# diffusion step $X - hLX$ alone; the second is that of the full ELBO step, whose log-determinant
+# term adds $\lambda_1$ back along the sharpest direction near the optimum and so moves the limit
+# a little higher.
 
 # %% [markdown]
 # So the unrolled-inference chapter's thresholds carry over once both are written as $h\lambda_{\max}$.
-# There, the step on the ELBO diverged for $\eta > 2/(\lambda_{\max} - \lambda_1)$ with
-# $\lambda_{\max}$ of $D - W$. Here the diffusion step is $h = 2\eta$ on $I - A$, stable for
+# Here the diffusion step is $h = 2\eta$ on $I - A$, stable for
 # $2\eta < 2/\lambda_{\max}(I - A)$; every random-walk Laplacian has $\lambda_{\max} \le 2$, so
 # $h \le 1$, that is $\eta \le 1/2$, is sufficient whatever the graph. It is also the point where
 # each step $(1 - h) X + h A X$ is a convex combination of a point and the weighted mean of its
@@ -399,14 +472,22 @@ ratio_reg = float(reg_exact.norm() / reg_paper.norm())
 print(f"cosine between 2 C^-1 X and 2 X / (d_q + beta): {cos_reg:.3f}")
 print(f"norm of the exact term / norm of the approximation: {ratio_reg:.3f}")
 
-# %% tags=["remove-input"]
-facts = regulariser_facts(cos_reg, ratio_reg)
-display(Markdown(fill(
-    "On this toy the two terms point in directions with cosine {cosine:num2}, and the exact term is {ratio:.3g} "
-    "times as long as the approximation"
-    + (": here the approximation is close." if facts["close"] else
-       ": here the approximation is poor in direction and in size."),
-    facts)))
+# %% tags=["remove-cell"]
+claim(cos_reg < 0.9 and not 0.5 < ratio_reg < 2.0,
+      "On this toy the approximation is poor in direction and in size")
+
+# %% [markdown]
+# On this toy the approximation is poor, in direction (the cosine printed above) and in size (the
+# exact term is less than a fiftieth as long). Why may it stand in for $2C^{-1}X$ at all? After
+# LayerNorm the diagonal of $X X^\top$ is exactly $d_q$, since every row has $\lVert x_i\rVert^2 = d_q$.
+# If the rows were also orthogonal, which is possible only for $n \le d_q$ points, $X X^\top = d_q I$,
+# so $C = (d_q + \beta) I$ and $2C^{-1}X = 2X/(d_q + \beta)$ exactly. The approximation keeps the
+# diagonal of $X X^\top$ and drops the overlaps $x_i^\top x_j$ between the rows. The toy is the other
+# extreme: 300 rows in a three-dimensional span, with large overlaps, so the exact term is much
+# shorter.
+
+# %% tags=["remove-cell"]
+claim(bool(ratio_reg < 1 / 50), "the exact term is less than a fiftieth as long")
 
 # %% [markdown]
 # The approximation is parallel to $X$, so after $\Pi$ it does nothing but shift weight between $X$
@@ -419,11 +500,12 @@ display(Markdown(fill(
 # LayerNorm without its learned scale and shift (and without $\epsilon$) maps a row to
 #
 # $$
-# \Pi(x) = \sqrt{d_q}\, \frac{x - \bar x \mathbf{1}}{\|x - \bar x \mathbf{1}\|},
+# \Pi(x) = \sqrt{d_q}\, \frac{x - \bar x \mathbf{1}_{d_q}}{\|x - \bar x \mathbf{1}_{d_q}\|},
 # $$
 #
-# the nearest point to $x$ on $\{x : \mathbf{1}^\top x = 0,\ \|x\|^2 = d_q\}$. Centring is the
-# orthogonal projection onto the plane $\mathbf{1}^\top x = 0$, and inside that plane the nearest
+# the nearest point to $x \in \mathbb{R}^{d_q}$ on $\{x : x^\top \mathbf{1}_{d_q} = 0,\ \|x\|^2 = d_q\}$
+# ($\bar x$ is the mean of the $d_q$ features of the row). Centring is the orthogonal projection onto
+# the plane $x^\top \mathbf{1}_{d_q} = 0$, and inside that plane the nearest
 # point of a sphere lies along the ray through $x$. A block is thus *projected* gradient ascent. The
 # check: `layer_norm` against `torch.nn.LayerNorm`, and $\Pi(x)$ against 20,000 random points of
 # the constraint set, none of which may be closer to $x$.
@@ -500,32 +582,61 @@ r_random = np.corrcoef(logits_random, pair_cosines)[0, 1]
 print(f"correlation of the logits with the cosines: diagonal weights {r_diagonal:.3f}, "
       f"random N(0, 0.02^2) weights {r_random:+.3f}")
 
-# %% tags=["remove-input"]
-facts = logits_facts(r_diagonal, r_random)
-display(Markdown(fill(
-    "With diagonal weights the logits *are* the scaled cosines (correlation {r_diagonal:num2}); with random "
-    "weights the correlation is {r_random:signed2}, "
-    + ("so the attention pattern says little about which points are similar. " if facts["random_weak"] else
-       "a much weaker link than the diagonal weights give. ")
-    + "The chain from the ELBO to the block holds only at this special initialisation.",
-    facts)))
+# %% tags=["remove-cell"]
+claim(bool(r_diagonal > 0.9995), "With diagonal weights the logits are the scaled cosines")
+claim(bool(abs(r_random) < 0.3), "with random weights the attention pattern says little about which points are similar")
+
+# %% [markdown]
+# With diagonal weights the logits *are* the scaled cosines (a correlation of 1 to the three
+# decimals printed); with random weights the correlation is weak, so the attention pattern says
+# little about which points are similar. The chain from the ELBO to the block holds only at this
+# special initialisation.
 
 # %% [markdown]
 # ## The variants side by side
-#
+
+# %% tags=["remove-cell"]
+effect = toy_beta_range(toy)  # beta's whole range at the default kappa and at the narrowest kernel
+beta_text = toy_beta_text(effect)
+for key, value in beta_text.items():
+    glue(f"bt_{key}", value)
+rows_ = effect["rows"]
+claim(bool(effect["weak"]), "Over the whole range of beta the picture barely changes (under 10 % at each kappa)")
+claim(all(r["self"][1] < r["self"][0] for r in rows_), "beta lowers the weight a point gives itself")
+claim(abs(rows_[1]["moved_1"][1] / rows_[1]["moved_1"][0] - 1) > 0.1,
+      "That changes the length of the first steps")
+
+# %% [markdown]
 # Now move the toy. Each panel shows the moons (grey) and where the blocks have taken them
 # (coloured by class), for one variant. The sliders set $\kappa$, $\eta$, $\beta$ and the number
-# of blocks. At the default values the points gather into beads along each moon: each point moves
-# towards the weighted mean of its neighbours, and a bead is a group of points that have become
-# each other's only neighbours. Things to try: a small $\kappa$ (a wide kernel) pulls the whole
-# data set towards one point; a large $\kappa$ shrinks every neighbourhood, so the beads become
-# smaller and more numerous and the points move less (in the limit, exercise 2, nothing moves);
-# $\eta$ above $1/2$ overshoots.
+# of blocks; they start at $\kappa$ = {glue:text}`toy_kappa`, $\eta$ = {glue:text}`toy_eta`,
+# $\beta$ = {glue:text}`toy_beta` and {glue:text}`toy_depth` blocks. At these values the points
+# gather into beads along each moon: each point moves towards the weighted mean of its neighbours,
+# and a bead is a group of points that have become each other's only neighbours. Things to try: a
+# small $\kappa$ (a wide kernel) pulls the whole data set towards one point; a large $\kappa$
+# shrinks every neighbourhood, so the beads become smaller and more numerous and the points move
+# less (in the limit, exercise 2, nothing moves); $\eta$ above $1/2$ overshoots.
+#
+# Over the whole range of $\beta$ ({glue:text}`bt_beta_lo` to {glue:text}`bt_beta_hi`) the picture
+# barely changes: the mean distance the points move in {glue:text}`bt_depth` blocks goes from
+# {glue:text}`bt_moved_lo_at` to {glue:text}`bt_moved_hi_at` ({glue:text}`bt_change_at` %) at $\kappa$
+# = {glue:text}`bt_kappa_at` and from {glue:text}`bt_moved_lo_narrow` to
+# {glue:text}`bt_moved_hi_narrow` ({glue:text}`bt_change_narrow` %) at $\kappa$ =
+# {glue:text}`bt_kappa_narrow`. $\beta$ lowers the logit of a point for itself, which takes the weight
+# a point gives itself in the first block from {glue:text}`bt_self_lo_at` % to
+# {glue:text}`bt_self_hi_at` % at $\kappa$ = {glue:text}`bt_kappa_at` and from
+# {glue:text}`bt_self_lo_narrow` % to {glue:text}`bt_self_hi_narrow` % at $\kappa$ =
+# {glue:text}`bt_kappa_narrow`. That changes the length of the first steps (one block at $\kappa$ =
+# {glue:text}`bt_kappa_narrow` moves the points {glue:text}`bt_first_lo_narrow` at $\beta$ =
+# {glue:text}`bt_beta_lo` and {glue:text}`bt_first_hi_narrow` at $\beta$ = {glue:text}`bt_beta_hi`),
+# not where the blocks take the points. In the paper's block $\beta$ also sets the weight $2/(d_q +
+# \beta)$ of the feed-forward term, from {glue:text}`bt_ff_lo` to {glue:text}`bt_ff_hi` at $d_q$ =
+# {glue:text}`bt_d_q`.
 
 # %% tags=["remove-output"]
 panel = variant_panel(toy)
-describe(panel.fig, fill("One panel per variant ({variants:listing}): the toy in grey and where the blocks move it, "
-                         "coloured by moon.", variants=CHAPTER_VARIANTS))
+describe(panel.fig, f"One panel per variant ({len(CHAPTER_VARIANTS)} variants): the toy in grey and where the "
+         "blocks move it, coloured by moon.")
 panel.show()
 
 # %% [markdown] tags=["site-only"]
@@ -533,26 +644,23 @@ panel.show()
 # with every parameter and the causal mask of the next section.
 
 # %% tags=["hide-input"]
-toy_live(toy, text={
+toy_live(toy, effect=effect, text={
     "caption": "Computed in your browser: the same blocks as `probdr_lite.unrolled`, on the {n} points of the toy. "
                "Grey: the toy; coloured by moon: after the chosen number of blocks; the frame has the variant's "
-               "colour of the other figures. {beta_sentence}",
-    "beta_weak": "Over the whole range of $\\beta$ ({beta_lo:g} to {beta_hi:g}) the picture barely changes: the mean "
-                 "distance the points move in {depth} blocks goes {moved_rows}. $\\beta$ lowers the logit of a point "
-                 "for itself, which takes the weight a point gives itself in the first block {self_rows}. That "
-                 "changes the length of the first steps (one block at $\\kappa = {widest_kappa:g}$ moves the points "
-                 "{widest_lo:num3} at $\\beta = {beta_lo:g}$ and {widest_hi:num3} at $\\beta = {beta_hi:g}$), not "
-                 "where the blocks take the points.",
-    "beta_strong": "Over the whole range of $\\beta$ ({beta_lo:g} to {beta_hi:g}) the picture changes: the mean "
-                   "distance the points move in {depth} blocks goes {moved_rows}. $\\beta$ lowers the logit of a "
-                   "point for itself, which takes the weight a point gives itself in the first block {self_rows}. "
-                   "That changes the length of the first steps (one block at $\\kappa = {widest_kappa:g}$ moves the "
-                   "points {widest_lo:num3} at $\\beta = {beta_lo:g}$ and {widest_hi:num3} at "
-                   "$\\beta = {beta_hi:g}$), and where the blocks take them.",
-    "beta_paper": "In the paper's block it also sets the weight $2/(d_q + \\beta)$ of the feed-forward term, from "
-                  "{ff_lo:num3} to {ff_hi:num3} at $d_q = {d_q}$.",
-    "beta_moved": "from {moved_lo:num3} to {moved_hi:num3} ({change_percent:num0}\u00a0%) at $\\kappa = {kappa:g}$",
-    "beta_self": "from {self_lo_percent:num1}\u00a0% to {self_hi_percent:num1}\u00a0% at $\\kappa = {kappa:g}$",
+               "colour of the other figures.",
+    "beta": (
+        "Over the whole range of $\\beta$ ({beta_lo} to {beta_hi}) the picture barely changes: the mean "
+        "distance the points move in {depth} blocks goes from {moved_lo_at} to {moved_hi_at} "
+        "({change_at} %) at $\\kappa$ = {kappa_at} and from {moved_lo_narrow} to {moved_hi_narrow} "
+        "({change_narrow} %) at $\\kappa$ = {kappa_narrow}. $\\beta$ lowers the logit of a point for "
+        "itself, which takes the weight a point gives itself in the first block from {self_lo_at} % to "
+        "{self_hi_at} % at $\\kappa$ = {kappa_at} and from {self_lo_narrow} % to {self_hi_narrow} % at "
+        "$\\kappa$ = {kappa_narrow}. That changes the length of the first steps (one block at $\\kappa$ = "
+        "{kappa_narrow} moves the points {first_lo_narrow} at $\\beta$ = {beta_lo} and {first_hi_narrow} "
+        "at $\\beta$ = {beta_hi}), not where the blocks take the points. In the paper's block $\\beta$ also"
+        " sets the weight $2/(d_q + \\beta)$ of the feed-forward term, from {ff_lo} to {ff_hi} at $d_q$ = "
+        "{d_q}."
+    ),
     "spot": "All the points have gathered at one spot: the blocks have pulled every point to the same place",
     "empty": "Every point has been pushed past the equator: none can be drawn",
     "alt": "The toy (grey) and where {depth} blocks of the {variant} variant move it (κ {kappa}, η {eta}, β {beta}, "
@@ -585,22 +693,25 @@ print(f"cosine of the diffusion and exact directions (tangent parts): no mask {c
       f"causal {cos_causal:.3f}")
 masked = dict(n_steps=8, variant="diffusion")
 fig = mask_figure(toy, **masked)
-describe(fig, fill("The attention matrix A of the toy without and with the causal mask on a log colour scale, and "
-                   "where {n_steps} blocks of the {variant} variant move the toy in each case.", masked))
+describe(fig, f"The attention matrix A of the toy without and with the causal mask on a log colour scale, and "
+         f"where {masked['n_steps']} blocks of the {masked['variant']} variant move the toy in each case.")
 plt.show()
 
-# %% tags=["remove-input"]
-facts = mask_facts(upper_full, asym_full, asym_causal, cosines["diffusion"], cos_causal)
-display(Markdown(fill(
-    "Without the mask about {upper_full:pct} of the attention goes to later points; with it, none does. The "
-    "asymmetry of $A$, which is why $2LX$ differs from $(L + L^\\top)X$, "
-    + ("grows from {asym_full:num2} to {asym_causal:num2}, and the cosine between the paper's direction and the exact "
-       "gradient drops from {cos_full:num2} to {cos_causal:num2}. The simplification $2LX$ is furthest from the true "
-       "gradient for the causal models it is mostly applied to." if facts["worse"] else
-       "is {asym_full:num2} without the mask and {asym_causal:num2} with it; the cosine between the paper's direction "
-       "and the exact gradient is {cos_full:num2} without and {cos_causal:num2} with the mask.")
-    + " The objections chapter measures the gap along the MNIST steps.",
-    facts)))
+# %% tags=["remove-cell"]
+upper_causal = float(torch.triu(A_causal, 1).sum())
+glue("upper_share", pct(upper_full, 0))
+claim(0.4 < upper_full < 0.6 and upper_causal == 0.0,
+      "Without the mask about half of the attention goes to later points; with it, none does")
+claim(asym_causal > asym_full and cos_causal < cosines["diffusion"],
+      "The mask makes A more asymmetric and turns the paper's direction further from the exact gradient")
+
+# %% [markdown]
+# Without the mask about {glue:text}`upper_share` of the attention goes to later points; with it,
+# none does. The mask makes $A$ far more asymmetric, and the asymmetry is why $2LX$ differs from
+# $(L + L^\top)X$: the cosine between the paper's direction and the exact gradient drops well below
+# its value without the mask (the last line of the printout). The simplification $2LX$ is furthest
+# from the true gradient for the causal models it is mostly applied to.
+# [The objections chapter](objections.ipynb) measures the gap along the MNIST steps.
 
 # %% [markdown]
 #
@@ -631,7 +742,7 @@ print(f"eta = 1/2: diffusion block vs Pi(A X), max |difference| {half.abs().max(
 #
 # :::{dropdown} Solution
 # As $\kappa \to 0$ the logits are $-\beta$ on the diagonal and 0 elsewhere, so every row tends to
-# $(\mathbf{1} - (1 - e^{-\beta}) e_i)^\top / (n - 1 + e^{-\beta})$: nearly uniform. Every point is
+# $(\mathbf{1}_n - (1 - e^{-\beta}) e_i)^\top / (n - 1 + e^{-\beta})$: nearly uniform. Every point is
 # pulled towards the same global mean, and repeated blocks shrink the picture towards one point.
 # As $\kappa \to \infty$ the self-logit $\kappa - \beta$ beats the nearest neighbour's
 # $\kappa \cos(\hat x_i, \hat x_j)$ as soon as $\kappa (1 - \cos) > \beta$, so $A \to I$ and

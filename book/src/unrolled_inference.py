@@ -33,13 +33,13 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import Markdown, display
+import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
-from probdr_lite.chapters.unrolled_inference import eta_facts
+from probdr_lite.chapters.unrolled_inference import ETA_SLIDER, ETAS_SHOWN, eta_runs
 from probdr_lite.presentation.live.builders import eta_live
-from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.prose import claim, glue, num
 from probdr_lite.presentation.style import describe
 from probdr_lite.presentation.figures.unrolling import eta_panel, steps_figure, steps_scrub
 from probdr_lite.graphs import knn_graph, laplacian
@@ -50,8 +50,10 @@ blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beat
 
 # %% [markdown]
 # The set-up is that of the ELBO chapter: 300 MNIST digits, their 10-nearest-neighbour graph with
-# Laplacian $\hat L = L = D - W$, $\beta = 0.3$, $q = 2$ coordinates, and $X$ kept centred,
-# $\mathbf{1}^\top X = 0$.
+# Laplacian $\hat L = L = D - W$, $\beta = 0.3$, $q = 2$ coordinates, and $X \in \mathbb{R}^{n \times q}$
+# kept centred over the points, $X^\top \mathbf{1}_n = 0$: each column (one coordinate) sums to zero over the
+# $n$ points. This centring is what keeps the constant eigenvector of $\hat L$ (eigenvalue 0) out of the
+# ELBO, the trap of [the ELBO chapter](probdr_elbo.ipynb).
 
 # %%
 Y, labels = load_mnist(n=300, stratified=True)
@@ -68,7 +70,7 @@ print(f"n = {n}, beta = {beta}, q = {q}; ELBO at the closed form = {le_elbo(X_st
 # With $\nu = 1$ and a symmetric $\hat L$, the gradient of the ELBO chapter is
 # $\partial\,\mathrm{ELBO}/\partial X = C^{-1}X - \hat L X$ with $C = X X^\top + \beta I$ (a
 # larger $\nu$ would only multiply it by $\nu$, the same as a larger step). One step of
-# size $\eta$, followed by re-centring with $P = I - \mathbf{1}\mathbf{1}^\top/n$, is
+# size $\eta$, followed by re-centring with $P = I - \mathbf{1}_n\mathbf{1}_n^\top/n$, is
 #
 # $$
 # X_{t+1} = P\left[X_t - \eta\,\hat L X_t + \eta\, X_t \left(X_t^\top X_t + \beta I\right)^{-1}\right].
@@ -81,7 +83,9 @@ print(f"n = {n}, beta = {beta}, q = {q}; ELBO at the closed form = {le_elbo(X_st
 # - $X_t - \eta \hat L X_t$ moves every point towards its neighbours: row $i$ of $-\hat L X$ is
 #   $\sum_j W_{ij}(x_j - x_i)$. This is one explicit Euler step of graph diffusion,
 #   $dX/d\tau = -\hat L X$, with step $h = \eta$: the smoothing that on its own would collapse the
-#   embedding. Such a step is stable for $h < 2/\lambda_{\max}(\hat L)$, the threshold found below.
+#   embedding. On its own, such a step is stable for $h < 2/\lambda_{\max}(\hat L)$. In the full step the
+#   second part adds some of $X$ back, and near the optimum that moves the threshold to the slightly larger
+#   $2/(\lambda_{\max} - \lambda_1)$ derived in the next section.
 # - $\eta\,X_t (X_t^\top X_t + \beta I)^{-1}$ multiplies every row by the same $q \times q$ matrix. It
 #   never mixes points, and it pushes outwards, most strongly along directions in which $X_t$ is
 #   still small. This is the log-determinant's defence against collapse.
@@ -94,7 +98,7 @@ print(f"n = {n}, beta = {beta}, q = {q}; ELBO at the closed form = {le_elbo(X_st
 def layer(X, eta):
     """One gradient step on the ELBO, then centring: X <- P [X + eta dELBO/dX]."""
     X = X + eta * le_elbo_grad(X, L, beta)  # dELBO/dX = C^{-1} X - L X
-    return X - X.mean(axis=0)  # P X: keep 1^T X = 0
+    return X - X.mean(axis=0)  # P X: keep X^T 1_n = 0
 
 
 X = np.random.default_rng(0).normal(size=(n, q))
@@ -107,11 +111,14 @@ print("push-through identity, max difference:",
 #
 # The step size has to respect the curvature of the ELBO. The trace term curves by $\lambda$ along
 # each eigenvector of $\hat L$, up to $\lambda_{\max}$, and the log-determinant by at most
-# $1/\beta$. So with $\ell = \lambda_{\max} + 1/\beta$, any $\eta \le 1/\ell$ raises the ELBO at every
-# step, whatever the start. Near the optimum one can be more precise by linearising the step
-# [derived here, checked below]. Tilting column $j$ of $X^*$ towards an eigenvector $u_k$ that the
-# solution does not use changes the gradient by $-(\lambda_k - \lambda_j)$ times the tilt. Each step
-# therefore multiplies that tilt by $1 - \eta(\lambda_k - \lambda_j)$. Two consequences follow.
+# $1/\beta$ (derived in the dropdown below). So with $\ell = \lambda_{\max} + 1/\beta$, any
+# $\eta \le 1/\ell$ raises the ELBO at every step, whatever the start. Near the optimum one can be more
+# precise by linearising the step [derived here, checked below]. Write $u_1, u_2, \dots$ for the
+# eigenvectors of $\hat L$ orthogonal to $\mathbf{1}_n$, with eigenvalues $\lambda_1 \le \lambda_2 \le \dots$;
+# column $j$ of $X^*$ is $s_j u_j$. To *tilt* column $j$ by $\varepsilon$ towards an eigenvector $u_k$ that
+# the solution does not use is to add $\varepsilon u_k$ to it; $\varepsilon$ is the tilt. A tilt changes the
+# gradient by $-(\lambda_k - \lambda_j)$ times the tilt (Exercise 2 at the end derives it), so each step
+# multiplies the tilt by $1 - \eta(\lambda_k - \lambda_j)$. Two consequences follow.
 #
 # - The fastest tilt, towards the sharpest direction $\lambda_{\max}$, overshoots as soon as
 #   $\eta > 2/(\lambda_{\max} - \lambda_1)$. Past that threshold every step makes the error larger,
@@ -119,6 +126,28 @@ print("push-through identity, max difference:",
 # - The slowest tilt, between the last direction used and the first one left out, shrinks by
 #   $1 - \eta(\lambda_{q+1} - \lambda_q)$ per step. The spectral gap sets the pace. (The lengths of
 #   the columns also settle, at rate $2\lambda_j(1 - \beta\lambda_j)$; whichever is smaller wins.)
+#
+# :::{dropdown} Derivation: the curvature bound $1/\beta$ and the column-length rate
+# **The bound.** With $\nu = 1$ the ELBO is $\tfrac12\log\det C - \tfrac12\operatorname{tr}(X^\top \hat L X)$
+# plus a constant. Move $X$ along a direction $V$ and write $S = X V^\top + V X^\top$. The second derivative
+# of the log-determinant part is
+# $\operatorname{tr}(C^{-1} V V^\top) - \tfrac12 \operatorname{tr}(C^{-1} S C^{-1} S)$. The second term is
+# $-\tfrac12\lVert C^{-1/2} S C^{-1/2}\rVert_F^2 \le 0$, and $C \succeq \beta I$ makes the first at most
+# $\lVert V\rVert_F^2/\beta$, with equality at $X = 0$. The trace part has second derivative
+# $-\operatorname{tr}(V^\top \hat L V) \ge -\lambda_{\max}\lVert V\rVert_F^2$. Every curvature of the ELBO
+# therefore lies in $[-\lambda_{\max}, 1/\beta]$, its gradient is Lipschitz with constant
+# $\ell = \lambda_{\max} + 1/\beta$, and the usual ascent lemma,
+# $\mathrm{ELBO}(X + \eta g) \ge \mathrm{ELBO}(X) + \eta(1 - \eta\ell/2)\lVert g\rVert_F^2$ for the gradient
+# $g$, guarantees a rise for every $\eta \le 1/\ell$.
+#
+# **The column length.** Keep the direction $u_j$ of column $j$ and vary its length $s$. Along that line the
+# ELBO is $f(s) = \tfrac12\log(s^2 + \beta) - \tfrac12\lambda_j s^2$ plus a constant, so
+# $f'(s) = s/(s^2 + \beta) - \lambda_j s$ and $f''(s) = (\beta - s^2)/(s^2 + \beta)^2 - \lambda_j$. At the
+# optimum $s_j^2 + \beta = 1/\lambda_j$, which gives
+# $f''(s_j) = \lambda_j^2(2\beta - 1/\lambda_j) - \lambda_j = -2\lambda_j(1 - \beta\lambda_j)$. A step
+# $s \leftarrow s + \eta f'(s)$ therefore multiplies the error in $s$ by $1 - 2\eta\lambda_j(1 - \beta\lambda_j)$:
+# the rate is $2\lambda_j(1 - \beta\lambda_j)$.
+# :::
 
 # %%
 marks = step_sizes(L, beta, n_components=q)
@@ -128,17 +157,25 @@ print(f"divergent for eta > 2/(lambda_max - lambda_1) = {marks['divergent']:.4f}
 print(f"slowest rate near X*                          = {marks['slowest']:.4f} per unit eta")
 
 # %% [markdown]
-# The panel runs 600 steps from a small random start for the chosen $\eta$. On the left is the gap
+# %% tags=["remove-cell"]
+glue("eta_low", num(ETA_SLIDER["low"], 3))
+glue("eta_high", num(ETA_SLIDER["high"], 2))
+glue("eta_default", num(ETA_SLIDER["default"], 3))
+glue("eta_safe", num(marks["safe"], 4))
+claim(abs(ETA_SLIDER["default"] - marks["safe"]) < 0.01 * marks["safe"],
+      "The slider starts within 1 % of 1/ell")
+
+# %% [markdown]
+# The panel runs 600 steps from a small random start for the chosen $\eta$, from
+# {glue:text}`eta_low` to {glue:text}`eta_high` on a logarithmic slider. On the left is the gap
 # to the optimal ELBO, in the middle the distance to the closed form, and on the right the last
-# iterate. The default is $\eta = 1/\ell$, printed above. Move the slider:
+# iterate. The slider starts at $\eta$ = {glue:text}`eta_default`, within 1 % of
+# $1/\ell$ = {glue:text}`eta_safe`. Move the slider:
 #
 # - **smaller** $\eta$ is stable but slower: the slowest mode contracts only by
 #   $1 - \eta \times$ rate per step;
 # - **larger** $\eta$, up to the threshold, converges faster, for the same reason;
 # - **past the threshold** $2/(\lambda_{\max} - \lambda_1)$, printed above, the run blows up.
-#
-# A sentence further down says, step size by step size, whether the run
-# converged within 600 steps, stayed short of it, or diverged.
 #
 # The middle plot needs a word. $X^*$ is defined only up to a rotation $R$ (see the ELBO chapter), so
 # $\lVert X_t - X^* \rVert$ would be no use. The *Gram matrix* $X X^\top$ does not see $R$, so the
@@ -151,20 +188,17 @@ print(f"slowest rate near X*                          = {marks['slowest']:.4f} p
 # and the run counts as converged below $10^{-2}$.
 
 # %% tags=["remove-output"]
-panel = eta_panel(L, labels, beta=beta, eta=(0.002, 0.08, 0.025), n_components=q, n_steps=600, alt=(
+panel = eta_panel(L, labels, beta=beta, n_components=q, n_steps=600, alt=(
     "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and the last iterate "
     "coloured by class."))
 panel.show()
 
 # %% [markdown] tags=["site-only"]
-# Without a kernel, move the step size below. It runs from slow (0.002) through stable and fast
-# to divergent (above the threshold).
-
-# %%
-etas = [0.002, 0.005, 0.01, 0.025, 0.04, 0.05, 0.056, 0.06, 0.07]  # named in the sentence below
+# Without a kernel, move the step size below. It runs from slow ({glue:text}`eta_low`) through
+# stable and fast to divergent (above the threshold).
 
 # %% tags=["hide-input"]
-eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=etas, text={
+eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=ETAS_SHOWN, text={
     "caption": "Precomputed by `probdr_lite`: {n_steps} steps of gradient ascent from the same random start for "
                "each of {n_etas} step sizes (curves drawn every {every} steps).",
     "diverged": "The run diverged: this is its last iterate, step {last_step}, before the next step left every bound",
@@ -173,20 +207,45 @@ eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=etas, text={
     "alt_points": "The last iterate at η = {eta}",
 })
 
-# %% tags=["remove-input"]
-ascent = eta_facts(L, beta, etas, marks, n_components=q, n_steps=600)
-groups = "; ".join(fill(
-    "$\\eta$ = {etas:listing} "
-    + ("stayed above a Gram error of {gram_below:g} after {n_steps} steps" if g["short"] else
-       "converged (Gram error below {gram_below:g}) within {n_steps} steps" if g["converged"] else "diverged"),
-    g, gram_below=ascent["gram_below"], n_steps=ascent["n_steps"]) for g in ascent["groups"])
-display(Markdown(fill(
-    "In the figure, {groups}. The thresholds printed above are $1/\\ell = {safe:num4}$ (uphill from any start) and "
-    "$2/(\\lambda_{{\\max}} - \\lambda_1) = {divergent:num4}$ (divergence near the optimum)"
-    + ("; the runs that diverged are exactly those past the second." if ascent["diverged_past_threshold"] else
-       "; the runs that diverged are not exactly those past the second, which describes only the neighbourhood "
-       "of the optimum."),
-    ascent, groups=groups)))
+# %% [markdown]
+# The table gives, for nine step sizes of the figure, the step size in units of $1/\ell$
+# (column `eta x ell`), the step at which the run left every bound (empty if it did not) and the
+# Gram error after 600 steps.
+
+# %%
+ascent = eta_runs(L, beta, ETAS_SHOWN, marks, n_components=q, n_steps=600)
+pd.DataFrame({"step size eta": ascent["etas"], "eta x ell": [e / ascent["safe"] for e in ascent["etas"]],
+              "diverged at step": pd.array(ascent["diverged_at"], dtype="Int64"),
+              "Gram error after 600 steps": ascent["gram"]}).style.format(
+    {"step size eta": "{:g}", "eta x ell": "{:.2f}", "Gram error after 600 steps": "{:.1e}"}, na_rep="")
+
+# %% tags=["remove-cell"]
+etas_, conv_, div_ = np.array(ascent["etas"]), np.array(ascent["converged"]), np.array(ascent["diverged"])
+short_ = ~conv_ & ~div_
+glue("eta_short_max", num(etas_[short_].max(), 2))
+glue("eta_conv_min", num(etas_[conv_].min(), 3))
+glue("eta_conv_max", num(etas_[conv_].max(), 3))
+glue("n_diverged", str(int(div_.sum())))
+glue("eta_divergent", num(ascent["divergent"], 4))
+glue("slowest_rate", num(marks["slowest"], 2))
+claim(bool(short_.any() and conv_.any() and div_.any()) and etas_[short_].max() < etas_[conv_].min()
+      and etas_[conv_].max() < etas_[div_].min(),
+      "The slow runs are still short of a Gram error of 1e-2 after 600 steps; the middle ones converge; the "
+      "largest ones diverge")
+claim(bool(np.array_equal(div_, etas_ > ascent["divergent"])),
+      "The runs that diverge are exactly those past 2/(lambda_max - lambda_1)")
+claim(bool(np.all(etas_[conv_] < ascent["divergent"]) and etas_[conv_].max() > 0.9 * ascent["divergent"]),
+      "A step just below the threshold still converges")
+
+# %% [markdown]
+# The step sizes fall into three bands. Up to $\eta$ = {glue:text}`eta_short_max` the runs are
+# stable but slow: after 600 steps they are still above a Gram error of $10^{-2}$, because the
+# slowest mode contracts by only $1 - \eta \times$ {glue:text}`slowest_rate` per step. From {glue:text}`eta_conv_min`
+# (about $1/\ell$) to {glue:text}`eta_conv_max` they converge within the 600 steps. The
+# {glue:text}`n_diverged` larger step sizes diverge, and they are exactly those past
+# $2/(\lambda_{\max} - \lambda_1)$ = {glue:text}`eta_divergent`. That threshold was derived only
+# near the optimum, yet from this start it also marks where the runs blow up; the guarantee from
+# any start is the smaller $1/\ell$.
 
 # %% [markdown]
 # ## From noise to the answer, layer by layer
@@ -211,8 +270,8 @@ print(f"Gram error: step 0 {fit.gram_error[0]:.3g}, step 100 {fit.gram_error[100
 # %%
 shown = (0, 10, 50, 150, 600)
 fig = steps_figure(fit, labels, steps=shown)
-describe(fig, fill("The embedding coloured by class after {steps:listing} steps of gradient ascent on common axes, "
-                   "and the closed form X* rotated onto the last.", steps=shown))
+describe(fig, f"The embedding coloured by class after {', '.join(map(str, shown))} steps of gradient ascent on "
+         "common axes, and the closed form X* rotated onto the last.")
 plt.show()
 
 # %% [markdown]
@@ -260,7 +319,10 @@ steps_scrub(fit, labels, frames, alt="The iterate coloured by class on fixed axe
 # This reading is the engine of the rest of the book.
 # [The transformer-block chapter](transformer_block.ipynb) keeps the loop but changes one thing:
 # the graph is no longer fixed by the data. It is rebuilt at every layer from the current latents,
-# whose rows LayerNorm puts on a sphere of squared radius $d_q$, with the weights
+# whose rows LayerNorm puts on a sphere of squared radius $d_q$ ($d_q$ is the width of the latents,
+# the number of columns that this chapter calls $q$; LayerNorm also centres each row over its $d_q$
+# features, $X \mathbf{1}_{d_q} = 0$, a different centring from this chapter's $X^\top \mathbf{1}_n = 0$
+# over the points), with the weights
 # $W_{ij} = \exp\big(\tfrac{\kappa}{d_q}\, x_i^\top x_j\big) = \exp(\kappa\, \hat x_i^\top \hat x_j)$
 # for the unit rows $\hat x_i = x_i / \sqrt{d_q}$. Because the rows have unit norm,
 # $\hat x_i^\top \hat x_j = 1 - \tfrac12 \lVert \hat x_i - \hat x_j \rVert^2$, so these are heat-kernel

@@ -13,11 +13,11 @@ centres and rescales, so the latents never leave the 3-D span of Q: the dynamics
 z = x Q^T / sqrt(d_q)). At layer 0 it returns the toy data themselves. d_q enters only through the feed-forward term
 2 / (d_q + beta) of the "paper" variant.
 
-:func:`toy_beta_effect` runs the toy's blocks at both ends of beta's range, and :func:`toy_beta_facts` gives what
-the toy's caption states about it: templates the chapter (``book/src/transformer_block.py``) passes its live
-figure, which :func:`probdr_lite.presentation.live.builders.toy_live` fills. Every choice the caption makes is a
-boolean, decided by a threshold that is an argument with a default. :func:`mask_facts` says what the causal mask
-changes in the chapter's MNIST block.
+:data:`TOY_SETTINGS` holds the toy's sliders (range and default of kappa, eta, beta and depth), read everywhere
+they are used. :func:`toy_beta_effect` runs the toy's blocks at both ends of beta's range (:func:`toy_beta_range`
+over the range of :data:`TOY_SETTINGS`), and :func:`toy_beta_facts` gives the numbers of the chapter's sentence
+about it, which the chapter pastes into its own words and its live figure's caption
+(:func:`probdr_lite.presentation.live.builders.toy_live`).
 
 The figures of the toy are presentation, in :mod:`probdr_lite.presentation.figures.block`.
 """
@@ -34,8 +34,29 @@ from probdr_lite._validation import check_array, check_choice, check_result, che
 from probdr_lite._threads import single_threaded
 from probdr_lite.unrolled import CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 
-__all__ = ["LiftedToy", "lift_toy", "make_toy", "toy_paths", "toy_beta_effect", "toy_beta_facts",
-           "mask_facts"]
+__all__ = ["TOY_SETTINGS", "LiftedToy", "lift_toy", "make_toy", "toy_paths", "toy_beta_effect", "toy_beta_facts",
+           "toy_beta_range"]
+
+
+def _sig(x: float, digits: int = 3) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+#: The toy's sliders, defined once: each setting's grid of ``values`` (the live figure's positions; the kernel
+#: panel's slider runs over the same range, ``log`` or linear) and its ``default``. The kernel panel
+#: (:func:`probdr_lite.presentation.figures.block.variant_panel`), the live figure
+#: (:func:`probdr_lite.presentation.live.builders.toy_controls`), the chapter's text and the tests read it.
+#: kappa's grid has ten steps per decade from the first value at which the toy is not yet one spot: below about 14
+#: the default eight blocks gather all 300 points within a pixel of each other.
+TOY_SETTINGS = {
+    "kappa": {"values": tuple(_sig(10 ** (i / 20)) for i in range(23, 61)), "default": 100.0, "log": True},
+    "eta": {"values": tuple(round(0.02 * k, 2) for k in range(1, 51)), "default": 0.4, "log": False},
+    "beta": {"values": tuple(round(0.1 * k, 1) for k in range(1, 101)), "default": 1.0, "log": True},
+    "depth": {"values": tuple(range(17)), "default": 8, "log": False},
+}
+for _name, _s in TOY_SETTINGS.items():
+    if _s["default"] not in _s["values"]:
+        raise ValueError(f"TOY_SETTINGS[{_name!r}]: the default {_s['default']} is not one of its values")
 
 
 @dataclass(frozen=True)
@@ -179,40 +200,33 @@ def toy_beta_effect(toy, kappas, betas, *, eta, depth, variant="paper", weak: fl
 
 
 def toy_beta_facts(effect) -> dict:
-    """What the toy's sentence about beta states, from :func:`toy_beta_effect`'s ``effect``.
+    """The numbers of the toy's sentence about beta, from :func:`toy_beta_effect`'s ``effect`` of two kappas (the
+    chapter's and the narrowest kernel's, in that order): numbers and booleans only, no words.
 
-    ``beta_lo`` and ``beta_hi`` (the ends of beta's range), ``depth``, ``weak`` and ``weak_below`` (the effect's);
-    ``paper``, the variant is the paper's block, whose feed-forward term has the weight 2/(d_q + beta), with
-    ``d_q`` and that weight at both ends, ``ff_lo`` and ``ff_hi``; ``rows``: one dict per kappa with ``kappa``,
-    ``moved_lo`` and ``moved_hi`` (the mean distance moved in ``depth`` blocks at both ends), ``change_percent``
-    (its relative change, in %), ``self_lo_percent`` and ``self_hi_percent`` (the mean weight a point gives itself
-    in the first block, in %); ``widest_kappa``, the kappa whose first block's distance changes most over the
-    range (relative to its value at the lowest beta; the first of a tie), and that distance at both ends,
-    ``widest_lo`` and ``widest_hi``.
+    ``beta_lo``, ``beta_hi`` (the ends of beta's range), ``depth``, ``d_q``, ``weak`` and ``weak_below`` (the
+    effect's); ``ff_lo`` and ``ff_hi``, the feed-forward weight 2/(d_q + beta) at both ends; for the chapter's kappa
+    (suffix ``_at``) and the narrowest (suffix ``_narrow``): ``kappa``, ``moved_lo`` / ``moved_hi`` (mean distance
+    moved in ``depth`` blocks at both ends), ``change_percent``, ``self_lo`` / ``self_hi`` (mean weight a point gives
+    itself in the first block, in %), ``first_lo`` / ``first_hi`` (mean distance moved in one block).
     """
     (b0, b1), d_q = effect["betas"], effect["d_q"]
     rows = effect["rows"]
-    if not rows:
-        raise ValueError("effect must hold at least one kappa's row (see toy_beta_effect)")
-    widest = max(rows, key=lambda r: abs(r["moved_1"][1] / r["moved_1"][0] - 1))
-    return {"beta_lo": b0, "beta_hi": b1, "depth": effect["depth"], "weak": bool(effect["weak"]),
-            "weak_below": effect["weak_below"], "paper": effect["variant"] == "paper", "d_q": d_q,
-            "ff_lo": 2 / (d_q + b0), "ff_hi": 2 / (d_q + b1),
-            "rows": [{"kappa": r["kappa"], "moved_lo": r["moved"][0], "moved_hi": r["moved"][1],
-                      "change_percent": 100 * r["change"], "self_lo_percent": 100 * r["self"][0],
-                      "self_hi_percent": 100 * r["self"][1]} for r in rows],
-            "widest_kappa": widest["kappa"], "widest_lo": widest["moved_1"][0], "widest_hi": widest["moved_1"][1]}
+    if len(rows) != 2:
+        raise ValueError("effect must hold two kappas' rows, the chapter's and the narrowest (see toy_beta_effect)")
+    out = {"beta_lo": b0, "beta_hi": b1, "depth": effect["depth"], "d_q": d_q, "weak": bool(effect["weak"]),
+           "weak_below": effect["weak_below"], "ff_lo": 2 / (d_q + b0), "ff_hi": 2 / (d_q + b1)}
+    for suffix, r in zip(("at", "narrow"), rows):
+        out.update({f"kappa_{suffix}": r["kappa"], f"moved_lo_{suffix}": r["moved"][0],
+                    f"moved_hi_{suffix}": r["moved"][1], f"change_percent_{suffix}": 100 * r["change"],
+                    f"self_lo_{suffix}": 100 * r["self"][0], f"self_hi_{suffix}": 100 * r["self"][1],
+                    f"first_lo_{suffix}": r["moved_1"][0], f"first_hi_{suffix}": r["moved_1"][1]})
+    return out
 
 
-def mask_facts(upper_full, asym_full, asym_causal, cos_full, cos_causal) -> dict:
-    """What the causal mask changes: ``upper_full``, the share of attention on later points without it; the
-    asymmetry ||A - A^T|| / ||A|| without and with it (``asym_full``, ``asym_causal``); the cosine of the diffusion
-    and exact tangent directions without and with it (``cos_full``, ``cos_causal``); and ``worse`` when the mask makes
-    A more asymmetric and the direction further from the exact one."""
-    upper_full = check_scalar(upper_full, "upper_full", low=0.0, high=1.0)
-    asym_full = check_scalar(asym_full, "asym_full", low=0.0)
-    asym_causal = check_scalar(asym_causal, "asym_causal", low=0.0)
-    cos_full = check_scalar(cos_full, "cos_full", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    cos_causal = check_scalar(cos_causal, "cos_causal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    return {"upper_full": upper_full, "asym_full": asym_full, "asym_causal": asym_causal, "cos_full": cos_full,
-            "cos_causal": cos_causal, "worse": asym_causal > asym_full and cos_causal < cos_full}
+def toy_beta_range(toy, variant: str = "paper") -> dict:
+    """:func:`toy_beta_effect` over the whole beta range of :data:`TOY_SETTINGS`, at the default kappa and at the
+    narrowest kernel (the largest kappa, where a point's own weight is largest), with the default eta and depth."""
+    kappas, betas = TOY_SETTINGS["kappa"]["values"], TOY_SETTINGS["beta"]["values"]
+    return toy_beta_effect(toy, kappas=(TOY_SETTINGS["kappa"]["default"], kappas[-1]), betas=(betas[0], betas[-1]),
+                           eta=TOY_SETTINGS["eta"]["default"], depth=TOY_SETTINGS["depth"]["default"],
+                           variant=variant)

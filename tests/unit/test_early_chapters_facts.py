@@ -12,6 +12,7 @@ facts, never on a comparison, and that every figure a chapter builds is describe
 
 import ast
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from probdr_lite.chapters import unrolled_inference as UI
 from probdr_lite.graphs import knn_graph, laplacian
 from probdr_lite.probdr import fit_le_elbo
 
-from .chapter_calls import chapter_calls, check_template, source_cells, words_passed
+from .chapter_calls import chapter_calls, source_cells, words_passed
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = {name: ROOT / "book" / "src" / f"{name}.py" for name in ("laplacian_eigenmaps", "unrolled_inference")}
@@ -97,143 +98,33 @@ def test_unrolling_facts_keep_a_frame_in_order_from_the_threshold_on():
         LE.unrolling_facts(Y, t, [(8, 1.0)], in_order=1.5)
 
 
-def test_eta_outcomes_follow_the_gram_error_and_the_divergence_threshold():
+def test_eta_runs_follow_the_gram_error_and_the_divergence_threshold():
     L = graph_laplacian()
     lam = sla.eigh(L.toarray(), eigvals_only=True)
     slow, fast = 1e-4, 3.0 / lam.max()  # past 2 / (lambda_max - lambda_1) >= 2 / lambda_max: diverges
-    assert UI.eta_outcomes(L, 0.3, [slow, fast], n_steps=200) == ["short", "diverged"]
-    gram = fit_le_elbo(L, 2, 0.3, eta=slow, n_steps=200, seed=0, centre=True).gram_error[-1]
-    assert UI.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=1.1 * gram) == ["converged"]
-    assert UI.eta_outcomes(L, 0.3, [slow], n_steps=200, converged=0.9 * gram) == ["short"]
-
-
-def test_eta_facts():
-    L = graph_laplacian()
-    lam = sla.eigh(L.toarray(), eigvals_only=True)
-    slow, fast = 1e-4, 3.0 / lam.max()
     marks = {"safe": 0.01, "divergent": 2.0 / (lam.max() - lam[1])}
-    f = UI.eta_facts(L, 0.3, [fast, slow], marks, n_steps=200)
-    assert f["groups"] == [{"etas": [slow], "short": True, "converged": False, "diverged": False},
-                           {"etas": [fast], "short": False, "converged": False, "diverged": True}]
-    assert (f["gram_below"], f["n_steps"], f["safe"], f["divergent"]) == (0.01, 200, 0.01, marks["divergent"])
-    assert f["diverged_past_threshold"]
-    # a step past the threshold that does not diverge (here: the threshold put below the slow step)
-    assert not UI.eta_facts(L, 0.3, [slow], {"safe": 0.01, "divergent": 0.9 * slow}, n_steps=200)[
-        "diverged_past_threshold"]
-    # and a divergence below the threshold
-    assert not UI.eta_facts(L, 0.3, [fast], {"safe": 0.01, "divergent": 1.1 * fast}, n_steps=200)[
-        "diverged_past_threshold"]
+    f = UI.eta_runs(L, 0.3, [slow, fast], marks, n_steps=200)
     gram = fit_le_elbo(L, 2, 0.3, eta=slow, n_steps=200, seed=0, centre=True).gram_error[-1]
-    done = UI.eta_facts(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)
-    assert done["groups"] == [{"etas": [slow], "short": False, "converged": True, "diverged": False}]
+    assert f["etas"] == [slow, fast] and f["diverged"] == [False, True] and f["converged"] == [False, False]
+    assert f["diverged_at"][0] is None and f["diverged_at"][1] >= 1
+    assert f["gram"][0] == pytest.approx(gram, rel=1e-12) and np.isnan(f["gram"][1])
+    assert (f["gram_below"], f["n_steps"], f["safe"], f["divergent"]) == (0.01, 200, 0.01, marks["divergent"])
+    assert UI.eta_runs(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)["converged"] == [True]
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# The chapters' templates
+def test_the_eta_slider_is_defined_once():
+    """The chapter's eta slider: the kernel panel and the live figure read ETA_SLIDER, and no second literal of its
+    range or default appears in the chapter or in the panel's and the live figure's code."""
+    import inspect
+    from probdr_lite.presentation.figures import unrolling
+    from probdr_lite.presentation.live import builders
 
-
-def facts_examples():
-    """Each facts function the chapters call, on numbers for which its lists are not empty (so that every loop over
-    them reaches its template)."""
-    Y, t = helix()
-    L = graph_laplacian()
-    lam = sla.eigh(L.toarray(), eigvals_only=True)
-    return {
-        "unrolling_facts": LE.unrolling_facts(Y, t, [(8, 1.0), (1, 1.0)]),
-        "agreement_facts": LE.agreement_facts(agreement_rows()),
-        "eta_facts": UI.eta_facts(L, 0.3, [1e-4, 3.0 / lam.max()], {"safe": 0.01, "divergent": 2.0 / lam.max()},
-                                  n_steps=200),
-    }
-
-
-#: What stands for a count the chapter computes in a keyword (``n=len(Y)``).
-A_COUNT = 12
-
-
-def fill_calls(chapter):
-    """Every ``fill(template, facts, **more)`` of ``chapter``, with the facts it gets and the value of each subscript
-    ``facts["x"]`` its template reads.
-
-    A name is bound to facts when it is assigned a ``*_facts(...)`` call, or when it is the variable of a loop over
-    a list of facts (``for x in facts["key"]``): then it stands for every element of the list in turn. The chapter's
-    literal constants are facts too. A name assigned text (a fill or a join) stands for a placeholder text, a list
-    of them for a list of placeholders; a ``len(...)`` for a count.
-    """
-    examples = facts_examples()
-    cells = source_cells(CHAPTERS[chapter])
-    bound = {}
-    for cell in cells:
-        for node in cell.body:
-            if isinstance(node, ast.Assign):
-                try:
-                    value = ast.literal_eval(node.value)
-                except ValueError:
-                    continue
-                bound.update({t.id: [value] for t in node.targets if isinstance(t, ast.Name)})
-    calls = []
-    for cell in cells:
-        for node in ast.walk(cell):  # breadth first: an assignment binds before the fills inside it
-            if not isinstance(node, ast.Assign) or not all(isinstance(t, ast.Name) for t in node.targets):
-                continue
-            v = node.value
-            if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in examples:
-                bound.update({t.id: [examples[v.func.id]] for t in node.targets})
-            elif any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "fill"
-                     for n in ast.walk(v)):
-                text = ["one text", "another"] if isinstance(v, ast.ListComp) else "a text"
-                bound.update({t.id: [text] for t in node.targets})
-        for node in ast.walk(cell):
-            if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Subscript) \
-                    and isinstance(node.iter.value, ast.Name) and node.iter.value.id in bound:
-                bound[node.target.id] = list(bound[node.iter.value.id][0][node.iter.slice.value])
-        for node in ast.walk(cell):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fill"):
-                continue
-            loops = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and len(bound.get(n.id, ())) > 1}
-            assert len(loops) <= 1, f"line {node.lineno}: one loop at a time"
-            for k in range(len(bound[next(iter(loops))]) if loops else 1):
-                def value(expr):
-                    if isinstance(expr, ast.Name):
-                        return bound[expr.id][k if expr.id in loops else 0]
-                    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
-                        return value(expr.value)[expr.slice.value]
-                    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "len":
-                        return A_COUNT
-                    raise AssertionError(f"line {expr.lineno}: cannot tell which facts {ast.unparse(expr)} are")
-
-                facts = {**(value(node.args[1]) if len(node.args) > 1 else {}),
-                         **{kw.arg: value(kw.value) for kw in node.keywords}}
-                choices = {ast.unparse(s): value(s) for s in ast.walk(node.args[0]) if isinstance(s, ast.Subscript)}
-                calls.append((node, facts, choices))
-    return calls
-
-
-#: The chapters whose sentences are still templates (the Laplacian Eigenmaps chapter writes its own, in Markdown,
-#: with glued numbers and claim checks: tests/unit/test_claims_early.py).
-TEMPLATED = ("unrolled_inference",)
-
-
-@pytest.mark.parametrize("chapter", TEMPLATED)
-def test_the_chapter_takes_facts_from_its_chapters_module_and_fills_them(chapter):
-    tree = ast.parse(CHAPTERS[chapter].read_text(encoding="utf-8"))
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                and n.module == f"probdr_lite.chapters.{chapter}" for a in n.names}
-    assert imported and imported <= set(facts_examples()), imported
-    assigned = {n.value.func.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-                and isinstance(n.value.func, ast.Name)}
-    assert imported <= assigned
-    filled = {n.id for c, _, _ in fill_calls(chapter) for n in ast.walk(c) if isinstance(n, ast.Name)}
-    bound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-             and isinstance(n.value.func, ast.Name) and n.value.func.id in imported for t in n.targets}
-    assert bound <= filled, bound - filled  # every facts dict the chapter computes reaches a template
-
-
-@pytest.mark.parametrize("chapter, n_fills", [("unrolled_inference", 3)])
-def test_every_template_of_the_chapter_fills_from_its_facts(chapter, n_fills):
-    calls = fill_calls(chapter)
-    assert len({c.lineno for c, _, _ in calls}) >= n_fills
-    for call, facts, choices in calls:
-        check_template(call, facts, choices)
+    src = {"chapter": CHAPTERS["unrolled_inference"].read_text(encoding="utf-8"),
+           "panel": inspect.getsource(unrolling.eta_panel), "live": inspect.getsource(builders.eta_live)}
+    for where, text in src.items():
+        for value in UI.ETA_SLIDER.values():
+            assert not re.search(r"(?<![\d.])%s(?![\d])" % re.escape(repr(value)), text), (where, value)
+    assert UI.ETA_SLIDER["low"] < UI.ETA_SLIDER["default"] < UI.ETA_SLIDER["high"]
 
 
 def builders(chapter):

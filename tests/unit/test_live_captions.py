@@ -83,12 +83,15 @@ def beta_effect(weak=True, variant="paper"):
 
 
 def test_toy_facts():
-    from probdr_lite.chapters.transformer_block import toy_beta_facts
+    assert C.toy_facts(300) == {"caption": {"n": 300}}
 
-    for weak in (True, False):
-        f = C.toy_facts(300, beta_effect(weak))
-        assert f == {"caption": {"n": 300}, "beta": toy_beta_facts(beta_effect(weak))}
-        assert f["beta"]["weak"] is weak and len(f["beta"]["rows"]) == 2
+
+def test_toy_beta_text_formats_the_numbers_of_beta_s_range():
+    t = C.toy_beta_text(beta_effect())
+    assert (t["beta_lo"], t["beta_hi"], t["kappa_at"], t["kappa_narrow"], t["depth"], t["d_q"]) == (
+        "0.1", "10", "100", "1000", "8", "16")
+    assert (t["moved_lo_at"], t["moved_hi_at"], t["change_at"], t["self_lo_narrow"]) == ("0.100", "0.103", "3", "21.9")
+    assert (t["ff_lo"], t["ff_hi"]) == ("0.124", "0.077")
 
 
 def mnist_grid(rms_last, moved_last, ratio_last, L=2):
@@ -158,7 +161,7 @@ def facts_examples():
         "beta_live": C.beta_facts([0.05, 0.3, 1.0, 5.0], [5, 2, 1, 0], 2, 40, 15),
         "eta_live": C.eta_facts(600, 3, 4, [False, True, True], [601, 37, 2]),
         # the toy's sentence about beta in both wordings, with the paper's clause and without
-        "toy_live": [C.toy_facts(300, beta_effect(True, "paper")), C.toy_facts(300, beta_effect(False, "diffusion"))],
+        "toy_live": [C.toy_facts(300)],
         "mnist_live": mnist_example()[1],
     }
 
@@ -168,32 +171,12 @@ CHOSEN_BY = {"apart": "apart", "no_direction": "none_below", "origin": "none_kep
              "diverged": "diverged", "spot_note": "is_spot"}
 
 
-#: The toy's choice of its sentence about beta (the builder's own rule, written again here).
-TOY_CHOSEN_BY = {"beta_weak": lambda b: b["weak"], "beta_strong": lambda b: not b["weak"],
-                 "beta_paper": lambda b: b["paper"]}
-
-
-def toy_beta_sentence(text, beta):
-    """The toy's sentence about beta, from its facts ``beta`` (``toy_facts(...)["beta"]``) and the chapter's
-    ``text``: the wording ``weak`` chooses, each kappa's phrases listed, the paper's clause after it."""
-    sentence = fill(text["beta_weak" if beta["weak"] else "beta_strong"], beta,
-                    moved_rows=", ".join(fill(text["beta_moved"], r) for r in beta["rows"][:-1])
-                    + " and " + fill(text["beta_moved"], beta["rows"][-1]),
-                    self_rows=", ".join(fill(text["beta_self"], r) for r in beta["rows"][:-1])
-                    + " and " + fill(text["beta_self"], beta["rows"][-1]))
-    return sentence + " " + fill(text["beta_paper"], beta) if beta["paper"] else sentence
-
-
 def toy_cases(key, examples):
     """The facts each filling of the toy's template ``key`` gets, in ``examples`` (a list of toy_facts)."""
     if key == "caption":
-        return [{**f["caption"], "beta_sentence": "Over the whole range of $\\beta$ the picture changes."}
-                for f in examples]
-    if key in TOY_CHOSEN_BY:  # the sentence's slots for each kappa's phrases are filled by the builder
-        return [{**f["beta"], "moved_rows": "from 1 to 2", "self_rows": "from 3 to 4"} for f in examples
-                if TOY_CHOSEN_BY[key](f["beta"])]
-    if key in ("beta_moved", "beta_self"):
-        return [r for f in examples for r in f["beta"]["rows"]]
+        return [f["caption"] for f in examples]
+    if key == "beta":
+        return [C.toy_beta_text(beta_effect())]
     return [{}]  # spot and empty: said by the browser; no slot
 
 
@@ -231,7 +214,10 @@ def small_figure(builder):
     if builder == "toy_live":
         from probdr_lite.presentation.figures.block import make_toy
 
-        return C.toy_live(make_toy("moons", n=40, noise=0.1, d_q=8), text=text)
+        from probdr_lite.chapters.transformer_block import toy_beta_range
+
+        toy = make_toy("moons", n=40, noise=0.1, d_q=8)
+        return C.toy_live(toy, text=text, effect=toy_beta_range(toy))
     if builder == "mnist_live":
         from probdr_lite.chapters.mnist_at_init import mnist_latents
 
@@ -396,22 +382,20 @@ def test_eta_live_says_where_a_run_diverged():
 
 @pytest.mark.parametrize("variant", ["paper", "diffusion"])
 def test_toy_live_caption_says_what_beta_does(variant):
-    """The caption's sentence about beta is the one the facts of beta's range choose, over both kappas the builder
-    measures (the chapter's and the narrowest kernel), with the paper's clause only for the paper's block; a weak
-    control says why with that sentence."""
+    """The caption is the chapter's words: its caption with the number of points, then its sentence about beta
+    with the numbers of beta's range pasted (no word chosen by code); the beta control's weak note is that
+    sentence."""
     from probdr_lite.presentation.figures.block import make_toy
-    from probdr_lite.chapters.transformer_block import toy_beta_effect
+    from probdr_lite.chapters.transformer_block import toy_beta_range
 
     text = chapter_text("toy_live")
     toy = make_toy("moons", n=40, noise=0.1, d_q=8)
-    fig = C.toy_live(toy, text=text, variant=variant)
-    effect = toy_beta_effect(toy, kappas=(100.0, 1000.0), betas=(0.1, 10.0), eta=0.4, depth=8, variant=variant)
-    beta = C.toy_facts(40, effect)["beta"]
-    sentence = toy_beta_sentence(text, beta)
-    assert fig.spec["caption"] == fill(text["caption"], n=40, beta_sentence=sentence)
-    assert ("feed-forward" in sentence) is (variant == "paper")
+    effect = toy_beta_range(toy, variant=variant)
+    fig = C.toy_live(toy, text=text, effect=effect, variant=variant)
+    sentence = text["beta"].format(**C.toy_beta_text(effect))
+    assert fig.spec["caption"] == text["caption"].format(n=40) + " " + sentence
     control = [c for c in fig.spec["controls"] if c["name"] == "beta"][0]
-    assert control.get("weak") == (sentence if beta["weak"] else None)
+    assert control.get("weak") == sentence
     assert fig.spec["panels"][0]["degenerate"] == {"spot": text["spot"], "empty": text["empty"]}
 
 

@@ -229,19 +229,11 @@ def test_toy_beta_facts_state_the_effects_numbers():
     f = toy_beta_facts(effect)
     assert (f["beta_lo"], f["beta_hi"], f["depth"], f["d_q"], f["weak_below"]) == (0.1, 10.0, 8, 16, 0.1)
     assert (f["ff_lo"], f["ff_hi"]) == pytest.approx((2 / 16.1, 2 / 26))  # the feed-forward weight 2/(d_q + beta)
-    assert f["rows"][1] == pytest.approx({"kappa": 1000.0, "moved_lo": 0.05, "moved_hi": 0.06, "change_percent": 20.0,
-                                          "self_lo_percent": 21.9, "self_hi_percent": 0.02})
-    assert [r["kappa"] for r in f["rows"]] == [100.0, 1000.0]
-    # the widest row: the kappa whose first block changes most, a rise or a fall
-    assert (f["widest_kappa"], f["widest_lo"], f["widest_hi"]) == (1000.0, 0.01, 0.012)
-    for first_step in ((0.02, 0.025), (0.02, 0.015)):  # +25 % and -25 %, against +20 %
-        g = toy_beta_facts({**effect, "rows": toy_rows(first_step)})
-        assert (g["widest_kappa"], g["widest_lo"], g["widest_hi"]) == (100.0, *first_step)
-    # the booleans the chapter's templates choose on
+    assert (f["kappa_at"], f["kappa_narrow"]) == (100.0, 1000.0)
+    assert (f["moved_lo_narrow"], f["moved_hi_narrow"], f["change_percent_narrow"]) == pytest.approx((0.05, 0.06, 20))
+    assert (f["self_lo_narrow"], f["self_hi_narrow"]) == pytest.approx((21.9, 0.02))
+    assert (f["first_lo_narrow"], f["first_hi_narrow"]) == (0.01, 0.012)
     for weak in (True, False):
         assert toy_beta_facts({**effect, "weak": weak})["weak"] is weak
-    assert f["paper"] is True
-    assert all(toy_beta_facts({**effect, "variant": v})["paper"] is False
-               for v in ("attention", "diffusion", "exact", "symmetric"))
-    with pytest.raises(ValueError, match="at least one kappa"):
-        toy_beta_facts({**effect, "rows": []})
+    with pytest.raises(ValueError, match="two kappas"):
+        toy_beta_facts({**effect, "rows": toy_rows()[:1]})

@@ -20,7 +20,7 @@ import numpy as np
 from probdr_lite._validation import check_choice, check_scalar
 from probdr_lite._threads import single_threaded
 from probdr_lite.presentation.style import variant_label
-from probdr_lite.chapters.transformer_block import LiftedToy, lift_toy, make_toy, toy_paths
+from probdr_lite.chapters.transformer_block import TOY_SETTINGS, LiftedToy, lift_toy, make_toy, toy_paths
 from probdr_lite.presentation.plotting import class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 from probdr_lite.presentation.widgets import Slider, SliderPanel
@@ -33,15 +33,11 @@ __all__ = [
     "variant_figure",
     "variant_panel",
     "mask_figure",
-    "WORDS",
-    "direction_facts",
-    "euler_facts",
-    "regulariser_facts",
-    "logits_facts",
 ]
 
 
-TOY_DEFAULTS = dict(kappa=100.0, eta=0.4, beta=1.0)
+#: The toy's default kappa, eta and beta, read from the one definition of its sliders.
+TOY_DEFAULTS = {k: TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta")}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -101,19 +97,30 @@ def variant_figure(toy: LiftedToy, variants=CHAPTER_VARIANTS, n_steps: int = 8, 
     return fig, update
 
 
-def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS, kappa=TOY_DEFAULTS["kappa"],
-                  eta=TOY_DEFAULTS["eta"], beta=TOY_DEFAULTS["beta"], depth=8) -> SliderPanel:
-    """Sliders kappa (log, 1 to 1000), eta (0.02 to 1), beta (log, 0.1 to 10) and depth (0 to 16) over :func:`variant_figure`.
+def v_step(values) -> float:
+    """The step of an evenly spaced grid of slider values."""
+    return round(values[1] - values[0], 12)
+
+
+def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS) -> SliderPanel:
+    """Sliders kappa, eta, beta and depth over :func:`variant_figure`, with the ranges and defaults of
+    :data:`probdr_lite.chapters.transformer_block.TOY_SETTINGS` (those of the live figure too).
 
     beta stays above 0 because the "exact" variant needs C = X X^T + beta I invertible, and with more points than
     latent dimensions X X^T alone is singular.
     """
-    fig, update = variant_figure(toy, variants, n_steps=depth)
+    S = TOY_SETTINGS
+    fig, update = variant_figure(toy, variants, n_steps=S["depth"]["default"])
+
+    def slider(name, description, **kw):
+        v = S[name]["values"]
+        return Slider(name, v[0], v[-1], S[name]["default"], log=S[name]["log"], description=description, **kw)
+
     sliders = [
-        Slider("kappa", 1.0, 1000.0, kappa, log=True, description="κ (sharpness)"),
-        Slider("eta", 0.02, 1.0, eta, step=0.02, description="η (step size)"),
-        Slider("beta", 0.1, 10.0, beta, log=True, description="β (regulariser)"),
-        Slider("depth", 0, 16, depth, integer=True, description="depth (blocks)"),
+        slider("kappa", "κ (sharpness)"),
+        slider("eta", "η (step size)", step=v_step(S["eta"]["values"])),
+        slider("beta", "β (regulariser)"),
+        slider("depth", "depth (blocks)", integer=True),
     ]
     return SliderPanel(fig, update, sliders)
 
@@ -158,59 +165,3 @@ def mask_figure(toy: LiftedToy, kappa=TOY_DEFAULTS["kappa"], eta=TOY_DEFAULTS["e
         ax.set_yticks([])
         ax.set_title(f"{variant}, {n_steps} blocks, {name}", fontsize=9)
     return fig
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The facts of the chapter's computed sentences (the sentences are templates in the chapter)
-
-#: The thresholds behind the chapter's words, each a rule on the numbers:
-#:
-#: - ``same_direction``: variants share one tangent direction when their cosines with the exact one differ by less;
-#: - ``hardly_turns``: a cosine above this with the exact direction hardly turns the step;
-#: - ``first_order``: halving h divides the error of a first-order method by about 2, here by a factor in this range;
-#: - ``close_cosine`` / ``close_ratio``: the approximation 2 X / (d_q + beta) of 2 C^{-1} X is close when its cosine
-#:   with it is at least the first and the length ratio lies strictly inside the second;
-#: - ``weak_link``: a correlation of the logits with the cosines below this in size says little about similarity.
-WORDS = {"same_direction": 1e-9, "hardly_turns": 0.95, "first_order": (1.6, 2.4), "close_cosine": 0.9,
-         "close_ratio": (0.5, 2.0), "weak_link": 0.3}
-
-
-def direction_facts(cosines: dict) -> dict:
-    """The cosines of the variants' tangent directions with the exact one (``{variant: cosine}``, as the chapter
-    prints them): ``c_A`` (``diffusion``), ``c_sym`` (``symmetric``); ``same`` when ``attention``, ``diffusion`` and
-    ``paper`` share one direction (:data:`WORDS` ``same_direction``) and ``hardly_turns`` when ``c_A`` is above
-    ``hardly_turns``."""
-    c = {v: check_scalar(cosines[v], f"cosines[{v!r}]", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-         for v in ("attention", "diffusion", "paper", "symmetric")}
-    return {"c_A": c["diffusion"], "c_sym": c["symmetric"],
-            "same": max(abs(c[v] - c["diffusion"]) for v in ("attention", "paper")) < WORDS["same_direction"],
-            "hardly_turns": c["diffusion"] > WORDS["hardly_turns"]}
-
-
-def euler_facts(rows) -> dict:
-    """From the rows of :func:`probdr_lite.unrolled.euler_diffusion_errors` (k doubling from row to row):
-    ``halving``, the error of the second-last row over that of the last, and ``first_order`` when it lies strictly
-    inside :data:`WORDS` ``first_order`` (about 2, the mark of a first-order method)."""
-    check_scalar(len(rows), "len(rows)", low=2, integer=True)
-    last = check_scalar(rows[-1]["relative_error"], "the last row's relative_error", low=0.0, low_inclusive=False)
-    halving = rows[-2]["relative_error"] / last
-    lo, hi = WORDS["first_order"]
-    return {"halving": halving, "first_order": lo < halving < hi}
-
-
-def regulariser_facts(cosine, ratio) -> dict:
-    """The paper's 2 X / (d_q + beta) against the exact 2 C^{-1} X: their ``cosine``, the ``ratio`` of the exact
-    term's norm to the approximation's, and ``close`` when the cosine is at least :data:`WORDS` ``close_cosine``
-    and the ratio lies strictly inside ``close_ratio``."""
-    cosine = check_scalar(cosine, "cosine", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    ratio = check_scalar(ratio, "ratio", low=0.0, low_inclusive=False)
-    lo, hi = WORDS["close_ratio"]
-    return {"cosine": cosine, "ratio": ratio, "close": cosine >= WORDS["close_cosine"] and lo < ratio < hi}
-
-
-def logits_facts(r_diagonal, r_random) -> dict:
-    """The correlations of the logits with the pairwise cosines under diagonal and random weights, and
-    ``random_weak`` when the random one is below :data:`WORDS` ``weak_link`` in size."""
-    r_diagonal = check_scalar(r_diagonal, "r_diagonal", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    r_random = check_scalar(r_random, "r_random", low=-1.0 - 1e-9, high=1.0 + 1e-9)
-    return {"r_diagonal": r_diagonal, "r_random": r_random, "random_weak": abs(r_random) < WORDS["weak_link"]}

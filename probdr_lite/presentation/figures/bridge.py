@@ -18,7 +18,7 @@ from probdr_lite.presentation.prose import num
 from probdr_lite.presentation.plotting import scrub
 from probdr_lite.presentation.widgets import Slider, SliderPanel
 
-__all__ = ["laplacian_eigenvalues", "euler_limits", "spectra_figure", "bridge_facts", "fibonacci_sphere",
+__all__ = ["laplacian_eigenvalues", "euler_limits", "spectra_figure", "fibonacci_sphere",
            "bump_figure", "bump_panel", "bump_scrub"]
 
 
@@ -169,33 +169,3 @@ def bump_scrub(kappas=(0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0), n_point
     fig, update = bump_figure(n_points)
     describe(fig, alt)
     return scrub(fig, update, kappas, label="κ", dpi=dpi)
-
-
-#: An explicit Euler step X - h L X is stable along every eigenvector exactly when h lambda_max < STABLE.
-STABLE = 2.0
-
-
-def bridge_facts(lambda_max_fixed, eta_elbo, lambda_max_rw, eta_block) -> dict:
-    """The facts of the comparison of the two chapters' steps as h lambda_max (h = eta on the ELBO with D - W,
-    h = 2 eta for the block with I - A), for the chapter's sentence.
-
-    Returns
-    -------
-    dict with the four inputs; ``ratio`` = eta_block / eta_elbo; ``h_fixed`` = eta_elbo lambda_max_fixed and
-    ``h_block`` = 2 eta_block lambda_max_rw; ``fixed_side`` / ``block_side``: ``"inside"`` when that product is below
-    the stability limit 2 (:data:`STABLE`), else ``"at or past"``; the booleans ``same_side`` (both on one side),
-    ``rw_bounded`` (lambda_max_rw <= 2, as for every random-walk Laplacian of a symmetric graph, up to 1e-9) and
-    ``convex`` (h = 2 eta_block <= 1: the block's step is a convex combination of a point and its neighbours' mean).
-    """
-    lf = check_scalar(lambda_max_fixed, "lambda_max_fixed", low=0.0, low_inclusive=False)
-    lr = check_scalar(lambda_max_rw, "lambda_max_rw", low=0.0, low_inclusive=False)
-    e1 = check_scalar(eta_elbo, "eta_elbo", low=0.0, low_inclusive=False)
-    e2 = check_scalar(eta_block, "eta_block", low=0.0, low_inclusive=False)
-    a, b = e1 * lf, 2 * e2 * lr
-
-    def side(x):
-        return "inside" if x < STABLE else "at or past"
-
-    return {"lambda_max_fixed": lf, "lambda_max_rw": lr, "eta_elbo": e1, "eta_block": e2, "ratio": e2 / e1,
-            "h_fixed": a, "h_block": b, "fixed_side": side(a), "block_side": side(b), "same_side": side(a) == side(b),
-            "rw_bounded": lr <= STABLE + 1e-9, "convex": 2 * e2 <= 1}

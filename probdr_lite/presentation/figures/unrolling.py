@@ -21,6 +21,7 @@ from scipy.linalg import orthogonal_procrustes
 
 from probdr_lite._validation import check_class_labels, check_result, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
+from probdr_lite.chapters.unrolled_inference import ETA_SLIDER
 from probdr_lite.presentation.plotting import class_scatter, fixed_layout, scrub
 from probdr_lite.probdr import CONVERGED, LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
 from probdr_lite.presentation.widgets import SliderPanel, range_slider
@@ -95,7 +96,7 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, alt):
 
 
 @one_thread
-def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=(0.002, 0.08, 0.025), n_components: int = 2,
+def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=None, n_components: int = 2,
               n_steps: int = 600, seed: int = 0, centre: bool = True) -> SliderPanel:
     """An eta slider over gradient ascent on the LE-ELBO from a random start.
 
@@ -113,8 +114,8 @@ def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=(0.002, 0.08, 0.025), n_
     alt : str
         The figure's alt text, one sentence (the chapter's words).
     beta : float > 0, default 0.3
-    eta : (low, high, default), default (0.002, 0.08, 0.025)
-        Positive; a logarithmic slider.
+    eta : (low, high, default), default: the chapter's slider
+        (:data:`probdr_lite.chapters.unrolled_inference.ETA_SLIDER`). Positive; a logarithmic slider.
     n_components : int, default 2
     n_steps : int, default 600
         In [1, 100000].
@@ -125,6 +126,8 @@ def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=(0.002, 0.08, 0.025), n_
     -------
     SliderPanel with the slider ``"eta"``.
     """
+    if eta is None:
+        eta = (ETA_SLIDER["low"], ETA_SLIDER["high"], ETA_SLIDER["default"])
     slider = range_slider("eta", eta, positive=True, log=True, description="step size eta")
     fig, update = _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, alt)
     return SliderPanel(fig, update, [slider])

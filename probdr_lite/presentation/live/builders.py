@@ -51,6 +51,7 @@ __all__ = [
     "TEXT_KEYS",
     "TOY_VARIANTS",
     "toy_controls",
+    "toy_beta_text",
     "toy_facts",
     "toy_live",
     "mnist_grid",
@@ -77,15 +78,14 @@ _CATEGORY_COLOURS = ["#D55E00", "#0072B2", "#BBBBBB"]
 #: The templates each builder takes in ``text`` (written in the chapter) and which facts fill them: ``caption``
 #: from the ``"caption"`` facts of its ``*_facts`` function, the others from the facts of one setting (one element
 #: of ``"states"``; for ``mnist_live``'s ``kappa_*`` clauses, one element of ``"kappa_groups"``); the toy's
-#: ``beta_weak`` or ``beta_strong`` (with ``beta_paper`` after it for the paper's block) from its ``"beta"`` facts,
-#: ``beta_moved`` and ``beta_self`` from each of their ``"rows"``; its ``spot`` and ``empty`` are said by the
+#: ``caption`` (slot ``{n}``) and ``beta`` (the numbers of :func:`toy_beta_text`) are the chapter's words with
+#: numbers pasted by ``str.format``; its ``spot`` and ``empty`` are said by the
 #: browser when it draws no point or one spot, and have no slots. The ``alt*`` keys are the panels' alt texts, one
 #: per panel in order (:func:`_panel_text`): ``{control}`` and ``{=readout}`` slots, which ``live.js`` fills for the
 #: setting shown, and slots from the ``"caption"`` facts, filled here; ``beta_live``'s ``title*`` keys are its panels'
 #: titles, in order, filled the same way.
 TEXT_KEYS = {
-    "toy_live": ("caption", "beta_weak", "beta_strong", "beta_paper", "beta_moved", "beta_self", "spot", "empty",
-                 "alt"),
+    "toy_live": ("caption", "beta", "spot", "empty", "alt"),
     "mnist_live": ("caption", "kappa_spot", "kappa_still", "kappa_move", "spot_note", "alt_points", "alt_ratio"),
     "beta_live": ("caption", "no_direction", "origin", "line", "alt_eigenvalues", "alt_scales", "alt_points",
                   "title_eigenvalues", "title_scales", "title_points"),
@@ -116,55 +116,67 @@ def _panel_text(template: str, facts: dict, controls, readouts) -> str:
 # Chapter 5: the toy, computed in the browser
 
 
-def toy_controls(kappa=100.0, eta=0.4, beta=1.0, depth=8, variant="paper") -> list:
-    """kappa (log, 14.1 to 1000, 38 values), eta (0.02 to 1 by 0.02), beta (0.1 to 10 by 0.1), depth (0 to 16),
-    the variant and the causal mask: the ranges of chapter 5's slider panel.
+def toy_controls(**defaults) -> list:
+    """kappa, eta, beta and depth over the grids and defaults of
+    :data:`probdr_lite.chapters.transformer_block.TOY_SETTINGS` (``defaults`` may move a default to another value of
+    its grid), the variant (default ``"paper"``) and the causal mask: the controls of chapter 5's live figure."""
+    from probdr_lite.chapters.transformer_block import TOY_SETTINGS
 
-    kappa's grid is chapter 5's (ten steps per decade) from the first value at which the toy is not yet one spot:
-    below about 14 the default eight blocks gather all 300 points within a pixel of each other (at kappa = 12.6 they
-    spread over 0.003 of the toy's width of 2), so the lower positions of a grid from 1 all drew the same dot."""
-    kappas = [_sig(10 ** (i / 20)) for i in range(23, 61)]
-    etas = [round(0.02 * k, 2) for k in range(1, 51)]
-    betas = [round(0.1 * k, 1) for k in range(1, 101)]
+    at = {name: TOY_SETTINGS[name]["default"] for name in ("kappa", "eta", "beta", "depth")}
+    at["variant"] = "paper"
+    unknown = set(defaults) - set(at)
+    if unknown:
+        raise KeyError(f"toy_controls: no setting named {sorted(unknown)}; settings: {sorted(at)}")
+    at.update(defaults)
     styles = VARIANT_STYLE["block"]
+    values = {name: list(TOY_SETTINGS[name]["values"]) for name in ("kappa", "eta", "beta", "depth")}
     return [
-        control("kappa", "κ (sharpness)", kappas, kappa),
-        control("eta", "η (step size)", etas, eta),
-        control("beta", "β (regulariser)", betas, beta),
-        control("depth", "depth (blocks)", list(range(17)), depth),
-        control("variant", "variant", list(TOY_VARIANTS), variant, kind="select",
+        control("kappa", "κ (sharpness)", values["kappa"], at["kappa"]),
+        control("eta", "η (step size)", values["eta"], at["eta"]),
+        control("beta", "β (regulariser)", values["beta"], at["beta"]),
+        control("depth", "depth (blocks)", values["depth"], at["depth"]),
+        control("variant", "variant", list(TOY_VARIANTS), at["variant"], kind="select",
                 labels=[styles[v].label for v in TOY_VARIANTS]),
         control("mask", "causal mask", [False, True], False, kind="checkbox"),
     ]
 
 
-def toy_facts(n_points: int, effect: dict) -> dict:
-    """The facts of the toy's caption: ``"caption"``, the ``n`` points; ``"beta"``, what beta's whole range does
-    (:func:`probdr_lite.chapters.transformer_block.toy_beta_facts` of ``effect``, a
-    :func:`~probdr_lite.chapters.transformer_block.toy_beta_effect`), whose ``weak`` says that beta moves the picture
-    little, and its control is marked so (with the caption's sentence about beta)."""
+def toy_beta_text(effect) -> dict:
+    """The numbers of the toy's sentence about beta as the text the chapter pastes (and the caption's ``beta``
+    template takes): :func:`probdr_lite.chapters.transformer_block.toy_beta_facts` of ``effect``, formatted."""
     from probdr_lite.chapters.transformer_block import toy_beta_facts
 
-    return {"caption": {"n": int(n_points)}, "beta": toy_beta_facts(effect)}
+    f = toy_beta_facts(effect)
+    out = {"beta_lo": f"{f['beta_lo']:g}", "beta_hi": f"{f['beta_hi']:g}", "depth": str(f["depth"]),
+           "d_q": str(f["d_q"]), "ff_lo": num(f["ff_lo"], 3), "ff_hi": num(f["ff_hi"], 3)}
+    for k in ("at", "narrow"):
+        out.update({f"kappa_{k}": f"{f[f'kappa_{k}']:g}", f"moved_lo_{k}": num(f[f"moved_lo_{k}"], 3),
+                    f"moved_hi_{k}": num(f[f"moved_hi_{k}"], 3), f"change_{k}": num(f[f"change_percent_{k}"], 0),
+                    f"self_lo_{k}": num(f[f"self_lo_{k}"], 1), f"self_hi_{k}": num(f[f"self_hi_{k}"], 1)})
+    # the first block's distances are stated at the narrowest kernel, where beta's share of a row is largest
+    out.update(first_lo_narrow=num(f["first_lo_narrow"], 3), first_hi_narrow=num(f["first_hi_narrow"], 3))
+    return out
 
 
-def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
+def toy_facts(n_points: int) -> dict:
+    """The facts of the toy's caption: ``"caption"``, the ``n`` points."""
+    return {"caption": {"n": int(n_points)}}
+
+
+def toy_live(toy, name="toy", *, text, effect, **defaults) -> LiveFigure:
     """Chapter 5's toy as a live figure: the browser runs the blocks (``live.js``) from the toy's 2-D points.
 
     The lifted latents live in a 3-D span (see :mod:`probdr_lite.presentation.figures.block`), so the browser works with unit
     vectors z_i in R^3 and the same update as :func:`probdr_lite.unrolled.block_step`; the book's tests compare its
     positions with :func:`probdr_lite.presentation.figures.block.toy_paths` at several settings.
 
-    ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`toy_facts`: the caption, whose
-    slot ``beta_sentence`` says from numbers computed here (:func:`probdr_lite.chapters.transformer_block.toy_beta_effect`)
-    how much beta moves the picture over its whole range: ``beta_weak`` where that is little, else
-    ``beta_strong``, each with the slots ``moved_rows`` and ``self_rows`` (``beta_moved`` and ``beta_self`` filled
-    for each kappa and joined by :func:`~probdr_lite.presentation.prose.listing`), then ``beta_paper`` for the paper's
-    block. Where beta moves the picture little, the beta control is marked ``weak`` with that sentence, which the
-    browser tests read instead of demanding a visible change. ``spot`` and ``empty`` are what the panel says when
-    all the points sit at one spot or none can be drawn.
+    ``text`` holds the chapter's words (:data:`TEXT_KEYS`): the ``caption`` (its one slot ``{n}``, the number of
+    points), then ``beta``, the chapter's sentence about beta's whole range with the numbers of :func:`toy_beta_text`
+    of ``effect`` (:func:`probdr_lite.chapters.transformer_block.toy_beta_range`) pasted into its ``{...}`` slots.
+    The chapter checks that sentence with a claim; it is also the beta control's ``weak`` note, which the browser
+    tests read instead of demanding a visible change. ``spot`` and ``empty`` are what the panel says when all the
+    points sit at one spot or none can be drawn. No word here is chosen by code.
     """
-    from probdr_lite.chapters.transformer_block import toy_beta_effect
     from probdr_lite.chapters.transformer_block import LiftedToy, make_toy
 
     check_result(toy, "toy", make_toy, kind=LiftedToy, nonempty=False)
@@ -172,20 +184,9 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
     labels = [int(c) for c in toy.labels]
     controls = toy_controls(**defaults)
     by_name = {c["name"]: c for c in controls}
-    at = {name: c["values"][c["default"]] for name, c in by_name.items()}
-    kappas, betas = by_name["kappa"]["values"], by_name["beta"]["values"]
-    # beta's whole range, at the chapter's kappa and at the narrowest kernel (where a point's own weight is largest)
-    effect = toy_beta_effect(toy, kappas=(at["kappa"], kappas[-1]), betas=(betas[0], betas[-1]), eta=at["eta"],
-                             depth=at["depth"], variant=at["variant"])
-    facts = toy_facts(len(labels), effect)
-    beta = facts["beta"]
-    sentence = fill(text["beta_weak" if beta["weak"] else "beta_strong"], beta,
-                    moved_rows=listing(fill(text["beta_moved"], r) for r in beta["rows"]),
-                    self_rows=listing(fill(text["beta_self"], r) for r in beta["rows"]))
-    if beta["paper"]:
-        sentence += " " + fill(text["beta_paper"], beta)
-    if beta["weak"]:
-        by_name["beta"]["weak"] = sentence
+    facts = toy_facts(len(labels))
+    sentence = text["beta"].format(**toy_beta_text(effect))
+    by_name["beta"]["weak"] = sentence
     readouts = [
         {"name": "moved", "label": "mean distance moved from the start", "toy": "moved", "digits": 4},
         {"name": "lost", "label": "points pushed past the equator (not drawn)", "toy": "lost", "digits": 3},
@@ -200,13 +201,13 @@ def toy_live(toy, name="toy", *, text, **defaults) -> LiveFigure:
             "equal_aspect": True, "classes": labels, "palette": CLASS_PALETTE, "radius": 2.2,
             "accent": {"control": "variant", "colours": [VARIANT_STYLE["block"][v].colour for v in TOY_VARIANTS]},
             "title": "{variant}: {depth} blocks",
-            "degenerate": {"spot": fill(text["spot"]), "empty": fill(text["empty"])},
+            "degenerate": {"spot": text["spot"], "empty": text["empty"]},
             "alt": _panel_text(text["alt"], facts["caption"], controls, readouts),
             "xlabel": "the plane of the toy (axes cover the toy and the moved points)",
         }],
         "readouts": readouts,
         "height": 360,
-        "caption": fill(text["caption"], facts["caption"], beta_sentence=sentence),
+        "caption": text["caption"].format(n=facts["caption"]["n"]) + " " + sentence,
     }
     return LiveFigure(spec, name)
 
@@ -503,17 +504,23 @@ def eta_facts(n_steps: int, n_etas: int, every: int, diverged, n_iterates) -> di
 
 
 def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_steps=600, seed=0,
-             eta=0.025, include=(), *, text) -> LiveFigure:
+             eta=None, include=(), *, text) -> LiveFigure:
     """Chapter 4's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
-    (default: 30 values from 0.002 to 0.08, ``eta`` and every value of ``include``), the ELBO gap and Gram error per
+    (default: 30 values over the chapter's slider range, its default ``eta`` and every value of ``include``; the
+    range and default are :data:`probdr_lite.chapters.unrolled_inference.ETA_SLIDER`), the ELBO gap and Gram error per
     step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says).
     ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`eta_facts`."""
     from probdr_lite.presentation.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import CONVERGED, fit_le_elbo, le_closed_form, le_elbo
 
+    from probdr_lite.chapters.unrolled_inference import ETA_SLIDER
+
     text = _text(text, "eta_live")
+    if eta is None:
+        eta = ETA_SLIDER["default"]
     if etas is None:
-        etas = sorted({_sig(e) for e in np.geomspace(0.002, 0.08, 30)} | {eta} | {float(e) for e in include})
+        etas = sorted({_sig(e) for e in np.geomspace(ETA_SLIDER["low"], ETA_SLIDER["high"], 30)} | {eta}
+                      | {float(e) for e in include})
     etas = [check_scalar(e, "etas entry", low=0.0, low_inclusive=False) for e in etas]
     labels = np.asarray(labels)
     T = check_scalar(n_steps, "n_steps", low=1, high=100_000, integer=True)

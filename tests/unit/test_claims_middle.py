@@ -1,0 +1,208 @@
+"""The claims of the unrolled-inference and transformer-block chapters: each claim cell raises ClaimError, naming its
+sentence, when the facts are flipped, and passes with the facts the chapter computes. And one setting, one place:
+the toy's sliders are defined once (TOY_SETTINGS), and the live caption's sentence about beta is the chapter's
+paragraph, word for word.
+"""
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import jupytext
+import numpy as np
+import pytest
+import torch
+
+from probdr_lite.chapters.objections import tangent_part
+from probdr_lite.chapters.transformer_block import TOY_SETTINGS, make_toy, toy_beta_range
+from probdr_lite.chapters.unrolled_inference import ETAS_SHOWN
+from probdr_lite.presentation.prose import ClaimError, claim, num, pct
+from probdr_lite.unrolled import attention_matrix, euler_diffusion_errors, regulariser_gradient
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = {name: ROOT / "book" / "src" / f"{name}.py" for name in ("unrolled_inference", "transformer_block")}
+
+
+def claim_cell(chapter, sentence):
+    """The source of the chapter's one code cell whose claim names ``sentence``."""
+    nb = jupytext.read(SRC[chapter], fmt="py:percent")
+    found = [c.source for c in nb.cells if c.cell_type == "code" and "claim(" in c.source and sentence in c.source]
+    assert len(found) == 1, (chapter, sentence, len(found))
+    return found[0]
+
+
+def run_cell(source, **facts):
+    ns = {"np": np, "torch": torch, "claim": claim, "num": num, "pct": pct, "glue": lambda name, text: None}
+    ns.update(facts)
+    exec(compile(source, "claim cell", "exec"), ns)
+
+
+def check(chapter, sentence, real, flipped):
+    source = claim_cell(chapter, sentence)
+    run_cell(source, **real)
+    with pytest.raises(ClaimError, match=re.escape(sentence)):
+        run_cell(source, **flipped)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 4: the step sizes' three bands
+
+def ascent_facts(diverging=(0.06, 0.07), short=(0.002, 0.005, 0.01)):
+    """eta_runs' facts as the chapter's nine runs give them (thresholds 1/ell = 0.0251, 0.0569)."""
+    etas = list(ETAS_SHOWN)
+    diverged = [e in diverging for e in etas]
+    gram = [np.nan if d else (0.5 if e in short else 1e-4) for e, d in zip(etas, diverged)]
+    return {"etas": etas, "diverged": diverged, "diverged_at": [40 if d else None for d in diverged], "gram": gram,
+            "converged": [not d and g < 1e-2 for d, g in zip(diverged, gram)], "n_steps": 600, "gram_below": 1e-2,
+            "safe": 0.0251, "divergent": 0.0569}
+
+
+def test_the_divergent_runs_are_those_past_the_threshold():
+    sentence = "The runs that diverge are exactly those past 2/(lambda_max - lambda_1)"
+    check("unrolled_inference", sentence, {"ascent": ascent_facts(), "marks": {"slowest": 0.59}},
+          {"ascent": ascent_facts(diverging=(0.056, 0.06, 0.07)), "marks": {"slowest": 0.59}})
+
+
+def test_the_three_bands_are_in_order():
+    sentence = "The slow runs are still short of a Gram error"
+    # a fast step that stays short breaks the order of the bands
+    check("unrolled_inference", sentence, {"ascent": ascent_facts(), "marks": {"slowest": 0.59}},
+          {"ascent": ascent_facts(short=(0.002, 0.005, 0.01, 0.05)), "marks": {"slowest": 0.59}})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chapter 5: computed here as the chapter computes them, on the chapter's toy
+
+@pytest.fixture(scope="module")
+def toy():
+    return make_toy("moons", n=300, noise=0.07, d_q=16)
+
+
+def test_the_regulariser_approximation_is_poor_on_the_toy(toy):
+    X0, beta, d_q = toy.X0, TOY_SETTINGS["beta"]["default"], toy.d_q
+    exact, paper = regulariser_gradient(X0, beta), 2 * X0 / (d_q + beta)
+    cos = float((exact * paper).sum() / (exact.norm() * paper.norm()))
+    ratio = float(exact.norm() / paper.norm())
+    sentence = "On this toy the approximation is poor in direction and in size"
+    check("transformer_block", sentence, {"cos_reg": cos, "ratio_reg": ratio}, {"cos_reg": 0.95, "ratio_reg": 1.2})
+
+
+def test_halving_h_halves_the_error(toy):
+    kappa, eta, beta = (TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta"))
+    A = attention_matrix(toy.X0, kappa, beta)
+    rows = euler_diffusion_errors(A.numpy(), toy.X0.numpy(), t=2 * eta, n_steps=(1, 2, 4, 8, 16))
+    second_order = [{**r, "relative_error": 1e-3 / 4 ** i} for i, r in enumerate(rows)]
+    check("transformer_block", "Halving h about halves the error", {"rows": rows}, {"rows": second_order})
+
+
+def test_beta_barely_changes_the_picture(toy):
+    effect = toy_beta_range(toy)
+    sentence = "Over the whole range of beta the picture barely changes"
+    from probdr_lite.presentation.live.builders import toy_beta_text
+
+    def facts(e):  # the cell computes the effect itself: hand it the real one, or the flipped one
+        return {"toy": toy, "toy_beta_range": lambda t: e, "toy_beta_text": toy_beta_text}
+
+    check("transformer_block", sentence, facts(effect), facts({**effect, "weak": False}))
+
+
+def test_the_symmetric_variant_scores_one(toy):
+    """The claim cell beside the +1.000 recomputes its numbers from the chapter's names; a cosine of 0.999 fails."""
+    from probdr_lite.unrolled import update_direction
+
+    kappa, beta = TOY_SETTINGS["kappa"]["default"], TOY_SETTINGS["beta"]["default"]
+    X0 = toy.X0
+    n, d_q = X0.shape
+    exact_part = tangent_part(update_direction(X0, kappa, beta, "exact"), X0)
+    cosines = {}
+    for v in ("attention", "diffusion", "paper", "symmetric"):
+        part = tangent_part(update_direction(X0, kappa, beta, v), X0)
+        cosines[v] = float((part * exact_part).sum() / (part.norm() * exact_part.norm()))
+    real = dict(X0=X0, kappa=kappa, beta=beta, d_q=d_q, I=torch.eye(n, dtype=X0.dtype),
+                A=attention_matrix(X0, kappa, beta), tangent=tangent_part, regulariser_gradient=regulariser_gradient,
+                update_direction=update_direction, exact_part=exact_part, cosines=cosines)
+    check("transformer_block", "The symmetric variant scores +1.000", real,
+          {**real, "cosines": {**cosines, "symmetric": 0.999}})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# One setting, one place
+
+def chapter_toy_text():
+    """The text dict the chapter passes to toy_live, read from its source."""
+    tree = ast.parse(SRC["transformer_block"].read_text(encoding="utf-8"))
+    call = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "toy_live"]
+    assert len(call) == 1
+    return ast.literal_eval([k.value for k in call[0].keywords if k.arg == "text"][0])
+
+
+def test_the_live_caption_says_the_chapters_sentence_about_beta():
+    """The caption's sentence about beta (numbers pasted into ``{name}`` slots) and the chapter's paragraph (the same
+    numbers glued as ``bt_name``) are the same words: a change to one that is not made to the other fails here."""
+    caption = chapter_toy_text()["beta"]
+    nb = jupytext.read(SRC["transformer_block"], fmt="py:percent")
+    paragraphs = [p for c in nb.cells if c.cell_type == "markdown" for p in c.source.split("\n\n")
+                  if "{glue:text}`bt_" in p]
+    assert len(paragraphs) == 1
+    markdown = re.sub(r"\{glue:text\}`bt_(\w+)`", r"{\1}", " ".join(paragraphs[0].split()))
+    assert " ".join(caption.split()) == markdown
+
+
+SETTING_NAMES = ("kappa", "eta", "beta", "depth")
+
+
+def literal_settings(tree):
+    """(name, value) for every keyword, default or assignment that gives kappa, eta, beta or depth a number."""
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.keyword) and n.arg in SETTING_NAMES and isinstance(n.value, ast.Constant):
+            found.append((n.arg, n.value.value))
+        elif isinstance(n, ast.arguments):
+            args = n.args[len(n.args) - len(n.defaults):] + n.kwonlyargs
+            defaults = list(n.defaults) + list(n.kw_defaults)
+            found += [(a.arg, d.value) for a, d in zip(args, defaults)
+                      if a.arg in SETTING_NAMES and isinstance(d, ast.Constant) and d.value is not None]
+        elif isinstance(n, ast.Assign):
+            for t in n.targets:
+                names = [t] if isinstance(t, ast.Name) else list(getattr(t, "elts", []))
+                values = [n.value] if isinstance(t, ast.Name) else list(getattr(n.value, "elts", []))
+                found += [(a.id, v.value) for a, v in zip(names, values) if isinstance(a, ast.Name)
+                          and a.id in SETTING_NAMES and isinstance(v, ast.Constant)]
+    return found
+
+
+def test_the_toys_sliders_are_defined_once():
+    """No second literal of a toy setting: the chapter, the kernel panel and the live figure read TOY_SETTINGS."""
+    from probdr_lite.presentation.figures import block
+    from probdr_lite.presentation.live import builders
+
+    sources = {"chapter": SRC["transformer_block"].read_text(encoding="utf-8"),
+               "block": inspect.getsource(block), "toy_controls": inspect.getsource(builders.toy_controls),
+               "toy_live": inspect.getsource(builders.toy_live)}
+    for where, text in sources.items():
+        assert literal_settings(ast.parse(text)) == [], where
+    from probdr_lite.presentation.figures.block import TOY_DEFAULTS
+    assert TOY_DEFAULTS == {k: TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta")}
+    controls = {c["name"]: c for c in builders.toy_controls()}
+    for name in SETTING_NAMES:
+        c = controls[name]
+        assert tuple(c["values"]) == tuple(TOY_SETTINGS[name]["values"])
+        assert c["values"][c["default"]] == TOY_SETTINGS[name]["default"]
+
+
+def test_the_kernel_panel_reads_the_same_ranges():
+    from probdr_lite.presentation.figures.block import variant_panel
+
+    panel = variant_panel(make_toy("moons", n=40, noise=0.1, d_q=8))
+    for name in SETTING_NAMES:
+        values = TOY_SETTINGS[name]["values"]
+        s = panel.specs[name]
+        assert (s.low, s.high, s.value) == pytest.approx((values[0], values[-1], TOY_SETTINGS[name]["default"]))
+    import matplotlib.pyplot as plt
+    plt.close(panel.fig)
+
+
+def test_a_setting_literal_is_caught():
+    found = literal_settings(ast.parse("kappa, eta, beta = 100.0, 0.4, 1.0\nf(kappa=30.0)\ndef g(beta=1.0): pass"))
+    assert sorted(found) == sorted([("kappa", 100.0), ("eta", 0.4), ("beta", 1.0), ("kappa", 30.0), ("beta", 1.0)])
