@@ -257,6 +257,8 @@ def test_every_alt_text_fills_into_a_sentence(chapter):
     for line, alt in alts:
         if isinstance(alt, (ast.Constant, ast.Name)):  # a sentence written out, or the name of one
             text = alt.value if isinstance(alt, ast.Constant) else ns[alt.id]
+        elif isinstance(alt, ast.JoinedStr):  # an f-string that pastes numbers into a fixed sentence
+            text = eval(compile(ast.Expression(alt), chapter, "eval"), ns)
         else:
             assert isinstance(alt, ast.Call) and ast.unparse(alt.func) == "fill", f"line {line}"
             value = lambda e: eval(compile(ast.Expression(e), chapter, "eval"), ns)  # noqa: E731
