@@ -261,7 +261,8 @@ def test_sweep_cells_equal_a_direct_run(small_mnist):
     with single_threaded():
         X = unroll(X0.double(), 2, 30.0, 0.2, 1.0, "paper")[-1].numpy()  # the sweep runs in float64
         assert result["knn_accuracy"][0, 1] == pytest.approx(knn_accuracy(X, labels, n_neighbors=5, cv=5))
-        assert result["kmeans_nmi"][0, 1] == pytest.approx(kmeans_nmi(X, labels, n_init=4))
+        assert result["kmeans_nmi"][0, 1] == pytest.approx(np.mean([kmeans_nmi(X, labels, seed=s, n_init=4)
+                                                                     for s in range(5)]))  # over 5 k-means seeds
         assert result["knn_accuracy@0"] == pytest.approx(knn_accuracy(X0.numpy(), labels, n_neighbors=5, cv=5))
     fig = M.sweep_figure(result, kappas, etas, n_layers=2)
     assert len(fig.axes) == 4  # two heat maps and their colour bars
