@@ -48,6 +48,7 @@ __all__ = [
     "silhouette",
     "between_within_ratio",
     "kmeans_nmi",
+    "kmeans_nmi_over_seeds",
     "cluster_metrics",
     "metric_value",
     "check_metric_names",
@@ -76,12 +77,16 @@ class MetricSettings:
         The silhouette is computed on at most this many points (:func:`silhouette`); None: all.
     n_init : int in [1, 100]
         k-means restarts (:func:`kmeans_nmi`).
+    nmi_seeds : int in [2, 100]
+        k-means is rerun with the seeds 0, ..., nmi_seeds - 1 by :func:`kmeans_nmi_over_seeds`: one k-means seed is
+        one draw of a random number, and its spread over seeds is what a difference of NMIs is read against.
     """
 
     n_neighbors: int = 5
     cv: int = 5
     max_samples: int | None = 2000
     n_init: int = 4
+    nmi_seeds: int = 5
 
     def __post_init__(self):
         check_scalar(self.n_neighbors, "n_neighbors", low=1, integer=True)
@@ -89,6 +94,7 @@ class MetricSettings:
         if self.max_samples is not None:
             check_scalar(self.max_samples, "max_samples", low=3, integer=True)
         check_scalar(self.n_init, "n_init", low=1, high=100, integer=True)
+        check_scalar(self.nmi_seeds, "nmi_seeds", low=2, high=100, integer=True)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -277,6 +283,19 @@ def _kmeans_nmi(X, lab, counts, n_clusters, seed, n_init) -> float:
     pred = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit_predict(
         X.astype(np.float64))
     return float(normalized_mutual_info_score(lab, pred))
+
+
+def kmeans_nmi_over_seeds(X, labels, settings: MetricSettings = METRICS, n_clusters=None) -> np.ndarray:
+    """:func:`kmeans_nmi` for each k-means seed 0, ..., ``settings.nmi_seeds`` - 1 (``settings.n_init`` restarts
+    each), on one thread so that every value repeats exactly: an array of ``settings.nmi_seeds`` NMIs.
+
+    The NMI of one k-means run depends on its seed; read a difference of NMIs against their spread over seeds.
+    """
+    X, lab, counts = _check_xy(X, labels)
+    settings = _check_settings(settings)
+    with single_threaded():
+        return np.array([_kmeans_nmi(X, lab, counts, n_clusters, s, settings.n_init)
+                         for s in range(settings.nmi_seeds)])
 
 
 def check_metric_names(names) -> tuple:

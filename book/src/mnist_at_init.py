@@ -28,7 +28,10 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # - how to reproduce the figure on all 10,000 MNIST test images, and which settings the paper
 #   leaves open (with the choices made here);
 # - four numbers that say how well the latents are grouped by class: k-NN accuracy, silhouette,
-#   between/within-class ratio and the NMI of k-means, per layer;
+#   between/within-class ratio and the NMI of k-means, per layer, and how to read a difference
+#   of NMIs against k-means' own spread over seeds;
+# - whether eight untrained blocks cluster the digits better or worse than the embedding they
+#   start from, and after how many blocks they do best;
 # - how plain attention, $A - I$, the paper's block, the exact stop-gradient gradient and a
 #   symmetric graph compare on those numbers;
 # - why the two-coordinate picture and the numbers disagree;
@@ -38,7 +41,6 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import Markdown, display
 
 from probdr_lite.presentation.live.builders import mnist_live
 from probdr_lite.presentation.figures.mnist import (
@@ -53,42 +55,39 @@ from probdr_lite.presentation.figures.mnist import (
 )
 from probdr_lite.chapters.mnist_at_init import (
     PAPER,
-    kmeans_nmi_spread,
+    knn_over_seeds,
+    layer_rows,
     mnist_latents,
-    numbers_facts,
-    paper_numbers,
+    nmi_facts,
     pick,
-    picture_facts,
-    pixel_facts,
     run_blocks,
-    step_family_facts,
-    summary_facts,
+    self_attention_share,
     sweep,
-    sweep_facts,
     variant_metrics,
-    variants_facts,
 )
-from probdr_lite.presentation.prose import fill, glue, num
+from probdr_lite.presentation.plotting import Table
+from probdr_lite.presentation.prose import claim, glue, num, pct, sci, signed
 from probdr_lite.presentation.style import METRIC_LABELS, describe
-from probdr_lite.metrics import METRICS, between_within_ratio, knn_accuracy, layer_metrics
-from probdr_lite.unrolled import STEP_FAMILY, attention_step
+from probdr_lite.metrics import METRIC_NAMES, METRICS, between_within_ratio, knn_accuracy
+from probdr_lite.unrolled import CHAPTER_VARIANTS, STEP_FAMILY, attention_step
 
 # %% [markdown]
 # ## The settings
 #
-# Images are flattened to $Y \in \mathbb{R}^{n \times 784}$ and embedded once, $X_0 = \Pi(Y W_E)$.
-# Then the same block is applied eight times:
+# Images are flattened to $Y \in \mathbb{R}^{n \times 784}$ and embedded once, $X_0 = \Pi(Y W_E)$,
+# where $\Pi$ is LayerNorm without gain or bias: it centres each row over its $d_q$ features and
+# scales it to squared length $d_q$. Then the same block is applied eight times:
 #
 # $$
 # \begin{aligned}
 # X_{t+1} &= \Pi\big(X_t + \eta\, \Delta(X_t)\big), \qquad
 # \Delta = 2 (A - I) X + \frac{2}{d_q + \beta} X, \\
-# A &= \sigma\Big(\frac{\kappa}{d_q} X X^\top - \beta I + M\Big).
+# A &= \sigma\Big(\frac{\kappa}{d_q} X X^\top - \beta I + M\Big),
 # \end{aligned}
 # $$
 #
-# The paper states $d_q$, $\kappa$, $\eta$ and the number of blocks. The rest is chosen here and
-# marked as such:
+# with $\sigma$ the softmax of each row. The paper states $d_q$, $\kappa$, $\eta$ and the number of
+# blocks. The rest is chosen here and marked as such:
 
 # %%
 settings_table(PAPER, meanings={
@@ -102,7 +101,26 @@ settings_table(PAPER, meanings={
     "mask": "M = 0: no mask",
 })
 
+# %% tags=["remove-cell"]
+X0, labels = mnist_latents()  # X0 = Pi(Y W_E): (10000, d_q) float32
+_sq = (X0.double() ** 2).sum(1) / PAPER.d_q  # |x_i|^2 / d_q, 1 after LayerNorm
+_diag = PAPER.kappa * _sq - PAPER.beta  # the diagonal logits kappa |x_i|^2 / d_q - beta
+glue("diag_logit", num(PAPER.kappa - PAPER.beta, 0))
+glue("diag_logit_gap", sci(float(_diag.max() - _diag.min())))
+glue("self_cos", num((PAPER.kappa - PAPER.beta) / PAPER.kappa, 3))
+claim(bool(float((_sq - 1).abs().max()) < 1e-5),
+      "LayerNorm leaves every row with squared length d_q, so the diagonal logit is kappa - beta for every image")
+claim(bool(float(_diag.max() - _diag.min()) < 1e-3 * PAPER.kappa),
+      "the diagonal logit is the same for every image, to float32 round-off")
+
 # %% [markdown]
+# Because every row of $X$ has squared length $d_q$, the logit of an image with itself,
+# $\kappa |x_i|^2 / d_q - \beta$, is $\kappa - \beta$ = {glue:text}`diag_logit` for every image
+# (over the 10,000 images it varies by {glue:text}`diag_logit_gap`, float32 round-off), while the
+# logit with another image is $\kappa \cos(x_i, x_j) \le \kappa$. So $\beta$ lowers each image's
+# weight on itself by the factor $e^{-\beta}$: another image outweighs it only when their cosine
+# is above $(\kappa - \beta)/\kappa$ = {glue:text}`self_cos`.
+#
 # ## The paper's picture, on all 10,000 test images
 #
 # `mnist_latents` computes $X_0 = \Pi(Y W_E)$ with $W_E \sim \mathcal{N}(0, 1/784)$, and
@@ -110,14 +128,21 @@ settings_table(PAPER, meanings={
 # blocks, so the $10{,}000 \times 10{,}000$ matrix $A$ is never held in memory.
 
 # %%
-X0, labels = mnist_latents()  # X0 = Pi(Y W_E): (10000, d_q) float32
 Xs = run_blocks(X0, n_layers=PAPER.n_layers, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta,
                 variant=PAPER.variant)  # [X_0, X_1, ..., X_8]
 print(f"{X0.shape[0]:,} images, d_q = {X0.shape[1]}, {len(Xs) - 1} blocks")
 fig = before_after_figure(Xs[0], Xs[-1], labels)
-describe(fig, fill("The first two latent coordinates of {n:,} MNIST test images coloured by digit, before any block "
-                   "and after {n_layers} blocks.", n=len(labels), n_layers=PAPER.n_layers))
+describe(fig, f"The first two latent coordinates of {len(labels):,} MNIST test images coloured by digit, before any "
+              f"block and after {PAPER.n_layers} blocks.")
 plt.show()
+
+# %% tags=["remove-cell"]
+glue("knn_k", str(METRICS.n_neighbors))
+glue("knn_cv", str(METRICS.cv))
+glue("sil_max", f"{METRICS.max_samples:,}")
+glue("km_restarts", str(METRICS.n_init))
+glue("km_seeds", str(METRICS.nmi_seeds))
+glue("km_last_seed", str(METRICS.nmi_seeds - 1))
 
 # %% [markdown]
 # The picture matches the paper's description: a single cloud before, separated clumps coloured
@@ -126,153 +151,234 @@ plt.show()
 # ## Four numbers per layer
 #
 # All four are computed in the full $d_q = 128$-dimensional latent space by
-# `probdr_lite.metrics`, with settings fixed in `METRICS`:
+# `probdr_lite.metrics`, with one set of settings for the whole book (`METRICS` there):
 #
-# - **k-NN accuracy**: the share of images whose class is the majority class of their 5 nearest
-#   neighbours, over 5 stratified folds. It asks whether *neighbours* share a class.
+# - **k-NN accuracy**: the share of images whose class is the majority class of their
+#   {glue:text}`knn_k` nearest neighbours, over {glue:text}`knn_cv` stratified folds. It asks
+#   whether *neighbours* share a class.
 # - **Silhouette**: for image $i$, $s_i = (b_i - a_i)/\max(a_i, b_i)$ with $a_i$ the mean distance
 #   to its own class and $b_i$ the mean distance to the nearest other class; averaged, on a
-#   subset of at most 2,000 images. It asks whether *classes* are compact and apart.
+#   subset of at most {glue:text}`sil_max` images. It asks whether *classes* are compact and apart.
 # - **Between/within-class ratio**: the mean distance between two class centroids, over the mean
 #   distance of an image to its own class centroid. It asks how far apart the class *centres* are
 #   compared with the spread around them.
-# - **NMI of k-means**: run k-means with 10 clusters (4 restarts), and measure the normalised mutual
-#   information between clusters and classes. It asks whether the *clusters* the data fall into
-#   are the classes.
+# - **NMI of k-means**: run k-means with 10 clusters ({glue:text}`km_restarts` restarts), and
+#   measure the normalised mutual information between clusters and classes. It asks whether the
+#   *clusters* the data fall into are the classes. k-means starts from random centres, so one run
+#   is one draw: it runs once for each seed 0 to {glue:text}`km_last_seed`, and the tables give
+#   the mean ± the standard deviation over these {glue:text}`km_seeds` seeds.
 #
-# First the paper's block on all 10,000 images, every layer:
+# The other three numbers are fixed numbers of the latents, up to the random folds of the k-NN
+# accuracy and the silhouette's subset. First the paper's block on all 10,000 images, every layer:
 
 # %%
-print(METRICS)
-rows_full = layer_metrics(Xs, labels, variant="paper")  # one dict per layer, in the full latent space
-layer_table(rows_full)
+rows_full = layer_rows(Xs, labels, variant="paper")  # one dict per layer, in the full latent space
+layer_table(rows_full, caption=f"The paper's block on all {len(labels):,} test images; NMI: mean ± standard "
+                               f"deviation over {METRICS.nmi_seeds} k-means seeds.")
+
+# %% tags=["remove-cell"]
+L = PAPER.n_layers
+nmi = nmi_facts(rows_full, "paper")
+knn_seeds = {t: knn_over_seeds(Xs[t], labels) for t in (0, L)}  # k-NN accuracy with 5 seeds of its folds
+bw_full = pick(rows_full, "between_within", variant="paper")
+sil_full = pick(rows_full, "silhouette", variant="paper")
+knn_full = pick(rows_full, "knn_accuracy", variant="paper")
+_nmi_text = [f"{m:.3f} ± {s:.3f}" for m, s in zip(nmi["mean"], nmi["sd"])]
+glue("mnist_knn_first", num(knn_full[0]))
+glue("mnist_knn_last", num(knn_full[L]))
+glue("knn_fold_range0", f"{knn_seeds[0].min():.3f} to {knn_seeds[0].max():.3f}")
+glue("knn_fold_range8", f"{knn_seeds[L].min():.3f} to {knn_seeds[L].max():.3f}")
+glue("bw_first", num(bw_full[0], 2))
+glue("bw_last", num(bw_full[L], 2))
+glue("mnist_nmi_first", _nmi_text[0])
+glue("mnist_nmi_last", _nmi_text[L])
+glue("nmi_range0", f"{nmi['min'][0]:.3f} to {nmi['max'][0]:.3f}")
+glue("nmi_range8", f"{nmi['min'][L]:.3f} to {nmi['max'][L]:.3f}")
+glue("mnist_nmi_best_layer", str(nmi["best"]))
+glue("mnist_nmi_best", _nmi_text[nmi["best"]])
+glue("nmi_range_best", f"{nmi['min'][nmi['best']]:.3f} to {nmi['max'][nmi['best']]:.3f}")
+glue("mnist_nmi_gain_best", signed(nmi["gain_best"]))
+glue("nmi_gain_last", signed(nmi["gain_last"]))
+glue("nmi_n_better", str(nmi["n_better"]))
+glue("sil_peak_layer", str(int(np.argmax(sil_full))))
+glue("sil_peak", num(max(sil_full)))
+claim(bool(bw_full[L] > bw_full[0]), "the between/within ratio grows: the class centres move apart")
+claim(bool(np.all(np.diff(knn_full) < 0)), "the k-NN accuracy falls at every block")
+claim(bool(knn_seeds[L].max() < knn_seeds[0].min()),
+      "the k-NN accuracy falls, by far more than the folds' seed moves it")
+claim(not nmi["better"][L] and not nmi["worse"][L],
+      "after eight blocks the NMI is neither better nor worse than at layer 0: the ranges over seeds overlap")
+claim(bool(abs(nmi["gain_last"]) < nmi["sd"][0]),
+      "the difference of the means after eight blocks is smaller than layer 0's own seed spread")
+claim(bool(nmi["better"][nmi["best"]] and 0 < nmi["best"] < L),
+      "at the best number of blocks, before the last, the NMI is better than at layer 0 by the rule")
+claim(bool(0 < int(np.argmax(sil_full)) < L and max(sil_full) < 0.25),
+      "the silhouette peaks before the last block and stays small throughout")
 
 # %% [markdown]
-# Then the five variants of the transformer-block chapter from one common starting point. The `exact` and `symmetric`
-# directions cost two to three times as much per block as the others, so the variants run on a
-# stratified subset of 2,000 images (200 per class). The paper's block appears at both sizes,
-# which shows how much the subset changes the numbers.
+# **Do the blocks cluster the digits better or worse than the raw embedding?** The rule for the NMI:
+# a layer clusters *better* than layer 0 when the lowest of its {glue:text}`km_seeds` k-means runs
+# scores above the highest run at layer 0, *worse* when its highest is below layer 0's lowest, and
+# the two cannot be told apart when the ranges overlap.
+#
+# - **After eight blocks: neither.** The NMI is {glue:text}`mnist_nmi_first` at layer 0 (runs from
+#   {glue:text}`nmi_range0`) and {glue:text}`mnist_nmi_last` at layer 8 (runs from
+#   {glue:text}`nmi_range8`): the ranges overlap, and the difference of the means,
+#   {glue:text}`nmi_gain_last`, is smaller than layer 0's own seed spread.
+# - **After the best number of blocks: better.** The NMI is largest after
+#   {glue:text}`mnist_nmi_best_layer` blocks, {glue:text}`mnist_nmi_best` (runs from
+#   {glue:text}`nmi_range_best`), {glue:text}`mnist_nmi_gain_best` above layer 0, with no overlap;
+#   {glue:text}`nmi_n_better` of the eight layers are better by the rule. Later blocks keep merging
+#   clumps, and merged clumps mix classes: the smoothing overshoots.
+# - **Neighbourhoods get worse all along.** The k-NN accuracy falls at every block, from
+#   {glue:text}`mnist_knn_first` to {glue:text}`mnist_knn_last`; with five seeds of the folds it
+#   spans {glue:text}`knn_fold_range0` at layer 0 and {glue:text}`knn_fold_range8` at layer 8, so
+#   the fall is not the folds. When images collapse into a clump, images of different classes
+#   collapse together, and a neighbour in the same clump is no longer evidence of the same class.
+# - **The class centres move apart.** The between/within-class ratio, which has no random part,
+#   grows from {glue:text}`bw_first` to {glue:text}`bw_last`: this is the clumping the picture
+#   shows. The silhouette peaks at {glue:text}`sil_peak` after {glue:text}`sil_peak_layer` blocks
+#   and stays small throughout: the classes never become compact, well-separated groups in the
+#   full space.
+#
+# Then the five variants of [the transformer-block chapter](transformer_block.ipynb) from one
+# common starting point. The `exact` and `symmetric` directions cost two to three times as much per
+# block as the others, so the variants run on a stratified subset of 2,000 images (200 per class),
+# with the same $W_E$. The paper's block appears at both sizes:
 
 # %%
 X0_sub, labels_sub = mnist_latents(n=2000)  # the same W_E; a class-balanced subset
 rows_var, paths_var = variant_metrics(X0_sub, labels_sub, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta,
                                       n_layers=PAPER.n_layers, return_latents=True)
 rows = rows_var + rows_full
-metrics_table(rows, layers=(0, PAPER.n_layers))
+metrics_table(rows, layers=(0, PAPER.n_layers),
+              caption=f"NMI: mean ± standard deviation over {METRICS.nmi_seeds} k-means seeds.")
 
 # %%
 fig = metric_lines_figure(rows)
-describe(fig, fill("{n} panels, one per clustering number ({metrics:listing}), each against the layer with one line "
-                   "per variant.", n=len(METRIC_LABELS), metrics=METRIC_LABELS.values()))
+describe(fig, f"{len(METRIC_LABELS)} panels, one per clustering number ({', '.join(METRIC_LABELS.values())}), each "
+              f"against the layer with one line per variant.")
 plt.show()
 
+# %% tags=["remove-cell"]
+knn_sub = pick(rows_var, "knn_accuracy", variant="paper")
+bw_sub = pick(rows_var, "between_within", variant="paper")
+share = {"sub": self_attention_share(X0_sub), "full": self_attention_share(X0)}  # mean A_ii at layer 0
+glue("knn_sub0", num(knn_sub[0]))
+glue("bw_sub8", num(bw_sub[L], 2))
+glue("self_share_sub", pct(share["sub"], 1))
+glue("self_share_full", pct(share["full"], 1))
+claim(bool(knn_sub[0] < knn_full[0] - 0.02),
+      "at layer 0 the k-NN accuracy of the 2,000 images is below that of the 10,000")
+claim(bool(bw_sub[L] < bw_full[L]), "after eight blocks the 2,000 images have the smaller between/within ratio")
+claim(bool(share["sub"] > 1.5 * share["full"]),
+      "in the 2,000 images each image keeps a larger share of the attention for itself than in the 10,000")
+
 # %% [markdown]
-# How large must a difference be to mean something? k-NN accuracy, silhouette and the
-# between/within ratio are fixed numbers of the latents, but k-means starts from random centres.
-# Rerunning it with five seeds on the paper's final latents shows its own noise:
-
-# %%
-nmi_seeds = kmeans_nmi_spread(paths_var["paper"][-1], labels_sub, seeds=range(5))
-print(f"NMI of k-means over 5 seeds, paper's block, layer {PAPER.n_layers}, {len(labels_sub):,} images: "
-      f"{np.round(nmi_seeds, 3).tolist()} (standard deviation {nmi_seeds.std(ddof=1):.3f})")
-
-# %% tags=["remove-input"]
-numbers = paper_numbers(rows_full, PAPER.n_layers)  # first/last values and peaks of the paper's block
-facts = numbers_facts(numbers)
-display(Markdown(fill(
-    "**What the numbers say (all {n:,} images, the paper's block).** "
-    "The between/within-class ratio {bw_direction:trend} from {bw0:num2} to {bw8:num2}"
-    + (": the class centres move apart relative to the spread around them, which is the clumping the picture shows. "
-       if facts["centres_apart"] else ". ")
-    + "The k-NN accuracy {knn_direction:trend} from {knn0:num} to {knn8:num}. "
-    + ("So the blocks make neighbourhoods *less* pure: when images collapse into a clump, images of different "
-       "classes collapse together, and a neighbour in the same clump is no longer evidence of the same class. "
-       if facts["knn_lower"] else "")
-    + "The silhouette goes from {sil_first:num} to {sil_last:num}"
-    + (", peaking at {sil_peak_value:num} after {sil_peak} blocks" if facts["sil_peaks_inside"] else "")
-    + "; the NMI of k-means goes from {nmi_first:num} to {nmi_last:num}"
-    + (", peaking at {nmi_peak_value:num} after {nmi_peak} blocks" if facts["nmi_peaks_inside"] else "")
-    + ". "
-    + ("Both peak before the last block: a few blocks group the images by class better than eight do. Later "
-       "blocks keep merging clumps, and merged clumps mix classes: the smoothing overshoots. "
-       if facts["both_peak_early"] else "")
-    + ("The silhouette stays below {small_silhouette:g} throughout: the classes never become compact, "
-       "well-separated groups in the full space." if facts["silhouette_small"] else ""),
-    facts)))
+# The two sizes differ for two reasons, one for the measurement and one for the blocks:
+#
+# - **Layer 0, k-NN accuracy {glue:text}`knn_sub0` on 2,000 images against
+#   {glue:text}`mnist_knn_first` on 10,000.** The latents of the subset are the same rows of the
+#   same $X_0$; only the number of candidates changes. In each fold an image looks for its
+#   neighbours among 1,600 images instead of 8,000, so its nearest ones are farther away and less
+#   alike. k-NN accuracy grows with the size of the sample it searches.
+# - **Layer 8, between/within ratio {glue:text}`bw_sub8` on 2,000 against
+#   {glue:text}`bw_last` on 10,000.** Here the blocks themselves differ: each row of $A$ is a
+#   softmax over all $n$ images, and the image's own logit is fixed at $\kappa - \beta$. With more
+#   images, more of them fall near it and share the weight: at layer 0 an image keeps on average
+#   {glue:text}`self_share_sub` of the weight for itself among 2,000 images, and
+#   {glue:text}`self_share_full` among 10,000. So each block moves an image further towards its
+#   neighbours in the larger set, and eight blocks clump it more.
+#
+# Compare the variants with each other within one size, as the table does.
 
 # %% tags=["remove-cell"]
-# Facts the introduction's "What this book finds" pastes (prose.glue; shown nowhere on this page).
-for _name, _key in (("mnist_knn_first", "knn0"), ("mnist_knn_last", "knn8"), ("mnist_nmi_first", "nmi_first"),
-                    ("mnist_nmi_last", "nmi_last")):
-    glue(_name, num(facts[_key]))
-
-# %% tags=["remove-input"]
-facts = variants_facts(rows_var, PAPER.n_layers, nmi_seeds, PAPER.eta, PAPER.d_q, PAPER.beta)
-lines = [fill("**The variants ({n_sub:,} images, after {n_layers} blocks).** Highest on each number:", facts)]
-for row in facts["metrics"]:  # one line per number
-    lines.append(fill(
-        "- {label}: `{best}` ({best_value:num}); the five variants span {low:num} to {high:num}"
-        + (", a range narrower than two standard deviations of k-means' own noise ({nmi_sd:num}), so the NMI "
-           "does not separate the variants." if row["within_noise"] else "."),
-        row, label=METRIC_LABELS[row["metric"]], nmi_sd=facts["nmi_sd"]))
-lines.append(fill(
-    "\nPlain attention ends with k-NN accuracy {att:num} and the $A - I$ block with {dif:num} "
-    "(layer 0: {knn_sub0:num}). "
-    + ("At the same $\\eta$ plain attention takes the smaller step (the transformer-block chapter: it equals "
-       "diffusion with $\\eta = {eta_equiv:num}$), so it smooths less and loses less. "
-       if facts["attention_smaller_step"] else "")
-    + ("`paper` and `diffusion` end within {indistinguishable:g} of each other, as the transformer-block chapter "
-       "predicts: the feed-forward term only adds $2\\eta/(d_q + \\beta) = {ff_weight:num4}$ to the weight on $X$. "
-       if facts["paper_near_diffusion"] else "")
-    + ("No variant ends with purer k-NN neighbourhoods than the random embedding starts with. "
-       if facts["none_purer"] else
-       "`{best_knn}` ends with purer k-NN neighbourhoods than the random embedding starts with. ")
-    + ("The figure cannot tell the interpretations apart: every variant raises the between/within ratio, so every "
-       "variant makes clumps." if facts["all_clump"] else ""),
-    facts))
-display(Markdown("\n".join(lines)))
+at8 = {m: {v: pick(rows_var, m, variant=v, layer=L) for v in CHAPTER_VARIANTS} for m in METRIC_NAMES}
+nmi_var = {v: nmi_facts(rows_var, v) for v in CHAPTER_VARIANTS}
+glue("knn_att8", num(at8["knn_accuracy"]["attention"]))
+glue("knn_dif8", num(at8["knn_accuracy"]["diffusion"]))
+glue("knn_paper8", num(at8["knn_accuracy"]["paper"]))
+glue("ff_weight", num(2 * PAPER.eta / (PAPER.d_q + PAPER.beta), 4))
+glue("nmi_var_low", num(min(at8["kmeans_nmi"].values())))
+glue("nmi_var_high", num(max(at8["kmeans_nmi"].values())))
+claim(bool(max(at8["knn_accuracy"], key=at8["knn_accuracy"].get) == "attention"),
+      "plain attention ends with the purest neighbourhoods of the five variants")
+claim(bool(max(at8["knn_accuracy"].values()) < knn_sub[0]),
+      "no variant ends with purer k-NN neighbourhoods than the embedding starts with")
+claim(bool(abs(at8["knn_accuracy"]["paper"] - at8["knn_accuracy"]["diffusion"]) < 0.01),
+      "the paper's block and A - I end within 0.01 of each other in k-NN accuracy")
+claim(bool(min(at8["between_within"][v] for v in CHAPTER_VARIANTS) > bw_sub[0]),
+      "every variant raises the between/within ratio: every variant makes clumps")
+_apart = [(a, b) for a in CHAPTER_VARIANTS for b in CHAPTER_VARIANTS if nmi_var[a]["min"][L] > nmi_var[b]["max"][L]]
+glue("nmi_sym_gap", num(nmi_var["symmetric"]["min"][L] - nmi_var["diffusion"]["max"][L], 4))
+claim(bool(_apart == [("symmetric", "diffusion")]),
+      "by the rule only the symmetric block's NMI lies wholly above another variant's, A - I's")
 
 # %% [markdown]
+# What separates the variants is how far each block moves the images. Plain attention ends with the
+# purest neighbourhoods, k-NN accuracy {glue:text}`knn_att8` against {glue:text}`knn_dif8` for
+# $A - I$, because at the same $\eta$ it takes the shortest step (next section). The paper's block
+# ends with {glue:text}`knn_paper8`, next to $A - I$: its feed-forward term only adds
+# $2\eta/(d_q + \beta)$ = {glue:text}`ff_weight` to the weight on $X$. No variant ends with purer
+# neighbourhoods than the embedding starts with, and every variant raises the between/within ratio:
+# every variant makes clumps, so the picture cannot tell the interpretations of the block apart.
+# The NMI hardly separates them: after eight blocks their means lie between
+# {glue:text}`nmi_var_low` and {glue:text}`nmi_var_high`, and by the rule above only one pair is
+# told apart, the symmetric block above $A - I$, whose ranges over the k-means seeds miss each
+# other by {glue:text}`nmi_sym_gap`.
+#
 # ### $A - I$ is plain attention with a longer step
 #
-# With the diagonal weights of this chapter, plain attention, $A - I$ and the paper's block are one
-# family: LayerNorm forgets a positive factor on each row, so each block is
-# $\Pi(X + s A X)$, with $s = 2\eta$, $2\eta / (1 - 2\eta)$ and
-# $2\eta / (1 - 2\eta + 2\eta / (d_q + \beta))$ (the identity of
-# [the transformer-block chapter](transformer_block.ipynb); `attention_step` gives each block's
-# $\eta' = s/2$). Comparing them compares step lengths. Here are the four numbers after eight
-# blocks of plain attention over a range of steps, on the same 2,000 images, with the three blocks
-# marked at their own $s$:
+# With the diagonal weights, plain attention, $A - I$ and the paper's block are one family:
+# LayerNorm forgets a positive factor on each row, so each block is $\Pi(X + s A X)$, with
+# $s = 2\eta$, $2\eta / (1 - 2\eta)$ and $2\eta / (1 - 2\eta + 2\eta / (d_q + \beta))$. The
+# identity is derived in
+# [the transformer-block chapter](transformer_block.ipynb); it needs the value and output weights
+# to be the identity, as here, and does not hold for models with random $W_V$ and $W_O$, such as
+# those of [the trained-transformers chapter](trained_transformers.ipynb) at initialisation.
+# `attention_step` gives each block's $\eta' = s/2$. Comparing the three blocks compares step
+# lengths. Here are the four numbers after eight blocks of plain attention over a range of steps,
+# on the same 2,000 images, with the three blocks marked at their own $s$:
 
 # %%
 steps = {v: 2 * attention_step(PAPER.eta, v, PAPER.d_q, PAPER.beta) for v in STEP_FAMILY}
 s_grid = sorted({float(s) for s in np.geomspace(0.1, 10.0, 9)} | set(steps.values()))
-family_rows = {s: layer_metrics([run_blocks(X0_sub, PAPER.n_layers, PAPER.kappa, s / 2, PAPER.beta,
-                                            "attention")[-1]], labels_sub)[0] for s in s_grid}
+family_rows = {s: layer_rows([run_blocks(X0_sub, PAPER.n_layers, PAPER.kappa, s / 2, PAPER.beta,
+                                         "attention")[-1]], labels_sub)[0] for s in s_grid}
 fig = step_family_figure(family_rows, steps)
-describe(fig, fill("{n} panels, one per clustering number: its value after the last block of plain attention as the "
-                   "block's step grows, with plain attention, A - I and the paper's block marked at their own steps.",
-                   n=len(METRIC_LABELS)))
+describe(fig, f"{len(METRIC_LABELS)} panels, one per clustering number: its value after the last block of plain "
+              f"attention as the block's step grows, with plain attention, A - I and the paper's block marked at "
+              f"their own steps.")
 plt.show()
 
-# %% tags=["remove-input"]
-facts = step_family_facts(family_rows, steps, rows_var, nmi_seeds, PAPER.n_layers)
-display(Markdown(fill(
-    "The steps are $s = {s_attention:.3g}$ (plain attention), ${s_diffusion:.3g}$ ($A - I$) and ${s_paper:.3g}$ "
-    "(the paper's block). Plain attention at $s = {s_diffusion:.3g}$ scores what the $A - I$ block scored in the "
-    "table above, to {agreement:.1e} in every number (float32 rounding of two ways of writing one step): at "
-    "initialisation $A - I$ does nothing that a longer attention step does not. Going from plain attention's step "
-    "to $A - I$'s, k-NN accuracy ends {knn_accuracy_direction} ({knn_accuracy_change:signed}), the silhouette "
-    "{silhouette_direction} ({silhouette_change:signed}), the between/within ratio {between_within_direction} "
-    "({between_within_change:signed}) and the NMI of k-means "
-    + ("within k-means' own noise" if facts["nmi_within_noise"] else "{kmeans_nmi_direction}")
-    + " ({kmeans_nmi_change:signed}): whatever separates the variants above is the length of the step.",
-    facts)))
-
 # %% tags=["remove-cell"]
-glue("mnist_family_gap", f"{facts['agreement']:.1e}")
+at_att, at_dif = family_rows[steps["attention"]], family_rows[steps["diffusion"]]
+family_gap = max(abs(at_dif[m] - pick(rows_var, m, variant="diffusion", layer=L)) for m in METRIC_NAMES)
+change = {m: at_dif[m] - at_att[m] for m in METRIC_NAMES}
+for _v in STEP_FAMILY:
+    glue(f"s_{_v}", num(steps[_v], 2))
+glue("mnist_family_gap", sci(family_gap))
+glue("change_knn", signed(change["knn_accuracy"]))
+glue("change_sil", signed(change["silhouette"]))
+glue("change_bw", signed(change["between_within"]))
+glue("change_nmi", signed(change["kmeans_nmi"]))
+claim(bool(family_gap < 1e-5),
+      "plain attention at A - I's step scores what the A - I block scores, to float32 rounding")
+claim(bool(change["knn_accuracy"] < 0 and change["silhouette"] < 0 and change["between_within"] > 0),
+      "the longer step lowers k-NN accuracy and silhouette and raises the between/within ratio")
+claim(bool(at_dif["kmeans_nmi_min"] <= at_att["kmeans_nmi_max"] and at_att["kmeans_nmi_min"] <= at_dif["kmeans_nmi_max"]),
+      "the NMI at the two steps cannot be told apart: their ranges over seeds overlap")
 
 # %% [markdown]
+# The steps are $s$ = {glue:text}`s_attention` (plain attention), {glue:text}`s_diffusion`
+# ($A - I$) and {glue:text}`s_paper` (the paper's block). Plain attention at $A - I$'s step scores
+# what the $A - I$ block scored in the table above, to {glue:text}`mnist_family_gap` in every
+# number: float32 rounding of two ways of writing one step. At these weights $A - I$ does nothing
+# that a longer attention step does not. Going from plain attention's step to $A - I$'s lowers the
+# k-NN accuracy ({glue:text}`change_knn`) and the silhouette ({glue:text}`change_sil`) and raises
+# the between/within ratio ({glue:text}`change_bw`); the NMI moves by {glue:text}`change_nmi`, with
+# overlapping ranges over the k-means seeds.
+#
 # ## Where the picture and the numbers disagree
 #
 # The picture shows two of 128 coordinates. Those two are an arbitrary projection: $W_E$ is random,
@@ -281,31 +387,29 @@ glue("mnist_family_gap", f"{facts['agreement']:.1e}")
 # only, show what the picture can and cannot show:
 
 # %%
-knn_2d = {}
-for layer in (0, PAPER.n_layers):
-    X = Xs[layer]
-    knn_2d[layer] = knn_accuracy(X[:, :2], labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv)
-    print(f"layer {layer}: k-NN accuracy {knn_2d[layer]:.3f} in the picture's 2 coordinates, "
-          f"{pick(rows_full, 'knn_accuracy', variant='paper', layer=layer):.3f} in all {X.shape[1]}; "
-          f"between/within {between_within_ratio(X[:, :2], labels):.2f} in 2, "
-          f"{pick(rows_full, 'between_within', variant='paper', layer=layer):.2f} in all {X.shape[1]}")
+knn_2d = {t: knn_accuracy(Xs[t][:, :2], labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv) for t in (0, L)}
+bw_2d = {t: between_within_ratio(Xs[t][:, :2], labels) for t in (0, L)}
+Table(["layer", f"{METRIC_LABELS['knn_accuracy']}, 2 coordinates", f"{METRIC_LABELS['knn_accuracy']}, all 128",
+       f"{METRIC_LABELS['between_within']}, 2 coordinates", f"{METRIC_LABELS['between_within']}, all 128"],
+      [[str(t), f"{knn_2d[t]:.3f}", f"{knn_full[t]:.3f}", f"{bw_2d[t]:.2f}", f"{bw_full[t]:.2f}"] for t in (0, L)])
 
-# %% tags=["remove-input"]
-facts = picture_facts(numbers, knn_2d)
-display(Markdown(fill(
-    "Before any block, the picture's two coordinates give a k-NN accuracy of {k0:num2}, while the full latents "
-    "already place {knn0:pct} of images next to their own class: a random projection to 128 dimensions keeps most "
-    "of the pixel-space neighbourhoods. After {n_layers} blocks the picture "
-    + ("looks far better" if facts["picture_better"] else "changes")
-    + " (k-NN accuracy {k8:num2} on two coordinates), while in the full space k-NN accuracy "
-    + ("fell to {knn8:num2}. " if facts["knn_fell"] else "is {knn8:num2}. ")
-    + "The blocks do not create class information; what they do is pull neighbours together, so that the clusters "
-    "already present in the high-dimensional space become visible in *any* two coordinates. That is a real effect, "
-    "but it is what makes the picture persuasive, and it is not evidence that the classes have become better "
-    "separated.",
-    facts)))
+# %% tags=["remove-cell"]
+glue("knn_2d_0", num(knn_2d[0], 2))
+glue("knn_2d_8", num(knn_2d[L], 2))
+glue("knn_pct0", pct(knn_full[0]))
+claim(bool(knn_2d[L] > knn_2d[0] + 0.05), "after eight blocks the picture looks far better")
+claim(bool(knn_full[L] < knn_full[0] - 0.01), "in the full space the k-NN accuracy fell")
 
 # %% [markdown]
+# Before any block, the picture's two coordinates give a k-NN accuracy of {glue:text}`knn_2d_0`,
+# while the full latents already place {glue:text}`knn_pct0` of images next to their own class: a
+# random projection to 128 dimensions keeps most of the pixel-space neighbourhoods. After eight
+# blocks the picture looks far better (k-NN accuracy {glue:text}`knn_2d_8` on two coordinates),
+# while in the full space k-NN accuracy fell. The blocks do not create class information; what they
+# do is pull neighbours together, so that the clusters already present in the high-dimensional
+# space become visible in *any* two coordinates. That is a real effect, and it is what makes the
+# picture persuasive, but it is not evidence that the classes have become better separated.
+#
 # ## Try it: sharpness, step size, regulariser and depth
 #
 # The live panel runs the paper's block on 1,000 images (100 per class). Left: the first two
@@ -322,8 +426,8 @@ X0_1k, labels_1k = mnist_latents(n=1000)
 
 # %% tags=["remove-output"]
 panel = mnist_panel(X0_1k, labels_1k)
-describe(panel.fig, fill("The first two latent coordinates of {n:,} MNIST images after the chosen number of blocks, "
-                         "coloured by digit, beside the between/within-class ratio at every layer.", n=len(labels_1k)))
+describe(panel.fig, f"The first two latent coordinates of {len(labels_1k):,} MNIST images after the chosen number of "
+                    f"blocks, coloured by digit, beside the between/within-class ratio at every layer.")
 panel.show()
 
 # %% [markdown] tags=["site-only"]
@@ -332,7 +436,7 @@ panel.show()
 # setting are fetched the first time you choose it. The axes start fixed at the extent of $X_0$, so
 # the default view shows what the static figure above shows: after eight blocks the cloud has
 # contracted into clumps. Let the axes follow the points to see the shape of a cloud that has
-# shrunk. The caption's last sentence says what happens at each $\kappa$.
+# shrunk.
 
 # %% tags=["hide-input"]
 mnist_live(X0_sub, labels_sub, text={
@@ -359,7 +463,8 @@ mnist_live(X0_sub, labels_sub, text={
 # ## Sweeps of $\kappa$ and $\eta$
 #
 # The same 1,000 images, eight blocks, every combination of $\kappa$ and $\eta$ below; each cell
-# is the value after eight blocks, coloured by its change from layer 0 (red: lower, blue: higher).
+# is the value after eight blocks (the NMI as its mean over the k-means seeds), coloured by its
+# change from layer 0 (red: lower, blue: higher).
 
 # %%
 kappas = (1.0, 3.0, 10.0, 20.0, 30.0, 50.0, 100.0, 1000.0)
@@ -367,53 +472,72 @@ etas = (0.1, 0.2, 0.3, 0.4, 0.45)
 swept = ("knn_accuracy", "kmeans_nmi", "between_within")
 grid = sweep(X0_1k, labels_1k, kappas, etas, metrics=swept)
 fig = sweep_figure(grid, kappas, etas)
-describe(fig, fill("Heat maps of {metrics:listing} after {n_layers} blocks over κ and η, each cell labelled with its "
-                   "value and coloured by its change from layer 0.", metrics=[METRIC_LABELS[m] for m in swept],
-                   n_layers=PAPER.n_layers))
+describe(fig, f"Heat maps of {', '.join(METRIC_LABELS[m] for m in swept)} after {PAPER.n_layers} blocks over κ and "
+              f"η, each cell labelled with its value and coloured by its change from layer 0.")
 plt.show()
 
-# %% tags=["remove-input"]
-facts = sweep_facts(grid, kappas, etas, PAPER.eta)
-display(Markdown(fill(
-    "Along the row $\\eta = {eta:g}$ the between/within ratio changes by {bw_first:signed} at "
-    "$\\kappa = {kappa_first:g}$, by {bw_last:signed} at $\\kappa = {kappa_last:g}$, and by {bw_peak:signed} at "
-    "$\\kappa = {kappa_peak:g}$"
-    + (", so the blocks act only in the middle of the range. " if facts["ends_small"] else ". ")
-    + "The two ends are the two limits of exercise 2 in the transformer-block chapter. With a very wide kernel $A$ "
-    "is nearly uniform: every image is pulled towards the same global mean by about the same fraction, which "
-    "shrinks the picture (the smallest $\\kappa$ in the live figure) without changing much of who is near whom. "
-    "With a very narrow kernel and $\\beta > 0$ each image attends almost only to itself, $A \\approx I$, and "
-    "nothing moves. Where the ratio grows most, the k-NN accuracy changes by {knn_peak:signed}"
-    + (": wherever the blocks clump strongly, the neighbourhoods become less pure. "
-       if facts["peak_less_pure"] else ". ")
-    + ("The top row is the exception at small $\\kappa$: with $\\eta = {eta_top:g}$ only {own_share:pct} of each "
-       "image's own position survives a block, and the slight preference of a wide kernel for similar images takes "
-       "over. To first order in $\\kappa$ the attention output is $\\bar x + (\\kappa / (n d_q)) X^\\top X x_i$ "
-       "(up to a multiple of $\\bar x$), a multiplication by the latents' second-moment matrix, so eight such "
-       "blocks act like power iteration and squeeze the latents towards their leading directions: k-NN accuracy "
-       "{knn_top:num2} at $\\kappa = {kappa_first:g}$." if facts["top_row_collapses"] else ""),
-    facts)))
+# %% tags=["remove-cell"]
+_row = etas.index(PAPER.eta)
+bw_row = np.asarray(grid["between_within"][_row]) - grid["between_within@0"]
+knn_row = np.asarray(grid["knn_accuracy"][_row]) - grid["knn_accuracy@0"]
+_j = int(np.argmax(bw_row))
+knn_top = float(grid["knn_accuracy"][-1, 0])
+glue("sweep_eta", num(PAPER.eta, 1))
+glue("kappa_first", num(kappas[0], 0))
+glue("kappa_last", num(kappas[-1], 0))
+glue("kappa_peak", num(kappas[_j], 0))
+glue("bw_change_first", signed(bw_row[0]))
+glue("bw_change_last", signed(bw_row[-1]))
+glue("bw_change_peak", signed(bw_row[_j]))
+glue("knn_change_peak", signed(knn_row[_j]))
+glue("eta_top", num(etas[-1], 2))
+glue("own_share", pct(1 - 2 * etas[-1]))
+glue("knn_top", num(knn_top, 2))
+claim(bool(max(abs(bw_row[0]), abs(bw_row[-1])) < 0.1 * bw_row.max()),
+      "along the default row the blocks act only in the middle of the kappa range")
+claim(bool(knn_row[_j] < -0.01), "where the ratio grows most, the neighbourhoods become less pure")
+claim(bool(knn_top < grid["knn_accuracy@0"] - 0.1), "the top row collapses at small kappa")
 
 # %% [markdown]
+# Along the row $\eta$ = {glue:text}`sweep_eta` the between/within ratio changes by
+# {glue:text}`bw_change_first` at $\kappa$ = {glue:text}`kappa_first`, by
+# {glue:text}`bw_change_last` at $\kappa$ = {glue:text}`kappa_last`, and by
+# {glue:text}`bw_change_peak` at $\kappa$ = {glue:text}`kappa_peak`: the blocks act only in the
+# middle of the range. The two ends are the two limits of exercise 2 in
+# [the transformer-block chapter](transformer_block.ipynb). With a very wide kernel $A$ is nearly
+# uniform: every image is pulled towards the same global mean by about the same fraction, which
+# shrinks the picture (the smallest $\kappa$ in the live figure) without changing much of who is
+# near whom. With a very narrow kernel and $\beta > 0$ each image attends almost only to itself,
+# $A \approx I$, and nothing moves. Where the ratio grows most, the k-NN accuracy changes by
+# {glue:text}`knn_change_peak`: wherever the blocks clump strongly, the neighbourhoods become less
+# pure.
+#
+# The top row is the exception at small $\kappa$: with $\eta$ = {glue:text}`eta_top` only
+# {glue:text}`own_share` of each image's own position survives a block, and the slight preference
+# of a wide kernel for similar images takes over. To first order in $\kappa$ the attention output
+# is $\bar x + (\kappa / (n d_q)) X^\top X x_i$ (up to a multiple of $\bar x$), a multiplication by
+# the latents' second-moment matrix, so eight such blocks act like power iteration and squeeze the
+# latents towards their leading directions: k-NN accuracy {glue:text}`knn_top` at
+# $\kappa$ = {glue:text}`kappa_first`.
+#
 # ## Summary
-
-# %% tags=["remove-input"]
-facts = summary_facts(numbers, rows_var)
-display(Markdown(fill(
-    ("Eight untrained blocks with diagonal weights do pull MNIST into clumps, and the two-coordinate picture shows "
-     "that faithfully. " if facts["clumps"] else "Eight untrained blocks do not raise the between/within ratio here. ")
-    + "The numbers add what the picture cannot: "
-    + ("neighbourhoods become purer (k-NN accuracy rises), " if facts["purer"] else
-       "the clumps are not pure classes (k-NN accuracy falls), ")
-    + ("the grouping by class is best after a few blocks rather than eight, " if facts["both_peak_early"] else "")
-    + ("plain attention makes clumps too, and " if facts["plain_attention_clumps"] else
-       "plain attention does not make clumps, and ")
-    + ("the paper's $A - I$ groups by class better than the other variants here. " if facts["a_minus_i_best"] else
-       "the paper's $A - I$ does not group by class better than the other variants here. ")
-    + ("The clustering comes from repeated smoothing over a similarity graph, which every variant shares. "
-       if facts["plain_attention_clumps"] else "")
-    + "Whether $A - I$ helps once the weights are *trained* is the next chapter's question.",
-    facts)))
+#
+# Eight untrained blocks with diagonal weights pull MNIST into clumps, and the two-coordinate
+# picture shows that faithfully. Whether they cluster the digits *better* depends on how many
+# blocks, and on what "cluster" means:
+#
+# - k-means finds the classes better after a few blocks than in the raw embedding, best after
+#   {glue:text}`mnist_nmi_best_layer` (NMI {glue:text}`mnist_nmi_best` against
+#   {glue:text}`mnist_nmi_first`), but after all eight it does no better and no worse than before
+#   ({glue:text}`mnist_nmi_last`): the ranges over the k-means seeds overlap;
+# - the nearest neighbours share a class less often after every block (k-NN accuracy
+#   {glue:text}`mnist_knn_first` before, {glue:text}`mnist_knn_last` after eight blocks);
+# - plain attention makes clumps too, and at these weights the paper's $A - I$ is plain attention
+#   with a longer step. The clustering comes from repeated smoothing over a similarity graph, which
+#   every variant shares.
+#
+# Whether $A - I$ helps once the weights are *trained* is the question of
+# [the trained-transformers chapter](trained_transformers.ipynb).
 
 # %% [markdown]
 #
@@ -427,7 +551,7 @@ display(Markdown(fill(
 # Random projections approximately preserve distances (the Johnson-Lindenstrauss lemma), so the
 # neighbours of an image in pixel space are mostly still its neighbours in the latents, and k-NN
 # on raw MNIST pixels is already accurate. `knn_accuracy(load_mnist()[0], labels)` gives the
-# pixel-space figure; the hidden cell compares it with the latents'. Two coordinates are a
+# pixel-space figure; the hidden cell prints it beside the latents'. Two coordinates are a
 # 2-dimensional projection, far too few to keep those neighbourhoods.
 # :::
 
@@ -435,24 +559,19 @@ display(Markdown(fill(
 from probdr_lite.data import load_mnist
 
 pixels, _ = load_mnist()
-facts = pixel_facts(knn_accuracy(pixels, labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv),
-                    paper_numbers(rows_full, PAPER.n_layers)["knn0"])  # the latents' k-NN accuracy before block 1
-print(fill("k-NN accuracy on the raw 784 pixels {knn_pixels:num}, on the 128 latents at layer 0 {knn_latents:num}: "
-           + ("practically the same (within {same_accuracy:.0%} of each other)." if facts["same"] else
-              "more than {same_accuracy:.0%} apart."),
-           facts))
+knn_pixels = knn_accuracy(pixels, labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv)
+print(f"k-NN accuracy on the raw 784 pixels {knn_pixels:.3f}, on the 128 latents at layer 0 {knn_full[0]:.3f}")
 
-# %% tags=["remove-input"]
-facts = numbers_facts(numbers)
-display(Markdown(fill(
-    "**2.** "
-    + ("The silhouette and the NMI peak after {sil_peak} and {nmi_peak} blocks and then fall (by layer {n_layers}: "
-       "{sil_last:num} and {nmi_last:num})." if facts["both_peak_early"] else
-       "Over the {n_layers} blocks the silhouette goes from {sil_first:num} to {sil_last:num} (largest after "
-       "{sil_peak} blocks) and the NMI from {nmi_first:num} to {nmi_last:num} (largest after {nmi_peak}).")
-    + " What happens after many more blocks? Predict, then check with `run_blocks(X0_1k, n_layers=40)` and "
-    "`layer_metrics`.",
-    facts)))
+# %% tags=["remove-cell"]
+claim(bool(0 < nmi["best"] < L and 0 < int(np.argmax(sil_full)) < L),
+      "the silhouette and the NMI are largest before the last block and then fall")
+glue("sil_last", num(sil_full[L]))
+
+# %% [markdown]
+# **2.** The silhouette and the NMI are largest after {glue:text}`sil_peak_layer` and
+# {glue:text}`mnist_nmi_best_layer` blocks and then fall (by layer 8: {glue:text}`sil_last` and
+# {glue:text}`mnist_nmi_last`). What happens after many more blocks? Predict, then check with
+# `run_blocks(X0_1k, n_layers=40)` and `layer_rows`.
 
 # %% [markdown]
 # :::{dropdown} Solution
@@ -468,8 +587,10 @@ display(Markdown(fill(
 # %% tags=["hide-cell"]
 deep = run_blocks(X0_1k, n_layers=40, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta, variant=PAPER.variant)
 keep = (0, 2, 4, 8, 16, 40)
-for r in layer_metrics([deep[t] for t in keep], labels_1k, variant="paper"):
-    print(f"layer {keep[r['layer']]:>2}: " + ", ".join(f"{m} {r[m]:.3f}" for m in METRIC_LABELS))
+deep_rows = layer_rows([deep[t] for t in keep], labels_1k, variant="paper")
+Table(["layer"] + [METRIC_LABELS[m] for m in METRIC_NAMES],
+      [[str(keep[r["layer"]])] + [f"{r[m]:.3f}" for m in METRIC_NAMES[:-1]]
+       + [f"{r['kmeans_nmi']:.3f} ± {r['kmeans_nmi_sd']:.3f}"] for r in deep_rows])
 
 # %% [markdown]
 # **3.** In the limit of a very wide kernel the figure under "Try it" shows all the points gathering

@@ -56,6 +56,14 @@ def _row_name(row) -> str:
     return f"{row['variant']} (n = {row['n']:,})"
 
 
+def _cell(row, m, digits) -> str:
+    """A row's value of ``m``; the NMI of k-means as mean ± standard deviation over the k-means seeds where the row
+    holds its spread (:func:`probdr_lite.chapters.mnist_at_init.layer_rows`)."""
+    if m == "kmeans_nmi" and "kmeans_nmi_sd" in row:
+        return f"{row[m]:.{digits}f} ± {row['kmeans_nmi_sd']:.{digits}f}"
+    return f"{row[m]:.{digits}f}"
+
+
 def metrics_table(rows, layers=(0, 8), metrics=METRIC_NAMES, digits: int = 3, caption=None) -> Table:
     """One line per (variant, n), one column per metric and layer: e.g. "5-NN accuracy (5-fold CV), layer 8".
 
@@ -78,7 +86,7 @@ def metrics_table(rows, layers=(0, 8), metrics=METRIC_NAMES, digits: int = 3, ca
         missing = [t for t in layers if t not in by_layer]
         if missing:
             raise ValueError(f"rows have no layer {missing[0]} for {name}; layers available: {sorted(by_layer)}")
-        body.append([name] + [f"{by_layer[t][m]:.{digits}f}" for m in metrics for t in layers])
+        body.append([name] + [_cell(by_layer[t], m, digits) for m in metrics for t in layers])
     return Table(header, body, caption)
 
 
@@ -90,7 +98,7 @@ def layer_table(rows, metrics=METRIC_NAMES, digits: int = 3, caption=None) -> Ta
     names = {_row_name(r) for r in rows}
     if len(names) != 1:
         raise ValueError(f"rows must come from one variant and one n; got {sorted(names)}")
-    body = [[str(r["layer"])] + [f"{r[m]:.{digits}f}" for m in metrics] for r in sorted(rows, key=lambda r: r["layer"])]
+    body = [[str(r["layer"])] + [_cell(r, m, digits) for m in metrics] for r in sorted(rows, key=lambda r: r["layer"])]
     return Table(["layer"] + [METRIC_LABELS[m] for m in metrics], body, caption)
 
 

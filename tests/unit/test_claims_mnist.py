@@ -1,0 +1,117 @@
+"""The MNIST chapter's claims fail when their numbers would make the sentence false.
+
+Each test takes a claim cell from ``book/src/mnist_at_init.py`` (found by its sentence), runs it on rows shaped as the
+chapter's own (small, built here with the chapter's layer-by-layer numbers, and the chapter's facts functions), and
+checks that it passes; then it feeds numbers for which the sentence is false and checks that the cell raises
+``ClaimError`` naming that sentence.
+"""
+
+from pathlib import Path
+
+import jupytext
+import numpy as np
+import pytest
+
+from probdr_lite.chapters import mnist_at_init as MT
+from probdr_lite.presentation.prose import ClaimError, claim, num, pct, sci, signed
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTER = ROOT / "book" / "src" / "mnist_at_init.py"
+L = MT.PAPER.n_layers
+
+#: The NMI over the k-means seeds per layer (low, high), the k-NN accuracy, silhouette and between/within ratio of
+#: the paper's block on the 10,000 images, as the chapter shows them (rounded).
+NMI_RANGES = [(0.43, 0.50), (0.50, 0.53), (0.53, 0.56), (0.55, 0.56), (0.558, 0.561), (0.55, 0.56), (0.52, 0.54),
+              (0.49, 0.51), (0.47, 0.485)]
+KNN = [0.947, 0.940, 0.928, 0.903, 0.873, 0.842, 0.810, 0.780, 0.754]
+SIL = [0.052, 0.074, 0.099, 0.124, 0.137, 0.130, 0.120, 0.110, 0.100]
+BW = [0.767, 0.909, 1.153, 1.455, 1.756, 1.95, 2.10, 2.25, 2.36]
+
+
+def rows(nmi_ranges=NMI_RANGES, bw=BW, variant="paper", n=10_000):
+    return [{"variant": variant, "n": n, "layer": t, "knn_accuracy": KNN[t], "silhouette": SIL[t],
+             "between_within": bw[t], "kmeans_nmi": (lo + hi) / 2, "kmeans_nmi_sd": (hi - lo) / 4,
+             "kmeans_nmi_min": lo, "kmeans_nmi_max": hi} for t, (lo, hi) in enumerate(nmi_ranges)]
+
+
+def claim_cell(sentence):
+    """The source of the chapter's one code cell whose claims include ``sentence``."""
+    cells = [c.source for c in jupytext.read(CHAPTER, fmt="py:percent").cells
+             if c.cell_type == "code" and "claim(" in c.source and sentence in c.source]
+    assert len(cells) == 1, f"{len(cells)} claim cells name {sentence!r}"
+    return cells[0]
+
+
+def namespace(**more):
+    ns = {"np": np, "claim": claim, "glue": lambda name, text: None, "num": num, "pct": pct, "sci": sci,
+          "signed": signed, "pick": MT.pick, "nmi_facts": MT.nmi_facts, "PAPER": MT.PAPER, "L": L,
+          "Xs": [None] * (L + 1), "labels": None}
+    ns.update(more)
+    return ns
+
+
+def knn_seeds(first=(0.945, 0.948), last=(0.752, 0.756)):
+    """A stand-in for knn_over_seeds: the k-NN accuracy with five fold seeds, spanning ``first`` at layer 0 and
+    ``last`` at the last layer."""
+    spans = iter([first, last])
+    return lambda X, labels: np.linspace(*next(spans), 5)
+
+
+VERDICT = "after eight blocks the NMI is neither better nor worse than at layer 0"
+BEST = "at the best number of blocks, before the last, the NMI is better than at layer 0"
+KNN_FALLS = "the k-NN accuracy falls, by far more than the folds' seed moves it"
+
+
+def run_verdict(nmi_ranges=NMI_RANGES, knn=None):
+    exec(claim_cell(VERDICT), namespace(rows_full=rows(nmi_ranges), knn_over_seeds=knn or knn_seeds()))
+
+
+def test_the_verdict_cell_passes_with_the_chapters_numbers():
+    run_verdict()
+
+
+def test_the_verdict_fails_when_eight_blocks_cluster_better():
+    better = NMI_RANGES[:L] + [(0.51, 0.52)]  # layer 8's lowest run above layer 0's highest
+    with pytest.raises(ClaimError, match=VERDICT):
+        run_verdict(better)
+
+
+def test_the_verdict_fails_when_eight_blocks_cluster_worse():
+    worse = NMI_RANGES[:L] + [(0.40, 0.42)]
+    with pytest.raises(ClaimError, match=VERDICT):
+        run_verdict(worse)
+
+
+def test_the_best_layer_claim_fails_when_its_range_overlaps_layer_0():
+    overlapping = [NMI_RANGES[0]] + [(0.45, 0.52)] * 4 + [(0.44, 0.48)] * 4  # the best layer overlaps layer 0's range
+    with pytest.raises(ClaimError, match=BEST):
+        run_verdict(overlapping)
+
+
+def test_the_knn_claim_fails_when_the_fold_seeds_move_it_as_much():
+    with pytest.raises(ClaimError, match=KNN_FALLS):
+        run_verdict(knn=knn_seeds(first=(0.75, 0.948), last=(0.752, 0.80)))
+
+
+SUBSET = "after eight blocks the 2,000 images have the smaller between/within ratio"
+
+
+def run_subset(bw_sub, shares=(0.37, 0.12)):
+    share = iter(shares)
+    rows_full = rows()
+    sub = rows(bw=bw_sub, n=2000)
+    for r in sub:
+        r["knn_accuracy"] -= 0.07  # the subset's k-NN accuracy, 0.873 at layer 0 against 0.947
+    exec(claim_cell(SUBSET), namespace(rows_var=sub, rows_full=rows_full, X0_sub=None, X0=None,
+                                       self_attention_share=lambda X: next(share),
+                                       knn_full=MT.pick(rows_full, "knn_accuracy", variant="paper"),
+                                       bw_full=MT.pick(rows_full, "between_within", variant="paper")))
+
+
+def test_the_subset_cell_passes_with_the_chapters_numbers():
+    run_subset([b * 0.65 for b in BW])
+
+
+def test_the_subset_claim_fails_when_the_subset_clumps_more():
+    with pytest.raises(ClaimError, match=SUBSET):
+        run_subset([b * 1.1 for b in BW])
