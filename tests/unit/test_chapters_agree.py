@@ -11,15 +11,15 @@ import pytest
 
 from probdr_lite.chapters import objections as O
 from probdr_lite.data import load_mnist
-from probdr_lite.chapters.mnist_at_init import PAPER, mnist_latents, run_blocks
-from probdr_lite.metrics import METRIC_NAMES, METRICS, layer_metrics
+from probdr_lite.chapters.mnist_at_init import PAPER, layer_rows, mnist_latents, run_blocks
+from probdr_lite.metrics import METRIC_NAMES, METRICS
 
 
 @pytest.fixture(scope="module")
 def both_chapters():
     X0, labels_mnist = mnist_latents(n=2000)
     Xs = run_blocks(X0, PAPER.n_layers, PAPER.kappa, PAPER.eta, PAPER.beta, "paper")
-    mnist = layer_metrics([Xs[0], Xs[-1]], labels_mnist, variant="paper")
+    mnist = layer_rows([Xs[0], Xs[-1]], labels_mnist, variant="paper")  # what the MNIST chapter's tables print
     images, labels_objections = load_mnist(n=2000, stratified=True)
     paths = O.mnist_paths(images, ("paper",), PAPER.n_layers, PAPER.kappa, PAPER.eta, PAPER.beta, PAPER.d_q)
     objections = O.metrics_by_variant(paths, labels_objections, layers=(0, PAPER.n_layers))

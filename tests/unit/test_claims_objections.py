@@ -10,6 +10,7 @@ import jupytext
 import numpy as np
 import pytest
 
+from probdr_lite.metrics import METRICS
 from probdr_lite.chapters import objections as V
 from probdr_lite.presentation import prose
 from probdr_lite.presentation.prose import ClaimError
@@ -85,7 +86,7 @@ LOCAL = "the two local numbers fall"
 def clustering_namespace(last):
     fm = V.clustering_facts(metrics_dict(([0.873, 0.046, 0.760, 0.433], last), ([0.873, 0.046, 0.760, 0.433],
                                                                                [0.8, 0.02, 1.0, 0.45])), "paper")
-    return {"fm": fm, "metric_m": {r["metric"]: r for r in fm["metrics"]}}
+    return {"fm": fm, "metric_m": {r["metric"]: r for r in fm["metrics"]}, "METRICS": METRICS}
 
 
 def test_clustering_claims_fail_when_a_number_turns():

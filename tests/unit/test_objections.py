@@ -17,7 +17,7 @@ from probdr_lite.chapters import objections as O
 from probdr_lite import unrolled as U
 from probdr_lite.chapters import objections as V
 from probdr_lite.presentation.figures import objection_tests as figs
-from probdr_lite.metrics import cluster_metrics
+from probdr_lite.metrics import cluster_metrics, kmeans_nmi_over_seeds
 from probdr_lite.presentation.plotting import figure_data
 
 from .chapter_calls import chapter_calls, words_passed
@@ -378,6 +378,9 @@ def test_metrics_by_variant_equal_cluster_metrics(small_runs):
     _, labels, paths = small_runs
     out = O.metrics_by_variant(paths, labels, layers=[0, 2])
     direct = cluster_metrics(paths["paper"][2].numpy(), labels)
+    nmis = kmeans_nmi_over_seeds(paths["paper"][2].numpy(), labels)  # the NMI is the mean over the k-means seeds
+    direct["kmeans_nmi"] = float(nmis.mean())
+    assert out["paper"]["kmeans_nmi_sd"][1] == pytest.approx(nmis.std(ddof=1), abs=1e-12)
     for key in O.METRIC_NAMES:
         assert out["paper"][key][1] == pytest.approx(direct[key], abs=1e-12)
         assert out["paper"][key][0] == out["attention"][key][0]  # layer 0 is shared
@@ -532,6 +535,7 @@ def metrics_dict(paper, attention):
     out = {"layers": np.array([0, 8])}
     for name, (first, last) in (("paper", paper), ("attention", attention)):
         out[name] = {k: np.array([first[i], last[i]]) for i, k in enumerate(O.METRIC_NAMES)}
+        out[name]["kmeans_nmi_sd"] = np.array([0.01, 0.01])  # the NMI's spread over the k-means seeds
     return out
 
 
