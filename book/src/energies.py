@@ -280,7 +280,7 @@ claim(bool(max(1.0 - miss["sphere"], 1.0 - miss["crate"]) < 0.9),
 # Transformer's and $1 -$ {glue:text}`miss_sink` with the Sinkformer's, and the exact block's has
 # $1 -$ {glue:text}`miss_grand` with GRAND's. Those gaps are small, but they are ten thousand times
 # rounding or more, so they measure a real difference between two directions (for the Energy Transformer,
-# $2AX$ against $(A + A^\top) X$; for GRAND, the missing $2 C^{-1} X$), not noise. Tokens on the sphere
+# $2AX$ against $(A + A^\top) X$; for GRAND, the exact block's extra $2 C^{-1} X$), not noise. Tokens on the sphere
 # and CRATE are not close for any block: the best cosines are {glue:text}`cos_sphere` and
 # {glue:text}`cos_crate`.
 
@@ -684,7 +684,7 @@ plt.show()
 spectrum = E.spectrum_facts(lam, ETA, D_Q, BETA, N_STEPS)
 glue("lam_mid", num(spectrum["mid"]))
 glue("lam_top", num(spectrum["top"]))
-for _v in ("diffusion", "attention", "flow", "paper"):
+for _v in ("diffusion", "attention", "flow"):
     glue(f"mid_{_v}", pct(spectrum[f"mid_{_v}"]))
     glue(f"top_{_v}", sci(spectrum[f"top_{_v}"]))
 glue("h", num(spectrum["h"], 2))
@@ -735,7 +735,7 @@ for _k in ("diffusion_top", "diffusion_top_pred", "attention_top", "attention_to
     glue(_k, sci(retained[_k]))
 for _k in ("diffusion_middle", "diffusion_middle_pred", "attention_middle", "attention_middle_pred"):
     glue(_k, num(retained[_k], 2))
-glue("filter_ratio", f"{retained['filter_ratio']:,.0f}")
+glue("filter_ratio", num(retained["filter_ratio"], 0))
 glue("factor", f"{retained['factor']:g}")
 glue("real_top_ai", sci(retention["diffusion"]["top"]["measured"]))  # the introduction pastes these two
 glue("frozen_top_ai", sci(retention["diffusion"]["top"]["predicted"]))
@@ -813,6 +813,8 @@ glue("paper_ple_tangent", num(alignment["ple"]["paper"]["tangent_cosine"]))
 claim("paper" not in exact["ple"] and "exact" in exact["ple"] and "exact" in exact["phi"],
       "the paper's block is not an exact step of its own objective; the exact block is, of the ELBO and of Phi")
 claim({u for u in fields if u in VARIANTS} == {"exact"}, "of the five blocks only the exact block is a gradient field")
+claim(bool(att_all.max() < 0.5) and closer["diffusion"] < len(room) / 2,
+      "the title claim is not borne out: no block near the attention graph's embedding, no rule that favours A - I")
 
 # %% [markdown]
 # The paper's block, as the paper writes it, is not an exact gradient step of its own objective: its
@@ -884,7 +886,7 @@ lam_s = np.asarray(targets_s["attention_eigenvalues"], dtype=float)
 p_s = thesis.participation_ratio(targets_s["attention"])
 start_s = {q: float(le_s["attention"]["attention"][q][0]) for q in thesis.QS}
 display(Table(["smallest eigenvalues", "participation ratios", "layer 0, q = 2", "layer 0, q = 10", "ceiling"],
-              [[f"{num(lam_s.min(), 2)} to {num(lam_s.max(), 2)}", f"{p_s.min():.0f} to {p_s.max():.0f}",
+              [[f"{sci(lam_s.min())} to {sci(lam_s.max())}", f"{num(p_s.min(), 1)} to {num(p_s.max(), 1)}",
                 num(start_s[2]), num(start_s[10]), num(thesis.CEILING, 2)]],
               caption="the attention graph at kappa = 3, on 500 of the images"))
 claim(bool(lam_s.min() > 0.1 and p_s.min() > 50), "at kappa = 3 the graph is connected and its LE vectors spread "
