@@ -96,7 +96,7 @@ __all__ = ["READINGS", "SENSE", "FROZEN", "FILTER_READINGS", "UPDATES", "FILTER_
            "proposition_gaps", "energy", "energy_gradient", "sinkhorn_attention", "update_direction",
            "update_alignment", "gradient_field_asymmetry", "energy_path", "energy_table", "attention_spectrum",
            "frequency_response", "differential_gap", "QS", "principal_subspace", "attention_graph", "le_targets",
-           "GRAPHS", "graph_targets", "le_alignment", "random_baseline", "participation_ratio", "effective_rank",
+           "GRAPHS", "graph_label", "MOVE_TOL", "graph_targets", "le_alignment", "random_baseline", "participation_ratio", "effective_rank",
            "effective_rank_path", "CEILING", "robustness", "robustness_facts",
            "spectrum_facts", "ceiling_facts"]
 
@@ -810,7 +810,12 @@ def differential_gap(X, kappa=30.0, kappas2=(100.0, 1000.0, 10000.0), beta=1.0) 
 
 
 #: The subspace dimensions q of the book's test.
-QS = (2, 5, 10)
+QS = (2, 10)
+
+#: The one tolerance of every comparison the thesis test makes: a block moves "towards" (or "away from") an LE
+#: embedding, and one block ends "closer" than another, only when the two cosines differ by more than this fraction
+#: of the layer-0 cosine; a smaller difference is a tie.
+MOVE_TOL = 0.02
 
 
 def _qs(qs, n) -> list:
@@ -871,11 +876,48 @@ def le_targets(images, X0, kappa, beta=1.0, q_max=max(QS)) -> dict:
     return {"attention": V_att, "pixels": V_pix, "attention_eigenvalues": lam_att, "pixels_eigenvalues": lam_pix}
 
 
-#: The graphs of the robustness test (:func:`graph_targets`): the chapter's attention graph W = exp(S) at X_0; the
-#: same without its self-loops (as scikit-learn's spectral embedding and the Laplacian Eigenmaps chapter build
-#: graphs: at kappa = 30 the diagonal of W dominates, so its LE vectors sit on single images); the k-NN graph of
-#: the latents X_0; the pixels' k-NN graph (both with the Laplacian Eigenmaps chapter's 10 neighbours, 0/1 weights).
-GRAPHS = ("attention", "attention_no_loops", "latents_knn", "pixels")
+def _le_attention(images, X0, kappa, beta, q_max):
+    return embed_graph(attention_graph(X0, kappa, beta), n_components=q_max)
+
+
+def _le_attention_no_loops(images, X0, kappa, beta, q_max):
+    W = attention_graph(X0, kappa, beta)
+    np.fill_diagonal(W, 0.0)
+    return embed_graph(W, n_components=q_max)
+
+
+def _le_latents_knn(images, X0, kappa, beta, q_max):
+    return laplacian_eigenmaps(X0, q_max)
+
+
+def _le_pixels(images, X0, kappa, beta, q_max):
+    return laplacian_eigenmaps(images, q_max)
+
+
+#: The graphs of the thesis test, in one place: each with its LE embedding (``build(images, X0, kappa, beta,
+#: q_max)``), its name in tables and figure titles (``label``) and its short name in the robustness table
+#: (``short``). The chapter's attention graph W = exp(S) at X_0; the same without its self-loops (as scikit-learn's
+#: spectral embedding and the Laplacian Eigenmaps chapter build graphs: at kappa = 30 the diagonal of W dominates,
+#: so its LE vectors sit on single images); the k-NN graph of the latents X_0; the pixels' k-NN graph (both with the
+#: Laplacian Eigenmaps chapter's 10 neighbours, 0/1 weights). Adding a graph is adding an entry here.
+GRAPHS = {
+    "attention": {"build": _le_attention, "label": "LE of the attention graph at $X_0$", "short": "$W = e^S$"},
+    "attention_no_loops": {"build": _le_attention_no_loops,
+                           "label": "LE of the attention graph at $X_0$ without self-loops",
+                           "short": "$W$ without self-loops"},
+    "latents_knn": {"build": _le_latents_knn, "label": "LE of the latents' k-NN graph at $X_0$",
+                    "short": "k-NN of $X_0$"},
+    "pixels": {"build": _le_pixels, "label": "LE of the pixels' k-NN graph", "short": "k-NN of the pixels"},
+}
+for _g, _entry in GRAPHS.items():  # a graph without its builder or a label is an error now, not a printed key
+    _missing = {"build", "label", "short"} - set(_entry)
+    if _missing:
+        raise KeyError(f"GRAPHS[{_g!r}] lacks {sorted(_missing)}")
+
+
+def graph_label(graph, short=False) -> str:
+    """The name of a graph of :data:`GRAPHS` (``short``: its short name); an unknown graph raises ``KeyError``."""
+    return GRAPHS[graph]["short" if short else "label"]
 
 
 def graph_targets(images, X0, kappa, beta=1.0, q_max=max(QS)) -> dict:
@@ -885,13 +927,7 @@ def graph_targets(images, X0, kappa, beta=1.0, q_max=max(QS)) -> dict:
     if images.shape[0] != X0.shape[0]:
         raise ValueError(f"X0 must have one row per image ({images.shape[0]}); got {X0.shape[0]}")
     q_max = check_scalar(q_max, "q_max", low=1, high=X0.shape[0] - 2, integer=True)
-    W = attention_graph(X0, kappa, beta)
-    W_off = W.copy()
-    np.fill_diagonal(W_off, 0.0)
-    return {"attention": embed_graph(W, n_components=q_max),
-            "attention_no_loops": embed_graph(W_off, n_components=q_max),
-            "latents_knn": laplacian_eigenmaps(X0, q_max),
-            "pixels": laplacian_eigenmaps(images, q_max)}
+    return {g: entry["build"](images, X0, kappa, beta, q_max) for g, entry in GRAPHS.items()}
 
 
 def _targets(targets: dict) -> dict:
@@ -908,8 +944,14 @@ def _mean_cosine(basis, V) -> float:
     return float(subspace_agreement(basis, V).mean())
 
 
+def _centred(V, centre):
+    """``V`` with each column's mean removed (``centre``), so that it lies in the space a centred principal subspace
+    spans: LE vectors are D-orthogonal to the constant vector, not orthogonal to it."""
+    return V - V.mean(0, keepdims=True) if centre else V
+
+
 @one_thread
-def le_alignment(paths: dict, targets: dict, qs=QS) -> dict:
+def le_alignment(paths: dict, targets: dict, qs=QS, centre=True) -> dict:
     """Mean principal-angle cosine between the top-q principal subspace of X_t and each LE embedding's first q.
 
     1 means X_t's q leading principal directions span the LE embedding; a random subspace gives about
@@ -920,6 +962,10 @@ def le_alignment(paths: dict, targets: dict, qs=QS) -> dict:
     paths : dict {variant: [X_0, ..., X_T]}, e.g. from :func:`probdr_lite.chapters.objections.mnist_paths`
     targets : dict {graph: (n, q_max) array}, from :func:`le_targets`
     qs : sequence of ints, default :data:`QS`
+    centre : bool, default True
+        Centre the LE vectors first. The principal subspace of X_t is centred (:func:`principal_subspace`), so it
+        cannot hold the constant direction; an LE vector of L v = lambda D v is D-orthogonal to 1, not orthogonal to
+        it, and its constant part would count against every block alike. False compares the raw vectors.
 
     Returns
     -------
@@ -943,13 +989,13 @@ def le_alignment(paths: dict, targets: dict, qs=QS) -> dict:
             for q in qs:
                 B = principal_subspace(X, q)
                 for k, V in targets.items():
-                    rows[k][q].append(_mean_cosine(B, V[:, :q]))
+                    rows[k][q].append(_mean_cosine(B, _centred(V[:, :q], centre)))
         out[variant] = {k: {q: np.array(v) for q, v in r.items()} for k, r in rows.items()}
     return out
 
 
 @one_thread
-def random_baseline(targets: dict, qs=QS, n_draws=20, seed=0) -> dict:
+def random_baseline(targets: dict, qs=QS, n_draws=20, seed=0, centre=True) -> dict:
     """The mean principal-angle cosine of random q-dimensional subspaces (Gaussian bases, seeded) with each target.
 
     For a uniformly random subspace the sum of squared cosines with a fixed q-dimensional one has mean q^2 / n, so
@@ -968,7 +1014,8 @@ def random_baseline(targets: dict, qs=QS, n_draws=20, seed=0) -> dict:
     for k, V in targets.items():
         out[k] = {}
         for q in qs:
-            vals = np.array([_mean_cosine(rng.standard_normal((n, q)), V[:, :q]) for _ in range(n_draws)])
+            Vq = _centred(V[:, :q], centre)
+            vals = np.array([_mean_cosine(rng.standard_normal((n, q)), Vq) for _ in range(n_draws)])
             out[k][q] = {"mean": float(vals.mean()), "sd": float(vals.std(ddof=1))}
     return out
 
@@ -1033,14 +1080,17 @@ def robustness(images, paths_by_kappa: dict, beta=1.0, qs=(2, 10), n_draws=20) -
     return out
 
 
-def robustness_facts(robust: dict, n_sd=3.0, rel_tol=0.02, ceiling=CEILING) -> list:
-    """One dict per (kappa, graph, q) of :func:`robustness`: where the latents start, the random level, and how
-    each block moves.
+def robustness_facts(robust: dict, n_sd=3.0, rel_tol=MOVE_TOL, ceiling=CEILING) -> list:
+    """One dict per (kappa, graph, q) of :func:`robustness`: where the latents start, the random level, how each
+    block moves, where it peaks, and which of plain attention and A - I ends closer.
 
-    A block "moves towards" the LE embedding when its last layer is above its start by more than ``rel_tol`` of
-    the start and the run leaves the random level (more than ``n_sd`` standard deviations of the random subspaces
-    above their mean), "away" likewise below, else "still"; the thesis text of the chapter reads the same rule.
-    ``start_above_random`` and ``at_ceiling`` (start >= ``ceiling``) say whether the test has room to show a move.
+    One tolerance serves every comparison: two cosines differ only when they are more than ``rel_tol`` of the start
+    apart. A block "moves towards" the LE embedding when its last layer is above its start by more than that and the
+    run leaves the random level (more than ``n_sd`` standard deviations of the random subspaces above their mean),
+    "away" likewise below, else "still". ``closer`` is "diffusion" or "attention" when that block's last layer is
+    above the other's by more than the same margin, else "tie". ``peaks`` {variant: layer of its highest cosine} and
+    ``peak_values`` beside ``ends`` (the last layer). ``start_above_random`` and ``at_ceiling`` (start >=
+    ``ceiling``) say whether the test has room to show a move.
     """
     rows = []
     for kappa, r in robust.items():
@@ -1052,14 +1102,22 @@ def robustness_facts(robust: dict, n_sd=3.0, rel_tol=0.02, ceiling=CEILING) -> l
                 level = b["mean"] + n_sd * b["sd"]
                 start = float(le[variants[0]][g][q][0])
                 ends = {v: float(le[v][g][q][-1]) for v in variants}
+                margin = rel_tol * abs(start)
                 informative = max([start] + list(ends.values())) > level
                 moves = {}
                 for v, end in ends.items():
                     change = end - start
-                    moves[v] = ("still" if not informative or abs(change) <= rel_tol * abs(start)
+                    moves[v] = ("still" if not informative or abs(change) <= margin
                                 else "towards" if change > 0 else "away")
+                closer = "tie"
+                if {"attention", "diffusion"} <= set(ends):
+                    d = ends["diffusion"] - ends["attention"]
+                    closer = "diffusion" if d > margin else "attention" if d < -margin else "tie"
                 rows.append({"kappa": float(kappa), "graph": g, "q": int(q), "start": start, "ends": ends,
-                             "moves": moves, "random": b["mean"], "random_sd": b["sd"],
+                             "moves": moves, "closer": closer, "margin": margin,
+                             "peaks": {v: int(np.argmax(le[v][g][q])) for v in variants},
+                             "peak_values": {v: float(np.max(le[v][g][q])) for v in variants},
+                             "random": b["mean"], "random_sd": b["sd"],
                              "start_above_random": start > level, "at_ceiling": start >= ceiling})
     return rows
 

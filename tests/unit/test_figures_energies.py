@@ -48,10 +48,12 @@ def test_exact_for_and_alignment_table():
                           caption="the chapter's caption")
     assert t.header[0] == ALIGNMENT["reading"] and t.header[1] == "plain attention" and t.body[0][0] == NAMES[
         "reading"]["ple"]
-    assert t.body[0][-1] == "$A - I$; after LayerNorm also plain attention" and t.caption == "the chapter's caption"
+    assert t.body[0][-1] == "$A - I$; after LayerNorm also plain attention (closest: $A - I$, 1 − cos = 0)"
+    assert t.caption == "the chapter's caption"
     markdown_rows_are_whole(t)
-    bare = F.alignment_table(alignment((), ()), ALIGNMENT)  # without names: the keys, and "none" for no block
-    assert bare.body[0][0] == "ple" and bare.body[0][-1] == "none"
+    none = F.alignment_table(alignment((), ()), ALIGNMENT)  # no exact block: "none", and how close the nearest comes
+    assert none.body[0][0] == NAMES["reading"]["ple"]
+    assert none.body[0][-1] == "none (closest: plain attention, 1 − cos = 1.0e-01)"
     with pytest.raises(ValueError, match="alignment must be the dict returned by .*update_alignment; it lacks"):
         F.exact_for({"ple": {}}, "phi")
 
@@ -124,7 +126,7 @@ def test_energy_path_figure_and_readings_table():
                                 READINGS, NAMES, caption="c")
     assert [row[0] for row in t.body] == [NAMES["reading"][r] for r in rows]
     assert t.body[0][1] == NAMES["energy"]["ple"] + " (raised)" and t.body[2][1].endswith("(lowered)")
-    assert t.body[0][2] == "the exact block (after LayerNorm also $A - I$)"
+    assert t.body[0][2] == "the exact block (after LayerNorm also $A - I$); closest: the exact block, 1 − cos = 0"
     assert [row[3] for row in t.body] == [predicts[r] for r in rows]
     assert [row[4] for row in t.body] == [measured[r] for r in rows]
     assert t.body[-1][2] == "exact diff_transformer" and t.body[-2][1] == NAMES["energy"]["gfsa"] and t.caption == "c"
@@ -139,10 +141,16 @@ def test_energy_path_figure_and_readings_table():
 
 def test_robustness_table():
     row = {"kappa": 30.0, "graph": "pixels", "q": 2, "start": 0.5, "ends": {"attention": 0.6, "diffusion": 0.4},
-           "moves": {"attention": "towards", "diffusion": "away"}, "random": 0.02, "random_sd": 0.01}
+           "moves": {"attention": "towards", "diffusion": "away"}, "random": 0.02, "random_sd": 0.01,
+           "peaks": {"attention": 8, "diffusion": 3}, "peak_values": {"attention": 0.6, "diffusion": 0.7},
+           "closer": "attention"}
     t = F.robustness_table([row], ROBUST, NAMES, caption="c")
-    assert t.body == [["30", "k-NN of the pixels", "2", "0.500", "0.020 ± 0.010", "0.600 ↑", "0.400 ↓"]]
-    assert t.header[-2:] == ["plain attention, last layer", "$A - I$, last layer"] and t.caption == "c"
+    assert t.body == [["30", "k-NN of the pixels", "2", "0.500", "0.020 ± 0.010", "0.600 ↑ (0.600 at 8)",
+                       "0.400 ↓ (0.700 at 3)", "plain attention"]]
+    assert t.header[-3:] == ["plain attention: last layer (peak at layer)", "$A - I$: last layer (peak at layer)",
+                             "ends closer"] and t.caption == "c"
+    with pytest.raises(KeyError):
+        F.robustness_table([{**row, "graph": "no_such_graph"}], ROBUST, NAMES)
     with pytest.raises(ValueError, match="facts must be the list returned by"):
         F.robustness_table([], ROBUST)
 

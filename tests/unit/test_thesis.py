@@ -155,6 +155,9 @@ def _robust(start, ends, sd=0.01, mean=0.05):
 def test_robustness_facts_read_the_moves(start, ends, moves, above, ceiling):
     """Moves beyond 2 % of the start count, but not while every value is at the random level (mean + 3 sd)."""
     (row,) = T.robustness_facts(_robust(start, ends))
+    d = ends["diffusion"] - ends["attention"]
+    assert row["closer"] == ("tie" if abs(d) <= 0.02 * start else "diffusion" if d > 0 else "attention")
+    assert row["peaks"] == {v: int(np.argmax([start, e])) for v, e in ends.items()}
     assert row["moves"] == moves and row["start_above_random"] is above and row["at_ceiling"] is ceiling
     assert (row["kappa"], row["graph"], row["q"], row["start"]) == (30.0, "pixels", 2, start)
 
@@ -169,3 +172,28 @@ def test_robustness_runs_every_graph_at_every_kappa():
         assert set(r["le"]["attention"]) == set(T.GRAPHS) == set(r["baseline"])
         assert r["le"]["diffusion"]["pixels"][2].shape == (3,)
     assert len(T.robustness_facts(robust)) == 2 * len(T.GRAPHS)
+
+
+def test_one_tolerance_decides_both_a_move_and_which_block_ends_closer():
+    """A gap of 1 % of the start is a tie and no move; 3 % is a move and a win (MOVE_TOL = 2 %)."""
+    (row,) = T.robustness_facts(_robust(0.5, {"attention": 0.503, "diffusion": 0.508}))
+    assert row["closer"] == "tie" and row["moves"] == {"attention": "still", "diffusion": "still"}
+    (row,) = T.robustness_facts(_robust(0.5, {"attention": 0.5, "diffusion": 0.515}))
+    assert row["closer"] == "diffusion" and row["moves"] == {"attention": "still", "diffusion": "towards"}
+
+
+def test_centring_removes_the_constant_part_of_an_le_vector():
+    """A target that is a principal direction plus a constant: centred it is found exactly, raw it is not."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    basis = T.principal_subspace(X, 2)
+    V = basis + 0.5
+    centred = T.le_alignment({"x": [X]}, {"g": V}, qs=(2,))["x"]["g"][2][0]
+    raw = T.le_alignment({"x": [X]}, {"g": V}, qs=(2,), centre=False)["x"]["g"][2][0]
+    assert abs(centred - 1.0) < 1e-12 and raw < 0.99
+
+
+def test_every_graph_has_its_builder_and_labels():
+    assert all({"build", "label", "short"} <= set(e) for e in T.GRAPHS.values())
+    with pytest.raises(KeyError):
+        T.graph_label("no_such_graph")

@@ -1,21 +1,11 @@
-"""The energies chapter's tables and figures, and the facts behind its computed sentences, built from
-:mod:`probdr_lite.chapters.energies` and :mod:`probdr_lite.chapters.energies` (every number comes from there; this module only arranges
-them).
+"""The energies chapter's tables and figures, built from :mod:`probdr_lite.chapters.energies` (every number comes
+from there; this module only arranges them), with the labels they use (:data:`NAMES`, defined once; the graphs'
+labels come from :data:`probdr_lite.chapters.energies.GRAPHS`; a missing label raises ``KeyError``).
 
-The sentences themselves live in the chapter (``book/src/energies.py``), as templates filled by
-:func:`probdr_lite.presentation.prose.fill`. What stays here is what makes them honest: the numbers each sentence states
-and, as booleans, short lists of names or words, every choice that follows from a number, each decided by a
-threshold passed in, taken from :data:`WORDS` or from :data:`probdr_lite.chapters.objections.THRESHOLDS` (so the tests can
-feed numbers for which each choice would be false). A template holds no threshold.
-
-Tables are :class:`probdr_lite.presentation.plotting.Table` objects meant to be shown as Markdown (``table.to_markdown()``), so
-that their MathJax renders. Their words come from the chapter too: its ``names`` (one dict of dicts, keyed by
-``"variant"``, ``"reading"``, ``"energy"``, ``"graph"``, ``"graph_short"``, ``"sense"`` and ``"move"``, plus the
-word ``"none"`` and the template ``"where"``) name the blocks, readings, energies and graphs in every table, figure
-and fact (without them, a key stands for its own name), and each table's ``columns`` and each figure's ``labels``
-give its headers, axis labels, titles and the templates of the cells made from numbers. So do the captions, the
-cells that are sentences and the figures' alt texts: the chapter gives each figure built here its sentence with
-:func:`probdr_lite.presentation.style.describe`, filled from the facts (the panel counts of :func:`panel_facts`).
+The chapter's sentences are its own Markdown, with the numbers glued and the claims checked beside them; nothing
+here writes a sentence. Tables are :class:`probdr_lite.presentation.plotting.Table` objects meant to be shown as
+Markdown (``table.to_markdown()``), so that their MathJax renders; each table's ``columns`` and each figure's
+``labels`` are the chapter's headers, axis labels and titles.
 """
 
 from __future__ import annotations
@@ -24,8 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_array, check_length, check_result, check_scalar
-from probdr_lite.chapters.energies import (CEILING, FILTER_READINGS, FROZEN, READINGS, SENSE, energy_table,
-                                           frequency_response, random_baseline, robustness_facts, update_alignment)
+from probdr_lite.chapters.energies import (FILTER_READINGS, FROZEN, GRAPHS, READINGS, SENSE, energy_table,
+                                           frequency_response, graph_label, robustness_facts, update_alignment)
 from probdr_lite.chapters.objections import THRESHOLDS
 from probdr_lite.presentation.plotting import Table
 from probdr_lite.presentation.prose import fill, listing, num, sci, trend
@@ -33,30 +23,21 @@ from probdr_lite.presentation.style import variant_colour
 
 __all__ = [
     "WORDS",
+    "NAMES",
     "exact_for",
-    "proposition_facts",
     "gradient_field_table",
-    "gradient_field_facts",
     "alignment_table",
     "harness_table",
-    "harness_facts",
-    "objectives_facts",
     "energy_path_figure",
     "spectrum_figure",
     "relation",
     "retention_facts",
-    "differential_facts",
-    "readings_facts",
     "energy_readings_table",
     "thesis_table",
     "robustness_table",
-    "thesis_facts",
-    "constructions_facts",
-    "panel_facts",
     "thesis_figure",
     "step_family_figure",
     "step_family_facts",
-    "closing_facts",
 ]
 
 #: The thresholds behind the chapter's choices of words (besides the identity threshold of
@@ -83,10 +64,45 @@ WORDS = {
     "rank_trend": 0.01,
 }
 
+#: How the chapter's tables and figures name each block (MathJax where it is maths), each reading (with the paper it
+#: comes from, cited in the text), each reading's energy (A_t, X_t: held at the step's start), each graph of the
+#: thesis test (read from :data:`probdr_lite.chapters.energies.GRAPHS`, where the graphs are defined), which way a
+#: reading moves its energy, and the marks of the robustness table. Defined once; a missing label raises KeyError.
+NAMES = {
+    "variant": {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
+                "exact": "the exact block", "symmetric": "the symmetric block",
+                "energy_transformer": r"$(A + A^\top) X$", "sinkformer": "Sinkhorn attention $P X$"},
+    "reading": {"ple": "PLE ELBO, stop-gradient (Ravuri and Lawrence)", "phi": r"$\Phi$ (derived here)",
+                "hopfield": "modern Hopfield network (Ramsauer et al.)",
+                "energy_transformer": "Energy Transformer (Hoover et al.)",
+                "sphere": "tokens on the sphere (Geshkovski et al.)", "crate": "CRATE, coding rate (Yu et al.)",
+                "sinkformer": "Sinkformer (Sander et al.)", "grand": "GRAND, Dirichlet energy (Chamberlain et al.)",
+                "gfsa": "GFSA, graph filter (Choi et al.)", "diff_transformer": "Differential Transformer (Ye et al.)"},
+    "energy": {
+        "ple": r"$\log\det C - \operatorname{tr}(X^\top (I - A_t) X)$",
+        "phi": r"$\log\det C - \lVert X \rVert_F^2 + \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}$",
+        "hopfield": r"$\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}(X, X_t)$",
+        "energy_transformer": r"$-\tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}$",
+        "sphere": r"$\tfrac{d_q}{2\kappa n^2}\sum_{ij} e^{S_{ij} - \kappa}$",
+        "crate": r"$\tfrac12 \log\det(I + X X^\top / \beta)$",
+        "sinkformer": r"$\tfrac{d_q}{2\kappa}\min_f \big[\sum_{ij} e^{f_i + S_{ij} + f_j} - 2\sum_i f_i\big]$",
+        "grand": r"$\operatorname{tr}(X^\top (I - A_t) X)$",
+        "gfsa": r"none: a filter $w_0 I + w_1 A + w_K A^K$",
+        "diff_transformer": r"none: a difference $A(\kappa) - \lambda A(\kappa_2)$",
+    },
+    "graph": {g: graph_label(g) for g in GRAPHS},
+    "graph_short": {g: graph_label(g, short=True) for g in GRAPHS},
+    "sense": {1: "raised", -1: "lowered"},
+    "move": {"towards": "↑", "away": "↓", "still": "·"},
+    "closer": {"diffusion": "$A - I$", "attention": "plain attention", "tie": "tie"},
+    "none": "none",  # a table cell's list of no block
+}
+
+
 def _label(names, kind, key):
     """The chapter's name of ``key`` among its ``kind`` ("variant", "reading", "energy", "graph", "graph_short",
-    "sense", "move"); the key itself without ``names``."""
-    return key if names is None else names[kind].get(key, key)
+    "sense", "move", "closer"), from ``names`` (default :data:`NAMES`); a missing label raises ``KeyError``."""
+    return (NAMES if names is None else names)[kind][key]
 
 
 def _tol(tol):
@@ -99,7 +115,7 @@ def _name(u, names=None) -> str:
 
 def _names(updates, names) -> str:
     """A table cell's list of updates, or the chapter's word ``names["none"]``."""
-    return listing(_name(u, names) for u in updates) if updates else "none" if names is None else names["none"]
+    return listing(_name(u, names) for u in updates) if updates else (NAMES if names is None else names)["none"]
 
 
 def _check_table(table):
@@ -120,17 +136,6 @@ def exact_for(alignment: dict, reading: str, tol=None) -> dict:
 # The proposition and the gradient fields
 
 
-def proposition_facts(gaps: dict, tol=None) -> dict:
-    """The proposition's check, from ``gaps`` {case description: relative gap ||autograd grad Phi - closed form|| /
-    ||closed form||}: ``cases`` (one {case, gap} each, in order), the largest gap ``worst``, the threshold ``tol``
-    (default the identity threshold) and ``same``: every gap is below it."""
-    t = _tol(tol)
-    check_result(gaps, "gaps", "{case: relative gap}")
-    worst = float(max(gaps.values()))
-    return {"cases": [{"case": k, "gap": float(v)} for k, v in gaps.items()], "worst": worst, "tol": t,
-            "same": bool(worst < t)}
-
-
 _ASYMMETRY = "{update: energies.gradient_field_asymmetry(...)}"
 
 
@@ -144,30 +149,20 @@ def gradient_field_table(asymmetry: dict, columns: dict, names=None, tol=None, c
     return Table([columns["update"], columns["asymmetry"], columns["field"]], body, caption=caption)
 
 
-def gradient_field_facts(asymmetry: dict, names=None, tol=None) -> dict:
-    """Which updates are gradient fields (Jacobian asymmetry below ``tol``, default the identity threshold).
-
-    ``fields`` (their names), ``any_field``, ``one_field`` and ``fields_max`` (the largest asymmetry among them);
-    ``others`` (the names of the rest), ``any_other`` and ``others_min`` (the smallest asymmetry among those); and
-    ``tol``. A maximum or minimum over no update is NaN.
-    """
-    t = _tol(tol)
-    check_result(asymmetry, "asymmetry", _ASYMMETRY)
-    yes = [u for u, a in asymmetry.items() if a < t]
-    no = [u for u, a in asymmetry.items() if a >= t]
-    return {"fields": [_name(u, names) for u in yes], "any_field": bool(yes), "one_field": len(yes) == 1,
-            "fields_max": float(max(asymmetry[u] for u in yes)) if yes else float("nan"),
-            "others": [_name(u, names) for u in no], "any_other": bool(no),
-            "others_min": float(min(asymmetry[u] for u in no)) if no else float("nan"), "tol": t}
-
-
 def _exact_cell(alignment, r, tol, names, columns) -> str:
-    """Which blocks take reading ``r``'s step exactly: the names, then ``columns["also"]`` filled with those that
-    take it only after LayerNorm."""
-    ex = exact_for(alignment, r, tol) if r in alignment else {"full": [], "tangent": []}
+    """Which blocks take reading ``r``'s step exactly (cosine within ``tol`` of 1): the names, then
+    ``columns["also"]`` filled with those that take it only after LayerNorm, then ``columns["closest"]`` filled with
+    the block whose full-space cosine is highest and how far it is from 1 ({name}, {gap}), so that a "none" says how
+    close the nearest block comes."""
+    if r not in alignment:
+        return _names([], names)
+    ex = exact_for(alignment, r, tol)
     tangent_only = [u for u in ex["tangent"] if u not in ex["full"]]
     also = fill(columns["also"], names=_names(tangent_only, names)) if tangent_only else ""
-    return _names(ex["full"], names) + also
+    a = alignment[r]
+    best = max(a, key=lambda u: a[u]["cosine"])
+    closest = fill(columns["closest"], name=_name(best, names), gap=sci(1.0 - a[best]["cosine"]))
+    return _names(ex["full"], names) + also + closest
 
 
 def alignment_table(alignment: dict, columns: dict, names=None, tol=None, caption=None) -> Table:
@@ -208,56 +203,6 @@ def harness_table(table: dict, columns: dict, names=None, caption=None) -> Table
 def _agrees(e, sense) -> bool:
     T = e["deltas"].size
     return (e["n_rise"] == T) if sense > 0 else (e["n_fall"] == T)
-
-
-def harness_facts(table: dict, names=None) -> dict:
-    """Which blocks move each energy the reading's way at every step, from the counts of
-    :func:`probdr_lite.chapters.energies.energy_table`.
-
-    ``n_steps``, ``n_blocks``, ``n_energies``; ``uniform`` (every block moves every energy its reading's way at
-    every step); ``all_agree`` (the names of the readings every block follows), ``n_all_agree`` and
-    ``none_all_agree``; and ``others``, one dict per other reading: its name ``reading``, ``agree`` (the names of the
-    blocks that follow it at every step), ``some_agree`` and ``one_agrees``.
-    """
-    _check_table(table)
-    variants = list(next(iter(table.values())))
-    T = next(iter(next(iter(table.values())).values()))["deltas"].size
-    agree = {r: [v for v in variants if _agrees(table[r][v], SENSE[r])] for r in table}
-    all_agree = [r for r in table if len(agree[r]) == len(variants)]
-    others = [r for r in table if r not in all_agree]
-    return {"n_steps": int(T), "n_blocks": len(variants), "n_energies": len(table), "uniform": not others,
-            "all_agree": [_label(names, "reading", r) for r in all_agree], "n_all_agree": len(all_agree),
-            "none_all_agree": not all_agree,
-            "others": [{"reading": _label(names, "reading", r), "agree": [_name(v, names) for v in agree[r]],
-                        "some_agree": bool(agree[r]), "one_agrees": len(agree[r]) == 1} for r in others]}
-
-
-def objectives_facts(table: dict, names=None, readings=("ple", "phi"), rel_tol=None) -> dict:
-    """The PLE ELBO and Phi at the first and last layer of every block's path, and, for a frozen reading, whether
-    the value with each layer's own graph follows the per-step changes (a move counts beyond ``rel_tol``, default
-    ``WORDS["objective_trend"]``, of the first value).
-
-    ``readings``: one dict each with the reading's name ``reading``, ``n_steps``, ``raised`` (its reading raises
-    it), ``ends`` (one {variant, first, last, trend} per block, ``trend`` being the word of
-    :func:`~probdr_lite.presentation.prose.trend`), and ``undone`` (the names of the blocks whose every step moves the
-    frozen energy the reading's way while the value with each layer's own graph does not end moved that way; empty
-    for a reading that is not frozen) with ``any_undone``.
-    """
-    rel_tol = WORDS["objective_trend"] if rel_tol is None else float(rel_tol)
-    check_result(table, "table", energy_table, keys=readings)
-    out = []
-    for r in readings:
-        rows = table[r]
-        T = next(iter(rows.values()))["deltas"].size
-        ends = [{"variant": _name(v, names), "first": float(e["values"][0]), "last": float(e["values"][-1]),
-                 "trend": trend(e["values"][0], e["values"][-1], rel_tol)} for v, e in rows.items()]
-        undone = []
-        if r in FROZEN:
-            undone = [v for v, e in rows.items() if _agrees(e, SENSE[r]) and
-                      trend(e["values"][0], e["values"][-1], rel_tol) != ("rises" if SENSE[r] > 0 else "falls")]
-        out.append({"reading": _label(names, "reading", r), "n_steps": int(T), "raised": SENSE[r] > 0, "ends": ends,
-                    "undone": [_name(v, names) for v in undone], "any_undone": bool(undone)})
-    return {"readings": out}
 
 
 def energy_path_figure(table: dict, labels: dict, names=None):
@@ -351,35 +296,8 @@ def retention_facts(retention: dict) -> dict:
     return facts
 
 
-def differential_facts(gaps, kappas2, kappa=30.0) -> dict:
-    """A - I as the limit of a difference of two attention maps, from :func:`probdr_lite.chapters.energies.differential_gap`:
-    ``kappa``, ``gaps`` (one {gap, kappa2} per sharpness of the second map, in order) and ``identity``: the gap at
-    the sharpest second map is below ``WORDS["second_map_identity"]`` (``identity_tol``)."""
-    gaps = check_array(gaps, "gaps", ndim=1).astype(float)
-    kappas2 = check_length(check_array(kappas2, "kappas2", ndim=1).astype(float), "kappas2", gaps.size, "gap")
-    return {"kappa": float(kappa), "gaps": [{"gap": float(g), "kappa2": float(k)} for g, k in zip(gaps, kappas2)],
-            "identity_tol": WORDS["second_map_identity"], "identity": bool(gaps[-1] < WORDS["second_map_identity"])}
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # All the readings in one table
-
-
-def readings_facts(table: dict, names=None) -> dict:
-    """The facts of the closing table's last column for each reading of :data:`~probdr_lite.chapters.energies.READINGS` in
-    ``table`` (:func:`probdr_lite.chapters.energies.energy_table`): ``readings``, one dict each with the key ``reading``,
-    ``sense`` (the chapter's name of :data:`~probdr_lite.chapters.energies.SENSE`, which way the reading moves its energy),
-    ``agree`` (the names of the blocks that move it so at every step), ``every_block`` and ``no_block``."""
-    _check_table(table)
-    variants = list(next(iter(table.values())))
-    out = []
-    for r in READINGS:
-        if r not in table:
-            continue
-        agree = [v for v in variants if _agrees(table[r][v], SENSE[r])]
-        out.append({"reading": r, "sense": _label(names, "sense", SENSE[r]), "agree": [_name(v, names) for v in agree],
-                    "every_block": len(agree) == len(variants), "no_block": not agree})
-    return {"readings": out}
 
 
 def energy_readings_table(table: dict, alignment: dict, predicts: dict, measured: dict, exact_notes: dict,
@@ -440,138 +358,21 @@ def thesis_table(alignment: dict, baseline: dict, erank: dict, columns: dict, na
 
 def robustness_table(facts: list, columns: dict, names=None, caption=None) -> Table:
     """The thesis test over every graph and kappa (:func:`probdr_lite.chapters.energies.robustness_facts`): one row each.
-    ``columns``: the chapter's headers ``kappa``, ``graph``, ``q``, ``start``, ``random`` and ``end`` (a template:
-    {variant}); ``names["move"]`` marks each move."""
+    ``columns``: the chapter's headers ``kappa``, ``graph``, ``q``, ``start``, ``random``, ``end`` (a template:
+    {variant}; each cell the last layer's cosine, its move mark from ``names["move"]``, and the peak and its layer
+    in brackets) and ``closer`` (which of plain attention and A - I ends closer, from ``names["closer"]``)."""
     variants = list(check_result(facts, "facts", robustness_facts, kind=list)[0]["ends"])
     header = ([columns[k] for k in ("kappa", "graph", "q", "start", "random")]
-              + [fill(columns["end"], variant=_name(v, names)) for v in variants])
+              + [fill(columns["end"], variant=_name(v, names)) for v in variants] + [columns["closer"]])
     body = [[num(f["kappa"], 0), _label(names, "graph_short", f["graph"]), str(f["q"]), num(f["start"]),
              f"{num(f['random'])} ± {num(f['random_sd'])}"]
-            + [f"{num(f['ends'][v])} {_label(names, 'move', f['moves'][v])}" for v in variants] for f in facts]
+            + [f"{num(f['ends'][v])} {_label(names, 'move', f['moves'][v])} "
+               f"({num(f['peak_values'][v])} at {f['peaks'][v]})" for v in variants]
+            + [_label(names, "closer", f["closer"])] for f in facts]
     return Table(header, body, caption=caption)
 
 
-def thesis_facts(alignment: dict, baseline: dict, erank: dict, eigenvalues, participation=None, names=None,
-                 qs=(2, 10), n_sd=None, rel_tol=None) -> dict:
-    """The thesis test: whether each block turns X_t's principal subspace towards each LE embedding, against the
-    random baseline (within ``n_sd``, default ``WORDS["n_sd"]``, standard deviations of its mean counts as the random
-    level) and the layer-0 value (a change beyond ``rel_tol``, default ``WORDS["move"]``, of it counts as a move).
-
-    ``graphs``: one dict per graph of ``baseline`` with its name ``graph`` and ``qs``, one dict per q with ``q``,
-    ``random`` (every block stays at the random level at every layer), ``low`` and ``high`` (the range over blocks
-    and layers), the random level's ``mean`` and ``sd``, ``start``, ``ends`` (one {variant, end} per block),
-    ``far`` (every end below ``WORDS["close"]``), ``up`` and ``down`` (the names of the blocks that move towards it
-    or away) with ``any_up``, ``one_up``, ``any_down``, ``best`` (the closest at the end) and ``rel_tol``.
-
-    ``eigenvalues`` are the attention graph's smallest non-trivial generalised eigenvalues
-    (:func:`probdr_lite.chapters.energies.le_targets`' ``"attention_eigenvalues"``) and ``participation`` its LE eigenvectors'
-    participation ratios (or None), both cut to the largest q: ``lam_min``, ``lam_max``, ``has_participation``,
-    ``p_min``, ``p_max`` (NaN without them) and ``isolated`` (every eigenvalue below ``WORDS["isolated_eigenvalue"]``
-    and every participation ratio below ``WORDS["isolated_participation"]``). The effective rank: ``rank_first`` (at
-    layer 0), ``ranks`` (one {variant, rank} per block at the last layer, lowest first), ``fastest`` (the lowest)
-    and ``rank_falls`` (every block lowers it by more than ``WORDS["rank_trend"]`` of its start).
-    """
-    n_sd = WORDS["n_sd"] if n_sd is None else float(n_sd)
-    rel_tol = WORDS["move"] if rel_tol is None else float(rel_tol)
-    variants = list(alignment)
-    graphs = []
-    for g in baseline:
-        rows = []
-        for q in qs:
-            b = baseline[g][q]
-            vals = np.concatenate([alignment[v][g][q] for v in variants])
-            start = float(alignment[variants[0]][g][q][0])
-            ends = {v: float(alignment[v][g][q][-1]) for v in variants}
-            moves = {v: trend(start, ends[v], rel_tol) for v in variants}
-            up = [v for v in variants if moves[v] == "rises"]
-            down = [v for v in variants if moves[v] == "falls"]
-            rows.append({"q": int(q), "random": bool(vals.max() <= b["mean"] + n_sd * b["sd"]),
-                         "low": float(vals.min()), "high": float(vals.max()), "mean": float(b["mean"]),
-                         "sd": float(b["sd"]), "start": start,
-                         "ends": [{"variant": _name(v, names), "end": ends[v]} for v in variants],
-                         "far": bool(max(ends.values()) < WORDS["close"]),
-                         "up": [_name(v, names) for v in up], "any_up": bool(up), "one_up": len(up) == 1,
-                         "down": [_name(v, names) for v in down], "any_down": bool(down),
-                         "best": _name(max(variants, key=lambda v: ends[v]), names), "rel_tol": rel_tol})
-        graphs.append({"graph": _label(names, "graph", g), "qs": rows})
-    lam = np.asarray(eigenvalues, dtype=float)[:max(qs)]
-    p = None if participation is None else np.asarray(participation, dtype=float)[:max(qs)]
-    first = float(erank[variants[0]][0])
-    last = {v: float(erank[v][-1]) for v in variants}
-    order = sorted(variants, key=lambda v: last[v])
-    return {
-        "graphs": graphs,
-        "lam_min": float(lam.min()), "lam_max": float(lam.max()), "has_participation": p is not None,
-        "p_min": float("nan") if p is None else float(p.min()), "p_max": float("nan") if p is None else float(p.max()),
-        "isolated": bool(lam.max() < WORDS["isolated_eigenvalue"]
-                         and (p is None or p.max() < WORDS["isolated_participation"])),
-        "rank_first": first, "ranks": [{"variant": _name(v, names), "rank": last[v]} for v in order],
-        "fastest": _name(order[0], names),
-        "rank_falls": all(trend(erank[v][0], last[v], WORDS["rank_trend"]) == "falls" for v in variants),
-    }
-
-
-def _where(rows, names) -> list:
-    """The graphs and kappas of some rows of :func:`probdr_lite.chapters.energies.robustness_facts`, as short labels: each
-    filled into ``names["where"]`` ({graph}: its short name, {kappa}), each label once, sorted; without ``names``,
-    one {graph, kappa} each."""
-    if names is None:
-        return [{"graph": f["graph"], "kappa": f["kappa"]} for f in rows]
-    return sorted({fill(names["where"], graph=_label(names, "graph_short", f["graph"]), kappa=f["kappa"])
-                   for f in rows})
-
-
-def constructions_facts(facts: list, variants=("attention", "diffusion", "paper"), names=None,
-                        ceiling=CEILING) -> dict:
-    """What holds over the thesis test's constructions (:func:`probdr_lite.chapters.energies.robustness_facts`' rows, with
-    their ``ceiling``) and what depends on the graph, kappa and q.
-
-    The rows themselves: ``room`` (the constructions whose start is above the random level and below the ceiling,
-    where the test can show a move), ``flat`` (start at the random level), ``at_ceiling`` and ``closer`` (those of
-    ``room`` where A - I ends closer to the embedding than plain attention), and ``moves`` {variant: its move in each
-    of ``room``}. Their counts: ``n``, ``n_kappas``, ``n_graphs``, ``n_flat``, ``n_ceiling``, ``n_room``,
-    ``n_closer``; where they are (short labels): ``flat_where``, ``ceiling_where``, ``closer_where``, with
-    ``any_flat`` and ``any_ceiling``. ``held``: one {variant, towards, away} per block that moves the same way in
-    every one of ``room``; ``varied``: one {variant, n_towards, n_away, n_still} per other block; ``closer_held``
-    (A - I ends closer in all of them or in none: ``always_closer`` says which), ``closer_varies``; ``any_holds`` and
-    ``any_depends``.
-    """
-    check_result(facts, "facts", robustness_facts, kind=list)
-    room = [f for f in facts if f["start_above_random"] and not f["at_ceiling"]]
-    flat = [f for f in facts if not f["start_above_random"]]
-    ceil = [f for f in facts if f["at_ceiling"]]
-    moves = {v: [f["moves"][v] for f in room] for v in variants}
-    held = [v for v in variants if moves[v] and len(set(moves[v])) == 1]
-    varied = [v for v in variants if moves[v] and v not in held]
-    closer = [f for f in room if f["ends"]["diffusion"] > f["ends"]["attention"]]
-    closer_held = bool(room) and len(closer) in (0, len(room))
-    closer_varies = bool(room) and not closer_held
-    return {
-        "room": room, "flat": flat, "at_ceiling": ceil, "closer": closer, "moves": moves,
-        "n": len(facts), "n_kappas": len({f["kappa"] for f in facts}), "n_graphs": len({f["graph"] for f in facts}),
-        "n_flat": len(flat), "any_flat": bool(flat), "flat_where": _where(flat, names),
-        "n_ceiling": len(ceil), "any_ceiling": bool(ceil), "ceiling_where": _where(ceil, names),
-        "ceiling": float(ceiling),
-        "n_room": len(room),
-        "held": [{"variant": _name(v, names), "towards": moves[v][0] == "towards", "away": moves[v][0] == "away"}
-                 for v in held],
-        "varied": [{"variant": _name(v, names), "n_towards": moves[v].count("towards"),
-                    "n_away": moves[v].count("away"), "n_still": moves[v].count("still")} for v in varied],
-        "closer_held": closer_held, "always_closer": bool(closer), "closer_varies": closer_varies,
-        "n_closer": len(closer), "closer_where": _where(closer, names),
-        "any_holds": bool(held) or closer_held, "any_depends": bool(varied) or closer_varies,
-    }
-
-
-def panel_facts(baseline: dict, qs=(2, 5, 10)) -> dict:
-    """How many panels the thesis figures draw, for their alt texts: ``n_graphs`` (one panel per graph of
-    ``baseline`` in :func:`step_family_figure`), ``n_qs`` and ``n_panels`` (one per graph and q in
-    :func:`thesis_figure`, with the same ``qs``)."""
-    check_result(baseline, "baseline", random_baseline)
-    return {"n_graphs": len(baseline), "n_qs": len(qs), "n_panels": len(baseline) * len(qs)}
-
-
-def thesis_figure(alignment: dict, baseline: dict, labels: dict, names=None, qs=(2, 5, 10)):
+def thesis_figure(alignment: dict, baseline: dict, labels: dict, names=None, qs=(2, 10)):
     """Mean principal-angle cosine per layer: one panel per graph and q, one line per variant, the random level
     dashed. ``labels``: the chapter's ``random`` (the dashed line's name), ``title`` ({graph}, {q}), ``xlabel`` and
     ``ylabel``."""
@@ -644,43 +445,3 @@ def step_family_facts(family_le: dict, steps: dict, family_gap: dict, baseline: 
     return facts
 
 
-def closing_facts(harness: dict, asymmetry: dict, alignment: dict, le: dict, baseline: dict, names=None, tol=None,
-                  n_sd=None) -> dict:
-    """Where the numbers leave the paper's reading among the others.
-
-    ``paper_exact`` and ``correction_exact``: the paper's block, and the exact block, is the exact gradient step of
-    the stop-gradient ELBO (:func:`exact_for`, to ``tol``); ``n_blocks``; ``grads`` (the names of the blocks that are
-    gradient fields, asymmetry below ``tol``) with ``any_grad`` and ``one_grad``; ``uniform`` (every block moves
-    every energy its reading's way at every step); ``lifted`` (the blocks that end, at some q, above the random
-    level of the attention graph's LE embedding, ``n_sd`` standard deviations, and at or above ``WORDS["close"]``)
-    with ``any_lifted`` and ``one_lifted``. The control, plain attention against A - I towards the pixels' graph at
-    the largest q: ``has_control``, ``control_q``, ``attention_start``, ``attention_end``, ``diffusion_start``,
-    ``diffusion_end`` (NaN without it) and ``attention_at_least`` (plain attention gains at least as much).
-    """
-    t = _tol(tol)
-    n_sd = WORDS["n_sd"] if n_sd is None else float(n_sd)
-    variants = list(next(iter(check_result(harness, "harness", energy_table).values())))
-    grads = [u for u in variants if u in asymmetry and asymmetry[u] < t]
-    ple_exact = exact_for(alignment, "ple", tol)["full"] if "ple" in alignment else []
-    g = "attention"
-    lifted = [v for v in le if g in baseline and any(
-        le[v][g][q][-1] > baseline[g][q]["mean"] + n_sd * baseline[g][q]["sd"] and le[v][g][q][-1] >= WORDS["close"]
-        for q in baseline[g])]
-    facts = {
-        "paper_exact": "paper" in ple_exact, "correction_exact": "exact" in ple_exact,
-        "n_blocks": len(variants), "grads": [_name(u, names) for u in grads], "any_grad": bool(grads),
-        "one_grad": len(grads) == 1,
-        "uniform": all(_agrees(harness[r][v], SENSE[r]) for r in harness for v in variants),
-        "lifted": [_name(v, names) for v in lifted], "any_lifted": bool(lifted), "one_lifted": len(lifted) == 1,
-    }
-    has_control = {"attention", "diffusion"} <= set(le) and "pixels" in le["attention"]
-    nan = float("nan")
-    facts.update(has_control=has_control, control_q=0, attention_start=nan, attention_end=nan, diffusion_start=nan,
-                 diffusion_end=nan, attention_at_least=False)
-    if has_control:
-        q = max(le["attention"]["pixels"])
-        a, d = le["attention"]["pixels"][q], le["diffusion"]["pixels"][q]
-        facts.update(control_q=int(q), attention_start=float(a[0]), attention_end=float(a[-1]),
-                     diffusion_start=float(d[0]), diffusion_end=float(d[-1]),
-                     attention_at_least=bool(a[-1] - a[0] >= d[-1] - d[0]))
-    return facts
