@@ -55,6 +55,7 @@ from probdr_lite.presentation.plotting import Table
 from probdr_lite.presentation.prose import claim, glue, num, pct, sci
 from probdr_lite.presentation.figures.block import make_toy
 from probdr_lite.presentation.style import describe
+from probdr_lite.tangent import cosine, tangent_cosine
 
 
 # %% [markdown]
@@ -160,6 +161,29 @@ claim(bool(max(gap_toy, gap_causal, gap_mnist) < TOL),
 # two numbers the same to rounding when they differ by less than {glue:text}`identity_tol`; all three
 # gaps are, so the proposition holds on these inputs as computed, not only on paper.
 
+# %% tags=["remove-cell"]
+# How close the paper's block comes to the exact direction grad Phi, on the MNIST latents before the first block
+_paper_dir = U.update_direction(X0, KAPPA, BETA, "paper")
+_exact_dir = U.update_direction(X0, KAPPA, BETA, "exact")
+paper_exact_cos, paper_exact_cos_ln = cosine(_paper_dir, _exact_dir), tangent_cosine(_paper_dir, _exact_dir, X0)
+_phi0 = float(E.phi(X0, KAPPA, BETA))
+_step = 1e-4 * float(X0.norm()) / float(_exact_dir.norm())
+glue("paper_exact_cos", num(paper_exact_cos))  # the introduction pastes these two
+glue("paper_exact_cos_ln", num(paper_exact_cos_ln))
+claim(bool(float(E.phi(X0 + _step * _exact_dir, KAPPA, BETA)) > _phi0),
+      "a small step along the exact direction raises Phi: the step ascends Phi")
+claim(bool(0.9 < paper_exact_cos < 1 - TOL and paper_exact_cos < paper_exact_cos_ln < 1 - TOL),
+      "the paper's block is not Phi's gradient but close to it, closer once LayerNorm's tangent space is taken")
+
+# %% [markdown]
+# Since $\nabla \Phi$ is the exact direction, a block that steps along it, $X + \eta \nabla\Phi$
+# before LayerNorm, *ascends* $\Phi$, as the ELBO steps of [the unrolled-inference
+# chapter](unrolled_inference.ipynb) ascend the ELBO. The paper's block does not step along it: it
+# writes $2X/(d_q + \beta)$ for $2 C^{-1} X$ and $2 L X$ for $(L + L^\top) X$. On the MNIST latents
+# before the first block its direction has cosine {glue:text}`paper_exact_cos` with $\nabla\Phi$, and
+# {glue:text}`paper_exact_cos_ln` once both are restricted to the directions LayerNorm keeps (its
+# tangent space at $X_0$): close to an ascent step on $\Phi$, not one.
+
 # %% [markdown]
 # Two consequences reach back to [the objections](objections.ipynb).
 #
@@ -167,8 +191,8 @@ claim(bool(max(gap_toy, gap_causal, gap_mnist) < TOL),
 #   approximation of some gradient: it *is* a gradient, of $\Phi$. The choice is between
 #   $\Phi$ and the ELBO with the graph differentiated, $F_{\mathrm{full}}$. $\Phi$'s data term is
 #   the log-sum-exp energy that modern Hopfield networks {cite:p}`ramsauer2020hopfield` and the
-#   Energy Transformer {cite:p}`hoover2023energy` build on, so the paper's stop-gradient step is
-#   an exact step on a Hopfield-type energy plus the log-determinant of ProbDR.
+#   Energy Transformer {cite:p}`hoover2023energy` build on, so the exact stop-gradient step is
+#   an exact ascent step on a Hopfield-type energy plus the log-determinant of ProbDR.
 # - **Objection 1 gets a remainder.** $\tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j
 #   S_{ij}$ has gradient $(A + A^\top) X$, so plain attention's $A X$ is half of it plus the
 #   antisymmetric remainder $(A - A^\top) X / 2$. The objections chapter measures the size of that
