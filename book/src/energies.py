@@ -533,6 +533,7 @@ claim(all(ranks[v] < 0.99 * erank[v][0] for v in VARIANTS) and min(ranks, key=ra
 
 # %%
 ROBUST_KAPPAS, ROBUST_VARIANTS = (3.0, 10.0, 30.0), ("attention", "diffusion", "paper")
+N_SD, move_tol = figs.WORDS["n_sd"], thesis.MOVE_TOL  # the random level's width and the test's one tolerance
 robust_paths = {k: ({v: paths[v] for v in ROBUST_VARIANTS} if k == KAPPA else
                     O.mnist_paths(images, ROBUST_VARIANTS, N_STEPS, k, ETA, BETA, D_Q)) for k in ROBUST_KAPPAS}
 robust = thesis.robustness(images, robust_paths, BETA, qs=thesis.QS)

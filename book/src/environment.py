@@ -22,7 +22,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # committed. The notebooks themselves ask only for ranges (see `pyproject.toml`), so they also
 # run on Colab and Binder with the versions installed there.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-cell"]
 from probdr_lite.chapters import environment
 from probdr_lite.presentation.figures import versions
 from probdr_lite.presentation.prose import glue

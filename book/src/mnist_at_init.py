@@ -101,7 +101,7 @@ settings_table(PAPER, meanings={
     "mask": "M = 0: no mask",
 })
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-cell"]
 X0, labels = mnist_latents()  # X0 = Pi(Y W_E): (10000, d_q) float32
 _sq = (X0.double() ** 2).sum(1) / PAPER.d_q  # |x_i|^2 / d_q, 1 after LayerNorm
 _diag = PAPER.kappa * _sq - PAPER.beta  # the diagonal logits kappa |x_i|^2 / d_q - beta
@@ -176,7 +176,7 @@ rows_full = layer_rows(Xs, labels, variant="paper")  # one dict per layer, in th
 layer_table(rows_full, caption=f"The paper's block on all {len(labels):,} test images; NMI: mean ± standard "
                                f"deviation over {METRICS.nmi_seeds} k-means seeds.")
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-cell"]
 L = PAPER.n_layers
 nmi = nmi_facts(rows_full, "paper")
 knn_seeds = {t: knn_over_seeds(Xs[t], labels) for t in (0, L)}  # k-NN accuracy with 5 seeds of its folds

@@ -96,7 +96,7 @@ from probdr_lite.unrolled import (
 
 torch.set_num_threads(1)  # a few hundred points: one thread beats two that wait for each other
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-cell"]
 kappa, eta, beta = (TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta"))  # the sliders' defaults
 glue("toy_kappa", f"{kappa:g}")
 glue("toy_eta", f"{eta:g}")
@@ -595,7 +595,7 @@ claim(bool(abs(r_random) < 0.3), "with random weights the attention pattern says
 # %% [markdown]
 # ## The variants side by side
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-cell"]
 effect = toy_beta_range(toy)  # beta's whole range at the default kappa and at the narrowest kernel
 beta_text = toy_beta_text(effect)
 for key, value in beta_text.items():
