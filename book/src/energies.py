@@ -913,7 +913,7 @@ start_s = {q: float(le_s["attention"]["attention"][q][0]) for q in thesis.QS}
 display(Table(["smallest eigenvalues", "participation ratios", "layer 0, q = 2", "layer 0, q = 10", "ceiling"],
               [[f"{sci(lam_s.min())} to {sci(lam_s.max())}", f"{num(p_s.min(), 1)} to {num(p_s.max(), 1)}",
                 num(start_s[2]), num(start_s[10]), num(thesis.CEILING, 2)]],
-              caption="the attention graph at κ = 3, on 500 of the images"))
+              caption="the attention graph at $\\kappa = 3$, on 500 of the images"))
 claim(bool(lam_s.min() > 0.1 and p_s.min() > 50), "at kappa = 3 the graph is connected and its LE vectors spread "
                                                   "over many images")
 claim(all(v >= thesis.CEILING for v in start_s.values()), "at kappa = 3 the test starts at its ceiling at both q")

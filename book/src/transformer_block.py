@@ -78,7 +78,8 @@ from probdr_lite.presentation.figures.bridge import (
     laplacian_eigenvalues,
     spectra_figure,
 )
-from probdr_lite.presentation.live.builders import toy_beta_text, toy_live
+from probdr_lite.presentation.figures.block import toy_beta_text
+from probdr_lite.presentation.live.builders import toy_live
 from probdr_lite.presentation.prose import claim, glue, num, pct
 from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import heat_kernel_attention, knn_graph, laplacian
@@ -96,11 +97,10 @@ from probdr_lite.unrolled import (
 
 torch.set_num_threads(1)  # a few hundred points: one thread beats two that wait for each other
 
-# %% tags=["hide-cell"]
-kappa, eta, beta = (TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta"))  # the sliders' defaults
-glue("toy_kappa", f"{kappa:g}")
-glue("toy_eta", f"{eta:g}")
-glue("toy_beta", f"{beta:g}")
+# %% tags=["remove-cell"]
+glue("toy_kappa", f"{TOY_SETTINGS['kappa']['default']:g}")  # the sliders' defaults
+glue("toy_eta", f"{TOY_SETTINGS['eta']['default']:g}")
+glue("toy_beta", f"{TOY_SETTINGS['beta']['default']:g}")
 glue("toy_depth", str(TOY_SETTINGS["depth"]["default"]))
 
 # %% [markdown]
@@ -116,6 +116,7 @@ glue("toy_depth", str(TOY_SETTINGS["depth"]["default"]))
 # mapped back to the plane exactly, and at layer 0 that map returns the moons themselves.
 
 # %%
+kappa, eta, beta = (TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta"))  # the sliders' defaults
 toy = make_toy("moons", n=300, noise=0.07, d_q=16)
 X0 = toy.X0  # (n, d_q), float64
 n, d_q = X0.shape

@@ -33,12 +33,12 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
 from probdr_lite.chapters.unrolled_inference import ETA_SLIDER, ETAS_SHOWN, eta_runs
 from probdr_lite.presentation.live.builders import eta_live
+from probdr_lite.presentation.plotting import Table
 from probdr_lite.presentation.prose import claim, glue, num
 from probdr_lite.presentation.style import describe
 from probdr_lite.presentation.figures.unrolling import eta_panel, steps_figure, steps_scrub
@@ -214,10 +214,9 @@ eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=ETAS_SHOWN, 
 
 # %%
 ascent = eta_runs(L, beta, ETAS_SHOWN, marks, n_components=q, n_steps=600)
-pd.DataFrame({"step size eta": ascent["etas"], "eta x ell": [e / ascent["safe"] for e in ascent["etas"]],
-              "diverged at step": pd.array(ascent["diverged_at"], dtype="Int64"),
-              "Gram error after 600 steps": ascent["gram"]}).style.format(
-    {"step size eta": "{:g}", "eta x ell": "{:.2f}", "Gram error after 600 steps": "{:.1e}"}, na_rep="")
+Table(["step size eta", "eta x ell", "diverged at step", "Gram error after 600 steps"],
+      [[f"{e:g}", f"{e / ascent['safe']:.2f}", "" if d is None else str(d), "" if g != g else f"{g:.1e}"]
+       for e, d, g in zip(ascent["etas"], ascent["diverged_at"], ascent["gram"])])
 
 # %% tags=["remove-cell"]
 etas_, conv_, div_ = np.array(ascent["etas"]), np.array(ascent["converged"]), np.array(ascent["diverged"])

@@ -53,9 +53,9 @@ pytestmark = [pytest.mark.book, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "book/transformer_block.html"
-#: Code cells run, counted among the page's inputs: imports, the toy's settings (a folded cell that also glues
-#: them into the text), the toy, the settings printed, one block, the heat-kernel bump, then its panel (the seventh).
-N_CELLS = 7
+#: Code cells run, counted among the page's inputs: imports, the toy (with the sliders' defaults), the settings
+#: printed, one block, the heat-kernel bump, then its panel (the sixth).
+N_CELLS = 6
 PANEL_LABEL = "κ (sharpness)"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]

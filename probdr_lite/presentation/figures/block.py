@@ -14,6 +14,8 @@ chapter's, which describes each one after building it. The checks the chapter pr
 
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -23,9 +25,11 @@ from probdr_lite.presentation.style import variant_label
 from probdr_lite.chapters.transformer_block import TOY_SETTINGS, LiftedToy, lift_toy, make_toy, toy_paths
 from probdr_lite.presentation.plotting import class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
+from probdr_lite.presentation.prose import num
 from probdr_lite.presentation.widgets import Slider, SliderPanel
 
 __all__ = [
+    "toy_beta_text",
     "LiftedToy",
     "lift_toy",
     "make_toy",
@@ -113,8 +117,16 @@ def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS) -> SliderPanel:
     fig, update = variant_figure(toy, variants, n_steps=S["depth"]["default"])
 
     def slider(name, description, **kw):
-        v = S[name]["values"]
-        return Slider(name, v[0], v[-1], S[name]["default"], log=S[name]["log"], description=description, **kw)
+        v, default = S[name]["values"], S[name]["default"]
+        st = (math.log10(v[-1]) - math.log10(v[0])) / (len(v) - 1) if S[name]["log"] else 0.0
+        geometric = S[name]["log"] and all(abs(math.log10(b / a) - st) < 0.05 * st for a, b in zip(v, v[1:]))
+        if not geometric:
+            return Slider(name, v[0], v[-1], default, log=S[name]["log"], description=description, **kw)
+        # a log slider over a geometric grid steps by min + k step in log10: put the default on that grid exactly
+        # (the values carry 3 significant figures, so their own ends would leave it between two steps)
+        k = round((math.log10(default) - math.log10(v[0])) / st)
+        lo, hi = default / 10 ** (k * st), default * 10 ** ((len(v) - 1 - k) * st)
+        return Slider(name, lo, hi, default, log=True, step=st, description=description, **kw)
 
     sliders = [
         slider("kappa", "κ (sharpness)"),
@@ -165,3 +177,20 @@ def mask_figure(toy: LiftedToy, kappa=TOY_DEFAULTS["kappa"], eta=TOY_DEFAULTS["e
         ax.set_yticks([])
         ax.set_title(f"{variant}, {n_steps} blocks, {name}", fontsize=9)
     return fig
+
+
+def toy_beta_text(effect) -> dict:
+    """The numbers of the toy's sentence about beta as the text the chapter pastes (and the caption's ``beta``
+    template takes): :func:`probdr_lite.chapters.transformer_block.toy_beta_facts` of ``effect``, formatted."""
+    from probdr_lite.chapters.transformer_block import toy_beta_facts
+
+    f = toy_beta_facts(effect)
+    out = {"beta_lo": f"{f['beta_lo']:g}", "beta_hi": f"{f['beta_hi']:g}", "depth": str(f["depth"]),
+           "d_q": str(f["d_q"]), "ff_lo": num(f["ff_lo"], 3), "ff_hi": num(f["ff_hi"], 3)}
+    for k in ("at", "narrow"):
+        out.update({f"kappa_{k}": f"{f[f'kappa_{k}']:g}", f"moved_lo_{k}": num(f[f"moved_lo_{k}"], 3),
+                    f"moved_hi_{k}": num(f[f"moved_hi_{k}"], 3), f"change_{k}": num(f[f"change_percent_{k}"], 0),
+                    f"self_lo_{k}": num(f[f"self_lo_{k}"], 1), f"self_hi_{k}": num(f[f"self_hi_{k}"], 1)})
+    # the first block's distances are stated at the narrowest kernel, where beta's share of a row is largest
+    out.update(first_lo_narrow=num(f["first_lo_narrow"], 3), first_hi_narrow=num(f["first_hi_narrow"], 3))
+    return out

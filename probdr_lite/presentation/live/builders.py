@@ -43,6 +43,7 @@ from probdr_lite._validation import check_array, check_choice, check_length, che
 from probdr_lite._threads import single_threaded
 from probdr_lite.metrics import rms_spread
 from probdr_lite.presentation.live import LiveFigure, array, control, grid_cells, points
+from probdr_lite.presentation.figures.block import toy_beta_text
 from probdr_lite.presentation.prose import fill, listing, num
 from probdr_lite.presentation.style import CLASS_COLOURS, VARIANT_STYLE
 
@@ -51,7 +52,6 @@ __all__ = [
     "TEXT_KEYS",
     "TOY_VARIANTS",
     "toy_controls",
-    "toy_beta_text",
     "toy_facts",
     "toy_live",
     "mnist_grid",
@@ -139,23 +139,6 @@ def toy_controls(**defaults) -> list:
                 labels=[styles[v].label for v in TOY_VARIANTS]),
         control("mask", "causal mask", [False, True], False, kind="checkbox"),
     ]
-
-
-def toy_beta_text(effect) -> dict:
-    """The numbers of the toy's sentence about beta as the text the chapter pastes (and the caption's ``beta``
-    template takes): :func:`probdr_lite.chapters.transformer_block.toy_beta_facts` of ``effect``, formatted."""
-    from probdr_lite.chapters.transformer_block import toy_beta_facts
-
-    f = toy_beta_facts(effect)
-    out = {"beta_lo": f"{f['beta_lo']:g}", "beta_hi": f"{f['beta_hi']:g}", "depth": str(f["depth"]),
-           "d_q": str(f["d_q"]), "ff_lo": num(f["ff_lo"], 3), "ff_hi": num(f["ff_hi"], 3)}
-    for k in ("at", "narrow"):
-        out.update({f"kappa_{k}": f"{f[f'kappa_{k}']:g}", f"moved_lo_{k}": num(f[f"moved_lo_{k}"], 3),
-                    f"moved_hi_{k}": num(f[f"moved_hi_{k}"], 3), f"change_{k}": num(f[f"change_percent_{k}"], 0),
-                    f"self_lo_{k}": num(f[f"self_lo_{k}"], 1), f"self_hi_{k}": num(f[f"self_hi_{k}"], 1)})
-    # the first block's distances are stated at the narrowest kernel, where beta's share of a row is largest
-    out.update(first_lo_narrow=num(f["first_lo_narrow"], 3), first_hi_narrow=num(f["first_hi_narrow"], 3))
-    return out
 
 
 def toy_facts(n_points: int) -> dict:
