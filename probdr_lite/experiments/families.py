@@ -420,6 +420,11 @@ def ols_group_effect(values, groups, factors: dict | None = None, *, first: str 
 #: is one factor (the ViT's budget: its epochs, patience and decay change together).
 EFFECT_FACTORS = {"charlm": (("lr",), ("max_iters",)),
                   "vit": (("lr",), ("schedule",), ("epochs", "patience", "decay_epochs"))}
+#: The chapter's test of its question, declared before the power runs were read: does A - I's effect depend on the
+#: initialisation? Every recipe run under both initialisations enters (``cells="all"``), with the other recipe
+#: factors as covariates; HC3's covariance, because the cells' paired differences spread very differently (a few
+#: percentage points under GPT-2's initialisation in the ViT, a few tenths under PyTorch's).
+INTERACTION = {"cells": "all", "cov_type": "HC3", "alpha": 0.05}
 
 
 def initialisation_effect(rows, *, arm: str = "diffusion", baseline: str = "attention", cells: str = "all",
