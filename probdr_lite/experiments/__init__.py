@@ -19,9 +19,10 @@ statistics. Core code only (no figures, no prose; those are in
 - :mod:`._runtime`   device, threads and provenance;
 - :mod:`.results`    the results-file schema (JSON Schema), reading, safe appending and the paired summary;
 - :mod:`.files`      the committed results files and their provenance;
-- :mod:`.stats`      seed bands, paired differences, the decision rule, power, Holm, the recipe verdict;
+- :mod:`.stats`      seed bands, paired differences, power, Holm, the recipe table (descriptive);
 - :mod:`.families`   the families of tests declared up front, simultaneous intervals and the verdict read from them,
-  TOST, the initialisation effect (OLS on the paired differences), Fieller's sets for the intervention's shares;
+  TOST, the initialisation effect (OLS on the paired differences), the W_V W_O intervention's shifts and
+  Fieller's sets for its shares;
 - :mod:`.sweep`      the recipe grids and their resumable runner;
 - :mod:`.measure`    the spread of a k-batch loss estimate (nanoGPT's 20 batches vs our 200);
 - ``python -m probdr_lite.experiments`` the command line (:mod:`.__main__`).
@@ -32,7 +33,8 @@ from .charlm import CharLM, train_charlm
 from .configs import CharLMConfig, ViTConfig
 from .files import load_task_results, task_rows
 from .results import append_results, format_summary, load_results, summarise, validate_results
-from .stats import recipe_table, recipe_verdict, verdict
+from .families import family_table, initialisation_effect, intervention_table
+from .stats import recipe_table
 from .vit import ViT, train_vit
 
 __all__ = [
@@ -40,5 +42,5 @@ __all__ = [
     "CharLM", "CharLMConfig", "train_charlm",
     "ViT", "ViTConfig", "train_vit",
     "load_results", "validate_results", "append_results", "summarise", "format_summary",
-    "load_task_results", "task_rows", "recipe_table", "recipe_verdict", "verdict",
+    "load_task_results", "task_rows", "recipe_table", "family_table", "initialisation_effect", "intervention_table",
 ]

@@ -248,7 +248,8 @@ def _key(recipe: dict) -> str:
 
 def family_cells(family: str, rows_by_task: dict, *, families: dict | None = None, min_pairs: int = 2) -> list:
     """The paired cells of a declared family, in a fixed order: ``[{"task", "recipe", "arm", "init", "budget",
-    "quantity", "lower_is_better", "seeds", "differences"}]`` (``budget`` is None outside the primary cells).
+    "quantity", "lower_is_better", "seeds", "differences", "baseline_mean"}]`` (``budget`` is None outside the
+    primary cells; ``baseline_mean`` is the baseline's mean over the paired seeds).
 
     ``rows_by_task``: ``{task: results rows}`` (e.g. :func:`.files.task_rows`). Only the cells the family declares
     are read; a declared cell with fewer than ``min_pairs`` paired seeds is left out.
@@ -286,9 +287,11 @@ def family_cells(family: str, rows_by_task: dict, *, families: dict | None = Non
                 if arm not in pairs or len(pairs[arm][0]) < min_pairs:
                     continue
                 seeds, d = pairs[arm]
+                base = {r["seed"]: row_quantity(r, quantity) for r in recipe_rows if r["variant"] == spec["baseline"]}
                 out.append({"task": task, "recipe": dict(recipe_rows[0]["recipe"]), "arm": arm, "init": init,
                             "budget": budget, "quantity": quantity, "lower_is_better": lower_is_better(quantity),
-                            "seeds": [int(s) for s in seeds], "differences": np.asarray(d, dtype=float)})
+                            "seeds": [int(s) for s in seeds], "differences": np.asarray(d, dtype=float),
+                            "baseline_mean": float(np.mean([base[int(s)] for s in seeds]))})
     return out
 
 
@@ -536,7 +539,8 @@ def _paired_by_seed(rows, recipe: dict, quantity: str, arm: str, baseline: str) 
 def intervention_table(tasks: dict, *, alpha: float = 0.05, method: str = "holm", families: dict | None = None) -> list:
     """The intervention family: per task and scheme, the shift of A - I's effect and its share, seed by seed.
 
-    ``tasks``: ``{task: (rows, intervention_rows)}`` as for :func:`.intervention.vo_scale_effects`. Per scheme
+    ``tasks``: ``{task: (rows, intervention_rows)}``: ``rows`` the task's recipe rows (they hold the base recipes),
+    ``intervention_rows`` the rows of the ``*-vo-*`` initialisations (:func:`.files.intervention_rows`). Per scheme
     (:data:`.attention.VO_SCALE`, base initialisation -> the one whose W_V W_O scale it takes), over the seeds with
     all three paired differences d = arm - baseline (the intervention, the base recipe, the other recipe): the
     ``shift`` d_vo - d_base with its unadjusted ``ci``, ``pvalue``, and the family's ``sim_ci`` /

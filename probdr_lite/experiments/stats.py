@@ -1,4 +1,4 @@
-"""Statistics of the sweeps: seed bands, paired differences, the decision rule, power, and the recipe verdict.
+"""Statistics of the sweeps: seed bands, paired differences, power, Holm's adjustment and the recipe table.
 
 Everything here is numbers in, numbers (or a structured outcome) out; the
 words and the plots are in :mod:`probdr_lite.presentation.figures.training` and
@@ -6,14 +6,11 @@ words and the plots are in :mod:`probdr_lite.presentation.figures.training` and
 ``HEADLINE`` and :func:`lower_is_better` for the objections' single-run verdict.
 
 - :func:`seed_band`, :func:`paired_differences`, :func:`gate_values`  read the rows;
-- :func:`verdict` / :class:`Verdict`  the trained-transformers chapter's decision rule on one paired comparison;
 - :func:`seeds_needed`  the normal-approximation power calculation;
 - :func:`holm`  Holm's step-down adjustment of a family of p-values;
 - :func:`recipe_table`  one row per (recipe, arm): the paired difference from
-  attention with its 95 % t interval, the paired t-test and its Holm-adjusted p
-  over every (recipe, arm) test in the table;
-- :func:`recipe_verdict`  per arm: in which recipes it helps, hurts or cannot be
-  told from attention, and which recipe factor decides the sign;
+  attention with its unadjusted 95 % t interval and the paired t-test (a description; the chapter's verdicts are
+  read from the declared families of :mod:`.families`, one rule for every verdict word);
 - :func:`nanogpt_gap`  our baseline against nanoGPT's published loss, with the
   spread of a 20-batch estimate.
 """
@@ -35,7 +32,6 @@ from .results import INTERVAL_SERIES, LAYER_SERIES, RECIPE_FACTORS, TASK_METRICS
 BANDS = ("sd", "minmax")
 #: The number each task is judged on.
 HEADLINE = {"charlm": "final_val_loss", "vit": "final_val_acc"}
-OUTCOMES = ("helps", "hurts", "cannot tell")
 
 
 def _variants(rows, task):
@@ -139,28 +135,6 @@ def gate_values(rows, arm: str = "gated"):
     return np.array([r["seed"] for r in gated]), np.array([r["gates"] for r in gated], dtype=float)
 
 
-# ------------------------------------------------------------------------------------------- the decision rule
-
-@dataclass
-class Verdict:
-    """The outcome of :func:`verdict` for one arm, task and quantity."""
-
-    task: str
-    variant: str
-    baseline: str
-    quantity: str
-    outcome: str  # "helps", "hurts" or "no detectable difference"
-    n: int
-    mean_diff: float
-    sd_diff: float
-    n_better: int
-    n_worse: int
-    t_pvalue: float
-    sign_pvalue: float
-    alpha: float
-    max_disagree: int
-
-
 def check_summary(summary, task: str) -> str:
     """Check that ``summary`` is :func:`.results.summarise`'s output and holds arms of ``task``; return the task."""
     if not (isinstance(summary, dict) and "arms" in summary and "paired" in summary):
@@ -170,40 +144,6 @@ def check_summary(summary, task: str) -> str:
     if not any(a["task"] == task for a in summary["arms"]):
         raise ValueError(f"summary holds no arms of task {task!r}")
     return task
-
-
-def verdict(summary: dict, task: str, variant: str = "diffusion", quantity: str = "final_val_loss", *,
-            alpha: float = 0.05, max_disagree: int = 1) -> Verdict:
-    """The trained-transformers chapter's decision rule on one paired comparison of :func:`.results.summarise`'s output.
-
-    The arm **helps** if its mean paired difference from the baseline is in the
-    better direction, the two-sided paired t-test gives p < ``alpha``, and at most
-    ``max_disagree`` paired seeds go the other way; it **hurts** under the mirror
-    conditions; anything else is **no detectable difference** at this number of
-    seeds. Ties (a difference of exactly 0) count as disagreeing.
-    """
-    task = check_summary(summary, task)
-    quantity = check_choice(quantity, "quantity", quantities(task))
-    alpha = check_scalar(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
-    max_disagree = check_scalar(max_disagree, "max_disagree", low=0, integer=True)
-    matches = [p for p in summary["paired"]
-               if p["task"] == task and p["variant"] == variant and p["quantity"] == quantity]
-    if not matches:
-        arms = sorted({p["variant"] for p in summary["paired"] if p["task"] == task})
-        raise ValueError(f"variant must be an arm compared with the baseline in summary for task {task!r} "
-                         f"(one of {arms}); got {variant!r}")
-    p = matches[0]
-    n, d, t_p = p["n"], p["mean_diff"], p["t_pvalue"]
-    better_direction = -1.0 if p["lower_is_better"] else 1.0
-    significant = n >= 2 and not math.isnan(t_p) and t_p < alpha
-    outcome = "no detectable difference"
-    if significant and d * better_direction > 0 and n - p["n_better"] <= max_disagree:
-        outcome = "helps"
-    elif significant and d * better_direction < 0 and n - p["n_worse"] <= max_disagree:
-        outcome = "hurts"
-    return Verdict(task=task, variant=variant, baseline=p["baseline"], quantity=quantity, outcome=outcome, n=n,
-                   mean_diff=d, sd_diff=p["sd_diff"], n_better=p["n_better"], n_worse=p["n_worse"],
-                   t_pvalue=t_p, sign_pvalue=p["sign_pvalue"], alpha=alpha, max_disagree=max_disagree)
 
 
 def seeds_needed(mean_diff: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -248,17 +188,6 @@ def holm(pvalues) -> np.ndarray:
     return out
 
 
-def _read(entry: dict, holm_p: float, alpha: float, lower: bool) -> None:
-    """Store the Holm-adjusted p of a table entry and its reading: helps / hurts / cannot tell / None (no test)."""
-    entry["holm_pvalue"] = float(holm_p)
-    if math.isnan(holm_p):
-        entry["outcome"] = None
-    elif holm_p < alpha:
-        entry["outcome"] = "helps" if (entry["mean_diff"] < 0 if lower else entry["mean_diff"] > 0) else "hurts"
-    else:
-        entry["outcome"] = "cannot tell"
-
-
 def recipe_key(row) -> str:
     """The recipe cell of a row: its full configuration as sorted JSON."""
     return json.dumps(row["config"], sort_keys=True)
@@ -282,7 +211,7 @@ class RecipeTable:
 
 def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attention", alpha: float = 0.05,
                  min_pairs: int = 2) -> RecipeTable:
-    """Per recipe and arm, the paired difference from ``baseline`` with its 95 % interval and Holm-adjusted test.
+    """Per recipe and arm, the paired difference from ``baseline`` with its unadjusted 95 % interval and t-test.
 
     Parameters
     ----------
@@ -293,16 +222,15 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
         best checkpoint, or ``"stop_val_acc"``, where the plateau rule fired).
     baseline : str
     alpha : float in (0, 1)
-        Level of the (1 - alpha) t interval and of the Holm family.
+        Level of the (1 - alpha) t interval.
     min_pairs : int >= 2
-        A (recipe, arm) with fewer paired seeds gets no test (and counts as pending).
+        A (recipe, arm) with fewer paired seeds gets no interval and no test.
 
     Each entry: ``recipe`` (factor dict), ``arm``, ``n`` pairs, ``seeds``,
     ``mean_diff`` (arm - baseline), ``sd_diff``, ``ci_low``/``ci_high``
-    (t interval), ``t_pvalue``, ``holm_pvalue`` (adjusted over all tests of the
-    table), ``n_better``/``n_worse``, ``outcome`` ("helps"/"hurts" when the Holm p
-    < alpha, in the direction of the mean; else "cannot tell"; ``None`` without a
-    test), ``baseline_mean``.
+    (unadjusted t interval), ``t_pvalue`` (unadjusted), ``n_better``/``n_worse``,
+    ``baseline_mean``. No verdict is read here: the chapter's verdicts come from the declared families
+    (:func:`.families.family_table`).
     """
     from scipy import stats
 
@@ -348,69 +276,9 @@ def recipe_table(rows, quantity: str | None = None, *, baseline: str = "attentio
                 else:  # identical non-zero differences: the sign is certain; zero differences: no effect
                     e["t_pvalue"] = 0.0 if e["mean_diff"] != 0 else 1.0
             entries.append(e)
-    adjusted = holm([e["t_pvalue"] for e in entries])
-    for e, p in zip(entries, adjusted):
-        _read(e, p, alpha, lower)
-    n_tests = int(np.sum(~np.isnan(adjusted)))
+    n_tests = int(sum(not math.isnan(e["t_pvalue"]) for e in entries))
     return RecipeTable(task=task, quantity=quantity, baseline=baseline, factors=RECIPE_FACTORS[task],
                        recipes=recipes, baselines=baselines, entries=entries, n_tests=n_tests, alpha=alpha)
-
-
-@dataclass
-class ArmVerdict:
-    """What :func:`recipe_verdict` concludes for one arm across the recipes of a :class:`RecipeTable`."""
-
-    arm: str
-    helps: list  # recipe dicts where the arm helps (Holm-adjusted)
-    hurts: list
-    cannot_tell: list
-    pending: list  # recipes without a test (fewer than min_pairs paired seeds)
-    sign_depends_on_recipe: bool  # helps somewhere and hurts somewhere
-    deciding_factors: list  # factors whose level alone separates the helps recipes from the hurts ones
-    mean_sign_factors: list  # factors whose level alone separates the recipes by the sign of the mean difference
-    mean_signs: dict = field(default_factory=dict)  # "+" / "-" / "0" count of the mean differences
-
-
-def _separating_factors(factors, group_a, group_b) -> list:
-    """Factors for which every recipe of ``group_a`` has one set of levels and every recipe of ``group_b`` another."""
-    out = []
-    for f in factors:
-        a = {json.dumps(r.get(f)) for r in group_a}
-        b = {json.dumps(r.get(f)) for r in group_b}
-        if group_a and group_b and not (a & b):
-            out.append(f)
-    return out
-
-
-def recipe_verdict(table: RecipeTable) -> dict:
-    """Per arm of ``table``, where it helps, hurts or cannot be told apart, and what decides the sign.
-
-    Returns ``{arm: ArmVerdict}``. ``deciding_factors`` lists the recipe factors
-    whose levels split the recipes where the arm significantly helps from those
-    where it significantly hurts (empty when the sign does not depend on the
-    recipe, or no single factor separates them); ``mean_sign_factors`` does the
-    same for the sign of the mean difference alone (a weaker, descriptive reading).
-    """
-    if not isinstance(table, RecipeTable):
-        raise ValueError(f"table must be a RecipeTable from recipe_table(); got {type(table).__name__}")
-    out = {}
-    arms = list(dict.fromkeys(e["arm"] for e in table.entries))
-    for arm in arms:
-        es = [e for e in table.entries if e["arm"] == arm]
-        pick = {o: [e["recipe"] for e in es if e["outcome"] == o] for o in OUTCOMES}
-        pending = [e["recipe"] for e in es if e["outcome"] is None]
-        tested = [e for e in es if e["outcome"] is not None]
-        lower = lower_is_better(table.quantity)
-        good = [e["recipe"] for e in tested if (e["mean_diff"] < 0 if lower else e["mean_diff"] > 0)]
-        bad = [e["recipe"] for e in tested if (e["mean_diff"] > 0 if lower else e["mean_diff"] < 0)]
-        depends = bool(pick["helps"]) and bool(pick["hurts"])
-        out[arm] = ArmVerdict(
-            arm=arm, helps=pick["helps"], hurts=pick["hurts"], cannot_tell=pick["cannot tell"], pending=pending,
-            sign_depends_on_recipe=depends,
-            deciding_factors=_separating_factors(table.factors, pick["helps"], pick["hurts"]) if depends else [],
-            mean_sign_factors=_separating_factors(table.factors, good, bad),
-            mean_signs={"better": len(good), "worse": len(bad), "equal": len(tested) - len(good) - len(bad)})
-    return out
 
 
 # -------------------------------------------------------------------------------------------------- nanoGPT
@@ -489,31 +357,6 @@ def last_epoch_change(rows, metric: str = "val_acc") -> dict:
         if changes:
             out[v] = float(np.mean(changes))
     return out
-
-
-def joint_holm(tables) -> list:
-    """Re-adjust several :class:`RecipeTable` s as one family: Holm over every test of every table.
-
-    A chapter that states verdicts for two models makes one family of claims;
-    correcting each model's table separately would let the family-wise error grow
-    with the number of tables. Returns new tables (the inputs are not changed)
-    whose ``holm_pvalue``, ``outcome`` and ``n_tests`` refer to the whole family.
-    """
-    import copy
-
-    tables = [copy.deepcopy(t) for t in tables]
-    for t in tables:
-        if not isinstance(t, RecipeTable):
-            raise ValueError(f"tables must be RecipeTables from recipe_table(); got {type(t).__name__}")
-    entries = [(t, e) for t in tables for e in t.entries]
-    adjusted = holm([e["t_pvalue"] for _, e in entries])
-    n_tests = int(np.sum(~np.isnan(adjusted)))
-    for (t, e), p in zip(entries, adjusted):
-        _read(e, p, t.alpha, lower_is_better(t.quantity))
-    for t in tables:
-        t.extra["tests_in_table"] = t.n_tests
-        t.n_tests = n_tests
-    return tables
 
 
 # ------------------------------------------------------------------------------------------------ mechanism

@@ -498,26 +498,26 @@ def test_fieller_refuses_bad_input():
 
 
 def test_intervention_table_against_scipy_and_the_shares_by_arithmetic():
-    from probdr_lite.experiments.intervention import vo_scale_effects
-
     rng = np.random.default_rng(14)
     base_rows, vo_rows = [], []
     effects = {"gpt2": 0.06, "default": -0.03, "gpt2-vo-default": 0.01, "default-vo-gpt2": 0.02}
+    d = {}
     for init, mean in effects.items():
         target = vo_rows if "-vo-" in init else base_rows
         for s in range(5):
             a = 1.9 + 0.02 * rng.standard_normal()
-            d = a + mean + 0.01 * rng.standard_normal()
-            target += [_row("attention", s, a, init), _row("diffusion", s, d, init)]
+            x = a + mean + 0.01 * rng.standard_normal()
+            d.setdefault(init, []).append(x - a)
+            target += [_row("attention", s, a, init), _row("diffusion", s, x, init)]
+    d = {k: np.array(v) for k, v in d.items()}
     base_rows, vo_rows = validate_results(base_rows), validate_results(vo_rows)
     table = F.intervention_table({"charlm": (base_rows, vo_rows)})
-    theirs = vo_scale_effects({"charlm": (base_rows, vo_rows)})["charlm"]
-    assert [e["scheme"] for e in table] == list(theirs)
+    assert [e["scheme"] for e in table] == ["gpt2-vo-default", "default-vo-gpt2"]
     for e in table:
-        t = theirs[e["scheme"]]
-        assert math.isclose(e["shift"], t["shift"], rel_tol=1e-10)
-        assert math.isclose(e["pvalue"], t["shift_pvalue"], rel_tol=1e-8)
-        assert math.isclose(e["share"], t["share"], rel_tol=1e-10)
+        shift, gap = d[e["scheme"]] - d[e["base"]], d[e["vo_scale"]] - d[e["base"]]
+        assert math.isclose(e["shift"], shift.mean(), rel_tol=1e-10)
+        assert math.isclose(e["pvalue"], stats.ttest_1samp(shift, 0.0).pvalue, rel_tol=1e-8)
+        assert math.isclose(e["share"], shift.mean() / gap.mean(), rel_tol=1e-10)
         assert e["m"] == 2 and e["n"] == 5
         for piece in e["share_pieces"]:
             assert piece[0] <= piece[1]

@@ -21,7 +21,8 @@ from scipy import stats  # noqa: E402
 from probdr_lite.experiments import CharLMConfig, validate_results  # noqa: E402
 from probdr_lite.experiments.files import RESULTS_DIR  # noqa: E402
 from probdr_lite.experiments.results import SCHEMA_VERSION, derived_fields, recipe_of  # noqa: E402
-from probdr_lite.experiments.stats import holm, nanogpt_gap, recipe_table, recipe_verdict  # noqa: E402
+from probdr_lite.experiments import families as F  # noqa: E402
+from probdr_lite.experiments.stats import holm, nanogpt_gap, recipe_table  # noqa: E402
 from probdr_lite.experiments.sweep import get_grid, grid_status  # noqa: E402
 from probdr_lite.presentation.figures import recipes as R  # noqa: E402
 
@@ -102,135 +103,18 @@ def test_recipe_table_numbers_match_scipy():
     assert e["t_pvalue"] == pytest.approx(stats.ttest_rel(d, a).pvalue)
     lo, hi = stats.t.interval(0.95, N_SEEDS - 1, loc=np.mean(d - a), scale=stats.sem(d - a))
     assert (e["ci_low"], e["ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
-    np.testing.assert_allclose([x["holm_pvalue"] for x in table.entries], holm([x["t_pvalue"] for x in table.entries]))
+    # a description only: no adjusted p and no verdict word (those come from the declared families)
+    assert not {"holm_pvalue", "outcome"} & set(e)
     assert table.baselines[0]["mean"] == pytest.approx(a.mean())
 
 
 # ----------------------------------------------------------------------------------------------------- verdict
 
-def test_verdict_says_when_the_sign_depends_on_the_recipe_and_which_factor_decides():
-    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04})
-    table = recipe_table(rows)
-    v = recipe_verdict(table)["diffusion"]
-    assert [r["init"] for r in v.hurts] == ["gpt2"] and [r["init"] for r in v.helps] == ["default"]
-    assert v.sign_depends_on_recipe and v.deciding_factors == ["init"]
-    f = R.verdict_facts(table, recipe_verdict(table))
-    assert f["depends"] == ["$A - I$ (init)"] and f["any_depends"]
-    assert f["helps"] == ["$A - I$ (1 of 2)"] and f["hurts"] == ["$A - I$ (1 of 2)"]
-    assert f["n_own"] == f["n_tests"] == table.n_tests and not f["joint"]
-    assert not (f["any_never_told"] or f["any_mixed_means"] or f["one_recipe"])
-
-
-def test_verdict_says_no_single_factor_when_two_factors_confound():
-    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04})
-    for r in rows:  # the default-init recipe also has another learning rate: two factors change together
-        if r["recipe"]["init"] == "default":
-            r["config"]["lr"] = r["recipe"]["lr"] = 3e-3
-    v = recipe_verdict(recipe_table(rows))["diffusion"]
-    assert v.sign_depends_on_recipe and v.deciding_factors == ["init", "lr"]
-
-
-def test_verdict_when_the_sign_does_not_depend_on_the_recipe():
-    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): 0.02})
-    table = recipe_table(rows)
-    verdicts = recipe_verdict(table)
-    v = verdicts["diffusion"]
-    assert len(v.hurts) == 2 and not v.helps and not v.sign_depends_on_recipe and v.deciding_factors == []
-    f = R.verdict_facts(table, verdicts)
-    assert f["hurts"] == ["$A - I$ (2 of 2)"] and not f["any_helps"]
-    assert not f["any_depends"] and not f["any_mixed_means"]  # the means all point the same way
-
-
-def test_a_nominal_gated_helps_carries_its_multiplicity_caveat():
-    """p = 0.03 alone reads as "helps"; as one of four tests (Holm) it is not a finding, and the text says so."""
-    sd = 0.003
-    mean = -stats.t.ppf(1 - 0.03 / 2, N_SEEDS - 1) * sd / math.sqrt(N_SEEDS)  # t-test p = 0.03 exactly
-    rows = make_rows({("gpt2", "diffusion"): 0.05, ("gpt2", "gated"): mean,
-                      ("default", "diffusion"): 0.05, ("default", "gated"): 0.0}, noise=sd)
-    table = recipe_table(rows)
-    gated = [e for e in table.entries if e["arm"] == "gated"]
-    assert gated[0]["t_pvalue"] == pytest.approx(0.03)
-    assert gated[0]["holm_pvalue"] == pytest.approx(0.06)  # third smallest of four: times 2
-    assert gated[0]["outcome"] == "cannot tell"
-    f = R.verdict_facts(table, recipe_verdict(table))
-    assert f["n_nominal"] == 1 and f["any_nominal"]  # p = 0.03 alone, Holm 0.06: counted, not a "helps"
-    assert not f["any_helps"] and "$A - gI$ (2)" in f["never_told"]
-    # a "helps" that survives the correction is a "helps", and nothing nominal is left
-    strong = make_rows({("gpt2", "gated"): -0.02, ("default", "gated"): -0.02}, noise=0.002)
-    t2 = recipe_table(strong)
-    f2 = R.verdict_facts(t2, recipe_verdict(t2))
-    assert f2["helps"] == ["$A - gI$ (2 of 2)"] and f2["n_nominal"] == 0 and not f2["any_nominal"]
-
-
-def test_a_single_recipe_cannot_say_whether_the_recipe_decides():
-    rows = [r for r in make_rows({("gpt2", "diffusion"): 0.04})]
-    table = recipe_table(rows)
-    f = R.verdict_facts(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated"))
-    assert f["one_recipe"] and f["n_recipes"] == 1 and f["hurts"] == ["$A - I$ (1 of 1)"]
-    assert f["not_run"] == ["$A - gI$"] and f["any_not_run"] and not f["any_pending"]
-    f = R.verdict_facts(table, recipe_verdict(table), expected_arms=("attention", "gated-from-1"))
-    assert f["not_run"] == ["$A - gI$ from $g = 1$"]
-    assert not R.verdict_facts(table, recipe_verdict(table))["any_not_run"]
-
-
 # ------------------------------------------------------------------------------------------ table and figure
 
 #: what the chapter passes, written here apart (the chapter writes its own): each table's header is its columns' keys
-GRIDS = {"header": list(R.GRIDS_COLUMNS), "command": "run {grid}"}
-VERDICT_TEXT = {"title": "{model}: {level:g} % over {n_tests}", "lower": "{quantity}: left", "higher": "{quantity}: right"}
-PLATEAU_LABELS = {"stopped": "s{seed} to {epochs_run}", "best": "s{seed} best {best}", "fired": "s{seed} fired {fired}",
-                  "lr": "rate"}
+GRIDS = {"header": list(R.GRIDS_COLUMNS)}
 READING_WORDS = {"stop": "STOP", "checkpoint": "BEST", "final": "END"}
-
-def test_table_and_dot_plot_show_the_entries():
-    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04, ("gpt2", "gated"): 0.0})
-    table = recipe_table(rows)
-    shown = R.recipe_results_table(table)
-    assert len(shown.body) == len(table.entries) == 3
-    assert shown.body[0][0] == "gpt2 init, lr 1e-3, 30 iterations" and shown.body[0][1] == "A − I"
-    assert shown.body[0][4] == f"{table.entries[0]['mean_diff']:+.4f}"
-    assert f"Holm p ({table.n_tests} tests)" in shown.header
-    other = recipe_table(make_rows({("gpt2", "diffusion"): 0.0}))
-    fig = R.verdict_figure({"charlm": table, "vit": other}, VERDICT_TEXT)
-    assert len(fig.axes) == 2 and not hasattr(fig, "_probdr_alt")  # the chapter describes it
-    ax = fig.axes[0]
-    # the chapter's templates, filled per panel: a loss is better to the left
-    assert ax.get_title() == f"character model: 95 % over {table.n_tests}"
-    assert ax.get_xlabel() == "final validation loss: left"
-    xs = [c.lines[0].get_xdata()[0] for c in ax.containers]
-    np.testing.assert_allclose(xs, [e["mean_diff"] for e in table.entries])
-    assert len(ax.get_yticklabels()) == 3
-    words = [t.get_text() for t in ax.texts if t.get_text() in ("helps", "hurts", "cannot tell")]
-    assert words == [e["outcome"] for e in table.entries]
-    # filled for a corrected helps or hurts, hollow for cannot tell
-    fills = [c.lines[0].get_markerfacecolor() for c in ax.containers]
-    for e, face in zip(table.entries, fills):
-        assert (face == "white") == (e["outcome"] == "cannot tell")
-    plt.close(fig)
-    with pytest.raises(ValueError, match="tables"):
-        R.verdict_figure({}, VERDICT_TEXT)
-    with pytest.raises(ValueError, match=r"text must hold \['higher'\]"):
-        R.verdict_figure({"charlm": table}, {k: VERDICT_TEXT[k] for k in ("title", "lower")})
-    with pytest.raises(TypeError, match=r"tables\['vit'\] must be the RecipeTable returned by .*recipe_table"):
-        R.verdict_figure({"charlm": table, "vit": {}}, VERDICT_TEXT)
-    with pytest.raises(TypeError, match="table must be the RecipeTable returned by .*recipe_table"):
-        R.recipe_results_table({"entries": []})
-
-
-def test_the_verdict_figure_widens_until_every_recipe_label_fits():
-    """A recipe's label longer than its panel widens the figure, and every label then ends inside its axes."""
-    rows = make_rows({("gpt2", "diffusion"): 0.04})
-    long = [{**r, "recipe": {**r["recipe"], "max_iters": 10 ** 80}, "config": {**r["config"], "max_iters": 10 ** 80}}
-            for r in rows]  # a label of 100-odd digits and commas
-    short, wide = (R.verdict_figure({"charlm": recipe_table(x)}, VERDICT_TEXT) for x in (rows, long))
-    assert short.get_figwidth() == 7.5 and wide.get_figwidth() > 7.5
-    renderer = wide.canvas.get_renderer()
-    ax = wide.axes[0]
-    header, = [t for t in ax.texts if t.get_fontweight() == "bold" and "init" in t.get_text()]
-    assert header.get_window_extent(renderer).x1 < ax.get_window_extent(renderer).x1
-    plt.close(short)
-    plt.close(wide)
-
 
 def test_pending_cells_are_named_with_the_command(tmp_path):
     shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
@@ -241,9 +125,9 @@ def test_pending_cells_are_named_with_the_command(tmp_path):
     assert [s["n_done"] for s in status[1:]] == [0, 0, 0, 0]
     row, = R.grids_table(tmp_path, grids={"vit": "vit-ofat"}, **GRIDS).body
     assert row[:3] == ["vision transformer", "vit-ofat", "0 of 5"]
-    assert row[3] == "gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs: 20 of 25 runs; $A_{\\rm sym} - I$ (0 seeds)"
+    assert row[3] == "gpt2 init, lr 3e-3, warm-up + cosine, 10 epochs: 20 of 25 runs; $A_{\\rm sym} - I$ (seeds: 0)"
     assert len(row[4].split("; ")) == 4  # the four cells not run yet
-    assert row[5] == "run vit-ofat"
+    assert row[5] == "python -m probdr_lite.experiments grid vit-ofat --threads 1"
 
 
 # ---------------------------------------------------------------------------------------------------- nanoGPT
@@ -276,30 +160,12 @@ def test_recipe_label_words():
         R.recipe_label({"lr": 1})
 
 
-def test_joint_holm_treats_two_tables_as_one_family():
-    """A "helps" at p = 0.02 survives its own 2-test table but not the chapter's 4-test family."""
-    from probdr_lite.experiments.stats import joint_holm
-
-    sd = 0.003
-    mean = -stats.t.ppf(1 - 0.02 / 2, N_SEEDS - 1) * sd / math.sqrt(N_SEEDS)  # p = 0.02
-    first = recipe_table(make_rows({("gpt2", "diffusion"): 0.06, ("gpt2", "gated"): mean}, noise=sd))
-    second = recipe_table(make_rows({("gpt2", "diffusion"): 0.06, ("gpt2", "gated"): 0.001}, noise=sd))
-    assert first.entries[1]["outcome"] == "helps" and first.entries[1]["holm_pvalue"] == pytest.approx(0.02)
-    a, b = joint_holm([first, second])
-    assert a.n_tests == b.n_tests == 4 and first.n_tests == 2  # inputs unchanged
-    all_p = [e["t_pvalue"] for t in (first, second) for e in t.entries]
-    np.testing.assert_allclose([e["holm_pvalue"] for t in (a, b) for e in t.entries], holm(all_p))
-    assert a.entries[1]["holm_pvalue"] == pytest.approx(0.04)  # third smallest of four: times 2
-    f = R.verdict_facts(a, recipe_verdict(a))
-    assert (f["n_own"], f["n_tests"], f["joint"]) == (2, 4, True)
-
-
 def test_grids_table_and_nanogpt_paragraph_follow_the_files(tmp_path):
     from probdr_lite.experiments.files import load_eval_spread, task_rows
 
     shutil.copy(RESULTS_DIR / "charlm_cpu.json", tmp_path / "charlm_cpu.json")
     first, = (r for r in R.grids_table(tmp_path, grids={"charlm": "charlm"}, **GRIDS).body)
-    assert first[2] == "1 of 5" and first[-1] == "run charlm"  # the chapter's command, filled with the grid
+    assert first[2] == "1 of 5" and first[-1] == "python -m probdr_lite.experiments grid charlm --threads 1"
     rows = task_rows("charlm", tmp_path)
     from probdr_lite.experiments.files import rows_provenance
 
@@ -327,22 +193,6 @@ def test_grids_table_and_nanogpt_paragraph_follow_the_files(tmp_path):
         load_eval_spread(tmp_path)
 
 
-def test_table_facts_name_the_holm_family_and_the_better_direction():
-    from probdr_lite.experiments.stats import joint_holm
-
-    lm = recipe_table(make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04}))
-    vit = recipe_table(_vit_cell(-0.01, +0.005))
-    alone = R.table_facts(lm)
-    assert alone == {"model": "character model", "n_own": 2, "n_tests": 2, "joint": False, "lower_better": True}
-    a, b = joint_holm([lm, vit])
-    assert R.table_facts(a) == {**alone, "n_tests": 3, "joint": True}
-    assert R.table_facts(b) == {"model": "vision transformer", "n_own": 1, "n_tests": 3, "joint": True,
-                                "lower_better": False}
-    assert R.recipe_results_table(a, caption="c").caption == "c" and R.recipe_results_table(a).caption is None
-    # the verdict's facts share them
-    assert {k: R.verdict_facts(a, recipe_verdict(a))[k] for k in alone} == R.table_facts(a)
-
-
 def test_plateau_cell_facts_average_the_seeds_that_decayed():
     rows = [r for r in _vit_cell(0.0, 0.0) if r["variant"] == "attention"]
     f = R.plateau_cell_facts(rows)
@@ -359,23 +209,25 @@ def test_plateau_cell_facts_average_the_seeds_that_decayed():
     never = [{**r, "plateau_index": None} for r in rows]
     h = R.plateau_cell_facts(never)
     assert not h["any_decayed"] and h["n_decayed"] == 0 and math.isnan(h["stop"])
-    # the table fills the chapter's template with them, and writes "—" where no seed decayed
+    # the table pastes them into its summary row, and writes "—" where no seed decayed
     header = list(R.PLATEAU_COLUMNS)
-    table = R.plateau_table({"cell": rows}, fired="{n_decayed:plural:seed}: {stop:.2f}, {end:.2f}", header=header,
-                            caption="c")
-    assert table.body[-1][3] == f"4 seeds: {f['stop']:.2f}, {f['end']:.2f}" and table.caption == "c"
+    table = R.plateau_table({"cell": rows}, header=header, caption="c")
+    summary = table.body[-1][3]
+    assert summary.startswith("mean over the 4 that decayed: ") and table.caption == "c"
+    assert [f"{f[k]:.2f} %" in summary for k in ("stop", "ckpt", "end")] == [True] * 3
     assert table.header == header
-    assert R.plateau_table({"cell": never}, fired="{stop:.2f}", header=header).body[-1][3] == "—"
+    assert R.plateau_table({"cell": never}, header=header).body[-1][3] == "—"
 
 
 def test_plateau_figure_and_last_epoch_sentence():
     config = {"patience": 2, "epochs": 9}
     curve = [[0, 2.3, 2.3, 0.1], [1, 1.0, 0.9, 0.8], [2, 0.5, 0.6, 0.9], [3, 0.4, 0.65, 0.91], [4, 0.3, 0.7, 0.9]]
     row = {"task": "vit", "variant": "attention", "seed": 0, "config": config, "curve": curve, "epochs_run": 4}
-    fig = R.plateau_figure(row, PLATEAU_LABELS, title="one seed")
+    fig = R.plateau_figure(row, title="one seed")
     assert fig.axes[0].get_lines()[1].get_xdata()[0] == 2  # the lowest validation loss, epoch 2
-    # the chapter's labels, filled per seed
-    assert [ln.get_label() for ln in fig.axes[0].get_lines()] == ["s0 to 4", "s0 best 2"]
+    # the legend names each seed's curve and its best epoch
+    assert [ln.get_label() for ln in fig.axes[0].get_lines()] == ["seed 0: stopped after epoch 4",
+                                                                  "seed 0: lowest validation loss (epoch 2)"]
     assert fig._suptitle.get_text() == "one seed"
     # without a learning-rate record the figure has no learning-rate panel, and its facts say so
     assert len(fig.axes) == 2 and R.plateau_facts(row) == {
@@ -387,24 +239,21 @@ def test_plateau_figure_and_last_epoch_sentence():
     np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_ydata(), [c[3] for c in curve])
     plt.close(fig)
     with pytest.raises(ValueError, match="rows must be plateau-rule ViT rows"):
-        R.plateau_figure({**row, "config": {"patience": 0, "epochs": 9}}, PLATEAU_LABELS)
-    with pytest.raises(ValueError, match=r"labels must hold \['lr'\]"):
-        R.plateau_figure(row, {k: v for k, v in PLATEAU_LABELS.items() if k != "lr"})
+        R.plateau_figure({**row, "config": {"patience": 0, "epochs": 9}})
     # several seeds: one curve and one best-epoch line each; the sentence states each seed and the mean
     other = {**row, "seed": 1, "curve": curve[:3] + [[3, 0.3, 0.5, 0.95]], "epochs_run": 3, "final_val_acc": 0.95}
     row = {**row, "final_val_acc": 0.9}
-    fig = R.plateau_figure([other, row], PLATEAU_LABELS)
+    fig = R.plateau_figure([other, row])
     assert len(fig.axes[1].get_lines()) == 4 and fig._suptitle is None  # no title of the builder's own
     assert R.plateau_facts([other, row])["n_seeds"] == 2 and not R.plateau_facts([other, row])["one_seed"]
     plt.close(fig)
-    body = R.plateau_table({"cell": [other, row]}, fired="{n_decayed}", header=list(R.PLATEAU_COLUMNS)).body
+    body = R.plateau_table({"cell": [other, row]}, header=list(R.PLATEAU_COLUMNS)).body
     # one step per epoch, still inside the 50-step warm-up: the last step's rate is (step + 1) / 51 of the peak
     assert body[0] == ["cell", "0", "0.600 (2)", "—", "4", f"{100 * 4 / 51:.0f} %", "90.00 %"]  # sorted by seed
     assert body[1][:3] == ["cell", "1", "0.500 (3)"] and body[1][5] == f"{100 * 3 / 51:.0f} %"
     assert body[2][1] == "2 seeds" and body[2][-1] == f"92.50 % (sd {np.std([90, 95], ddof=1):.2f})"
     with pytest.raises(ValueError, match="one arm"):
-        R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]}, fired="{n_decayed}",
-                        header=list(R.PLATEAU_COLUMNS))
+        R.plateau_table({"cell": [row, {**other, "variant": "diffusion"}]}, header=list(R.PLATEAU_COLUMNS))
 
 
 def test_compute_facts_add_up_the_rows():
@@ -413,19 +262,6 @@ def test_compute_facts_add_up_the_rows():
     assert f["n_runs"] == len(rows) + 2
     assert f["train_hours"] == pytest.approx(sum(r["train_seconds"] for r in rows + rows[:2]) / 3600)
     assert f["wall_hours"] == pytest.approx(sum(r["wall_seconds"] for r in rows + rows[:2]) / 3600)
-
-
-def test_verdict_names_a_sign_change_that_no_surviving_test_confirms():
-    """Hurts clearly under one init; better on average but within the noise under the other: the sign change of the
-    means is named with its factor, and the text says no test that survives the correction confirms it."""
-    rows = make_rows({("gpt2", "diffusion"): 0.05, ("default", "diffusion"): -0.002}, noise=0.004)
-    table = recipe_table(rows)
-    by_init = {e["recipe"]["init"]: e for e in table.entries}
-    assert by_init["gpt2"]["outcome"] == "hurts" and by_init["default"]["outcome"] == "cannot tell"
-    v = recipe_verdict(table)["diffusion"]
-    assert not v.sign_depends_on_recipe and v.mean_sign_factors == ["init"]
-    f = R.verdict_facts(table, {"diffusion": v})
-    assert f["mixed_means"] == ["$A - I$ (1 better, 1 worse; init)"] and not f["any_depends"]
 
 
 # ------------------------------------------------------------------------------- readings, baseline, scale
@@ -471,7 +307,7 @@ def test_the_three_readings_of_a_plateau_run():
     assert tables["stop"].entries[0]["mean_diff"] == pytest.approx(np.mean(d_stop))
     assert tables["final"].entries[0]["mean_diff"] == pytest.approx(0.005 + 0.0005)
     shown = R.readings_table(tables, READING_WORDS)
-    assert shown.header[2:4] == ["attention, STOP", "arm − attention, STOP [95 % interval]"]
+    assert shown.header[2:4] == ["attention, STOP", "arm − attention, STOP [95 % interval, unadjusted]"]
     assert shown.body[0][2] == f"{100 * np.mean([a['curve'][4][3] for a in rows[::2]]):.2f} %"
     assert shown.body[0][3].startswith(f"{100 * np.mean(d_stop):+.2f} pp [")
     f, = R.readings_facts(tables, READING_WORDS)
@@ -484,29 +320,6 @@ def test_the_three_readings_of_a_plateau_run():
         R.readings_table({"start": tables["final"]}, READING_WORDS)
     with pytest.raises(ValueError, match=r"words must hold \['final'\]"):
         R.readings_table(tables, {"stop": "STOP", "checkpoint": "BEST"})
-
-
-def test_baseline_facts_name_the_recipes_that_reach_the_target():
-    rows = _vit_cell(-0.01, +0.005) + _vit_cell(0.0, -0.02, init="gpt2")
-    table = recipe_table(rows)
-    f = R.baseline_facts(table, target=0.96)
-    best = np.mean([0.96 + 0.001 * s for s in range(4)])
-    assert f["best_acc"] == pytest.approx(100 * best) and f["target"] == pytest.approx(96)
-    assert len(f["reach"]) == 2 and f["any_reach"]
-    assert {r.split(" (")[0].split(" init")[0] for r in f["reach"]} == {"default", "gpt2"}
-    outcomes = {e["recipe"]["init"]: e["outcome"] for e in table.entries if e["arm"] == "diffusion"}
-    assert all(any(o in r for r in f["reach"]) for o in outcomes.values())
-    # a target just above the best baseline is reached by no recipe
-    above = R.baseline_facts(table, target=best + 1e-4)
-    assert above["reach"] == [] and not above["any_reach"]
-    assert R.baseline_facts(table, target=best - 1e-4)["any_reach"]
-    with pytest.raises(ValueError, match="accuracy"):
-        R.baseline_facts(recipe_table(make_rows({("gpt2", "diffusion"): 0.01})))
-
-
-SCALE_TEXT = {k: f"<{k}>" for k in R.SCALE_TEXT} | {
-    "charlm_budget": "{iters}/{chars:.2f}", "vit_budget": "{epochs}", "vit_plateau": "P{max_epochs}:{fewest}-{most}",
-    "gated": "+{n_more}"}
 
 
 def test_scale_facts_and_table_read_the_rows():
@@ -524,21 +337,89 @@ def test_scale_facts_and_table_read_the_rows():
     # a gated arm with one gate per head more: the parameters' note, with the difference
     gated = vit + [{**vit[1], "variant": "gated", "n_params": 1234 + 16}]
     assert (R.scale_facts(gated)["n_more"], R.scale_facts(gated)["gated_more"]) == (16, True)
-    table = R.scale_table({"charlm": lm, "vit": gated}, text=SCALE_TEXT, caption="c")
+    table = R.scale_table({"charlm": lm, "vit": gated}, caption="c")
     char, vis = table.body
-    assert char == ["character model", f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]), "<charlm_input>",
-                    "n/a", "<charlm_data>", str(c["batch_size"]), f"30/{f['budgets'][0]['chars']:.2f}",
-                    f"1 ({N_SEEDS})"]
-    assert vis[3:8] == ["<vit_input>", "1,234+16", "<vit_data>", str(vit[0]["config"]["batch_size"]), "P10:6-6"] and table.caption == "c"
+    assert char == ["character model", f"{c['n_layer']} × {c['n_head']}", str(c["n_embd"]),
+                    f"a context of {c['block_size']} characters", "n/a",
+                    f"Tiny Shakespeare: the first {100 * c['train_fraction']:.0f} % of its characters for training, "
+                    "the rest for validation", str(c["batch_size"]),
+                    f"30 iterations ({f['budgets'][0]['chars']:.2f} M characters)", f"1 ({N_SEEDS})"]
+    assert vis[4] == "1,234 (16 more in the gated arms, one gate per head)" and table.caption == "c"
+    assert vis[7] == "the plateau rule (at most 10 epochs; the runs took 6 to 6)"
     with pytest.raises(ValueError, match="rows"):
-        R.scale_table([], text=SCALE_TEXT)
-    with pytest.raises(ValueError, match="vit_plateau"):
-        R.scale_table({"charlm": lm}, text={k: v for k, v in SCALE_TEXT.items() if k != "vit_plateau"})
+        R.scale_table([])
 
 
 def test_grids_table_takes_several_grids_per_task(tmp_path):
     shutil.copy(RESULTS_DIR / "vit_mnist.json", tmp_path / "vit_mnist.json")
     body = R.grids_table(tmp_path, grids={"vit": ["vit-ofat", "vit-plateau"]}, **GRIDS).body
     assert [r[1:3] for r in body] == [["vit-ofat", "0 of 5"], ["vit-plateau", "0 of 2"]]
-    assert body[0][3].endswith("20 of 25 runs; $A_{\\rm sym} - I$ (0 seeds)")
-    assert body[1][5] == "run vit-plateau"
+    assert body[0][3].endswith("20 of 25 runs; $A_{\\rm sym} - I$ (seeds: 0)")
+    assert body[1][5] == "python -m probdr_lite.experiments grid vit-plateau --threads 1"
+
+# --------------------------------------------------------------------------------------- the declared families
+
+def _family_rows():
+    """Both initialisations, early: A - I clearly worse under gpt2, within noise under default; a gated arm."""
+    return make_rows({("gpt2", "diffusion"): 0.05, ("default", "diffusion"): -0.001, ("gpt2", "gated"): 0.0})
+
+
+def test_family_results_table_prints_both_intervals_and_the_verdict_read_from_the_simultaneous_one():
+    families = {"primary": {"arms": ("diffusion",), "baseline": "attention", "cells": "all", "correction": "holm"}}
+    entries = F.family_table("primary", {"charlm": _family_rows()}, families=families, margins={"charlm": 0.02})
+    table = R.family_results_table(entries, caption="c")
+    assert table.header == list(R.FAMILY_HEADER.values()) and table.caption == "c"
+    assert len(table.body) == len(entries) == 2
+    for e, body in zip(entries, table.body):
+        row = dict(zip(R.FAMILY_HEADER, body))
+        assert row["difference"] == f"{e['mean_diff']:+.4f}"
+        assert row["ci"] == f"[{e['ci'][0]:+.4f}, {e['ci'][1]:+.4f}]".replace("+0.0000", "0.0000")
+        assert row["sim_ci"] == R.interval_text(e["sim_ci"], "final_val_loss") and row["verdict"] == e["verdict"]
+        assert row["signs"] == f"{e['n_better']} / {e['n_worse']} / {e['n_tied']}" and row["seeds"] == str(N_SEEDS)
+        assert row["cell"] == "character model, " + R.recipe_label(e["recipe"])
+        # the word never contradicts the interval printed beside it
+        low, high = e["sim_ci"]
+        assert (e["verdict"] == "worse") == (low >= 0 and high > 0)
+    with pytest.raises(ValueError, match="entries"):
+        R.family_results_table([{"task": "charlm"}])
+
+
+def test_cell_labels_raise_on_a_missing_label():
+    e = {"task": "charlm", "budget": "early", "init": "gpt2", "recipe": {}}
+    assert R.cell_label(e) == "character model, early, GPT-2"
+    with pytest.raises(ValueError, match="no budget label for 'late'"):
+        R.cell_label({**e, "budget": "late"})
+    with pytest.raises(ValueError, match="no schedule label for 'linear'"):
+        R.recipe_label({"init": "gpt2", "lr": 1e-3, "schedule": "linear"})
+
+
+def test_family_figure_draws_every_test_with_its_word():
+    families = {"primary": {"arms": ("diffusion", "gated"), "baseline": "attention", "cells": "all",
+                            "correction": "holm"}}
+    entries = F.family_table("primary", {"charlm": _family_rows()}, families=families, margins={"charlm": 0.02})
+    fig = R.family_figure(entries, titles={"charlm": "T"}, xlabels={"charlm": "X"})
+    ax, = fig.axes
+    assert ax.get_title() == "T" and ax.get_xlabel() == "X" and len(ax.get_yticklabels()) == len(entries)
+    words = [t.get_text() for t in ax.texts]
+    assert words == [e["verdict"] for e in entries]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="no title label for 'charlm'"):
+        R.family_figure(entries, titles={}, xlabels={"charlm": "X"})
+
+
+def test_interaction_table_shows_the_initialisation_effect():
+    rows = make_rows({("gpt2", "diffusion"): 0.05, ("default", "diffusion"): -0.02})
+    effect = F.initialisation_effect(rows)
+    body, = R.interaction_table({"charlm": effect}).body
+    row = dict(zip(R.INTERACTION_HEADER, body))
+    assert row["model"] == "character model" and row["cells"] == str(2 * N_SEEDS)
+    assert row["estimate"].startswith(f"{effect['estimate']:+.4f} [")
+    assert row["signs_gpt2"] == f"0 / {N_SEEDS} / 0" and row["signs_default"] == f"{N_SEEDS} / 0 / 0"
+
+
+def test_set_text_writes_fieller_sets_in_interval_notation():
+    inf = math.inf
+    assert R.set_text([(0.45, 1.24)]) == "[45 %, 124 %]"
+    assert R.set_text([(-inf, -1.99), (1.24, inf)]) == "(-∞, -199 %] ∪ [124 %, ∞)"
+    assert R.set_text([(-inf, inf)]) == "(-∞, ∞)"
+    assert R.set_text([(0.5, inf)]) == "[50 %, ∞)"

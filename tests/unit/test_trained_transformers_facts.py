@@ -1,15 +1,9 @@
-"""The trained-transformers chapter's computed sentences: templates in the chapter, facts from the package.
+"""The trained-transformers chapter's tables and figures: the chapter names every column it is asked to, describes
+every figure it builds, and its figure facts give the labels its alt texts paste.
 
-The chapter (``book/src/trained_transformers.py``) writes its sentences as Markdown with glued numbers (their
-claims: ``test_claims_trained.py``); only its verdict cells, which issue 36 rewrites, still fill
-:func:`probdr_lite.presentation.prose.fill` templates. The facts come from :mod:`probdr_lite.presentation.figures.recipes` (:func:`~probdr_lite.presentation.figures.recipes.verdict_facts`,
-:func:`~probdr_lite.presentation.figures.recipes.table_facts`, :func:`~probdr_lite.presentation.figures.recipes.plateau_facts`,
-:func:`~probdr_lite.presentation.figures.recipes.intervention_facts`, ...) and :mod:`probdr_lite.presentation.figures.training`
-(:func:`~probdr_lite.presentation.figures.training.gates_facts`, :func:`~probdr_lite.presentation.figures.training.curves_facts`,
-:func:`~probdr_lite.presentation.figures.training.mechanism_facts`). These tests read the chapter and fill every piece of
-every template (each branch of each ``... if f["x"] else ...``) from facts of the shape the cell passes, so a slot
-without a fact, or a formatter that does not fit its fact, fails here rather than in the book build; and they check
-that a template chooses only on boolean facts, with no comparison or call of its own.
+The chapter (``book/src/trained_transformers.py``) writes its sentences as Markdown with glued numbers; their claims
+are tested in ``test_claims_trained.py``. Its labels live in :mod:`probdr_lite.presentation.figures.recipes` and
+:mod:`probdr_lite.presentation.figures.training`, defined once.
 """
 
 import ast
@@ -17,193 +11,55 @@ from pathlib import Path
 
 import pytest
 
-from probdr_lite.experiments.stats import recipe_table, recipe_verdict
 from probdr_lite.presentation.figures import recipes as R
-from probdr_lite.presentation.prose import fill
+from probdr_lite.presentation.figures import training as TR
 
-from .chapter_calls import chapter_calls, check_template, words_passed
-from .test_recipes import _vit_cell, make_rows
+from .chapter_calls import chapter_calls, source_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "trained_transformers.py"
 
 
 def chapter_assignment(name: str) -> ast.AST:
-    """The expression the chapter assigns to ``name`` (once: a label or template is defined in one place)."""
+    """The expression the chapter assigns to ``name`` (once: a label is defined in one place)."""
     found = [n.value for n in ast.walk(ast.parse(CHAPTER.read_text(encoding="utf-8"))) if isinstance(n, ast.Assign)
              and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
     assert len(found) == 1, f"the chapter assigns {name} {len(found)} times"
     return found[0]
 
 
-def chapter_words(call: ast.Call, keyword: str):
-    """What a chapter call passes as ``keyword``: written out as literals, in the call or in the one assignment of
-    the name it passes, and holding only strings (the words are the chapter's, nothing in them computed)."""
-    node = {k.arg: k.value for k in call.keywords}[keyword]
-    value = ast.literal_eval(chapter_assignment(node.id) if isinstance(node, ast.Name) else node)
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
-    assert all(isinstance(v, str) for v in items), f"line {call.lineno}: {keyword} holds more than words"
-    return value
-
-
-def verdict_example():
-    """Facts in which every list is filled: an arm whose sign depends on the recipe, one never told apart, a pending
-    recipe, an arm not run."""
-    rows = make_rows({("gpt2", "diffusion"): 0.04, ("default", "diffusion"): -0.04,
-                      ("gpt2", "gated"): 0.0, ("default", "gated"): 0.0})
-    table = recipe_table(rows)
-    f = R.verdict_facts(table, recipe_verdict(table), expected_arms=("attention", "diffusion", "gated", "gated-from-1"))
-    assert f["any_depends"] and f["any_never_told"] and f["any_not_run"]
-    return {**f, "mixed_means": ["$A - I$ (1 better, 1 worse; init)"], "any_mixed_means": True,
-            "n_nominal": 2, "any_nominal": True, "n_pending": 1, "any_pending": True}
-
-
-EXAMPLES = {  # the facts each fill call of the chapter is given (its verdict cells, until issue 36 rewrites them)
-    "f": verdict_example,
-    "vf": lambda: {"model": "character model", "share_g": 0.74, "share_d": 0.04, "g_towards": True,
-                             "d_towards": False, "follows": False, "g_only": True, "d_only": False, "shift_g": -0.07,
-                             "shift_d": 0.003, "holm_g": 0.011, "holm_d": 0.93},
-}
-
-
-def fill_calls():
-    """Every ``fill(template, facts)`` of the chapter with the name of where its facts come from."""
-    calls = []
-    for node in ast.walk(ast.parse(CHAPTER.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fill":
-            facts = node.args[1]
-            name = ast.unparse(facts.func if isinstance(facts, ast.Call) else facts)
-            calls.append((node, name))
-    return calls
-
-
-def test_only_the_verdict_cells_fill_templates_from_the_package_facts():
-    names = [name for _, name in fill_calls()]
-    assert set(names) == {"f", "vf"}, names  # only the verdict cells fill templates; the rest is the author's prose
-    source = CHAPTER.read_text(encoding="utf-8")
-    assert "R.verdict_facts(" in source and "recipe_verdict_text" not in source
-
-
-@pytest.mark.parametrize("call,name", fill_calls(), ids=lambda x: getattr(x, "lineno", x))
-def test_every_template_of_the_chapter_fills_from_its_facts(call, name):
-    assert name in EXAMPLES, f"line {call.lineno}: facts from {name}, which this test does not know"
-    facts = EXAMPLES[name]()
-    if isinstance(call.args[0], ast.Name):  # a template written once in the chapter and filled in several places
-        call = ast.Call(call.func, [chapter_assignment(call.args[0].id), *call.args[1:]], call.keywords,
-                        lineno=call.lineno)
-    choices = {ast.unparse(n): facts[n.slice.value] for n in ast.walk(call.args[0]) if isinstance(n, ast.Subscript)}
-    check_template(call, facts, choices)
-
-
-def test_the_plateau_table_fills_the_chapters_summary_from_the_cell_facts():
-    """The chapter's ``fired`` template of the plateau table, filled by the builder from ``plateau_cell_facts``."""
-    call, = chapter_calls("trained_transformers", "plateau_table")
-    fired = words_passed(call, "fired")
-    rows = [r for r in _vit_cell(0.0, 0.0) if r["variant"] == "attention"]
-    f = R.plateau_cell_facts(rows)
-    cell = R.plateau_table({"cell": rows}, fired=fired, header=chapter_words(call, "header")).body[-1][3]
-    assert cell == fill(fired, f) and f"{f['stop']:.2f} %" in cell and "4 seeds" in cell
-    assert isinstance(words_passed(call, "caption"), str)
-
-
-def test_the_scale_table_fills_the_chapters_cells_from_the_scale_facts():
-    """The chapter's ``text`` templates of the scale table: every one fills from its task's ``scale_facts``."""
-    call, = chapter_calls("trained_transformers", "scale_table")
-    text = words_passed(call, "text")
-    assert set(text) == set(R.SCALE_TEXT) and isinstance(words_passed(call, "caption"), str)
-    lm = make_rows({("gpt2", "diffusion"): 0.01})
-    vit = _vit_cell(0.0, 0.0)
-    c = lm[0]["config"]
-    char, vis = R.scale_table({"charlm": lm, "vit": vit + [{**vit[1], "variant": "gated", "n_params": 1250}]},
-                              text=text).body
-    assert char[3] == f"a context of {c['block_size']} characters"
-    assert char[5] == f"Tiny Shakespeare: the first {100 * c['train_fraction']:.0f} % of its characters for training, "\
-                      "the rest for validation"
-    assert char[7] == f"30 iterations ({30 * c['batch_size'] * c['block_size'] / 1e6:.2f} M characters)"
-    assert vis[3] == "16 patches of 7 × 7 pixels and a class token"
-    assert vis[4] == "1,234 (16 more in the gated arms, one gate per head)"
-    assert vis[5] == f"MNIST: {vit[0]['config']['n_train']:,} training and {vit[0]['config']['n_val']:,} validation "\
-                     "images from its test set"
-    assert vis[7] == "the plateau rule (at most 10 epochs; the runs took 6 to 6)"
-    fixed = [{**r, "config": {**r["config"], "patience": 0}} for r in _vit_cell(0.0, 0.0)]
-    both = R.scale_table({"vit": vit + fixed}, text=text).body[0][7]
-    assert both == "10 epochs; the plateau rule (at most 10 epochs; the runs took 6 to 6)"
-
-
-def test_the_intervention_table_fills_the_chapters_row_from_the_entries():
-    from probdr_lite.experiments.intervention import vo_scale_effects
-
-    from .test_intervention import _rows
-
-    call, = chapter_calls("trained_transformers", "intervention_table")
-    row = words_passed(call, "row")
-    means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.02, "default-vo-gpt2": -0.035}
-    out = vo_scale_effects({"charlm": (_rows({k: means[k] for k in ("gpt2", "default")}),
-                                       _rows({k: means[k] for k in ("gpt2-vo-default", "default-vo-gpt2")}))})
-    cells = [r[1] for r in R.intervention_table(out, row=row).body]
-    assert cells == ["gpt2, $W_V$ and $W_O$ at default's scale", "default, $W_V$ and $W_O$ at gpt2's scale"]
-
-
 def test_the_figure_facts_give_the_labels_the_alt_texts_paste():
-    from probdr_lite.presentation.figures import training as TR
-
     assert TR.curves_facts("val_loss")["Label"] == "Validation loss (cross-entropy, nats)"
     labels = ast.literal_eval(chapter_assignment("mechanism_labels"))
     m = TR.mechanism_facts(labels, ("update_ratio", "grad_norm"))
     assert m["n_series"] == 2 and m["series_text"] == f"{labels['update_ratio']}, {labels['grad_norm']}"
     with pytest.raises(ValueError, match="series"):
         TR.mechanism_facts(labels, ("nope",))
+    with pytest.raises(ValueError, match="metric"):
+        TR.curves_facts("nope")
 
 
 @pytest.mark.parametrize("builder,columns", [("provenance_table", "PROVENANCE_COLUMNS"),
                                              ("grids_table", "GRIDS_COLUMNS"), ("plateau_table", "PLATEAU_COLUMNS"),
                                              ("gates_table", "GATES_COLUMNS"), ("mechanism_table", "MECHANISM_COLUMNS")])
 def test_the_chapter_names_every_column_of_its_tables(builder, columns):
-    from probdr_lite.presentation.figures import training as TR
-
     call, = chapter_calls("trained_transformers", builder)
-    header = chapter_words(call, "header")
+    header = ast.literal_eval({k.arg: k.value for k in call.keywords}["header"])
     assert len(header) == len(getattr(R, columns, None) or getattr(TR, columns)) and len(set(header)) == len(header)
 
 
-def test_the_chapter_writes_every_label_its_figures_and_tables_need():
-    """The words passed to the builders cover every key they read, and the templates fill from the builders' facts."""
-    from probdr_lite.experiments.stats import MECHANISM_SERIES
-    from probdr_lite.presentation.figures import training as TR
+def test_the_family_tables_label_every_column_once():
+    for labels in (R.FAMILY_HEADER, R.INTERACTION_HEADER, R.INTERVENTION_FAMILY_HEADER):
+        assert len(set(labels.values())) == len(labels)
+    from probdr_lite.experiments.families import BUDGETS, INITS, VERDICTS
 
-    (verdict,) = chapter_calls("trained_transformers", "verdict_figure")
-    text = chapter_words(verdict, "text")
-    assert set(text) == set(R.VERDICT_TEXT)
-    table = recipe_table(make_rows({("gpt2", "diffusion"): 0.04}))
-    facts = {**R.table_facts(table), "quantity": "final validation loss", "level": 95.0}
-    assert fill(text["title"], facts) == f"character model: paired difference, 95 % interval, Holm reading over " \
-                                         f"{table.n_tests} tests"
-    assert fill(text["lower"], facts).endswith("left of 0") and fill(text["higher"], facts).endswith("right of 0")
-    (plateau,) = chapter_calls("trained_transformers", "plateau_figure")
-    labels = chapter_words(plateau, "labels")
-    assert set(labels) == set(R.PLATEAU_LABELS)
-    for key in ("stopped", "best", "fired"):
-        fill(labels[key], {"seed": 0, "epochs_run": 9, "best": 4, "fired": 5})
-    curves = chapter_calls("trained_transformers", "curves_figure")
-    titles = {ast.unparse(c.keywords[[k.arg for k in c.keywords].index("titles")].value) for c in curves}
-    assert titles == {"curve_titles"}  # one set of panel titles for every curves figure
-    assert fill(ast.literal_eval(chapter_assignment("curve_titles"))["zoom"], unit="step", zoom_after=500) == \
-        "zoom: from step 500"
-    mechanism_labels = ast.literal_eval(chapter_assignment("mechanism_labels"))
-    assert set(TR.MECHANISM_SHOWN) <= set(mechanism_labels) <= set(MECHANISM_SERIES)
-    (agreement,) = chapter_calls("trained_transformers", "agreement_table")
-    assert set(chapter_words(agreement, "directions")) == set(TR.DIRECTIONS)
-    assert all(isinstance(k, tuple) and k[0] in (*MECHANISM_SERIES, "grad_ratio") and k[1] in ("start", "end")
-               for k in ast.literal_eval(chapter_assignment("agreement_rows")))
-    (readings,) = chapter_calls("trained_transformers", "readings_table")
-    assert set(chapter_words(readings, "words")) == set(R.READINGS)
+    assert set(R.BUDGET_LABELS) == set(BUDGETS) and set(R.INIT_LABELS) == set(INITS)
+    assert set(R.VERDICT_MARKS) == set(VERDICTS)
 
 
 def test_the_chapter_describes_every_figure_it_builds():
     """The builders leave the alt text to the chapter: each figure a cell builds is described in that cell."""
-    from .chapter_calls import source_cells
-
-    builders = {"curves_figure", "plateau_figure", "verdict_figure", "gates_figure", "mechanism_figure"}
+    builders = {"curves_figure", "plateau_figure", "family_figure", "gates_figure", "mechanism_figure"}
     seen = set()
     for cell in source_cells(CHAPTER):
         calls = [n for n in ast.walk(cell) if isinstance(n, ast.Call)]
@@ -216,31 +72,7 @@ def test_the_chapter_describes_every_figure_it_builds():
     assert seen == builders
 
 
-def test_the_verdict_paragraph_fills_every_branch():
-    """The chapter's ``_verdict`` on the example facts and on their opposite choices."""
-    tree = ast.parse(CHAPTER.read_text(encoding="utf-8"))
-    func = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_verdict")
-    space = {"fill": fill}
-    exec(compile(ast.Module([func], []), str(CHAPTER), "exec"), space)
-    f = verdict_example()
-    flags = [k for k, v in f.items() if isinstance(v, bool)]
-    full = space["_verdict"](f)
-    none = space["_verdict"]({**f, **{k: False for k in flags}})
-    assert "$A - I$ (init)" in full and "Not run yet: $A - gI$ from $g = 1$." in full and "2 tests" in full
-    assert "No arm helps in any recipe." in none and "No arm hurts in any recipe." in none
-    assert "Not run yet" not in none and "Pending" not in none
-
-
-def test_intervention_facts_have_the_example_keys_and_follow_the_entries():
-    from probdr_lite.experiments.intervention import follows_scale, vo_scale_effects
-
-    from .test_intervention import _rows
-
-    means = {"gpt2": 0.06, "default": -0.04, "gpt2-vo-default": -0.02, "default-vo-gpt2": -0.035}
-    out = vo_scale_effects({"charlm": (_rows({k: means[k] for k in ("gpt2", "default")}),
-                                       _rows({k: means[k] for k in ("gpt2-vo-default", "default-vo-gpt2")}))})
-    f = R.intervention_facts(out["charlm"], "charlm", follows_scale(out)["charlm"])
-    assert set(f) == set(EXAMPLES["vf"]())
-    g = out["charlm"]["gpt2-vo-default"]
-    assert f["g_towards"] == g["towards"] and f["g_only"] == (g["towards"] and not f["d_towards"])
-    assert not (f["g_only"] and f["d_only"]) and not (f["follows"] and (f["g_only"] or f["d_only"]))
+def test_the_chapter_chooses_no_word_in_code():
+    """No template is filled and no Markdown is displayed from code: the chapter's sentences are its Markdown."""
+    source = CHAPTER.read_text(encoding="utf-8")
+    assert "fill(" not in source and "Markdown(" not in source

@@ -1,32 +1,28 @@
-"""The trained-transformers chapter's recipe grid in tables and pictures, and the facts of its sentences: the table,
-the dot plot, the verdict, what is pending.
+"""The trained-transformers chapter's grids, families of tests and intervention in tables and pictures.
 
-The numbers come from :mod:`probdr_lite.experiments.stats` (:func:`~probdr_lite.experiments.stats.recipe_table`,
-:func:`~probdr_lite.experiments.stats.recipe_verdict`, :func:`~probdr_lite.experiments.stats.nanogpt_gap`) and
+The numbers come from :mod:`probdr_lite.experiments.families` (the declared families, their simultaneous intervals
+and verdicts, the interaction test, the intervention with Fieller's sets), :mod:`probdr_lite.experiments.stats`
+(:func:`~probdr_lite.experiments.stats.recipe_table`, :func:`~probdr_lite.experiments.stats.nanogpt_gap`) and
 :mod:`probdr_lite.experiments.sweep` (:func:`~probdr_lite.experiments.sweep.grid_status`); this module only
-formats them. The sentences (captions, alt texts, paragraphs) are the chapter's templates, filled from the facts
-returned here.
+formats them, with labels defined once here. The sentences about them are the chapter's Markdown.
 
-- :func:`recipe_label`           a recipe's factors in a few words;
-- :func:`recipe_results_table`   one row per (recipe, arm): baseline, paired difference, 95 % interval, p, Holm p;
-- :func:`table_facts`            the facts of its caption (the model, the Holm family, which way is better);
-- :func:`verdict_figure`         the verdict: every model's paired differences, intervals and corrected readings;
-- :func:`verdict_facts`          the facts of a model's verdict paragraph;
-- :func:`grids_table`            which recipe cells of each grid are complete or not run, and the command;
-- :func:`provenance_table`       how the committed rows were made, one row per model;
-- :func:`nanogpt_facts`          our baseline against nanoGPT's published loss, 20 batches against 200;
-- :func:`plateau_figure`         plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
-- :func:`plateau_facts`          what that figure draws (whether it has the learning-rate panel);
-- :func:`plateau_table`          the same runs, seed by seed: best epoch, stop and final accuracy;
-- :func:`plateau_cell_facts`     a plateau cell's means where the rule fired, at the best checkpoint, at the end;
-- :func:`readings_table`         the same runs read where the plateau rule fired, at the best checkpoint, at the end;
-- :func:`readings_facts`         what the reading changes (the sign, whether the interval excludes 0);
-- :func:`baseline_facts`         the best baseline, the recipes that reach a practitioner's accuracy, A − I there;
-- :func:`scale_table`            the scale the verdicts hold for (models, data, budgets), read from the rows;
-- :func:`scale_facts`            the same numbers of one model, which fill the table's templates;
-- :func:`compute_facts`          the number of committed runs and their CPU hours;
-- :func:`intervention_table` / :func:`intervention_table_facts` / :func:`intervention_facts`  the W_V, W_O
-  intervention: its table, its caption's facts, the facts of its sentence.
+- :func:`recipe_label`               a recipe's factors in a few words;
+- :func:`family_results_table`       every test of a family: its two labelled intervals, p values and verdict;
+- :func:`family_figure`              the same tests as a dot plot, one panel per model;
+- :func:`interaction_table`          does A - I's effect depend on the initialisation, per model;
+- :func:`intervention_family_table`  the W_V W_O intervention: shifts, shares and Fieller's sets;
+- :func:`grids_table`                which recipe cells of each grid are complete or not run, and the command;
+- :func:`provenance_table`           how the committed rows were made, one row per model;
+- :func:`nanogpt_facts`              our baseline against nanoGPT's published loss, 20 batches against 200;
+- :func:`plateau_figure`             plateau-rule ViT runs of one arm, with each seed's best epoch and its stop;
+- :func:`plateau_facts`              what that figure draws (whether it has the learning-rate panel);
+- :func:`plateau_table`              the same runs, seed by seed: best epoch, stop and final accuracy;
+- :func:`plateau_cell_facts`         a plateau cell's means where the rule fired, at the best checkpoint, at the end;
+- :func:`readings_table`             the same runs read where the plateau rule fired, at the best checkpoint, at the end;
+- :func:`readings_facts`             what the reading changes (the sign, whether the interval excludes 0);
+- :func:`scale_table`                the scale the verdicts hold for (models, data, budgets), read from the rows;
+- :func:`scale_facts`                the same numbers of one model;
+- :func:`compute_facts`              the number of committed runs and their CPU hours.
 """
 
 from __future__ import annotations
@@ -39,20 +35,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_choice, check_length, check_result, check_scalar
-from probdr_lite.experiments.stats import ArmVerdict, RecipeTable
+from probdr_lite.experiments.stats import RecipeTable
 from probdr_lite.presentation.plotting import Table
 
-from ..prose import fill, pct, plural, pvalue
+from ..prose import pct, pvalue
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
-__all__ = ["recipe_label", "table_facts", "recipe_results_table", "verdict_figure", "verdict_facts", "grids_table",
-           "provenance_table", "nanogpt_facts", "plateau_figure", "plateau_facts", "plateau_table",
-           "plateau_cell_facts", "readings_table", "readings_facts", "baseline_facts",
-           "scale_facts", "scale_table", "difference_text", "compute_facts", "intervention_table", "intervention_table_facts",
-           "intervention_facts"]
+__all__ = ["recipe_label", "cell_label", "interval_text", "set_text", "family_results_table", "family_figure",
+           "interaction_table", "intervention_family_table", "grids_table", "provenance_table", "nanogpt_facts",
+           "plateau_figure", "plateau_facts", "plateau_table", "plateau_cell_facts", "readings_table",
+           "readings_facts", "scale_facts", "scale_table", "compute_facts"]
 
-FACTOR_WORDS = {"init": "init", "lr": "peak lr", "schedule": "schedule", "epochs": "epochs",
-                "patience": "plateau rule", "decay_epochs": "decay after the plateau", "max_iters": "iterations"}
 SCHEDULE_WORDS = {"cosine": "warm-up + cosine", "onecycle": "one-cycle"}
 
 
@@ -62,7 +55,7 @@ def recipe_label(recipe: dict) -> str:
         raise ValueError(f"recipe must hold 'init' and 'lr'; got {recipe!r}")
     parts = [f"{recipe['init']} init", f"lr {recipe['lr']:.0e}".replace("e-0", "e-")]
     if "schedule" in recipe:
-        parts.append(SCHEDULE_WORDS.get(recipe["schedule"], str(recipe["schedule"])))
+        parts.append(_label(SCHEDULE_WORDS, recipe["schedule"], "schedule"))
     if recipe.get("patience"):
         decay = recipe.get("decay_epochs") or 0
         end = f", then {decay} epochs of decay" if decay else ", stop"
@@ -85,179 +78,15 @@ def _check_table(table, name="table"):
     return check_result(table, name, recipe_table, kind=RecipeTable, nonempty=False)
 
 
-def table_facts(table: RecipeTable) -> dict:
-    """The facts of a recipe table's caption: ``model``; ``n_own`` tests of this table in a Holm family of
-    ``n_tests`` (``joint``: the family holds the other model's tests too); ``lower_better`` (a loss, not an
-    accuracy)."""
-    table = _check_table(table)
-    own = table.extra.get("tests_in_table", table.n_tests)
-    return {"model": TASK_NAMES[table.task], "n_own": own, "n_tests": table.n_tests, "joint": own != table.n_tests,
-            "lower_better": not table.quantity.endswith("acc")}
-
-
-def recipe_results_table(table: RecipeTable, caption=None) -> Table:
-    """One row per (recipe, arm): attention's mean, the paired difference with its interval, p, Holm p, reading;
-    the caption is the chapter's (its facts: :func:`table_facts`)."""
-    table = _check_table(table)
-    q = table.quantity
-    level = f"{100 * (1 - table.alpha):g} %"
-    header = ["recipe", "arm", "pairs", f"attention ({QUANTITY_LABELS[q]})", "arm − attention",
-              f"{level} interval", "better / worse", "p", f"Holm p ({table.n_tests} tests)", "reading"]
-    body = []
-    for e in table.entries:
-        mean_base = quantity_level(e["baseline_mean"], q)
-        body.append([recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"], str(e["n"]), mean_base,
-                     quantity_difference(e["mean_diff"], q),
-                     f"[{quantity_difference(e['ci_low'], q)}, {quantity_difference(e['ci_high'], q)}]",
-                     f"{e['n_better']} / {e['n_worse']}", pvalue(e["t_pvalue"]), pvalue(e["holm_pvalue"]),
-                     e["outcome"] or "pending"])
-    return Table(header, body, caption=caption)
-
-
-OUTCOME_MARKS = {"helps": ("o", True), "hurts": ("X", True), "cannot tell": ("o", False)}
-
-
-#: the chapter's templates :func:`verdict_figure` needs in its ``text``: each panel's title, and its x-axis label for a
-#: quantity where lower is better (a loss) and where higher is (an accuracy, in percentage points)
-VERDICT_TEXT = ("title", "lower", "higher")
-
-
-def verdict_figure(tables, text: dict):
-    """The chapter's verdict in one figure: one panel per model, one row per (recipe, arm) of its table.
-
-    ``tables`` maps task to :class:`~probdr_lite.experiments.stats.RecipeTable` (one Holm family, as
-    :func:`~probdr_lite.experiments.stats.joint_holm` makes it). Each row shows the mean paired difference (arm −
-    attention) with its interval, coloured by arm, filled when the Holm-adjusted test says "helps" (a dot) or
-    "hurts" (a cross), hollow for "cannot tell"; the reading is written at the row's right. Rows are grouped by
-    recipe under the recipe's label. The k-th errorbar container of a panel belongs to the k-th tested entry of its
-    table (entries without a test are not drawn). ``text`` holds the chapter's templates (:data:`VERDICT_TEXT`),
-    filled with the panel's :func:`table_facts` and ``level`` (of the interval, in %); the figure is widened until
-    every recipe's label fits its panel. The chapter describes the figure (its alt text).
-    """
-    if not isinstance(tables, dict) or not tables:
-        raise ValueError("tables must map tasks to tables")
-    missing = [k for k in VERDICT_TEXT if k not in (text or {})]
-    if missing:
-        raise ValueError(f"text must hold {missing}")
-    tables = {task: _check_table(t, f"tables[{task!r}]") for task, t in tables.items()}
-    tested = {task: [e for e in t.entries if e["outcome"] is not None] for task, t in tables.items()}
-    if not any(tested.values()):
-        raise ValueError("tables must hold a tested entry")
-    sizes = {task: len(es) + len({recipe_label(e["recipe"]) for e in es}) for task, es in tested.items()}
-    fig, axes = plt.subplots(len(tables), 1, squeeze=False,
-                             figsize=(7.5, 0.28 * sum(sizes.values()) + 1.4 * len(tables)),
-                             gridspec_kw={"height_ratios": [max(n, 1) + 2 for n in sizes.values()]})
-    headers = []
-    for ax, (task, table) in zip(axes[:, 0], tables.items()):
-        q = table.quantity
-        k, _ = _difference_units(q)
-        n_rows = sizes[task]
-        y, ticks, labels, previous = n_rows - 1, [], [], None
-        for e in tested[task]:
-            recipe = recipe_label(e["recipe"])
-            if recipe != previous:  # a header row for the recipe
-                headers.append(ax.text(0.01, y, recipe, transform=ax.get_yaxis_transform(), fontsize=8,
-                                       va="center", fontweight="bold"))
-                ax.axhline(y + 0.5, color="0.85", lw=0.8)
-                y -= 1
-                previous = recipe
-            style = ARM_STYLE[e["arm"]]
-            x, lo, hi = k * e["mean_diff"], k * e["ci_low"], k * e["ci_high"]
-            err = None if math.isnan(lo) else [[x - lo], [hi - x]]
-            marker, filled = OUTCOME_MARKS[e["outcome"]]
-            ax.errorbar([x], [y], xerr=err, fmt=marker, color=style["colour"], ms=6, capsize=2,
-                        mfc=style["colour"] if filled else "white")
-            ax.text(1.01, y, e["outcome"], transform=ax.get_yaxis_transform(), fontsize=8, va="center",
-                    fontweight="bold" if filled else "normal")
-            ticks.append(y)
-            labels.append(style["text"])
-            y -= 1
-        ax.axvline(0.0, color="0.3", ls="--", lw=1)
-        ax.set_yticks(ticks)
-        ax.set_yticklabels(labels, fontsize=8)
-        ax.set_ylim(-0.7, n_rows - 0.3)
-        facts = {**table_facts(table), "quantity": QUANTITY_LABELS[q], "level": 100 * (1 - table.alpha)}
-        ax.set_xlabel(fill(text["lower" if facts["lower_better"] else "higher"], facts), fontsize=9)
-        ax.set_title(fill(text["title"], facts), fontsize=9)
-        ax.grid(alpha=0.3, axis="x")
-    fig.tight_layout()
-    _fit_width(fig, headers)
-    return fig
-
-
-def _fit_width(fig, texts, pad: float = 0.1):
-    """Widen ``fig`` (and lay it out again) until each text ends inside its axes, ``pad`` inches before the edge."""
-    for _ in range(3):
-        renderer = fig.canvas.get_renderer()
-        over = max((t.get_window_extent(renderer).x1 - t.axes.get_window_extent(renderer).x1 for t in texts),
-                   default=0.0) / fig.dpi + pad
-        if over <= 0:
-            return
-        fig.set_size_inches(fig.get_figwidth() + over, fig.get_figheight())
-        fig.tight_layout()
-
-
-def verdict_facts(table: RecipeTable, verdicts: dict, expected_arms=None) -> dict:
-    """The facts of one model's verdict paragraph, from ``table`` and
-    :func:`~probdr_lite.experiments.stats.recipe_verdict`; the sentence is the chapter's.
-
-    ``model``, ``quantity``; ``n_own`` tests of this table in a family of ``n_tests`` (``joint``: the family holds
-    the other model's tests too), at level ``alpha``, over ``n_recipes`` tested recipes (``one_recipe``). Lists of
-    arms (as maths), each with its count of recipes: ``helps`` and ``hurts`` (where the corrected test says so),
-    ``depends`` (the sign depends on the recipe, with the factor that separates the recipes, or none),
-    ``never_told`` (cannot be told from attention in any tested recipe), ``mixed_means`` (no surviving test
-    confirms a sign change, but the means point both ways: how many each way, and the factor that separates them);
-    ``n_nominal`` tests whose unadjusted p is below ``alpha`` and whose Holm p is not; ``not_run`` (arms of
-    ``expected_arms`` without runs); ``n_pending`` (recipe, arm) cells without two paired seeds. Each list has a
-    boolean ``any_*``.
-    """
-    from probdr_lite.experiments.stats import recipe_verdict
-
-    table = _check_table(table)
-    check_result(verdicts, "verdicts", recipe_verdict, nonempty=False)
-    for arm, v in verdicts.items():
-        check_result(v, f"verdicts[{arm!r}]", recipe_verdict, kind=ArmVerdict, nonempty=False)
-    f = {**table_facts(table), "quantity": QUANTITY_LABELS[table.quantity], "alpha": table.alpha,
-         "n_recipes": len({recipe_label(e["recipe"]) for e in table.entries if e["outcome"] is not None}),
-         "helps": [], "hurts": [], "depends": [], "never_told": [], "mixed_means": []}
-    f["one_recipe"] = f["n_recipes"] == 1
-    for arm, v in verdicts.items():
-        op = ARM_STYLE[arm]["tex"]
-        tested = len(v.helps) + len(v.hurts) + len(v.cannot_tell)
-        if not tested:
-            continue
-        if v.helps:
-            f["helps"].append(f"{op} ({len(v.helps)} of {tested})")
-        if v.hurts:
-            f["hurts"].append(f"{op} ({len(v.hurts)} of {tested})")
-        if v.sign_depends_on_recipe:
-            f["depends"].append(f"{op} ({', '.join(FACTOR_WORDS[x] for x in v.deciding_factors) or 'no single factor'})")
-        if len(v.cannot_tell) == tested:
-            f["never_told"].append(f"{op} ({tested})")
-        signs = v.mean_signs
-        if tested > 1 and not v.sign_depends_on_recipe and signs["better"] and signs["worse"]:
-            factor = ", ".join(FACTOR_WORDS[x] for x in v.mean_sign_factors) or "no single factor"
-            f["mixed_means"].append(f"{op} ({signs['better']} better, {signs['worse']} worse; {factor})")
-    f["n_nominal"] = sum(1 for e in table.entries if e["outcome"] is not None
-                         and e["t_pvalue"] < table.alpha and e["holm_pvalue"] >= table.alpha)
-    f["not_run"] = [ARM_STYLE[a]["tex"] for a in expected_arms or () if a not in verdicts and a != table.baseline]
-    f["n_pending"] = sum(1 for e in table.entries if e["outcome"] is None)
-    for key in ("helps", "hurts", "depends", "never_told", "mixed_means", "not_run"):
-        f["any_" + key] = bool(f[key])
-    f["any_nominal"], f["any_pending"] = f["n_nominal"] > 0, f["n_pending"] > 0
-    return f
-
-
 #: the columns of :func:`grids_table` (the chapter names them, in its ``header``)
 GRIDS_COLUMNS = ("model", "grid", "complete", "partial", "empty", "command")
 
 
-def grids_table(directory=None, grids=None, *, header, command: str, caption=None) -> Table:
+def grids_table(directory=None, grids=None, *, header, caption=None) -> Table:
     """Which recipe cells of each grid are complete, partial or not run, and the command that fills them in.
 
     ``grids`` maps a task to the name of a grid or a list of names (default: the full factorial of each task).
-    The ``header`` (one name per column of :data:`GRIDS_COLUMNS`), the ``command`` (a template filled with
-    ``grid``) and the caption are the chapter's.
+    The ``header`` (one name per column of :data:`GRIDS_COLUMNS`) and the caption are the chapter's.
     """
     check_length(header, "header", len(GRIDS_COLUMNS), "column")
     from probdr_lite.experiments.sweep import get_grid, grid_status
@@ -272,13 +101,14 @@ def grids_table(directory=None, grids=None, *, header, command: str, caption=Non
             empty = [s for s in status if s["n_done"] == 0]
             short = []
             for s in partial:
-                missing = [f"{ARM_STYLE[a]['tex']} ({plural(len(seeds), 'seed')})"
+                missing = [f"{ARM_STYLE[a]['tex']} (seeds: {len(seeds)})"
                            for a, seeds in s["seeds_done"].items()
                            if len(seeds) < s["n_runs"] // len(s["seeds_done"])]
                 short.append(f"{recipe_label(s['recipe'])}: {s['n_done']} of {s['n_runs']} runs; {', '.join(missing)}")
             body.append([TASK_NAMES[task], grid_name, f"{len(complete)} of {len(status)}",
                          "; ".join(short) or "none", "; ".join(recipe_label(s["recipe"]) for s in empty) or "none",
-                         fill(command, grid=grid_name) if partial or empty else "—"])
+                         f"python -m probdr_lite.experiments grid {grid_name} --threads 1" if partial or empty
+                         else "—"])
     return Table(header, body, caption=caption)
 
 
@@ -336,22 +166,17 @@ def _plateau_rows(rows) -> list:
     return sorted(rows, key=lambda r: r["seed"])
 
 
-#: the chapter's templates :func:`plateau_figure` needs in its ``labels``: each seed's curve (``stopped``), its best
-#: checkpoint (``best``) and where the rule fired (``fired``), filled with ``seed``, ``epochs_run``, ``best`` and
-#: ``fired``; and the learning-rate panel's y-axis label (``lr``)
-PLATEAU_LABELS = ("stopped", "best", "fired", "lr")
+#: the learning-rate panel's y-axis label of :func:`plateau_figure`
+PLATEAU_LR_LABEL = "learning rate (last step of the epoch)"
 
 
-def plateau_figure(rows, labels: dict, title=None):
+def plateau_figure(rows, title=None):
     """ViT runs of one arm with the plateau rule (one row or several seeds): validation loss and accuracy per
     epoch, and the learning rate when the rows record it. Each seed's lowest validation loss (its best checkpoint)
     is a dotted line, the epoch where the rule fired a dashed one (when the run went on to decay), and its end the
-    end of its curve. The legend's ``labels`` (:data:`PLATEAU_LABELS`) and the title are the chapter's (its facts:
+    end of its curve; the legend names them with the seed and the epoch. The title is the chapter's (its facts:
     :func:`plateau_facts`). The chapter describes the figure."""
     rows = _plateau_rows(rows)
-    missing = [k for k in PLATEAU_LABELS if k not in (labels or {})]
-    if missing:
-        raise ValueError(f"labels must hold {missing}")
     with_lr = plateau_facts(rows)["with_lr"]
     fig, axes = plt.subplots(1, 3 if with_lr else 2, figsize=(10.2 if with_lr else 9.5, 3.3))
     colour = ARM_STYLE[rows[0]["variant"]]["colour"]
@@ -362,13 +187,13 @@ def plateau_figure(rows, labels: dict, title=None):
         best = int(row.get("checkpoint_index", np.argmin(curve[:, 2])))
         fired = row.get("plateau_index")
         decayed = fired is not None and fired < len(curve) - 1
-        facts = {"seed": row["seed"], "epochs_run": row["epochs_run"], "best": best, "fired": fired}
+        seed = row["seed"]
         for ax, j in ((axes[0], 2), (axes[1], 3)):
             ax.plot(epochs, curve[:, j], color=colour, ls=styles[k % len(styles)], marker="o", ms=2,
-                    label=fill(labels["stopped"], facts))
-            ax.axvline(best, color="0.4", ls=":", lw=1, label=fill(labels["best"], facts))
+                    label=f"seed {seed}: stopped after epoch {row['epochs_run']}")
+            ax.axvline(best, color="0.4", ls=":", lw=1, label=f"seed {seed}: lowest validation loss (epoch {best})")
             if decayed:
-                ax.axvline(fired, color="0.6", ls="--", lw=1, label=fill(labels["fired"], facts))
+                ax.axvline(fired, color="0.6", ls="--", lw=1, label=f"seed {seed}: plateau rule fired (epoch {fired})")
         if with_lr:
             axes[2].plot(epochs[1:], row["mechanism"]["lr"], color=colour, ls=styles[k % len(styles)],
                          label=f"seed {row['seed']}")
@@ -379,7 +204,7 @@ def plateau_figure(rows, labels: dict, title=None):
     if with_lr:
         axes[2].set_yscale("log")
         axes[2].set_xlabel("epoch")
-        axes[2].set_ylabel(labels["lr"])
+        axes[2].set_ylabel(PLATEAU_LR_LABEL)
         axes[2].grid(alpha=0.3)
     if min(r["curve"][-1][3] for r in rows) > 0.9:
         axes[1].set_ylim(0.9, 1.0)
@@ -441,12 +266,12 @@ def plateau_cell_facts(rows) -> dict:
             "stop": mean("plateau_val_acc"), "ckpt": mean("checkpoint_val_acc"), "end": mean("final_val_acc")}
 
 
-def plateau_table(cells: dict, fired: str, header, caption=None) -> Table:
+def plateau_table(cells: dict, header, caption=None) -> Table:
     """The plateau-rule runs of one arm per cell, one row per seed: the lowest validation loss and its epoch, where
     the rule fired (with the accuracy there) when a decay followed, the last epoch, the learning rate left at the
     end of a run stopped without the decay, and the final accuracy; then per cell the mean final accuracy (sd) and,
-    over the seeds that decayed, the mean accuracy where the rule fired, at the best checkpoint and at the end: the
-    chapter's template ``fired`` filled with the cell's :func:`plateau_cell_facts` ("—" where no seed decayed).
+    over the seeds that decayed, the mean accuracy where the rule fired, at the best checkpoint and at the end
+    (:func:`plateau_cell_facts`; "—" where no seed decayed).
     ``cells`` maps a cell's label to its rows (one arm); the ``header`` (one name per column of
     :data:`PLATEAU_COLUMNS`) and the caption are the chapter's."""
     check_length(header, "header", len(PLATEAU_COLUMNS), "column")
@@ -467,15 +292,11 @@ def plateau_table(cells: dict, fired: str, header, caption=None) -> Table:
         if len(rows) > 1:
             accs = [100 * r["final_val_acc"] for r in rows]
             facts = plateau_cell_facts(rows)
-            body.append([label, f"{len(rows)} seeds", "", fill(fired, facts) if facts["any_decayed"] else "—", "", "",
+            summary = (f"mean over the {facts['n_decayed']} that decayed: {facts['stop']:.2f} % where it fired, "
+                       f"{facts['ckpt']:.2f} % at the best checkpoint, {facts['end']:.2f} % at the end")
+            body.append([label, f"{len(rows)} seeds", "", summary if facts["any_decayed"] else "—", "", "",
                          f"{statistics.mean(accs):.2f} % (sd {statistics.stdev(accs):.2f})"])
     return Table(header, body, caption=caption)
-
-
-def difference_text(entry: dict, quantity: str) -> str:
-    """A table entry's paired difference with its interval, e.g. ``"+0.0597 [+0.0456, +0.0739]"``."""
-    low, mean, high = (quantity_difference(entry[k], quantity) for k in ("ci_low", "mean_diff", "ci_high"))
-    return f"{mean} [{low}, {high}]"
 
 
 #: the points a run can be read at, in order: where the plateau rule fired, the best checkpoint, the end
@@ -509,13 +330,15 @@ def readings_table(tables: dict, words: dict, caption=None) -> Table:
     q = first.quantity.split("_", 1)[1]
     header = ["recipe", "arm"]
     for k in tables:
-        header += [f"attention, {words[k]}", f"arm − attention, {words[k]} [95 % interval]"]
+        header += [f"attention, {words[k]}", f"arm − attention, {words[k]} [95 % interval, unadjusted]"]
     body = []
     for i, e in enumerate(first.entries):
         cells = [recipe_label(e["recipe"]), ARM_STYLE[e["arm"]]["text"]]
         for t in tables.values():
             f = t.entries[i]
-            cells += [quantity_level(f["baseline_mean"], q), difference_text(f, t.quantity)]
+            cells += [quantity_level(f["baseline_mean"], q),
+                      f"{quantity_difference(f['mean_diff'], t.quantity)} "
+                      f"{interval_text((f['ci_low'], f['ci_high']), t.quantity)}"]
         body.append(cells)
     return Table(header, body, caption=caption)
 
@@ -546,33 +369,8 @@ def readings_facts(tables: dict, words: dict) -> list:
     return out
 
 
-def baseline_facts(table: RecipeTable, target: float = 0.96, arm: str = "diffusion") -> dict:
-    """The facts of the sentence on the vision baseline: the best attention baseline (``best_acc`` and ``best_sd``
-    in %, ``best_n`` seeds, ``best_recipe``), the ``target`` accuracy (in %), and ``reach``: each recipe whose
-    attention mean reaches it, with ``arm``'s reading there (``any_reach``)."""
-    table = _check_table(table)
-    if not table.quantity.endswith("acc"):
-        raise ValueError(f"table must be of an accuracy; got {table.quantity!r}")
-    target = check_scalar(target, "target", low=0, high=1)
-    cells = [b for b in table.baselines if b["n"]]
-    best = max(cells, key=lambda b: b["mean"])
-    reach = []
-    for b in (b for b in cells if b["mean"] >= target):
-        e = next((e for e in table.entries if e["recipe"] == b["recipe"] and e["arm"] == arm), None)
-        reach.append(f"{recipe_label(b['recipe'])} ({ARM_STYLE[arm]['tex']}: {e['outcome'] if e else 'not run'})")
-    return {"best_acc": 100 * best["mean"], "best_sd": 100 * best["sd"], "best_n": best["n"],
-            "best_recipe": recipe_label(best["recipe"]), "target": 100 * target, "reach": reach,
-            "any_reach": bool(reach)}
-
-
 SCALE_HEADER = ["model", "layers × heads", "width", "input", "parameters", "data", "batch", "budgets",
                 "recipe cells (paired seeds each)"]
-
-
-#: the templates :func:`scale_table` needs in its ``text``: each task's input, data and budget cells, the vision
-#: model's plateau budget, and the parameters' note on the gated arms
-SCALE_TEXT = ("charlm_input", "charlm_data", "charlm_budget", "vit_input", "vit_data", "vit_budget", "vit_plateau",
-              "gated")
 
 
 def scale_facts(task_rows: list) -> dict:
@@ -610,20 +408,12 @@ def scale_facts(task_rows: list) -> dict:
             "fewest": min(plateau) if plateau else None, "most": max(plateau) if plateau else None}
 
 
-def scale_table(rows: dict, text: dict, caption=None) -> Table:
+def scale_table(rows: dict, caption=None) -> Table:
     """The scale the chapter's verdicts hold for, read from the committed rows: per task the model (layers,
-    heads, width, context or patches, parameters), the data and the training budgets that were run.
-
-    ``text`` holds the chapter's templates (the keys of :data:`SCALE_TEXT`), filled from each task's
-    :func:`scale_facts`: ``{task}_input`` and ``{task}_data`` once, ``{task}_budget`` once per budget, the vision
-    model's ``vit_plateau`` when it has plateau-rule runs, and ``gated`` after the parameter count when the gated
-    arms have more parameters. The caption is the chapter's.
-    """
+    heads, width, context or patches, parameters), the data and the training budgets that were run
+    (:func:`scale_facts`). The caption is the chapter's."""
     if not isinstance(rows, dict) or not rows:
         raise ValueError("rows must map tasks to rows")
-    missing = [k for k in SCALE_TEXT if k not in (text or {})]
-    if missing:
-        raise ValueError(f"text must hold {missing}")
     body = []
     for task, task_rows_ in rows.items():
         if not task_rows_:
@@ -631,15 +421,23 @@ def scale_table(rows: dict, text: dict, caption=None) -> Table:
         f = scale_facts(task_rows_)
         size = ", ".join(f"{p:,}" for p in f["params"]) if f["params"] else "n/a"
         if f["gated_more"]:
-            size += fill(text["gated"], f)
+            size += f" ({f['n_more']} more in the gated arms, one gate per head)"
         seeds = f["seeds"]
         cells = f"{f['n_cells']} ({seeds[0]}" + ("" if len(seeds) == 1 else f" to {seeds[-1]}") + ")"
-        prefix = "charlm" if task == "charlm" else "vit"
-        budget = ", ".join(fill(text[f"{prefix}_budget"], {**f, **b}) for b in f["budgets"])
-        if task != "charlm" and f["any_plateau"]:
-            budget += ("; " if f["budgets"] else "") + fill(text["vit_plateau"], f)
-        body.append([f["model"], f"{f['n_layer']} × {f['n_head']}", str(f["n_embd"]), fill(text[f"{prefix}_input"], f),
-                     size, fill(text[f"{prefix}_data"], f), str(f["batch_size"]), budget, cells])
+        if task == "charlm":
+            source = f"a context of {f['block_size']} characters"
+            data = (f"Tiny Shakespeare: the first {pct(f['train_fraction'])} of its characters for training, the rest "
+                    "for validation")
+            budget = ", ".join(f"{b['iters']:,} iterations ({b['chars']:.2f} M characters)" for b in f["budgets"])
+        else:
+            source = f"{f['n_patches']} patches of {f['patch_size']} × {f['patch_size']} pixels and a class token"
+            data = f"MNIST: {f['n_train']:,} training and {f['n_val']:,} validation images from its test set"
+            budget = ", ".join(f"{b['epochs']} epochs" for b in f["budgets"])
+            if f["any_plateau"]:
+                budget += (("; " if f["budgets"] else "") + f"the plateau rule (at most {f['max_epochs']} epochs; the "
+                           f"runs took {f['fewest']} to {f['most']})")
+        body.append([f["model"], f"{f['n_layer']} × {f['n_head']}", str(f["n_embd"]), source, size, data,
+                     str(f["batch_size"]), budget, cells])
     return Table(SCALE_HEADER, body, caption=caption)
 
 
@@ -651,45 +449,182 @@ def compute_facts(rows: dict) -> dict:
             "wall_hours": sum(r["wall_seconds"] for r in all_rows) / 3600}
 
 
-INTERVENTION_HEADER = ["model", "initialisation", "$A - I$ − attention: base", "other initialisation",
-                       "intervention [95 % CI]", "shift [95 % CI]", "$p$ (Holm)", "share"]
 
 
-def intervention_table(effects: dict, row: str, caption=None) -> Table:
-    """One row per model and intervention of :func:`probdr_lite.experiments.intervention.vo_scale_effects`: its
-    initialisation cell is the chapter's template ``row`` filled from the entry (``{base}``, ``{vo_scale}``); the
-    caption is the chapter's (its facts: :func:`intervention_table_facts`)."""
+# ------------------------------------------------------------------------------------- the declared families
+# The tables and the figure of :mod:`probdr_lite.experiments.families`: every test of a family with its two
+# labelled intervals (unadjusted; simultaneous for the family, from which alone the verdict word is read).
+
+#: The budgets of the primary family in print.
+BUDGET_LABELS = {"early": "early", "plateau": "plateau"}
+#: The initialisations in print.
+INIT_LABELS = {"gpt2": "GPT-2", "default": "PyTorch default"}
+#: The columns of :func:`family_results_table`, each label written once here.
+FAMILY_HEADER = {"cell": "cell", "arm": "arm", "seeds": "paired seeds", "baseline": "attention",
+                 "difference": "arm − attention", "ci": "95 % interval, unadjusted",
+                 "sim_ci": "95 % interval, simultaneous (family)", "adjusted": "$p$, Holm (family)",
+                 "tost": "$p$, TOST against the margin", "signs": "seeds better / worse / tied",
+                 "verdict": "verdict"}
+
+
+def _label(labels: dict, key, what: str) -> str:
+    """``labels[key]``, or ValueError naming the missing label (nothing falls back to the key)."""
+    if key not in labels:
+        raise ValueError(f"no {what} label for {key!r}; known: {sorted(labels)}")
+    return labels[key]
+
+
+def cell_label(entry: dict) -> str:
+    """A family entry's cell in a few words: its model, budget (primary cells) and initialisation, or its recipe."""
+    task = _label(TASK_NAMES, entry["task"], "task")
+    if entry.get("budget") is not None:
+        return (f"{task}, {_label(BUDGET_LABELS, entry['budget'], 'budget')}, "
+                f"{_label(INIT_LABELS, entry['init'], 'initialisation')}")
+    return f"{task}, {recipe_label(entry['recipe'])}"
+
+
+def interval_text(interval, quantity: str) -> str:
+    """An interval of a paired difference in the quantity's units, e.g. ``"[-11.67 pp, -4.45 pp]"``."""
+    low, high = interval
+    return f"[{quantity_difference(low, quantity)}, {quantity_difference(high, quantity)}]"
+
+
+def _check_entries(entries, name="entries") -> list:
+    needed = ("task", "arm", "quantity", "n", "mean_diff", "ci", "sim_ci", "adjusted_pvalue", "verdict",
+              "baseline_mean", "n_better", "n_worse", "n_tied", "tost_pvalue")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise ValueError(f"{name} must be a non-empty list of family_table entries")
+    missing = sorted({k for e in entries for k in needed if k not in e})
+    if missing:
+        raise ValueError(f"{name} must be entries of probdr_lite.experiments.families.family_table; missing {missing}")
+    return entries
+
+
+def family_results_table(entries: list, caption=None) -> Table:
+    """One row per test of a family (:func:`probdr_lite.experiments.families.family_table`): the cell, the arm, the
+    paired seeds, attention's mean, the mean paired difference with its unadjusted and its simultaneous 95 %
+    interval (both labelled), Holm's adjusted p, the TOST p against the model's margin, the seeds that point each
+    way and the verdict word read from the simultaneous interval. The caption is the chapter's."""
+    entries = _check_entries(entries)
     body = []
-    for task, per in effects.items():
-        for e in per.values():
-            def diff(mean, ci=None, q=e["quantity"]):
-                text = difference_text({"mean_diff": mean, "ci_low": (ci or (mean, mean))[0],
-                                        "ci_high": (ci or (mean, mean))[1]}, q)
-                return text if ci else text.split(" [")[0]
-
-            body.append([TASK_NAMES[task], fill(row, e),
-                         diff(e["d_base"]), diff(e["d_other"]), diff(e["d_vo"], e["d_vo_ci"]),
-                         diff(e["shift"], e["shift_ci"]), f"{pvalue(e['shift_pvalue'])} ({pvalue(e['shift_holm'])})",
-                         pct(e["share"])])
-    return Table(INTERVENTION_HEADER, body, caption=caption)
+    for e in entries:
+        q = e["quantity"]
+        body.append([cell_label(e), ARM_STYLE[e["arm"]]["text"], str(e["n"]), quantity_level(e["baseline_mean"], q),
+                     quantity_difference(e["mean_diff"], q), interval_text(e["ci"], q), interval_text(e["sim_ci"], q),
+                     pvalue(e["adjusted_pvalue"]), pvalue(e["tost_pvalue"]),
+                     f"{e['n_better']} / {e['n_worse']} / {e['n_tied']}", e["verdict"]])
+    return Table(list(FAMILY_HEADER.values()), body, caption=caption)
 
 
-def intervention_table_facts(effects: dict) -> dict:
-    """The facts of :func:`intervention_table`'s caption: ``n_seeds``, the numbers of paired seeds its rows have
-    (each once, in increasing order)."""
-    return {"n_seeds": sorted({len(e["seeds"]) for per in effects.values() for e in per.values()})}
+#: The marker of each verdict word in :func:`family_figure`: (marker, filled).
+VERDICT_MARKS = {"better": ("o", True), "worse": ("X", True), "equivalent": ("D", True), "cannot tell": ("o", False)}
 
 
-def intervention_facts(per_task: dict, task: str, follows: bool) -> dict:
-    """The facts of the intervention's sentence for one model: entries of ``vo_scale_effects(...)[task]``.
+def family_figure(entries: list, *, titles: dict, xlabels: dict):
+    """A family's tests in one figure: one panel per model, one row per test, the mean paired difference with its
+    simultaneous interval (thick) and its unadjusted interval (thin), marked by the verdict word
+    (:data:`VERDICT_MARKS`), which is also written at the row's right; the equivalence margin, where the entries
+    carry one, as a shaded band. ``titles`` and ``xlabels`` map each task to its panel's title and x-axis label (the
+    chapter's words). The chapter describes the figure (its alt text)."""
+    entries = _check_entries(entries)
+    tasks = list(dict.fromkeys(e["task"] for e in entries))
+    for what, d in (("titles", titles), ("xlabels", xlabels)):
+        if not isinstance(d, dict):
+            raise ValueError(f"{what} must map each task to a label")
+        for t in tasks:
+            _label(d, t, what[:-1])
+    sizes = {t: sum(e["task"] == t for e in entries) for t in tasks}
+    fig, axes = plt.subplots(len(tasks), 1, squeeze=False, figsize=(8.5, 0.42 * sum(sizes.values()) + 1.5 * len(tasks)),
+                             gridspec_kw={"height_ratios": [n + 1.5 for n in sizes.values()]})
+    for ax, task in zip(axes[:, 0], tasks):
+        mine = [e for e in entries if e["task"] == task]
+        k, _ = _difference_units(mine[0]["quantity"])
+        margin = mine[0].get("margin")
+        if margin:
+            ax.axvspan(-k * margin, k * margin, color="0.92", zorder=0)
+        for y, e in zip(range(len(mine) - 1, -1, -1), mine):
+            colour = ARM_STYLE[e["arm"]]["colour"]
+            marker, filled = VERDICT_MARKS[e["verdict"]]
+            ax.plot([k * e["ci"][0], k * e["ci"][1]], [y, y], color=colour, lw=1)
+            ax.plot([k * e["sim_ci"][0], k * e["sim_ci"][1]], [y, y], color=colour, lw=3.5, alpha=0.6)
+            ax.plot([k * e["mean_diff"]], [y], marker=marker, color=colour, ms=7, ls="none",
+                    mfc=colour if filled else "white")
+            ax.text(1.01, y, e["verdict"], transform=ax.get_yaxis_transform(), fontsize=8, va="center")
+        ax.axvline(0.0, color="0.3", ls="--", lw=1)
+        ax.set_yticks(range(len(mine) - 1, -1, -1))
+        ax.set_yticklabels([cell_label(e).split(", ", 1)[1] + (f" ({ARM_STYLE[e['arm']]['text']})"
+                                                               if e["arm"] != "diffusion" else "") for e in mine],
+                           fontsize=8)
+        ax.set_ylim(-0.7, len(mine) - 0.3)
+        ax.set_xlabel(xlabels[task], fontsize=9)
+        ax.set_title(titles[task], fontsize=9)
+        ax.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    return fig
 
-    ``g_towards`` / ``d_towards``: whether giving GPT-2's initialisation the default's W_V, W_O (``g``), or the
-    default GPT-2's (``d``), moved A - I's effect significantly towards the other initialisation's (the entry's
-    ``towards``); ``share_g`` / ``share_d`` the share of the way; ``follows`` (from
-    :func:`probdr_lite.experiments.intervention.follows_scale`), ``g_only`` and ``d_only`` (only that one moved).
-    """
-    g, d = per_task["gpt2-vo-default"], per_task["default-vo-gpt2"]
-    return {"model": TASK_NAMES[task], "share_g": g["share"], "share_d": d["share"],
-            "g_towards": bool(g["towards"]), "d_towards": bool(d["towards"]), "follows": bool(follows),
-            "g_only": bool(g["towards"]) and not d["towards"], "d_only": bool(d["towards"]) and not g["towards"],
-            "shift_g": g["shift"], "shift_d": d["shift"], "holm_g": g["shift_holm"], "holm_d": d["shift_holm"]}
+
+#: The columns of :func:`interaction_table`.
+INTERACTION_HEADER = {"model": "model", "cells": "recipes (paired seeds)", "gpt2": "$A - I$ − attention, GPT-2",
+                      "default": "$A - I$ − attention, PyTorch default",
+                      "estimate": "default − GPT-2 at equal recipe factors [95 % interval]", "p": "$p$",
+                      "signs_gpt2": "seeds better / worse / tied, GPT-2",
+                      "signs_default": "seeds better / worse / tied, PyTorch default"}
+
+
+def interaction_table(effects: dict, caption=None) -> Table:
+    """One row per model of :func:`probdr_lite.experiments.families.initialisation_effect`: how many paired seeds
+    entered, the mean paired difference under each initialisation, the initialisation's effect on it at equal
+    levels of the other recipe factors with its interval and p, and the seeds that point each way."""
+    body = []
+    for task, e in effects.items():
+        q = e["quantity"]
+        signs = {i: "{better} / {worse} / {tied}".format(**e["signs"][i]) for i in ("gpt2", "default")}
+        body.append([_label(TASK_NAMES, task, "task"), str(e["n"]), quantity_difference(e["means"]["gpt2"], q),
+                     quantity_difference(e["means"]["default"], q),
+                     f"{quantity_difference(e['estimate'], q)} {interval_text(e['ci'], q)}", pvalue(e["pvalue"]),
+                     signs["gpt2"], signs["default"]])
+    return Table(list(INTERACTION_HEADER.values()), body, caption=caption)
+
+
+def set_text(pieces, digits: int = 0) -> str:
+    """A confidence set given as closed pieces (Fieller's, :func:`~probdr_lite.experiments.families.fieller_ratio`)
+    in percent, in interval notation: ``"[45 %, 124 %]"``, ``"(-∞, -199 %] ∪ [124 %, ∞)"``, ``"(-∞, ∞)"``."""
+    def end(v):
+        return "∞" if v == math.inf else "-∞" if v == -math.inf else pct(v, digits)
+
+    parts = []
+    for low, high in pieces:
+        left = "(" if low == -math.inf else "["
+        right = ")" if high == math.inf else "]"
+        parts.append(f"{left}{end(low)}, {end(high)}{right}")
+    return " ∪ ".join(parts)
+
+
+#: The columns of :func:`intervention_family_table`.
+INTERVENTION_FAMILY_HEADER = {
+    "model": "model", "scheme": "initialisation", "seeds": "paired seeds",
+    "base": "$A - I$ − attention: base", "other": "other initialisation", "vo": "intervention",
+    "shift": "shift (intervention − base)", "ci": "95 % interval, unadjusted",
+    "sim_ci": "95 % interval, simultaneous (family)", "adjusted": "$p$, Holm (family)",
+    "share": "share of the initialisation's effect", "share_set": "95 % set (Fieller), unadjusted",
+    "share_sim": "95 % set (Fieller), simultaneous (Bonferroni)"}
+#: How each intervention's initialisation is written in :func:`intervention_family_table`.
+SCHEME_LABELS = {"gpt2-vo-default": "GPT-2, $W_V$ and $W_O$ at the default's scale",
+                 "default-vo-gpt2": "PyTorch default, $W_V$ and $W_O$ at GPT-2's scale"}
+
+
+def intervention_family_table(entries: list, caption=None) -> Table:
+    """One row per test of the intervention family (:func:`probdr_lite.experiments.families.intervention_table`):
+    the three mean paired differences, the shift with its two labelled intervals and Holm's p, and the share of the
+    initialisation's effect with Fieller's sets, unadjusted and simultaneous."""
+    if not isinstance(entries, list) or not entries:
+        raise ValueError("entries must be the non-empty list of probdr_lite.experiments.families.intervention_table")
+    body = []
+    for e in entries:
+        q = e["quantity"]
+        body.append([_label(TASK_NAMES, e["task"], "task"), _label(SCHEME_LABELS, e["scheme"], "scheme"), str(e["n"]),
+                     quantity_difference(e["d_base"], q), quantity_difference(e["d_other"], q),
+                     quantity_difference(e["d_vo"], q), quantity_difference(e["shift"], q), interval_text(e["ci"], q),
+                     interval_text(e["sim_ci"], q), pvalue(e["adjusted_pvalue"]), pct(e["share"]),
+                     set_text(e["share_pieces"]), set_text(e["share_sim_pieces"])])
+    return Table(list(INTERVENTION_FAMILY_HEADER.values()), body, caption=caption)

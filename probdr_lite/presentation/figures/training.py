@@ -37,7 +37,7 @@ from probdr_lite.experiments.stats import (
 )
 from probdr_lite.presentation.plotting import Table
 
-from ..prose import fill, num, pct, plural, signed
+from ..prose import num, pct, signed
 from ..style import OKABE_ITO, VARIANT_STYLE, VariantStyle
 
 __all__ = [
@@ -121,8 +121,8 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
     title : str, optional
         Figure title.
     titles : dict, optional
-        The chapter's panel titles: ``titles[band]`` over the first panel, and the template ``titles["zoom"]`` over
-        the zoomed one, filled with ``unit`` (``"iteration"`` or ``"step"``) and ``zoom_after``.
+        The chapter's panel titles: ``titles[band]`` over the first panel and ``titles["zoom"]`` over the zoomed
+        one (a panel without a title in ``titles`` has none).
 
     Returns
     -------
@@ -165,12 +165,11 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
             ax.set_xlim(zoom_after, max_iter + 0.02 * max_iter)
             ax.set_ylim(lo - pad, hi + pad)
             if "zoom" in titles:
-                unit = "iteration" if task == "charlm" else "step"
-                ax.set_title(fill(titles["zoom"], {"unit": unit, "zoom_after": zoom_after}), fontsize=10)
+                ax.set_title(titles["zoom"], fontsize=10)
         elif band in titles:
             ax.set_title(titles[band], fontsize=10)
         ax.set_xlabel("training iteration" if task == "charlm" else "training step (batches)")
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+        ax.set_ylabel(METRIC_LABELS[metric])
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small", frameon=False)
     if title is not None:
@@ -182,7 +181,7 @@ def curves_figure(rows, metric: str = "val_loss", *, band: str = "sd", zoom_afte
 def curves_facts(metric: str = "val_loss") -> dict:
     """What :func:`curves_figure` draws for ``metric``: ``metric``, its label (``label``, and ``Label`` to open a
     sentence)."""
-    label = METRIC_LABELS.get(metric, metric)
+    label = METRIC_LABELS[check_choice(metric, 'metric', tuple(METRIC_LABELS))]
     return {"metric": metric, "label": label, "Label": label.capitalize()}
 
 
@@ -326,7 +325,7 @@ def gates_table(cells: dict, header, caption=None) -> Table:
                          f"{g.min():.2f} to {g.max():.2f}", f"{g.mean():.2f}",
                          ", ".join(f"{m:.2f}" for m in g.mean(axis=(0, 2))), f"{int((g > 0.5).sum())} of {g.size}",
                          "" if gap is None else f"{signed(gap.mean(), 2)} ({signed(gap.min(), 2)} to "
-                                                f"{signed(gap.max(), 2)}), {plural(gap.shape[0], 'seed')}"])
+                                                f"{signed(gap.max(), 2)}), seeds: {gap.shape[0]}"])
     return Table(header, body, caption=caption)
 
 
@@ -394,11 +393,11 @@ def mechanism_figure(rows, labels: dict, series=MECHANISM_SHOWN, arms=("attentio
         cells.sort(key=lambda kp: (list(INIT_STYLE).index(kp[0][0]) if kp[0][0] in INIT_STYLE else 9,
                                    arms.index(kp[0][1])))
         for (init, arm), p in cells:
-            ax.plot(p["iters"], p["mean"], color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE.get(init, ":"), lw=2,
-                    label=f"{init} init, {ARM_STYLE[arm]['text']} ({plural(len(p['runs']), 'seed')})")
+            ax.plot(p["iters"], p["mean"], color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE[init], lw=2,
+                    label=f"{init} init, {ARM_STYLE[arm]['text']} (n = {len(p['runs'])})")
         for (init, arm), p in cells:
             for _, x, y in p["runs"]:
-                ax.plot(x, y, color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE.get(init, ":"), lw=0.6, alpha=0.35)
+                ax.plot(x, y, color=ARM_STYLE[arm]["colour"], ls=INIT_STYLE[init], lw=0.6, alpha=0.35)
         values = np.concatenate([y for _, p in cells for _, _, y in p["runs"]]) if cells else np.zeros(1)
         positive = values[values > 0]
         if len(positive) == len(values) and positive.max() > 30 * positive.min():
@@ -516,7 +515,9 @@ def agreement_table(agreement: list, rows: dict, directions: dict, labels: dict 
     if missing:
         raise ValueError(f"directions and rows must name {missing}")
     tasks = list(agreement[0]["values"])
-    labels = {t: (labels or {}).get(t, TASK_NAMES.get(t, t)) for t in tasks}
+    missing = [t for t in tasks if t not in (labels or {})]
+    if missing:
+        raise ValueError(f"labels must name every case; missing {missing}")
     header = ["measurement"] + [f"{labels[t]}: GPT-2 / default" for t in tasks] + ["GPT-2 against default"]
     body = [[rows[(a["series"], a["at"])]]
             + [f"{a['values'][t][0]:.3g} / {a['values'][t][1]:.3g}" for t in tasks] + [directions[agreement_direction(a)]]
