@@ -185,10 +185,14 @@ print(ViTConfig())
 # python -m probdr_lite.experiments grid charlm-ofat --threads 1
 # python -m probdr_lite.experiments grid vit-plateau --threads 1
 # python -m probdr_lite.experiments grid charlm-5k --threads 1
+# python -m probdr_lite.experiments grid vit-power --threads 1     # the primary cells to 8 and 5 seeds
+# python -m probdr_lite.experiments grid charlm-power --threads 1
 # ```
 #
-# The full factorial grids, `vit` (16 recipes) and `charlm` (with nanoGPT's own recipe run for
-# 5,000 iterations), contain these cells and run with the same command. What the files hold:
+# The `*-power` grids bring the cells of the primary family (below) to 8 paired seeds early and
+# 5 at the plateau, so that its verdicts have the power to be more than "cannot tell". The full
+# factorial grids, `vit` (16 recipes) and `charlm` (with nanoGPT's own recipe run for 5,000
+# iterations), contain these cells and run with the same command. What the files hold:
 
 # %%
 display(R.provenance_table(
