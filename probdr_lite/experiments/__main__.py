@@ -1,4 +1,4 @@
-"""Command line: ``python -m probdr_lite.experiments {charlm,vit,sweep,grid,append,eval-spread} ...``.
+"""Command line: ``python -m probdr_lite.experiments {charlm,vit,sweep,grid,append,families,eval-spread} ...``.
 
 Examples::
 
@@ -7,6 +7,7 @@ Examples::
     python -m probdr_lite.experiments grid vit --estimate      # the recipe grid: what is pending, CPU hours
     python -m probdr_lite.experiments grid vit --threads 1     # run it (resumable: done rows are skipped)
     python -m probdr_lite.experiments append saved-row.json --out probdr_lite/results/vit_recipes.json
+    python -m probdr_lite.experiments families                # the chapter's tests, from the committed rows
     python -m probdr_lite.experiments eval-spread --out probdr_lite/results/charlm_eval_spread.json
     python -m probdr_lite.experiments sweep --task charlm --variants attention,diffusion,gated \\
         --seeds 0,1,2,3,4 --out probdr_lite/results/charlm_cpu.json --threads 1 --quiet
@@ -123,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("rows", nargs="+", help="results files whose rows to append")
     sp.add_argument("--out", required=True, help="results file to append to")
     sp.add_argument("--lock-timeout", type=float, default=LOCK_TIMEOUT, help="[%(default)s]")
+    sp = sub.add_parser("families", help="the chapter's families of tests, from the committed rows, as Markdown",
+                        description="Print the interaction test, the primary family and the intervention family of "
+                                    "the trained-transformers chapter, computed from the committed results files.")
+    sp.add_argument("--results-dir", default=None, help="folder of the results files [probdr_lite/results]")
     sp = sub.add_parser("eval-spread", help="spread of a k-batch validation loss (nanoGPT's 20 vs our 200)",
                         description="Train charlm's attention arm and measure the loss of many single batches.")
     sp.add_argument("--seed", type=int, default=0, help="[0]")
@@ -229,8 +234,19 @@ def main(argv=None) -> int:
     command = "python -m probdr_lite.experiments " + shlex.join(argv)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if args.command in ("grid", "eval-spread", "append") and extra:
+    if args.command in ("grid", "eval-spread", "append", "families") and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "families":
+        from .families import format_families
+        from .files import intervention_rows, task_rows
+
+        try:
+            rows = {task: task_rows(task, args.results_dir) for task in TASKS}
+            print(format_families(rows, {task: (rows[task], intervention_rows(task, args.results_dir))
+                                         for task in TASKS if intervention_rows(task, args.results_dir)}))
+        except ValueError as exc:
+            parser.error(str(exc))
+        return 0
     if args.command == "append":
         try:
             if not args.lock_timeout >= 0:

@@ -595,3 +595,54 @@ def intervention_table(tasks: dict, *, alpha: float = 0.05, method: str = "holm"
             f = fieller_ratio(shift, gap, alpha / len(out))
             e.update(share_sim_kind=f["kind"], share_sim_pieces=f["pieces"])
     return out
+
+
+# ----------------------------------------------------------------------------------------------- the report
+
+def _diff(value: float, quantity: str) -> str:
+    """A paired difference in the quantity's units: percentage points for an accuracy, nats for a loss."""
+    return f"{100 * value:+.2f} pp" if quantity.endswith("acc") else f"{value:+.4f}"
+
+
+def _interval(ci, quantity: str) -> str:
+    return f"[{_diff(ci[0], quantity)}, {_diff(ci[1], quantity)}]"
+
+
+def format_families(rows_by_task: dict, intervention: dict | None = None, *, complete: bool = True) -> str:
+    """The chapter's statistics as Markdown tables, for the results README (``python -m probdr_lite.experiments
+    families`` prints them): the interaction test (:data:`INTERACTION`), every test of the primary family with its
+    unadjusted and simultaneous intervals and the verdict word read from the latter, and the intervention family with
+    Fieller's sets for its shares. The same functions and settings as the trained-transformers chapter, so the numbers
+    are the chapter's; the sentences about them are the chapter's. ``complete``: as for :func:`family_table`."""
+    lines = ["Interaction (does A - I's effect depend on the initialisation; OLS on the seed-paired differences, "
+             f"{INTERACTION['cov_type']}):", "",
+             "| model | paired seeds | default - gpt2 at equal recipe factors [95 % interval] | p |",
+             "| --- | --- | --- | --- |"]
+    for task, rows in rows_by_task.items():
+        e = initialisation_effect(rows, cells=INTERACTION["cells"], cov_type=INTERACTION["cov_type"],
+                                  alpha=INTERACTION["alpha"])
+        lines.append(f"| {task} | {e['n']} | {_diff(e['estimate'], e['quantity'])} "
+                     f"{_interval(e['ci'], e['quantity'])} | {e['pvalue']:.2g} |")
+    lines += ["", "Primary family (A - I minus attention; Holm over its tests; the verdict is read from the "
+              "simultaneous interval):", "",
+              "| model | budget | init | seeds | A - I - attention | 95 % unadjusted | 95 % simultaneous | Holm p | "
+              "better / worse / tied | verdict |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for e in family_table("primary", rows_by_task, margins=EQUIVALENCE_MARGINS, complete=complete):
+        q = e["quantity"]
+        lines.append(f"| {e['task']} | {e['budget']} | {e['init']} | {e['n']} | {_diff(e['mean_diff'], q)} | "
+                     f"{_interval(e['ci'], q)} | {_interval(e['sim_ci'], q)} | {e['adjusted_pvalue']:.2g} | "
+                     f"{e['n_better']} / {e['n_worse']} / {e['n_tied']} | {e['verdict']} |")
+    if intervention:
+        lines += ["", "Intervention family (shift = A - I's effect under the intervention minus under the base "
+                  "initialisation; share = shift / the whole initialisation's effect, Fieller's 95 % set):", "",
+                  "| model | initialisation | seeds | base | other | intervention | shift | 95 % unadjusted | "
+                  "95 % simultaneous | Holm p | share | Fieller 95 % |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for e in intervention_table(intervention):
+            q = e["quantity"]
+            pieces = " u ".join(f"[{lo:.0%}, {hi:.0%}]".replace("inf%", "inf") for lo, hi in e["share_pieces"])
+            lines.append(f"| {e['task']} | {e['scheme']} | {e['n']} | {_diff(e['d_base'], q)} | "
+                         f"{_diff(e['d_other'], q)} | {_diff(e['d_vo'], q)} | {_diff(e['shift'], q)} | "
+                         f"{_interval(e['ci'], q)} | {_interval(e['sim_ci'], q)} | {e['adjusted_pvalue']:.2g} | "
+                         f"{e['share']:.0%} | {pieces} |")
+    return "\n".join(lines)

@@ -557,3 +557,15 @@ def test_intervention_family_on_the_committed_rows_has_every_scheme_and_labelled
     for e in table:
         assert e["m"] == len(table) and e["share_kind"] in F.FIELLER_KINDS and e["share_sim_kind"] in F.FIELLER_KINDS
         assert e["n"] >= 3 and e["sim_ci"][0] <= e["shift"] <= e["sim_ci"][1]
+
+
+def test_format_families_prints_the_chapter_numbers():
+    rows = _rows()
+    text = F.format_families({"charlm": rows}, complete=False)
+    with pytest.raises(ValueError, match="every declared cell"):
+        F.format_families({"charlm": rows})
+    e = F.initialisation_effect(rows, cells=F.INTERACTION["cells"], cov_type=F.INTERACTION["cov_type"])
+    assert f"| charlm | {e['n']} | {e['estimate']:+.4f} [{e['ci'][0]:+.4f}, {e['ci'][1]:+.4f}] |" in text
+    for c in F.family_table("primary", {"charlm": rows}, complete=False, margins=F.EQUIVALENCE_MARGINS):
+        assert f"| {c['mean_diff']:+.4f} | [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}] |" in text
+    assert "Intervention family" not in text
