@@ -62,7 +62,7 @@ from probdr_lite.experiments.stats import (
 from probdr_lite.presentation.figures import recipes as R
 from probdr_lite.presentation.figures import training as TR
 from probdr_lite.presentation.plotting import Table
-from probdr_lite.presentation.prose import claim, glue, num, pct, signed
+from probdr_lite.presentation.prose import claim, glue, num, pct, pvalue, signed
 from probdr_lite.presentation.style import describe
 from probdr_lite.presentation.figures.training import OPERATOR_TEXT, TASK_NAMES, arms_table, curves_figure, gates_figure
 
@@ -430,6 +430,41 @@ display(R.interaction_table(interaction, caption=(
     "means per initialisation, the initialisation's effect at equal recipe factors (OLS, HC3), and the seeds that "
     "point each way (loss: lower is better; accuracy: higher is better).")))
 
+# %% tags=["remove-cell"]
+for _task, _e in interaction.items():
+    glue(f"int_{_task}_est", TR.quantity_difference(_e["estimate"], _e["quantity"]))
+    glue(f"int_{_task}_ci", R.interval_text(_e["ci"], _e["quantity"]))
+    glue(f"int_{_task}_p", pvalue(_e["pvalue"]))
+    for _init in ("gpt2", "default"):
+        _s = _e["signs"][_init]
+        glue(f"int_{_task}_{_init}_n", str(_s["better"] + _s["worse"] + _s["tied"]))
+        glue(f"int_{_task}_{_init}_worse", str(_s["worse"]))
+        glue(f"int_{_task}_{_init}_better", str(_s["better"]))
+_towards = {"charlm": lambda ci: ci[1] < 0, "vit": lambda ci: ci[0] > 0}  # a lower loss, a higher accuracy
+claim(all(_towards[t](e["ci"]) for t, e in interaction.items()),
+      "In both models the answer is yes ... the interval of the initialisation's effect lies on the side of A - I "
+      "doing better under PyTorch's default")
+claim(all(e["signs"]["gpt2"]["better"] == e["signs"]["gpt2"]["tied"] == 0 for e in interaction.values()),
+      "Under GPT-2's initialisation A - I ends worse than attention in every paired seed of both models")
+claim(all(e["signs"]["default"]["better"] > 0 and e["signs"]["default"]["worse"] > 0 for e in interaction.values()),
+      "under PyTorch's default the seeds point both ways")
+
+# %% [markdown]
+# In both models the answer is yes. Under GPT-2's initialisation $A - I$ ends worse than
+# attention in every paired seed of both models: {glue:text}`int_charlm_gpt2_worse` of
+# {glue:text}`int_charlm_gpt2_n` in the character model and {glue:text}`int_vit_gpt2_worse` of
+# {glue:text}`int_vit_gpt2_n` in the vision transformer, over all their recipes. Under PyTorch's
+# default the seeds point both ways ({glue:text}`int_charlm_default_better` better and
+# {glue:text}`int_charlm_default_worse` worse of {glue:text}`int_charlm_default_n`;
+# {glue:text}`int_vit_default_better` better and {glue:text}`int_vit_default_worse` worse of
+# {glue:text}`int_vit_default_n`). At equal levels of the other recipe factors, PyTorch's default
+# moves $A - I$'s effect by {glue:text}`int_charlm_est` nats of validation loss
+# ({glue:text}`int_charlm_ci`, $p$ = {glue:text}`int_charlm_p`) in the character model and by
+# {glue:text}`int_vit_est` of accuracy ({glue:text}`int_vit_ci`, $p$ = {glue:text}`int_vit_p`) in
+# the vision transformer: both intervals lie on the side of $A - I$ doing better under PyTorch's
+# default. A verdict about $A - I$ is therefore a verdict for one initialisation, and the family
+# below states it per initialisation.
+
 # %% [markdown]
 # ## The verdict: $A - I$ against attention
 #
@@ -730,6 +765,61 @@ vo_seeds = sorted({tuple(e["seeds"]) for e in vo})
 claim(len(vo_seeds) == 1 and len(vo) == 4, "every row of the intervention table is paired over the same seeds")
 glue("vo_seeds", f"{vo_seeds[0][0]} to {vo_seeds[0][-1]}")
 glue("vo_n_seeds", str(len(vo_seeds[0])))
+vo_by = {(e["task"], e["scheme"]): e for e in vo}
+for (_task, _scheme), _e in vo_by.items():
+    _key = f"vo_{_task}_{'g' if _scheme == 'gpt2-vo-default' else 'd'}"
+    glue(_key + "_shift", TR.quantity_difference(_e["shift"], _e["quantity"]))
+    glue(_key + "_sim", R.interval_text(_e["sim_ci"], _e["quantity"]))
+    glue(_key + "_share", pct(_e["share"]))
+    glue(_key + "_set", R.set_text(_e["share_pieces"]))
+    glue(_key + "_low", pct(_e["share_pieces"][0][0]))
+from probdr_lite.experiments.families import in_set  # noqa: E402
+
+
+def _towards(e):  # the shift's simultaneous interval lies on the side of the whole initialisation's effect
+    low, high = e["sim_ci"]
+    return (low >= 0 and high > 0) if e["gap"] > 0 else (high <= 0 and low < 0)
+
+
+_g = [vo_by[t, "gpt2-vo-default"] for t in ("charlm", "vit")]
+_d = [vo_by[t, "default-vo-gpt2"] for t in ("charlm", "vit")]
+_early_vit_gpt2 = next(e for e in primary if (e["task"], e["init"], e["budget"]) == ("vit", "gpt2", "early"))
+claim(_early_vit_gpt2["n"] > len(vo_seeds[0]) and _early_vit_gpt2["recipe"] == {**vo_by["vit", "gpt2-vo-default"]["recipe"], "init": "gpt2"},
+      "the primary family's early cells hold more seeds than the intervention, so their means differ")
+glue("vo_vit_gpt2_base_here", TR.quantity_difference(vo_by["vit", "gpt2-vo-default"]["d_base"], "final_val_acc"))
+glue("vo_vit_gpt2_base_all", TR.quantity_difference(_early_vit_gpt2["mean_diff"], "final_val_acc"))
+glue("vo_vit_gpt2_base_n", str(_early_vit_gpt2["n"]))
+claim(all(_towards(e) for e in _g), "Giving GPT-2's initialisation the default's W_V and W_O moves A - I's effect "
+      "towards the default's in both models: the simultaneous interval of the shift lies on that side of zero")
+claim(all(e["share_kind"] == "bounded" and 0.4 < e["share_pieces"][0][0] < 1 <= e["share_pieces"][0][1] for e in _g),
+      "Fieller's set of the share is bounded, starts above 40 % and holds 100 %")
+claim(all(e["sim_ci"][0] < 0 < e["sim_ci"][1] for e in _d), "The reverse intervention's shift cannot be told from zero")
+claim(all(in_set(e["share_pieces"], 0.0) and in_set(e["share_pieces"], 1.0) for e in _d),
+      "its share's set holds both 0 and 100 %")
+
+# %% [markdown]
+# The base and other-initialisation columns are means over seeds {glue:text}`vo_seeds`, the
+# seeds of the intervention, and the primary family's early cells hold more seeds, so their means
+# differ: the vision transformer's $A - I$ under GPT-2's initialisation is
+# {glue:text}`vo_vit_gpt2_base_here` here and {glue:text}`vo_vit_gpt2_base_all` over the
+# {glue:text}`vo_vit_gpt2_base_n` seeds of the primary family.
+#
+# Giving GPT-2's initialisation the default's $W_V$ and $W_O$ moves $A - I$'s effect towards the
+# default's in both models: the simultaneous interval of the shift lies on that side of zero
+# ({glue:text}`vo_charlm_g_shift` nats, {glue:text}`vo_charlm_g_sim`, in the character model;
+# {glue:text}`vo_vit_g_shift`, {glue:text}`vo_vit_g_sim`, in the vision transformer). How much of
+# the whole initialisation's effect that is: a share of {glue:text}`vo_charlm_g_share` and
+# {glue:text}`vo_vit_g_share`, whose Fieller sets, {glue:text}`vo_charlm_g_set` and
+# {glue:text}`vo_vit_g_set`, are bounded, start above 40 % and hold 100 %. So the scale of
+# $W_V W_O$ carries at least {glue:text}`vo_charlm_g_low` and {glue:text}`vo_vit_g_low` of it, and
+# these seeds cannot rule out that it carries all of it.
+#
+# The reverse intervention's shift cannot be told from zero ({glue:text}`vo_charlm_d_shift`,
+# {glue:text}`vo_charlm_d_sim`; {glue:text}`vo_vit_d_shift`, {glue:text}`vo_vit_d_sim`), and its
+# share's set holds both 0 and 100 % ({glue:text}`vo_charlm_d_set` in the character model,
+# {glue:text}`vo_vit_d_set` in the vision transformer). These runs therefore say nothing either
+# way about whether GPT-2's small $W_V$ and $W_O$ would bring about, on their own, what its
+# initialisation does to $A - I$: they neither show that they would nor that they would not.
 
 # %% [markdown]
 # ## Try it: a live run

@@ -17,8 +17,8 @@ L = I - A, C = X X^T + beta I.
   stop-gradient direction is the full gradient of another objective, Phi);
 - objection 4, 2 C^{-1} X ~ 2 X / (d_q + beta): :func:`regulariser_approximation`, :func:`regulariser_prediction`,
   :func:`regulariser_sweep`;
-- objection 5, single training runs: :func:`single_run_evidence` (how often one pair of runs points the other way,
-  from the trained-transformers chapter's multi-seed results);
+- objection 5, single training runs: :func:`training_runs` (the trained-transformers chapter's primary family and
+  interaction test, read with that chapter's rule);
 - minor, clustering shown only as a picture: :func:`mnist_paths`, :func:`metrics_by_variant`;
 - identities the transformer-block chapter derives and the objections chapter reuses:
   :func:`rescaled_step_gaps`, :func:`attention_logits`, :func:`logit_similarity`.
@@ -61,7 +61,7 @@ from probdr_lite.tangent import cosine, tangent_cosine, tangent_part
 __all__ = ["THRESHOLDS", "METRIC_NAMES", "cosine", "tangent_part", "tangent_cosine", "gradient_asymmetry",
            "asymmetry_along_path", "asymmetry_by_kappa", "symmetric_part_min_eigenvalue", "laplacian_spectrum",
            "spectrum_along_path", "full_gradient", "stop_gradient_check", "stop_gradient_sweep",
-           "regulariser_approximation", "regulariser_prediction", "regulariser_sweep", "single_run_evidence",
+           "regulariser_approximation", "regulariser_prediction", "regulariser_sweep",
            "mnist_paths", "metrics_by_variant", "rescaled_step_gaps", "attention_logits", "logit_similarity",
            "HIGHER_IS_BETTER", "training_runs", "asymmetry_facts", "wishart_facts",
            "stop_gradient_facts", "regulariser_facts", "single_runs_facts", "clustering_facts"]
@@ -80,11 +80,6 @@ THRESHOLDS = {
     "cosine": 0.90,
     # objection 4: the approximation is acceptable where its relative error is below this
     "approx_error": 0.10,
-    # objection 5: one pair of runs is enough evidence only if the mean paired difference is at least this many
-    # standard deviations of the paired differences (then a single pair rarely points the other way) ...
-    "single_run_snr": 2.0,
-    # ... judged only with at least this many seeds paired across the arms (the trained-transformers chapter's protocol)
-    "min_seeds": 5,
     # derived: an identity holds "to rounding" if the largest difference is below this (float64)
     "identity": 1e-10,
     # derived: logits and similarities count as unrelated if |correlation| is below this
@@ -674,55 +669,6 @@ def logit_similarity(X, init="diagonal", kappa=30.0, std=0.02, seed=0) -> dict:
 # Objection 5: is one training run per arm enough evidence?
 
 
-def single_run_evidence(rows, quantity, variant="diffusion", baseline="attention") -> dict:
-    """How far one pair of training runs can be trusted, from multi-seed results (objection 5).
-
-    Pairs the runs of ``variant`` and ``baseline`` by seed (same initial weights and batches, the protocol of the
-    trained-transformers chapter) and takes the per-seed differences d_s = variant - baseline of ``quantity``. A
-    single pair of runs, as in the paper, shows one d_s. Its sign matches the mean difference only if the noise in
-    d_s is small against the mean, so this returns the numbers that say whether it is.
-
-    Parameters
-    ----------
-    rows : list of dict
-        Results rows of one task (the results schema of the trained-transformers chapter: ``variant``, ``seed``
-        and the quantity).
-    quantity : str
-        The number compared, e.g. ``final_val_loss``.
-    variant, baseline : str
-
-    Returns
-    -------
-    dict with ``n`` (paired seeds), ``differences`` (array, one per seed), ``mean_diff``, ``sd_diff`` (ddof=1),
-    ``snr`` = |mean_diff| / sd_diff (inf when every difference is equal and non-zero), ``n_opposite`` (seeds whose
-    single pair has the sign opposite to the mean, ties included) and ``arm_sd`` {arm: sd over seeds of the quantity}.
-    """
-    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
-        raise ValueError("rows must be a list of results rows (dicts with variant, seed and the quantity)")
-    rows = list(rows)
-    if not isinstance(quantity, str) or not quantity:
-        raise ValueError(f"quantity must be the name of a number in the rows, e.g. 'final_val_loss'; got {quantity!r}")
-    by = {}
-    for r in rows:
-        if not isinstance(r, dict) or not {"variant", "seed", quantity} <= set(r):
-            raise ValueError(f"every row must be a dict with 'variant', 'seed' and {quantity!r}")
-        key = (r["variant"], r["seed"])
-        if key in by:
-            raise ValueError(f"rows must hold each (variant, seed) once; {key} appears twice (several "
-                             "configurations mixed?)")
-        by[key] = float(r[quantity])
-    seeds = sorted(s for (v, s) in by if v == variant and (baseline, s) in by)
-    if len(seeds) < 2:
-        raise ValueError(f"rows must pair at least 2 seeds of {variant!r} with {baseline!r}; got {len(seeds)}")
-    d = np.array([by[(variant, s)] - by[(baseline, s)] for s in seeds])
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    snr = abs(mean) / sd if sd > 0 else (math.inf if mean != 0 else 0.0)
-    opposite = int((np.sign(d) != np.sign(mean)).sum()) if mean != 0 else len(d)
-    arm_sd = {a: float(np.std([by[(a, s)] for s in seeds], ddof=1)) for a in (baseline, variant)}
-    return {"n": len(seeds), "differences": d, "mean_diff": mean, "sd_diff": sd, "snr": snr,
-            "n_opposite": opposite, "arm_sd": arm_sd}
-
-
 #: Whether a larger value of a headline number (the number each training task is judged on, as in the
 #: trained-transformers chapter) is better: the paper's direction is A - I better than attention.
 HIGHER_IS_BETTER = {q: not lower_is_better(q) for q in HEADLINE.values()}
@@ -916,72 +862,44 @@ def regulariser_facts(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=
 
 
 def training_runs(directory=None) -> dict:
-    """The trained-transformers chapter's committed results, read as evidence about single runs (objection 5).
+    """Objection 5's evidence, read from the trained-transformers chapter's committed rows with that chapter's rule.
 
-    For each task of ``HEADLINE``, the rows of :func:`probdr_lite.experiments.files.load_task_results` and
-    :func:`probdr_lite.chapters.objections.single_run_evidence` of the A − I arm ("diffusion") against plain attention on
-    the headline number. Whether A − I *helps* is that chapter's question and is not judged here.
-
-    Returns
-    -------
-    dict {task: None while its results are not committed or pair fewer than 2 seeds, else
-    {"rows": list, "quantity": str, "evidence": dict}}.
+    Returns ``{"primary": ..., "interaction": ...}``: the primary family of
+    :func:`probdr_lite.experiments.families.family_table` (A − I against attention per model, initialisation and
+    budget, paired by seed; Holm within the family; the verdict word read from its simultaneous interval; the
+    equivalence margins of :data:`~probdr_lite.experiments.families.EQUIVALENCE_MARGINS`), and per model the
+    interaction test of :func:`~probdr_lite.experiments.families.initialisation_effect` with the chapter's declared
+    settings (:data:`~probdr_lite.experiments.families.INTERACTION`). One quantity, one function, one set of settings:
+    the chapter's own.
     """
-    from probdr_lite.experiments.files import load_task_results
+    from probdr_lite.experiments.families import EQUIVALENCE_MARGINS, INTERACTION, family_table, initialisation_effect
+    from probdr_lite.experiments.files import task_rows
 
-    out = {}
-    for task, quantity in HEADLINE.items():
-        rows = load_task_results(task, directory)
-        paired = rows is not None and len({r["seed"] for r in rows if r["variant"] == "diffusion"}
-                                          & {r["seed"] for r in rows if r["variant"] == "attention"}) >= 2
-        out[task] = ({"rows": rows, "quantity": quantity, "evidence": single_run_evidence(rows, quantity)}
-                     if paired else None)
-    return out
+    rows = {task: task_rows(task, directory) for task in HEADLINE}
+    return {"primary": family_table("primary", rows, margins=EQUIVALENCE_MARGINS),
+            "interaction": {task: initialisation_effect(r, cells=INTERACTION["cells"],
+                                                        cov_type=INTERACTION["cov_type"], alpha=INTERACTION["alpha"])
+                            for task, r in rows.items()}}
 
 
-def _scale(rows) -> dict:
-    """The model size and training length of a task's runs, read off the first row: the scale a verdict holds for."""
-    cfg = rows[0].get("config", {})
-    shape = "n_layer" in cfg and "n_embd" in cfg
-    params = "n_params" in rows[0]
-    iters, epochs = "max_iters" in cfg, "max_iters" not in cfg and "epochs" in cfg
-    return {"has_shape": shape, "n_layer": cfg.get("n_layer"), "n_embd": cfg.get("n_embd"),
-            "has_params": params, "n_params_m": rows[0]["n_params"] / 1e6 if params else float("nan"),
-            "by_iters": iters, "by_epochs": epochs, "length": cfg["max_iters"] if iters else cfg.get("epochs")}
+def single_runs_facts(runs: dict) -> dict:
+    """Objection 5, one question only: could one pair of training runs per arm have told whether A − I helps?
 
-
-def single_runs_facts(runs: dict, snr=None, min_seeds=None) -> dict:
-    """Objection 5, one question only: is one training run per arm enough evidence?
-
-    A task with at least ``min_seeds`` paired seeds is judged (``judged``: some task is; ``missing``: the others).
-    One pair of runs is enough on a task if the mean paired difference is at least ``snr`` standard deviations of
-    the paired differences (then one pair rarely points the other way): the objection holds where it is enough on
-    no judged task (``all_noisy``) and fails where it is on every one (``none_noisy``); ``all_help`` / ``none_help``:
-    $A - I$ is better on average on every / no judged task. ``tasks``: one dict per judged task, with its scale
-    (:func:`_scale`'s facts), ``quantity``, evidence (``mean_diff``, ``sd_diff``, ``n``, ``snr``, ``n_opposite``,
-    with ``opp_none``: no seed points the other way) and ``better`` ($A - I$ better on average).
+    From :func:`training_runs` (the trained-transformers chapter's primary family and interaction test): ``cells``,
+    one dict per primary cell (``task``, ``init``, ``budget``, ``n`` paired seeds, ``n_better`` / ``n_worse`` /
+    ``n_tied`` seeds, ``verdict``, ``mixed``: its seeds point both ways); ``n_cells``; ``n_mixed`` cells whose seeds
+    point both ways; ``verdicts``, the verdict words that occur; ``depends_on_init``: in every model the interval of
+    the initialisation's effect on A − I's effect excludes zero (``interaction_ci`` per model), so the sign a single
+    pair shows depends on the initialisation it was run with. Numbers and booleans only; the chapter writes the words.
     """
-    snr_t = THRESHOLDS["single_run_snr"] if snr is None else float(snr)
-    min_seeds = THRESHOLDS["min_seeds"] if min_seeds is None else int(min_seeds)
-    check_result(runs, "runs", training_runs)
-    judged = {t: r for t, r in runs.items() if r is not None and r["evidence"]["n"] >= min_seeds}
-    missing = [t for t in runs if t not in judged]
-    noisy = [r["evidence"]["snr"] < snr_t for r in judged.values()]
-    tasks = []
-    for t, r in judged.items():
-        e = r["evidence"]
-        k, n = int(e["n_opposite"]), int(e["n"])
-        tasks.append({"task": t, "quantity": r["quantity"], **_scale(r["rows"]),
-                      "mean_diff": float(e["mean_diff"]), "sd_diff": float(e["sd_diff"]), "n": n,
-                      "snr": float(e["snr"]), "n_opposite": k, "opp_none": k == 0,
-                      "better": bool((e["mean_diff"] > 0) == HIGHER_IS_BETTER[r["quantity"]])})
-    return {
-        "judged": bool(judged), "min_seeds": min_seeds, "snr_threshold": snr_t,
-        "all_noisy": bool(judged) and all(noisy), "none_noisy": bool(judged) and not any(noisy),
-        "all_help": bool(judged) and all(x["better"] for x in tasks),
-        "none_help": bool(judged) and not any(x["better"] for x in tasks),
-        "missing": missing, "tasks": tasks,
-    }
+    check_result(runs, "runs", training_runs, keys=("primary", "interaction"))
+    cells = [{"task": e["task"], "init": e["init"], "budget": e["budget"], "n": e["n"], "n_better": e["n_better"],
+              "n_worse": e["n_worse"], "n_tied": e["n_tied"], "verdict": e["verdict"],
+              "mixed": e["n_better"] > 0 and e["n_worse"] > 0} for e in runs["primary"]]
+    ci = {task: tuple(e["ci"]) for task, e in runs["interaction"].items()}
+    return {"cells": cells, "n_cells": len(cells), "n_mixed": sum(c["mixed"] for c in cells),
+            "verdicts": sorted({c["verdict"] for c in cells}), "interaction_ci": ci,
+            "depends_on_init": bool(ci) and all(lo > 0 or hi < 0 for lo, hi in ci.values())}
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 
 from probdr_lite.chapters import objections as V
 from probdr_lite.metrics import METRIC_NAMES
-from probdr_lite.chapters.objections import THRESHOLDS, single_run_evidence
+from probdr_lite.chapters.objections import THRESHOLDS
 
 from .test_objections import metrics_dict
 
@@ -196,79 +196,29 @@ def test_regulariser_verdict_turns_at_the_threshold(side):
 # Objection 5
 
 
-def paired_rows(differences, quantity="final_val_loss", config=None, n_params=None):
-    """Rows of both arms whose paired differences (diffusion minus attention) are ``differences``."""
-    rows = []
-    for s, d in enumerate(differences):
-        for variant, value in (("attention", 2.0 + 0.01 * s), ("diffusion", 2.0 + 0.01 * s + d)):
-            row = {"variant": variant, "seed": s, quantity: value, "config": dict(config or {})}
-            if n_params is not None:
-                row["n_params"] = n_params
-            rows.append(row)
-    return rows
+def _cell(task, init, budget, diffs):
+    d = np.asarray(diffs, dtype=float)
+    lower = task == "charlm"
+    better = int(np.sum(d < 0 if lower else d > 0))
+    worse = int(np.sum(d > 0 if lower else d < 0))
+    return {"task": task, "init": init, "budget": budget, "n": len(d), "n_better": better, "n_worse": worse,
+            "n_tied": len(d) - better - worse, "verdict": "cannot tell", "differences": d}
 
 
-def runs_of(**tasks):
-    out = {}
-    for task, (diffs, quantity, config, n_params) in tasks.items():
-        rows = paired_rows(diffs, quantity, config, n_params)
-        out[task] = {"rows": rows, "quantity": quantity, "evidence": single_run_evidence(rows, quantity)}
-    return out
+def _runs(cells, cis):
+    return {"primary": cells, "interaction": {t: {"ci": ci} for t, ci in cis.items()}}
 
 
-def test_single_runs_facts_state_each_task():
-    d = [-0.05, -0.04, -0.06, 0.01, -0.05]
-    runs = runs_of(charlm=(d, "final_val_loss", {"n_layer": 2, "n_embd": 64, "max_iters": 2000}, 123_456))
-    runs["vit"] = None
-    f = V.single_runs_facts(runs)
-    (t,) = f["tasks"]
-    assert t["task"] == "charlm" and t["quantity"] == "final_val_loss" and t["n"] == 5
-    assert t["mean_diff"] == pytest.approx(np.mean(d)) and t["sd_diff"] == pytest.approx(np.std(d, ddof=1))
-    assert t["snr"] == pytest.approx(abs(np.mean(d)) / np.std(d, ddof=1)) and t["n_opposite"] == 1
-    assert not t["opp_none"]
-    assert t["better"]  # a lower loss is better
-    assert (t["n_layer"], t["n_embd"], t["n_params_m"], t["length"]) == (2, 64, 0.123456, 2000)
-    assert t["has_shape"] and t["has_params"] and t["by_iters"] and not t["by_epochs"]
-    assert f["judged"] and f["missing"] == ["vit"]
-    assert f["all_noisy"] and not f["none_noisy"] and f["all_help"] and not f["none_help"]  # snr 1.3 < 2
-    bare = V.single_runs_facts(runs_of(vit=([0.01, 0.02, 0.01, 0.02, 0.03], "final_val_acc", {"epochs": 3}, None)))
-    (t,) = bare["tasks"]
-    assert t["by_epochs"] and not (t["has_shape"] or t["has_params"] or t["by_iters"])
-    assert t["better"] and t["opp_none"]  # a higher accuracy is better, and no seed points the other way
-    assert bare["none_noisy"] and bare["all_help"]
-    plain = runs_of(vit=([0.01, 0.02, 0.01, 0.02, 0.03], "final_val_acc", {}, None))
-    t = V.single_runs_facts(plain)["tasks"][0]
-    assert not (t["has_shape"] or t["has_params"] or t["by_iters"] or t["by_epochs"])
-
-
-@pytest.mark.parametrize("side", [0.9, 1.1])
-def test_single_runs_facts_turn_at_their_thresholds(side):
-    beyond = side > 1
-    snr = T["single_run_snr"]
-    base = np.array([-1.0, 1.0, -1.0, 1.0, 0.0])  # mean 0, sd 1
-    d = base / np.std(base, ddof=1) - side * snr  # |mean| / sd = side * snr
-    f = V.single_runs_facts(runs_of(charlm=(list(d), "final_val_loss", {}, None)))
-    assert f["tasks"][0]["snr"] == pytest.approx(side * snr)
-    assert f["all_noisy"] is not beyond and f["none_noisy"] is beyond
-    mixed = runs_of(charlm=(list(d), "final_val_loss", {}, None), vit=([0.0, 1.0, -1.0, 0.5, -0.5], "final_val_acc",
-                                                                       {}, None))
-    f = V.single_runs_facts(mixed)
-    assert f["all_noisy"] is not beyond and not f["none_noisy"]  # beyond: one task is noisy, the other is not
-    n = T["min_seeds"] - (0 if beyond else 1)
-    f = V.single_runs_facts(runs_of(charlm=([0.1, 0.2, 0.1, 0.3, 0.2, 0.1][:n], "final_val_loss", {}, None)))
-    assert f["judged"] is beyond and f["none_noisy"] is beyond
-    assert not f["all_noisy"] and bool(f["tasks"]) is beyond
-    several = V.single_runs_facts(runs_of(charlm=([0.1, 0.2, -0.1, -0.2, 0.3], "final_val_loss", {}, None)))
-    assert 1 < several["tasks"][0]["n_opposite"] < 5 and several["none_help"]  # A - I has the higher loss on average
-    every = V.single_runs_facts(runs_of(charlm=([0.1, 0.11, 0.1, 0.12, 0.1], "final_val_loss", {}, None)))["tasks"][0]
-    assert every["n_opposite"] == 0 and every["opp_none"] and not every["better"]
-
-
-def test_single_runs_facts_without_results(tmp_path):
-    f = V.single_runs_facts(V.training_runs(tmp_path))
-    assert not (f["judged"] or f["all_noisy"] or f["none_noisy"]) and f["missing"] == ["charlm", "vit"]
-    with pytest.raises(ValueError, match="runs"):
-        V.single_runs_facts({})
+def test_single_runs_facts_count_the_cells_and_read_the_interaction():
+    cells = [_cell("charlm", "gpt2", "early", [0.05, 0.06, 0.04]),
+             _cell("charlm", "default", "early", [-0.01, 0.02, -0.03]),
+             _cell("vit", "default", "plateau", [0.0, 0.01, -0.01])]
+    f = V.single_runs_facts(_runs(cells, {"charlm": (-0.1, -0.05), "vit": (0.02, 0.08)}))
+    assert f["n_cells"] == 3 and f["n_mixed"] == 2 and [c["mixed"] for c in f["cells"]] == [False, True, True]
+    assert f["cells"][2]["n_tied"] == 1 and f["verdicts"] == ["cannot tell"] and f["depends_on_init"]
+    # an interval of the initialisation's effect that holds zero: the sign need not depend on the initialisation
+    g = V.single_runs_facts(_runs(cells, {"charlm": (-0.1, -0.05), "vit": (-0.01, 0.08)}))
+    assert not g["depends_on_init"] and g["interaction_ci"]["vit"] == (-0.01, 0.08)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
