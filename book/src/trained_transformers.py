@@ -347,13 +347,13 @@ claim(len(reading_facts) == 2, "In both cells with the decay")
 claim(all(rf["any_flips"] for rf in reading_facts),
       "It does: in both cells with the decay, the sign of at least one arm's mean paired difference depends on the reading")
 claim(all(rf["any_excl"] for rf in reading_facts),
-      "for at least one arm, whether the 95 % interval excludes 0 depends on it as well")
+      "for at least one arm, whether the unadjusted 95 % interval excludes 0 depends on it as well")
 
 # %% [markdown]
 # It does: in both cells with the decay, the sign of at least one arm's mean paired difference
-# depends on the reading, and for at least one arm, whether the 95 % interval excludes 0 depends
-# on it as well. Every verdict below therefore reads the same point of every run, the end, after
-# the schedule has run its course.
+# depends on the reading, and for at least one arm, whether the unadjusted 95 % interval excludes
+# 0 depends on it as well. Every verdict below therefore reads the same point of every run, the
+# end, after the schedule has run its course.
 
 # %% [markdown]
 # ## The families of tests, declared before the numbers
