@@ -29,8 +29,10 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #   (from $g = 0$ or $g = 1$), and, for the vision model, a symmetric $A_{\rm sym}$ with and
 #   without the $- I$;
 # - how a paired design (same weights and batches for every arm of a seed) cancels seed noise;
-# - why an architecture verdict must be checked across recipes, and what Holm's correction does
-#   about the many tests;
+# - why an architecture verdict must be checked across recipes, why the tests are grouped into
+#   families declared before the numbers are read, and what Holm's correction and a simultaneous
+#   interval do about the many tests;
+# - what an equivalence test claims that "no difference was found" does not;
 # - why a run stopped early should still end its learning-rate schedule;
 # - what the initialisation does to the subtracted term, and how far that explains the sign;
 # - how the baseline compares with nanoGPT, and at which scale the verdicts hold;
