@@ -543,11 +543,10 @@ claim(bool(knn_top < grid["knn_accuracy@0"] - 0.1), "the top row collapses at sm
 # blocks, and on what "cluster" means:
 #
 # - k-means finds the classes better after a few blocks than in the raw embedding, best after
-#   {glue:text}`mnist_nmi_best_layer` (NMI {glue:text}`mnist_nmi_best` against
-#   {glue:text}`mnist_nmi_first`), but after all eight it does no better and no worse than before
-#   ({glue:text}`mnist_nmi_last`): the ranges over the k-means seeds overlap;
-# - the nearest neighbours share a class less often after every block (k-NN accuracy
-#   {glue:text}`mnist_knn_first` before, {glue:text}`mnist_knn_last` after eight blocks);
+#   {glue:text}`mnist_nmi_best_layer`, but after all eight it does no better and no worse than
+#   before: the ranges over the k-means seeds overlap
+#   ([the numbers](mnist_at_init.ipynb#four-numbers-per-layer));
+# - the nearest neighbours share a class less often after every block;
 # - plain attention makes clumps too, and at these weights the paper's $A - I$ is plain attention
 #   with a longer step. The clustering comes from repeated smoothing over a similarity graph, which
 #   every variant shares.
