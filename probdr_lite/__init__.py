@@ -37,9 +37,9 @@ named like its source ``book/src/<page>.py``: ``laplacian_eigenmaps``, ``unrolle
 
 :mod:`probdr_lite.presentation`: everything that draws or words things: figures, slider panels, tables and live
 figures per topic (``presentation.figures``, ``presentation.live``), the label and colour of every variant and
-number (``presentation.style``), the number formatters and ``fill``, which fills a chapter's sentence with computed
-facts (``presentation.prose``), and the shared plotting helpers and widgets (``presentation.plotting``,
-``presentation.widgets``).
+number (``presentation.style``), the number formatters, the glue that pastes a number into a chapter's Markdown and
+the claim that checks a sentence (``presentation.prose``), and the shared plotting helpers and widgets
+(``presentation.plotting``, ``presentation.widgets``).
 
 The repository's tooling is not in the package: ``tools/notebooks.py`` writes the chapters' notebooks (the
 book's and the reader notebooks for Jupyter and Colab) from their Jupytext sources and checks the committed ones.
@@ -129,6 +129,6 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                                   "summary_table"),
     "probdr_lite.presentation.live.builders": ("beta_live", "eta_live", "mnist_live", "neighbours_live", "toy_live"),
     "probdr_lite.presentation.plotting": ("digit_grid", "Table"),
-    "probdr_lite.presentation.prose": ("claim", "fill", "glue", "num", "pct", "sci", "signed"),
+    "probdr_lite.presentation.prose": ("claim", "glue", "num", "pct", "sci", "signed"),
     "probdr_lite.presentation.style": ("describe", "METRIC_LABELS"),
 }
