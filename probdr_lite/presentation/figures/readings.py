@@ -45,10 +45,11 @@ __all__ = [
 #: comes from, cited in the text), each reading's energy (A_t, X_t: held at the step's start), each graph of the
 #: thesis test (read from :data:`probdr_lite.chapters.energies.GRAPHS`, where the graphs are defined), which way a
 #: reading moves its energy, and the marks of the robustness table. Defined once; a missing label raises KeyError.
+_VARIANT_NAMES = {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
+                  "exact": "the exact block", "symmetric": "the symmetric block",
+                  "energy_transformer": r"$(A + A^\top) X$", "sinkformer": "Sinkhorn attention $P X$"}
 NAMES = {
-    "variant": {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
-                "exact": "the exact block", "symmetric": "the symmetric block",
-                "energy_transformer": r"$(A + A^\top) X$", "sinkformer": "Sinkhorn attention $P X$"},
+    "variant": _VARIANT_NAMES,
     "reading": {"ple": "PLE ELBO, stop-gradient (Ravuri and Lawrence)", "phi": r"$\Phi$ (derived here)",
                 "hopfield": "modern Hopfield network (Ramsauer et al.)",
                 "energy_transformer": "Energy Transformer (Hoover et al.)",
@@ -71,7 +72,7 @@ NAMES = {
     "graph_short": {g: graph_label(g, short=True) for g in GRAPHS},
     "sense": {1: "raised", -1: "lowered"},
     "move": {"towards": "↑", "away": "↓", "still": "·"},
-    "closer": {"diffusion": "$A - I$", "attention": "plain attention", "tie": "tie"},
+    "closer": {"diffusion": _VARIANT_NAMES["diffusion"], "attention": _VARIANT_NAMES["attention"], "tie": "tie"},
     "none": "none",  # a table cell's list of no block
 }
 
