@@ -37,9 +37,9 @@ named like its source ``book/src/<page>.py``: ``laplacian_eigenmaps``, ``unrolle
 
 :mod:`probdr_lite.presentation`: everything that draws or words things: figures, slider panels, tables and live
 figures per topic (``presentation.figures``, ``presentation.live``), the label and colour of every variant and
-number (``presentation.style``), the number formatters and ``fill``, which fills a chapter's sentence with computed
-facts (``presentation.prose``), and the shared plotting helpers and widgets (``presentation.plotting``,
-``presentation.widgets``).
+number (``presentation.style``), the number formatters, the glue that pastes a number into a chapter's Markdown and
+the claim that checks a sentence (``presentation.prose``), and the shared plotting helpers and widgets
+(``presentation.plotting``, ``presentation.widgets``).
 
 The repository's tooling is not in the package: ``tools/notebooks.py`` writes the chapters' notebooks (the
 book's and the reader notebooks for Jupyter and Colab) from their Jupytext sources and checks the committed ones.
@@ -77,16 +77,17 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                          "intervention_table"),
     "probdr_lite.experiments.stats": ("config_differences", "last_epoch_change", "mechanism_agreement",
                                       "NANOGPT_CPU_VAL_LOSS", "recipe_key", "recipe_table"),
-    "probdr_lite.chapters.energies": ("attention_spectrum", "CEILING", "differential_gap", "effective_rank_path",
-                                      "energy_table", "gradient_field_asymmetry", "graph_modes", "graph_targets",
-                                      "GRAPHS", "le_alignment", "le_targets", "mode_retention", "MOVE_TOL",
-                                      "participation_ratio", "phi", "proposition_gaps", "QS", "random_baseline", "READINGS",
-                                      "robustness", "robustness_facts", "SENSE", "spectrum_facts", "update_alignment",
-                                      "UPDATES"),
+    "probdr_lite.chapters.energies": ("attention_spectrum", "CEILING", "compare_ends", "differential_gap",
+                                      "effective_rank_path", "energy_table", "gradient_field_asymmetry", "graph_modes",
+                                      "graph_targets", "GRAPHS", "le_alignment", "le_targets", "mode_retention",
+                                      "MOVE_TOL", "participation_ratio", "phi", "proposition_gaps", "QS",
+                                      "random_baseline", "RANDOM_SD", "READINGS", "robustness", "robustness_facts",
+                                      "SENSE", "spectrum_facts", "step_family_facts", "update_alignment", "UPDATES"),
     "probdr_lite.chapters.environment": ("summary_facts",),
     "probdr_lite.chapters.laplacian_eigenmaps": ("agreement_facts", "unrolling_facts"),
-    "probdr_lite.chapters.mnist_at_init": ("knn_over_seeds", "layer_rows", "mnist_latents", "nmi_facts", "PAPER",
-                                           "pick", "run_blocks", "self_attention_share", "sweep", "variant_metrics"),
+    "probdr_lite.chapters.mnist_at_init": ("kappa_ends", "knn_over_seeds", "layer_rows", "mnist_latents", "nmi_facts",
+                                           "PAPER", "pick", "run_blocks", "self_attention_share", "SLIDERS", "sweep",
+                                           "variant_metrics"),
     "probdr_lite.chapters.objections": ("THRESHOLDS", "asymmetry_along_path", "asymmetry_by_kappa", "asymmetry_facts",
                                         "clustering_facts", "metrics_by_variant", "mnist_paths",
                                         "regulariser_approximation", "regulariser_facts", "regulariser_sweep",
@@ -112,8 +113,7 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
     "probdr_lite.presentation.figures.readings": ("alignment_table", "energy_path_figure", "energy_readings_table",
                                                   "exact_for", "gradient_field_table", "harness_table", "NAMES",
                                                   "retention_facts", "robustness_table", "spectrum_figure",
-                                                  "step_family_facts", "step_family_figure", "thesis_figure",
-                                                  "thesis_table", "WORDS"),
+                                                  "step_family_figure", "thesis_figure", "thesis_table"),
     "probdr_lite.presentation.figures.recipes": ("compute_facts", "family_figure", "family_results_table",
                                                  "grids_table", "interaction_table", "interval_text",
                                                  "intervention_family_table", "nanogpt_facts", "plateau_facts",

@@ -454,8 +454,8 @@ def rms_spread(points) -> np.ndarray:
 
 def change_direction(before, after, rel_tol: float = 0.01) -> str:
     """``"up"``, ``"down"`` or ``"flat"``: the change from ``before`` to ``after`` counts only beyond ``rel_tol`` of
-    ``|before|`` (with ``before == 0``, beyond ``rel_tol`` itself). The words for the three are presentation's
-    (:data:`probdr_lite.presentation.prose.TREND_WORDS`)."""
+    ``|before|`` (with ``before == 0``, beyond ``rel_tol`` itself). A chapter claims the direction its sentence
+    states (:func:`probdr_lite.presentation.prose.claim`); no code turns it into a word."""
     a, b = float(before), float(after)
     rel_tol = check_scalar(rel_tol, "rel_tol", low=0.0)
     scale = abs(a) if a != 0 else 1.0

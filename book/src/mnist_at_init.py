@@ -55,6 +55,8 @@ from probdr_lite.presentation.figures.mnist import (
 )
 from probdr_lite.chapters.mnist_at_init import (
     PAPER,
+    SLIDERS,
+    kappa_ends,
     knn_over_seeds,
     layer_rows,
     mnist_latents,
@@ -137,6 +139,11 @@ describe(fig, f"The first two latent coordinates of {len(labels):,} MNIST test i
 plt.show()
 
 # %% tags=["remove-cell"]
+_bw2 = [between_within_ratio(X[:, :2], labels) for X in (Xs[0], Xs[-1])]  # on the two coordinates drawn
+_knn2 = knn_accuracy(Xs[-1][:, :2], labels, n_neighbors=METRICS.n_neighbors, cv=METRICS.cv)
+claim(bool(_bw2[1] > 2 * _bw2[0] and _knn2 > 0.5),
+      "the picture matches the paper's description: a single cloud before, separated clumps coloured mostly by one "
+      "class after")
 glue("knn_k", str(METRICS.n_neighbors))
 glue("knn_cv", str(METRICS.cv))
 glue("sil_max", f"{METRICS.max_samples:,}")
@@ -242,9 +249,10 @@ claim(bool(0 < int(np.argmax(sil_full)) < L and max(sil_full) < 0.25),
 #   full space.
 #
 # Then the five variants of [the transformer-block chapter](transformer_block.ipynb) from one
-# common starting point. The `exact` and `symmetric` directions cost two to three times as much per
-# block as the others, so the variants run on a stratified subset of 2,000 images (200 per class),
-# with the same $W_E$. The paper's block appears at both sizes:
+# common starting point. The `exact` direction needs $A^\top X$ as well as $A X$, and the `symmetric`
+# one a first pass over the logits for the degrees before its product, so each of their blocks
+# costs more than the others'; the variants therefore run on a stratified subset of 2,000 images
+# (200 per class), with the same $W_E$. The paper's block appears at both sizes:
 
 # %%
 X0_sub, labels_sub = mnist_latents(n=2000)  # the same W_E; a class-balanced subset
@@ -257,7 +265,8 @@ metrics_table(rows, layers=(0, PAPER.n_layers),
 # %%
 fig = metric_lines_figure(rows)
 describe(fig, f"{len(METRIC_LABELS)} panels, one per clustering number ({', '.join(METRIC_LABELS.values())}), each "
-              f"against the layer with one line per variant.")
+              f"against the layer with one line per variant, the NMI with error bars of one standard deviation over "
+              f"the k-means seeds.")
 plt.show()
 
 # %% tags=["remove-cell"]
@@ -348,7 +357,7 @@ family_rows = {s: layer_rows([run_blocks(X0_sub, PAPER.n_layers, PAPER.kappa, s 
 fig = step_family_figure(family_rows, steps)
 describe(fig, f"{len(METRIC_LABELS)} panels, one per clustering number: its value after the last block of plain "
               f"attention as the block's step grows, with plain attention, A - I and the paper's block marked at "
-              f"their own steps.")
+              f"their own steps, the NMI with error bars of one standard deviation over the k-means seeds.")
 plt.show()
 
 # %% tags=["remove-cell"]
@@ -399,6 +408,9 @@ glue("knn_2d_8", num(knn_2d[L], 2))
 glue("knn_pct0", pct(knn_full[0]))
 claim(bool(knn_2d[L] > knn_2d[0] + 0.05), "after eight blocks the picture looks far better")
 claim(bool(knn_full[L] < knn_full[0] - 0.01), "in the full space the k-NN accuracy fell")
+glue("kappa_low", f"{SLIDERS['kappa']['low']:g}")  # the ends of kappa's range in both interactive figures
+glue("kappa_high", f"{SLIDERS['kappa']['high']:g}")
+glue("kappa_default", f"{PAPER.kappa:g}")
 
 # %% [markdown]
 # Before any block, the picture's two coordinates give a k-NN accuracy of {glue:text}`knn_2d_0`,
@@ -416,13 +428,23 @@ claim(bool(knn_full[L] < knn_full[0] - 0.01), "in the full space the k-NN accura
 # latent coordinates after `depth` blocks. Right: the between/within-class ratio (all 128
 # dimensions) at every layer for the current $\kappa$, $\eta$ and $\beta$, with the current depth
 # circled and layer 0 dotted. Moving depth only redraws; moving the others reruns the eight
-# blocks. Move $\kappa$ from a kernel wider than the data ($\kappa = 0.3$) through the default 30 to
-# one narrower than the distance to the nearest neighbour ($\kappa = 3000$). At the small end the
-# points gather in one spot (the axes follow them) while the ratio on the right hardly changes: the
-# picture shrinks, but who is near whom stays the same. At the large end nothing moves at all.
+# blocks. Move $\kappa$ from a kernel wider than the data ($\kappa$ = {glue:text}`kappa_low`) through
+# the default {glue:text}`kappa_default` to one narrower than the distance to the nearest neighbour
+# ($\kappa$ = {glue:text}`kappa_high`). At the small end the points gather in one spot (the axes
+# follow them) while the ratio on the right hardly changes: the picture shrinks, but who is near
+# whom stays the same. At the large end nothing moves at all.
 
 # %%
 X0_1k, labels_1k = mnist_latents(n=1000)
+
+# %% tags=["remove-cell"]
+ends = kappa_ends(X0_1k, labels_1k)  # eight blocks at the two ends of kappa's range, the other settings PAPER's
+small, large = ends[SLIDERS["kappa"]["low"]], ends[SLIDERS["kappa"]["high"]]
+claim(bool(small["spread"] < 0.05 and abs(small["ratio"] - 1) < 0.05),
+      "at the small end of kappa's range the points gather in one spot while the between/within ratio hardly "
+      "changes")
+claim(bool(large["moved"] < 0.01 and abs(large["ratio"] - 1) < 0.01),
+      "at the large end of kappa's range nothing moves at all")
 
 # %% tags=["remove-output"]
 panel = mnist_panel(X0_1k, labels_1k)
@@ -442,18 +464,11 @@ panel.show()
 mnist_live(X0_sub, labels_sub, text={
     "caption": "Precomputed by `probdr_lite`'s `run_blocks`, the function of the tables above, for the {n:,} test "
                "images of the variants' comparison ({per_class} per class), the '{variant}' block, over {n_kappas} "
-               "× {n_etas} × {n_betas} settings of $\\kappa$, $\\eta$ and $\\beta$ and every depth; the ratio is "
-               "measured in all the latent dimensions, as in the tables. Each setting's points are one file of the "
-               "site, fetched when you first pick that setting. At $\\eta = {eta:g}$ and $\\beta = {beta:g}$, after "
-               "{n_layers} blocks: {kappa_cases}.",
-    "kappa_spot": "for {which} the points gather into a single spot on the fixed axes, while the between/within "
-                  "ratio goes from {ratio_start:num2} to {ratios:listing}",
-    "kappa_still": "for {which} no image moves by more than {still:pct} of the starting spread, and the ratio stays "
-                   "at {ratios:listing}",
-    "kappa_move": "for {which} the points move (an image ends on average {moved:listing} from where it started) "
-                  "and the ratio ends at {ratios:listing}",
-    "spot_note": "All {n:,} points have gathered within {spread:.2g} of their mean, less than {spot:.0%} of this "
-                 "frame: a single spot. Axes that follow the points show what is inside it",
+               "× {n_etas} × {n_betas} settings of $\\kappa$ (from {kappa_low:g} to {kappa_high:g}), $\\eta$ and "
+               "$\\beta$ and every depth; it opens at $\\eta = {eta:g}$, $\\beta = {beta:g}$ and {n_layers} "
+               "blocks. The ratio is measured in all the latent dimensions, as in the tables; beside it the figure "
+               "prints how far an image has moved and how far the two coordinates drawn spread around their mean. "
+               "Each setting's points are one file of the site, fetched when you first pick that setting.",
     "alt_points": "First two latent coordinates of {n:,} MNIST images after {depth} blocks, coloured by digit, axes "
                   "{axes}; between/within ratio {=ratio}",
     "alt_ratio": "Between/within-class ratio at every layer; at depth {depth} it is {=ratio}",
@@ -463,8 +478,8 @@ mnist_live(X0_sub, labels_sub, text={
 # ## Sweeps of $\kappa$ and $\eta$
 #
 # The same 1,000 images, eight blocks, every combination of $\kappa$ and $\eta$ below; each cell
-# is the value after eight blocks (the NMI as its mean over the k-means seeds), coloured by its
-# change from layer 0 (red: lower, blue: higher).
+# is the value after eight blocks (the NMI as its mean ± its standard deviation over the k-means
+# seeds), coloured by its change from layer 0 (red: lower, blue: higher; for the NMI, of the mean).
 
 # %%
 kappas = (1.0, 3.0, 10.0, 20.0, 30.0, 50.0, 100.0, 1000.0)
@@ -473,7 +488,8 @@ swept = ("knn_accuracy", "kmeans_nmi", "between_within")
 grid = sweep(X0_1k, labels_1k, kappas, etas, metrics=swept)
 fig = sweep_figure(grid, kappas, etas)
 describe(fig, f"Heat maps of {', '.join(METRIC_LABELS[m] for m in swept)} after {PAPER.n_layers} blocks over κ and "
-              f"η, each cell labelled with its value and coloured by its change from layer 0.")
+              f"η, each cell labelled with its value (the NMI with its standard deviation over the k-means seeds) and "
+              f"coloured by its change from layer 0.")
 plt.show()
 
 # %% tags=["remove-cell"]
@@ -527,11 +543,10 @@ claim(bool(knn_top < grid["knn_accuracy@0"] - 0.1), "the top row collapses at sm
 # blocks, and on what "cluster" means:
 #
 # - k-means finds the classes better after a few blocks than in the raw embedding, best after
-#   {glue:text}`mnist_nmi_best_layer` (NMI {glue:text}`mnist_nmi_best` against
-#   {glue:text}`mnist_nmi_first`), but after all eight it does no better and no worse than before
-#   ({glue:text}`mnist_nmi_last`): the ranges over the k-means seeds overlap;
-# - the nearest neighbours share a class less often after every block (k-NN accuracy
-#   {glue:text}`mnist_knn_first` before, {glue:text}`mnist_knn_last` after eight blocks);
+#   {glue:text}`mnist_nmi_best_layer`, but after all eight it does no better and no worse than
+#   before: the ranges over the k-means seeds overlap
+#   ([the numbers](mnist_at_init.ipynb#four-numbers-per-layer));
+# - the nearest neighbours share a class less often after every block;
 # - plain attention makes clumps too, and at these weights the paper's $A - I$ is plain attention
 #   with a longer step. The clustering comes from repeated smoothing over a similarity graph, which
 #   every variant shares.

@@ -72,7 +72,14 @@ are candidates:
 - :func:`random_baseline`     the same number for random q-dimensional subspaces (about sqrt(q / n));
 - :func:`participation_ratio` how many points an eigenvector lives on (1: a single point);
 - :func:`effective_rank`      exp of the entropy of the normalised singular values (Roy & Vetterli, 2007): 1 for
-  a rank-one X (every row the same: the rank collapse of deep attention), d_q for a flat spectrum.
+  a rank-one X (every row the same: the rank collapse of deep attention), d_q for a flat spectrum;
+- :func:`robustness_facts`    the test over every graph of :data:`GRAPHS` and several kappas, read by its rules;
+- :func:`step_family_facts`   plain attention's step against A - I's, read by the same rules.
+
+The rules, defined once here and used by every comparison of the test: the random level of a construction is the
+random subspaces' mean plus :data:`RANDOM_SD` standard deviations, and the test has room there when the latents
+start above it and below :data:`CEILING`; two cosines differ (a move "towards" or "away", one block "closer" than
+another) only by more than :data:`MOVE_TOL` of the layer-0 cosine (:func:`compare_ends`).
 """
 
 from __future__ import annotations
@@ -97,8 +104,8 @@ __all__ = ["READINGS", "SENSE", "FROZEN", "FILTER_READINGS", "UPDATES", "FILTER_
            "update_alignment", "gradient_field_asymmetry", "energy_path", "energy_table", "attention_spectrum",
            "frequency_response", "differential_gap", "QS", "principal_subspace", "attention_graph", "le_targets",
            "GRAPHS", "graph_label", "MOVE_TOL", "graph_targets", "le_alignment", "random_baseline", "participation_ratio", "effective_rank",
-           "effective_rank_path", "CEILING", "robustness", "robustness_facts",
-           "spectrum_facts", "ceiling_facts"]
+           "effective_rank_path", "CEILING", "RANDOM_SD", "compare_ends", "robustness", "robustness_facts",
+           "step_family_facts", "spectrum_facts", "ceiling_facts"]
 
 #: The readings with an energy, in the order of the chapter's table.
 READINGS = ("ple", "phi", "hopfield", "energy_transformer", "sphere", "crate", "sinkformer", "grand")
@@ -1061,6 +1068,19 @@ def effective_rank_path(paths: dict) -> dict:
 #: A start at or above this mean cosine leaves the test no headroom: it cannot show a block moving towards the target.
 CEILING = 0.95
 
+#: The random level of the test: the mean over random subspaces plus this many of their standard deviations. A
+#: start at or below it leaves the test no room to show a move either.
+RANDOM_SD = 3.0
+
+
+def compare_ends(a, b, start, rel_tol=MOVE_TOL) -> str:
+    """Which of two cosines is higher by the test's one tolerance: ``"first"`` when ``a`` is above ``b`` by more
+    than ``rel_tol`` of ``|start|`` (the layer-0 cosine), ``"second"`` when ``b`` is, else ``"tie"``. A block's move
+    is the same comparison of its last layer (``a``) with its start (``b = start``)."""
+    margin = check_scalar(rel_tol, "rel_tol", low=0.0) * abs(float(start))
+    d = float(a) - float(b)
+    return "first" if d > margin else "second" if d < -margin else "tie"
+
 
 def robustness(images, paths_by_kappa: dict, beta=1.0, qs=(2, 10), n_draws=20) -> dict:
     """The thesis test for every graph of :data:`GRAPHS` at every kappa: {kappa: {"le": ..., "baseline": ...}}.
@@ -1080,15 +1100,15 @@ def robustness(images, paths_by_kappa: dict, beta=1.0, qs=(2, 10), n_draws=20) -
     return out
 
 
-def robustness_facts(robust: dict, n_sd=3.0, rel_tol=MOVE_TOL, ceiling=CEILING) -> list:
+def robustness_facts(robust: dict, n_sd=RANDOM_SD, rel_tol=MOVE_TOL, ceiling=CEILING) -> list:
     """One dict per (kappa, graph, q) of :func:`robustness`: where the latents start, the random level, how each
     block moves, where it peaks, and which of plain attention and A - I ends closer.
 
-    One tolerance serves every comparison: two cosines differ only when they are more than ``rel_tol`` of the start
-    apart. A block "moves towards" the LE embedding when its last layer is above its start by more than that and the
-    run leaves the random level (more than ``n_sd`` standard deviations of the random subspaces above their mean),
-    "away" likewise below, else "still". ``closer`` is "diffusion" or "attention" when that block's last layer is
-    above the other's by more than the same margin, else "tie". ``peaks`` {variant: layer of its highest cosine} and
+    One tolerance serves every comparison (:func:`compare_ends`): two cosines differ only when they are more than
+    ``rel_tol`` of the start apart. A block "moves towards" the LE embedding when its last layer is above its start
+    by more than that and the run leaves the random level (more than ``n_sd`` standard deviations of the random
+    subspaces above their mean), "away" likewise below, else "still". ``closer`` is "diffusion" or "attention" when
+    that block's last layer is above the other's by more than the same margin, else "tie". ``peaks`` {variant: layer of its highest cosine} and
     ``peak_values`` beside ``ends`` (the last layer). ``start_above_random`` and ``at_ceiling`` (start >=
     ``ceiling``) say whether the test has room to show a move.
     """
@@ -1104,15 +1124,13 @@ def robustness_facts(robust: dict, n_sd=3.0, rel_tol=MOVE_TOL, ceiling=CEILING) 
                 ends = {v: float(le[v][g][q][-1]) for v in variants}
                 margin = rel_tol * abs(start)
                 informative = max([start] + list(ends.values())) > level
-                moves = {}
-                for v, end in ends.items():
-                    change = end - start
-                    moves[v] = ("still" if not informative or abs(change) <= margin
-                                else "towards" if change > 0 else "away")
+                moves = {v: "still" if not informative else
+                         {"first": "towards", "second": "away", "tie": "still"}[compare_ends(end, start, start, rel_tol)]
+                         for v, end in ends.items()}
                 closer = "tie"
                 if {"attention", "diffusion"} <= set(ends):
-                    d = ends["diffusion"] - ends["attention"]
-                    closer = "diffusion" if d > margin else "attention" if d < -margin else "tie"
+                    closer = {"first": "diffusion", "second": "attention", "tie": "tie"}[
+                        compare_ends(ends["diffusion"], ends["attention"], start, rel_tol)]
                 rows.append({"kappa": float(kappa), "graph": g, "q": int(q), "start": start, "ends": ends,
                              "moves": moves, "closer": closer, "margin": margin,
                              "peaks": {v: int(np.argmax(le[v][g][q])) for v in variants},
@@ -1120,6 +1138,33 @@ def robustness_facts(robust: dict, n_sd=3.0, rel_tol=MOVE_TOL, ceiling=CEILING) 
                              "random": b["mean"], "random_sd": b["sd"],
                              "start_above_random": start > level, "at_ceiling": start >= ceiling})
     return rows
+
+
+def step_family_facts(family_le: dict, steps: dict, baseline: dict, qs=QS, n_sd=RANDOM_SD, rel_tol=MOVE_TOL,
+                      ceiling=CEILING) -> dict:
+    """Plain attention at A - I's step against plain attention at its own, read by the rules of
+    :func:`robustness_facts`.
+
+    ``family_le`` is :func:`le_alignment` of plain-attention paths from one X_0, keyed by the step s; ``steps`` maps
+    "attention" and "diffusion" (and any other block of the family) to its s, each one of the keys; ``baseline`` is
+    :func:`random_baseline` of the graphs compared. For each graph g of ``baseline`` and each q, ``"<g>_q<q>"``
+    holds ``start`` (the layer-0 cosine), ``change`` (the last layer's cosine at A - I's step minus at plain
+    attention's), ``closer`` ("diffusion", "attention" or "tie", by :func:`compare_ends`), ``margin`` (the
+    tolerance, ``rel_tol`` of the start) and ``room`` (the start is above the random level and below ``ceiling``).
+    """
+    a, d = family_le[steps["attention"]], family_le[steps["diffusion"]]
+    facts = {}
+    for g, by_q in baseline.items():
+        for q in qs:
+            b = by_q[q]
+            start = float(a[g][q][0])
+            end_a, end_d = float(a[g][q][-1]), float(d[g][q][-1])
+            facts[f"{g}_q{q}"] = {
+                "start": start, "change": end_d - end_a, "margin": rel_tol * abs(start),
+                "closer": {"first": "diffusion", "second": "attention", "tie": "tie"}[
+                    compare_ends(end_d, end_a, start, rel_tol)],
+                "room": bool(b["mean"] + n_sd * b["sd"] < start < ceiling)}
+    return facts
 
 
 def spectrum_facts(lam, eta=0.4, d_q=128, beta=1.0, n_steps=8) -> dict:

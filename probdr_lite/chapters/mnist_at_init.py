@@ -8,22 +8,25 @@ M = 0, all 10,000 test images, W_E ~ N(0, 1/784) with seed 0, one block shared b
 
 - :func:`mnist_latents`      X_0 for the test images (all, or a class-balanced subset);
 - :func:`run_blocks`         the path X_0, ..., X_8 of one shared block;
+- :func:`nmi_summary`        the NMI of k-means over the k-means seeds (:func:`probdr_lite.metrics.kmeans_nmi_over_seeds`):
+  its mean, spread and range, the one way the chapter reports an NMI (tables, figures, the sweep);
 - :func:`layer_rows`         the four clustering numbers of :func:`probdr_lite.metrics.layer_metrics` (settings
-  :data:`probdr_lite.metrics.METRICS`) per layer, the NMI of k-means as its mean, spread and range over the k-means
-  seeds (:func:`probdr_lite.metrics.kmeans_nmi_over_seeds`);
+  :data:`probdr_lite.metrics.METRICS`) per layer, the NMI of k-means by :func:`nmi_summary`;
 - :func:`variant_metrics`    those rows per variant and layer; :func:`pick` reads them back;
 - :func:`nmi_facts`          the NMI per layer read by the chapter's rule (better or worse than layer 0 only where
   the ranges over the k-means seeds do not overlap);
 - :func:`knn_over_seeds`     k-NN accuracy with several seeds of its folds;
 - :func:`self_attention_share`  the weight an image gives itself in A, on average;
-- :func:`sweep`              the numbers after 8 blocks over a grid of kappa and eta.
+- :func:`sweep`              the numbers after 8 blocks over a grid of kappa and eta;
+- :func:`kappa_ends`         what the blocks do at the two ends of kappa's range (:data:`SLIDERS`).
+
+:data:`SLIDERS` holds the ranges of kappa, eta and beta of the chapter's two interactive figures, defined once.
 
 Tables, figures and the live panel are in :mod:`probdr_lite.presentation.figures.mnist`. Every function that runs
 blocks on a few thousand points or fewer does so on one thread (see :mod:`probdr_lite._threads`).
 
 The chapter's sentences are Markdown in ``book/src/mnist_at_init.py``; the functions here return the numbers and
-booleans its hidden cells glue and claim. :func:`live_facts` feeds the caption of the chapter's kernel-free live
-figure (:func:`probdr_lite.presentation.live.builders.mnist_live`).
+booleans its hidden cells glue and claim.
 """
 
 from __future__ import annotations
@@ -40,14 +43,9 @@ from probdr_lite.metrics import (METRIC_NAMES, METRICS, kmeans_nmi, kmeans_nmi_o
 from probdr_lite.unrolled import CHAPTER_VARIANTS, check_block_variants, embed, unroll
 from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
-__all__ = ["WORDS", "NMI_KEYS", "layer_rows", "nmi_facts", "knn_over_seeds", "self_attention_share", "live_facts", "PAPER", "MnistSettings", "SMALL_N",
-           "mnist_latents", "run_blocks", "variant_metrics", "pick", "sweep"]
-
-#: The threshold of the live figure's caption (:func:`live_facts`).
-WORDS = {
-    # in the live figure, an image "does not move" if its mean distance moved is below this fraction of the spread
-    "still": 0.01,
-}
+__all__ = ["NMI_KEYS", "SLIDERS", "nmi_summary", "layer_rows", "nmi_facts", "knn_over_seeds",
+           "self_attention_share", "kappa_ends", "PAPER", "MnistSettings", "SMALL_N", "mnist_latents", "run_blocks",
+           "variant_metrics", "pick", "sweep"]
 
 #: The extra keys :func:`layer_rows` adds to a row: the NMI of k-means summarised over the k-means seeds.
 NMI_KEYS = ("kmeans_nmi_sd", "kmeans_nmi_min", "kmeans_nmi_max")
@@ -65,19 +63,26 @@ def _pick(rows, metric, variant, layer=None):
     return hits[0]
 
 
+def nmi_summary(X, labels, settings=METRICS) -> dict:
+    """The NMI of k-means over the k-means seeds 0, ..., ``settings.nmi_seeds`` - 1
+    (:func:`~probdr_lite.metrics.kmeans_nmi_over_seeds`): ``kmeans_nmi`` (the mean), ``kmeans_nmi_sd`` (the standard
+    deviation, ``ddof=1``), ``kmeans_nmi_min`` and ``kmeans_nmi_max``. Every NMI the chapter prints comes from here,
+    with its spread (the tables, the figures' error bars, the sweep's heat map)."""
+    v = kmeans_nmi_over_seeds(np.asarray(X), labels, settings)
+    return {"kmeans_nmi": float(v.mean()), "kmeans_nmi_sd": float(v.std(ddof=1)), "kmeans_nmi_min": float(v.min()),
+            "kmeans_nmi_max": float(v.max())}
+
+
 def layer_rows(path, labels, variant=None, settings=METRICS) -> list:
     """:func:`~probdr_lite.metrics.layer_metrics` of every layer, with the NMI of k-means over the k-means seeds.
 
-    ``kmeans_nmi`` is the mean of :func:`~probdr_lite.metrics.kmeans_nmi_over_seeds` (seeds 0, ...,
-    ``settings.nmi_seeds`` - 1), and each row also holds its standard deviation (``ddof=1``), its smallest and its
-    largest value (:data:`NMI_KEYS`). The other numbers are those of ``layer_metrics`` with seed 0.
+    ``kmeans_nmi`` and the keys of :data:`NMI_KEYS` are :func:`nmi_summary`'s (the mean, standard deviation, smallest
+    and largest value over the seeds). The other numbers are those of ``layer_metrics`` with seed 0.
     """
     rows = layer_metrics(path, labels, settings, variant=variant,
                          metrics=tuple(m for m in METRIC_NAMES if m != "kmeans_nmi"))
     for r, X in zip(rows, path):
-        v = kmeans_nmi_over_seeds(np.asarray(X), labels, settings)
-        r.update({"kmeans_nmi": float(v.mean()), "kmeans_nmi_sd": float(v.std(ddof=1)),
-                  "kmeans_nmi_min": float(v.min()), "kmeans_nmi_max": float(v.max())})
+        r.update(nmi_summary(X, labels, settings))
     return [{k: r[k] for k in ("variant", "n", "layer", *METRIC_NAMES, *NMI_KEYS)} for r in rows]
 
 
@@ -128,36 +133,30 @@ def self_attention_share(X, kappa=None, beta=None, block: int = 1000) -> float:
     return total / n
 
 
-def live_facts(grid, kappas, at, n_layers, *, eta, beta, spot_width) -> dict:
-    """What the live figure shows along its kappa axis at the other controls' defaults (``at`` = the indices of the
-    default kappa, eta, beta), after ``n_layers`` blocks, from :func:`probdr_lite.presentation.live.builders.mnist_grid`.
+def kappa_ends(X0, labels, kappas=None, n_layers=None, eta=None, beta=None) -> dict:
+    """What ``n_layers`` blocks do at each of ``kappas`` (default: the two ends of ``SLIDERS["kappa"]``), the other
+    settings :data:`PAPER`'s: the facts behind the chapter's sentences about the ends of kappa's range.
 
-    Each kappa is one of three cases: the first two coordinates shrink to a *spot* (their root mean squared distance
-    to their mean is below ``spot_width``, the figure's own test), the images *stay* where they are (mean distance
-    moved below ``WORDS["still"]`` of the starting spread), or they *move*. ``groups`` holds runs of neighbouring
-    kappas in the same case, each with its ``case``, ``kappas``, the between/within ratio before any block
-    (``ratio_start``, of the run's first kappa) and after the last (``ratios``), and the mean distance ``moved``.
+    For each kappa: ``spread`` (the first two latent coordinates' root mean squared distance to their mean,
+    :func:`~probdr_lite.metrics.rms_spread`, after the last block over before the first: below 1 the picture
+    shrinks), ``ratio`` (the between/within-class ratio after the last block over before the first, in all the
+    latent dimensions) and ``moved`` (the mean distance an image moved, over the latents' spread before the first
+    block, all dimensions).
     """
-    _, b, c = at
-    xy = np.asarray(grid["xy"])[:, b, c, n_layers]
-    rms2 = rms_spread(xy)
-    moved = np.asarray(grid["moved"])[:, b, c, n_layers]
-    spread0 = float(np.asarray(grid["spread"])[0, b, c, 0])
-    ratio = np.asarray(grid["ratio"])[:, b, c, :]
-    cases = ["spot" if r < spot_width else ("still" if m < WORDS["still"] * spread0 else "move")
-             for r, m in zip(rms2, moved)]
-    groups = []
-    for k, case in enumerate(cases):
-        if groups and groups[-1][0] == case:
-            groups[-1][1].append(k)
-        else:
-            groups.append((case, [k]))
-    return {
-        "eta": eta, "beta": beta, "n_layers": int(n_layers), "still": WORDS["still"],
-        "groups": [{"case": case, "kappas": [float(kappas[k]) for k in ks], "ratio_start": float(ratio[ks[0], 0]),
-                    "ratios": [float(ratio[k, -1]) for k in ks], "moved": [float(moved[k]) for k in ks]}
-                   for case, ks in groups],
-    }
+    kappas = (SLIDERS["kappa"]["low"], SLIDERS["kappa"]["high"]) if kappas is None else tuple(kappas)
+    n_layers = PAPER.n_layers if n_layers is None else n_layers
+    eta = PAPER.eta if eta is None else eta
+    beta = PAPER.beta if beta is None else beta
+    out = {}
+    for kappa in kappas:
+        path = run_blocks(X0, n_layers, kappa, eta, beta, PAPER.variant)
+        first, last = (np.asarray(X, dtype=np.float64) for X in (path[0], path[-1]))
+        out[float(kappa)] = {
+            "spread": float(rms_spread(last[:, :2]) / rms_spread(first[:, :2])),
+            "ratio": float(metric_value("between_within", last, labels) / metric_value("between_within", first, labels)),
+            "moved": float(np.linalg.norm(last - first, axis=1).mean() / rms_spread(first)),
+        }
+    return out
 
 
 #: Up to this many points the blocks run on one thread (see ``_threads``); above it torch keeps its own setting.
@@ -180,6 +179,24 @@ class MnistSettings:
 
 #: The defaults of the MNIST chapter.
 PAPER = MnistSettings()
+
+#: The ranges of kappa, eta and beta in the chapter's two interactive figures, defined once. The kernel panel's
+#: sliders (:func:`probdr_lite.presentation.figures.mnist.mnist_panel`) run from ``low`` to ``high`` (``log`` or in
+#: steps of ``step``); the kernel-free live figure (:func:`probdr_lite.presentation.live.builders.mnist_live`)
+#: precomputes the ``grid`` of each, which lies in that range. kappa's range and grid go from a kernel wider than the
+#: data (0.3) to one narrower than the distance to the nearest neighbour (3000), the same in both figures; eta's grid
+#: reaches the paper's 0.4 (below 1/2) and beta's from none to ten times the paper's choice, on fewer points than the
+#: sliders, since every point of the grid is eight blocks run at build time. :data:`PAPER`'s value of each is a point
+#: of its grid (the figures' default).
+SLIDERS = {
+    "kappa": {"low": 0.3, "high": 3000.0, "log": True, "step": None,
+              "grid": (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 3000.0)},
+    "eta": {"low": 0.02, "high": 0.98, "log": False, "step": 0.02, "grid": (0.1, 0.2, 0.4)},
+    "beta": {"low": 0.0, "high": 10.0, "log": False, "step": 0.25, "grid": (0.0, 1.0, 10.0)},
+}
+for _name, _s in SLIDERS.items():
+    if not (_s["low"] <= min(_s["grid"]) and max(_s["grid"]) <= _s["high"] and getattr(PAPER, _name) in _s["grid"]):
+        raise ValueError(f"SLIDERS[{_name!r}]: the grid must lie in [low, high] and hold PAPER's value")
 
 
 def mnist_latents(n=None, d_q: int = PAPER.d_q, seed: int = PAPER.seed):
@@ -255,20 +272,22 @@ def pick(rows, metric, *, variant, layer=None, n=None):
     return by_layer[layer]
 
 
-def _sweep_value(m, X, labels, seed):
-    """One number of the sweep: the NMI of k-means as its mean over the k-means seeds (as in :func:`layer_rows`)."""
+def _sweep_values(m, X, labels, seed) -> dict:
+    """One cell of the sweep: ``{m: value}``, and for the NMI of k-means :func:`nmi_summary` (its mean over the
+    k-means seeds with its spread, as in :func:`layer_rows`)."""
     if m == "kmeans_nmi":
-        return float(kmeans_nmi_over_seeds(X, labels).mean())
-    return metric_value(m, X, labels, seed=seed)
+        return nmi_summary(X, labels)
+    return {m: metric_value(m, X, labels, seed=seed)}
 
 
 def sweep(X0, labels, kappas, etas, metrics=("knn_accuracy", "kmeans_nmi"), variant=PAPER.variant,
           beta=PAPER.beta, n_layers=PAPER.n_layers, seed: int = 0) -> dict:
     """Each metric after n_layers blocks for every (eta, kappa): {metric: array (len(etas), len(kappas))}; the NMI
-    of k-means is its mean over the k-means seeds of :data:`~probdr_lite.metrics.METRICS`.
+    of k-means is :func:`nmi_summary`'s mean over the k-means seeds of :data:`~probdr_lite.metrics.METRICS`, with
+    its standard deviation under ``"kmeans_nmi_sd"`` (and its range under ``"kmeans_nmi_min"``, ``"kmeans_nmi_max"``).
 
-    Also returns the layer-0 value of each metric under the key f"{metric}@0" (a float), the reference the heat map
-    is read against.
+    Also returns the layer-0 value of each under the key f"{key}@0" (a float), the reference the heat map is read
+    against.
 
     The blocks run in float64. With eta near 1/2 each block keeps only a fraction 1 - 2 eta of every point's own
     position, (1 - 2 eta)^8 = 1e-8 after 8 blocks at eta = 0.45: near float32's resolution, so float64 keeps
@@ -280,15 +299,17 @@ def sweep(X0, labels, kappas, etas, metrics=("knn_accuracy", "kmeans_nmi"), vari
                     ((metrics,) if isinstance(metrics, str) else metrics))
     labels = check_class_labels(labels, X0.shape[0], "X0")
     seed = check_seed(seed)
-    out = {m: np.empty((len(etas), len(kappas))) for m in metrics}
+    keys = [k for m in metrics for k in ((m, *NMI_KEYS) if m == "kmeans_nmi" else (m,))]
+    out = {k: np.empty((len(etas), len(kappas))) for k in keys}
     X0 = torch.as_tensor(check_array(X0, "X0", ndim=2, min_rows=10), dtype=torch.float64)
     with single_threaded():
         X0np = X0.numpy()
         for m in metrics:
-            out[f"{m}@0"] = _sweep_value(m, X0np, labels, seed)
+            out.update({f"{k}@0": v for k, v in _sweep_values(m, X0np, labels, seed).items()})
         for i, eta in enumerate(etas):
             for j, kappa in enumerate(kappas):
                 X = unroll(X0, n_layers, kappa, eta, beta, variant)[-1].numpy()
                 for m in metrics:
-                    out[m][i, j] = _sweep_value(m, X, labels, seed)
+                    for k, v in _sweep_values(m, X, labels, seed).items():
+                        out[k][i, j] = v
     return out

@@ -5,8 +5,8 @@ It sits on top of the package: it may import the maths at the package root, :mod
 import matplotlib, ipywidgets or IPython.display.
 
 - :mod:`probdr_lite.presentation.style`     the label, colour and alt text of every variant and number
-- :mod:`probdr_lite.presentation.prose`     the book's number formatters, comparison words and ``fill``, which fills
-  a chapter's sentence with computed facts (``glue`` publishes one for another page to paste)
+- :mod:`probdr_lite.presentation.prose`     the book's number formatters; ``glue``, which publishes a number for an
+  author's Markdown to paste, and ``claim``, which checks a sentence beside it
 - :mod:`probdr_lite.presentation.plotting`  shared plotting helpers: class scatters, tables, scrub figures
 - :mod:`probdr_lite.presentation.widgets`   slider panels
 - :mod:`probdr_lite.presentation.live`      the kernel-free live figures of the static site (data computed in Python,

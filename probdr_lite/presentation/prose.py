@@ -1,27 +1,22 @@
-"""Numbers into words: the book's formatters, its one template mechanism and the glue that lets a page quote another.
+"""Numbers for the chapters' sentences: the book's formatters, the glue that pastes them into an author's Markdown,
+and the claim that checks a sentence.
 
-A sentence that states a computed fact is the chapter's: a template in a chapter cell, filled by :func:`fill` from
-the facts a ``*_facts`` function of the package returns. Its slots name the formatters here, and a word that
-depends on a number (:func:`trend`, :func:`closeness`) is a fact too, chosen by a tolerance passed in, so a test
-can feed numbers for which each word would be false and check that it is not used. One rule holds book-wide:
-:func:`num` prints a number so that rounding never shows a sign the value does not have in print (a value that
-rounds to zero is written ``0.000``, not ``-0.000``).
+A chapter's sentences are Markdown, written once by an author. A number in one is formatted here (:func:`num`,
+:func:`signed`, :func:`pct`, :func:`sci`, :func:`pvalue`), published by a hidden cell with :func:`glue` and pasted
+by myst-nb's ``{glue:text}`` role (in the reader notebooks by :func:`paste`); beside the paragraph, :func:`claim`
+asserts the facts that make its words true, so that when the data change the build stops and names the sentence to
+rewrite. Nothing here chooses a word. One rule holds book-wide: :func:`num` prints a number so that rounding never
+shows a sign the value does not have in print (a value that rounds to zero is written ``0.000``, not ``-0.000``).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import string
 
 from probdr_lite._validation import check_scalar
-from probdr_lite.metrics import change_direction
 
-__all__ = ["num", "signed", "pct", "sci", "pvalue", "TREND_WORDS", "trend", "closeness", "listing", "plural",
-           "count_phrase", "fill", "glue", "glued", "paste", "GLUE_ROLE", "ClaimError", "claim"]
-
-#: The words for the directions of :func:`probdr_lite.metrics.change_direction` (a template's ``{d:trend}``).
-TREND_WORDS = {"up": "rises", "down": "falls", "flat": "barely changes"}
+__all__ = ["num", "signed", "pct", "sci", "pvalue", "glue", "glued", "paste", "GLUE_ROLE", "ClaimError", "claim"]
 
 
 def _finite(x, name="x") -> float:
@@ -85,102 +80,12 @@ def pvalue(p, digits: int = 3) -> str:
     return f"{p:.{digits}g}"
 
 
-def trend(before, after, rel_tol: float = 0.01) -> str:
-    """``"rises"``, ``"falls"`` or ``"barely changes"``: the words of :data:`TREND_WORDS` for the direction that
-    :func:`probdr_lite.metrics.change_direction` decides (beyond ``rel_tol`` of ``|before|``; absolute when
-    ``before == 0``).
-    """
-    a, b = _finite(before, "before"), _finite(after, "after")
-    rel_tol = check_scalar(_finite(rel_tol, "rel_tol"), "rel_tol", low=0.0)
-    return TREND_WORDS[change_direction(a, b, rel_tol)]
-
-
-def closeness(a, b, rel_tol: float) -> str:
-    """``"nearly equal"`` when ``|a - b| <= rel_tol * max(|a|, |b|)``, else ``"different"``."""
-    a, b = _finite(a, "a"), _finite(b, "b")
-    rel_tol = check_scalar(_finite(rel_tol, "rel_tol"), "rel_tol", low=0.0)
-    return "nearly equal" if abs(a - b) <= rel_tol * max(abs(a), abs(b)) else "different"
-
-
-def listing(items) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    items = [str(i) for i in items]
-    if not items:
-        return ""
-    if len(items) == 1:
-        return items[0]
-    return ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def plural(n: int, word: str) -> str:
-    """``"1 seed"``, ``"3 seeds"``: a count with its noun (regular plurals only)."""
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def count_phrase(k, n, what: str) -> str:
-    """``"every one of the 9 steps"``, ``"none of the 9 steps"`` or ``"4 of the 9 steps"`` from the counts."""
-    n = int(n)
-    k = check_scalar(int(k), "k", low=0, high=n, integer=True)
-    if n > 0 and k == n:
-        return f"every one of the {n} {what}"
-    if k == 0:
-        return f"none of the {n} {what}"
-    return f"{k} of the {n} {what}"
-
-
-
-_SPEC = re.compile(r"(?P<fmt>num|signed|pct|sci|pvalue)(?P<digits>\d?)|(?P<listing>listing)|plural:(?P<plural>\w+)"
-                   r"|(?P<trend>trend)|agree:(?P<one>\w+)/(?P<many>\w+)")
-
-
-class _Slots(string.Formatter):
-    """``str.format`` whose format specs name the formatters above: ``{x:num2}``, ``{d:signed}``, ``{f:pct}``,
-    ``{g:sci1}``, ``{p:pvalue}``, ``{names:listing}``, ``{n:plural:seed}``, ``{d:trend}`` (a direction of
-    :func:`probdr_lite.metrics.change_direction` as its word in :data:`TREND_WORDS`) and ``{n:agree:was/were}``,
-    the word that agrees with the count ``n`` (the first for 1, the second otherwise; the count itself is not
-    printed); any other spec is Python's own."""
-
-    def format_field(self, value, spec):
-        m = _SPEC.fullmatch(spec)
-        if m is None:
-            return super().format_field(value, spec)
-        if m["trend"]:
-            return TREND_WORDS[value]
-        if m["listing"]:
-            return listing(value)
-        if m["plural"]:
-            return plural(value, m["plural"])
-        if m["one"]:
-            return m["one"] if value == 1 else m["many"]
-        formatter = {"num": num, "signed": signed, "pct": pct, "sci": sci, "pvalue": pvalue}[m["fmt"]]
-        return formatter(value, int(m["digits"])) if m["digits"] else formatter(value)
-
-
-def fill(template: str, facts: dict | None = None, **more) -> str:
-    """A chapter's sentence with its slots filled from the package's facts: the book's one template mechanism.
-
-    ``template`` is written in the chapter and uses ``str.format`` slots whose spec names a formatter of this
-    module (``"{gap:sci}"``, ``"{acc:pct1}"``, ``"{arms:listing}"``, ``"{n:plural:seed}"``, ``"{d:trend}"``,
-    ``"{n:agree:was/were}"``); ``facts`` (and
-    keyword arguments, which win) supply the values. Words that depend on a number (``"rises"``) are facts
-    too, computed by the package's rules, so a template holds no threshold. A slot without a fact raises
-    ``KeyError`` naming it.
-    """
-    if not isinstance(template, str):
-        raise TypeError(f"template must be a string; got {type(template).__name__}")
-    values = {**(facts or {}), **more}
-    try:
-        return _Slots().vformat(template, (), values)
-    except KeyError as exc:
-        raise KeyError(f"the template's slot {exc.args[0]!r} has no fact; facts given: {sorted(values)}") from None
-
-
 #: The mime prefix under which myst-nb's glue keeps a value out of sight (``myst_nb.glue(..., display=False)``).
 GLUE_PREFIX = "application/papermill.record/"
 
 
 def glue(name: str, text) -> None:
-    """Publish ``text`` (a fact already formatted, e.g. ``sci(gap)``) under ``name`` for another page to paste.
+    """Publish ``text`` (a number already formatted, e.g. ``sci(gap)``) under ``name`` for a Markdown paragraph to paste.
 
     The output has the shape myst-nb's ``glue(name, value, display=False)`` writes: the book's build collects it,
     and a MyST page pastes it with ``{glue:text}`chapter.ipynb::name```. It shows nothing in the notebook itself,

@@ -49,6 +49,7 @@ __all__ = [
     "variant_label",
     "variant_colour",
     "METRIC_LABELS",
+    "CONTROL_LABELS",
 ]
 
 #: The Okabe-Ito palette, by name.
@@ -116,4 +117,12 @@ METRIC_LABELS = {
     "silhouette": "silhouette of the classes",
     "between_within": "between/within-class ratio",
     "kmeans_nmi": "NMI of k-means (k = 10)",
+}
+
+#: Labels of the blocks' settings on sliders, live figures' controls and axes (canvas text: Unicode, not MathJax).
+CONTROL_LABELS = {
+    "kappa": "κ (sharpness)",
+    "eta": "η (step size)",
+    "beta": "β (regulariser)",
+    "depth": "depth (blocks)",
 }

@@ -229,8 +229,8 @@ def test_chapter2_numbers_are_probdr_lites(figure_page):
         if connected_components(W, directed=False)[0] == 1:
             _, lam = embed_graph(W, n_components=2, return_eigenvalues=True)
             expected.update(lam1=float(lam[0]), lam2=float(lam[1]))
-        else:
-            assert any("falls apart" in n for n in snap["panels"][0]["notes"]), snap["panels"][0]["notes"]
+        else:  # no embedding to draw: the panel says so, and the readout counts the pieces
+            assert snap["panels"][0]["notes"], snap["panels"][0]
         expected["pieces"] = float(connected_components(W, directed=False)[0])
         _check_printed(snap, expected, {"edges": 6, "lam1": 3, "lam2": 3, "pieces": 3})
 
@@ -266,7 +266,8 @@ def test_chapter4_numbers_are_probdr_lites(figure_page):
     for eta in (etas[0], 0.025, etas[-1]):  # slow, stable, divergent
         snap = _set(page, "eta", eta=eta)
         fit = fit_le_elbo(L, 2, 0.3, eta=eta, n_steps=600, seed=0, centre=True, store_every=600)
-        _check_printed(snap, {"verdict": run_verdict(fit), "gram": float(fit.gram_error[-1])}, {"gram": 3})
+        _check_printed(snap, {"verdict": run_verdict(fit), "gram": float(fit.gram_error[-1]),
+                              "shown": float(len(fit.elbo) - 1)}, {"gram": 3, "shown": 6})
 
 
 #: Chapter 5's toy: settings where the comparison is well conditioned. (With eta near 1, beta = 0.1 and the
@@ -338,11 +339,12 @@ def _spread(page, k=0):
 
 
 def test_chapter6_axes_follow_the_points_when_asked(figure_page):
-    """At kappa = 0.3 the points gather in one spot: on fixed axes the figure says so; axes that follow them show
-    a cloud filling most of the panel."""
+    """At kappa = 0.3 the points gather in one spot: the spread printed beside the figure falls below a hundredth of
+    where it started; axes that follow them show a cloud filling most of the panel."""
     page, _ = figure_page("mnist")
-    snap = _set(page, "mnist", kappa=0.3, eta=0.4, beta=1.0, depth=8, axes="fixed")
-    assert any("single spot" in n for n in snap["panels"][0]["notes"]), snap["panels"][0]["notes"]
+    start = float(_set(page, "mnist", kappa=0.3, eta=0.4, beta=1.0, depth=0, axes="fixed")["printed"]["spread"])
+    snap = _set(page, "mnist", depth=8)
+    assert float(snap["printed"]["spread"].replace("−", "-")) < 0.01 * start, snap["printed"]
     _set(page, "mnist", axes="follow")
     spread = _spread(page)
     assert spread["n"] > 100

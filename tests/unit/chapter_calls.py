@@ -1,6 +1,6 @@
-"""Reading a chapter's call of a package function with ``ast``: the words a chapter passes (templates, captions),
-shared by the tests of the live figures' sentences (test_live_captions.py, test_live_figures.py) and of the
-objections chapter's tables (test_objections.py)."""
+"""Reading a chapter's call of a package function with ``ast``: the words a chapter passes (sentences, captions,
+labels), shared by the tests of the live figures' sentences (test_live_captions.py, test_live_figures.py) and of the
+chapters' tables and figures (test_objections.py, test_energies_facts.py)."""
 
 from __future__ import annotations
 
@@ -31,36 +31,6 @@ def words_passed(call: ast.Call, keyword: str, position: int | None = None):
     assert strings and all(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in strings), (
         f"line {call.lineno}: {keyword} must be a string or a dict of strings written out; got {ast.unparse(node)}")
     return ast.literal_eval(node)
-
-
-def template_pieces(template: ast.AST) -> list[str]:
-    """The string constants of a template expression (each branch of each conditional), less subscripts' keys."""
-    keys = {id(n.slice) for n in ast.walk(template) if isinstance(n, ast.Subscript)}
-    return [n.value for n in ast.walk(template) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and id(n) not in keys]
-
-
-def check_template(call: ast.Call, facts: dict, choices: dict) -> None:
-    """A chapter's ``fill(template, facts)`` call: every piece of the template fills from ``facts`` (no slot without
-    a fact, every formatter fits), and it chooses only on boolean facts (``choices``: each subscript it reads and
-    its value), with no comparison or call of its own."""
-    import string
-
-    from probdr_lite.presentation.prose import fill
-
-    texts = template_pieces(call.args[0])
-    assert texts, f"line {call.lineno}: the template is written in the cell"
-    for text in texts:
-        for _, field, _, _ in string.Formatter().parse(text):
-            if field is not None:
-                assert field in facts, f"line {call.lineno}: the slot {field!r} has no fact"
-        fill(text, facts)  # no KeyError, and each formatter fits its fact
-    for choice, v in choices.items():
-        assert isinstance(v, bool), f"line {call.lineno}: {choice} is {v!r}, not a boolean"
-    for n in ast.walk(call.args[0]):
-        assert not isinstance(n, (ast.Compare, ast.Call)), f"line {call.lineno}: {ast.unparse(n)}"
-        if isinstance(n, ast.IfExp):
-            assert isinstance(n.test, ast.Subscript), f"line {call.lineno}: {ast.unparse(n.test)}"
 
 
 def source_cells(path: Path) -> list[ast.Module]:

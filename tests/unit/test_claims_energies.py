@@ -114,3 +114,50 @@ def test_the_gradient_field_claim_fails_when_plain_attention_becomes_symmetric()
     run(cell(FIELDS), asymmetry=page, TOL=THRESHOLDS["identity"])
     with pytest.raises(ClaimError, match="Sinkhorn attention are gradient fields"):
         run(cell(FIELDS), asymmetry={**page, "attention": 1e-15}, TOL=THRESHOLDS["identity"])
+
+
+def test_the_gradient_field_claim_fails_when_an_asymmetry_shows_at_the_third_decimal():
+    """'Near a gradient field to about three decimals': an asymmetry of 0.006 would make the sentence false."""
+    page = {"attention": 4.5e-04, "diffusion": 2.0e-03, "paper": 2.0e-03, "exact": 1.9e-17, "symmetric": 1.0e-03,
+            "energy_transformer": 5.2e-18, "sinkformer": 1.8e-18}
+    with pytest.raises(ClaimError, match="to about three decimals"):
+        run(cell(FIELDS), asymmetry={**page, "paper": 6e-3}, TOL=THRESHOLDS["identity"])
+
+
+STEPS = "the steps of A - I and the paper's block are several times longer than plain"
+
+
+def test_the_step_lengths_claim_follows_eta():
+    """At the book's eta = 0.4 the two longer steps are five times plain attention's; at eta = 0.1 they are not
+    several times longer, and the cell raises."""
+    from probdr_lite import unrolled as U
+
+    run(cell(STEPS), U=U, ETA=0.4, D_Q=128, BETA=1.0)
+    with pytest.raises(ClaimError, match="several times longer"):
+        run(cell(STEPS), U=U, ETA=0.1, D_Q=128, BETA=1.0)
+
+
+FAMILY = "with the pixels' graph the longer step ends lower at both q"
+
+
+def family_namespace(pixels_end_q10):
+    """The step family's numbers shaped as the chapter's (two steps; the attention graph at the random level,
+    the pixels' graph well above it), with plain attention's step ending at 0.666 on the pixels' graph at q = 10
+    and A - I's at ``pixels_end_q10``."""
+    steps = {"attention": 0.8, "diffusion": 4.0, "paper": 3.88}
+    base = {"attention": {2: {"mean": 0.024, "sd": 0.011}, 10: {"mean": 0.060, "sd": 0.005}},
+            "pixels": {2: {"mean": 0.026, "sd": 0.009}, 10: {"mean": 0.058, "sd": 0.004}}}
+    ends = {0.8: {"attention": {2: 0.018, 10: 0.082}, "pixels": {2: 0.818, 10: 0.666}},
+            4.0: {"attention": {2: 0.026, 10: 0.104}, "pixels": {2: 0.744, 10: pixels_end_q10}},
+            3.88: {"attention": {2: 0.026, 10: 0.104}, "pixels": {2: 0.745, 10: 0.558}}}
+    starts = {"attention": {2: 0.016, 10: 0.061}, "pixels": {2: 0.793, 10: 0.598}}
+    family_le = {s: {g: {q: np.array([starts[g][q], e[g][q]]) for q in (2, 10)} for g in e} for s, e in ends.items()}
+    return {"family_le": family_le, "steps": steps, "baseline": base, "family_gap": {"diffusion": 1e-14, "paper": 1e-14},
+            "U": type("U", (), {"STEP_FAMILY": ("attention", "diffusion", "paper")}), "TOL": THRESHOLDS["identity"],
+            "ETA": 0.4, "D_Q": 128, "BETA": 1.0}
+
+
+def test_the_step_family_claims_hold_on_the_pages_numbers_and_fail_on_a_tie():
+    run(cell(FAMILY), **family_namespace(0.556))
+    with pytest.raises(ClaimError, match="the longer step ends lower at both q"):
+        run(cell(FAMILY), **family_namespace(0.666 - 0.5 * thesis.MOVE_TOL * 0.598))  # within the tolerance: a tie

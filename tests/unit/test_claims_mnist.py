@@ -115,3 +115,33 @@ def test_the_subset_cell_passes_with_the_chapters_numbers():
 def test_the_subset_claim_fails_when_the_subset_clumps_more():
     with pytest.raises(ClaimError, match=SUBSET):
         run_subset([b * 1.1 for b in BW])
+
+
+ENDS = "at the small end of kappa's range the points gather in one spot"
+
+
+def ends_cell(small, large):
+    """The chapter's claims about the ends of kappa's range, on kappa_ends's numbers ``small`` and ``large``."""
+    lo, hi = MT.SLIDERS["kappa"]["low"], MT.SLIDERS["kappa"]["high"]
+    exec(claim_cell(ENDS), namespace(kappa_ends=lambda X, labels: {lo: small, hi: large}, SLIDERS=MT.SLIDERS,
+                                     X0_1k=None, labels_1k=None))
+
+
+#: The page's numbers (1,000 images): the picture shrinks to a millionth, the ratio moves by 3 %; at the narrow
+#: end an image moves by a ten-millionth of the spread.
+SMALL = {"spread": 4.8e-6, "ratio": 1.033, "moved": 1.09}
+LARGE = {"spread": 1.0, "ratio": 1.0000000013, "moved": 1.7e-7}
+
+
+def test_the_kappa_ends_claims_pass_with_the_chapters_numbers():
+    ends_cell(SMALL, LARGE)
+
+
+def test_the_small_end_claim_fails_when_the_ratio_changes():
+    with pytest.raises(ClaimError, match="the between/within ratio hardly changes"):
+        ends_cell({**SMALL, "ratio": 1.2}, LARGE)
+
+
+def test_the_large_end_claim_fails_when_images_move():
+    with pytest.raises(ClaimError, match="at the large end of kappa's range nothing moves at all"):
+        ends_cell(SMALL, {**LARGE, "moved": 0.05})

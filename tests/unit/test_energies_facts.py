@@ -19,7 +19,6 @@ from .chapter_calls import chapter_calls
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "energies.py"
-W = F.WORDS
 TOL = THRESHOLDS["identity"]
 VARIANTS = ("attention", "diffusion", "paper", "exact", "symmetric")
 
@@ -107,19 +106,38 @@ def robust_row(kappa=30.0, graph="pixels", q=2, moves=("towards", "towards", "aw
             "at_ceiling": ceiling}
 
 
-def test_step_family_facts_count_a_difference_beyond_the_random_level():
+def test_step_family_facts_read_the_thesis_tests_rules():
+    """Plain attention at A - I's step against its own, by the thesis test's one tolerance (MOVE_TOL of the start)
+    and its room (a start above the random level, RANDOM_SD standard deviations over the mean, and below the
+    ceiling): numbers just either side of each."""
     steps = {"attention": 0.8, "diffusion": 4.0, "paper": 3.88}
     base = {g: {q: {"mean": 0.02, "sd": 0.01} for q in (2, 10)} for g in ("attention", "pixels")}
-    noise = W["n_sd"] * 0.01
+    level = 0.02 + E.RANDOM_SD * 0.01
     family = {s: {g: {q: np.array([0.5, 0.5]) for q in (2, 10)} for g in base} for s in steps.values()}
-    family[4.0]["attention"][2] = np.array([0.5, 0.5 + 1.1 * noise])
-    family[4.0]["attention"][10] = np.array([0.5, 0.5 + 0.9 * noise])
-    family[4.0]["pixels"][2] = np.array([0.5, 0.5 - 1.1 * noise])
-    f = F.step_family_facts(family, steps, {"diffusion": 4.8e-14, "paper": 5.2e-14}, base)
-    assert (f["s_attention"], f["s_diffusion"], f["s_paper"], f["gap_paper"]) == (0.8, 4.0, 3.88, 5.2e-14)
-    assert [(f[f"{k}_higher"], f[f"{k}_lower"]) for k in ("attention_q2", "attention_q10", "pixels_q2", "pixels_q10")
-            ] == [(True, False), (False, False), (False, True), (False, False)]
-    assert f["attention_q2_change"] == pytest.approx(1.1 * noise)
+    margin = E.MOVE_TOL * 0.5
+    family[4.0]["attention"][2] = np.array([0.5, 0.5 + 1.1 * margin])  # higher, beyond the tolerance
+    family[4.0]["attention"][10] = np.array([0.5, 0.5 + 0.9 * margin])  # within it: a tie
+    family[4.0]["pixels"][2] = np.array([0.5, 0.5 - 1.1 * margin])  # lower
+    for s in steps.values():  # a start at the random level: no room, whatever the ends
+        family[s]["pixels"][10] = np.array([0.99 * level, 0.3])
+    f = E.step_family_facts(family, steps, base)
+    assert [f[k]["closer"] for k in ("attention_q2", "attention_q10", "pixels_q2", "pixels_q10")] == [
+        "diffusion", "tie", "attention", "tie"]
+    assert [f[k]["room"] for k in ("attention_q2", "attention_q10", "pixels_q2", "pixels_q10")] == [
+        True, True, True, False]
+    assert f["attention_q2"]["change"] == pytest.approx(1.1 * margin) and f["pixels_q2"]["margin"] == margin
+    for s in steps.values():  # a start at the ceiling: no room either
+        family[s]["attention"][2] = np.array([CEILING, 0.99])
+    assert not E.step_family_facts(family, steps, base)["attention_q2"]["room"]
+
+
+def test_compare_ends_is_the_one_tolerance():
+    start = 0.5
+    assert E.compare_ends(0.5 + 1.01 * E.MOVE_TOL * start, 0.5, start) == "first"
+    assert E.compare_ends(0.5 + 0.99 * E.MOVE_TOL * start, 0.5, start) == "tie"
+    assert E.compare_ends(0.5, 0.5 + 1.01 * E.MOVE_TOL * start, start) == "second"
+    with pytest.raises(ValueError, match="rel_tol"):
+        E.compare_ends(0.5, 0.4, 0.5, rel_tol=-1.0)
 
 
 def test_ceiling_facts():

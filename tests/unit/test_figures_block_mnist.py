@@ -214,6 +214,15 @@ def test_variant_metrics_is_a_tidy_table_that_starts_from_one_X0(small_mnist):
     fig = M.metric_lines_figure(rows, metrics=("between_within",))
     assert len(fig.axes[0].get_lines()) == 3
     plt.close(fig)
+    # the NMI with its spread over the k-means seeds: one error bar of one standard deviation per layer and variant
+    fig = M.metric_lines_figure(rows, metrics=("kmeans_nmi",))
+    bars = [c for c in fig.axes[0].containers if isinstance(c, matplotlib.container.ErrorbarContainer)]
+    assert len(bars) == 3
+    exact = [r for r in rows if r["variant"] == "exact"]
+    segments = bars[-1].lines[2][0].get_segments()
+    np.testing.assert_allclose([seg[1, 1] - seg[0, 1] for seg in segments], [2 * r["kmeans_nmi_sd"] for r in exact])
+    np.testing.assert_allclose([seg[:, 1].mean() for seg in segments], [r["kmeans_nmi"] for r in exact])
+    plt.close(fig)
 
 
 def test_step_family_figure_marks_each_block_at_its_step():
@@ -227,6 +236,12 @@ def test_step_family_figure_marks_each_block_at_its_step():
     assert list(curve.get_xdata()) == grid and list(curve.get_ydata()) == [1 + s for s in grid]
     markers = {float(line.get_xdata()[0]): float(line.get_ydata()[0]) for line in ax.get_lines()[1:]}
     assert markers == {s: 1 + s for s in steps.values()}
+    plt.close(fig)
+    for r in rows.values():  # the NMI of each step with its spread over the k-means seeds
+        r.update(kmeans_nmi=0.5, kmeans_nmi_sd=0.01 * len(r))
+    fig = M.step_family_figure(rows, steps, metrics=("kmeans_nmi",))
+    bars = [c for c in fig.axes[0].containers if isinstance(c, matplotlib.container.ErrorbarContainer)]
+    assert len(bars) == 1 + len(steps)  # the curve and each block's marker
     plt.close(fig)
 
 
@@ -243,6 +258,8 @@ def test_mnist_panel_sliders_change_what_is_drawn(small_mnist):
     ratios = panel.view.ratio_line.get_ydata()
     assert len(ratios) == 5 and ratios[0] == pytest.approx(panel.view.ratio_at_0, rel=1e-6)
     assert panel.n_updates == 3
+    for name, s in MB.SLIDERS.items():  # the ranges defined once in the chapter's settings
+        assert (panel.specs[name].low, panel.specs[name].high, panel.specs[name].log) == (s["low"], s["high"], s["log"])
     for name in ("eta", "beta"):
         spec = panel.specs[name]
         for value in (spec.low, spec.high):
@@ -261,11 +278,19 @@ def test_sweep_cells_equal_a_direct_run(small_mnist):
     with single_threaded():
         X = unroll(X0.double(), 2, 30.0, 0.2, 1.0, "paper")[-1].numpy()  # the sweep runs in float64
         assert result["knn_accuracy"][0, 1] == pytest.approx(knn_accuracy(X, labels, n_neighbors=5, cv=5))
-        assert result["kmeans_nmi"][0, 1] == pytest.approx(np.mean([kmeans_nmi(X, labels, seed=s, n_init=4)
-                                                                     for s in range(5)]))  # over 5 k-means seeds
+        nmis = [kmeans_nmi(X, labels, seed=s, n_init=4) for s in range(5)]  # over 5 k-means seeds
+        assert result["kmeans_nmi"][0, 1] == pytest.approx(np.mean(nmis))
+        assert result["kmeans_nmi_sd"][0, 1] == pytest.approx(np.std(nmis, ddof=1))
         assert result["knn_accuracy@0"] == pytest.approx(knn_accuracy(X0.numpy(), labels, n_neighbors=5, cv=5))
+        nmi0 = [kmeans_nmi(X0.double().numpy(), labels, seed=s, n_init=4) for s in range(5)]
+        assert result["kmeans_nmi_sd@0"] == pytest.approx(np.std(nmi0, ddof=1))
     fig = M.sweep_figure(result, kappas, etas, n_layers=2)
     assert len(fig.axes) == 4  # two heat maps and their colour bars
+    knn_cells = [t.get_text() for t in fig.axes[0].texts]
+    nmi_cells = [t.get_text() for t in fig.axes[1].texts]  # the axes: two heat maps, then their colour bars
+    assert knn_cells[1] == f"{result['knn_accuracy'][0, 1]:.2f}"
+    assert nmi_cells[1] == f"{result['kmeans_nmi'][0, 1]:.2f}\n±{result['kmeans_nmi_sd'][0, 1]:.2f}"
+    assert f"{result['kmeans_nmi@0']:.2f} ± {result['kmeans_nmi_sd@0']:.2f}" in fig.axes[1].get_title()
     plt.close(fig)
 
 

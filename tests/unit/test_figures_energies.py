@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from .test_energies_facts import (  # noqa: E402  (the synthetic readings and the chapter's words, shared)
     FAMILY_LABELS, NAMES, THESIS_LABELS, VARIANTS, alignment, chapter_passed, harness)
 
-#: What the chapter passes each table and figure (its headers, labels and cell templates).
+#: What the chapter passes each table and figure (its headers and labels).
 ALIGNMENT = chapter_passed("alignment_table", 1)
 FIELDS = chapter_passed("gradient_field_table", 1)
 HARNESS = chapter_passed("harness_table", 1)
@@ -48,12 +48,14 @@ def test_exact_for_and_alignment_table():
                           caption="the chapter's caption")
     assert t.header[0] == ALIGNMENT["reading"] and t.header[1] == "plain attention" and t.body[0][0] == NAMES[
         "reading"]["ple"]
-    assert t.body[0][-1] == "$A - I$; after LayerNorm also plain attention (closest: $A - I$, 1 − cos = 0)"
+    assert t.header[-3:] == [ALIGNMENT["exact"], ALIGNMENT["tangent"], ALIGNMENT["closest"]]
+    assert t.body[0][-3:] == ["$A - I$", "plain attention, $A - I$", "$A - I$ (0)"]
+    assert t.body[0][1] == "0.9000 / 1.0000"
     assert t.caption == "the chapter's caption"
     markdown_rows_are_whole(t)
     none = F.alignment_table(alignment((), ()), ALIGNMENT)  # no exact block: "none", and how close the nearest comes
     assert none.body[0][0] == NAMES["reading"]["ple"]
-    assert none.body[0][-1] == "none (closest: plain attention, 1 − cos = 1.0e-01)"
+    assert none.body[0][-3:] == ["none", "none", "plain attention (1.0e-01)"]
     with pytest.raises(ValueError, match="alignment must be the dict returned by .*update_alignment; it lacks"):
         F.exact_for({"ple": {}}, "phi")
 
@@ -62,8 +64,11 @@ def test_harness_table_counts_the_steps():
     t = F.harness_table(harness([("crate", "exact")]), HARNESS, NAMES)
     crate = t.body[list(E.READINGS).index("crate")]
     assert crate[:3] == [NAMES["reading"]["crate"], NAMES["energy"]["crate"], "lowered"]
-    assert crate[3:] == ["lowered 8/8", "lowered 8/8", "lowered 8/8", "raised 1/8, lowered 7/8", "lowered 8/8"]
-    assert t.body[0][3] == "raised 8/8" and t.caption is None
+    # the steps that move the energy its reading's way (CRATE's: lowered), whatever that way is
+    assert crate[3:] == ["8/8", "8/8", "8/8", "7/8", "8/8"]
+    assert t.body[0][3] == "8/8" and t.body[0][2] == "raised" and t.caption is None
+    assert t.header == [HARNESS["reading"], HARNESS["energy"], HARNESS["sense"]] + [NAMES["variant"][v]
+                                                                                     for v in VARIANTS]
     markdown_rows_are_whole(t)
     with pytest.raises(TypeError, match="table must be the dict returned by"):
         F.harness_table([], HARNESS)
@@ -89,10 +94,12 @@ def thesis_numbers(att_end, pix_end, sd=0.01):
 
 def test_thesis_table():
     le, base, er = thesis_numbers({"attention": 0.9, "diffusion": 0.95}, {"attention": 0.6, "diffusion": 0.6})
+    le["diffusion"]["pixels"][2] = np.array([0.6, 0.8, 0.7])  # peaks at layer 1, then turns away
     t = F.thesis_table(le, base, er, THESIS, NAMES)
     assert len(t.body) == 3 and t.body[-1][0] == THESIS["random"]
     assert t.header[1] == NAMES["graph"]["attention"] + ", $q = 2$" and t.header[-1] == THESIS["rank"]
-    assert t.body[0][1:3] == ["0.020 → 0.900", "0.020 → 0.900"] and t.body[1][-1] == "80.0 → 50.0"
+    assert t.body[0][1:3] == ["0.020 → 0.900 (0.900 at 1)", "0.020 → 0.900 (0.900 at 1)"]
+    assert t.body[1][3] == "0.600 → 0.700 (0.800 at 1)" and t.body[1][-1] == "80.0 → 50.0"
     markdown_rows_are_whole(t)
 
 
@@ -116,7 +123,7 @@ def test_energy_path_figure_and_readings_table():
     fig = F.energy_path_figure(h, PATHS, NAMES)
     assert sum(ax.axison for ax in fig.axes) == len(E.READINGS)
     titles = [ax.get_title() for ax in fig.axes if ax.axison]
-    assert titles[0] == NAMES["reading"]["ple"] + "\n(its reading: ↑, frozen per step)"  # frozen, raised
+    assert titles[0] == NAMES["reading"]["ple"] + "\n(its reading: ↑)"  # raised
     assert titles[list(E.READINGS).index("energy_transformer")].endswith("(its reading: ↓)")  # not frozen, lowered
     rows = E.READINGS + E.FILTER_READINGS
     predicts = {r: f"predicts {r}" for r in rows}
@@ -125,12 +132,13 @@ def test_energy_path_figure_and_readings_table():
     t = F.energy_readings_table(h, alignment(("exact",), ("exact", "diffusion")), predicts, measured, notes,
                                 READINGS, NAMES, caption="c")
     assert [row[0] for row in t.body] == [NAMES["reading"][r] for r in rows]
-    assert t.body[0][1] == NAMES["energy"]["ple"] + " (raised)" and t.body[2][1].endswith("(lowered)")
-    assert t.body[0][2] == "the exact block (after LayerNorm also $A - I$); closest: the exact block, 1 − cos = 0"
-    assert [row[3] for row in t.body] == [predicts[r] for r in rows]
-    assert [row[4] for row in t.body] == [measured[r] for r in rows]
-    assert t.body[-1][2] == "exact diff_transformer" and t.body[-2][1] == NAMES["energy"]["gfsa"] and t.caption == "c"
-    assert t.header == [READINGS[k] for k in ("reading", "energy", "exact", "predicts", "measured")]
+    assert t.body[0][1:3] == [NAMES["energy"]["ple"], "raised"] and t.body[2][2] == "lowered"
+    assert t.body[0][3:5] == ["the exact block", "the exact block (0)"]
+    assert [row[5] for row in t.body] == [predicts[r] for r in rows]
+    assert [row[6] for row in t.body] == [measured[r] for r in rows]
+    assert t.body[-1][2:5] == ["none", "exact diff_transformer", "none"] and t.body[-2][1] == NAMES["energy"]["gfsa"]
+    assert t.header == [READINGS[k] for k in ("reading", "energy", "sense", "exact", "closest", "predicts",
+                                              "measured")] and t.caption == "c"
     markdown_rows_are_whole(t)
     del measured["grand"]
     with pytest.raises(ValueError, match="measured must .* lacks \\['grand'\\]"):

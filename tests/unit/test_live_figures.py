@@ -151,25 +151,27 @@ def test_chunks_stay_out_of_the_page_budget_and_keep_their_own():
         LiveFigure({**spec, "chunks": {"dims": ["x"], "grid": [3]}}, "chunky", chunks=chunks)
 
 
-def test_mnist_live_uses_the_chapters_function_and_says_what_each_kappa_does():
-    """On a small subset and grid: the default frames are run_blocks's, each chunk holds one setting's depths, the
-    caption's computed sentence names every kappa, and a collapsed frame on fixed axes is said in words."""
+def test_mnist_live_uses_the_chapters_function_and_its_ranges():
+    """On a small subset and grid: the default frames are run_blocks's, each chunk holds one setting's depths; by
+    default the grid is the chapter's (SLIDERS, the kernel panel's ranges too), opening at PAPER's settings."""
     from probdr_lite.presentation.live.builders import mnist_live
-    from probdr_lite.chapters.mnist_at_init import mnist_latents, run_blocks
+    from probdr_lite.chapters.mnist_at_init import PAPER, SLIDERS, mnist_latents, run_blocks
 
     X0, labels = mnist_latents(n=100)
-    fig = mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0),
-                     text=chapter_text("mnist_at_init", "mnist_live"))
+    text = chapter_text("mnist_at_init", "mnist_live")
+    fig = mnist_live(X0, labels, kappas=(0.3, 30.0, 3000.0), etas=(0.2, 0.4), betas=(0.0, 1.0), text=text)
     assert fig.spec["chunks"] == {"dims": ["kappa", "eta", "beta"], "grid": [3, 2, 2]}
     xy = decode_points(fig.chunks[4 + 3]["xy"])  # kappa = 30, eta = 0.4, beta = 1: every depth of the default
     path = run_blocks(X0, 8, 30.0, 0.4, 1.0)
     span = np.ptp(path[-1][:, :2], axis=0)
     assert xy.shape == (9, 100, 2) and np.all(np.abs(xy[-1] - path[-1][:, :2]) <= span / 254 + 1e-6)
-    caption = fig.spec["caption"]
-    assert all(f"\\kappa = {k}$" in caption or f"{k}" in caption for k in ("0.3", "30", "3000"))
-    notes = fig.spec["panels"][0]["note"]
-    assert notes["when"] == {"axes": "fixed"} and any("single spot" in t for t in notes["text"])
     assert fig.spec["panels"][0]["key"]["labels"] == [str(d) for d in range(10)]
+    small = mnist_latents(n=20)
+    whole = mnist_live(*small, n_layers=1, text=text)  # the chapter's grid: 72 settings of one block on 20 images
+    controls = {c["name"]: c for c in whole.spec["controls"]}
+    for name, s in SLIDERS.items():
+        values = controls[name]["values"]
+        assert values == list(s["grid"]) and values[controls[name]["default"]] == getattr(PAPER, name)
 
 
 def _toy_effect(betas=(0.1, 10.0), **kw):

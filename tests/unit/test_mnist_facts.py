@@ -3,7 +3,8 @@
 The chapter's sentences are Markdown with glued numbers, checked by claims (``tests/unit/test_claims_mnist.py``);
 what is tested here is the numbers its hidden cells glue and claim: the NMI of k-means over seeds (against
 scikit-learn's own KMeans), the chapter's better/worse rule on rows built by hand, the self-attention share (against a
-dense softmax) and the k-NN accuracy over fold seeds.
+dense softmax), the k-NN accuracy over fold seeds, what the blocks do at the ends of kappa's range (against a direct
+run of the blocks) and the interactive figures' one set of ranges.
 """
 
 import numpy as np
@@ -13,9 +14,9 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import normalized_mutual_info_score
 
 from probdr_lite.chapters import mnist_at_init as MT
-from probdr_lite.metrics import METRIC_NAMES, METRICS, knn_accuracy
-
-W = MT.WORDS
+from probdr_lite.metrics import METRIC_NAMES, METRICS, between_within_ratio, knn_accuracy
+from probdr_lite._threads import single_threaded
+from probdr_lite.unrolled import unroll
 
 
 @pytest.fixture(scope="module")
@@ -73,30 +74,39 @@ def test_knn_over_seeds_is_one_accuracy_per_fold_seed(blobs):
     np.testing.assert_allclose(got, [knn_accuracy(X, labels, seed=s) for s in (0, 2)])
 
 
-def live_grid(half_widths, moved, kappas):
-    """One eta and beta; frame k after the last block is the points (+-w, 0), so its rms spread is w."""
-    K, L = len(kappas), 2
-    xy = np.zeros((K, 1, 1, L + 1, 4, 2))
-    for k, w in enumerate(half_widths):
-        xy[k, 0, 0, L, :, 0] = [w, -w, w, -w]
-    grid = {"xy": xy, "moved": np.zeros((K, 1, 1, L + 1)), "spread": np.ones((K, 1, 1, L + 1)),
-            "ratio": np.tile(np.linspace(0.8, 1.2, L + 1), (K, 1, 1, 1))}
-    grid["moved"][:, 0, 0, L] = moved
-    grid["ratio"][3, 0, 0, L] = 1.5
-    return grid
+def test_nmi_summary_is_the_rows_nmi_and_what_the_sweep_reports(blobs):
+    """The one way the chapter reports an NMI: layer_rows and the sweep read it from here."""
+    X, labels = blobs
+    v = [normalized_mutual_info_score(labels, KMeans(3, n_init=METRICS.n_init, random_state=s).fit_predict(X))
+         for s in range(METRICS.nmi_seeds)]
+    got = MT.nmi_summary(X, labels)
+    assert got == pytest.approx({"kmeans_nmi": np.mean(v), "kmeans_nmi_sd": np.std(v, ddof=1),
+                                 "kmeans_nmi_min": min(v), "kmeans_nmi_max": max(v)}, abs=1e-12)
+    row = MT.layer_rows([X], labels, variant="paper")[0]
+    assert {k: row[k] for k in got} == got
 
 
-def test_live_facts_cases_follow_the_figures_own_tests():
-    spot = 0.05
-    kappas = (0.3, 1.0, 30.0, 100.0, 3000.0)
-    widths = [0.9 * spot, 1.1 * spot, 1.0, 1.0, 1.0]  # a spot only below the figure's spot width
-    moved = [0.5, 0.5, 0.5, 0.5, 0.9 * W["still"]]  # the starting spread is 1: still below WORDS["still"]
-    f = MT.live_facts(live_grid(widths, moved, kappas), kappas, (0, 0, 0), 2, eta=0.4, beta=1.0, spot_width=spot)
-    assert [(g["case"], g["kappas"]) for g in f["groups"]] == [("spot", [0.3]), ("move", [1.0, 30.0, 100.0]),
-                                                               ("still", [3000.0])]
-    assert f["groups"][1]["ratios"] == pytest.approx([1.2, 1.2, 1.5]) and f["groups"][0]["ratio_start"] == 0.8
-    moved[-1] = 1.1 * W["still"]
-    f = MT.live_facts(live_grid(widths, moved, kappas), kappas, (0, 0, 0), 2, eta=0.4, beta=1.0, spot_width=spot)
-    assert [g["case"] for g in f["groups"]] == ["spot", "move"]
+def test_kappa_ends_against_a_direct_run_of_the_blocks():
+    X0, labels = MT.mnist_latents(n=100)
+    ends = MT.kappa_ends(X0, labels, kappas=(0.3, 3000.0), n_layers=3)
+    assert set(ends) == {0.3, 3000.0}
+    for kappa, got in ends.items():
+        with single_threaded():
+            path = [X.numpy().astype(np.float64) for X in unroll(X0, 3, kappa, MT.PAPER.eta, MT.PAPER.beta, "paper")]
+        first, last = path[0], path[-1]
+        rms = lambda P: np.sqrt(((P - P.mean(0)) ** 2).sum(1).mean())  # noqa: E731
+        assert got["spread"] == pytest.approx(rms(last[:, :2]) / rms(first[:, :2]), rel=1e-6)
+        assert got["ratio"] == pytest.approx(between_within_ratio(last, labels) / between_within_ratio(first, labels),
+                                             rel=1e-6)
+        assert got["moved"] == pytest.approx(np.linalg.norm(last - first, axis=1).mean() / rms(first), rel=1e-6)
+    # a kernel wider than the data pulls every image towards one point; one narrower than any distance moves none
+    assert ends[0.3]["spread"] < 0.1 < 0.9 < ends[3000.0]["spread"] and ends[3000.0]["moved"] < 1e-3
+    assert set(MT.kappa_ends(X0, labels, n_layers=1)) == {MT.SLIDERS["kappa"]["low"], MT.SLIDERS["kappa"]["high"]}
 
 
+def test_the_interactive_figures_ranges_hold_the_chapters_settings():
+    for name, s in MT.SLIDERS.items():
+        assert s["low"] <= min(s["grid"]) and max(s["grid"]) <= s["high"], name
+        assert getattr(MT.PAPER, name) in s["grid"], name
+    assert MT.SLIDERS["kappa"]["grid"][0] == MT.SLIDERS["kappa"]["low"]  # kappa's grid spans the sliders' range
+    assert MT.SLIDERS["kappa"]["grid"][-1] == MT.SLIDERS["kappa"]["high"]

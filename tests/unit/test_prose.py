@@ -1,5 +1,5 @@
-"""The book's number formatter and comparison words (probdr_lite.presentation.prose): each word is tested on numbers
-for which it would be false."""
+"""The book's number formatters, glue, paste and claim (probdr_lite.presentation.prose): each formatter on numbers at
+the edges of its rounding, the glue as myst-nb reads it, and a claim that fails naming its sentence."""
 
 import math
 
@@ -43,60 +43,10 @@ def test_pvalue_has_three_significant_digits_and_marks_a_missing_test():
         P.pvalue(0.5, 0)
 
 
-def test_trend_words_follow_the_tolerance():
-    assert P.trend(0.5, 0.6) == "rises" and P.trend(0.5, 0.4) == "falls"
-    # within the tolerance neither "rises" nor "falls" may be said
-    assert P.trend(0.5, 0.504, rel_tol=0.01) == "barely changes"
-    assert P.trend(0.5, 0.506, rel_tol=0.01) == "rises"
-    assert P.trend(0.0, 0.005, rel_tol=0.01) == "barely changes"  # absolute tolerance at zero
-    assert P.trend(-1.0, -1.2) == "falls"
-    with pytest.raises(ValueError, match=r"rel_tol must be in \[0, inf\); got -1"):
-        P.trend(1, 2, rel_tol=-1)
-    # the words are those of the directions the core rule decides, and a template writes one with {d:trend}
-    assert {P.trend(1, 2), P.trend(1, 0), P.trend(1, 1)} == set(P.TREND_WORDS.values())
-    assert P.fill("{a:trend}, {b:trend}, {c:trend}", a="up", b="down", c="flat") == "rises, falls, barely changes"
-
-
-def test_closeness_and_counts():
-    assert P.closeness(0.433, 0.432, 0.01) == "nearly equal"
-    assert P.closeness(0.433, 0.395, 0.01) == "different"
-    assert P.count_phrase(9, 9, "steps") == "every one of the 9 steps"
-    assert P.count_phrase(0, 9, "steps") == "none of the 9 steps"
-    assert P.count_phrase(4, 9, "steps") == "4 of the 9 steps"
-    with pytest.raises(ValueError, match=r"k must be in \[0, 9\]; got 10"):
-        P.count_phrase(10, 9, "steps")
-    assert P.listing([]) == "" and P.listing(["a"]) == "a" and P.listing("abc") == "a, b and c"
-
-
-def test_fill_formats_each_slot_with_the_named_formatter():
-    from probdr_lite.presentation.prose import fill, num, pct, pvalue, sci, signed
-
-    facts = {"x": -0.00004, "d": 0.1204, "f": 0.4236, "g": 1.234e-15, "p": 0.012345, "arms": ["a", "b", "c"],
-             "n": 1, "m": 3}
-    out = fill("{x:num} {d:signed2} {f:pct1} {g:sci} {p:pvalue} {arms:listing}; {n:plural:seed}, {m:plural:seed}; "
-               "{m:03d}", facts)
-    assert out == (f"{num(-0.00004)} {signed(0.1204, 2)} {pct(0.4236, 1)} {sci(1.234e-15)} {pvalue(0.012345)} "
-                   "a, b and c; 1 seed, 3 seeds; 003")
-    assert out.startswith("0.000 +0.12 42.4 % 1.2e-15 0.0123")
-    assert fill("{a}", {"a": 1}, a=2) == "2"
-
-
-def test_fill_agrees_a_word_with_its_count():
-    from probdr_lite.presentation.prose import fill
-
-    template = "{k} of the {n} {n:agree:pin/pins} {k:agree:was/were} installed"
-    assert fill(template, {"k": 1, "n": 3}) == "1 of the 3 pins was installed"
-    assert fill(template, {"k": 2, "n": 1}) == "2 of the 1 pin were installed"
-    assert fill("{k:agree:was/were}", k=0) == "were"
-
-
-def test_fill_names_a_slot_without_a_fact():
-    from probdr_lite.presentation.prose import fill
-
-    with pytest.raises(KeyError, match="'gap'.*facts given: \\['x'\\]"):
-        fill("{gap:sci}", {"x": 1})
-    with pytest.raises(TypeError, match="template"):
-        fill(3, {})
+def test_no_word_chooser_or_template_is_left():
+    """The chapters' words are Markdown: this module formats, pastes and checks numbers and chooses no word."""
+    for gone in ("fill", "trend", "closeness", "listing", "plural", "count_phrase", "TREND_WORDS"):
+        assert not hasattr(P, gone), gone
 
 
 def test_glue_writes_what_myst_nb_collects(monkeypatch):

@@ -9,8 +9,14 @@ building it):
   chosen here;
 - :func:`metrics_table`, :func:`layer_table`: the rows of ``variant_metrics`` / ``layer_metrics`` without pandas;
 - :func:`before_after_figure`, :func:`metric_lines_figure`: the paper's picture and the numbers per layer;
-- :class:`MnistPanel` / :func:`mnist_panel`: sliders kappa, eta, beta and depth over 1,000 images, redrawn in place;
-- :func:`sweep_figure`: heat maps of ``chapters.mnist_at_init.sweep``.
+- :class:`MnistPanel` / :func:`mnist_panel`: sliders kappa, eta, beta (ranges:
+  :data:`probdr_lite.chapters.mnist_at_init.SLIDERS`) and depth over 1,000 images, redrawn in place;
+- :func:`sweep_figure`: heat maps of ``chapters.mnist_at_init.sweep``;
+- :func:`step_family_figure`: the numbers after the last block of plain attention over its step.
+
+Wherever the NMI of k-means is drawn or printed it comes with its spread over the k-means seeds (the rows of
+:func:`probdr_lite.chapters.mnist_at_init.layer_rows`, the cells of ``sweep``): mean ± standard deviation in a table
+cell, an error bar of one standard deviation on a line.
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ import torch
 
 from probdr_lite._threads import single_threaded
 from probdr_lite._validation import check_array, check_choice, check_class_labels, check_result, check_scalar, check_text
-from probdr_lite.presentation.style import METRIC_LABELS, variant_colour, variant_label
+from probdr_lite.presentation.style import CONTROL_LABELS, METRIC_LABELS, variant_colour, variant_label
 from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names, layer_metrics
-from probdr_lite.chapters.mnist_at_init import PAPER, MnistSettings
+from probdr_lite.chapters.mnist_at_init import PAPER, SLIDERS, MnistSettings
 from probdr_lite.presentation.plotting import Table, class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, unroll
 from probdr_lite.presentation.widgets import Slider, SliderPanel
@@ -124,9 +130,18 @@ def before_after_figure(X0, Xn, labels, n_layers=PAPER.n_layers, dpi=72):
     return fig
 
 
+def _line(ax, x, rows, m, **style):
+    """The values of ``m`` in ``rows`` over ``x``: a line, and for the NMI of k-means (rows that hold its spread)
+    with an error bar of one standard deviation over the k-means seeds at each point."""
+    y = [r[m] for r in rows]
+    if m == "kmeans_nmi" and all("kmeans_nmi_sd" in r for r in rows):
+        return ax.errorbar(x, y, yerr=[r["kmeans_nmi_sd"] for r in rows], capsize=2, elinewidth=0.8, **style)
+    return ax.plot(x, y, **style)
+
+
 def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=100):
     """One panel per metric (two per row), layer on the x axis, one line per (variant, n); dashed lines for the
-    largest n."""
+    largest n; the NMI of k-means with an error bar of one standard deviation over the k-means seeds."""
     metrics = check_metric_names(metrics)
     check_result(rows, "rows", layer_metrics, kind=list)
     groups = OrderedDict()
@@ -142,9 +157,8 @@ def metric_lines_figure(rows, metrics=METRIC_NAMES, dpi=100):
         for (v, n), group in groups.items():
             group = sorted(group, key=lambda r: r["layer"])
             dashed = several_n and n == n_max
-            ax.plot([r["layer"] for r in group], [r[m] for r in group], marker="o", ms=3,
-                    ls="--" if dashed else "-", color=variant_colour(v),
-                    label=f"{v} (n = {n:,})" if several_n else v)
+            _line(ax, [r["layer"] for r in group], group, m, marker="o", ms=3, ls="--" if dashed else "-",
+                  color=variant_colour(v), label=f"{v} (n = {n:,})" if several_n else v)
         ax.set_xlabel("layer (blocks applied)")
         ax.set_title(METRIC_LABELS[m], fontsize=9)
         ax.grid(alpha=0.3)
@@ -253,15 +267,14 @@ class MnistPanel:
 
 def mnist_panel(X0, labels, variant=PAPER.variant, kappa=PAPER.kappa, eta=PAPER.eta, beta=PAPER.beta,
                 depth=None, n_layers=PAPER.n_layers) -> SliderPanel:
-    """Sliders kappa (log, 0.3 to 3000), eta (0.02 to 0.98), beta (0 to 10) and depth (0 to n_layers, default all)."""
+    """Sliders kappa, eta and beta over the ranges of :data:`probdr_lite.chapters.mnist_at_init.SLIDERS` (those of
+    the live figure too) and depth (0 to n_layers, default all)."""
     view = MnistPanel(X0, labels, variant=variant, n_layers=n_layers)
     depth = view.n_layers if depth is None else depth
-    sliders = [
-        Slider("kappa", 0.3, 3000.0, kappa, log=True, description="κ (sharpness)"),
-        Slider("eta", 0.02, 0.98, eta, step=0.02, description="η (step size)"),
-        Slider("beta", 0.0, 10.0, beta, step=0.25, description="β (regulariser)"),
-        Slider("depth", 0, n_layers, depth, integer=True, description="depth (blocks)"),
-    ]
+    at = {"kappa": kappa, "eta": eta, "beta": beta}
+    sliders = [Slider(name, s["low"], s["high"], at[name], step=s["step"], log=s["log"],
+                      description=CONTROL_LABELS[name]) for name, s in SLIDERS.items()]
+    sliders.append(Slider("depth", 0, n_layers, depth, integer=True, description=CONTROL_LABELS["depth"]))
     panel = SliderPanel(view.fig, view.update, sliders)
     panel.view = view
     return panel
@@ -272,28 +285,37 @@ def mnist_panel(X0, labels, variant=PAPER.variant, kappa=PAPER.kappa, eta=PAPER.
 
 
 def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dpi=100):
-    """Heat maps of :func:`sweep` (one per metric), each cell annotated with its value and the layer-0 value named."""
-    metrics = [m for m in result if "@" not in m] if metrics is None else list(metrics)
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics), 3.4), dpi=dpi, squeeze=False)
+    """Heat maps of :func:`sweep` (one per metric), each cell annotated with its value and the layer-0 value named;
+    the NMI of k-means as its mean over the k-means seeds ± its standard deviation, in the cells and the title (its
+    colour: the change of the mean)."""
+    metrics = ([m for m in result if "@" not in m and m in METRIC_NAMES] if metrics is None else
+               list(check_metric_names(metrics)))
+    # the NMI's cells hold two lines (mean, then ± its standard deviation): its panel is wider
+    widths = [1.6 if m == "kmeans_nmi" else 1.0 for m in metrics]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * sum(widths), 3.4), dpi=dpi, squeeze=False,
+                             gridspec_kw={"width_ratios": widths})
     for ax, m in zip(axes[0], metrics):
         grid = np.asarray(result[m])
         if grid.shape != (len(etas), len(kappas)):
             raise ValueError(f"result[{m!r}] has shape {grid.shape}; expected (len(etas), len(kappas)) = "
                              f"({len(etas)}, {len(kappas)})")
         base = result[f"{m}@0"]
+        spread = m == "kmeans_nmi"  # the NMI with its standard deviation over the k-means seeds
+        sd = np.asarray(result["kmeans_nmi_sd"]) if spread else None
         span = max(abs(grid.max() - base), abs(grid.min() - base), 1e-6)
         im = ax.imshow(grid - base, cmap="RdBu", vmin=-span, vmax=span, aspect="auto", origin="lower")
         for i in range(len(etas)):
             for j in range(len(kappas)):
                 dark = abs(grid[i, j] - base) > 0.6 * span
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                text = f"{grid[i, j]:.2f}\n±{sd[i, j]:.2f}" if spread else f"{grid[i, j]:.2f}"
+                ax.text(j, i, text, ha="center", va="center", fontsize=6 if spread else 7, linespacing=0.9,
                         color="white" if dark else "black")
         ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=10, rotation=90)
         ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=10)
-        ax.set_xlabel("κ (sharpness)")
-        ax.set_ylabel("η (step size)")
-        ax.set_title(f"{METRIC_LABELS[m]} after {n_layers} blocks\n(layer 0: {base:.2f}; colour = change)",
-                     fontsize=9)
+        ax.set_xlabel(CONTROL_LABELS["kappa"])
+        ax.set_ylabel(CONTROL_LABELS["eta"])
+        at0 = f"{base:.2f} ± {result['kmeans_nmi_sd@0']:.2f}" if spread else f"{base:.2f}"
+        ax.set_title(f"{METRIC_LABELS[m]} after {n_layers} blocks\n(layer 0: {at0}; colour = change)", fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="change from layer 0")
     fig.tight_layout()
     return fig
@@ -302,17 +324,19 @@ def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dp
 def step_family_figure(family_rows: dict, steps: dict, metrics=METRIC_NAMES, dpi=100):
     """Each clustering number after the last block of plain attention, as a function of its step s = 2 eta'.
 
-    ``family_rows`` maps s to one row of :func:`probdr_lite.metrics.layer_metrics`; ``steps`` maps each block of
-    the family (:data:`probdr_lite.unrolled.STEP_FAMILY`) to its s, one of the keys, marked on the curves.
+    ``family_rows`` maps s to one row of :func:`probdr_lite.chapters.mnist_at_init.layer_rows` (the NMI of k-means
+    with its spread over the k-means seeds, drawn as error bars of one standard deviation); ``steps`` maps each block
+    of the family (:data:`probdr_lite.unrolled.STEP_FAMILY`) to its s, one of the keys, marked on the curves.
     """
     metrics = check_metric_names(metrics)
     s_grid = np.array(sorted(family_rows))
     fig, axes = plt.subplots(1, len(metrics), figsize=(2.55 * len(metrics), 2.7), dpi=dpi, squeeze=False)
     for ax, m in zip(axes[0], metrics):
-        ax.plot(s_grid, [family_rows[s][m] for s in s_grid], "-", color="0.3", lw=1.2,
-                label="plain attention at step $s$")
+        _line(ax, s_grid, [family_rows[s] for s in s_grid], m, ls="-", color="0.3", lw=1.2,
+              label="plain attention at step $s$")
         for v, s in steps.items():
-            ax.plot([s], [family_rows[s][m]], "o", ms=6, color=variant_colour(v), label=variant_label(v))
+            _line(ax, [s], [family_rows[s]], m, marker="o", ls="", ms=6, color=variant_colour(v),
+                  label=variant_label(v))
         ax.set(xscale="log", xlabel="step $s$")
         ax.set_title(METRIC_LABELS[m], fontsize="small")
     fig.tight_layout(rect=(0, 0.12, 1, 1))

@@ -3,9 +3,12 @@ from there; this module only arranges them), with the labels they use (:data:`NA
 labels come from :data:`probdr_lite.chapters.energies.GRAPHS`; a missing label raises ``KeyError``).
 
 The chapter's sentences are its own Markdown, with the numbers glued and the claims checked beside them; nothing
-here writes a sentence. Tables are :class:`probdr_lite.presentation.plotting.Table` objects meant to be shown as
-Markdown (``table.to_markdown()``), so that their MathJax renders; each table's ``columns`` and each figure's
-``labels`` are the chapter's headers, axis labels and titles.
+here writes a sentence, and no cell's words depend on a number: a cell holds numbers and the chapter's labels. Tables
+are :class:`probdr_lite.presentation.plotting.Table` objects meant to be shown as Markdown (``table.to_markdown()``),
+so that their MathJax renders; each table's ``columns`` and each figure's ``labels`` are the chapter's headers, axis
+labels and titles, with numbers and labels pasted into their ``{...}`` slots by ``str.format``. The thresholds that
+read the numbers (the identity threshold, the thesis test's tolerance and random level) are defined where the
+numbers are computed: :data:`probdr_lite.chapters.objections.THRESHOLDS` and :mod:`probdr_lite.chapters.energies`.
 """
 
 from __future__ import annotations
@@ -13,16 +16,15 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite._validation import check_array, check_length, check_result, check_scalar
-from probdr_lite.chapters.energies import (FILTER_READINGS, FROZEN, GRAPHS, READINGS, SENSE, energy_table,
-                                           frequency_response, graph_label, robustness_facts, update_alignment)
+from probdr_lite._validation import check_array, check_result, check_scalar
+from probdr_lite.chapters.energies import (FILTER_READINGS, GRAPHS, READINGS, SENSE, energy_table, frequency_response,
+                                           graph_label, robustness_facts, update_alignment)
 from probdr_lite.chapters.objections import THRESHOLDS
 from probdr_lite.presentation.plotting import Table
-from probdr_lite.presentation.prose import fill, listing, num, sci, trend
+from probdr_lite.presentation.prose import num, sci
 from probdr_lite.presentation.style import variant_colour
 
 __all__ = [
-    "WORDS",
     "NAMES",
     "exact_for",
     "gradient_field_table",
@@ -37,41 +39,17 @@ __all__ = [
     "robustness_table",
     "thesis_figure",
     "step_family_figure",
-    "step_family_facts",
 ]
-
-#: The thresholds behind the chapter's choices of words (besides the identity threshold of
-#: :data:`probdr_lite.chapters.objections.THRESHOLDS`, which says when a cosine is 1 and an asymmetry 0).
-WORDS = {
-    # an objective "rises"/"falls" from layer 0 to the last layer only beyond this fraction of its first value
-    "objective_trend": 0.01,
-    # a principal-angle cosine "moves" only beyond this fraction of its layer-0 value
-    # (chapters.energies.robustness_facts' rel_tol, which the chapter passes)
-    "move": 0.02,
-    # the random level of a subspace agreement: the mean over random subspaces plus this many standard deviations
-    # (chapters.energies.robustness_facts' n_sd, which the chapter passes)
-    "n_sd": 3.0,
-    # a mean principal-angle cosine at or above this is "close" to the embedding, below it "far from 1"
-    "close": 0.5,
-    # the attention graph is "close to a set of separate points" when its smallest non-trivial generalised
-    # eigenvalues are all below this ...
-    "isolated_eigenvalue": 0.01,
-    # ... and the participation ratios of its LE eigenvectors all below this (1: one image carries a vector)
-    "isolated_participation": 5.0,
-    # the second attention map "attends only to itself" when the last relative gap is below this
-    "second_map_identity": 1e-3,
-    # the effective rank "falls" for a block beyond this fraction of its layer-0 value
-    "rank_trend": 0.01,
-}
 
 #: How the chapter's tables and figures name each block (MathJax where it is maths), each reading (with the paper it
 #: comes from, cited in the text), each reading's energy (A_t, X_t: held at the step's start), each graph of the
 #: thesis test (read from :data:`probdr_lite.chapters.energies.GRAPHS`, where the graphs are defined), which way a
 #: reading moves its energy, and the marks of the robustness table. Defined once; a missing label raises KeyError.
+_VARIANT_NAMES = {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
+                  "exact": "the exact block", "symmetric": "the symmetric block",
+                  "energy_transformer": r"$(A + A^\top) X$", "sinkformer": "Sinkhorn attention $P X$"}
 NAMES = {
-    "variant": {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
-                "exact": "the exact block", "symmetric": "the symmetric block",
-                "energy_transformer": r"$(A + A^\top) X$", "sinkformer": "Sinkhorn attention $P X$"},
+    "variant": _VARIANT_NAMES,
     "reading": {"ple": "PLE ELBO, stop-gradient (Ravuri and Lawrence)", "phi": r"$\Phi$ (derived here)",
                 "hopfield": "modern Hopfield network (Ramsauer et al.)",
                 "energy_transformer": "Energy Transformer (Hoover et al.)",
@@ -94,7 +72,7 @@ NAMES = {
     "graph_short": {g: graph_label(g, short=True) for g in GRAPHS},
     "sense": {1: "raised", -1: "lowered"},
     "move": {"towards": "↑", "away": "↓", "still": "·"},
-    "closer": {"diffusion": "$A - I$", "attention": "plain attention", "tie": "tie"},
+    "closer": {"diffusion": _VARIANT_NAMES["diffusion"], "attention": _VARIANT_NAMES["attention"], "tie": "tie"},
     "none": "none",  # a table cell's list of no block
 }
 
@@ -114,8 +92,8 @@ def _name(u, names=None) -> str:
 
 
 def _names(updates, names) -> str:
-    """A table cell's list of updates, or the chapter's word ``names["none"]``."""
-    return listing(_name(u, names) for u in updates) if updates else (NAMES if names is None else names)["none"]
+    """A table cell's list of updates, separated by commas; an empty list is the chapter's ``names["none"]``."""
+    return ", ".join(_name(u, names) for u in updates) or (NAMES if names is None else names)["none"]
 
 
 def _check_table(table):
@@ -149,31 +127,28 @@ def gradient_field_table(asymmetry: dict, columns: dict, names=None, tol=None, c
     return Table([columns["update"], columns["asymmetry"], columns["field"]], body, caption=caption)
 
 
-def _exact_cell(alignment, r, tol, names, columns) -> str:
-    """Which blocks take reading ``r``'s step exactly (cosine within ``tol`` of 1): the names, then
-    ``columns["also"]`` filled with those that take it only after LayerNorm, then ``columns["closest"]`` filled with
-    the block whose full-space cosine is highest and how far it is from 1 ({name}, {gap}), so that a "none" says how
-    close the nearest block comes."""
-    if r not in alignment:
-        return _names([], names)
-    ex = exact_for(alignment, r, tol)
-    tangent_only = [u for u in ex["tangent"] if u not in ex["full"]]
-    also = fill(columns["also"], names=_names(tangent_only, names)) if tangent_only else ""
+def _closest_cell(alignment, r, names) -> str:
+    """The block whose full-space cosine with reading ``r``'s step is highest, with how far that cosine is from 1:
+    ``"plain attention (9.1e-04)"``, so that a reading no block takes exactly says how close the nearest one comes."""
     a = alignment[r]
     best = max(a, key=lambda u: a[u]["cosine"])
-    closest = fill(columns["closest"], name=_name(best, names), gap=sci(1.0 - a[best]["cosine"]))
-    return _names(ex["full"], names) + also + closest
+    return f"{_name(best, names)} ({sci(1.0 - a[best]['cosine'])})"
 
 
 def alignment_table(alignment: dict, columns: dict, names=None, tol=None, caption=None) -> Table:
     """Reading by reading: cosine of each block's step with the reading's own step at X_0 (full space, and
-    tangent parts after LayerNorm), and which block takes it exactly. ``columns``: the chapter's headers
-    ``reading`` and ``exact`` and the template ``also`` ({names}: the blocks exact only after LayerNorm)."""
+    tangent parts after LayerNorm), the blocks that take it exactly (cosine within ``tol`` of 1: :func:`exact_for`)
+    in the full space and after LayerNorm, and the closest block with 1 - its cosine. ``columns``: the chapter's
+    headers ``reading``, ``exact``, ``tangent`` and ``closest``."""
     updates = list(next(iter(check_result(alignment, "alignment", update_alignment).values())))
-    header = [columns["reading"]] + [_name(u, names) for u in updates] + [columns["exact"]]
-    body = [[_label(names, "reading", r)]
-            + [f"{num(a[u]['cosine'], 4)} / {num(a[u]['tangent_cosine'], 4)}" for u in updates]
-            + [_exact_cell(alignment, r, tol, names, columns)] for r, a in alignment.items()]
+    header = ([columns["reading"]] + [_name(u, names) for u in updates]
+              + [columns["exact"], columns["tangent"], columns["closest"]])
+    body = []
+    for r, a in alignment.items():
+        ex = exact_for(alignment, r, tol)
+        body.append([_label(names, "reading", r)]
+                    + [f"{num(a[u]['cosine'], 4)} / {num(a[u]['tangent_cosine'], 4)}" for u in updates]
+                    + [_names(ex["full"], names), _names(ex["tangent"], names), _closest_cell(alignment, r, names)])
     return Table(header, body, caption=caption)
 
 
@@ -181,34 +156,26 @@ def alignment_table(alignment: dict, columns: dict, names=None, tol=None, captio
 # Every energy along the path
 
 
-def _moves(e: dict, columns: dict) -> str:
-    """One energy_path entry's cell: ``columns["rise"]`` when every step raises it, ``"fall"`` when every one
-    lowers it, else ``"mixed"``, filled with ``T`` (the steps), ``n_rise`` and ``n_fall``."""
-    T = e["deltas"].size
-    key = "rise" if e["n_rise"] == T else "fall" if e["n_fall"] == T else "mixed"
-    return fill(columns[key], T=T, n_rise=e["n_rise"], n_fall=e["n_fall"])
+def _agreeing(e: dict, reading: str) -> str:
+    """One energy_path entry's cell: how many of its steps move the energy the way ``reading`` says, out of all
+    (``"8/8"``); frozen readings are judged with their frozen part held at each step's start."""
+    return f"{e['n_rise'] if SENSE[reading] > 0 else e['n_fall']}/{e['deltas'].size}"
 
 
 def harness_table(table: dict, columns: dict, names=None, caption=None) -> Table:
-    """Rows readings, columns variants: how many of the steps raise or lower each energy (frozen readings with
-    their frozen part held at the step's start). ``columns``: the chapter's headers ``reading``, ``energy``,
-    ``sense`` and the cell templates ``rise``, ``fall``, ``mixed`` ({T}, {n_rise}, {n_fall})."""
+    """Rows readings, columns variants: how many of the steps move each energy the way its reading says (the
+    reading's sense, raised or lowered, is the third column). ``columns``: the chapter's headers ``reading``,
+    ``energy`` and ``sense``."""
     variants = list(next(iter(_check_table(table).values())))
     header = [columns["reading"], columns["energy"], columns["sense"]] + [_name(v, names) for v in variants]
     body = [[_label(names, "reading", r), _label(names, "energy", r), _label(names, "sense", SENSE[r])]
-            + [_moves(table[r][v], columns) for v in variants] for r in table]
+            + [_agreeing(table[r][v], r) for v in variants] for r in table]
     return Table(header, body, caption=caption)
-
-
-def _agrees(e, sense) -> bool:
-    T = e["deltas"].size
-    return (e["n_rise"] == T) if sense > 0 else (e["n_fall"] == T)
 
 
 def energy_path_figure(table: dict, labels: dict, names=None):
     """One panel per reading: E(X_t) - E(X_0) along the layers, one line per variant. ``labels``: the chapter's
-    ``title`` template ({reading}, {arrow}: ``labels["arrow"]`` of the reading's sense, {frozen}: ``labels["frozen"]``
-    for a frozen reading, else nothing), ``xlabel`` and ``ylabel``."""
+    ``title`` ({reading}, {arrow}: ``labels["arrow"]`` of the reading's sense), ``xlabel`` and ``ylabel``."""
     readings = list(_check_table(table))
     cols = 2  # two panels a row, so that the ticks stay readable at the page's width
     rows = int(np.ceil(len(readings) / cols))
@@ -219,8 +186,8 @@ def energy_path_figure(table: dict, labels: dict, names=None):
             ax.plot(np.arange(vals.size), vals - vals[0], "o-", ms=3, color=variant_colour(v),
                     label=_name(v, names))
         ax.axhline(0.0, color="0.5", lw=0.6)
-        ax.set_title(fill(labels["title"], reading=_label(names, "reading", r), arrow=labels["arrow"][SENSE[r]],
-                          frozen=labels["frozen"] if r in FROZEN else ""), fontsize="small")
+        ax.set_title(labels["title"].format(reading=_label(names, "reading", r), arrow=labels["arrow"][SENSE[r]]),
+                     fontsize="small")
         ax.set_xlabel(labels["xlabel"])
         ax.set_ylabel(labels["ylabel"], fontsize="small")
     for ax in list(axes.flat)[len(readings):]:
@@ -251,9 +218,9 @@ def spectrum_figure(lam, labels: dict, eta=0.4, d_q=128, beta=1.0, n_steps=8):
             ax.plot(grid, r if k == 0 else np.abs(r) ** n_steps, ls, color=colour, lw=1.8, label=labels[variant])
         ax.axhline(0.0, color="0.5", lw=0.6)
         ax.set_xlabel(labels["xlabel"])
-    axes[0].set(ylabel=labels["ylabel_one"], title=fill(labels["title_one"], eta=eta))
-    axes[1].set(ylabel=fill(labels["ylabel_n"], n_steps=n_steps), yscale="log",
-                title=fill(labels["title_n"], n_steps=n_steps), ylim=(1e-8, 1.5))
+    axes[0].set(ylabel=labels["ylabel_one"], title=labels["title_one"].format(eta=eta))
+    axes[1].set(ylabel=labels["ylabel_n"].format(n_steps=n_steps), yscale="log",
+                title=labels["title_n"].format(n_steps=n_steps), ylim=(1e-8, 1.5))
     axes[0].legend(fontsize="x-small", loc="lower left")
     fig.tight_layout()
     return fig
@@ -305,28 +272,31 @@ def energy_readings_table(table: dict, alignment: dict, predicts: dict, measured
     """The chapter's closing table, reading by reading: the energy, the block whose step is its exact gradient
     step, what the reading predicts, and what this book measured.
 
-    The first three columns are computed here (:func:`exact_for`); the chapter writes the rest: ``predicts`` and
-    ``measured`` map every reading of the table (each of :data:`~probdr_lite.chapters.energies.READINGS` in ``table``, then
-    :data:`~probdr_lite.chapters.energies.FILTER_READINGS`) to its cell, and ``exact_notes`` the readings that name no energy
-    to their "exact gradient step of" cell. ``columns``: the chapter's five headers (``reading``, ``energy``,
-    ``exact``, ``predicts``, ``measured``), the energy cell's template ``energy_cell`` ({energy}, {sense}) and the
-    template ``also`` of :func:`alignment_table`.
+    The reading, its energy, its sense, the blocks that take its step exactly and the closest block (1 - its
+    cosine) are computed here (:func:`exact_for`); the chapter writes the rest: ``predicts`` and ``measured`` map
+    every reading of the table (each of :data:`~probdr_lite.chapters.energies.READINGS` in ``table``, then
+    :data:`~probdr_lite.chapters.energies.FILTER_READINGS`) to its cell, and ``exact_notes`` the readings that name
+    no energy to their "exact gradient step of" cell (their sense and closest block are ``names["none"]``).
+    ``columns``: the chapter's seven headers (``reading``, ``energy``, ``sense``, ``exact``, ``closest``,
+    ``predicts``, ``measured``).
     """
     _check_table(table)
     rows = [r for r in READINGS if r in table] + list(FILTER_READINGS)
     for name, cells, need in (("predicts", predicts, rows), ("measured", measured, rows),
                               ("exact_notes", exact_notes, FILTER_READINGS)):
         check_result(cells, name, "{reading: cell}", keys=need)
+    none = (NAMES if names is None else names)["none"]
     body = []
     for r in rows:
         energy = _label(names, "energy", r)
         if r in FILTER_READINGS:
-            body.append([_label(names, "reading", r), energy, exact_notes[r], predicts[r], measured[r]])
+            body.append([_label(names, "reading", r), energy, none, exact_notes[r], none, predicts[r], measured[r]])
             continue
-        body.append([_label(names, "reading", r),
-                     fill(columns["energy_cell"], energy=energy, sense=_label(names, "sense", SENSE[r])),
-                     _exact_cell(alignment, r, tol, names, columns), predicts[r], measured[r]])
-    return Table([columns[k] for k in ("reading", "energy", "exact", "predicts", "measured")], body, caption=caption)
+        body.append([_label(names, "reading", r), energy, _label(names, "sense", SENSE[r]),
+                     _names(exact_for(alignment, r, tol)["full"], names), _closest_cell(alignment, r, names),
+                     predicts[r], measured[r]])
+    keys = ("reading", "energy", "sense", "exact", "closest", "predicts", "measured")
+    return Table([columns[k] for k in keys], body, caption=caption)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -335,20 +305,20 @@ def energy_readings_table(table: dict, alignment: dict, predicts: dict, measured
 
 def thesis_table(alignment: dict, baseline: dict, erank: dict, columns: dict, names=None, qs=(2, 10),
                  caption=None) -> Table:
-    """Per variant: mean principal-angle cosine at layer 0 and the last layer, each graph and q, with the random
-    baseline, and the effective rank. ``columns``: the chapter's headers ``block``, ``graph`` (a template: {graph},
-    {q}) and ``rank``, and the last row's name ``random``."""
+    """Per variant: mean principal-angle cosine at layer 0 and the last layer, with the highest and the layer where it
+    is reached in brackets, each graph and q, with the random baseline, and the effective rank. ``columns``: the
+    chapter's headers ``block``, ``graph`` ({graph}, {q}) and ``rank``, and the last row's name ``random``."""
     variants = list(alignment)
     graphs = list(baseline)
-    header = ([columns["block"]] + [fill(columns["graph"], graph=_label(names, "graph", g), q=q)
+    header = ([columns["block"]] + [columns["graph"].format(graph=_label(names, "graph", g), q=q)
                                     for g in graphs for q in qs] + [columns["rank"]])
     body = []
     for v in variants:
         cells = []
         for g in graphs:
             for q in qs:
-                a = alignment[v][g][q]
-                cells.append(f"{num(a[0])} → {num(a[-1])}")
+                a = np.asarray(alignment[v][g][q])
+                cells.append(f"{num(a[0])} → {num(a[-1])} ({num(a.max())} at {int(np.argmax(a))})")
         e = erank[v]
         body.append([_name(v, names)] + cells + [f"{num(e[0], 1)} → {num(e[-1], 1)}"])
     body.append([columns["random"]] + [f"{num(baseline[g][q]['mean'])} ± {num(baseline[g][q]['sd'])}"
@@ -358,12 +328,12 @@ def thesis_table(alignment: dict, baseline: dict, erank: dict, columns: dict, na
 
 def robustness_table(facts: list, columns: dict, names=None, caption=None) -> Table:
     """The thesis test over every graph and kappa (:func:`probdr_lite.chapters.energies.robustness_facts`): one row each.
-    ``columns``: the chapter's headers ``kappa``, ``graph``, ``q``, ``start``, ``random``, ``end`` (a template:
-    {variant}; each cell the last layer's cosine, its move mark from ``names["move"]``, and the peak and its layer
-    in brackets) and ``closer`` (which of plain attention and A - I ends closer, from ``names["closer"]``)."""
+    ``columns``: the chapter's headers ``kappa``, ``graph``, ``q``, ``start``, ``random``, ``end`` ({variant}; each
+    cell the last layer's cosine, its move mark from ``names["move"]``, and the peak and its layer in brackets) and
+    ``closer`` (which of plain attention and A - I ends closer, from ``names["closer"]``)."""
     variants = list(check_result(facts, "facts", robustness_facts, kind=list)[0]["ends"])
     header = ([columns[k] for k in ("kappa", "graph", "q", "start", "random")]
-              + [fill(columns["end"], variant=_name(v, names)) for v in variants] + [columns["closer"]])
+              + [columns["end"].format(variant=_name(v, names)) for v in variants] + [columns["closer"]])
     body = [[num(f["kappa"], 0), _label(names, "graph_short", f["graph"]), str(f["q"]), num(f["start"]),
              f"{num(f['random'])} ± {num(f['random_sd'])}"]
             + [f"{num(f['ends'][v])} {_label(names, 'move', f['moves'][v])} "
@@ -387,7 +357,7 @@ def thesis_figure(alignment: dict, baseline: dict, labels: dict, names=None, qs=
                         label=_name(v, names))
             ax.axhline(baseline[g][q]["mean"], color="0.4", ls="--", lw=1, label=labels["random"])
             ax.set(ylim=(0, 1), xlabel=labels["xlabel"])
-            ax.set_title(fill(labels["title"], graph=_label(names, "graph", g), q=q), fontsize="small")
+            ax.set_title(labels["title"].format(graph=_label(names, "graph", g), q=q), fontsize="small")
             if j == 0:
                 ax.set_ylabel(labels["ylabel"], fontsize="small")
     axes[0, 0].legend(fontsize="x-small")
@@ -408,7 +378,7 @@ def step_family_figure(family_le: dict, steps: dict, baseline: dict, labels: dic
     for ax, g in zip(axes[0], graphs):
         for q, style in zip(qs, ("-", "--")):
             vals = np.array([family_le[s][g][q][-1] for s in s_grid])
-            ax.plot(s_grid, vals, style, color="0.25", lw=1.2, label=fill(labels["curve"], q=q))
+            ax.plot(s_grid, vals, style, color="0.25", lw=1.2, label=labels["curve"].format(q=q))
             ax.axhline(baseline[g][q]["mean"], color="0.55", ls=":", lw=1)
             for v, s in steps.items():
                 ax.plot([s], [family_le[s][g][q][-1]], "o", ms=6, color=variant_colour(v),
@@ -419,29 +389,3 @@ def step_family_figure(family_le: dict, steps: dict, baseline: dict, labels: dic
     axes[0, 0].legend(fontsize="x-small")
     fig.tight_layout()
     return fig
-
-
-def step_family_facts(family_le: dict, steps: dict, family_gap: dict, baseline: dict, graphs=("attention", "pixels"),
-                      qs=(2, 10), n_sd=None) -> dict:
-    """The step-size family against the blocks: the facts of its paragraph.
-
-    ``family_le`` is :func:`probdr_lite.chapters.energies.le_alignment` of plain-attention paths keyed by the step s,
-    ``steps`` maps each block of the family to its s, ``family_gap`` maps "diffusion" and "paper" to the largest
-    difference between that block's path and plain attention's at its step. Facts: ``s_attention``,
-    ``s_diffusion``, ``s_paper``, ``gap_diffusion``, ``gap_paper`` and, for each graph g and q, ``<g>_q<q>_change``
-    (the thesis measure after the last block at A - I's step minus at plain attention's), ``<g>_q<q>_higher`` and
-    ``<g>_q<q>_lower`` (neither: no different), a difference counting beyond ``n_sd`` (default ``WORDS["n_sd"]``)
-    standard deviations of the random level.
-    """
-    n_sd = WORDS["n_sd"] if n_sd is None else float(n_sd)
-    facts = {"s_attention": steps["attention"], "s_diffusion": steps["diffusion"], "s_paper": steps["paper"],
-             "gap_diffusion": float(family_gap["diffusion"]), "gap_paper": float(family_gap["paper"])}
-    for g in graphs:
-        for q in qs:
-            d = float(family_le[steps["diffusion"]][g][q][-1]) - float(family_le[steps["attention"]][g][q][-1])
-            noise = n_sd * baseline[g][q]["sd"]
-            facts[f"{g}_q{q}_change"] = d
-            facts[f"{g}_q{q}_higher"], facts[f"{g}_q{q}_lower"] = bool(d > noise), bool(d < -noise)
-    return facts
-
-

@@ -8,23 +8,24 @@ Chapters by their number in the book's sidebar (1 is the data chapter):
 - :func:`toy_live` (chapter 5): the 2-D toy under kappa, eta, beta, depth, the variant and the causal mask, computed
   in the browser from the toy's 2-D points (see ``live.js``, ``toyStep``);
 - :func:`mnist_live` (chapter 6): the paper's block on 2,000 MNIST images over a grid of kappa, eta, beta and depth
-  (:func:`probdr_lite.chapters.mnist_at_init.run_blocks`, the chapter's own function), the first two latent coordinates with
-  a colour key and a choice of fixed or following axes, and the between/within-class ratio at every layer; its
-  points are loaded per setting (see :mod:`probdr_lite.presentation.live`).
+  (:func:`probdr_lite.chapters.mnist_at_init.run_blocks`, the chapter's own function; the grid is
+  :data:`probdr_lite.chapters.mnist_at_init.SLIDERS`'), the first two latent coordinates with a colour key and a
+  choice of fixed or following axes, and the between/within-class ratio at every layer; its points are loaded per
+  setting (see :mod:`probdr_lite.presentation.live`).
 
 Every scatter's axes follow the data of the current setting, except chapter 3's, which are fixed on purpose (the
-caption says why), and chapter 6's, where the reader chooses. Wherever a panel has nothing or little to show at some
-setting (no direction kept, a diverged run, a graph in pieces), a sentence in the panel says what happened.
+caption says why), and chapter 6's, where the reader chooses. What a setting leaves (the pieces of a graph, the
+directions kept, the step a run diverged at, the spread of the points) is a number in a readout or a title; where a
+panel has nothing to draw (no point, one spot, every bar zero) ``live.js`` says so in the panel.
 
-The sentences are the chapters': each builder takes ``text``, a dict of templates written in the chapter's cell
-(the keys of :data:`TEXT_KEYS`), and fills them with :func:`probdr_lite.presentation.prose.fill` from the facts it
-computes, the caption once and each panel's sentence for every setting of the grid. The facts, and which sentence
-a setting gets, come from the ``*_facts`` functions here, so the tests can check them on numbers either side of
-each choice. Each panel's alt text is a template of the chapter's too (:func:`_panel_text`): its build-time slots are
-filled here, and its ``{control}`` and ``{=readout}`` slots are kept for ``live.js``, which fills them in the
-browser for the setting shown. Canvas text (titles, axis labels, readout labels) and the colour key stay here,
-except chapter 3's titles, which state what the setting leaves (how many eigenvalues lie below the threshold, how
-many directions are kept) and are the chapter's templates, filled like its alt texts.
+The words are the chapters': each builder takes ``text``, a dict of the chapter's sentences (the keys of
+:data:`TEXT_KEYS`), and pastes numbers into their ``{...}`` slots with ``str.format`` (Python's own format specs:
+``{t0:.3g}``, ``{n:,}``), the caption once. No word is chosen by code: every setting gets the same sentences. Each
+panel's alt text is a sentence of the chapter's too (:func:`_panel_text`): its build-time slots are filled here, and
+its ``{control}`` and ``{=readout}`` slots are kept for ``live.js``, which fills them in the browser for the setting
+shown. Canvas text (titles, axis labels, readout labels) and the colour key stay here, except chapter 3's titles,
+which state what the setting leaves (how many eigenvalues lie below the threshold, how many directions are kept) and
+are the chapter's, filled like its alt texts.
 
 Canvas text writes maths in Unicode (λᵢ, x₁); captions, which are sentences, write it as MathJax (``$\\kappa$``),
 which ``live.js`` typesets.
@@ -44,8 +45,7 @@ from probdr_lite._threads import single_threaded
 from probdr_lite.metrics import rms_spread
 from probdr_lite.presentation.live import LiveFigure, array, control, grid_cells, points
 from probdr_lite.presentation.figures.block import toy_beta_text
-from probdr_lite.presentation.prose import fill, listing, num
-from probdr_lite.presentation.style import CLASS_COLOURS, VARIANT_STYLE
+from probdr_lite.presentation.style import CLASS_COLOURS, CONTROL_LABELS, VARIANT_STYLE
 
 __all__ = [
     "CLASS_PALETTE",
@@ -75,22 +75,20 @@ _KEPT, _SURVIVES, _DROPPED = 0, 1, 2
 _CATEGORY_COLOURS = ["#D55E00", "#0072B2", "#BBBBBB"]
 
 
-#: The templates each builder takes in ``text`` (written in the chapter) and which facts fill them: ``caption``
-#: from the ``"caption"`` facts of its ``*_facts`` function, the others from the facts of one setting (one element
-#: of ``"states"``; for ``mnist_live``'s ``kappa_*`` clauses, one element of ``"kappa_groups"``); the toy's
-#: ``caption`` (slot ``{n}``) and ``beta`` (the numbers of :func:`toy_beta_text`) are the chapter's words with
-#: numbers pasted by ``str.format``; its ``spot`` and ``empty`` are said by the
-#: browser when it draws no point or one spot, and have no slots. The ``alt*`` keys are the panels' alt texts, one
-#: per panel in order (:func:`_panel_text`): ``{control}`` and ``{=readout}`` slots, which ``live.js`` fills for the
-#: setting shown, and slots from the ``"caption"`` facts, filled here; ``beta_live``'s ``title*`` keys are its panels'
-#: titles, in order, filled the same way.
+#: The sentences each builder takes in ``text`` (written in the chapter) and the numbers pasted into them by
+#: ``str.format``: ``caption`` from the ``"caption"`` facts of its ``*_facts`` function; the toy's ``beta`` from the
+#: numbers of :func:`toy_beta_text`; the toy's ``spot`` and ``empty`` are said by the browser when it draws no point
+#: or one spot, and have no slots. The ``alt*`` keys are the panels' alt texts, one per panel in order
+#: (:func:`_panel_text`): ``{control}`` and ``{=readout}`` slots, which ``live.js`` fills for the setting shown, and
+#: slots from the ``"caption"`` facts, filled here; ``beta_live``'s ``title*`` keys are its panels' titles, in order,
+#: filled the same way.
 TEXT_KEYS = {
     "toy_live": ("caption", "beta", "spot", "empty", "alt"),
-    "mnist_live": ("caption", "kappa_spot", "kappa_still", "kappa_move", "spot_note", "alt_points", "alt_ratio"),
-    "beta_live": ("caption", "no_direction", "origin", "line", "alt_eigenvalues", "alt_scales", "alt_points",
-                  "title_eigenvalues", "title_scales", "title_points"),
-    "eta_live": ("caption", "diverged", "alt_gap", "alt_gram", "alt_points"),
-    "neighbours_live": ("caption", "apart", "alt"),
+    "mnist_live": ("caption", "alt_points", "alt_ratio"),
+    "beta_live": ("caption", "alt_eigenvalues", "alt_scales", "alt_points", "title_eigenvalues", "title_scales",
+                  "title_points"),
+    "eta_live": ("caption", "alt_gap", "alt_gram", "alt_points"),
+    "neighbours_live": ("caption", "alt"),
 }
 
 
@@ -99,8 +97,17 @@ def _sig(x: float, digits: int = 3) -> float:
 
 
 def _text(text, builder: str) -> dict:
-    """The chapter's templates for ``builder``: a dict of strings with exactly the keys of ``TEXT_KEYS[builder]``."""
+    """The chapter's sentences for ``builder``: a dict of strings with exactly the keys of ``TEXT_KEYS[builder]``."""
     return check_text(text, f"{builder}: text", TEXT_KEYS[builder])
+
+
+def _paste(sentence: str, facts: dict) -> str:
+    """The chapter's ``sentence`` with ``facts`` pasted into its slots (``str.format``); a slot without a fact raises
+    ``KeyError`` naming it and the facts there are."""
+    try:
+        return sentence.format(**facts)
+    except KeyError as exc:
+        raise KeyError(f"the sentence's slot {exc.args[0]!r} has no number; numbers given: {sorted(facts)}") from None
 
 
 def _panel_text(template: str, facts: dict, controls, readouts) -> str:
@@ -109,7 +116,7 @@ def _panel_text(template: str, facts: dict, controls, readouts) -> str:
     setting shown; any other slot is filled now from ``facts`` (the figure's ``"caption"`` facts)."""
     browser = {c["name"]: "{%s}" % c["name"] for c in controls}
     browser.update({"=" + r["name"]: "{=%s}" % r["name"] for r in readouts})
-    return fill(template, facts, **browser)
+    return _paste(template, {**facts, **browser})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -131,10 +138,7 @@ def toy_controls(**defaults) -> list:
     styles = VARIANT_STYLE["block"]
     values = {name: list(TOY_SETTINGS[name]["values"]) for name in ("kappa", "eta", "beta", "depth")}
     return [
-        control("kappa", "κ (sharpness)", values["kappa"], at["kappa"]),
-        control("eta", "η (step size)", values["eta"], at["eta"]),
-        control("beta", "β (regulariser)", values["beta"], at["beta"]),
-        control("depth", "depth (blocks)", values["depth"], at["depth"]),
+        *(control(name, CONTROL_LABELS[name], values[name], at[name]) for name in ("kappa", "eta", "beta", "depth")),
         control("variant", "variant", list(TOY_VARIANTS), at["variant"], kind="select",
                 labels=[styles[v].label for v in TOY_VARIANTS]),
         control("mask", "causal mask", [False, True], False, kind="checkbox"),
@@ -190,7 +194,7 @@ def toy_live(toy, name="toy", *, text, effect, **defaults) -> LiveFigure:
         }],
         "readouts": readouts,
         "height": 360,
-        "caption": text["caption"].format(n=facts["caption"]["n"]) + " " + sentence,
+        "caption": _paste(text["caption"], facts["caption"]) + " " + sentence,
     }
     return LiveFigure(spec, name)
 
@@ -198,17 +202,9 @@ def toy_live(toy, name="toy", *, text, effect, **defaults) -> LiveFigure:
 # ---------------------------------------------------------------------------------------------------------------------
 # Chapter 6: MNIST over a grid of kappa, eta, beta and depth
 
-#: The grid of chapter 6's live figure (72 runs of eight blocks on 2,000 images): kappa from a kernel wider than the
-#: data to one narrower than the nearest neighbour, eta up to the paper's 0.4 (below 1/2), beta from none to ten
-#: times the paper's choice.
-MNIST_KAPPAS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 3000.0)
-MNIST_ETAS = (0.1, 0.2, 0.4)
-MNIST_BETAS = (0.0, 1.0, 10.0)
-
-
-def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=None,
-               variant=None) -> dict:
-    """The paths of chapter 6's block for every (kappa, eta, beta), measured at every layer.
+def mnist_grid(X0, labels, kappas=None, etas=None, betas=None, n_layers=None, variant=None) -> dict:
+    """The paths of chapter 6's block for every (kappa, eta, beta), measured at every layer (by default over the
+    grids of :data:`probdr_lite.chapters.mnist_at_init.SLIDERS`).
 
     The paths are :func:`probdr_lite.chapters.mnist_at_init.run_blocks` (chapter 6's function, one shared block, the chapter's
     ``PAPER`` settings for everything not on the grid) and the ratio is the ``"between_within"`` metric of
@@ -220,8 +216,10 @@ def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BET
     started; ``spread``, the root mean squared distance of the latents to their mean (all dimensions).
     """
     from probdr_lite.metrics import metric_value
-    from probdr_lite.chapters.mnist_at_init import PAPER, run_blocks
+    from probdr_lite.chapters.mnist_at_init import PAPER, SLIDERS, run_blocks
 
+    kappas, etas, betas = (SLIDERS[k]["grid"] if v is None else v
+                           for k, v in (("kappa", kappas), ("eta", etas), ("beta", betas)))
     n_layers = PAPER.n_layers if n_layers is None else n_layers
     variant = PAPER.variant if variant is None else variant
     check_array(np.asarray(X0), "X0", ndim=2, min_rows=10)  # X0 itself goes to run_blocks as given (its dtype too)
@@ -242,77 +240,51 @@ def mnist_grid(X0, labels, kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BET
     return out
 
 
-def mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, *, variant, eta, beta, spot, width) -> dict:
-    """The facts of chapter 6's live figure, from :func:`mnist_grid`'s ``grid`` (``at`` = the indices of the default
-    kappa, eta and beta; ``spot`` the fraction of the fixed frame's ``width`` below which a frame is one spot).
-
-    ``"caption"``: ``n`` images, ``per_class``, the ``variant``, the grid's sizes ``n_kappas``, ``n_etas``,
-    ``n_betas``, and the default ``eta``, ``beta`` and ``n_layers``. ``"kappa_groups"``: what happens along the
-    kappa axis at the defaults, :func:`probdr_lite.chapters.mnist_at_init.live_facts`' runs of neighbouring kappas in
-    the same ``case`` (``"spot"``, ``"still"`` or ``"move"``), each with ``which`` (the kappas, as maths),
-    ``ratio_start`` (the between/within ratio before any block), ``ratios`` (after the last, two decimals, one
-    entry if they all print the same), ``moved`` (the mean distance moved, two decimals) and ``still`` (the share
-    of the starting spread below which no image counts as moving). ``"states"``: one per cell of the grid over
-    kappa, eta, beta and depth (row-major), with ``is_spot`` (the first two coordinates' root mean squared distance
-    to their mean, ``spread``, is below ``spot`` x ``width``), ``n`` and ``spot``.
-    """
-    from probdr_lite.chapters.mnist_at_init import live_facts
-
+def mnist_facts(labels, kappas, etas, betas, n_layers, *, variant, eta, beta) -> dict:
+    """The numbers of chapter 6's live caption, ``"caption"``: ``n`` images, ``per_class``, the ``variant``, the
+    grid's sizes ``n_kappas``, ``n_etas``, ``n_betas``, its ends ``kappa_low``, ``kappa_high``, and the default
+    ``eta``, ``beta`` and ``n_layers``."""
     labels = np.asarray(labels)
     n, n_classes = len(labels), int(labels.max()) + 1
-    kappa_facts = live_facts(grid, kappas, at, n_layers, eta=eta, beta=beta, spot_width=spot * width)
-    groups = []
-    for g in kappa_facts["groups"]:
-        vals = [f"{k:g}" for k in g["kappas"]]
-        ratios = [num(r, 2) for r in g["ratios"]]
-        groups.append({**g, "which": f"$\\kappa = {vals[0]}$" if len(vals) == 1 else f"$\\kappa$ = {listing(vals)}",
-                       "ratios": ratios[:1] if len(set(ratios)) == 1 else ratios,
-                       "moved": [num(m, 2) for m in g["moved"]], "still": kappa_facts["still"]})
-    rms2 = rms_spread(np.asarray(grid["xy"]))
-    return {
-        "caption": {"n": n, "per_class": n // n_classes, "variant": variant, "n_kappas": len(kappas),
-                    "n_etas": len(etas), "n_betas": len(betas), "eta": kappa_facts["eta"],
-                    "beta": kappa_facts["beta"], "n_layers": kappa_facts["n_layers"]},
-        "kappa_groups": groups,
-        "states": [{"is_spot": bool(rms2[idx] < spot * width), "n": n, "spread": float(rms2[idx]), "spot": spot}
-                   for idx in np.ndindex(*rms2.shape)],
-    }
+    return {"caption": {"n": n, "per_class": n // n_classes, "variant": variant, "n_kappas": len(kappas),
+                        "n_etas": len(etas), "n_betas": len(betas), "kappa_low": min(kappas),
+                        "kappa_high": max(kappas), "eta": eta, "beta": beta, "n_layers": int(n_layers)}}
 
 
-def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, betas=MNIST_BETAS, n_layers=None,
-               variant=None, kappa=None, eta=None, beta=None, axes="fixed", spot: float = 0.01, *,
-               text) -> LiveFigure:
+def mnist_live(X0, labels, name="mnist", kappas=None, etas=None, betas=None, n_layers=None, variant=None,
+               kappa=None, eta=None, beta=None, axes="fixed", *, text) -> LiveFigure:
     """Chapter 6's panel without a kernel: the first two latent coordinates after ``depth`` blocks, coloured by digit
     with a colour key, and the between/within-class ratio at every layer, precomputed over ``kappas`` x ``etas`` x
-    ``betas`` by :func:`mnist_grid` (defaults: the chapter's ``PAPER`` settings).
+    ``betas`` by :func:`mnist_grid` (defaults: the grids of :data:`probdr_lite.chapters.mnist_at_init.SLIDERS` and
+    the chapter's ``PAPER`` settings).
 
     The points of each (kappa, eta, beta) are one chunk (every depth, 8 bits per coordinate within each frame): the
     book's site loads them when the reader first picks that setting. The axes are a control: fixed at the extent
     of X_0 (the default, where the picture shrinks and clumps as the chapter describes) or following the points of
-    the current frame. On fixed axes, a frame whose two coordinates spread over less than ``spot`` of the frame's
-    width is a spot, and the panel says so (``text["spot_note"]``); points that leave the fixed frame are counted
-    in words. ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`mnist_facts`: the
-    caption, whose slot ``kappa_cases`` is what happens along the kappa axis at the defaults, one ``kappa_<case>``
-    clause per run of kappas, joined by semicolons.
+    the current frame. A readout gives the spread of the two coordinates shown (their root mean squared distance to
+    their mean, :func:`probdr_lite.metrics.rms_spread`), so a frame that has shrunk to a spot on fixed axes shows by
+    how much; ``live.js`` says so in the panel when every point lies in one pixel, and counts the points that leave
+    the fixed frame. ``text`` holds the chapter's sentences (:data:`TEXT_KEYS`), with the numbers of
+    :func:`mnist_facts` pasted.
     """
-    from probdr_lite.chapters.mnist_at_init import PAPER
+    from probdr_lite.chapters.mnist_at_init import PAPER, SLIDERS
 
+    kappas, etas, betas = (tuple(SLIDERS[k]["grid"]) if v is None else tuple(v)
+                           for k, v in (("kappa", kappas), ("eta", etas), ("beta", betas)))
     defaults = {"kappa": PAPER.kappa if kappa is None else kappa, "eta": PAPER.eta if eta is None else eta,
                 "beta": PAPER.beta if beta is None else beta}
     n_layers = PAPER.n_layers if n_layers is None else n_layers
     variant = PAPER.variant if variant is None else variant
     labels = np.asarray(labels)
     n_layers = check_scalar(n_layers, "n_layers", low=1, high=16, integer=True)
-    spot = check_scalar(spot, "spot", low=0.0, high=1.0, low_inclusive=False)
     check_choice(axes, "axes", ("fixed", "follow"))
     text = _text(text, "mnist_live")
     grid = mnist_grid(X0, labels, kappas, etas, betas, n_layers, variant)
     xy, ratio = grid["xy"], grid["ratio"]
     controls = [
-        control("kappa", "κ (sharpness)", list(kappas), defaults["kappa"]),
-        control("eta", "η (step size)", list(etas), defaults["eta"]),
-        control("beta", "β (regulariser)", list(betas), defaults["beta"]),
-        control("depth", "depth (blocks)", list(range(n_layers + 1)), n_layers),
+        *(control(k, CONTROL_LABELS[k], list(v), defaults[k]) for k, v in (("kappa", kappas), ("eta", etas),
+                                                                          ("beta", betas))),
+        control("depth", CONTROL_LABELS["depth"], list(range(n_layers + 1)), n_layers),
         control("axes", "axes", ["fixed", "follow"], axes, kind="select",
                 labels=["fixed: the extent of X₀", "follow the points"]),
     ]
@@ -321,15 +293,10 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
     lo, hi = first.min(0), first.max(0)
     pad = 0.04 * (hi - lo)
     fixed = [float(lo[0] - pad[0]), float(hi[0] + pad[0]), float(lo[1] - pad[1]), float(hi[1] + pad[1])]
-    width = min(fixed[1] - fixed[0], fixed[3] - fixed[2])
     n_classes = int(labels.max()) + 1
     chunks = [{"xy": points(xy[idx], ["depth"])} for idx in np.ndindex(*xy.shape[:3])]
-    at = tuple(list(v).index(defaults[k]) for k, v in (("kappa", kappas), ("eta", etas), ("beta", betas)))
-    facts = mnist_facts(grid, labels, kappas, etas, betas, at, n_layers, variant=variant, eta=defaults["eta"],
-                        beta=defaults["beta"], spot=spot, width=width)
-    # on fixed axes, a frame that has shrunk to a spot is said in words
-    spot_notes = [fill(text["spot_note"], s) if s["is_spot"] else "" for s in facts["states"]]
-    kappa_cases = "; ".join(fill(text[f"kappa_{g['case']}"], g) for g in facts["kappa_groups"])
+    facts = mnist_facts(labels, kappas, etas, betas, n_layers, variant=variant, eta=defaults["eta"],
+                        beta=defaults["beta"])
     readouts = [
         {"name": "ratio", **array(ratio, dims + ["depth"]), "label": "between/within-class ratio at this depth",
          "digits": 3},
@@ -338,6 +305,9 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
         {"name": "moved", **array(grid["moved"], dims + ["depth"]),
          "label": f"mean distance an image has moved (rows have length {float(np.sqrt(X0.shape[1])):.3g})",
          "digits": 3},
+        {"name": "spread", **array(rms_spread(xy), dims + ["depth"]),
+         "label": f"spread of the two coordinates shown (rms distance to their mean; before any block "
+                  f"{float(rms_spread(first)):.3g})", "digits": 3},
     ]
     spec = {
         "controls": controls,
@@ -346,7 +316,6 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
             {"type": "scatter", "xy": {"chunk": "xy"}, "classes": [int(c) for c in labels],
              "palette": CLASS_PALETTE, "radius": 1.1, "alpha": 0.55, "width": 1.15,
              "axes_control": "axes", "fixed_bounds": fixed,
-             "note": {"dims": dims + ["depth"], "text": spot_notes, "when": {"axes": "fixed"}},
              "key": {"title": "digit", "labels": [str(k) for k in range(n_classes)],
                      "colours": [CLASS_PALETTE[k % len(CLASS_PALETTE)] for k in range(n_classes)]},
              "title": "depth {depth}: κ = {kappa}, η = {eta}, β = {beta}",
@@ -361,7 +330,7 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
         ],
         "readouts": readouts,
         "height": 360,
-        "caption": fill(text["caption"], facts["caption"], kappa_cases=kappa_cases),
+        "caption": _paste(text["caption"], facts["caption"]),
     }
     return LiveFigure(spec, name, chunks=chunks)
 
@@ -371,19 +340,17 @@ def mnist_live(X0, labels, name="mnist", kappas=MNIST_KAPPAS, etas=MNIST_ETAS, b
 
 
 def beta_facts(betas, n_below, q: int, n_points: int, n_show: int) -> dict:
-    """The facts of chapter 3's live figure: ``"caption"`` holds ``q`` and ``n_show`` (the eigenvalues shown, of
+    """The numbers of chapter 3's live figure: ``"caption"`` holds ``q`` and ``n_show`` (the eigenvalues shown, of
     which ``n_below`` counts those below each threshold); ``"states"`` one dict per beta, with
     ``beta``, ``threshold`` (1/beta to three significant digits), ``below`` (how many of the shown eigenvalues lie
-    below it, ``n_below``), ``kept`` (the directions the closed form keeps, at most ``q``), ``n`` points, and the
-    choices ``none_below`` (no eigenvalue below the threshold), ``none_kept`` and ``one_kept``."""
+    below it, ``n_below``), ``kept`` (the directions the closed form keeps, at most ``q``) and ``n`` points."""
     check_length(n_below, "n_below", len(betas), "beta")
     for k in n_below:
         check_scalar(k, "n_below entry", low=0, high=n_show, integer=True)
     states = []
     for b, k in zip(betas, n_below):
         kept = min(int(k), q)
-        states.append({"beta": b, "threshold": _sig(1.0 / b), "below": int(k), "kept": kept, "n": int(n_points),
-                       "none_below": int(k) == 0, "none_kept": kept == 0, "one_kept": kept == 1})
+        states.append({"beta": b, "threshold": _sig(1.0 / b), "below": int(k), "kept": kept, "n": int(n_points)})
     return {"caption": {"q": int(q), "n_show": int(n_show)}, "states": states}
 
 
@@ -395,9 +362,10 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
     Left: the ``n_show`` smallest eigenvalues of L_hat (on 1^T x = 0) and the threshold 1/beta, on an axis that
     holds the threshold at every beta; middle: the squared scales s_i^2 = max(1/lambda_i - beta, 0) of the closed
     form; right: X*'s first two coordinates on axes fixed at the widest embedding, so the shrinkage shows. Every
-    number comes from :func:`probdr_lite.probdr.le_closed_form`. Where beta leaves no direction (every s_i^2 = 0,
-    X* = 0) or one, the middle and right panels say so in words: ``text`` holds the chapter's templates
-    (:data:`TEXT_KEYS`), filled from :func:`beta_facts`.
+    number comes from :func:`probdr_lite.probdr.le_closed_form`. How many eigenvalues lie below the threshold and
+    how many directions are kept are readouts (and the chapter's titles paste them); where beta leaves no direction
+    (every s_i^2 = 0, X* = 0) ``live.js`` says in the panels that nothing is left to draw. ``text`` holds the
+    chapter's sentences (:data:`TEXT_KEYS`), with the numbers of :func:`beta_facts` pasted.
     """
     from probdr_lite.probdr import le_closed_form
 
@@ -426,9 +394,6 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
     dims = ["beta"]
     facts = beta_facts(betas, n_below, q, len(labels), n_show)
     kept = [f["kept"] for f in facts["states"]]
-    bar_notes = [fill(text["no_direction"], f) if f["none_below"] else "" for f in facts["states"]]
-    scatter_notes = [fill(text["origin"], f) if f["none_kept"] else (fill(text["line"], f) if f["one_kept"] else "")
-                     for f in facts["states"]]
     controls = [control("beta", "β", betas, beta)]
     readouts = [
         {"name": "threshold", "label": "threshold 1/β", **array(1.0 / np.array(betas), dims), "digits": 4},
@@ -458,17 +423,16 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
             {"type": "bars", "heights": array(s2, dims), "categories": array(np.array(cats, dtype=np.uint8), dims,
                                                                                "u8"),
              "category_colours": _CATEGORY_COLOURS, "ymax": 1.05 * float(s2.max()),
-             "note": {"dims": dims, "text": bar_notes},
              "title": titles[1], "alt": alts[1],
              "xlabel": "eigen-direction i", "ylabel": "sᵢ² = max(1/λᵢ − β, 0)"},
             {"type": "scatter", "xy": points(np.array(frames), dims, bits=16, box=(-ext, ext, -ext, ext)),
              "bounds": [-ext, ext, -ext, ext], "equal_aspect": True, "classes": [int(c) for c in labels],
-             "palette": CLASS_PALETTE, "radius": 2.0, "note": {"dims": dims, "text": scatter_notes},
+             "palette": CLASS_PALETTE, "radius": 2.0,
              "title": titles[2], "alt": alts[2], "xlabel": "x₁", "ylabel": "x₂"},
         ],
         "readouts": readouts,
         "height": 270,
-        "caption": fill(text["caption"], facts["caption"]),
+        "caption": _paste(text["caption"], facts["caption"]),
     }
     return LiveFigure(spec, name)
 
@@ -477,13 +441,14 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
 # Chapter 4: eta, stable, slow or divergent
 
 
-def eta_facts(n_steps: int, n_etas: int, every: int, diverged, n_iterates) -> dict:
-    """The facts of chapter 4's live figure: ``"caption"`` holds ``n_steps``, ``n_etas`` (step sizes) and ``every``
-    (the curves are drawn every so many steps); ``"states"`` one dict per step size, with ``diverged`` (the run
-    left every bound) and ``last_step``, the step of its last stored iterate (``n_iterates`` - 1)."""
-    check_length(n_iterates, "n_iterates", len(diverged), "step size")
+def eta_facts(n_steps: int, n_etas: int, every: int, n_iterates) -> dict:
+    """The numbers of chapter 4's live figure: ``"caption"`` holds ``n_steps``, ``n_etas`` (step sizes) and ``every``
+    (the curves are drawn every so many steps); ``"states"`` one dict per step size, with ``last_step``, the step of
+    its last stored iterate (``n_iterates`` - 1: the last step for a run that converged or was slow, the last one
+    before the blow-up for a run that diverged)."""
+    check_length(n_iterates, "n_iterates", int(n_etas), "step size")
     return {"caption": {"n_steps": int(n_steps), "n_etas": int(n_etas), "every": int(every)},
-            "states": [{"diverged": bool(d), "last_step": int(m) - 1} for d, m in zip(diverged, n_iterates)]}
+            "states": [{"last_step": int(m) - 1} for m in n_iterates]}
 
 
 def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_steps=600, seed=0,
@@ -491,8 +456,8 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     """Chapter 4's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
     (default: 30 values over the chapter's slider range, its default ``eta`` and every value of ``include``; the
     range and default are :data:`probdr_lite.chapters.unrolled_inference.ETA_SLIDER`), the ELBO gap and Gram error per
-    step and the last iterate (for a run that diverged, the last one before the blow-up, which the panel says).
-    ``text`` holds the chapter's templates (:data:`TEXT_KEYS`), filled from :func:`eta_facts`."""
+    step and the last iterate (for a run that diverged, the last one before the blow-up; a readout gives its step).
+    ``text`` holds the chapter's sentences (:data:`TEXT_KEYS`), with the numbers of :func:`eta_facts` pasted."""
     from probdr_lite.presentation.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import CONVERGED, fit_le_elbo, le_closed_form, le_elbo
 
@@ -509,7 +474,7 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     T = check_scalar(n_steps, "n_steps", low=1, high=100_000, integer=True)
     gaps = np.full((len(etas), T + 1), np.nan)
     grams = np.full((len(etas), T + 1), np.nan)
-    last, verdicts, final_gram, diverged, stored = [], [], [], [], []
+    last, verdicts, final_gram, stored = [], [], [], []
     with single_threaded():
         elbo_star = le_elbo(le_closed_form(L_hat, n_components, beta, centre=True), L_hat, beta)
         for k, e in enumerate(etas):
@@ -520,12 +485,10 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
             last.append(fit.X[:, :2])
             verdicts.append(run_verdict(fit))
             final_gram.append(float(fit.gram_error[-1]))
-            diverged.append(fit.diverged)
             stored.append(m)
     # draw at most ~150 points per curve (every 4th step), the last one included
     keep = np.unique(np.r_[np.arange(0, T + 1, max(1, T // 150)), T])
-    facts = eta_facts(T, len(etas), keep[1], diverged, stored)
-    ends = [fill(text["diverged"], f) if f["diverged"] else "" for f in facts["states"]]
+    facts = eta_facts(T, len(etas), keep[1], stored)
     last = np.array(last)
     last[~np.isfinite(last)] = np.nan
     dims = ["eta"]
@@ -533,6 +496,8 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     readouts = [
         {"name": "verdict", "label": "the run", "dims": dims, "text": verdicts},
         {"name": "gram", "label": "Gram error at the last step", **array(final_gram, dims), "digits": 3},
+        {"name": "shown", "label": "step of the iterate drawn on the right",
+         **array([float(f["last_step"]) for f in facts["states"]], dims), "digits": 6},
     ]
     alts = [_panel_text(text[k], facts["caption"], controls, readouts) for k in ("alt_gap", "alt_gram", "alt_points")]
     spec = {
@@ -549,13 +514,13 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
              "alt": alts[1], "xlabel": "step t (= layer)",
              "ylabel": "Gram error to X*"},
             {"type": "scatter", "xy": points(last, dims), "classes": [int(c) for c in labels],
-             "palette": CLASS_PALETTE, "radius": 2.0, "equal_aspect": True, "note": {"dims": dims, "text": ends},
-             "title": "where it ends: Xₜ at the last step", "alt": alts[2],
+             "palette": CLASS_PALETTE, "radius": 2.0, "equal_aspect": True,
+             "title": "where it ends: Xₜ at step {=shown}", "alt": alts[2],
              "xlabel": "x₁ (axes follow the points)", "ylabel": "x₂"},
         ],
         "readouts": readouts,
         "height": 270,
-        "caption": fill(text["caption"], facts["caption"]),
+        "caption": _paste(text["caption"], facts["caption"]),
     }
     return LiveFigure(spec, name)
 
@@ -565,16 +530,16 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
 
 
 def neighbours_facts(ks, factors, t0: float, pieces) -> dict:
-    """The facts of chapter 2's live figure: ``"caption"`` holds the grid's sizes ``n_ks`` and ``n_bandwidths``, the
-    bandwidth factors at its ends, ``factor_first`` and ``factor_last``, and ``t0``; ``"states"`` one dict per
-    (k, bandwidth), row-major, with ``pieces`` (the graph's connected pieces, of ``pieces``) and ``apart`` (more
-    than one: no single embedding)."""
+    """The numbers of chapter 2's live figure: ``"caption"`` holds the grid's sizes ``n_ks`` and ``n_bandwidths``,
+    the bandwidth factors at its ends, ``factor_first`` and ``factor_last``, and ``t0``; ``"states"`` one dict per
+    (k, bandwidth), row-major, with ``pieces`` (the graph's connected pieces, of ``pieces``; more than one: no single
+    embedding, and the panel draws none)."""
     pieces = check_array(pieces, "pieces", ndim=2)
     check_length(pieces, "pieces", len(ks), "k (row)")
     check_length(pieces.T, "pieces", len(factors), "bandwidth factor (column)")
     return {"caption": {"n_ks": len(ks), "n_bandwidths": len(factors), "factor_first": factors[0],
                         "factor_last": factors[-1], "t0": float(t0)},
-            "states": [{"pieces": int(p), "apart": bool(p > 1)} for p in pieces.ravel()]}
+            "states": [{"pieces": int(p)} for p in pieces.ravel()]}
 
 
 def neighbours_live(Y, t, ks=None, factors=None, name="neighbours", k=None, factor=1, *, text) -> LiveFigure:
@@ -582,8 +547,8 @@ def neighbours_live(Y, t, ks=None, factors=None, name="neighbours", k=None, fact
     heat-kernel k-NN graph for every k in ``ks`` and bandwidth ``factor`` x t0, t0 = ``default_bandwidth(Y, k)``
     at the default k. The signs of the two coordinates are chosen to agree with the default setting's, so that a
     small move of a control does not mirror the picture. The readouts count the graph's connected pieces; where it
-    falls apart there is no single embedding, and the panel says so. ``text`` holds the chapter's templates
-    (:data:`TEXT_KEYS`), filled from :func:`neighbours_facts`."""
+    falls apart there is no single embedding, the panel draws no point and ``live.js`` says so. ``text`` holds the
+    chapter's sentences (:data:`TEXT_KEYS`), with the numbers of :func:`neighbours_facts` pasted."""
     from probdr_lite.eigenmaps import embed_graph
     from probdr_lite.graphs import default_bandwidth, knn_graph
 
@@ -620,7 +585,6 @@ def neighbours_live(Y, t, ks=None, factors=None, name="neighbours", k=None, fact
                 if np.isfinite(xy[a, b, :, j]).all() and float(xy[a, b, :, j] @ ref[:, j]) < 0:
                     xy[a, b, :, j] *= -1
     facts = neighbours_facts(ks, factors, t0, pieces)
-    notes = [fill(text["apart"], f) if f["apart"] else "" for f in facts["states"]]
     dims = ["n_neighbors", "bandwidth"]
     controls = [control("n_neighbors", "neighbours k", list(ks), k),
                 control("bandwidth", "bandwidth t", bandwidths, bandwidths[list(factors).index(factor)], digits=3)]
@@ -633,12 +597,12 @@ def neighbours_live(Y, t, ks=None, factors=None, name="neighbours", k=None, fact
     spec = {
         "controls": controls,
         "panels": [{"type": "scatter", "xy": points(xy, dims), "colour_values": [float(v) for v in t],
-                    "radius": 2.0, "equal_aspect": False, "note": {"dims": dims, "text": notes},
+                    "radius": 2.0, "equal_aspect": False,
                     "title": "Laplacian Eigenmaps, k = {n_neighbors}, t = {bandwidth}",
                     "alt": _panel_text(text["alt"], facts["caption"], controls, readouts),
                     "xlabel": "coordinate 1 (axes follow the points)", "ylabel": "coordinate 2"}],
         "readouts": readouts,
         "height": 320,
-        "caption": fill(text["caption"], facts["caption"]),
+        "caption": _paste(text["caption"], facts["caption"]),
     }
     return LiveFigure(spec, name)

@@ -636,7 +636,11 @@
         tickText(ctx, String(i + 1), P.x + (i + 0.5) * bw, P.y + P.h + TICK_SIZE + 3, "center", layout.texts);
       }
     }
-    if (!visible) layout.degenerate.push("every bar is zero");
+    if (!visible) {
+      layout.degenerate.push("every bar is zero");
+      // nothing to see: say so (the spec's words for this figure, else plain ones), as a scatter does
+      if (!note) note = (panel.degenerate || {}).zero || "Every bar is zero at this setting";
+    }
     drawNote(ctx, L, note, w, layout);
   }
 
