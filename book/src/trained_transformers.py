@@ -40,6 +40,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 
 # %%
 import inspect
+import json
 import statistics
 import time
 
@@ -413,7 +414,7 @@ _att = {t: [r["final_val_loss"] for r in rows[t] if r["variant"] == "attention"]
 claim(all(1.6 < v < 2.2 for v in _att["charlm"]), "about 1 % of its validation loss")
 
 # %% [markdown]
-# ## Does the initialisation decide the sign?
+# ## Does $A - I$'s effect depend on the initialisation?
 #
 # The question the recipes raise comes first: does $A - I$'s effect depend on how the weights are
 # initialised? Every recipe run under both initialisations enters one regression per model of
@@ -468,9 +469,9 @@ claim(all(e["signs"]["default"]["better"] > 0 and e["signs"]["default"]["worse"]
 # below states it per initialisation.
 
 # %% [markdown]
-# ## The verdict: $A - I$ against attention
+# ## The verdict
 #
-# The primary family, cell by cell:
+# The primary family, $A - I$ against attention cell by cell:
 
 # %%
 display(R.family_results_table(primary, caption=(
@@ -494,6 +495,48 @@ for _e in primary:
     glue(_key + "_n", str(_e["n"]))
     verdict_of[_e["task"], _e["init"], _e["budget"]] = _e["verdict"]
 
+# %% tags=["remove-cell"]
+_cell = {(e["task"], e["init"], e["budget"]): e for e in primary}
+claim(all(e["verdict"] == "worse" and e["n_worse"] == e["n"] for e in primary if e["init"] == "gpt2"),
+      "Under GPT-2's initialisation A - I is worse than attention in all four cells ... every one of their paired "
+      "seeds points the same way")
+claim(_cell["charlm", "default", "early"]["verdict"] == "better"
+      and _cell["charlm", "default", "early"]["n_better"] == _cell["charlm", "default", "early"]["n"],
+      "Under PyTorch's default the paper's direction appears once: A - I is better in the character model at 2,000 "
+      "iterations, with all of its seeds on that side")
+_rest = [_cell[k] for k in (("charlm", "default", "plateau"), ("vit", "default", "early"), ("vit", "default", "plateau"))]
+claim(all(e["verdict"] == "cannot tell" for e in _rest), "In the other three cells the family cannot tell A - I from "
+      "attention. Nor does it show them equivalent")
+claim(all(-0.01 < e["sim_ci"][0] and e["sim_ci"][1] < 0.01 for e in _rest[1:]),
+      "cannot be told from attention in the vision transformer, where its simultaneous intervals stay within one "
+      "percentage point either way")
+claim(all(e["tost_pvalue"] < 0.05 for e in _rest[1:]), "Taken alone, the vision transformer's two cells pass the "
+      "equivalence test at the 5 % level")
+for _k, _e in _cell.items():
+    glue("tost_" + "_".join(_k), pvalue(_e["tost_pvalue"]))
+glue("margin_charlm_pp", num(EQUIVALENCE_MARGINS["charlm"], 2))
+
+# %% [markdown]
+# Under GPT-2's initialisation $A - I$ is worse than attention in all four cells of the family,
+# early and at the plateau, in both models: each simultaneous interval lies on the worse side of
+# zero, and every one of their paired seeds points the same way. Under PyTorch's default the
+# paper's direction appears once: $A - I$ is better in the character model at 2,000 iterations
+# ({glue:text}`ai_charlm_default_early` nats, {glue:text}`ai_charlm_default_early_sim`), with all
+# {glue:text}`ai_charlm_default_early_n` of its seeds on that side. In the other three cells the
+# family cannot tell $A - I$ from attention. Nor does it show them equivalent: at the family's
+# level their intervals reach past the margins ({glue:text}`ai_charlm_default_plateau_sim` nats
+# for the character model at 5,000 iterations against ±{glue:text}`margin_charlm`;
+# {glue:text}`ai_vit_default_early_sim` and {glue:text}`ai_vit_default_plateau_sim` for the vision
+# transformer against ±{glue:text}`margin_vit` pp). Taken alone, the vision transformer's two cells
+# pass the equivalence test at the 5 % level (TOST $p$ = {glue:text}`tost_vit_default_early` and
+# {glue:text}`tost_vit_default_plateau`, unadjusted); corrected with the family they do not, so the
+# book does not call $A - I$ neutral there, only too close to attention for these seeds to tell.
+#
+# So the answer to the chapter's question depends on the initialisation. With GPT-2's, the one
+# nanoGPT's recipe uses, $A - I$ hurts in both models at both budgets. With PyTorch's, it helps
+# the character model at 2,000 iterations, and cannot be told from attention in the vision
+# transformer, where its simultaneous intervals stay within one percentage point either way.
+
 # %% [markdown]
 # ## Every other recipe and arm
 #
@@ -506,6 +549,42 @@ for name, caption in (("recipes", "A − I minus attention in the recipes outsid
     display(R.family_results_table(families[name], caption=(
         f"The secondary family '{name}': {caption}; Holm over its {len(families[name])} tests; the verdict word is "
         "read from the simultaneous interval.")))
+
+# %% tags=["remove-cell"]
+_rec = families["recipes"]
+claim(all(e["init"] == "gpt2" for e in _rec)
+      and sorted((e["task"], e["recipe"]["lr"]) for e in _rec if e["verdict"] == "worse") == [("charlm", 3e-3), ("vit", 1e-3)]
+      and all(e["verdict"] == "cannot tell" for e in _rec if (e["task"], e["recipe"]["lr"]) not in
+              {("charlm", 3e-3), ("vit", 1e-3)}),
+      "A - I is worse than attention in the two other recipes the family can tell, the character model at a peak "
+      "learning rate of 3e-3 and the vision transformer at 1e-3, and cannot be told in the other two")
+_arms = families["arms"]
+_gated_eq = [e for e in _arms if e["verdict"] == "equivalent"]
+claim(len(_gated_eq) == 3 and all(e["arm"] == "gated" and e["task"] == "charlm" and e["recipe"]["max_iters"] == 2000
+                                  for e in _gated_eq)
+      and len([e for e in rows["charlm"] if e["variant"] == "gated" and e["recipe"]["max_iters"] == 2000]) > 0
+      and {json.dumps(e["recipe"], sort_keys=True) for e in _gated_eq}
+      == {json.dumps(e["recipe"], sort_keys=True) for e in _arms if e["task"] == "charlm"
+          and e["recipe"]["max_iters"] == 2000 and e["arm"] == "gated"},
+      "the gated arm is equivalent to attention within the margin in the character model's three 2,000-iteration "
+      "recipes")
+_sym_worse = [e for e in _arms if e["verdict"] == "worse"]
+claim(len(_sym_worse) == 3 and all(e["arm"] == "symmetric" and e["task"] == "vit" and e["init"] == "gpt2"
+                                   and e["recipe"]["epochs"] == 10 for e in _sym_worse)
+      and len({json.dumps(e["recipe"], sort_keys=True) for e in _arms if e["task"] == "vit" and e["init"] == "gpt2"
+               and e["recipe"]["epochs"] == 10}) == 3,
+      "A_sym - I is worse in the vision transformer's three 10-epoch recipes under GPT-2's initialisation")
+claim(all(e["verdict"] == "cannot tell" for e in _arms if e not in _gated_eq and e not in _sym_worse),
+      "every other test of the other arms cannot tell")
+
+# %% [markdown]
+# In the secondary families $A - I$ is worse than attention in the two other recipes the family
+# can tell, the character model at a peak learning rate of $3 \cdot 10^{-3}$ and the vision
+# transformer at $10^{-3}$, both under GPT-2's initialisation, and cannot be told from it in the
+# other two. Of the other arms, the gated arm (from $g = 0$) is equivalent to attention within
+# the margin in the character model's three 2,000-iteration recipes; $A_{\rm sym} - I$ is worse
+# in the vision transformer's three 10-epoch recipes under GPT-2's initialisation; every other
+# test of the other arms cannot tell.
 
 # %% [markdown]
 # Is the vision baseline credible? A practitioner expects a 4-layer vision transformer of this
@@ -685,7 +764,7 @@ for case, cell_rows in mechanism_cells.items():
 if shown:
     display(TR.mechanism_table({case_names[case]: c for case, c in shown.items()}, effects=effects,
                                header=[
-        "case", "init", "seeds", "$A - I$ − $A$ (reading)", "start: σ_max($W_V W_O$)", "start, layer 1: ‖v‖/‖Av‖",
+        "case", "init", "seeds", "$A - I$ − $A$ [simultaneous interval] (verdict)", "start: σ_max($W_V W_O$)", "start, layer 1: ‖v‖/‖Av‖",
         "start, layer 1: update/‖x‖, $A - I$ ($A$)", "end, $A - I$: share of the update its $-v$ cancels",
         "end, $A - I$: ‖v‖/‖Av‖", "end, $A - I$: mean eigenvalue of $W_V W_O$",
         "end, $A$: share subtracting $v$ would cancel", "end, $A$: ‖v‖/‖Av‖", "end, $A$: mean eigenvalue",
@@ -773,9 +852,6 @@ for (_task, _scheme), _e in vo_by.items():
     glue(_key + "_shift", TR.quantity_difference(_e["shift"], _e["quantity"]))
     glue(_key + "_sim", R.interval_text(_e["sim_ci"], _e["quantity"]))
     glue(_key + "_share", pct(_e["share"]))
-    glue(_key + "_set", R.set_text(_e["share_pieces"]))
-    glue(_key + "_low", pct(_e["share_pieces"][0][0]))
-from probdr_lite.experiments.families import in_set  # noqa: E402
 
 
 def _towards(e):  # the shift's simultaneous interval lies on the side of the whole initialisation's effect
@@ -786,18 +862,25 @@ def _towards(e):  # the shift's simultaneous interval lies on the side of the wh
 _g = [vo_by[t, "gpt2-vo-default"] for t in ("charlm", "vit")]
 _d = [vo_by[t, "default-vo-gpt2"] for t in ("charlm", "vit")]
 _early_vit_gpt2 = next(e for e in primary if (e["task"], e["init"], e["budget"]) == ("vit", "gpt2", "early"))
-claim(_early_vit_gpt2["n"] > len(vo_seeds[0]) and _early_vit_gpt2["recipe"] == {**vo_by["vit", "gpt2-vo-default"]["recipe"], "init": "gpt2"},
+claim(_early_vit_gpt2["n"] > len(vo_seeds[0])
+      and _early_vit_gpt2["recipe"] == {**next(r["recipe"] for r in vo_rows["vit"]), "init": "gpt2"},
       "the primary family's early cells hold more seeds than the intervention, so their means differ")
 glue("vo_vit_gpt2_base_here", TR.quantity_difference(vo_by["vit", "gpt2-vo-default"]["d_base"], "final_val_acc"))
 glue("vo_vit_gpt2_base_all", TR.quantity_difference(_early_vit_gpt2["mean_diff"], "final_val_acc"))
 glue("vo_vit_gpt2_base_n", str(_early_vit_gpt2["n"]))
+for (_task, _scheme), _e in vo_by.items():
+    _key = f"vo_{_task}_{'g' if _scheme == 'gpt2-vo-default' else 'd'}"
+    glue(_key + "_simset", R.set_text(_e["share_sim_pieces"]))
+    glue(_key + "_simlow", pct(_e["share_sim_pieces"][0][0]))
+    glue(_key + "_simhigh", pct(_e["share_sim_pieces"][-1][1]))
 claim(all(_towards(e) for e in _g), "Giving GPT-2's initialisation the default's W_V and W_O moves A - I's effect "
       "towards the default's in both models: the simultaneous interval of the shift lies on that side of zero")
-claim(all(e["share_kind"] == "bounded" and 0.4 < e["share_pieces"][0][0] < 1 <= e["share_pieces"][0][1] for e in _g),
-      "Fieller's set of the share is bounded, starts above 40 % and holds 100 %")
+claim(all(e["share_sim_kind"] == "bounded" and 0 < e["share_sim_pieces"][0][0] < 1 <= e["share_sim_pieces"][0][1]
+          for e in _g), "its simultaneous set is bounded, starts above zero and holds 100 %: at least ..., and these "
+      "seeds cannot rule out that it carries all of it")
 claim(all(e["sim_ci"][0] < 0 < e["sim_ci"][1] for e in _d), "The reverse intervention's shift cannot be told from zero")
-claim(all(in_set(e["share_pieces"], 0.0) and in_set(e["share_pieces"], 1.0) for e in _d),
-      "its share's set holds both 0 and 100 %")
+claim(all(e["share_sim_kind"] == "bounded" and e["share_sim_pieces"][0][0] < 0 < e["share_sim_pieces"][0][1] < 1
+          for e in _d), "its share's simultaneous set holds zero and stops short of 100 %")
 
 # %% [markdown]
 # The base and other-initialisation columns are means over seeds {glue:text}`vo_seeds`, the
@@ -809,19 +892,22 @@ claim(all(in_set(e["share_pieces"], 0.0) and in_set(e["share_pieces"], 1.0) for 
 # Giving GPT-2's initialisation the default's $W_V$ and $W_O$ moves $A - I$'s effect towards the
 # default's in both models: the simultaneous interval of the shift lies on that side of zero
 # ({glue:text}`vo_charlm_g_shift` nats, {glue:text}`vo_charlm_g_sim`, in the character model;
-# {glue:text}`vo_vit_g_shift`, {glue:text}`vo_vit_g_sim`, in the vision transformer). How much of
-# the whole initialisation's effect that is: a share of {glue:text}`vo_charlm_g_share` and
-# {glue:text}`vo_vit_g_share`, whose Fieller sets, {glue:text}`vo_charlm_g_set` and
-# {glue:text}`vo_vit_g_set`, are bounded, start above 40 % and hold 100 %. So the scale of
-# $W_V W_O$ carries at least {glue:text}`vo_charlm_g_low` and {glue:text}`vo_vit_g_low` of it, and
+# {glue:text}`vo_vit_g_shift`, {glue:text}`vo_vit_g_sim`, in the vision transformer). As a share
+# of the whole initialisation's effect that is {glue:text}`vo_charlm_g_share` and
+# {glue:text}`vo_vit_g_share`, and the family's simultaneous Fieller sets,
+# {glue:text}`vo_charlm_g_simset` and {glue:text}`vo_vit_g_simset`, are bounded, start above zero
+# and hold 100 %: the scale of $W_V W_O$ carries at least {glue:text}`vo_charlm_g_simlow` of the
+# effect in the character model and {glue:text}`vo_vit_g_simlow` in the vision transformer, and
 # these seeds cannot rule out that it carries all of it.
 #
 # The reverse intervention's shift cannot be told from zero ({glue:text}`vo_charlm_d_shift`,
 # {glue:text}`vo_charlm_d_sim`; {glue:text}`vo_vit_d_shift`, {glue:text}`vo_vit_d_sim`), and its
-# share's set holds both 0 and 100 % ({glue:text}`vo_charlm_d_set` in the character model,
-# {glue:text}`vo_vit_d_set` in the vision transformer). These runs therefore say nothing either
-# way about whether GPT-2's small $W_V$ and $W_O$ would bring about, on their own, what its
-# initialisation does to $A - I$: they neither show that they would nor that they would not.
+# share's simultaneous set holds zero and stops short of 100 % ({glue:text}`vo_charlm_d_simset` in
+# the character model, {glue:text}`vo_vit_d_simset` in the vision transformer). GPT-2's small
+# $W_V$ and $W_O$, put into PyTorch's default initialisation, bring about at most
+# {glue:text}`vo_charlm_d_simhigh` and {glue:text}`vo_vit_d_simhigh` of what the GPT-2
+# initialisation does to $A - I$, and possibly none of it: the rest of that initialisation takes
+# part.
 
 # %% [markdown]
 # ## Try it: a live run

@@ -90,7 +90,7 @@ def test_intervention_grids():
     for name, task in (("charlm-vo", "charlm"), ("vit-vo", "vit")):
         g = GRIDS[name]
         runs = list(g.runs())
-        assert g.task == task and g.file.endswith("_vo_scale.json")
+        assert g.task == task and g.file.endswith("_vo_scale_epyc.json")
         assert {c.init for c, _, _ in runs} == set(VO_SCALE) and set(VO_SCALE) <= set(INIT_SCHEMES)
         assert {a for _, a, _ in runs} == {"attention", "diffusion"} and {s for _, _, s in runs} == {0, 1, 2}
         assert len(runs) == 2 * 2 * 3

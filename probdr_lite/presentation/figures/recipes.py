@@ -463,7 +463,7 @@ INIT_LABELS = {"gpt2": "GPT-2", "default": "PyTorch default"}
 FAMILY_HEADER = {"cell": "cell", "arm": "arm", "seeds": "paired seeds", "baseline": "attention",
                  "difference": "arm − attention", "ci": "95 % interval, unadjusted",
                  "sim_ci": "95 % interval, simultaneous (family)", "adjusted": "$p$, Holm (family)",
-                 "tost": "$p$, TOST against the margin", "signs": "seeds better / worse / tied",
+                 "tost": "$p$, TOST against the margin, unadjusted", "signs": "seeds better / worse / tied",
                  "verdict": "verdict"}
 
 
