@@ -79,3 +79,60 @@ def test_gates_claim_fails_when_the_two_starts_end_together():
         run(source, TR=fake, gate_cells={})
     run(source, TR=SimpleNamespace(gates_facts=lambda cells: {**together, "apart": True, "together": False}),
         gate_cells={})
+
+
+# ------------------------------------------------------------------------ the families' verdicts (issue 36)
+
+def _families():
+    from probdr_lite.experiments.families import (EQUIVALENCE_MARGINS, INTERACTION, family_table,
+                                                  initialisation_effect, intervention_table)
+    from probdr_lite.experiments.files import intervention_rows, task_rows
+
+    rows = {t: task_rows(t) for t in ("charlm", "vit")}
+    primary = family_table("primary", rows, margins=EQUIVALENCE_MARGINS)
+    interaction = {t: initialisation_effect(rows[t], cells=INTERACTION["cells"], cov_type=INTERACTION["cov_type"],
+                                            alpha=INTERACTION["alpha"]) for t in rows}
+    vo_rows = {t: intervention_rows(t) for t in rows}
+    vo = intervention_table({t: (rows[t], vo_rows[t]) for t in rows})
+    return {"rows": rows, "primary": primary, "interaction": interaction, "vo_rows": vo_rows, "vo": vo,
+            "EQUIVALENCE_MARGINS": EQUIVALENCE_MARGINS, "R": R, "TR": TR, "pvalue": prose.pvalue}
+
+
+GPT2_WORSE = "Under GPT-2's initialisation A - I is worse than attention in all four cells"
+
+
+def test_primary_verdict_claim_fails_when_one_gpt2_cell_cannot_tell():
+    names = _families()
+    source = claim_cell(GPT2_WORSE)
+    run(source, **names)
+    flipped = [dict(e) for e in names["primary"]]
+    next(e for e in flipped if e["init"] == "gpt2")["verdict"] = "cannot tell"
+    with pytest.raises(ClaimError, match="worse than attention in all four cells"):
+        run(source, **{**names, "primary": flipped})
+
+
+INTERACTION = "In both models the answer is yes"
+
+
+def test_interaction_claim_fails_when_an_interval_holds_zero():
+    names = _families()
+    source = claim_cell(INTERACTION)
+    run(source, **names)
+    flipped = {t: dict(e) for t, e in names["interaction"].items()}
+    flipped["charlm"]["ci"] = (flipped["charlm"]["ci"][0], 0.01)
+    with pytest.raises(ClaimError, match=INTERACTION):
+        run(source, **{**names, "interaction": flipped})
+
+
+REVERSE = "its share's simultaneous set holds zero and stops short of 100 %"
+
+
+def test_intervention_claim_fails_when_the_reverse_share_may_be_all_of_it():
+    names = _families()
+    source = claim_cell(REVERSE)
+    run(source, **names)
+    flipped = [dict(e) for e in names["vo"]]
+    reverse = next(e for e in flipped if (e["task"], e["scheme"]) == ("vit", "default-vo-gpt2"))
+    reverse["share_sim_pieces"] = [(reverse["share_sim_pieces"][0][0], 1.2)]
+    with pytest.raises(ClaimError, match="stops short of 100 %"):
+        run(source, **{**names, "vo": flipped})
