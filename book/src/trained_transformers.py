@@ -414,7 +414,7 @@ _att = {t: [r["final_val_loss"] for r in rows[t] if r["variant"] == "attention"]
 claim(all(1.6 < v < 2.2 for v in _att["charlm"]), "about 1 % of its validation loss")
 
 # %% [markdown]
-# ## Does $A - I$'s effect depend on the initialisation?
+# ## Does the initialisation decide the sign?
 #
 # The question the recipes raise comes first: does $A - I$'s effect depend on how the weights are
 # initialised? Every recipe run under both initialisations enters one regression per model of
