@@ -118,7 +118,8 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                                  "grids_table", "interaction_table", "interval_text",
                                                  "intervention_family_table", "nanogpt_facts", "plateau_facts",
                                                  "plateau_figure", "plateau_table", "provenance_table",
-                                                 "readings_facts", "readings_table", "recipe_label", "scale_table"),
+                                                 "readings_facts", "readings_table", "recipe_label", "scale_table",
+                                                 "set_text"),
     "probdr_lite.presentation.figures.training": ("agreement_table", "arms_table", "curves_facts", "curves_figure",
                                                   "gates_facts", "gates_figure", "gates_table", "mechanism_facts",
                                                   "mechanism_figure", "mechanism_table", "OPERATOR_TEXT", "quantity_difference",
@@ -128,6 +129,6 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                                   "summary_table"),
     "probdr_lite.presentation.live.builders": ("beta_live", "eta_live", "mnist_live", "neighbours_live", "toy_live"),
     "probdr_lite.presentation.plotting": ("digit_grid", "Table"),
-    "probdr_lite.presentation.prose": ("claim", "glue", "num", "pct", "sci", "signed"),
+    "probdr_lite.presentation.prose": ("claim", "glue", "num", "pct", "pvalue", "sci", "signed"),
     "probdr_lite.presentation.style": ("describe", "METRIC_LABELS"),
 }

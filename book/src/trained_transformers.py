@@ -816,12 +816,14 @@ else:
 # `default-vo-gpt2`). Every other weight is the base initialisation's own draw for the same seed
 # (`init_weights`, in `experiments.attention`), so each run is paired with the base run of its
 # seed. Both arms ran with seeds {glue:text}`vo_seeds` in each model's first recipe (the character
-# model's 2,000 iterations, the vision transformer's 10 epochs), on the machine type that ran the
-# base cells (`python -m probdr_lite.experiments grid charlm-vo-power --threads 1 --device cpu`,
-# and the same with `vit-vo-power`; `probdr_lite/results/README.md` gives the commit, the
-# versions, and a rerun of a base row that reproduced it bit for bit). If the scale of $W_V W_O$
-# decides the sign, $A - I$'s effect under each intervention moves from its base
-# initialisation's value to the other initialisation's.
+# model's 2,000 iterations, the vision transformer's 10 epochs), and the two base cells, both
+# initialisations without intervention, ran again beside them with the same seeds, the same code
+# and on the same machine, so that nothing but the initialisation separates a row from its pair
+# (`python -m probdr_lite.experiments grid charlm-vo-power --threads 1 --device cpu`, then
+# `grid charlm-vo-rerun`, and the same with `vit-`; `probdr_lite/results/README.md` gives the
+# commit, the versions and the machine). If the scale of $W_V W_O$ decides the sign, $A - I$'s
+# effect under each intervention moves from its base initialisation's value to the other
+# initialisation's.
 #
 # Per intervention and seed, three paired differences ($A - I$ minus attention) are read: under
 # the base initialisation ($d_{\rm base}$), under the other initialisation whose $W_V$, $W_O$
@@ -835,8 +837,8 @@ else:
 # `experiments.families`).
 
 # %%
-vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}
-vo = intervention_table({task: (rows[task], r) for task, r in vo_rows.items() if r})
+vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}  # the interventions and their base cells
+vo = intervention_table({task: (r, r) for task, r in vo_rows.items() if r})
 display(R.intervention_family_table(vo, caption=(
     "The intervention family, paired by seed: the mean of each paired difference, the shift with its two intervals, "
     "and the share of the initialisation's effect with Fieller's 95 % sets (simultaneous: at level 0.05 / 4).")))
@@ -883,11 +885,11 @@ claim(all(e["share_sim_kind"] == "bounded" and e["share_sim_pieces"][0][0] < 0 <
           for e in _d), "its share's simultaneous set holds zero and stops short of 100 %")
 
 # %% [markdown]
-# The base and other-initialisation columns are means over seeds {glue:text}`vo_seeds`, the
-# seeds of the intervention, and the primary family's early cells hold more seeds, so their means
-# differ: the vision transformer's $A - I$ under GPT-2's initialisation is
-# {glue:text}`vo_vit_gpt2_base_here` here and {glue:text}`vo_vit_gpt2_base_all` over the
-# {glue:text}`vo_vit_gpt2_base_n` seeds of the primary family.
+# The base and other-initialisation columns are the reruns of the base cells, seeds
+# {glue:text}`vo_seeds`, while the primary family's early cells hold the
+# {glue:text}`vo_vit_gpt2_base_n` seeds of the recipe grids, so their means differ: the vision
+# transformer's $A - I$ under GPT-2's initialisation is {glue:text}`vo_vit_gpt2_base_here` here
+# and {glue:text}`vo_vit_gpt2_base_all` in the primary family.
 #
 # Giving GPT-2's initialisation the default's $W_V$ and $W_O$ moves $A - I$'s effect towards the
 # default's in both models: the simultaneous interval of the shift lies on that side of zero

@@ -242,8 +242,8 @@ def main(argv=None) -> int:
 
         try:
             rows = {task: task_rows(task, args.results_dir) for task in TASKS}
-            print(format_families(rows, {task: (rows[task], intervention_rows(task, args.results_dir))
-                                         for task in TASKS if intervention_rows(task, args.results_dir)}))
+            vo = {task: intervention_rows(task, args.results_dir) for task in TASKS}  # with their base cells
+            print(format_families(rows, {task: (r, r) for task, r in vo.items() if r}))
         except ValueError as exc:
             parser.error(str(exc))
         return 0

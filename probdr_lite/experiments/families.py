@@ -539,8 +539,9 @@ def _paired_by_seed(rows, recipe: dict, quantity: str, arm: str, baseline: str) 
 def intervention_table(tasks: dict, *, alpha: float = 0.05, method: str = "holm", families: dict | None = None) -> list:
     """The intervention family: per task and scheme, the shift of A - I's effect and its share, seed by seed.
 
-    ``tasks``: ``{task: (rows, intervention_rows)}``: ``rows`` the task's recipe rows (they hold the base recipes),
-    ``intervention_rows`` the rows of the ``*-vo-*`` initialisations (:func:`.files.intervention_rows`). Per scheme
+    ``tasks``: ``{task: (rows, intervention_rows)}``: ``rows`` hold the base recipes, ``intervention_rows`` the rows
+    of the ``*-vo-*`` initialisations. The committed intervention files (:func:`.files.intervention_rows`) hold both,
+    run together on one machine, and the chapter passes them as both. Per scheme
     (:data:`.attention.VO_SCALE`, base initialisation -> the one whose W_V W_O scale it takes), over the seeds with
     all three paired differences d = arm - baseline (the intervention, the base recipe, the other recipe): the
     ``shift`` d_vo - d_base with its unadjusted ``ci``, ``pvalue``, and the family's ``sim_ci`` /

@@ -23,9 +23,9 @@ RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
 RESULTS_FILES = {"charlm": "charlm_cpu.json", "vit": "vit_mnist.json"}
 #: The recipe grid of each task inside :data:`RESULTS_DIR`.
 RECIPE_FILES = {"charlm": "charlm_recipes.json", "vit": "vit_recipes.json"}
-#: The intervention on the scale of W_V and W_O (grids ``charlm-vo-power`` and ``vit-vo-power``, five seeds, run on
-#: the machine type that ran the base cells: see the results README): kept apart from the recipe tables, which they
-#: would otherwise join. The first three seeds, run earlier on another machine, are in ``*_vo_scale_xeon.json``.
+#: The intervention on the scale of W_V and W_O and its base cells, five seeds, run together on one machine with one
+#: commit (grids ``*-vo-power`` and ``*-vo-rerun``; see the results README): kept apart from the recipe tables, which
+#: they would otherwise join. The first three seeds, run earlier on another machine, are in ``*_vo_scale_xeon.json``.
 INTERVENTION_FILES = {"charlm": "charlm_vo_scale_epyc.json", "vit": "vit_vo_scale_epyc.json"}
 #: Measured reruns of committed cells, for the mechanism record of recipes whose rows predate it (not part of
 #: the recipe tables: they repeat runs that are already there).

@@ -93,7 +93,7 @@ def _families():
     interaction = {t: initialisation_effect(rows[t], cells=INTERACTION["cells"], cov_type=INTERACTION["cov_type"],
                                             alpha=INTERACTION["alpha"]) for t in rows}
     vo_rows = {t: intervention_rows(t) for t in rows}
-    vo = intervention_table({t: (rows[t], vo_rows[t]) for t in rows})
+    vo = intervention_table({t: (vo_rows[t], vo_rows[t]) for t in rows})
     return {"rows": rows, "primary": primary, "interaction": interaction, "vo_rows": vo_rows, "vo": vo,
             "EQUIVALENCE_MARGINS": EQUIVALENCE_MARGINS, "R": R, "TR": TR, "pvalue": prose.pvalue}
 

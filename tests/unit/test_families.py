@@ -551,7 +551,14 @@ def test_intervention_family_on_the_committed_rows_has_every_scheme_and_labelled
     """Structure only: both schemes in both models, one family, each share with a set of a declared kind."""
     from probdr_lite.experiments.files import intervention_rows, task_rows
 
-    table = F.intervention_table({t: (task_rows(t), intervention_rows(t)) for t in F.PRIMARY_RECIPES})
+    table = F.intervention_table({t: (intervention_rows(t), intervention_rows(t)) for t in F.PRIMARY_RECIPES})
+    # the intervention files hold their base cells, run with them: the same seeds in every cell of a model
+    for t in F.PRIMARY_RECIPES:
+        cells = {}
+        for r in intervention_rows(t):
+            cells.setdefault((r["recipe"]["init"], r["variant"]), set()).add(r["seed"])
+        assert len(cells) == 8 and len({frozenset(v) for v in cells.values()}) == 1
+        assert {r["git_commit"] for r in intervention_rows(t)} != {"unknown"} and len(task_rows(t)) > 0
     assert {(e["task"], e["scheme"]) for e in table} == {(t, s) for t in F.PRIMARY_RECIPES
                                                           for s in F.FAMILIES["intervention"]["schemes"]}
     for e in table:
