@@ -34,7 +34,7 @@ from probdr_lite._validation import check_array, check_choice, check_result, che
 from probdr_lite._threads import single_threaded
 from probdr_lite.unrolled import CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 
-__all__ = ["TOY_SETTINGS", "LiftedToy", "lift_toy", "make_toy", "toy_paths", "toy_beta_effect", "toy_beta_facts",
+__all__ = ["TOY_SETTINGS", "BUMP_KAPPAS", "LiftedToy", "lift_toy", "make_toy", "toy_paths", "toy_beta_effect", "toy_beta_facts",
            "toy_beta_range"]
 
 
@@ -57,6 +57,10 @@ TOY_SETTINGS = {
 for _name, _s in TOY_SETTINGS.items():
     if _s["default"] not in _s["values"]:
         raise ValueError(f"TOY_SETTINGS[{_name!r}]: the default {_s['default']} is not one of its values")
+
+#: The kappas of the heat-kernel bump (one row of A on the unit sphere), defined once: the kernel-free scrub's frames,
+#: whose ends are the kernel panel's logarithmic slider range, and the chapter's text pastes their count and ends.
+BUMP_KAPPAS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 
 
 @dataclass(frozen=True)
