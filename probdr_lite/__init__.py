@@ -32,8 +32,9 @@ in ``probdr_lite/results/`` (data, not modules).
 
 :mod:`probdr_lite.chapters`: each chapter's measurements and the facts its computed sentences state (numbers,
 booleans, directions, metric keys, each choice decided by a stated threshold), one module per page of the book,
-named like its source ``book/src/<page>.py``: ``laplacian_eigenmaps``, ``unrolled_inference``,
-``transformer_block``, ``mnist_at_init``, ``objections``, ``energies``, ``environment``.
+named like its source ``book/src/<page>.py``: ``laplacian_eigenmaps``, ``probdr_elbo`` (the set-up chapters 3 to
+5 share), ``unrolled_inference``, ``transformer_block``, ``mnist_at_init``, ``objections``, ``energies``,
+``environment``.
 
 :mod:`probdr_lite.presentation`: everything that draws or words things: figures, slider panels, tables and live
 figures per topic (``presentation.figures``, ``presentation.live``), the label and colour of every variant and
@@ -64,7 +65,7 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
     "probdr_lite.graphs": ("default_bandwidth", "graph_energy", "heat_kernel_attention", "knn_graph", "laplacian"),
     "probdr_lite.metrics": ("between_within_ratio", "knn_accuracy", "METRIC_NAMES", "METRICS", "subspace_agreement"),
     "probdr_lite.probdr": ("fit_le_elbo", "le_closed_form", "le_elbo", "le_elbo_grad", "pca_closed_form", "pca_elbo",
-                           "regularize_laplacian", "step_sizes", "wishart_kl"),
+                           "regularize_laplacian", "step_sizes", "unbounded_direction_demo", "wishart_kl"),
     "probdr_lite.tangent": ("cosine", "tangent_cosine"),
     "probdr_lite.unrolled": ("attention_matrix", "attention_step", "block_step", "CHAPTER_VARIANTS",
                              "euler_diffusion_errors", "layer_norm", "regulariser_gradient", "STEP_FAMILY", "unroll",
@@ -83,9 +84,11 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                       "robustness", "robustness_facts", "SENSE", "spectrum_facts", "update_alignment",
                                       "UPDATES"),
     "probdr_lite.chapters.environment": ("summary_facts",),
-    "probdr_lite.chapters.laplacian_eigenmaps": ("agreement_facts", "unrolling_facts"),
+    "probdr_lite.chapters.laplacian_eigenmaps": ("agreement_facts", "harmonic_score", "order_score", "smooth_functions",
+                                                 "smoothness_facts", "unrolling_facts"),
     "probdr_lite.chapters.mnist_at_init": ("knn_over_seeds", "layer_rows", "mnist_latents", "nmi_facts", "PAPER",
                                            "pick", "run_blocks", "self_attention_share", "sweep", "variant_metrics"),
+    "probdr_lite.chapters.probdr_elbo": ("SETUP",),
     "probdr_lite.chapters.objections": ("THRESHOLDS", "asymmetry_along_path", "asymmetry_by_kappa", "asymmetry_facts",
                                         "clustering_facts", "metrics_by_variant", "mnist_paths",
                                         "regulariser_approximation", "regulariser_facts", "regulariser_sweep",
@@ -97,11 +100,12 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
     "probdr_lite.presentation.figures.block": ("make_toy", "mask_figure", "toy_beta_text", "variant_panel"),
     "probdr_lite.presentation.figures.bridge": ("bump_panel", "bump_scrub", "euler_limits",
                                                 "laplacian_eigenvalues", "spectra_figure"),
-    "probdr_lite.presentation.figures.elbo": ("BETA", "beta_panel", "elbo_terms_figure", "pca_figure", "trap_figure"),
+    "probdr_lite.presentation.figures.elbo": ("BETA", "beta_panel", "elbo_terms_figure", "N_SHOW", "pca_figure",
+                                              "trap_figure"),
     "probdr_lite.presentation.figures.mnist": ("before_after_figure", "layer_table", "metric_lines_figure",
                                                "metrics_table", "mnist_panel", "settings_table", "step_family_figure",
                                                "sweep_figure"),
-    "probdr_lite.presentation.figures.neighbourhoods": ("NEIGHBOURS", "agreement_table", "compare_figure",
+    "probdr_lite.presentation.figures.neighbourhoods": ("BANDWIDTH_FACTORS", "NEIGHBOURS", "agreement_table", "compare_figure",
                                                         "energy_figure", "laplacians_figure", "neighbours_panel",
                                                         "order_table"),
     "probdr_lite.presentation.figures.objection_tests": ("asymmetry_figure", "final_metrics_table",
