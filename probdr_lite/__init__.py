@@ -96,7 +96,7 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                         "stop_gradient_facts", "stop_gradient_sweep", "symmetric_part_min_eigenvalue",
                                         "tangent_part", "THRESHOLDS", "training_runs", "wishart_facts"),
     "probdr_lite.chapters.transformer_block": ("TOY_SETTINGS", "toy_beta_range"),
-    "probdr_lite.chapters.unrolled_inference": ("ETA_SLIDER", "ETAS_SHOWN", "eta_runs"),
+    "probdr_lite.chapters.unrolled_inference": ("ETA_SLIDER", "ETAS_SHOWN", "eta_runs", "N_STEPS"),
     "probdr_lite.presentation.figures.block": ("make_toy", "mask_figure", "toy_beta_text", "variant_panel"),
     "probdr_lite.presentation.figures.bridge": ("bump_panel", "bump_scrub", "euler_limits",
                                                 "laplacian_eigenvalues", "spectra_figure"),
