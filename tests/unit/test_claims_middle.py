@@ -160,9 +160,72 @@ def test_beta_barely_changes_the_picture(toy):
     from probdr_lite.presentation.live.builders import toy_beta_text
 
     def facts(e):  # the cell computes the effect itself: hand it the real one, or the flipped one
-        return {"toy": toy, "toy_beta_range": lambda t: e, "toy_beta_text": toy_beta_text}
+        return {"toy": toy, "toy_beta_range": lambda t: e, "toy_beta_text": toy_beta_text, **beads_namespace(toy)}
 
     check("transformer_block", sentence, facts(effect), facts({**effect, "weak": False}))
+
+
+def beads_namespace(toy, paths=None):
+    from probdr_lite.chapters.transformer_block import bead_facts, toy_paths
+
+    names = {k: TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta", "depth")}
+    return {**names, "bead_facts": bead_facts,
+            "toy_paths": toy_paths if paths is None else (lambda *args, **kwargs: paths)}
+
+
+def test_the_points_gather_into_beads_only_after_the_blocks(toy):
+    """At the sliders' defaults every variant gathers the points into beads along each moon; the points before any
+    block (each path's first row) do not form beads, and the claim fails on them."""
+    from probdr_lite.chapters.transformer_block import toy_paths
+
+    sentence = "At these values the points gather into beads along each moon"
+    effect = toy_beta_range(toy)
+    from probdr_lite.presentation.live.builders import toy_beta_text
+
+    common = {"toy": toy, "toy_beta_range": lambda t: effect, "toy_beta_text": toy_beta_text}
+    paths = toy_paths(toy, TOY_SETTINGS["depth"]["default"], *(TOY_SETTINGS[k]["default"] for k in ("kappa", "eta",
+                                                                                                  "beta")))
+    unmoved = {v: p[:1] for v, p in paths.items()}  # layer 0 only: the moons as drawn
+    check("transformer_block", sentence, {**common, **beads_namespace(toy, paths)},
+          {**common, **beads_namespace(toy, unmoved)})
+
+
+def test_bead_facts_count_groups_by_hand(toy):
+    """Three tight pairs and two lone points of the toy's shape: five groups, 60 % of the points shared."""
+    from probdr_lite.chapters.transformer_block import bead_facts
+
+    P = np.full(toy.Y.shape, np.nan)
+    P[:8] = [[0, 0], [0, 0.001], [0.5, 0], [0.5, 0.001], [-0.5, 0], [-0.5, 0.001], [0.9, 0.9], [-0.9, -0.9]]
+    f = bead_facts(toy, P)
+    assert f["n"] == 8 and f["groups"] == 5 and f["shared"] == pytest.approx(6 / 8)
+    assert f["pure"] == pytest.approx(1.0)  # the first points of the toy are all of its first class
+    with pytest.raises(ValueError, match="positions"):
+        bead_facts(toy, P[:10])
+
+
+def test_the_identity_and_agreement_claims_fail_off_round_off():
+    check("transformer_block", "With the diagonal weights an A - I block is a plain attention block",
+          {"gap_plain": 1e-16, "gap_back": 2e-16}, {"gap_plain": 1e-16, "gap_back": 1e-6})
+    check("transformer_block", "The two agree to rounding error.", {"forward_gaps": {"paper": 5e-14}},
+          {"forward_gaps": {"paper": 5e-14, "attention": 1e-8}})
+
+
+def test_the_layer_norm_claim_fails_when_a_random_point_is_closer():
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 16, generator=gen, dtype=torch.float64) * 3 + 1
+    from probdr_lite.unrolled import layer_norm
+
+    ln = torch.nn.LayerNorm(16, eps=0.0, elementwise_affine=False)
+    ns = {"x": x, "ln": ln, "layer_norm": layer_norm, "candidates": torch.zeros(20_000, 16)}
+    sentence = "Pi(x) against 20,000 random points of the constraint set"
+    check("transformer_block", sentence, {**ns, "closest": torch.tensor(11.0)}, {**ns, "closest": torch.tensor(9.0)})
+
+
+def test_the_causal_claim_needs_a_large_change():
+    sentence = "The mask makes A far more asymmetric"
+    real = {"upper_full": 0.5, "A_causal": torch.tril(torch.ones(3, 3)), "asym_full": 0.152, "asym_causal": 1.330,
+            "cos_causal": 0.417, "cosines": {"diffusion": 0.991}, "pct": pct}
+    check("transformer_block", sentence, real, {**real, "asym_causal": 0.3, "cos_causal": 0.95})
 
 
 def test_the_symmetric_variant_scores_one(toy):
