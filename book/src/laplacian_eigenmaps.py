@@ -228,6 +228,13 @@ print("V^T D V (should be I):\n", np.round(V.T @ (D_spiral @ V), 12))
 print("V^T D 1 (should be 0)       =", V.T @ D_spiral.diagonal())
 print("energy E(v_k) vs 2 lambda_k =", [graph_energy(V[:, [k]], W_spiral) for k in range(2)], 2 * lam)
 
+# %% tags=["remove-cell"]
+claim(bool(np.abs(L_spiral @ V - (D_spiral @ V) * lam).max() < 1e-10
+           and np.abs(V.T @ (D_spiral @ V) - np.eye(2)).max() < 1e-10 and np.abs(V.T @ D_spiral.diagonal()).max() < 1e-10
+           and np.allclose([graph_energy(V[:, [k]], W_spiral) for k in range(2)], 2 * lam, rtol=1e-8, atol=0)),
+      "embed_graph solves the generalised eigenproblem under both constraints, and E(v) = 2 lambda: the check needs "
+      "nothing but the definition")
+
 # %% [markdown]
 # The figure shows what "cheap" looks like. Each panel colours the points of a spiral by one
 # function $f$, drawn over the graph's edges, with $f$ scaled to the same size
@@ -441,6 +448,9 @@ Lrw = laplacian(W_spiral, kind="random_walk").toarray()
 eig_rw = np.sort(np.linalg.eigvals(Lrw).real)[:3]
 print("smallest eigenvalues of L_rw:", eig_rw, " lambda_1, lambda_2 from embed_graph:", lam)
 print("max |L_rw v - lambda v|:", np.abs(Lrw @ V - V * lam).max())
+claim(bool(np.allclose(eig_rw[1:], lam, rtol=1e-8, atol=1e-12) and abs(eig_rw[0]) < 1e-10
+           and np.abs(Lrw @ V - V * lam).max() < 1e-10),
+      "Exercise 1: the eigenvectors of L_rw are the coordinates v themselves")
 
 # %% [markdown]
 # **Exercise 2.** A graph with $c$ connected components: how many eigenvalues of $L$ are zero,

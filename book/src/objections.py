@@ -436,7 +436,7 @@ claim(f3["good"] == [1.0, 3.0] and f3["bad"] == [10.0, 30.0] and f3["paper_fails
 # $X X^\top \approx d_q I$ and $(X X^\top + \beta I)^{-1} X \approx X / (d_q + \beta)$: this is
 # the paper's approximation, exact for orthogonal rows. The off-diagonal overlaps are of size
 # $\sqrt{d_q}$, and summed over $n$ rows they give a relative error of about
-# $\sqrt{(n - 1)/(d_q - 1)}$, which at $d_q = 128$ is 0.1 only for $n$ of about 2 (the dotted
+# $\sqrt{(n - 1)/(d_q - 1)}$, which grows past any small threshold after a few points (the dotted
 # line in the figure). Once $n > d_q$ the rows cannot be orthogonal any more:
 # $X^\top X \approx n I$ on the $d_q - 1$ centred directions, the exact term is close to
 # $X / (n + \beta)$, and the approximation is too large by a factor of about $n / d_q$, although

@@ -230,6 +230,10 @@ log_ratio = wishart(df=nu, scale=V1).logpdf(P.transpose(1, 2, 0)) - wishart(df=n
 print(f"closed form  KL = {wishart_kl(V1, V2, nu):.4f}")
 print(f"Monte Carlo  KL = {log_ratio.mean():.4f} +- {log_ratio.std() / np.sqrt(len(log_ratio)):.4f}")
 
+# %% tags=["remove-cell"]
+claim(bool(abs(log_ratio.mean() - wishart_kl(V1, V2, nu)) < 3 * log_ratio.std() / np.sqrt(len(log_ratio))),
+      "A Monte-Carlo estimate ... checks it independently: the two agree within three standard errors")
+
 # %% [markdown]
 # Now put $V_1 = \hat L/\nu$ and $V_2 = C^{-1}/\nu$. Then $V_2^{-1} V_1 = C \hat L$, and
 # everything that does not involve $X$ is a constant. Minimising the KL divergence is therefore
@@ -277,6 +281,10 @@ X = np.random.default_rng(2).normal(size=(n, 2))
 print(f"tr(X^T L X)            = {np.trace(X.T @ (L @ X)):.6f}")
 print(f"half the graph energy  = {graph_energy(X, W) / 2:.6f}")
 
+# %% tags=["remove-cell"]
+claim(bool(abs(np.trace(X.T @ (L @ X)) - graph_energy(X, W) / 2) < 1e-10 * graph_energy(X, W)),
+      "for L_hat = L the first part is half the Laplacian energy of Laplacian Eigenmaps")
+
 # %% [markdown]
 # Along a single unit eigenvector $u$ of $\hat L$, $\hat L u = \lambda u$, the balance is easy to
 # see. For $X = s\,u$, and with everything that does not depend on $s$ dropped,
@@ -299,6 +307,12 @@ fig = elbo_terms_figure(L, beta, directions=directions)
 describe(fig, f"The change of the ELBO along {len(directions)} eigen-directions of L̂ against the scale s, split "
               "into its log-determinant and trace terms and their sum.")
 plt.show()
+
+# %% tags=["remove-cell"]
+lam_directions = le_closed_form(L, max(directions), beta, centre=True, return_eigenvalues=True)[1]
+claim(bool(lam_directions[directions[0] - 1] < 1 / beta < lam_directions[directions[1] - 1]),
+      "for a direction with lambda < 1/beta, which settles at s* > 0, and for one with lambda > 1/beta, where the "
+      "trace term wins everywhere")
 
 # %% [markdown]
 # ### All directions at once
@@ -462,6 +476,14 @@ try:
     le_closed_form(L, q, beta)
 except ValueError as err:
     print("ValueError:", err)
+
+# %% tags=["remove-cell"]
+try:
+    le_closed_form(L, q, beta)
+    refused = False
+except ValueError:
+    refused = True
+claim(refused, "le_closed_form refuses such input and says why")
 
 # %% tags=["hide-cell"]
 gamma = SETUP.gamma  # the shift of L + gamma I

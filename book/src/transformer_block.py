@@ -216,6 +216,12 @@ X1 = block_step(X0, kappa, eta, beta, "paper")
 print(f"one block, Pi(X + eta Delta) vs block_step: "
       f"max |difference| = {(layer_norm(X0 + eta * Delta_formula) - X1).abs().max():.1e}")
 
+# %% tags=["remove-cell"]
+claim(bool((A.sum(1) - 1).abs().max() < 1e-12 and (Delta_package - Delta_formula).abs().max() < 1e-12
+           and (layer_norm(X0 + eta * Delta_formula) - X1).abs().max() < 1e-12),
+      "update_direction returns Delta for each variant. Here it is next to the same formula typed out with the dense "
+      "matrix A")
+
 # %% [markdown]
 # The variants that the rest of the book compares differ only in $\Delta$ (with $L = I - A$ and
 # $C = X X^\top + \beta I$):
@@ -311,6 +317,11 @@ claim(cosines["symmetric"] > 0.9995 and second_order < 0.2 * first_order and log
 A_graph = heat_kernel_attention(X0, kappa, beta)  # D^{-1} (W + e^{-beta} I), W_ij = exp(-kappa |x_i - x_j|^2 / 2)
 print(f"softmax attention vs heat-kernel random walk: max |difference| = {np.abs(A.numpy() - A_graph).max():.1e}")
 print(f"A is not symmetric: max |A - A^T| = {(A - A.T).abs().max():.3f}")
+
+# %% tags=["remove-cell"]
+claim(bool(np.abs(A.numpy() - A_graph).max() < 1e-12),
+      "So the softmax is the random-walk matrix A = D^{-1} W' of the heat-kernel graph ... without any softmax")
+claim(bool((A - A.T).abs().max() > 0.01), "A_ij != A_ji whenever the two points have different degrees")
 
 # %% [markdown]
 # The last line matters for what follows: a random walk leaves a point in proportion to *that

@@ -115,6 +115,10 @@ C = X @ X.T + beta * np.eye(n)
 print("push-through identity, max difference:",
       np.abs(np.linalg.solve(C, X) - X @ np.linalg.inv(X.T @ X + beta * np.eye(q))).max())
 
+# %% tags=["remove-cell"]
+claim(bool(np.abs(np.linalg.solve(C, X) - X @ np.linalg.inv(X.T @ X + beta * np.eye(q))).max() < 1e-10),
+      "The last term uses the push-through identity (X X^T + beta I)^{-1} X = X (X^T X + beta I)^{-1}")
+
 # %% [markdown]
 # ## How large a step?
 #
