@@ -281,6 +281,7 @@ k_sweep, t_sweep = (6, 10, 20, 30, 40), (20, 5, 1, 0.25)  # k at the widest band
 k_many = k_sweep[-1]
 glue("k_default", str(NEIGHBOURS[2]))
 glue("k_many", str(k_many))
+claim(NEIGHBOURS[2] == 10, "the live figure's caption: t0, the mean squared distance to the ten nearest neighbours")
 
 # %% [markdown]
 # At the default ($k$ = {glue:text}`k_default`, and $t = t_0$, the mean squared distance to the $k$
@@ -312,8 +313,8 @@ panel.show()
 # %% tags=["hide-input"]
 neighbours_live(Y_roll, t_roll, text={
     "caption": "Precomputed by `probdr_lite` for {n_ks} × {n_bandwidths} settings ($t$ from {factor_first:g} to "
-               "{factor_last:g} times $t_0 = {t0:.3g}$, the mean squared distance to the "
-               f"{NEIGHBOURS[2]} nearest neighbours). Colour: position along the roll (viridis).",
+               "{factor_last:g} times $t_0 = {t0:.3g}$, the mean squared distance to the ten nearest neighbours). "
+               "Colour: position along the roll (viridis).",
     "apart": "The graph falls apart into {pieces} pieces: there is no single embedding",
     "alt": "Embedding of the Swiss roll coloured by position along the roll, k = {n_neighbors}, t = {bandwidth}; "
            "λ₁ = {=lam1}, λ₂ = {=lam2}",
