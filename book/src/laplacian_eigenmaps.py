@@ -39,6 +39,7 @@ from threadpoolctl import threadpool_limits
 from probdr_lite.data import load_mnist, toy_manifold
 from probdr_lite.eigenmaps import embed_graph
 from probdr_lite.presentation.figures.neighbourhoods import (
+    BANDWIDTH_FACTORS,
     NEIGHBOURS,
     agreement_table,
     compare_figure,
@@ -47,7 +48,14 @@ from probdr_lite.presentation.figures.neighbourhoods import (
     neighbours_panel,
     order_table,
 )
-from probdr_lite.chapters.laplacian_eigenmaps import agreement_facts, unrolling_facts
+from probdr_lite.chapters.laplacian_eigenmaps import (
+    agreement_facts,
+    harmonic_score,
+    order_score,
+    smooth_functions,
+    smoothness_facts,
+    unrolling_facts,
+)
 from probdr_lite.presentation.live.builders import neighbours_live
 from probdr_lite.presentation.prose import claim, glue, num
 from probdr_lite.presentation.style import describe
@@ -110,6 +118,14 @@ describe(fig, f"A graph of {len(Y_small)} points, its edges shaded by weight, be
               "Laplacians: L = D − W, the symmetric L_sym and the random-walk L_rw.")
 plt.show()
 
+# %% tags=["remove-cell"]
+claim(bool(max(np.abs(L @ ones).max(), np.abs(L_rw @ ones).max(), np.abs(L_sym @ sqrt_d).max()) < 1e-12),
+      "All three Laplacians send something to zero: L and L_rw the constant vector, L_sym the vector D^{1/2} 1")
+claim(bool(abs(L - L.T).max() < 1e-15 and abs(L_sym - L_sym.T).max() < 1e-15 and abs(L_rw - L_rw.T).max() > 0.1
+           and len(set(D.diagonal())) > 1),
+      "L and L_sym are symmetric; L_rw is not, because each row is divided by its own degree, and the degrees differ "
+      "from point to point")
+
 # %% [markdown]
 # The points are numbered along the wave, so each matrix is a band around its diagonal. All
 # three Laplacians send something to zero: $L$ and $L_{\mathrm{rw}}$ the constant vector, since
@@ -140,6 +156,10 @@ X_random = np.random.default_rng(1).normal(size=(12, 2))
 E_edges = graph_energy(X_random, W)  # sum_ij W_ij ||x_i - x_j||^2
 E_trace = 2 * np.trace(X_random.T @ (L @ X_random))  # 2 tr(X^T L X)
 print(f"sum over edges: {E_edges:.10f}\n2 tr(X^T L X):  {E_trace:.10f}")
+
+# %% tags=["remove-cell"]
+claim(bool(abs(E_edges - E_trace) <= 1e-12 * abs(E_trace)), "graph_energy adds up the edges one by one; the trace is "
+      "one line of linear algebra. They agree.")
 
 # %% [markdown]
 # Minimising $E(X)$ alone is pointless: $X = 0$, or every point at the same place, costs
@@ -196,7 +216,8 @@ print(f"sum over edges: {E_edges:.10f}\n2 tr(X^T L X):  {E_trace:.10f}")
 # needs nothing but the definition.
 
 # %%
-Y_spiral = toy_manifold("swiss_roll", n=300, seed=0)[0][:, [0, 2]]  # a 2-D spiral
+Y_roll_300, t_spiral = toy_manifold("swiss_roll", n=300, seed=0)  # t: the position along the roll
+Y_spiral = Y_roll_300[:, [0, 2]]  # a 2-D spiral
 W_spiral = knn_graph(Y_spiral, n_neighbors=6)
 L_spiral = laplacian(W_spiral)
 D_spiral = sp.diags(np.asarray(W_spiral.sum(axis=1)).ravel())
@@ -207,12 +228,19 @@ print("V^T D V (should be I):\n", np.round(V.T @ (D_spiral @ V), 12))
 print("V^T D 1 (should be 0)       =", V.T @ D_spiral.diagonal())
 print("energy E(v_k) vs 2 lambda_k =", [graph_energy(V[:, [k]], W_spiral) for k in range(2)], 2 * lam)
 
+# %% tags=["remove-cell"]
+claim(bool(np.abs(L_spiral @ V - (D_spiral @ V) * lam).max() < 1e-10
+           and np.abs(V.T @ (D_spiral @ V) - np.eye(2)).max() < 1e-10 and np.abs(V.T @ D_spiral.diagonal()).max() < 1e-10
+           and np.allclose([graph_energy(V[:, [k]], W_spiral) for k in range(2)], 2 * lam, rtol=1e-8, atol=0)),
+      "embed_graph solves the generalised eigenproblem under both constraints, and E(v) = 2 lambda: the check needs "
+      "nothing but the definition")
+
 # %% [markdown]
 # The figure shows what "cheap" looks like. Each panel colours the points of a spiral by one
 # function $f$, drawn over the graph's edges, with $f$ scaled to the same size
 # ($f^\top D f = 1$, $f^\top D \mathbf{1} = 0$). The first eigenvector changes slowly from one end
 # of the spiral to the other, so every edge joins two similar colours. The twelfth oscillates along
-# the spiral; a random vector changes colour at almost every edge. Each panel's title gives its
+# the spiral; a random vector changes colour at most edges. Each panel's title gives its
 # energy, so the three can be compared.
 
 # %%
@@ -221,6 +249,20 @@ fig = energy_figure(Y_spiral, W_spiral, colour_index=colour_index)
 describe(fig, f"Three functions on a graph of {len(Y_spiral)} points, drawn over its edges in a red-blue scale: "
               f"the first generalised eigenvector, eigenvector {colour_index} and a random vector, each with its energy.")
 plt.show()
+
+# %% tags=["remove-cell"]
+smooth = smooth_functions(W_spiral, colour_index)  # the three functions of the figure
+smoothness = smoothness_facts(W_spiral, smooth)
+energy_first, energy_middle, energy_random = smoothness["energy"]
+claim(smoothness["largest_step"][0] < smoothness["colour_step"],
+      "The first eigenvector changes slowly from one end of the spiral to the other, so every edge joins two similar "
+      "colours")
+claim(colour_index == 12 and smoothness["crossings"][1] >= 5 and energy_first < energy_middle < energy_random
+      and smoothness["changes"][2] > 0.5,
+      "The twelfth oscillates along the spiral; a random vector changes colour at most edges")
+claim(bool(order_score(smooth[0]["f"], t_spiral) > 0.999),
+      "The first eigenvector alone already unrolls the spiral: sorted by v_1, the points come out in the order in "
+      "which they lie along it")
 
 # %% [markdown]
 # The first eigenvector alone already *unrolls* the spiral: sorted by $v_1$, the points come out
@@ -235,7 +277,11 @@ plt.show()
 # right is its two-dimensional Laplacian-eigenmaps embedding.
 
 # %% tags=["remove-cell"]
+k_sweep, t_sweep = (6, 10, 20, 30, 40), (20, 5, 1, 0.25)  # k at the widest bandwidth; then t / t0 at the last k
+k_many = k_sweep[-1]
 glue("k_default", str(NEIGHBOURS[2]))
+glue("k_many", str(k_many))
+claim(NEIGHBOURS[2] == 10, "the live figure's caption: t0, the mean squared distance to the ten nearest neighbours")
 
 # %% [markdown]
 # At the default ($k$ = {glue:text}`k_default`, and $t = t_0$, the mean squared distance to the $k$
@@ -251,7 +297,7 @@ glue("k_default", str(NEIGHBOURS[2]))
 # - **too few neighbours** break the graph into pieces, and then no single embedding exists.
 #
 # To see both effects in turn: with the bandwidth at its largest (every edge weighs about 1), add
-# neighbours until the colours stop running in order; then keep 40 neighbours and shrink the
+# neighbours until the colours stop running in order; then keep {glue:text}`k_many` neighbours and shrink the
 # bandwidth until they run in order again.
 
 # %% tags=["remove-output"]
@@ -277,13 +323,13 @@ neighbours_live(Y_roll, t_roll, text={
 # %% tags=["remove-cell"]
 k0 = NEIGHBOURS[2]  # the sliders' default number of neighbours
 t0 = default_bandwidth(Y_roll, k0)  # the live figure's bandwidth at its default k
-k_sweep, t_sweep = (6, 10, 20, 30, 40), (20, 5, 1, 0.25)  # k at 100 t0; then t / t0 at k = 40
-frames = [(k, 100 * t0) for k in k_sweep] + [(40, f * t0) for f in t_sweep]
+t_widest = BANDWIDTH_FACTORS[-1] * t0  # the sliders' largest bandwidth
+frames = [(k, t_widest) for k in k_sweep] + [(k_many, f * t0) for f in t_sweep]
 order = unrolling_facts(Y_roll, t_roll, frames)
 by_k, by_t = order["frames"][:len(k_sweep)], order["frames"][len(k_sweep):]
 glue("n_settings", str(len(frames)))
 glue("in_order_from", num(order["in_order_from"], 2))
-glue("t_wide", f"{100 * t0:.3g}")
+glue("t_wide", f"{t_widest:.3g}")
 glue("k_kept_last", str(k_sweep[2]))
 glue("k_lost_first", str(k_sweep[3]))
 glue("t_back", f"{t0:.3g}")
@@ -291,8 +337,13 @@ claim(not any(f["apart"] for f in order["frames"]), "the graph stays in one piec
 claim(all(f["in_order"] for f in by_k[:3]) and not any(f["in_order"] for f in by_k[3:]),
       "at the widest bandwidth the first coordinate keeps the order up to k = 20 neighbours and loses it from "
       "k = 30 on")
-claim(not any(f["in_order"] for f in by_t[:2]) and all(f["in_order"] for f in by_t[2:]),
+claim(not any(f["in_order"] for f in by_t[:2]) and all(f["in_order"] for f in by_t[2:]) and t_sweep[2:] == (1, 0.25),
       "with 40 neighbours the order comes back once t is shrunk to t0 and stays at a quarter of it")
+X_default = embed_graph(knn_graph(Y_roll, n_neighbors=k0, mode="heat", bandwidth=t0), n_components=2)
+claim(bool(order_score(X_default[:, 0], t_roll) >= order["in_order_from"]),
+      "At the default (k = 10, and t = t0) the colours run in order along the first coordinate: the roll is unrolled")
+claim(bool(harmonic_score(X_default[:, 0], X_default[:, 1]) > 0.5),
+      "The second coordinate is mostly a second harmonic of the first")
 
 # %% [markdown]
 # The table scores {glue:text}`n_settings` settings along that path. The score is the absolute Spearman rank
@@ -303,7 +354,7 @@ claim(not any(f["in_order"] for f in by_t[:2]) and all(f["in_order"] for f in by
 # At the widest bandwidth, $t$ = {glue:text}`t_wide` (every edge weighs nearly 1), the order
 # survives up to $k$ = {glue:text}`k_kept_last` neighbours and is gone from $k$ =
 # {glue:text}`k_lost_first` on: the short-cuts have glued the turns of the roll together. Keeping
-# 40 neighbours and shrinking $t$ gives the long edges less and less weight; the order is back at
+# {glue:text}`k_many` neighbours and shrinking $t$ gives the long edges less and less weight; the order is back at
 # $t = t_0$ = {glue:text}`t_back` and stays at $t_0 / 4$.
 
 # %% tags=["remove-input"]
@@ -398,6 +449,9 @@ Lrw = laplacian(W_spiral, kind="random_walk").toarray()
 eig_rw = np.sort(np.linalg.eigvals(Lrw).real)[:3]
 print("smallest eigenvalues of L_rw:", eig_rw, " lambda_1, lambda_2 from embed_graph:", lam)
 print("max |L_rw v - lambda v|:", np.abs(Lrw @ V - V * lam).max())
+claim(bool(np.allclose(eig_rw[1:], lam, rtol=1e-8, atol=1e-12) and abs(eig_rw[0]) < 1e-10
+           and np.abs(Lrw @ V - V * lam).max() < 1e-10),
+      "Exercise 1: the eigenvectors of L_rw are the coordinates v themselves")
 
 # %% [markdown]
 # **Exercise 2.** A graph with $c$ connected components: how many eigenvalues of $L$ are zero,

@@ -41,9 +41,10 @@ from scipy.stats import wishart
 from sklearn.decomposition import PCA
 from threadpoolctl import threadpool_limits
 
+from probdr_lite.chapters.probdr_elbo import SETUP
 from probdr_lite.data import load_mnist
 from probdr_lite.eigenmaps import laplacian_eigenmaps
-from probdr_lite.presentation.figures.elbo import BETA, beta_panel, elbo_terms_figure, pca_figure, trap_figure
+from probdr_lite.presentation.figures.elbo import BETA, N_SHOW, beta_panel, elbo_terms_figure, pca_figure, trap_figure
 from probdr_lite.presentation.live.builders import beta_live
 from probdr_lite.presentation.prose import claim, glue, num
 from probdr_lite.presentation.style import describe
@@ -56,26 +57,35 @@ from probdr_lite.probdr import (
     pca_closed_form,
     pca_elbo,
     regularize_laplacian,
+    unbounded_direction_demo,
     wishart_kl,
 )
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 
+# %% tags=["remove-cell"]
+glue("n_digits", str(SETUP.n))
+glue("per_class", str(SETUP.n // 10))
+
 # %% [markdown]
-# Throughout, the data are 300 MNIST digits, 30 of each class, as rows of
+# Throughout, the data are {glue:text}`n_digits` MNIST digits, {glue:text}`per_class` of each class, as rows of
 # $Y \in \mathbb{R}^{n \times d}$ with $n = 300$ and $d = 784$, embedded in $q = 2$ dimensions.
 # The settings of the chapter are fixed in the next cell: the number $q$ of latent dimensions,
 # the number $k$ of neighbours of the graph, and $\beta$, a positive number that the model below
 # adds to $X X^\top$ (only the slider of the section on $\beta$ moves it).
 
 # %%
-Y, labels = load_mnist(n=300, stratified=True)
+Y, labels = load_mnist(n=SETUP.n, stratified=True)  # SETUP: the settings this chapter and the next two share
 Y = Y.astype(np.float64)
 n, d = Y.shape
-q = 2  # latent dimensions
-k = 10  # neighbours of the k-NN graph
-beta = BETA[2]  # the beta slider's default
+q = SETUP.q  # latent dimensions
+k = SETUP.k  # neighbours of the k-NN graph
+beta = SETUP.beta  # the beta slider's default
 print(f"n = {n} points, d = {d} pixels, {len(np.unique(labels))} classes; q = {q}, k = {k}, beta = {beta}")
+
+# %% tags=["remove-cell"]
+claim(n == 300 and d == 784 and q == 2 and len(np.unique(labels)) == 10,
+      "Y in R^{n x d} with n = 300 and d = 784, embedded in q = 2 dimensions")
 
 # %% [markdown]
 # ## PCA as a model of the covariance among points
@@ -220,6 +230,10 @@ log_ratio = wishart(df=nu, scale=V1).logpdf(P.transpose(1, 2, 0)) - wishart(df=n
 print(f"closed form  KL = {wishart_kl(V1, V2, nu):.4f}")
 print(f"Monte Carlo  KL = {log_ratio.mean():.4f} +- {log_ratio.std() / np.sqrt(len(log_ratio)):.4f}")
 
+# %% tags=["remove-cell"]
+claim(bool(abs(log_ratio.mean() - wishart_kl(V1, V2, nu)) < 3 * log_ratio.std() / np.sqrt(len(log_ratio))),
+      "A Monte-Carlo estimate ... checks it independently: the two agree within three standard errors")
+
 # %% [markdown]
 # Now put $V_1 = \hat L/\nu$ and $V_2 = C^{-1}/\nu$. Then $V_2^{-1} V_1 = C \hat L$, and
 # everything that does not involve $X$ is a constant. Minimising the KL divergence is therefore
@@ -236,14 +250,20 @@ print(f"Monte Carlo  KL = {log_ratio.mean():.4f} +- {log_ratio.std() / np.sqrt(l
 # %%
 W = knn_graph(Y, n_neighbors=k)  # the k-NN graph of Laplacian Eigenmaps
 L = laplacian(W)  # L = D - W
-L_hat = regularize_laplacian(L, gamma=0.01).toarray()  # L + gamma I: positive definite
+L_hat = regularize_laplacian(L, gamma=SETUP.gamma).toarray()  # L + gamma I: positive definite
 nu_big = n + 1  # a Wishart on n x n matrices needs nu > n - 1
+elbo_plus_kl = []
 for seed in (0, 1):
     X = np.random.default_rng(seed).normal(size=(n, 2))
     C = X @ X.T + beta * np.eye(n)  # C = X X^T + beta I
     kl = wishart_kl(L_hat / nu_big, np.linalg.inv(C) / nu_big, nu_big)
+    elbo_plus_kl.append(le_elbo(X, L_hat, beta, nu=nu_big) + kl)
     print(f"X from seed {seed}: ELBO = {le_elbo(X, L_hat, beta, nu=nu_big):14.4f}   "
-          f"ELBO + KL = {le_elbo(X, L_hat, beta, nu=nu_big) + kl:.6f}")
+          f"ELBO + KL = {elbo_plus_kl[-1]:.6f}")
+
+# %% tags=["remove-cell"]
+claim(bool(abs(elbo_plus_kl[0] - elbo_plus_kl[1]) <= 1e-9 * abs(elbo_plus_kl[0])),
+      "Its difference from -KL must not depend on X; we check that on two random X")
 
 # %% [markdown]
 # The two terms pull in opposite directions.
@@ -260,6 +280,10 @@ for seed in (0, 1):
 X = np.random.default_rng(2).normal(size=(n, 2))
 print(f"tr(X^T L X)            = {np.trace(X.T @ (L @ X)):.6f}")
 print(f"half the graph energy  = {graph_energy(X, W) / 2:.6f}")
+
+# %% tags=["remove-cell"]
+claim(bool(abs(np.trace(X.T @ (L @ X)) - graph_energy(X, W) / 2) < 1e-10 * graph_energy(X, W)),
+      "for L_hat = L the first part is half the Laplacian energy of Laplacian Eigenmaps")
 
 # %% [markdown]
 # Along a single unit eigenvector $u$ of $\hat L$, $\hat L u = \lambda u$, the balance is easy to
@@ -283,6 +307,12 @@ fig = elbo_terms_figure(L, beta, directions=directions)
 describe(fig, f"The change of the ELBO along {len(directions)} eigen-directions of L̂ against the scale s, split "
               "into its log-determinant and trace terms and their sum.")
 plt.show()
+
+# %% tags=["remove-cell"]
+lam_directions = le_closed_form(L, max(directions), beta, centre=True, return_eigenvalues=True)[1]
+claim(bool(lam_directions[directions[0] - 1] < 1 / beta < lam_directions[directions[1] - 1]),
+      "for a direction with lambda < 1/beta, which settles at s* > 0, and for one with lambda > 1/beta, where the "
+      "trace term wins everywhere")
 
 # %% [markdown]
 # ### All directions at once
@@ -365,9 +395,20 @@ claim(bool(le_cosines.min() > 0.9 and le_cosines.min() < 1 - 1e-6),
 
 # %%
 degrees = np.asarray(W.sum(axis=1)).ravel()
-X_sym = le_closed_form(regularize_laplacian(laplacian(W, kind="symmetric"), 0.01), q + 1, beta)
+X_sym = le_closed_form(regularize_laplacian(laplacian(W, kind="symmetric"), SETUP.gamma), q + 1, beta)
 V_sym = X_sym[:, 1:] / np.sqrt(degrees)[:, None]  # drop the D^{1/2} 1 column, then v = D^{-1/2} u
-print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_sym, laplacian_eigenmaps(Y, q, n_neighbors=k)))
+sym_cosines = subspace_agreement(V_sym, laplacian_eigenmaps(Y, q, n_neighbors=k))
+print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", sym_cosines)
+
+# %% tags=["remove-cell"]
+claim(bool(np.all(np.abs(1 - sym_cosines) < 1e-10)),
+      "Using L_sym + gamma I instead and mapping back with v = D^{-1/2} u recovers the degree-weighted version exactly")
+
+# %% tags=["remove-cell"]
+glue("n_show", str(N_SHOW))
+claim(q == 2 and BETA[0] < 1 / lam[1] < 1 / lam[0] < BETA[1],
+      "As beta grows, the embedding shrinks, then loses its second coordinate (a line) and finally its first (a point)"
+      "; red marks the q = 2 directions the embedding uses")
 
 # %% [markdown]
 # ## What $\beta$ does
@@ -381,7 +422,7 @@ print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_s
 # 3. **Shrinkage.** A surviving direction gets squared scale $s^2 = 1/\lambda - \beta$, less than
 #    the $1/\lambda$ it would get without $\beta$.
 #
-# In the panel, the left plot shows the 15 smallest eigenvalues of $\hat L$ (on $\mathbf{1}^\top x = 0$)
+# In the panel, the left plot shows the {glue:text}`n_show` smallest eigenvalues of $\hat L$ (on $\mathbf{1}^\top x = 0$)
 # against the threshold $1/\beta$. Red marks the $q = 2$ directions the embedding uses, blue
 # those that would survive with a larger $q$, grey those that are dropped. The middle plot shows
 # their squared scales, read off the columns of the closed form; the right one shows $X^*$ on
@@ -389,7 +430,7 @@ print("cosines to Laplacian Eigenmaps, L_sym + gamma I:", subspace_agreement(V_s
 # and finally its first (a point).
 
 # %% tags=["remove-output"]
-panel = beta_panel(L, labels, beta=BETA, n_components=q, n_show=15)
+panel = beta_panel(L, labels, beta=BETA, n_components=q, n_show=N_SHOW)
 describe(panel.fig, "The smallest eigenvalues of L̂ with the threshold 1/β, the squared scales sᵢ² of the closed "
          "form, and the embedding X* coloured by class on fixed axes.")
 panel.show()
@@ -398,7 +439,7 @@ panel.show()
 # The same, without a kernel:
 
 # %% tags=["hide-input"]
-beta_live(L, labels, n_components=q, n_show=15, text={
+beta_live(L, labels, n_components=q, n_show=N_SHOW, text={
     "caption": "Vermilion: the $q = {q}$ directions the embedding uses; blue: would survive with a larger $q$; "
                "grey: dropped. The right panel's axes stay fixed at the widest embedding (the smallest $\\beta$) "
                "so that the shrinkage shows.",
@@ -436,31 +477,56 @@ try:
 except ValueError as err:
     print("ValueError:", err)
 
+# %% tags=["remove-cell"]
+try:
+    le_closed_form(L, q, beta)
+    refused = False
+except ValueError:
+    refused = True
+claim(refused, "le_closed_form refuses such input and says why")
+
+# %% tags=["hide-cell"]
+gamma = SETUP.gamma  # the shift of L + gamma I
+glue("gamma", f"{gamma:g}")
+glue("constant_length", num(np.sqrt(1 / gamma - beta), 2))
+
 # %% [markdown]
 # There are two fixes.
 #
 # - **Regularise**: use $\hat L = L + \gamma I$ with a small $\gamma > 0$. Every eigenvalue moves
 #   up by $\gamma$, the constant vector gets the finite scale $s^2 = 1/\gamma - \beta$ and becomes
 #   the first coordinate of $X^*$. All points share it, so it moves the cloud without changing
-#   its shape. Below, $\gamma = 0.01$ gives a constant first column of length
-#   $\sqrt{1/\gamma - \beta} \approx 9.98$.
+#   its shape. Below, $\gamma$ = {glue:text}`gamma` gives a constant first column of length
+#   $\sqrt{1/\gamma - \beta}$ ≈ {glue:text}`constant_length`.
 # - **Centre**: require $\mathbf{1}^\top X = 0$, which removes the constant direction from the
 #   problem. The closed form then uses eigenvectors 2 to $q + 1$ of $L$, as classical Laplacian
 #   Eigenmaps does; that is the `centre=True` used above.
 
 # %%
-gamma = 0.01
 X_reg = le_closed_form(regularize_laplacian(L, gamma), q + 1, beta)  # first column: the constant vector
 print(f"first column: spread {np.ptp(X_reg[:, 0]):.1e}, length {np.linalg.norm(X_reg[:, 0]):.4f}, "
       f"sqrt(1/gamma - beta) = {np.sqrt(1 / gamma - beta):.4f}")
 print("cosines between its other columns and the centred X*:", subspace_agreement(X_reg[:, 1:], X_star))
 
+# %% tags=["remove-cell"]
+claim(bool(np.ptp(X_reg[:, 0]) < 1e-10 * np.abs(X_reg[:, 0]).max()
+           and abs(np.linalg.norm(X_reg[:, 0]) - np.sqrt(1 / gamma - beta)) < 1e-8),
+      "Below, gamma gives a constant first column of length sqrt(1/gamma - beta)")
+
 # %%
-gammas = (0.01, 0.1)
+gammas = (gamma, 0.1)
 fig = trap_figure(L, beta, gammas=gammas, title="The constant direction: a raw Laplacian has no optimum")
 describe(fig, f"The ELBO along the constant direction against t on a log axis: for the raw Laplacian it rises "
               f"without end, for L + γI with γ = {gammas[0]} and {gammas[1]} it peaks.")
 plt.show()
+
+# %% tags=["remove-cell"]
+ts = np.logspace(-2, 4, 4001)  # the figure's range of t, finely
+raw_trap = unbounded_direction_demo(L, beta, ts)
+peaks = [ts[np.argmax(unbounded_direction_demo(regularize_laplacian(L, g), beta, ts))] for g in gammas]
+claim(bool(np.all(np.diff(raw_trap) > 0)), "Along the constant direction the raw Laplacian's ELBO climbs without end")
+claim(all(abs(t / np.sqrt(1 / g - beta) - 1) < 0.01 for t, g in zip(peaks, gammas)),
+      "With gamma I added it peaks where t^2 = 1/gamma - beta (dotted lines) and then falls")
 
 # %% [markdown]
 # Along the constant direction the raw Laplacian's ELBO climbs without end (black). With
@@ -530,7 +596,8 @@ print(f"grid maximiser s = {grid[np.argmax(F_pca)]:.3f};  sqrt(lambda_1 - sigma^
 # :::
 
 # %% tags=["hide-cell"]
-for g in (0.01, 0.1):
+claim(gammas == (0.01, 0.1), "Exercise 3: the closed form with gamma = 0.01 and gamma = 0.1")
+for g in gammas:
     Xg, lam_g = le_closed_form(regularize_laplacian(L, g), q + 1, beta, return_eigenvalues=True)
     print(f"gamma = {g}: cosines to the centred X* {subspace_agreement(Xg[:, 1:], X_star)}, "
           f"squared scales {np.sum(Xg[:, 1:]**2, axis=0)} vs 1/(lambda + gamma) - beta {1 / (lam + g) - beta}")

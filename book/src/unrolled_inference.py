@@ -36,7 +36,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist
-from probdr_lite.chapters.unrolled_inference import ETA_SLIDER, ETAS_SHOWN, eta_runs
+from probdr_lite.chapters.probdr_elbo import SETUP
+from probdr_lite.chapters.unrolled_inference import ETA_SLIDER, ETAS_SHOWN, N_STEPS, eta_runs
 from probdr_lite.presentation.live.builders import eta_live
 from probdr_lite.presentation.plotting import Table
 from probdr_lite.presentation.prose import claim, glue, num
@@ -48,19 +49,27 @@ from probdr_lite.probdr import fit_le_elbo, le_closed_form, le_elbo, le_elbo_gra
 
 blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beats several waiting for each other
 
+# %% tags=["remove-cell"]
+glue("n_digits", str(SETUP.n))
+glue("k_value", str(SETUP.k))
+glue("beta_value", f"{SETUP.beta:g}")
+glue("n_steps", str(N_STEPS))
+claim(SETUP.q == 2, "the set-up of the ELBO chapter: q = 2 coordinates")
+
 # %% [markdown]
-# The set-up is that of the ELBO chapter: 300 MNIST digits, their 10-nearest-neighbour graph with
-# Laplacian $\hat L = L = D - W$, $\beta = 0.3$, $q = 2$ coordinates, and $X \in \mathbb{R}^{n \times q}$
+# The set-up is that of the ELBO chapter: {glue:text}`n_digits` MNIST digits, their
+# {glue:text}`k_value`-nearest-neighbour graph with Laplacian $\hat L = L = D - W$,
+# $\beta$ = {glue:text}`beta_value`, $q = 2$ coordinates, and $X \in \mathbb{R}^{n \times q}$
 # kept centred over the points, $X^\top \mathbf{1}_n = 0$: each column (one coordinate) sums to zero over the
 # $n$ points. This centring is what keeps the constant eigenvector of $\hat L$ (eigenvalue 0) out of the
 # ELBO, the trap of [the ELBO chapter](probdr_elbo.ipynb).
 
 # %%
-Y, labels = load_mnist(n=300, stratified=True)
+Y, labels = load_mnist(n=SETUP.n, stratified=True)  # the ELBO chapter's digits, graph and beta
 Y = Y.astype(np.float64)
 n = Y.shape[0]
-L = laplacian(knn_graph(Y, n_neighbors=10))  # L_hat = D - W
-beta, q = 0.3, 2
+L = laplacian(knn_graph(Y, n_neighbors=SETUP.k))  # L_hat = D - W
+beta, q = SETUP.beta, SETUP.q
 X_star = le_closed_form(L, q, beta, centre=True)  # the answer the ascent should find
 print(f"n = {n}, beta = {beta}, q = {q}; ELBO at the closed form = {le_elbo(X_star, L, beta):.4f}")
 
@@ -105,6 +114,10 @@ X = np.random.default_rng(0).normal(size=(n, q))
 C = X @ X.T + beta * np.eye(n)
 print("push-through identity, max difference:",
       np.abs(np.linalg.solve(C, X) - X @ np.linalg.inv(X.T @ X + beta * np.eye(q))).max())
+
+# %% tags=["remove-cell"]
+claim(bool(np.abs(np.linalg.solve(C, X) - X @ np.linalg.inv(X.T @ X + beta * np.eye(q))).max() < 1e-10),
+      "The last term uses the push-through identity (X X^T + beta I)^{-1} X = X (X^T X + beta I)^{-1}")
 
 # %% [markdown]
 # ## How large a step?
@@ -156,7 +169,6 @@ print(f"always uphill for eta <= 1/ell               = {marks['safe']:.4f}")
 print(f"divergent for eta > 2/(lambda_max - lambda_1) = {marks['divergent']:.4f}")
 print(f"slowest rate near X*                          = {marks['slowest']:.4f} per unit eta")
 
-# %% [markdown]
 # %% tags=["remove-cell"]
 glue("eta_low", num(ETA_SLIDER["low"], 3))
 glue("eta_high", num(ETA_SLIDER["high"], 2))
@@ -166,7 +178,7 @@ claim(abs(ETA_SLIDER["default"] - marks["safe"]) < 0.01 * marks["safe"],
       "The slider starts within 1 % of 1/ell")
 
 # %% [markdown]
-# The panel runs 600 steps from a small random start for the chosen $\eta$, from
+# The panel runs {glue:text}`n_steps` steps from a small random start for the chosen $\eta$, from
 # {glue:text}`eta_low` to {glue:text}`eta_high` on a logarithmic slider. On the left is the gap
 # to the optimal ELBO, in the middle the distance to the closed form, and on the right the last
 # iterate. The slider starts at $\eta$ = {glue:text}`eta_default`, within 1 % of
@@ -188,7 +200,7 @@ claim(abs(ETA_SLIDER["default"] - marks["safe"]) < 0.01 * marks["safe"],
 # and the run counts as converged below $10^{-2}$.
 
 # %% tags=["remove-output"]
-panel = eta_panel(L, labels, beta=beta, n_components=q, n_steps=600, alt=(
+panel = eta_panel(L, labels, beta=beta, n_components=q, n_steps=N_STEPS, alt=(
     "The ELBO gap and the Gram error to X* at every step of gradient ascent on log scales, and the last iterate "
     "coloured by class."))
 panel.show()
@@ -198,7 +210,7 @@ panel.show()
 # stable and fast to divergent (above the threshold).
 
 # %% tags=["hide-input"]
-eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=ETAS_SHOWN, text={
+eta_live(L, labels, beta=beta, n_components=q, n_steps=N_STEPS, include=ETAS_SHOWN, text={
     "caption": "Precomputed by `probdr_lite`: {n_steps} steps of gradient ascent from the same random start for "
                "each of {n_etas} step sizes (curves drawn every {every} steps).",
     "diverged": "The run diverged: this is its last iterate, step {last_step}, before the next step left every bound",
@@ -210,11 +222,11 @@ eta_live(L, labels, beta=beta, n_components=q, n_steps=600, include=ETAS_SHOWN, 
 # %% [markdown]
 # The table gives, for nine step sizes of the figure, the step size in units of $1/\ell$
 # (column `eta x ell`), the step at which the run left every bound (empty if it did not) and the
-# Gram error after 600 steps.
+# Gram error after {glue:text}`n_steps` steps.
 
 # %%
-ascent = eta_runs(L, beta, ETAS_SHOWN, marks, n_components=q, n_steps=600)
-Table(["step size eta", "eta x ell", "diverged at step", "Gram error after 600 steps"],
+ascent = eta_runs(L, beta, ETAS_SHOWN, marks, n_components=q, n_steps=N_STEPS)
+Table(["step size eta", "eta x ell", "diverged at step", f"Gram error after {N_STEPS} steps"],
       [[f"{e:g}", f"{e / ascent['safe']:.2f}", "" if d is None else str(d), "" if g != g else f"{g:.1e}"]
        for e, d, g in zip(ascent["etas"], ascent["diverged_at"], ascent["gram"])])
 
@@ -235,12 +247,15 @@ claim(bool(np.array_equal(div_, etas_ > ascent["divergent"])),
       "The runs that diverge are exactly those past 2/(lambda_max - lambda_1)")
 claim(bool(np.all(etas_[conv_] < ascent["divergent"]) and etas_[conv_].max() > 0.9 * ascent["divergent"]),
       "A step just below the threshold still converges")
+gram_ = np.array(ascent["gram"])[~div_]  # the runs that did not diverge, in order of eta
+claim(bool(np.all(np.diff(etas_) > 0) and np.all(np.diff(gram_) < 0)),
+      "larger eta, up to the threshold, converges faster")
 
 # %% [markdown]
 # The step sizes fall into three bands. Up to $\eta$ = {glue:text}`eta_short_max` the runs are
-# stable but slow: after 600 steps they are still above a Gram error of $10^{-2}$, because the
+# stable but slow: after {glue:text}`n_steps` steps they are still above a Gram error of $10^{-2}$, because the
 # slowest mode contracts by only $1 - \eta \times$ {glue:text}`slowest_rate` per step. From {glue:text}`eta_conv_min`
-# (about $1/\ell$) to {glue:text}`eta_conv_max` they converge within the 600 steps. The
+# (about $1/\ell$) to {glue:text}`eta_conv_max` they converge within the {glue:text}`n_steps` steps. The
 # {glue:text}`n_diverged` larger step sizes diverge, and they are exactly those past
 # $2/(\lambda_{\max} - \lambda_1)$ = {glue:text}`eta_divergent`. That threshold was derived only
 # near the optimum, yet from this start it also marks where the runs blow up; the guarantee from
@@ -250,28 +265,43 @@ claim(bool(np.all(etas_[conv_] < ascent["divergent"]) and etas_[conv_].max() > 0
 # ## From noise to the answer, layer by layer
 #
 # Now one run at $\eta = 1/\ell$, watched closely. `fit_le_elbo` runs the same step as `layer`
-# above (with the gradient written out in the package). Running `layer` 600 times by hand gives
+# above (with the gradient written out in the package). Running `layer` {glue:text}`n_steps` times by hand gives
 # the same iterate to round-off, and the ELBO never goes down:
 
 # %%
 eta = marks["safe"]
-T = 600
+T = N_STEPS
 fit = fit_le_elbo(L, q, beta, eta=eta, n_steps=T, seed=0, centre=True, store_every=1)
 
 X = fit.iterates[0].copy()  # the same random start X_0 = 0.1 N(0, 1), centred
 for t in range(T):
     X = layer(X, eta)  # X_{t+1} = layer(X_t): a network of T identical layers
-print("max |layer^600(X_0) - fit_le_elbo's X_600| =", np.abs(X - fit.X).max())
+print(f"max |layer^{T}(X_0) - fit_le_elbo's X_{T}| =", np.abs(X - fit.X).max())
 print("ELBO never decreases:", bool(np.all(np.diff(fit.elbo) >= -1e-9)))
 print(f"Gram error: step 0 {fit.gram_error[0]:.3g}, step 100 {fit.gram_error[100]:.3g}, "
-      f"step 600 {fit.gram_error[-1]:.2e}; below 1e-2 from step {int(np.argmax(fit.gram_error < 1e-2))}")
+      f"step {T} {fit.gram_error[-1]:.2e}; below 1e-2 from step {int(np.argmax(fit.gram_error < 1e-2))}")
+
+# %% tags=["remove-cell"]
+claim(bool(np.abs(X - fit.X).max() < 1e-10 and np.all(np.diff(fit.elbo) >= -1e-9)),
+      "Running layer 600 times by hand gives the same iterate to round-off, and the ELBO never goes down")
 
 # %%
-shown = (0, 10, 50, 150, 600)
+shown = (0, 10, 50, 150, T)
 fig = steps_figure(fit, labels, steps=shown)
 describe(fig, f"The embedding coloured by class after {', '.join(map(str, shown))} steps of gradient ascent on "
          "common axes, and the closed form X* rotated onto the last.")
 plt.show()
+
+# %% tags=["remove-cell"]
+size = np.linalg.norm(fit.iterates, axis=(1, 2))  # ||X_t||_F at every step
+smallest = int(np.argmin(size))
+claim(bool(size[0] > np.linalg.norm(X_star) and np.all(np.diff(size[:smallest + 1]) < 0) and smallest < shown[2]),
+      "Smoothing (the first frames). The random start is larger than the answer ... The cloud shrinks.")
+claim(bool(np.all(np.diff(size[smallest:shown[3] + 1]) > 0) and abs(size[shown[3]] / np.linalg.norm(X_star) - 1) < 0.1),
+      "Growth (the middle frames). Along the smoothest directions ... these grow until they reach their scale")
+claim(bool(fit.gram_error[shown[3]] > 1e-2 > fit.gram_error[-1] and T - shown[3] > shown[3]),
+      "Alignment (the last and longest phase). The embedding has the right size but still mixes the second "
+      "eigenvector with the third")
 
 # %% [markdown]
 # The run goes through three phases, and the linearisation accounts for the last one.
@@ -291,8 +321,13 @@ plt.show()
 # %%
 window = np.flatnonzero((fit.gram_error < 1e-2) & (fit.gram_error > 1e-6))
 measured = -np.polyfit(window, np.log(fit.gram_error[window]), 1)[0]
+predicted = -np.log(1 - eta * marks["slowest"])
 print(f"measured decay per step of the Gram error: {measured:.5f}")
-print(f"predicted, -log(1 - eta * rate):           {-np.log(1 - eta * marks['slowest']):.5f}")
+print(f"predicted, -log(1 - eta * rate):           {predicted:.5f}")
+
+# %% tags=["remove-cell"]
+claim(bool(abs(measured / predicted - 1) < 0.01), "The fitted slope of the Gram error over the last steps matches that "
+      "prediction")
 
 # %% [markdown]
 # The embedding moving step by step (frames at roughly geometric steps, denser where things change):

@@ -7,7 +7,9 @@ argument). The sentences, labels, colours and figures are not here: they are the
 and other chapters' modules, never the presentation layer (``tests/unit/test_layers.py``).
 
 - :mod:`probdr_lite.chapters.laplacian_eigenmaps`  the order along the Swiss roll, the agreement with the reference
-  embeddings
+  embeddings, the smoothest functions on a graph
+- :mod:`probdr_lite.chapters.probdr_elbo`          the set-up of the ELBO chapter (data, graph, beta), which the next
+  two chapters share
 - :mod:`probdr_lite.chapters.unrolled_inference`   what gradient ascent on the LE-ELBO does at each step size
 - :mod:`probdr_lite.chapters.transformer_block`    the 2-D toy on the LayerNorm sphere, its paths through blocks, and
   what beta does to it

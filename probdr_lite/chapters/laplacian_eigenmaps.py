@@ -7,7 +7,10 @@ Laplacian Eigenmaps embedding, and scores how well that coordinate sorts the poi
 :func:`unrolling_facts` says which settings keep the order, by a threshold that is an argument with a default.
 :func:`agreement_facts` counts the decimals that the principal-angle cosines of
 :func:`probdr_lite.presentation.figures.neighbourhoods.compare_figure`'s rows share with 1
-(:func:`decimals_of_agreement`).
+(:func:`decimals_of_agreement`). :func:`smooth_functions` are the three functions the energy figure draws
+(:func:`probdr_lite.presentation.figures.neighbourhoods.energy_figure`) and :func:`smoothness_facts` what the
+chapter says of them; :func:`order_score` and :func:`harmonic_score` read a coordinate against the position along a
+sheet and against another coordinate.
 """
 
 from __future__ import annotations
@@ -15,14 +18,36 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import spearmanr
 
-from probdr_lite._validation import check_array, check_length, check_scalar
+from probdr_lite._validation import check_array, check_length, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph
-from probdr_lite.graphs import knn_graph
+from probdr_lite.graphs import check_weights, graph_energy, knn_graph
 
-__all__ = ["order_along_roll", "unrolling_facts", "agreement_facts", "decimals_of_agreement"]
+__all__ = ["order_score", "harmonic_score", "order_along_roll", "unrolling_facts", "agreement_facts",
+           "decimals_of_agreement", "smooth_functions", "smoothness_facts"]
+
+
+def order_score(x, t) -> float:
+    """|Spearman correlation| of a coordinate ``x`` with the position ``t`` along a sheet: 1 when sorting the points
+    by ``x`` lists them exactly in their order along it, near 0 when the two have nothing to do with each other."""
+    x = check_array(x, "x", ndim=1)
+    t = check_array(t, "t", ndim=1)
+    check_length(t, "t", x.shape[0], "entry of x")
+    return abs(float(spearmanr(x, t)[0]))
+
+
+def harmonic_score(first, second) -> float:
+    """How far ``second`` is a second harmonic of ``first``: the |Spearman correlation| of ``second`` with the distance
+    of each point's rank in ``first`` from the middle rank. A second harmonic along a line (cos 2 theta against
+    cos theta) is high at both ends and low in the middle, or the reverse, and scores near 1."""
+    first = check_array(first, "first", ndim=1)
+    second = check_array(second, "second", ndim=1)
+    check_length(second, "second", first.shape[0], "entry of first")
+    rank = np.argsort(np.argsort(first))
+    return abs(float(spearmanr(second, np.abs(rank - (first.shape[0] - 1) / 2))[0]))
 
 
 def order_along_roll(Y, t, frames) -> list:
@@ -39,7 +64,7 @@ def order_along_roll(Y, t, frames) -> list:
             out.append(math.nan)
             continue
         X = embed_graph(W, n_components=1)
-        out.append(abs(float(spearmanr(X[:, 0], t)[0])))
+        out.append(order_score(X[:, 0], t))
     return out
 
 
@@ -84,3 +109,55 @@ def agreement_facts(rows, roundoff: int = 10) -> dict:
              "bn": decimals_of_agreement(np.min(r["cosines"]))} for r in rows]
     return {"sets": sets, "names": [s["name"] for s in sets], "fewest": min(sets, key=lambda s: s["bn"])["name"],
             "roundoff": roundoff, "to_roundoff": min(s["same"] for s in sets) >= roundoff}
+
+
+def smooth_functions(W, colour_index: int = 12, seed: int = 0) -> list:
+    """The three functions on a connected graph ``W`` that the energy figure draws, each with its name and eigenvalue.
+
+    The first generalised eigenvector v_1 of L v = lambda D v (the constant vector dropped), the ``colour_index``-th
+    one, and a random vector (``seed``) made D-orthogonal to the constant vector and scaled to f^T D f = 1, as the
+    eigenvectors are, so that their energies E(f) = sum_ij W_ij (f_i - f_j)^2 compare fairly (for an eigenvector
+    E = 2 lambda). Returns a list of three dicts with ``f`` (array (n,)), ``index`` (1, ``colour_index``, or None
+    for the random vector) and ``lam`` (its eigenvalue, or None).
+    """
+    W = check_weights(W, "W")
+    n = W.shape[0]
+    m = check_scalar(colour_index, "colour_index", low=2, high=min(n - 2, 50), integer=True)
+    n_parts, _ = connected_components(W, directed=False)
+    if n_parts > 1:
+        raise ValueError(f"W must be a connected graph; it has {n_parts} components (use more neighbours)")
+    V, lam = embed_graph(W, n_components=m, return_eigenvalues=True)
+    deg = np.asarray(W.sum(axis=1)).ravel().astype(np.float64)
+    r = np.random.default_rng(check_seed(seed)).standard_normal(n)
+    r -= (deg @ r) / deg.sum()  # D-orthogonal to the constant vector
+    r /= np.sqrt(r @ (deg * r))  # f^T D f = 1
+    return [{"f": V[:, 0], "index": 1, "lam": float(lam[0])},
+            {"f": V[:, m - 1], "index": m, "lam": float(lam[m - 1])},
+            {"f": r, "index": None, "lam": None}]
+
+
+def smoothness_facts(W, functions, colour_step: float = 0.05) -> dict:
+    """What the chapter says of :func:`smooth_functions`' three functions on the graph ``W``.
+
+    For each function, in the given order: ``energy`` (sum_ij W_ij (f_i - f_j)^2), ``largest_step`` (the largest
+    |f_i - f_j| over the edges, as a share of the function's range, which the figure's colour scale spans) and
+    ``changes`` (the share of edges across which f changes by more than ``colour_step`` of its range: a visible
+    change of colour) and ``crossings`` (how often f changes sign when the points are sorted by the first function,
+    which for v_1 is their order along the graph: how often f oscillates along it). Each is a list of three;
+    ``colour_step`` is returned too.
+    """
+    W = check_weights(W, "W")
+    colour_step = check_scalar(colour_step, "colour_step", low=0.0, high=1.0, low_inclusive=False)
+    C = sp.triu(sp.coo_matrix(W), k=1).tocoo()
+    out = {"energy": [], "largest_step": [], "changes": [], "crossings": [], "colour_step": colour_step}
+    functions = list(functions)
+    along = np.argsort(check_array(functions[0]["f"], "f", ndim=1))
+    for fn in functions:
+        f = check_array(fn["f"], "f", ndim=1)
+        signs = np.sign(f[along])
+        out["crossings"].append(int(np.count_nonzero(np.diff(signs[signs != 0]))))  # a zero is no change of sign
+        step = np.abs(f[C.row] - f[C.col]) / np.ptp(f)
+        out["energy"].append(float(graph_energy(f[:, None], W)))
+        out["largest_step"].append(float(step.max()))
+        out["changes"].append(float(np.mean(step > colour_step)))
+    return out

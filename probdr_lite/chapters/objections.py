@@ -33,8 +33,8 @@ claim cell beside each checks the booleans returned here. Nothing here exists to
 
 A range of values is stated by three facts, ``<name>_lo``, ``<name>_hi`` and ``<name>_one`` (the two ends print
 alike at the digits the chapter prints, so "from a to b" would read one number twice). A metric is named by its
-key in :data:`probdr_lite.metrics.METRIC_NAMES` and a change by its direction (:func:`probdr_lite.metrics.change_direction`);
-their words are presentation's.
+key in :data:`probdr_lite.metrics.METRIC_NAMES` and a change by its direction ("up", "down" or "flat"), read by the
+MNIST chapter's rule (:func:`clustering_facts`); their words are the chapter's.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ from probdr_lite.chapters.energies import attention_graph, phi
 from probdr_lite.diagonal_transformer import DiagonalAttention, DiagonalConfig
 from probdr_lite.experiments.stats import HEADLINE, lower_is_better
 from probdr_lite.graphs import laplacian
-from probdr_lite.metrics import (METRIC_NAMES, METRICS, MetricSettings, change_direction, kmeans_nmi_over_seeds,
-                                 layer_metrics)
+from probdr_lite.chapters.mnist_at_init import NMI_KEYS, layer_rows, nmi_facts
+from probdr_lite.metrics import METRIC_NAMES, METRICS, MetricSettings
 from probdr_lite.tangent import cosine, tangent_cosine, tangent_part
 
 __all__ = ["THRESHOLDS", "METRIC_NAMES", "cosine", "tangent_part", "tangent_cosine", "gradient_asymmetry",
@@ -514,14 +514,14 @@ def mnist_paths(Y, variants=("attention", "diffusion", "paper", "exact", "symmet
     return {v: U.unroll(X0, n_steps, kappa, eta, beta, v, mask=mask) for v in variants}
 
 
-def metrics_by_variant(paths: dict, labels, layers=None, settings: MetricSettings = METRICS, seed=0) -> dict:
+def metrics_by_variant(paths: dict, labels, layers=None, settings: MetricSettings = METRICS) -> dict:
     """The book's clustering numbers of each variant's latents at the chosen layers, arranged by variant.
 
-    Every number comes from :func:`probdr_lite.metrics.layer_metrics` (the NMI of k-means from
-    :func:`probdr_lite.metrics.kmeans_nmi_over_seeds`: its mean over the seeds, and ``kmeans_nmi_sd`` its standard
-    deviation) with the book-wide settings
-    :data:`probdr_lite.metrics.METRICS`, the pipeline of the MNIST chapter's tables, so the two chapters print the
-    same number for the same latents; this function only picks the layers and arranges the rows.
+    Every number comes from :func:`probdr_lite.chapters.mnist_at_init.layer_rows`, the function and the book-wide
+    settings :data:`probdr_lite.metrics.METRICS` of the MNIST chapter's tables, so the two chapters print the same
+    number for the same latents: the NMI of k-means is the mean over the k-means seeds, and ``kmeans_nmi_sd``,
+    ``kmeans_nmi_min`` and ``kmeans_nmi_max`` its standard deviation and range
+    (:data:`probdr_lite.chapters.mnist_at_init.NMI_KEYS`). This function only picks the layers and arranges the rows.
 
     Parameters
     ----------
@@ -531,12 +531,11 @@ def metrics_by_variant(paths: dict, labels, layers=None, settings: MetricSetting
         Layer indices into every path (default: all). A layer whose latents equal an already scored one (layer 0,
         shared by every variant) is scored once.
     settings : probdr_lite.metrics.MetricSettings, default the book-wide METRICS
-    seed : int, default 0
 
     Returns
     -------
     dict with ``layers`` (array) and, per variant, a dict {metric: array over layers} (keys of
-    :data:`probdr_lite.metrics.METRIC_NAMES`).
+    :data:`probdr_lite.metrics.METRIC_NAMES` and :data:`probdr_lite.chapters.mnist_at_init.NMI_KEYS`).
     """
     if not isinstance(paths, dict) or not paths:
         raise ValueError("paths must be a non-empty dict {variant: list of latents}")
@@ -548,7 +547,6 @@ def metrics_by_variant(paths: dict, labels, layers=None, settings: MetricSetting
     if not layers:
         raise ValueError("layers must name at least one layer")
     layers = [check_scalar(t, "layers", low=0, high=n_layers - 1, integer=True) for t in layers]
-    seed = check_seed(seed)
     cache = []  # (latents, row) already scored
     out = {"layers": np.array(layers)}
     for variant, path in paths.items():
@@ -556,15 +554,11 @@ def metrics_by_variant(paths: dict, labels, layers=None, settings: MetricSetting
         found = [next((r for Z, r in cache if Z.shape == X.shape and torch.equal(Z, X)), None) for X in chosen]
         new = [X for X, r in zip(chosen, found) if r is None]
         if new:
-            scored = layer_metrics([X.numpy() for X in new], labels, settings, seed=seed, variant=variant,
-                                   metrics=tuple(m for m in METRIC_NAMES if m != "kmeans_nmi"))
-            for r, X in zip(scored, new):  # the NMI as everywhere in the book: the mean over the k-means seeds
-                v = kmeans_nmi_over_seeds(X.numpy(), labels, settings)
-                r.update(kmeans_nmi=float(v.mean()), kmeans_nmi_sd=float(v.std(ddof=1)))
+            scored = layer_rows([X.numpy() for X in new], labels, variant=variant, settings=settings)
             cache.extend(zip(new, scored))
             scored = iter(scored)
             found = [r if r is not None else next(scored) for r in found]
-        out[variant] = {m: np.array([r[m] for r in found]) for m in (*METRIC_NAMES, "kmeans_nmi_sd")}
+        out[variant] = {m: np.array([r[m] for r in found]) for m in (*METRIC_NAMES, *NMI_KEYS)}
     return out
 
 
@@ -906,31 +900,62 @@ def single_runs_facts(runs: dict) -> dict:
 # Minor objection: clustering shown only as a picture
 
 
-def clustering_facts(metrics: dict, variant="paper", rel_tol=0.01) -> dict:
+def clustering_facts(metrics: dict, knn_first, knn_last, variant="paper") -> dict:
     """The minor objection from :func:`probdr_lite.chapters.objections.metrics_by_variant`: do the numbers back 'the block
     clusters MNIST'?
 
-    A number rises (falls) if it changes by more than ``rel_tol`` of its first value
-    (:func:`~probdr_lite.metrics.change_direction`). The objection fails if all four rise from the ``first`` to
-    the ``last`` scored layer (``all_up``: the picture told the truth), holds if none rises (not ``any_up``), and
-    depends on the metric otherwise. ``metrics``: one dict per number with its key ``metric``, ``first`` and ``last`` values and
-    ``direction`` ("up", "down" or "flat"); ``up``: the keys of those that rise (``any_up``); ``others``: the
-    dicts of the rest (``any_others``).
+    A change is read by the MNIST chapter's rule (:func:`probdr_lite.chapters.mnist_at_init.nmi_facts`), the one
+    rule of the book for a clustering number: a number *rises* from the ``first`` to the ``last`` scored layer when
+    its lowest value at the last layer is above its highest at the first, over the seeds of its random part, and
+    *falls* when its highest is below the other's lowest; where the two ranges overlap it is ``"flat"`` (the
+    seeds cannot tell). The NMI's seeds are the k-means seeds (``metrics``' ``kmeans_nmi_min`` and
+    ``kmeans_nmi_max``, read by ``nmi_facts`` itself), the k-NN accuracy's the seeds of its folds (``knn_first``
+    and ``knn_last``: :func:`probdr_lite.chapters.mnist_at_init.knn_over_seeds` of the variant's first and last
+    scored latents); the silhouette and the between/within ratio have no random part, so each is one value, as
+    printed (three decimals).
+
+    The objection fails if all four rise (``all_up``: the picture told the truth), holds if none rises (not
+    ``any_up``), and depends on the metric otherwise. ``metrics``: one dict per number with its key ``metric``,
+    ``first`` and ``last`` values and ``direction`` ("up", "down" or "flat"); ``up``: the keys of those that rise
+    (``any_up``); ``others``: the dicts of the rest (``any_others``). ``knn_range_first`` and ``knn_range_last``:
+    the k-NN accuracy's range over the folds' seeds.
     """
     check_result(metrics, "metrics", metrics_by_variant, keys=("layers",))
     if variant not in metrics or variant == "layers":
         raise ValueError(f"variant {variant!r} is not in metrics (has {[k for k in metrics if k != 'layers']})")
+    knn_first = check_array(knn_first, "knn_first", ndim=1)
+    knn_last = check_array(knn_last, "knn_last", ndim=1)
     layers = metrics["layers"]
     m = metrics[variant]
-    rows = [{"metric": k, "first": float(m[k][0]), "last": float(m[k][-1]),
-             "direction": change_direction(m[k][0], m[k][-1], rel_tol)} for k in METRIC_NAMES]
+    rows = [{"variant": variant, "layer": i, **{k: float(v[i]) for k, v in m.items()}} for i in range(len(layers))]
+    nmi = nmi_facts(rows, variant)
+
+    def direction(first_lo, first_hi, last_lo, last_hi):
+        return "up" if last_lo > first_hi else "down" if last_hi < first_lo else "flat"
+
+    def printed(key):
+        a, b = round(float(m[key][0]), 3), round(float(m[key][-1]), 3)
+        return direction(a, a, b, b)
+
+    directions = {
+        "knn_accuracy": direction(knn_first.min(), knn_first.max(), knn_last.min(), knn_last.max()),
+        "silhouette": printed("silhouette"),
+        "between_within": printed("between_within"),
+        "kmeans_nmi": "up" if nmi["better"][-1] else "down" if nmi["worse"][-1] else "flat",
+    }
+    rows = [{"metric": k, "first": float(m[k][0]), "last": float(m[k][-1]), "direction": directions[k]}
+            for k in METRIC_NAMES]
     up = [r["metric"] for r in rows if r["direction"] == "up"]
     others = [r for r in rows if r["direction"] != "up"]
     return {
         "all_up": len(up) == len(rows),
-        "variant": variant, "first": int(layers[0]), "last": int(layers[-1]), "rel_tol": float(rel_tol),
+        "variant": variant, "first": int(layers[0]), "last": int(layers[-1]),
         "metrics": rows, "up": up, "any_up": bool(up), "others": others, "any_others": bool(others),
         "knn_first": float(m["knn_accuracy"][0]), "knn_last": float(m["knn_accuracy"][-1]),
+        "knn_range_first": (float(knn_first.min()), float(knn_first.max())),
+        "knn_range_last": (float(knn_last.min()), float(knn_last.max())),
         "bw_first": float(m["between_within"][0]), "bw_last": float(m["between_within"][-1]),
         "nmi_sd_first": float(m["kmeans_nmi_sd"][0]), "nmi_sd_last": float(m["kmeans_nmi_sd"][-1]),
+        "nmi_range_first": (float(m["kmeans_nmi_min"][0]), float(m["kmeans_nmi_max"][0])),
+        "nmi_range_last": (float(m["kmeans_nmi_min"][-1]), float(m["kmeans_nmi_max"][-1])),
     }

@@ -34,7 +34,8 @@ from probdr_lite._validation import check_array, check_choice, check_result, che
 from probdr_lite._threads import single_threaded
 from probdr_lite.unrolled import CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 
-__all__ = ["TOY_SETTINGS", "LiftedToy", "lift_toy", "make_toy", "toy_paths", "toy_beta_effect", "toy_beta_facts",
+__all__ = ["TOY_SETTINGS", "BUMP_KAPPAS", "LiftedToy", "lift_toy", "make_toy", "toy_paths", "bead_facts",
+           "toy_beta_effect", "toy_beta_facts",
            "toy_beta_range"]
 
 
@@ -57,6 +58,10 @@ TOY_SETTINGS = {
 for _name, _s in TOY_SETTINGS.items():
     if _s["default"] not in _s["values"]:
         raise ValueError(f"TOY_SETTINGS[{_name!r}]: the default {_s['default']} is not one of its values")
+
+#: The kappas of the heat-kernel bump (one row of A on the unit sphere), defined once: the kernel-free scrub's frames,
+#: whose ends are the kernel panel's logarithmic slider range, and the chapter's text pastes their count and ends.
+BUMP_KAPPAS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,35 @@ def toy_paths(toy: LiftedToy, n_steps: int, kappa, eta, beta, variants=CHAPTER_V
             v: np.stack([toy.unlift(X) for X in unroll(toy.X0, n_steps, kappa, eta, beta, v, mask=mask)])
             for v in variants
         }
+
+
+def bead_facts(toy: LiftedToy, positions, scale: float = 0.01) -> dict:
+    """How the toy's points have gathered: groups of points that lie within ``scale`` of the toy's extent of each
+    other (single linkage, so a chain of such neighbours is one group), read in the plane.
+
+    ``positions`` are the toy's points in the plane after some blocks (a row of :func:`toy_paths`; points pushed past
+    the equator, NaN, are left out). Returns ``groups`` (how many), ``per_class`` (how many groups hold points of each
+    class, a list over the classes), ``shared`` (the share of points in a group of two or more) and ``pure`` (the
+    share of points whose group's most common class is theirs: groups that stay on one moon) and ``n`` (the points
+    counted).
+    """
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    check_result(toy, "toy", make_toy, kind=LiftedToy, nonempty=False)
+    P = np.asarray(positions, dtype=np.float64)  # NaN rows allowed: points with no image in the plane
+    if P.shape != toy.Y.shape:
+        raise ValueError(f"positions must have the toy's shape {toy.Y.shape}; got {P.shape}")
+    scale = check_scalar(scale, "scale", low=0.0, high=1.0, low_inclusive=False)
+    ok = np.isfinite(P).all(axis=1)
+    if ok.sum() < 2:
+        raise ValueError("positions must hold at least two finite points")
+    labels = toy.labels[ok]
+    group = fcluster(linkage(P[ok], "single"), scale * float(np.ptp(toy.Y, axis=0).max()), "distance")
+    sizes = np.bincount(group)
+    majority = sum(int(np.bincount(labels[group == g]).max()) for g in np.unique(group))
+    return {"n": int(ok.sum()), "groups": int(group.max()),
+            "per_class": [int(np.unique(group[labels == c]).size) for c in np.unique(toy.labels)],
+            "shared": float(np.mean(sizes[group] >= 2)), "pure": majority / int(ok.sum())}
 
 
 def toy_beta_effect(toy, kappas, betas, *, eta, depth, variant="paper", weak: float = 0.1) -> dict:

@@ -1,18 +1,19 @@
-"""The unrolled-inference chapter's measurements and its one slider setting.
+"""The unrolled-inference chapter's measurements and its settings, defined once.
 
 :data:`ETA_SLIDER` is the step-size slider of the chapter (its range and default), read by the kernel panel
 (:func:`probdr_lite.presentation.figures.unrolling.eta_panel`), the live figure
 (:func:`probdr_lite.presentation.live.builders.eta_live`), the chapter's text and the tests. :data:`ETAS_SHOWN` are
-the step sizes of the chapter's table. :func:`eta_runs` runs gradient ascent on the LE-ELBO at each step size and
-returns what each run does, as numbers and booleans; the chapter's sentences are its own Markdown, checked by
-``claim`` cells against these facts.
+the step sizes of the chapter's table, and :data:`N_STEPS` the length of every run it shows. :func:`eta_runs` runs
+gradient ascent on the LE-ELBO at each step size and returns what each run does, as numbers and booleans; the
+chapter's sentences are its own Markdown, checked by ``claim`` cells against these facts. The data, graph and beta
+are the ELBO chapter's (:data:`probdr_lite.chapters.probdr_elbo.SETUP`).
 """
 
 from __future__ import annotations
 
 from probdr_lite.probdr import CONVERGED, fit_le_elbo
 
-__all__ = ["ETA_SLIDER", "ETAS_SHOWN", "eta_runs"]
+__all__ = ["ETA_SLIDER", "ETAS_SHOWN", "N_STEPS", "eta_runs"]
 
 #: The chapter's step-size slider: a logarithmic range and its default (the default is close to 1/ell of the
 #: chapter's graph, 0.0251).
@@ -21,8 +22,11 @@ ETA_SLIDER = {"low": 0.002, "high": 0.08, "default": 0.025}
 #: The step sizes of the chapter's table, from slow to divergent.
 ETAS_SHOWN = (0.002, 0.005, 0.01, 0.025, 0.04, 0.05, 0.056, 0.06, 0.07)
 
+#: The steps of gradient ascent in every run of the chapter (its panel, live figure, table and watched run).
+N_STEPS = 600
 
-def eta_runs(L_hat, beta, etas, marks, *, n_components=2, n_steps=600, seed=0, converged=CONVERGED) -> dict:
+
+def eta_runs(L_hat, beta, etas, marks, *, n_components=2, n_steps=N_STEPS, seed=0, converged=CONVERGED) -> dict:
     """Gradient ascent on the LE-ELBO for ``n_steps`` steps at each step size in ``etas`` (the eta figure's runs),
     beside the thresholds of :func:`probdr_lite.probdr.step_sizes` (``marks``).
 

@@ -20,6 +20,10 @@ still sees a meaningful picture (the sliders there do nothing).
 Sliders of a panel share one description width and one total width, so their
 tracks line up; a slider whose range spans two decades or more must be
 logarithmic (:class:`Slider` refuses it otherwise).
+
+:data:`SLIDER_LABELS` holds the label of every control that several figures share
+(kappa, eta, beta, the depth, the neighbours and bandwidth of a graph), defined once; :func:`slider_label` reads it and
+raises for a control without one.
 """
 
 from __future__ import annotations
@@ -34,7 +38,27 @@ import matplotlib.pyplot as plt
 
 from .._validation import check_scalar
 
-__all__ = ["Slider", "SliderPanel", "SLIDER_WIDTH", "LOG_DECADES", "range_slider"]
+__all__ = ["Slider", "SliderPanel", "SLIDER_WIDTH", "LOG_DECADES", "range_slider", "SLIDER_LABELS", "slider_label"]
+
+#: The labels of the book's shared controls, defined once: every kernel panel (and, through
+#: :func:`slider_label`, every live figure) that moves one of these settings shows this label.
+SLIDER_LABELS = {
+    "kappa": "κ (sharpness)",
+    "eta": "η (step size)",
+    "beta": "β (regulariser)",
+    "depth": "depth (blocks)",
+    "n_neighbors": "neighbours k",
+    "bandwidth": "bandwidth t",
+}
+
+
+def slider_label(name: str) -> str:
+    """The label of the control ``name`` (:data:`SLIDER_LABELS`); a control without one raises ``KeyError``
+    naming it (no label falls back to the name)."""
+    try:
+        return SLIDER_LABELS[name]
+    except KeyError:
+        raise KeyError(f"the control {name!r} has no label; labels defined: {sorted(SLIDER_LABELS)}") from None
 
 #: Total width of every slider of a panel (description, track and readout); the
 #: description width is set per panel from its longest description.

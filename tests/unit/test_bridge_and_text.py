@@ -3,6 +3,8 @@ numbers for which it is false. The facts of the Laplacian Eigenmaps and unrolled
 (probdr_lite/chapters/laplacian_eigenmaps.py, unrolled_inference.py) are tested in test_early_chapters_facts.py, the
 MNIST chapter's (probdr_lite/chapters/mnist_at_init.py) in test_mnist_facts.py."""
 
+import inspect
+
 import matplotlib
 import numpy as np
 import pytest
@@ -70,4 +72,17 @@ def test_bump_is_the_softmax_row_and_the_heat_kernel():
     with pytest.raises(ValueError, match="kappa"):
         update(0.0)
     assert B.bump_panel(kappa=3.0).n_updates == 1
+
+
+def test_the_bumps_kappas_are_defined_once():
+    """The kernel panel's slider runs over the scrub's frames, from the first to the last of BUMP_KAPPAS, and starts at
+    the toy's kappa; a kappa outside that range is refused."""
+    from probdr_lite.chapters.transformer_block import BUMP_KAPPAS, TOY_SETTINGS
+
+    spec = B.bump_panel(n_points=200).specs["kappa"]
+    assert (spec.low, spec.high, spec.log) == (BUMP_KAPPAS[0], BUMP_KAPPAS[-1], True)
+    assert spec.value == TOY_SETTINGS["kappa"]["default"] and spec.label == "κ (sharpness)"
+    assert list(inspect.signature(B.bump_scrub).parameters["kappas"].default) == list(BUMP_KAPPAS)
+    with pytest.raises(ValueError, match="kappa"):
+        B.bump_panel(kappa=2 * BUMP_KAPPAS[-1], n_points=200)
     assert B.bump_scrub([1.0, 10.0], n_points=200, alt="One row of the attention on a sphere.").label == "κ"

@@ -27,10 +27,10 @@ def strings(source: str) -> list:
 
 
 def claim_cell(chapter: str, sentence: str) -> str:
-    """The source of the one code cell of ``chapter`` that checks ``sentence``."""
+    """The source of the one code cell of ``chapter`` that checks ``sentence`` (or a sentence that begins with it)."""
     nb = jupytext.read(ROOT / "book" / "src" / f"{chapter}.py", fmt="py:percent")
     cells = [c.source for c in nb.cells if c.cell_type == "code" and "claim(" in c.source
-             and sentence in strings(c.source)]
+             and any(sentence in text for text in strings(c.source))]
     assert len(cells) == 1, f"{chapter}: {len(cells)} claim cells name {sentence!r}"
     return cells[0]
 
@@ -62,10 +62,11 @@ ORDER_BACK = "with 40 neighbours the order comes back once t is shrunk to t0 and
 @lru_cache(maxsize=1)
 def roll_facts():
     """The chapter's order facts on the chapter's swiss roll (computed once: nine graphs of 800 points)."""
-    from probdr_lite.chapters.laplacian_eigenmaps import unrolling_facts
+    from probdr_lite.chapters.laplacian_eigenmaps import harmonic_score, order_score, unrolling_facts
     from probdr_lite.data import toy_manifold
-    from probdr_lite.graphs import default_bandwidth
-    from probdr_lite.presentation.figures.neighbourhoods import NEIGHBOURS
+    from probdr_lite.eigenmaps import embed_graph
+    from probdr_lite.graphs import default_bandwidth, knn_graph
+    from probdr_lite.presentation.figures.neighbourhoods import BANDWIDTH_FACTORS, NEIGHBOURS
 
     Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
     source = claim_cell("laplacian_eigenmaps", ORDER_LOST)
@@ -76,7 +77,9 @@ def roll_facts():
         return computed["order"]
 
     ns = {"Y_roll": Y_roll, "t_roll": t_roll, "unrolling_facts": record, "default_bandwidth": default_bandwidth,
-          "NEIGHBOURS": NEIGHBOURS}
+          "NEIGHBOURS": NEIGHBOURS, "BANDWIDTH_FACTORS": BANDWIDTH_FACTORS, "k_sweep": (6, 10, 20, 30, 40),
+          "t_sweep": (20, 5, 1, 0.25), "k_many": 40, "embed_graph": embed_graph, "knn_graph": knn_graph,
+          "order_score": order_score, "harmonic_score": harmonic_score}
     glued = run(source, ns)  # the real facts make the sentences true
     return source, ns, computed["order"], glued
 
@@ -110,6 +113,118 @@ def test_the_order_claim_fails_if_a_graph_fell_apart():
     flipped = copy.deepcopy(order)
     flipped["frames"][0]["apart"] = True
     raises_naming(source, with_order(ns, flipped), "the graph stays in one piece at every setting of the table")
+
+
+UNROLLED = "At the default (k = 10, and t = t0) the colours run in order along the first coordinate"
+HARMONIC = "The second coordinate is mostly a second harmonic of the first"
+
+
+def test_the_default_claims_fail_when_the_default_folds():
+    source, ns, _, _ = roll_facts()
+    # the default setting's first coordinate no longer sorts the points along the roll
+    raises_naming(source, {**ns, "order_score": lambda x, t: 0.5}, UNROLLED)
+    # and a second coordinate unrelated to the first
+    raises_naming(source, {**ns, "harmonic_score": lambda a, b: 0.1}, HARMONIC)
+
+
+def test_harmonic_and_order_scores_against_closed_forms():
+    """A second harmonic along a line, cos(2 theta) against cos(theta), scores 1; an unrelated vector near 0; the
+    order score is 1 for any monotone function of the position."""
+    from probdr_lite.chapters.laplacian_eigenmaps import harmonic_score, order_score
+
+    theta = np.linspace(0.01, np.pi - 0.01, 501)
+    assert harmonic_score(np.cos(theta), np.cos(2 * theta)) == pytest.approx(1.0, abs=1e-4)  # ties at equal |rank - mid|
+    assert harmonic_score(np.cos(theta), np.random.default_rng(0).normal(size=501)) < 0.1
+    assert order_score(np.exp(theta), theta) == pytest.approx(1.0) and order_score(-theta, theta) == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Laplacian Eigenmaps: the three Laplacians, the energy, and the smoothest functions
+
+
+ZERO = "All three Laplacians send something to zero"
+SYMMETRIC = "L and L_sym are symmetric; L_rw is not"
+
+
+def laplacians_namespace(W):
+    import scipy.sparse as sp
+
+    from probdr_lite.graphs import laplacian
+
+    D = sp.diags(np.asarray(W.sum(axis=1)).ravel())
+    return {"L": laplacian(W, kind="unnormalized"), "L_sym": laplacian(W, kind="symmetric"),
+            "L_rw": laplacian(W, kind="random_walk"), "D": D, "ones": np.ones(W.shape[0]),
+            "sqrt_d": np.sqrt(D.diagonal())}
+
+
+def test_the_laplacian_claims_hold_on_a_path_and_fail_on_a_ring():
+    import scipy.sparse as sp
+
+    from probdr_lite.graphs import knn_graph
+
+    source = claim_cell("laplacian_eigenmaps", SYMMETRIC)
+    s = np.linspace(0, 3 * np.pi, 12) + np.random.default_rng(0).normal(0, 0.1, 12)
+    run(source, laplacians_namespace(knn_graph(np.column_stack([s, np.sin(s)]), n_neighbors=2)))
+    # a ring: every point has degree 2, so D^{-1} W = W / 2 is symmetric and the sentence's reason is gone
+    ring = sp.csr_matrix(np.roll(np.eye(12), 1, axis=1) + np.roll(np.eye(12), -1, axis=1))
+    raises_naming(source, laplacians_namespace(ring), SYMMETRIC)
+    broken = laplacians_namespace(ring)
+    broken["ones"] = np.arange(12.0)  # not the constant vector: L does not send it to zero
+    raises_naming(source, broken, ZERO)
+
+
+def test_the_energy_claim_fails_when_the_two_sums_differ():
+    source = claim_cell("laplacian_eigenmaps", "They agree.")
+    run(source, {"E_edges": 49.674001738929135, "E_trace": 49.674001738929114})
+    raises_naming(source, {"E_edges": 49.674001738929135, "E_trace": 49.6740018}, "They agree.")
+
+
+SLOW = "The first eigenvector changes slowly from one end of the spiral to the other"
+OSCILLATES = "The twelfth oscillates along the spiral; a random vector changes colour at most edges"
+UNROLLS = "The first eigenvector alone already unrolls the spiral"
+
+
+@lru_cache(maxsize=1)
+def spiral_namespace():
+    from probdr_lite.chapters.laplacian_eigenmaps import order_score, smooth_functions, smoothness_facts
+    from probdr_lite.data import toy_manifold
+    from probdr_lite.graphs import knn_graph
+
+    Y, t = toy_manifold("swiss_roll", n=300, seed=0)
+    return {"W_spiral": knn_graph(Y[:, [0, 2]], n_neighbors=6), "t_spiral": t, "colour_index": 12,
+            "smooth_functions": smooth_functions, "smoothness_facts": smoothness_facts, "order_score": order_score}
+
+
+def test_the_smoothness_claims_hold_and_fail_with_their_functions():
+    from probdr_lite.chapters.laplacian_eigenmaps import smooth_functions
+
+    source = claim_cell("laplacian_eigenmaps", SLOW)
+    ns = spiral_namespace()
+    run(source, ns)
+    real = smooth_functions(ns["W_spiral"], 12)
+    # the random vector drawn first: it does not change slowly
+    raises_naming(source, {**ns, "smooth_functions": lambda W, m: [real[2], real[1], real[0]]}, SLOW)
+    # a "random" vector that is v_1 again: it changes colour nowhere
+    raises_naming(source, {**ns, "smooth_functions": lambda W, m: [real[0], real[1], real[0]]}, OSCILLATES)
+    # positions shuffled: sorting by v_1 no longer lists the points in their order
+    shuffled = np.random.default_rng(0).permutation(ns["t_spiral"])
+    raises_naming(source, {**ns, "t_spiral": shuffled}, UNROLLS)
+
+
+def test_smoothness_facts_against_hand_counts():
+    """On a path of 5 points: the energy is the sum over both directions of each edge, the largest step and the
+    sign changes are counted by hand."""
+    import scipy.sparse as sp
+
+    from probdr_lite.chapters.laplacian_eigenmaps import smoothness_facts
+
+    W = sp.csr_matrix(np.eye(5, k=1) + np.eye(5, k=-1))
+    f = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    g = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    out = smoothness_facts(W, [{"f": f}, {"f": g}], colour_step=0.3)
+    assert out["energy"] == pytest.approx([2 * 4 * 1.0, 2 * 4 * 4.0])
+    assert out["largest_step"] == pytest.approx([0.25, 1.0]) and out["changes"] == [0.0, 1.0]
+    assert out["crossings"] == [1, 4]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -199,3 +314,48 @@ def test_the_pca_claim_fails_if_a_nearby_x_scored_higher():
           "pca_elbo": pca_elbo, "subspace_agreement": __import__("probdr_lite.metrics").metrics.subspace_agreement}
     run(source, {**ns, "worse": [best - 1.0, best - 2.0]})
     raises_naming(source, {**ns, "worse": [best - 1.0, best + 1.0]}, "every nearby X scores lower")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The ELBO chapter: the readings of beta, the trap and the symmetric Laplacian
+
+
+def test_the_gap_to_minus_kl_claim_fails_when_it_depends_on_x():
+    sentence = "Its difference from -KL must not depend on X"
+    source = claim_cell("probdr_elbo", sentence)
+    run(source, {"elbo_plus_kl": [-161133.01628347556, -161133.01628595754]})  # the chapter's, 1.5e-11 apart
+    raises_naming(source, {"elbo_plus_kl": [-161133.01628347556, -161132.0]}, sentence)
+
+
+def test_the_symmetric_laplacian_claim_fails_short_of_exact():
+    sentence = "recovers the degree-weighted version exactly"
+    source = claim_cell("probdr_elbo", sentence)
+    run(source, {"sym_cosines": np.array([1.0, 1.0 - 1e-14])})
+    raises_naming(source, {"sym_cosines": np.array([1.0, 0.9999])}, sentence)
+
+
+def test_the_beta_claim_needs_both_thresholds_inside_the_slider():
+    from probdr_lite.presentation.figures.elbo import BETA
+
+    sentence = "As beta grows, the embedding shrinks"
+    source = claim_cell("probdr_elbo", sentence)
+    ns = elbo_namespace()
+    glued = run(source, {**ns, "BETA": BETA, "N_SHOW": 15})
+    assert glued["n_show"] == "15"
+    # lambda_1 so small that 1/lambda_1 lies above the slider's largest beta: the first coordinate never goes
+    raises_naming(source, {**ns, "BETA": BETA, "N_SHOW": 15, "lam": np.array([0.5, ns["lam"][1]])}, sentence)
+
+
+def test_the_trap_claims_fail_for_a_regularised_laplacian():
+    from probdr_lite.probdr import regularize_laplacian, unbounded_direction_demo
+
+    source = claim_cell("probdr_elbo", "climbs without end")
+    ns = elbo_namespace()
+    ns = {"L": ns["L"], "beta": ns["beta"], "gammas": (0.01, 0.1), "unbounded_direction_demo": unbounded_direction_demo,
+          "regularize_laplacian": regularize_laplacian}
+    run(source, ns)
+    # a Laplacian that is already L + gamma I: its ELBO along the constant direction turns down
+    raises_naming(source, {**ns, "L": regularize_laplacian(ns["L"], 0.05)}, "climbs without end")
+    # curves drawn for twice each gamma: they peak where sqrt(1/gamma - beta) of the stated gamma is not
+    doubled = {**ns, "regularize_laplacian": lambda L, g: regularize_laplacian(L, 2 * g)}
+    raises_naming(source, doubled, "peaks where t^2 = 1/gamma - beta")

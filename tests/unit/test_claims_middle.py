@@ -52,7 +52,7 @@ def ascent_facts(diverging=(0.06, 0.07), short=(0.002, 0.005, 0.01)):
     """eta_runs' facts as the chapter's nine runs give them (thresholds 1/ell = 0.0251, 0.0569)."""
     etas = list(ETAS_SHOWN)
     diverged = [e in diverging for e in etas]
-    gram = [np.nan if d else (0.5 if e in short else 1e-4) for e, d in zip(etas, diverged)]
+    gram = [np.nan if d else (0.5 if e in short else 1e-4) / (1 + 10 * e) for e, d in zip(etas, diverged)]
     return {"etas": etas, "diverged": diverged, "diverged_at": [40 if d else None for d in diverged], "gram": gram,
             "converged": [not d and g < 1e-2 for d, g in zip(diverged, gram)], "n_steps": 600, "gram_below": 1e-2,
             "safe": 0.0251, "divergent": 0.0569}
@@ -69,6 +69,64 @@ def test_the_three_bands_are_in_order():
     # a fast step that stays short breaks the order of the bands
     check("unrolled_inference", sentence, {"ascent": ascent_facts(), "marks": {"slowest": 0.59}},
           {"ascent": ascent_facts(short=(0.002, 0.005, 0.01, 0.05)), "marks": {"slowest": 0.59}})
+
+
+def test_a_larger_step_converges_faster_until_one_does_not():
+    sentence = "larger eta, up to the threshold, converges faster"
+    slower = ascent_facts()
+    slower["gram"][5] = 1e-3  # eta = 0.05 ends further from X* than eta = 0.04
+    check("unrolled_inference", sentence, {"ascent": ascent_facts(), "marks": {"slowest": 0.59}},
+          {"ascent": slower, "marks": {"slowest": 0.59}})
+
+
+@pytest.fixture(scope="module")
+def watched_run():
+    """The chapter's watched run: gradient ascent at eta = 1/ell for N_STEPS steps on its 300 digits."""
+    from probdr_lite.chapters.probdr_elbo import SETUP
+    from probdr_lite.chapters.unrolled_inference import N_STEPS
+    from probdr_lite.data import load_mnist
+    from probdr_lite.graphs import knn_graph, laplacian
+    from probdr_lite.probdr import fit_le_elbo, le_closed_form, step_sizes
+
+    Y, _ = load_mnist(n=SETUP.n, stratified=True)
+    L = laplacian(knn_graph(Y.astype(np.float64), n_neighbors=SETUP.k))
+    eta = step_sizes(L, SETUP.beta, n_components=SETUP.q)["safe"]
+    fit = fit_le_elbo(L, SETUP.q, SETUP.beta, eta=eta, n_steps=N_STEPS, seed=0, centre=True, store_every=1)
+    return {"fit": fit, "X_star": le_closed_form(L, SETUP.q, SETUP.beta, centre=True), "shown": (0, 10, 50, 150, N_STEPS),
+            "T": N_STEPS}
+
+
+class _Fit:
+    """A stand-in for fit_le_elbo's result with some of its arrays replaced."""
+
+    def __init__(self, fit, **arrays):
+        self.__dict__.update({k: getattr(fit, k) for k in ("X", "elbo", "gram_error", "iterates")}, **arrays)
+
+
+def test_the_three_phases_fail_when_the_run_does_something_else(watched_run):
+    smoothing, growth = "Smoothing (the first frames)", "Growth (the middle frames)"
+    alignment = "Alignment (the last and longest phase)"
+    fit = watched_run["fit"]
+    check("unrolled_inference", smoothing, watched_run,
+          {**watched_run, "fit": _Fit(fit, iterates=fit.iterates * 0.1)})  # a start smaller than the answer
+    grown = fit.iterates.copy()
+    grown[150] *= 0.5  # at step 150 the embedding is still far short of its size
+    check("unrolled_inference", growth, watched_run, {**watched_run, "fit": _Fit(fit, iterates=grown)})
+    aligned = fit.gram_error.copy()
+    aligned[150] = 1e-3  # already aligned when the size is reached: no alignment phase
+    check("unrolled_inference", alignment, watched_run, {**watched_run, "fit": _Fit(fit, gram_error=aligned)})
+
+
+def test_the_hand_run_and_the_slope_claims(watched_run):
+    fit = watched_run["fit"]
+    sentence = "Running layer 600 times by hand gives the same iterate to round-off"
+    check("unrolled_inference", sentence, {"X": fit.X.copy(), "fit": fit}, {"X": fit.X + 1e-6, "fit": fit})
+    falling = fit.elbo.copy()
+    falling[300] -= 1.0  # one step that lowers the ELBO
+    check("unrolled_inference", sentence, {"X": fit.X.copy(), "fit": fit},
+          {"X": fit.X.copy(), "fit": _Fit(fit, elbo=falling)})
+    check("unrolled_inference", "The fitted slope of the Gram error", {"measured": 0.014905, "predicted": 0.0149051},
+          {"measured": 0.0160, "predicted": 0.0149051})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -102,9 +160,72 @@ def test_beta_barely_changes_the_picture(toy):
     from probdr_lite.presentation.live.builders import toy_beta_text
 
     def facts(e):  # the cell computes the effect itself: hand it the real one, or the flipped one
-        return {"toy": toy, "toy_beta_range": lambda t: e, "toy_beta_text": toy_beta_text}
+        return {"toy": toy, "toy_beta_range": lambda t: e, "toy_beta_text": toy_beta_text, **beads_namespace(toy)}
 
     check("transformer_block", sentence, facts(effect), facts({**effect, "weak": False}))
+
+
+def beads_namespace(toy, paths=None):
+    from probdr_lite.chapters.transformer_block import bead_facts, toy_paths
+
+    names = {k: TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta", "depth")}
+    return {**names, "bead_facts": bead_facts,
+            "toy_paths": toy_paths if paths is None else (lambda *args, **kwargs: paths)}
+
+
+def test_the_points_gather_into_beads_only_after_the_blocks(toy):
+    """At the sliders' defaults every variant gathers the points into beads along each moon; the points before any
+    block (each path's first row) do not form beads, and the claim fails on them."""
+    from probdr_lite.chapters.transformer_block import toy_paths
+
+    sentence = "At these values the points gather into beads along each moon"
+    effect = toy_beta_range(toy)
+    from probdr_lite.presentation.live.builders import toy_beta_text
+
+    common = {"toy": toy, "toy_beta_range": lambda t: effect, "toy_beta_text": toy_beta_text}
+    paths = toy_paths(toy, TOY_SETTINGS["depth"]["default"], *(TOY_SETTINGS[k]["default"] for k in ("kappa", "eta",
+                                                                                                  "beta")))
+    unmoved = {v: p[:1] for v, p in paths.items()}  # layer 0 only: the moons as drawn
+    check("transformer_block", sentence, {**common, **beads_namespace(toy, paths)},
+          {**common, **beads_namespace(toy, unmoved)})
+
+
+def test_bead_facts_count_groups_by_hand(toy):
+    """Three tight pairs and two lone points of the toy's shape: five groups, 60 % of the points shared."""
+    from probdr_lite.chapters.transformer_block import bead_facts
+
+    P = np.full(toy.Y.shape, np.nan)
+    P[:8] = [[0, 0], [0, 0.001], [0.5, 0], [0.5, 0.001], [-0.5, 0], [-0.5, 0.001], [0.9, 0.9], [-0.9, -0.9]]
+    f = bead_facts(toy, P)
+    assert f["n"] == 8 and f["groups"] == 5 and f["shared"] == pytest.approx(6 / 8)
+    assert f["pure"] == pytest.approx(1.0)  # the first points of the toy are all of its first class
+    with pytest.raises(ValueError, match="positions"):
+        bead_facts(toy, P[:10])
+
+
+def test_the_identity_and_agreement_claims_fail_off_round_off():
+    check("transformer_block", "With the diagonal weights an A - I block is a plain attention block",
+          {"gap_plain": 1e-16, "gap_back": 2e-16}, {"gap_plain": 1e-16, "gap_back": 1e-6})
+    check("transformer_block", "The two agree to rounding error.", {"forward_gaps": {"paper": 5e-14}},
+          {"forward_gaps": {"paper": 5e-14, "attention": 1e-8}})
+
+
+def test_the_layer_norm_claim_fails_when_a_random_point_is_closer():
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 16, generator=gen, dtype=torch.float64) * 3 + 1
+    from probdr_lite.unrolled import layer_norm
+
+    ln = torch.nn.LayerNorm(16, eps=0.0, elementwise_affine=False)
+    ns = {"x": x, "ln": ln, "layer_norm": layer_norm, "candidates": torch.zeros(20_000, 16)}
+    sentence = "Pi(x) against 20,000 random points of the constraint set"
+    check("transformer_block", sentence, {**ns, "closest": torch.tensor(11.0)}, {**ns, "closest": torch.tensor(9.0)})
+
+
+def test_the_causal_claim_needs_a_large_change():
+    sentence = "The mask makes A far more asymmetric"
+    real = {"upper_full": 0.5, "A_causal": torch.tril(torch.ones(3, 3)), "asym_full": 0.152, "asym_causal": 1.330,
+            "cos_causal": 0.417, "cosines": {"diffusion": 0.991}, "pct": pct}
+    check("transformer_block", sentence, real, {**real, "asym_causal": 0.3, "cos_causal": 0.95})
 
 
 def test_the_symmetric_variant_scores_one(toy):

@@ -156,3 +156,38 @@ def test_the_chapter_describes_every_figure_it_builds(chapter):
     for builder in names - figures:
         for call in chapter_calls(chapter, builder):
             assert words_passed(call, "alt").endswith(".")
+
+
+# (function, keyword) pairs whose value is a setting of the ELBO chapter, and the settings module that holds it
+SET_UP_KEYWORDS = {("load_mnist", "n"), ("knn_graph", "n_neighbors"), ("beta_panel", "n_show"),
+                   ("beta_live", "n_show"), ("eta_panel", "n_steps"), ("eta_live", "n_steps"), ("eta_runs", "n_steps")}
+
+
+def set_up_literals(source: str) -> list:
+    """Calls in ``source`` that type a number where the ELBO set-up (chapters.probdr_elbo.SETUP, figures.elbo.N_SHOW,
+    chapters.unrolled_inference.N_STEPS) should be read: a keyword of SET_UP_KEYWORDS given a literal, or a literal
+    beta passed to step_sizes."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", getattr(node.func, "attr", None))
+        found += [(name, kw.arg) for kw in node.keywords
+                  if (name, kw.arg) in SET_UP_KEYWORDS and isinstance(kw.value, ast.Constant)]
+        if name == "step_sizes" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            found.append((name, "beta"))
+    return found
+
+
+@pytest.mark.parametrize("chapter", ["probdr_elbo", "unrolled_inference", "transformer_block"])
+def test_the_elbo_set_up_is_read_from_one_place(chapter):
+    """Chapters 3 to 5 load their digits, build their graph, set beta and the runs' length from the settings modules;
+    none types one of those numbers into a call (a changed setting then changes every page that uses it)."""
+    source = (ROOT / "book" / "src" / f"{chapter}.py").read_text(encoding="utf-8")
+    assert set_up_literals(source) == [], chapter
+    assert "SETUP" in source
+
+
+def test_a_set_up_literal_is_caught():
+    sample = "load_mnist(n=300)\nknn_graph(Y, n_neighbors=10)\nstep_sizes(L, 0.3, n_components=2)\neta_runs(n_steps=N)"
+    assert set_up_literals(sample) == [("load_mnist", "n"), ("knn_graph", "n_neighbors"), ("step_sizes", "beta")]

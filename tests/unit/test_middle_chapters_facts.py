@@ -39,21 +39,38 @@ BUILDERS = {name for m in MODULES for name in importlib.import_module(m).__all__
 STAND_INS = {"labels": np.zeros(10_000, dtype=int), "labels_1k": np.zeros(1_000, dtype=int)}
 
 
+#: The nodes a settings expression may hold: literals, names, attributes and subscripts of settings (``SETUP.q``,
+#: ``TOY_SETTINGS[k]["default"]``), generator expressions over them, and ``dict(...)``.
+SETTING_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.keyword, ast.Load, ast.Store, ast.Name, ast.Attribute,
+                 ast.Subscript, ast.GeneratorExp, ast.comprehension)
+
+
 def chapter_namespace(chapter):
-    """The chapter's imports from probdr_lite and its assignments of literals (``q = 2``, ``gammas = (0.01, 0.1)``,
-    ``masked = dict(n_steps=8, ...)``), with stand-ins for the data: enough to evaluate what it passes to fill."""
+    """The chapter's imports from probdr_lite and its assignments of settings (``q = SETUP.q``,
+    ``gammas = (gamma, 0.1)``, ``masked = dict(n_steps=depth, ...)``, ``kappa, eta = (S[k] for k in ...)``), with
+    stand-ins for the data: enough to evaluate what it passes to fill. An assignment that needs a name computed from
+    data (not in the namespace) is skipped."""
     ns = dict(STAND_INS)
     for cell in source_cells(ROOT / "book" / "src" / f"{chapter}.py"):
         for node in cell.body:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("probdr_lite"):
                 module = importlib.import_module(node.module)
                 ns.update({a.asname or a.name: getattr(module, a.name) for a in node.names})
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                literal = all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.keyword, ast.Load))
-                              or (isinstance(n, ast.Call) and ast.unparse(n.func) == "dict")
-                              or (isinstance(n, ast.Name) and n.id == "dict") for n in ast.walk(node.value))
-                if literal:
-                    ns[node.targets[0].id] = eval(compile(ast.Expression(node.value), chapter, "eval"))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], (ast.Name, ast.Tuple)):
+                setting = all(isinstance(n, SETTING_NODES)
+                              or (isinstance(n, ast.Call) and ast.unparse(n.func) == "dict") for n in ast.walk(node.value))
+                if not setting:
+                    continue
+                try:
+                    value = eval(compile(ast.Expression(node.value), chapter, "eval"), dict(ns))
+                except NameError:
+                    continue
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    ns[target.id] = value
+                elif all(isinstance(t, ast.Name) for t in target.elts):
+                    ns.update(zip((t.id for t in target.elts), value))
     return ns
 
 

@@ -381,6 +381,7 @@ def test_metrics_by_variant_equal_cluster_metrics(small_runs):
     nmis = kmeans_nmi_over_seeds(paths["paper"][2].numpy(), labels)  # the NMI is the mean over the k-means seeds
     direct["kmeans_nmi"] = float(nmis.mean())
     assert out["paper"]["kmeans_nmi_sd"][1] == pytest.approx(nmis.std(ddof=1), abs=1e-12)
+    assert (out["paper"]["kmeans_nmi_min"][1], out["paper"]["kmeans_nmi_max"][1]) == (nmis.min(), nmis.max())
     for key in O.METRIC_NAMES:
         assert out["paper"][key][1] == pytest.approx(direct[key], abs=1e-12)
         assert out["paper"][key][0] == out["attention"][key][0]  # layer 0 is shared
@@ -503,12 +504,15 @@ def test_training_runs_without_results_raise(tmp_path):
         V.single_runs_facts({})
 
 
-def metrics_dict(paper, attention):
-    """metrics_by_variant's shape: the four numbers at layers 0 and 8 of two variants."""
+def metrics_dict(paper, attention, nmi_spread=0.01):
+    """metrics_by_variant's shape: the four numbers at layers 0 and 8 of two variants, the NMI's runs over the
+    k-means seeds spanning its mean +- ``nmi_spread``."""
     out = {"layers": np.array([0, 8])}
     for name, (first, last) in (("paper", paper), ("attention", attention)):
         out[name] = {k: np.array([first[i], last[i]]) for i, k in enumerate(O.METRIC_NAMES)}
+        nmi = out[name]["kmeans_nmi"]
         out[name]["kmeans_nmi_sd"] = np.array([0.01, 0.01])  # the NMI's spread over the k-means seeds
+        out[name]["kmeans_nmi_min"], out[name]["kmeans_nmi_max"] = nmi - nmi_spread, nmi + nmi_spread
     return out
 
 
@@ -592,8 +596,15 @@ def test_metric_figures_and_tables():
     fig = figs.layer_metrics_figure(m)
     assert len(fig.axes) == 4
     assert any(a.shape == (2, 2) and np.allclose(a[:, 1], [0.8, 1.5]) for a in figure_data(fig))
-    table = figs.final_metrics_table(m, ["paper"])
-    assert table.body[0][1] == "0.900 → 0.700"
+    # the NMI panel draws its spread over the k-means seeds as error bars (0.01 either side)
+    nmi_axis = fig.axes[list(figs.METRICS).index("kmeans_nmi")]
+    assert nmi_axis.containers and "k-means seeds" in nmi_axis.get_title()
+    bars = [c for c in nmi_axis.containers if c.has_yerr][0]
+    segments = bars.lines[2][0].get_segments()
+    assert np.allclose([seg[:, 1] for seg in segments][0], [0.39, 0.41])
+    table = figs.final_metrics_table(m, ["paper"], caption="NMI: mean ± sd.")
+    assert table.body[0][1] == "0.900 → 0.700" and table.caption == "NMI: mean ± sd."
+    assert table.body[0][4] == "0.400 ± 0.010 → 0.500 ± 0.010"  # the NMI with its spread, as the MNIST chapter
     with pytest.raises(ValueError, match="variants"):
         figs.final_metrics_table(m, ["exact"])
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from probdr_lite.presentation.plotting import class_scatter, digit_grid, figure_data, scrub
-from probdr_lite.presentation.widgets import SLIDER_WIDTH, Slider, SliderPanel
+from probdr_lite.presentation.widgets import SLIDER_LABELS, SLIDER_WIDTH, Slider, SliderPanel, slider_label
 
 
 def _sine_figure():
@@ -321,3 +321,17 @@ def test_panel_state_lives_in_the_kernel_as_a_front_end_sees_it():
         kc.stop_channels()
         km.shutdown_kernel(now=True)
         sys.stdout.flush()
+
+
+def test_a_control_without_a_label_raises_and_the_panels_read_the_labels():
+    """One label per shared control: the toy's panel shows SLIDER_LABELS' words, and a control that has none raises
+    KeyError naming it instead of showing its name."""
+    from probdr_lite.chapters.transformer_block import make_toy
+    from probdr_lite.presentation.figures.block import variant_panel
+
+    with pytest.raises(KeyError, match="'gamma' has no label"):
+        slider_label("gamma")
+    panel = variant_panel(make_toy("moons", n=30, noise=0.1, d_q=8))
+    assert {name: spec.label for name, spec in panel.specs.items()} == {
+        name: SLIDER_LABELS[name] for name in ("kappa", "eta", "beta", "depth")}
+    plt.close(panel.fig)

@@ -26,7 +26,7 @@ from probdr_lite.chapters.transformer_block import TOY_SETTINGS, LiftedToy, lift
 from probdr_lite.presentation.plotting import class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, CHAPTER_VARIANTS, attention_matrix, check_block_variants, unroll
 from probdr_lite.presentation.prose import num
-from probdr_lite.presentation.widgets import Slider, SliderPanel
+from probdr_lite.presentation.widgets import Slider, SliderPanel, slider_label
 
 __all__ = [
     "toy_beta_text",
@@ -116,8 +116,8 @@ def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS) -> SliderPanel:
     S = TOY_SETTINGS
     fig, update = variant_figure(toy, variants, n_steps=S["depth"]["default"])
 
-    def slider(name, description, **kw):
-        v, default = S[name]["values"], S[name]["default"]
+    def slider(name, **kw):
+        v, default, description = S[name]["values"], S[name]["default"], slider_label(name)
         st = (math.log10(v[-1]) - math.log10(v[0])) / (len(v) - 1) if S[name]["log"] else 0.0
         geometric = S[name]["log"] and all(abs(math.log10(b / a) - st) < 0.05 * st for a, b in zip(v, v[1:]))
         if not geometric:
@@ -129,10 +129,10 @@ def variant_panel(toy: LiftedToy, variants=CHAPTER_VARIANTS) -> SliderPanel:
         return Slider(name, lo, hi, default, log=True, step=st, description=description, **kw)
 
     sliders = [
-        slider("kappa", "κ (sharpness)"),
-        slider("eta", "η (step size)", step=v_step(S["eta"]["values"])),
-        slider("beta", "β (regulariser)"),
-        slider("depth", "depth (blocks)", integer=True),
+        slider("kappa"),
+        slider("eta", step=v_step(S["eta"]["values"])),
+        slider("beta"),
+        slider("depth", integer=True),
     ]
     return SliderPanel(fig, update, sliders)
 

@@ -16,7 +16,8 @@ from probdr_lite.presentation.style import describe
 from probdr_lite._validation import check_array, check_scalar
 from probdr_lite.presentation.prose import num
 from probdr_lite.presentation.plotting import scrub
-from probdr_lite.presentation.widgets import Slider, SliderPanel
+from probdr_lite.chapters.transformer_block import BUMP_KAPPAS, TOY_SETTINGS
+from probdr_lite.presentation.widgets import Slider, SliderPanel, slider_label
 
 __all__ = ["laplacian_eigenvalues", "euler_limits", "spectra_figure", "fibonacci_sphere",
            "bump_figure", "bump_panel", "bump_scrub"]
@@ -154,17 +155,22 @@ def bump_figure(n_points: int = 1500):
     return fig, update
 
 
-def bump_panel(kappa: float = 30.0, n_points: int = 1500) -> SliderPanel:
-    """A kappa slider (log, 0.3 to 1000) over :func:`bump_figure`; the chapter describes its figure ``.fig``."""
-    kappa = check_scalar(kappa, "kappa", low=0.3, high=1000.0)
+def bump_panel(kappa=None, n_points: int = 1500, kappas=BUMP_KAPPAS) -> SliderPanel:
+    """A kappa slider over :func:`bump_figure`, logarithmic from the first to the last of ``kappas`` (default the
+    chapter's :data:`probdr_lite.chapters.transformer_block.BUMP_KAPPAS`), starting at ``kappa`` (default the toy's
+    kappa); the chapter describes its figure ``.fig``."""
+    kappas = [check_scalar(k, "kappas", low=0.0, high=1e4, low_inclusive=False) for k in kappas]
+    low, high = min(kappas), max(kappas)
+    kappa = TOY_SETTINGS["kappa"]["default"] if kappa is None else kappa
+    kappa = check_scalar(kappa, "kappa", low=low, high=high)
     fig, update = bump_figure(n_points)
-    return SliderPanel(fig, update, [Slider("kappa", 0.3, 1000.0, kappa, log=True, description="κ (sharpness)")])
+    return SliderPanel(fig, update, [Slider("kappa", low, high, kappa, log=True, description=slider_label("kappa"))])
 
 
-def bump_scrub(kappas=(0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0), n_points: int = 1500, dpi: float = 60,
-               *, alt: str):
-    """Kernel-free twin of :func:`bump_panel`: precomputed frames for the given kappas, each carrying the chapter's
-    sentence ``alt`` as its alt text (:func:`~probdr_lite.presentation.style.describe`)."""
+def bump_scrub(kappas=BUMP_KAPPAS, n_points: int = 1500, dpi: float = 60, *, alt: str):
+    """Kernel-free twin of :func:`bump_panel`: precomputed frames for the given kappas (default the chapter's
+    :data:`probdr_lite.chapters.transformer_block.BUMP_KAPPAS`), each carrying the chapter's sentence ``alt`` as its
+    alt text (:func:`~probdr_lite.presentation.style.describe`)."""
     kappas = [check_scalar(k, "kappas", low=0.0, high=1e4, low_inclusive=False) for k in kappas]
     fig, update = bump_figure(n_points)
     describe(fig, alt)

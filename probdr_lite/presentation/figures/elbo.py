@@ -29,12 +29,17 @@ from probdr_lite.probdr import (
     regularize_laplacian,
     unbounded_direction_demo,
 )
-from probdr_lite.presentation.widgets import SliderPanel, range_slider
+from probdr_lite.chapters.probdr_elbo import BETA_SLIDER
+from probdr_lite.presentation.widgets import SliderPanel, range_slider, slider_label
 
-__all__ = ["pca_figure", "elbo_terms_figure", "trap_figure", "beta_panel", "BETA"]
+__all__ = ["pca_figure", "elbo_terms_figure", "trap_figure", "beta_panel", "BETA", "N_SHOW"]
 
-#: The beta slider: (low, high, default), for the kernel panel, the live figure and the chapter's beta alike.
-BETA = (0.05, 1.0, 0.3)
+#: The beta slider as (low, high, default), for the kernel panel and the live figure: the chapter's
+#: :data:`probdr_lite.chapters.probdr_elbo.BETA_SLIDER`, whose default is the chapter's beta.
+BETA = (BETA_SLIDER["low"], BETA_SLIDER["high"], BETA_SLIDER["default"])
+
+#: How many of the smallest eigenvalues of L_hat the beta figure draws (the kernel panel and the live figure).
+N_SHOW = 15
 
 KEPT, SURVIVES, DROPPED = "C3", "C0", "0.6"
 
@@ -280,7 +285,7 @@ def _beta_figure(L_hat, labels, beta_min, n_components, n_show, centre):
 
 
 @one_thread
-def beta_panel(L_hat, labels, *, beta=BETA, n_components: int = 2, n_show: int = 15,
+def beta_panel(L_hat, labels, *, beta=BETA, n_components: int = 2, n_show: int = N_SHOW,
                centre: bool = True) -> SliderPanel:
     """A beta slider over the closed-form optimum of the Laplacian-eigenmaps ELBO.
 
@@ -296,11 +301,11 @@ def beta_panel(L_hat, labels, *, beta=BETA, n_components: int = 2, n_show: int =
     L_hat : array_like or sparse, shape (n, n)
         A graph Laplacian (with ``centre=True``) or an SPD L + gamma I.
     labels : array_like of int, shape (n,)
-    beta : (low, high, default), default (0.05, 1.0, 0.3)
+    beta : (low, high, default), default :data:`BETA`
         Positive; a logarithmic slider.
     n_components : int, default 2
         q, in [2, n_show].
-    n_show : int, default 15
+    n_show : int, default :data:`N_SHOW`
     centre : bool, default True
         Work on 1^T X = 0 (classical Laplacian Eigenmaps); see ``le_closed_form``.
 
@@ -308,6 +313,6 @@ def beta_panel(L_hat, labels, *, beta=BETA, n_components: int = 2, n_show: int =
     -------
     SliderPanel with the slider ``"beta"``; its figure ``.fig`` has no alt text yet (the chapter describes it).
     """
-    slider = range_slider("beta", beta, positive=True, log=True, description="beta")
+    slider = range_slider("beta", beta, positive=True, log=True, description=slider_label("beta"))
     fig, update = _beta_figure(L_hat, labels, slider.low, n_components, n_show, centre)
     return SliderPanel(fig, update, [slider])

@@ -32,11 +32,12 @@ from scipy.linalg import orthogonal_procrustes
 from scipy.sparse.csgraph import connected_components
 
 from probdr_lite._validation import check_array, check_choice, check_length, check_scalar, check_seed
+from probdr_lite.chapters.laplacian_eigenmaps import smooth_functions
 from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite._threads import one_thread
 from probdr_lite.graphs import check_weights, default_bandwidth, graph_energy, knn_graph, laplacian
 from probdr_lite.presentation.plotting import Table, class_scatter, fixed_layout
-from probdr_lite.presentation.widgets import SliderPanel, range_slider
+from probdr_lite.presentation.widgets import SliderPanel, range_slider, slider_label
 
 __all__ = [
     "side_view",
@@ -196,21 +197,12 @@ def energy_figure(Y, W, colour_index: int = 12, seed: int = 0):
     matplotlib Figure
     """
     view = side_view(Y)
-    n = view.shape[0]
     W = _weights_of(view, W)
-    m = check_scalar(colour_index, "colour_index", low=2, high=min(n - 2, 50), integer=True)
-    seed = check_seed(seed)
-    n_parts, _ = connected_components(W, directed=False)
-    if n_parts > 1:
-        raise ValueError(f"W must be a connected graph; it has {n_parts} components (use more neighbours)")
-    V, lam = embed_graph(W, n_components=m, return_eigenvalues=True)
-    deg = np.asarray(W.sum(axis=1)).ravel().astype(np.float64)
-    r = np.random.default_rng(seed).standard_normal(n)
-    r -= (deg @ r) / deg.sum()  # D-orthogonal to the constant vector
-    r /= np.sqrt(r @ (deg * r))  # f^T D f = 1
-    funcs = [(V[:, 0], rf"$v_1$, $\lambda_1$ = {lam[0]:.4f}"),
-             (V[:, m - 1], rf"$v_{{{m}}}$, $\lambda_{{{m}}}$ = {lam[m - 1]:.4f}"),
-             (r, "a random vector")]
+    funcs = []
+    for fn in smooth_functions(W, colour_index, seed):
+        name = ("a random vector" if fn["index"] is None
+                else rf"$v_{{{fn['index']}}}$, $\lambda_{{{fn['index']}}}$ = {fn['lam']:.4f}")
+        funcs.append((fn["f"], name))
     segs, w = _edges(W, view)
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
     for ax, (f, name) in zip(axes, funcs):
@@ -295,10 +287,10 @@ def neighbours_panel(Y, t, *, alt: str, n_neighbors=NEIGHBOURS, bandwidth=None) 
         Colour: the position along the manifold.
     alt : str
         The figure's alt text, one sentence (the chapter's words).
-    n_neighbors : (low, high, default), default (5, 60, 10)
+    n_neighbors : (low, high, default), default :data:`NEIGHBOURS`
         Integers in [1, n - 1].
     bandwidth : (low, high, default) or None
-        Positive numbers; None means (t0 / 4, 100 t0, t0) with t0 =
+        Positive numbers; None means the first and last of :data:`BANDWIDTH_FACTORS` times t0, from t0, with t0 =
         :func:`probdr_lite.graphs.default_bandwidth` ``(Y, default k)``. A logarithmic slider.
 
     Returns
@@ -307,12 +299,11 @@ def neighbours_panel(Y, t, *, alt: str, n_neighbors=NEIGHBOURS, bandwidth=None) 
     """
     Y = check_array(Y, "Y", ndim=2, min_rows=10)
     k_slider = range_slider("n_neighbors", n_neighbors, lower=1, upper=Y.shape[0] - 1,
-                            integer=True, description="neighbours k")
-    if bandwidth is None:
+                            integer=True, description=slider_label("n_neighbors"))
+    if bandwidth is None:  # the live figure's range: BANDWIDTH_FACTORS' ends times t0, starting at t0
         t0 = default_bandwidth(Y, int(k_slider.value))
-        bandwidth = (t0 / 4, 100 * t0, t0)
-    t_slider = range_slider("bandwidth", bandwidth, positive=True, log=True,
-                            description="heat-kernel bandwidth t")
+        bandwidth = (BANDWIDTH_FACTORS[0] * t0, BANDWIDTH_FACTORS[-1] * t0, t0)
+    t_slider = range_slider("bandwidth", bandwidth, positive=True, log=True, description=slider_label("bandwidth"))
     fig, update, _ = _neighbours_figure(Y, t, alt)
     return SliderPanel(fig, update, [k_slider, t_slider])
 

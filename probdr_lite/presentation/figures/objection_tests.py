@@ -101,18 +101,28 @@ def regulariser_table(points) -> Table:
     return Table(["latents", "n", "cosine", "relative error", "||exact|| / ||approx||"], body)
 
 
-def final_metrics_table(metrics: dict, variants=None) -> Table:
-    """The four clustering numbers at the first and the last scored layer, one row per variant.
+def _value(m: dict, key: str, i: int) -> str:
+    """One clustering number at scored layer ``i``; the NMI of k-means as mean ± standard deviation over the k-means
+    seeds, as the MNIST chapter's tables print it."""
+    if key == "kmeans_nmi":
+        return f"{num(m[key][i])} ± {num(m['kmeans_nmi_sd'][i])}"
+    return num(m[key][i])
 
-    ``metrics`` is the dict returned by :func:`probdr_lite.chapters.objections.metrics_by_variant`.
+
+def final_metrics_table(metrics: dict, variants=None, caption=None) -> Table:
+    """The four clustering numbers at the first and the last scored layer, one row per variant; the NMI with its
+    standard deviation over the k-means seeds.
+
+    ``metrics`` is the dict returned by :func:`probdr_lite.chapters.objections.metrics_by_variant`; ``caption`` is
+    the chapter's.
     """
     run = [v for v in _metrics(metrics) if v != "layers"]
     variants = run if variants is None else [check_choice(v, "variants", run) for v in variants]
     first, last = int(metrics["layers"][0]), int(metrics["layers"][-1])
     header = ["update"] + [f"{label}, layer {first} → {last}" for label in METRICS.values()]
-    body = [[_style(v)[0]] + [f"{num(metrics[v][k][0])} → {num(metrics[v][k][-1])}" for k in METRICS]
+    body = [[_style(v)[0]] + [f"{_value(metrics[v], k, 0)} → {_value(metrics[v], k, -1)}" for k in METRICS]
             for v in variants]
-    return Table(header, body)
+    return Table(header, body, caption)
 
 
 def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
@@ -260,7 +270,8 @@ def regulariser_figure(sweep: dict, mnist_points=None, d_q=128, beta=1.0):
 
 
 def layer_metrics_figure(metrics: dict):
-    """The minor objection: the four clustering numbers per layer, one line per variant.
+    """The minor objection: the four clustering numbers per layer, one line per variant; the NMI of k-means as its
+    mean with error bars of ± one standard deviation over the k-means seeds.
 
     ``metrics`` is the dict returned by :func:`probdr_lite.chapters.objections.metrics_by_variant`.
     """
@@ -272,10 +283,14 @@ def layer_metrics_figure(metrics: dict):
             if variant == "layers":
                 continue
             name, colour = _style(variant)
-            ax.plot(layers, _vector(m[key], f"metrics[{variant!r}][{key!r}]", layers.size, "layer"), "o-", ms=3,
-                    color=colour, label=name)
+            values = _vector(m[key], f"metrics[{variant!r}][{key!r}]", layers.size, "layer")
+            spread = (_vector(m["kmeans_nmi_sd"], f"metrics[{variant!r}]['kmeans_nmi_sd']", layers.size, "layer")
+                      if key == "kmeans_nmi" else None)
+            ax.errorbar(layers, values, yerr=spread, fmt="o-", ms=3, capsize=2, color=colour, label=name)
         ax.set(xlabel="layer")
-        ax.set_title(label + ("\n(class level)" if key in CLASS_LEVEL else "\n(local)"), fontsize="medium")
+        kind = "class level" if key in CLASS_LEVEL else "local"
+        ax.set_title(f"{label}\n({kind}; mean ± sd over the k-means seeds)" if key == "kmeans_nmi"
+                     else f"{label}\n({kind})", fontsize="medium")
     axes[0].legend(fontsize="x-small")
     fig.tight_layout()
     return fig

@@ -21,10 +21,11 @@ from scipy.linalg import orthogonal_procrustes
 
 from probdr_lite._validation import check_class_labels, check_result, check_scalar, check_seed, check_square
 from probdr_lite._threads import one_thread
-from probdr_lite.chapters.unrolled_inference import ETA_SLIDER
+from probdr_lite.chapters.probdr_elbo import SETUP
+from probdr_lite.chapters.unrolled_inference import ETA_SLIDER, N_STEPS
 from probdr_lite.presentation.plotting import class_scatter, fixed_layout, scrub
 from probdr_lite.probdr import CONVERGED, LEFit, fit_le_elbo, le_closed_form, le_elbo, step_sizes
-from probdr_lite.presentation.widgets import SliderPanel, range_slider
+from probdr_lite.presentation.widgets import SliderPanel, range_slider, slider_label
 
 __all__ = ["eta_panel", "run_verdict", "steps_figure", "steps_scrub"]
 
@@ -96,8 +97,8 @@ def _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, alt):
 
 
 @one_thread
-def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=None, n_components: int = 2,
-              n_steps: int = 600, seed: int = 0, centre: bool = True) -> SliderPanel:
+def eta_panel(L_hat, labels, *, alt: str, beta=SETUP.beta, eta=None, n_components: int = SETUP.q,
+              n_steps: int = N_STEPS, seed: int = 0, centre: bool = True) -> SliderPanel:
     """An eta slider over gradient ascent on the LE-ELBO from a random start.
 
     Each move runs :func:`probdr_lite.probdr.fit_le_elbo` for ``n_steps`` steps
@@ -113,11 +114,11 @@ def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=None, n_components: int 
     labels : array_like of int, shape (n,)
     alt : str
         The figure's alt text, one sentence (the chapter's words).
-    beta : float > 0, default 0.3
+    beta : float > 0, default the chapter's (:data:`probdr_lite.chapters.probdr_elbo.SETUP`)
     eta : (low, high, default), default: the chapter's slider
         (:data:`probdr_lite.chapters.unrolled_inference.ETA_SLIDER`). Positive; a logarithmic slider.
-    n_components : int, default 2
-    n_steps : int, default 600
+    n_components : int, default the chapter's q
+    n_steps : int, default :data:`probdr_lite.chapters.unrolled_inference.N_STEPS`
         In [1, 100000].
     seed : int, default 0
     centre : bool, default True
@@ -128,7 +129,7 @@ def eta_panel(L_hat, labels, *, alt: str, beta=0.3, eta=None, n_components: int 
     """
     if eta is None:
         eta = (ETA_SLIDER["low"], ETA_SLIDER["high"], ETA_SLIDER["default"])
-    slider = range_slider("eta", eta, positive=True, log=True, description="step size eta")
+    slider = range_slider("eta", eta, positive=True, log=True, description=slider_label("eta"))
     fig, update = _eta_figure(L_hat, labels, beta, n_components, n_steps, seed, centre, alt)
     return SliderPanel(fig, update, [slider])
 
