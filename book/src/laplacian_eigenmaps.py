@@ -315,7 +315,6 @@ neighbours_live(Y_roll, t_roll, text={
     "caption": "Precomputed by `probdr_lite` for {n_ks} × {n_bandwidths} settings ($t$ from {factor_first:g} to "
                "{factor_last:g} times $t_0 = {t0:.3g}$, the mean squared distance to the ten nearest neighbours). "
                "Colour: position along the roll (viridis).",
-    "apart": "The graph falls apart into {pieces} pieces: there is no single embedding",
     "alt": "Embedding of the Swiss roll coloured by position along the roll, k = {n_neighbors}, t = {bandwidth}; "
            "λ₁ = {=lam1}, λ₂ = {=lam2}",
 })

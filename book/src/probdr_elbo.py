@@ -443,10 +443,6 @@ beta_live(L, labels, n_components=q, n_show=N_SHOW, text={
     "caption": "Vermilion: the $q = {q}$ directions the embedding uses; blue: would survive with a larger $q$; "
                "grey: dropped. The right panel's axes stay fixed at the widest embedding (the smallest $\\beta$) "
                "so that the shrinkage shows.",
-    "no_direction": "No eigenvalue lies below 1/β = {threshold}: every sᵢ² is 0, so the closed form keeps no "
-                    "direction",
-    "origin": "X* = 0: with no direction kept, all {n} points sit at the origin",
-    "line": "Only one direction is kept: x₂ = 0, so the points lie on a line",
     "alt_eigenvalues": "The {n_show} smallest eigenvalues and the threshold 1/β = {=threshold}; {=below} lie below "
                        "it",
     "alt_scales": "Squared scales sᵢ² at β = {beta}",

@@ -213,7 +213,6 @@ panel.show()
 eta_live(L, labels, beta=beta, n_components=q, n_steps=N_STEPS, include=ETAS_SHOWN, text={
     "caption": "Precomputed by `probdr_lite`: {n_steps} steps of gradient ascent from the same random start for "
                "each of {n_etas} step sizes (curves drawn every {every} steps).",
-    "diverged": "The run diverged: this is its last iterate, step {last_step}, before the next step left every bound",
     "alt_gap": "ELBO gap per step at η = {eta}: {=verdict}",
     "alt_gram": "Gram error per step; {=gram} at the last step",
     "alt_points": "The last iterate at η = {eta}",
