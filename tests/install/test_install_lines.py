@@ -145,7 +145,9 @@ class TestLabLine:
         _pip_line_installs_what_a_reader_needs("lab", reader)
 
 
-def _torch_index_reachable() -> bool:
+@pytest.fixture(scope="module")
+def torch_cpu_index() -> bool:
+    """Whether PyTorch's CPU index answers (asked once for both lines that need it)."""
     try:
         with urllib.request.urlopen(TORCH_CPU_INDEX, timeout=15):
             return True
@@ -153,11 +155,17 @@ def _torch_index_reachable() -> bool:
         return False
 
 
-@pytest.mark.parametrize("name", ["torch-cpu", "torch-cpu-pip"])
-def test_cpu_pytorch_line(name, reader):
-    if not _torch_index_reachable():
+@pytest.fixture
+def needs_torch_cpu_index(torch_cpu_index):
+    """Skips, before the reader's copy and virtual environment are made, where PyTorch's CPU index cannot be
+    reached (the fixtures a test names are set up in that order)."""
+    if not torch_cpu_index:
         pytest.skip(f"PyTorch's CPU index ({TORCH_CPU_INDEX}) cannot be reached from this machine, and the line "
                     f"needs it")
+
+
+@pytest.mark.parametrize("name", ["torch-cpu", "torch-cpu-pip"])
+def test_cpu_pytorch_line(name, needs_torch_cpu_index, reader):
     repo, venv, env = reader
     seconds = _run(LINES[name], repo, env, INSTALL_TIMEOUT_S)  # make installs into the copy's .venv, this one
     torch = subprocess.run([str(venv / "bin" / "python"), "-c", "import torch; print(torch.__version__)"],
