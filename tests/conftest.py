@@ -2,9 +2,9 @@
 
 ``make test`` is one pytest run over every core (pytest-xdist, ``-n auto --dist loadscope
 --no-loadscope-reorder``). Each test module (or test class) is one unit of work that stays on one worker, so each
-module's browser, server or replica fixtures are made once; the install lines are a class each, so that two of
-them can install side by side. (xdist's ``loadgroup`` would be the tool for that, but with pytest 9 it groups
-nothing: it renames the tests' ids through an attribute pytest 9 no longer reads.) The book tests
+module's browser, server or replica fixtures are made once; README's install lines run side by side inside their
+module (``tests/install``). (xdist's ``loadgroup`` would be the tool for grouping otherwise, but with pytest 9 it
+groups nothing: it renames the tests' ids through an attribute pytest 9 no longer reads.) The book tests
 (``tests/book``) share a session fixture that builds the book once for all workers, or reuses the build
 ``make book`` left when nothing it reads has changed (``tests/book/conftest.py``).
 
@@ -15,7 +15,9 @@ The order differs with the number of processes (this hook alone sets it, for eve
   JupyterLab;
 - **several workers**: the longest modules first (:data:`PARALLEL_ORDER`), then the unit tests, whose many short
   modules fill the workers' last minutes evenly. xdist hands out modules in this order as workers free up, so a
-  long module handed out last would leave the other workers idle while it runs.
+  long module handed out last would leave the other workers idle while it runs. When the book is to be built in this
+  run (CI, or a checkout changed since ``make book``), the first book module builds it and the others wait for that
+  build, so they come after the unit tests (:data:`WHILE_THE_BOOK_BUILDS`), which the other workers run meanwhile.
 """
 
 import os
@@ -54,6 +56,36 @@ PARALLEL_ORDER = (
 )
 
 
+#: The order while the book is being built in this run: the first book module (it builds), then what needs no built
+#: book, then the other book modules, longest first as above.
+WHILE_THE_BOOK_BUILDS = (
+    "/tests/install/", "/tests/colab/", "/tests/book/test_live_code.py",
+    "/tests/unit/test_mnist_tables.py", "/tests/frontend/", "/tests/unit/test_ipywidgets7.py",
+    "/tests/unit/test_families.py", "/tests/unit/",
+    "/tests/book/test_access.py", "/tests/book/test_screens.py", "/tests/book/test_browser.py",
+    "/tests/book/test_live_figures.py", "/tests/book/",
+)
+#: Set by the first process (pytest alone, or xdist's controller) before the workers start, which inherit it: whether
+#: the book is built in this run, decided once, so that every worker orders the work the same way (xdist requires
+#: it; a worker that looked for itself could find the build another worker has begun).
+BOOK_TO_BUILD = "PROBDR_BOOK_TO_BUILD"
+
+
+def pytest_configure(config):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ[BOOK_TO_BUILD] = "1" if _book_to_build() else "0"
+
+
+def _book_to_build() -> bool:
+    """Whether the book fixture (tests/book/conftest.py) will build the book rather than read the one there."""
+    from tests.tool_modules import tool
+
+    build_book = tool("build_book")
+    if os.environ.get("PROBDR_REUSE_BUILD") == "1" and (build_book.HTML / "index.html").exists():
+        return False
+    return os.environ.get("PROBDR_FRESH_BUILD") == "1" or not build_book.is_current()
+
+
 def _serial_rank(item) -> int:
     path = str(item.fspath)
     if "/tests/book/" in path:
@@ -69,7 +101,8 @@ def _serial_rank(item) -> int:
 
 def _parallel_rank(item) -> int:
     path = str(item.fspath)
-    return next((rank for rank, part in enumerate(PARALLEL_ORDER) if part in path), len(PARALLEL_ORDER))
+    order = WHILE_THE_BOOK_BUILDS if os.environ.get(BOOK_TO_BUILD) == "1" else PARALLEL_ORDER
+    return next((rank for rank, part in enumerate(order) if part in path), len(order))
 
 
 def pytest_collection_modifyitems(config, items):
