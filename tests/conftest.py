@@ -2,19 +2,22 @@
 
 ``make test`` is one pytest run over every core (pytest-xdist, ``-n auto --dist loadscope
 --no-loadscope-reorder``). Each test module (or test class) is one unit of work that stays on one worker, so each
-module's browser, server or replica fixtures are made once; the install lines are a class each, so that two of
-them can install side by side. (xdist's ``loadgroup`` would be the tool for that, but with pytest 9 it groups
-nothing: it renames the tests' ids through an attribute pytest 9 no longer reads.) The book tests
+module's browser, server or replica fixtures are made once; README's install lines run side by side inside their
+module (``tests/install``). (xdist's ``loadgroup`` would be the tool for grouping otherwise, but with pytest 9 it
+groups nothing: it renames the tests' ids through an attribute pytest 9 no longer reads.) The book tests
 (``tests/book``) share a session fixture that builds the book once for all workers, or reuses the build
 ``make book`` left when nothing it reads has changed (``tests/book/conftest.py``).
 
-The order differs with the number of processes:
+The order differs with the number of processes (this hook alone sets it, for every folder):
 
 - **one process** (``pytest`` alone): unit tests first, so that a quick failure shows up first, then the tests
-  of the built book (browser tests last among them), then README's install lines;
-- **several workers**: the longest modules first (the Colab replica, the install lines, the servers and
-  browsers over the built book), then the unit tests, whose many short modules fill the workers' last minutes
-  evenly. xdist hands out modules in this order as workers free up.
+  of the built book (browser tests last among them), then README's install lines, the Colab replica and
+  JupyterLab;
+- **several workers**: the longest modules first (:data:`PARALLEL_ORDER`), then the unit tests, whose many short
+  modules fill the workers' last minutes evenly. xdist hands out modules in this order as workers free up, so a
+  long module handed out last would leave the other workers idle while it runs. When the book is to be built in this
+  run (CI, or a checkout changed since ``make book``), the first book module builds it and the others wait for that
+  build, so they come after the unit tests (:data:`WHILE_THE_BOOK_BUILDS`), which the other workers run meanwhile.
 """
 
 import os
@@ -32,29 +35,74 @@ if os.environ.get("PYTEST_XDIST_WORKER") and not any(v in os.environ for v in TH
     _threads = str(max(1, (os.cpu_count() or 1) // max(1, _workers)))
     os.environ.update({v: _threads for v in THREAD_VARIABLES}, PROBDR_TEST_THREADS=",".join(THREAD_VARIABLES))
 
-#: Rank of a test module's tier when several workers share the work: lower starts earlier. The long tiers go
-#: first so that no worker is left with one of them while the others have finished.
-PARALLEL_RANK = (
-    ("/tests/install/", 0),    # README's install lines, each in a new virtual environment (a unit each)
-    ("/tests/colab/", 1),      # every reader notebook executed in the Colab replica
-    ("/tests/frontend/", 2),   # JupyterLab and Chromium
-    ("/tests/book/", 3),       # the built book: its first module builds it when it is out of date
-    ("/tests/unit/", 5),
+#: The units of work in the order the workers take them under several workers: longest first, by what each took
+#: in a run on two cores (seconds; ``pytest --durations``), so that no worker is left with a long one while the others
+#: have finished. The first entry a test's path contains gives its place; a path none contains comes last. Listed
+#: apart is what takes about a minute or more.
+PARALLEL_ORDER = (
+    "/tests/install/",                    # README's install lines, side by side (mostly waiting on the index and disk)
+    "/tests/colab/",                      # every reader notebook executed in the Colab replica (350 s)
+    "/tests/book/test_live_code.py",      # a Jupyter server, four chapters' cells run from the page (250-340 s)
+    "/tests/book/test_access.py",         # axe on every page in both modes, keyboard, print (150-300 s)
+    "/tests/book/test_screens.py",        # phone and desktop, contrast, static figures, weight (80-160 s)
+    "/tests/unit/test_mnist_tables.py",   # the MNIST chapter's tables recomputed (50-115 s)
+    "/tests/book/test_browser.py",        # every page loaded and inspected once (50-100 s)
+    "/tests/book/test_live_figures.py",   # every live figure's controls (50-95 s)
+    "/tests/frontend/",                   # JupyterLab and its kernel (40-70 s)
+    "/tests/unit/test_ipywidgets7.py",    # three unit modules again under Colab's widget versions (25-55 s)
+    "/tests/book/",                       # the book's other modules (maths, site, built HTML)
+    "/tests/unit/test_families.py",       # the statistics against statsmodels (40 s)
+    "/tests/unit/",
 )
+
+
+#: The order while the book is being built in this run: the first book module (it builds), then what needs no built
+#: book, then the other book modules, longest first as above.
+WHILE_THE_BOOK_BUILDS = (
+    "/tests/install/", "/tests/colab/", "/tests/book/test_live_code.py",
+    "/tests/unit/test_mnist_tables.py", "/tests/frontend/", "/tests/unit/test_ipywidgets7.py",
+    "/tests/unit/test_families.py", "/tests/unit/",
+    "/tests/book/test_access.py", "/tests/book/test_screens.py", "/tests/book/test_browser.py",
+    "/tests/book/test_live_figures.py", "/tests/book/",
+)
+#: Set by the first process (pytest alone, or xdist's controller) before the workers start, which inherit it: whether
+#: the book is built in this run, decided once, so that every worker orders the work the same way (xdist requires
+#: it; a worker that looked for itself could find the build another worker has begun).
+BOOK_TO_BUILD = "PROBDR_BOOK_TO_BUILD"
+
+
+def pytest_configure(config):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ[BOOK_TO_BUILD] = "1" if _book_to_build() else "0"
+
+
+def _book_to_build() -> bool:
+    """Whether the book fixture (tests/book/conftest.py) will build the book rather than read the one there."""
+    from tests.tool_modules import tool
+
+    build_book = tool("build_book")
+    if os.environ.get("PROBDR_REUSE_BUILD") == "1" and (build_book.HTML / "index.html").exists():
+        return False
+    return os.environ.get("PROBDR_FRESH_BUILD") == "1" or not build_book.is_current()
 
 
 def _serial_rank(item) -> int:
     path = str(item.fspath)
-    if "/tests/install/" in path:  # new virtual environments from PyPI: the slowest, last
-        return 3
     if "/tests/book/" in path:
         return 2 if item.get_closest_marker("browser") else 1
+    if "/tests/install/" in path:  # new virtual environments from PyPI: the slowest, after the book
+        return 3
+    if "/tests/colab/" in path:  # every reader notebook executed once more (several minutes)
+        return 4
+    if "/tests/frontend/" in path:  # a Jupyter server and a browser
+        return 5
     return 0
 
 
 def _parallel_rank(item) -> int:
     path = str(item.fspath)
-    return next((rank for part, rank in PARALLEL_RANK if part in path), 4)
+    order = WHILE_THE_BOOK_BUILDS if os.environ.get(BOOK_TO_BUILD) == "1" else PARALLEL_ORDER
+    return next((rank for rank, part in enumerate(order) if part in path), len(order))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -10,6 +10,10 @@ hard-linked copy of the replica, so the replica itself never changes:
    folder, with a stand-in ``google.colab`` module imported at start-up (as Colab's kernel has it), pip without
    this machine's configuration (Colab has none), and its first cell, unchanged but for the URL, installing the
    package through ``%pip`` from a ``git+file`` clone of this working tree; no cell may raise or write to stderr;
+   the URL names the clone's commit, so pip builds the package's wheel once, for the first notebook, and the others
+   install that wheel from the run's own pip cache (an empty one at the start, as on a new Colab machine; the
+   build from git is the same for every notebook, and it took each notebook a clone, a build environment and a
+   build);
 3. the freeze afterwards is the one before plus ``probdr-lite`` and nothing else; then the package is removed
    again, so the next notebook's install cell runs too (on Colab each notebook gets a new machine).
 
@@ -43,23 +47,24 @@ CUDA_STAND_IN = ("nvidia-", "cuda-", "triton")
 STAND_IN = '"""Stand-in for Colab\'s google.colab module (tests/colab): the notebooks only check that it is imported."""\n'
 
 
-def _pip(python: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+def _pip(python: Path, *args: str, cache: Path, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", *args], capture_output=True,
-                          text=True, env=_pip_env(), **kw)
+                          text=True, env=_pip_env(cache), **kw)
 
 
-def _pip_env() -> dict:
-    """Colab's pip: no configuration file, no constraint, PyPI; the machine's certificate bundle kept."""
+def _pip_env(cache: Path) -> dict:
+    """Colab's pip: no configuration file, no constraint, PyPI; the machine's certificate bundle kept; its cache in
+    ``cache`` (this run's, empty at the start, as on a new Colab machine)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") or k == "PIP_CERT"}
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_ROOT_USER_ACTION="ignore",
-               PIP_NO_INPUT="1")
+               PIP_NO_INPUT="1", PIP_CACHE_DIR=str(cache))
     return env
 
 
 @pytest.fixture(scope="module")
 def replica(tmp_path_factory):
-    """(python of a hard-linked copy of the replica, its recorded freeze, a git+file URL of this working tree,
-    a scratch folder)."""
+    """(python of a hard-linked copy of the replica, its recorded freeze, a git+file URL of this working tree at
+    its commit, a pip cache for the run, a scratch folder)."""
     folder = colab_replica.replica_dir()
     try:
         python = colab_replica.find_python()
@@ -92,6 +97,10 @@ def replica(tmp_path_factory):
     subprocess.run(["git", "init", "-q", "-b", branch, str(repo)], check=True)
     subprocess.run(git + ["add", "-A"], cwd=repo, check=True)
     subprocess.run(git + ["commit", "-q", "-m", "working tree"], cwd=repo, check=True)
+    # the commit, not the branch: pip caches a wheel built from git only for a URL that names a commit
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    cache = tmp / "pip-cache"
     standin = tmp / "standin" / "google" / "colab"
     standin.mkdir(parents=True)
     (standin / "__init__.py").write_text(STAND_IN)
@@ -101,13 +110,13 @@ def replica(tmp_path_factory):
     kernels = tmp / "kernels" / "colab-replica"
     kernels.mkdir(parents=True)
     env = {"PYTHONPATH": str(tmp / "standin"), "IPYTHONDIR": str(tmp / "ipython"), "MPLCONFIGDIR": str(tmp / "mpl"),
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYDEVD_DISABLE_FILE_VALIDATION": "1", **{k: v for k, v in _pip_env().items()
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYDEVD_DISABLE_FILE_VALIDATION": "1", **{k: v for k, v in _pip_env(cache).items()
                                                                        if k.startswith("PIP_")}}
     (kernels / "kernel.json").write_text(json.dumps({
         "argv": [str(copy / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Colab replica", "language": "python", "env": env}))
-    return {"python": copy / "bin" / "python", "recorded": recorded, "url": f"git+file://{repo}@{branch}",
-            "kernels": tmp / "kernels", "tmp": tmp}
+    return {"python": copy / "bin" / "python", "recorded": recorded, "url": f"git+file://{repo}@{commit}",
+            "cache": cache, "kernels": tmp / "kernels", "tmp": tmp}
 
 
 def _report(**entries):
@@ -129,17 +138,6 @@ def test_the_replica_has_colabs_versions(replica):
     assert colab_replica.freeze(replica["python"]) == replica["recorded"], "the copy differs"
     _report(replica={"packages": len(replica["recorded"]), "at_colabs_version": len(compared["same"]),
                      "cuda_stand_in": compared["differ"] + compared["extra"]})
-
-
-def test_a_plain_install_would_add_jedi(replica):
-    """Why the Colab cell passes --no-deps: without it pip would add jedi (IPython 7.34 declares it, Colab omits
-    it). A dry run, so nothing changes."""
-    run = _pip(replica["python"], "install", "--dry-run", "--quiet", "--report", "-",
-               f"probdr-lite @ {replica['url']}", timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    names = sorted(i["metadata"]["name"].lower() for i in json.loads(run.stdout)["install"])
-    assert names == ["jedi", "probdr-lite"], names
-    _report(plain_install_would_add=names)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -172,7 +170,7 @@ def test_reader_notebook_runs_as_colab_runs_it(replica, name):
     finally:
         if km.has_kernel:
             km.shutdown_kernel(now=True)
-        _pip(python, "uninstall", "--yes", "probdr-lite")  # the next notebook installs it again
+        _pip(python, "uninstall", "--yes", "probdr-lite", cache=replica["cache"])  # the next notebook installs it again
     errors = [(i, o.get("ename"), o.get("evalue")) for i, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.outputs if o.output_type == "error"]
     stderr = [(i, o.text[:500]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
@@ -190,3 +188,15 @@ def test_reader_notebook_runs_as_colab_runs_it(replica, name):
     data.setdefault("notebooks", {})[name] = {"seconds": round(seconds, 1), "freeze_added": ["probdr-lite"],
                                               "freeze_removed": removed, "install_cell_output": probe}
     _report(notebooks=data["notebooks"])
+
+
+def test_a_plain_install_would_add_jedi(replica):
+    """Why the Colab cell passes --no-deps: without it pip would add jedi (IPython 7.34 declares it, Colab omits
+    it). A dry run, so nothing changes; after the notebooks, so that it reads the package's metadata from the wheel
+    they built instead of building it again."""
+    run = _pip(replica["python"], "install", "--dry-run", "--quiet", "--report", "-",
+               f"probdr-lite @ {replica['url']}", cache=replica["cache"], timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    names = sorted(i["metadata"]["name"].lower() for i in json.loads(run.stdout)["install"])
+    assert names == ["jedi", "probdr-lite"], names
+    _report(plain_install_would_add=names)

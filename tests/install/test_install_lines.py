@@ -16,7 +16,14 @@ conda is not on these machines; conda's installs are done from PyPI under the Py
 conda does it: written to a requirements file in the folder of ``environment.yml`` and run as
 ``pip install -U -r FILE`` from that folder. The lines that need PyTorch's own index are skipped, saying why, where
 that index cannot be reached. Each test prints how long the line and the notebook took (no assertion on it).
-These tests download packages from PyPI; they run after the book's tests.
+These tests download packages from PyPI; with one process they run after the book's tests.
+
+All the selected lines run at once, each in its own copy and virtual environment (a thread each, waiting on its
+``bash``; at most :data:`AT_ONCE` at a time), started by the first test of this module that asks for one; each test
+then waits for its own line and fails with what that line raised. A line spends much of its time waiting: on the
+package index (pip resolves one requirement after another), on the disk (several GB of files written) and on its
+kernel starting; side by side those waits overlap, and with the other test worker's work (``make test``), instead of
+holding a worker each in turn.
 """
 
 from __future__ import annotations
@@ -24,10 +31,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -38,7 +47,11 @@ pytestmark = pytest.mark.install
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = "notebooks/jupyter/data.ipynb"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu/"
-INSTALL_TIMEOUT_S, NOTEBOOK_TIMEOUT_S = 1800, 900
+#: Deadlines of one install command and of the notebook: only a hung one waits this long. The lines share the machine
+#: (see above), so on two busy cores one takes several times its usual 3-5 minutes.
+INSTALL_TIMEOUT_S, NOTEBOOK_TIMEOUT_S = 3600, 900
+#: Lines installing at the same time (each writes a virtual environment of up to 6.3 GB).
+AT_ONCE = 3
 
 
 def readme_lines() -> dict[str, str]:
@@ -82,32 +95,50 @@ def _env(venv: Path) -> dict:
     return env
 
 
+#: The process groups of the commands running now (``_run``), killed when the tests stop before they finish.
+RUNNING: set[int] = set()
+
+
+def _kill(group: int) -> None:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def _run(cmd: str, cwd: Path, env: dict, timeout: int) -> float:
+    """Run ``cmd`` with bash in a process group of its own; past ``timeout`` the whole group is killed (killing bash
+    alone would leave its pip running on, into a folder being deleted)."""
     start = time.perf_counter()
-    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", cmd], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    with subprocess.Popen(["bash", "-euo", "pipefail", "-c", cmd], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as proc:
+        RUNNING.add(proc.pid)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(proc.pid)
+            out, err = proc.communicate()
+            pytest.fail(f"`{cmd}` did not finish in {timeout} s:\n{(out + err)[-4000:]}", pytrace=False)
+        finally:
+            RUNNING.discard(proc.pid)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
-        pytest.fail(f"`{cmd}` exited {proc.returncode} after {seconds:.0f} s:\n{(proc.stdout + proc.stderr)[-4000:]}",
+        pytest.fail(f"`{cmd}` exited {proc.returncode} after {seconds:.0f} s:\n{(out + err)[-4000:]}",
                     pytrace=False)
     return seconds
 
 
-@pytest.fixture
-def reader(tmp_path):
+def _new_reader(folder: Path) -> tuple[Path, Path, dict]:
     """A fresh clone (a copy of the checkout) and a new, empty virtual environment inside it."""
-    repo = _checkout_copy(tmp_path / "probdr-lite")
+    repo = _checkout_copy(folder / "probdr-lite")
     venv = repo / ".venv"
     subprocess.run([_python(), "-m", "venv", str(venv)], check=True)
-    yield repo, venv, _env(venv)
-    # A venv with PyTorch is several GB of small files, which take a minute to delete: a process of its own deletes
-    # them while the tests go on (pytest's temporary folders are not read again).
-    subprocess.Popen(["rm", "-rf", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     start_new_session=True)
+    return repo, venv, _env(venv)
 
 
-def _then_a_notebook_runs(name: str, repo: Path, venv: Path, env: dict, install_s: float) -> None:
-    """The installed Jupyter executes a reader notebook on its python3 kernel; the package is the copy's."""
+def _then_a_notebook_runs(name: str, repo: Path, venv: Path, env: dict, install_s: float) -> str:
+    """The installed Jupyter executes a reader notebook on its python3 kernel; the package is the copy's. Returns
+    what the test prints: how long the line and the notebook took."""
     assert (venv / "bin" / "jupyter").exists(), f"{name}: the line installed no Jupyter"
     where = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import probdr_lite; print(probdr_lite.__file__)"],
                                 cwd=repo / "notebooks", env=env, capture_output=True, text=True,
@@ -118,7 +149,7 @@ def _then_a_notebook_runs(name: str, repo: Path, venv: Path, env: dict, install_
                    f"--ExecutePreprocessor.timeout={NOTEBOOK_TIMEOUT_S} --output-dir {out} {NOTEBOOK}",
                    repo, env, NOTEBOOK_TIMEOUT_S + 60)
     assert (out / Path(NOTEBOOK).name).exists()
-    print(f"\n[install line {name}] install {install_s:.0f} s, {NOTEBOOK} executed in {seconds:.0f} s")
+    return f"[install line {name}] install {install_s:.0f} s, {NOTEBOOK} executed in {seconds:.0f} s"
 
 
 def test_readme_marks_every_install_line():
@@ -127,54 +158,25 @@ def test_readme_marks_every_install_line():
     assert LINES["lab"] == 'pip install -e ".[lab]"'
 
 
-def _pip_line_installs_what_a_reader_needs(name, reader):
-    repo, venv, env = reader
+def _pip_line(name: str, repo: Path, venv: Path, env: dict) -> str:
+    """README's line ``name``, as written, then the notebook."""
     seconds = _run(LINES[name], repo, env, INSTALL_TIMEOUT_S)
-    _then_a_notebook_runs(name, repo, venv, env, seconds)
+    return _then_a_notebook_runs(name, repo, venv, env, seconds)
 
 
-# Each install line is a class of its own: make test's workers take a module or a class as one unit of work
-# (pytest-xdist's loadscope), so two lines can install side by side.
-class TestRequirementsLine:
-    def test_installs_what_a_reader_needs(self, reader):
-        _pip_line_installs_what_a_reader_needs("requirements", reader)
-
-
-class TestLabLine:
-    def test_installs_what_a_reader_needs(self, reader):
-        _pip_line_installs_what_a_reader_needs("lab", reader)
-
-
-def _torch_index_reachable() -> bool:
-    try:
-        with urllib.request.urlopen(TORCH_CPU_INDEX, timeout=15):
-            return True
-    except OSError:
-        return False
-
-
-@pytest.mark.parametrize("name", ["torch-cpu", "torch-cpu-pip"])
-def test_cpu_pytorch_line(name, reader):
-    if not _torch_index_reachable():
-        pytest.skip(f"PyTorch's CPU index ({TORCH_CPU_INDEX}) cannot be reached from this machine, and the line "
-                    f"needs it")
-    repo, venv, env = reader
+def _cpu_pytorch_line(name: str, repo: Path, venv: Path, env: dict) -> str:
+    """README's line ``name`` (PyTorch from its CPU index), as written: it installs PyTorch's CPU build; then the
+    notebook."""
     seconds = _run(LINES[name], repo, env, INSTALL_TIMEOUT_S)  # make installs into the copy's .venv, this one
     torch = subprocess.run([str(venv / "bin" / "python"), "-c", "import torch; print(torch.__version__)"],
                            env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert "+cpu" in torch or sys.platform == "darwin", torch
-    _then_a_notebook_runs(name, repo, venv, env, seconds)
+    return _then_a_notebook_runs(name, repo, venv, env, seconds)
 
 
-class TestCondaEnvironment:
-    def test_as_conda_hands_it_to_pip(self, reader):
-        _conda_environment_as_conda_hands_it_to_pip(reader)
-
-
-def _conda_environment_as_conda_hands_it_to_pip(reader):
+def _conda_environment_as_conda_hands_it_to_pip(name: str, repo: Path, venv: Path, env: dict) -> str:
     from tests.unit.test_packaging import conda_requirements
 
-    repo, venv, env = reader
     conda_packages = " ".join(f"'{name}{spec}'" for name, spec in conda_requirements(repo / "environment.yml").items())
     seconds = _run(f"pip install {conda_packages}", repo, env, INSTALL_TIMEOUT_S)  # what conda installs
     spec = yaml.safe_load((repo / "environment.yml").read_text(encoding="utf-8"))
@@ -183,4 +185,69 @@ def _conda_environment_as_conda_hands_it_to_pip(reader):
     handed.write_text("\n".join(section), encoding="utf-8")
     seconds += _run(f"pip install -U -r {handed.name}", repo, env, INSTALL_TIMEOUT_S)
     handed.unlink()
-    _then_a_notebook_runs("conda", repo, venv, env, seconds)
+    return _then_a_notebook_runs("conda", repo, venv, env, seconds)
+
+
+#: Every install that is tested: README's lines by their marks, and conda's environment.yml; the longest first.
+INSTALLS = {"requirements": _pip_line, "lab": _pip_line, "conda": _conda_environment_as_conda_hands_it_to_pip,
+            "torch-cpu": _cpu_pytorch_line, "torch-cpu-pip": _cpu_pytorch_line}
+NEEDS_TORCH_CPU_INDEX = ("torch-cpu", "torch-cpu-pip")
+
+
+@pytest.fixture(scope="module")
+def torch_cpu_index() -> bool:
+    """Whether PyTorch's CPU index answers (asked once for both lines that need it)."""
+    try:
+        with urllib.request.urlopen(TORCH_CPU_INDEX, timeout=15):
+            return True
+    except OSError:
+        return False
+
+
+def _install(name: str, folder: Path) -> str:
+    """One line from nothing: a reader's clone and new venv in ``folder``, the line, the notebook. The folder (a
+    venv with PyTorch is several GB of small files, which take a minute to delete) is deleted afterwards by a process
+    of its own, while the tests go on."""
+    try:
+        repo, venv, env = _new_reader(folder)
+        return INSTALLS[name](name, repo, venv, env)
+    finally:
+        subprocess.Popen(["rm", "-rf", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+
+
+@pytest.fixture(scope="module")
+def lines(request, tmp_path_factory):
+    """{name: the future of that line's run} for every line a selected test of this module asks for, all started at
+    once (at most :data:`AT_ONCE` at a time); a line that needs PyTorch's CPU index is not started without it (the
+    others start before the index is asked)."""
+    selected = [item.callspec.params["name"] for item in request.session.items
+                if getattr(item, "module", None) is request.module and item.originalname == "test_install_works"]
+    pool = ThreadPoolExecutor(max_workers=AT_ONCE, thread_name_prefix="install-line")
+    futures = {}
+
+    def start(names):
+        for n in names:
+            futures[n] = pool.submit(_install, n, tmp_path_factory.mktemp(f"install-{n}"))
+
+    start(n for n in INSTALLS if n in selected and n not in NEEDS_TORCH_CPU_INDEX)
+    if any(n in selected for n in NEEDS_TORCH_CPU_INDEX) and request.getfixturevalue("torch_cpu_index"):
+        start(n for n in NEEDS_TORCH_CPU_INDEX if n in selected)
+    try:
+        yield futures
+    finally:
+        # after the tests every line has finished; when they stop early, the lines not started yet never start and
+        # the commands still running are killed
+        pool.shutdown(wait=False, cancel_futures=True)
+        for group in list(RUNNING):
+            _kill(group)
+
+
+@pytest.mark.parametrize("name", list(INSTALLS))
+def test_install_works(name, lines: dict[str, Future], request):
+    """README's line ``name`` (or conda's environment.yml), as written, in a new venv, then a reader notebook."""
+    if name in NEEDS_TORCH_CPU_INDEX and not request.getfixturevalue("torch_cpu_index"):
+        pytest.skip(f"PyTorch's CPU index ({TORCH_CPU_INDEX}) cannot be reached from this machine, and the line "
+                    f"needs it")
+    # what the line raised (its failure, an assertion), re-raised here; the timeout only bounds a hung line
+    print("\n" + lines[name].result(timeout=2 * INSTALL_TIMEOUT_S + NOTEBOOK_TIMEOUT_S + 120))
