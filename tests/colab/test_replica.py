@@ -176,6 +176,7 @@ def test_reader_notebook_runs_as_colab_runs_it(replica, name):
     stderr = [(i, o.text[:500]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.outputs if o.output_type == "stream" and o.name == "stderr"]
     assert not errors and not stderr, (errors, stderr)
+    _paragraphs_show_their_numbers(nb, name)
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
     assert removed == [] and len(added) == 1 and added[0].startswith("probdr-lite @ git+file://"), (added, removed)
@@ -188,6 +189,30 @@ def test_reader_notebook_runs_as_colab_runs_it(replica, name):
     data.setdefault("notebooks", {})[name] = {"seconds": round(seconds, 1), "freeze_added": ["probdr-lite"],
                                               "freeze_removed": removed, "install_cell_output": probe}
     _report(notebooks=data["notebooks"])
+
+
+def _paragraphs_show_their_numbers(nb, name: str) -> None:
+    """Each paragraph that pastes glued numbers shows, in the executed notebook, the author's words in order with a
+    number where each role stood: no raw role, no empty slot."""
+    from probdr_lite.presentation.prose import GLUE_ROLE
+
+    pasted = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(notebooks.PASTE_TITLE)]
+    for cell in pasted:
+        markdown = cell.source.split('paste(r"""', 1)[1].rsplit('""")', 1)[0]
+        shown = "".join(o.get("data", {}).get("text/markdown", "") for o in cell.outputs
+                        if o.output_type == "display_data")
+        assert shown and "{glue" not in shown, f"{name}: a pasted paragraph shows {shown[:200]!r}"
+        words = GLUE_ROLE.split(markdown)[::3]  # the author's text between the roles
+        at = 0
+        for piece, after in zip(words, words[1:] + [None]):
+            found = shown.find(piece, at)
+            assert found >= 0, f"{name}: the paragraph lost its words {piece[:80]!r}"
+            at = found + len(piece)
+            if after is not None:
+                gap = shown.find(after, at) if after else at + 1
+                assert gap > at, f"{name}: no number pasted after {piece[-60:]!r}"
+    if GLUE_ROLE.search("".join(c.source for c in nb.cells if c.cell_type == "markdown")):
+        pytest.fail(f"{name}: a Markdown cell of the reader notebook still holds a glue role")
 
 
 def test_a_plain_install_would_add_jedi(replica):
