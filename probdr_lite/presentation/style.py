@@ -49,7 +49,6 @@ __all__ = [
     "variant_label",
     "variant_colour",
     "METRIC_LABELS",
-    "CONTROL_LABELS",
 ]
 
 #: The Okabe-Ito palette, by name.
@@ -119,10 +118,3 @@ METRIC_LABELS = {
     "kmeans_nmi": "NMI of k-means (k = 10)",
 }
 
-#: Labels of the blocks' settings on sliders, live figures' controls and axes (canvas text: Unicode, not MathJax).
-CONTROL_LABELS = {
-    "kappa": "κ (sharpness)",
-    "eta": "η (step size)",
-    "beta": "β (regulariser)",
-    "depth": "depth (blocks)",
-}

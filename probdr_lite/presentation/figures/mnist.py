@@ -32,12 +32,12 @@ import torch
 
 from probdr_lite._threads import single_threaded
 from probdr_lite._validation import check_array, check_choice, check_class_labels, check_result, check_scalar, check_text
-from probdr_lite.presentation.style import CONTROL_LABELS, METRIC_LABELS, variant_colour, variant_label
+from probdr_lite.presentation.style import METRIC_LABELS, variant_colour, variant_label
 from probdr_lite.metrics import METRIC_NAMES, between_within_ratio, check_metric_names, layer_metrics
 from probdr_lite.chapters.mnist_at_init import PAPER, SLIDERS, MnistSettings
 from probdr_lite.presentation.plotting import Table, class_scatter
 from probdr_lite.unrolled import BLOCK_VARIANTS, unroll
-from probdr_lite.presentation.widgets import Slider, SliderPanel
+from probdr_lite.presentation.widgets import Slider, SliderPanel, slider_label
 
 __all__ = [
     "settings_table",
@@ -273,8 +273,8 @@ def mnist_panel(X0, labels, variant=PAPER.variant, kappa=PAPER.kappa, eta=PAPER.
     depth = view.n_layers if depth is None else depth
     at = {"kappa": kappa, "eta": eta, "beta": beta}
     sliders = [Slider(name, s["low"], s["high"], at[name], step=s["step"], log=s["log"],
-                      description=CONTROL_LABELS[name]) for name, s in SLIDERS.items()]
-    sliders.append(Slider("depth", 0, n_layers, depth, integer=True, description=CONTROL_LABELS["depth"]))
+                      description=slider_label(name)) for name, s in SLIDERS.items()]
+    sliders.append(Slider("depth", 0, n_layers, depth, integer=True, description=slider_label("depth")))
     panel = SliderPanel(view.fig, view.update, sliders)
     panel.view = view
     return panel
@@ -312,8 +312,8 @@ def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dp
                         color="white" if dark else "black")
         ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=10, rotation=90)
         ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=10)
-        ax.set_xlabel(CONTROL_LABELS["kappa"])
-        ax.set_ylabel(CONTROL_LABELS["eta"])
+        ax.set_xlabel(slider_label("kappa"))
+        ax.set_ylabel(slider_label("eta"))
         at0 = f"{base:.2f} ± {result['kmeans_nmi_sd@0']:.2f}" if spread else f"{base:.2f}"
         ax.set_title(f"{METRIC_LABELS[m]} after {n_layers} blocks\n(layer 0: {at0}; colour = change)", fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="change from layer 0")

@@ -45,7 +45,8 @@ from probdr_lite._threads import single_threaded
 from probdr_lite.metrics import rms_spread
 from probdr_lite.presentation.live import LiveFigure, array, control, grid_cells, points
 from probdr_lite.presentation.figures.block import toy_beta_text
-from probdr_lite.presentation.style import CLASS_COLOURS, CONTROL_LABELS, VARIANT_STYLE
+from probdr_lite.presentation.style import CLASS_COLOURS, VARIANT_STYLE
+from probdr_lite.presentation.widgets import slider_label
 
 __all__ = [
     "CLASS_PALETTE",
@@ -138,7 +139,7 @@ def toy_controls(**defaults) -> list:
     styles = VARIANT_STYLE["block"]
     values = {name: list(TOY_SETTINGS[name]["values"]) for name in ("kappa", "eta", "beta", "depth")}
     return [
-        *(control(name, CONTROL_LABELS[name], values[name], at[name]) for name in ("kappa", "eta", "beta", "depth")),
+        *(control(name, slider_label(name), values[name], at[name]) for name in ("kappa", "eta", "beta", "depth")),
         control("variant", "variant", list(TOY_VARIANTS), at["variant"], kind="select",
                 labels=[styles[v].label for v in TOY_VARIANTS]),
         control("mask", "causal mask", [False, True], False, kind="checkbox"),
@@ -282,9 +283,9 @@ def mnist_live(X0, labels, name="mnist", kappas=None, etas=None, betas=None, n_l
     grid = mnist_grid(X0, labels, kappas, etas, betas, n_layers, variant)
     xy, ratio = grid["xy"], grid["ratio"]
     controls = [
-        *(control(k, CONTROL_LABELS[k], list(v), defaults[k]) for k, v in (("kappa", kappas), ("eta", etas),
+        *(control(k, slider_label(k), list(v), defaults[k]) for k, v in (("kappa", kappas), ("eta", etas),
                                                                           ("beta", betas))),
-        control("depth", CONTROL_LABELS["depth"], list(range(n_layers + 1)), n_layers),
+        control("depth", slider_label("depth"), list(range(n_layers + 1)), n_layers),
         control("axes", "axes", ["fixed", "follow"], axes, kind="select",
                 labels=["fixed: the extent of X₀", "follow the points"]),
     ]
@@ -354,7 +355,7 @@ def beta_facts(betas, n_below, q: int, n_points: int, n_show: int) -> dict:
     return {"caption": {"q": int(q), "n_show": int(n_show)}, "states": states}
 
 
-def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15, beta=None, *,
+def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=None, beta=None, *,
               text) -> LiveFigure:
     """Chapter 3's beta figure without a kernel, over ``betas`` (default: 31 values over the range of
     :data:`probdr_lite.presentation.figures.elbo.BETA`, and ``beta``, by default its default).
@@ -370,9 +371,10 @@ def beta_live(L_hat, labels, betas=None, name="beta", n_components=2, n_show=15,
     from probdr_lite.probdr import le_closed_form
 
     text = _text(text, "beta_live")
-    from probdr_lite.presentation.figures.elbo import BETA  # the slider's range and default, defined once
+    from probdr_lite.presentation.figures.elbo import BETA, N_SHOW  # the slider and the eigenvalues shown, defined once
 
     beta = BETA[2] if beta is None else beta
+    n_show = N_SHOW if n_show is None else check_scalar(n_show, "n_show", low=1, integer=True)
     if betas is None:
         betas = sorted({_sig(b) for b in np.geomspace(BETA[0], BETA[1], 31)} | {beta})
     betas = [check_scalar(b, "betas entry", low=0.0, low_inclusive=False) for b in betas]
@@ -451,7 +453,7 @@ def eta_facts(n_steps: int, n_etas: int, every: int, n_iterates) -> dict:
             "states": [{"last_step": int(m) - 1} for m in n_iterates]}
 
 
-def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_steps=600, seed=0,
+def eta_live(L_hat, labels, etas=None, name="eta", beta=None, n_components=2, n_steps=600, seed=0,
              eta=None, include=(), *, text) -> LiveFigure:
     """Chapter 4's eta figure without a kernel: :func:`probdr_lite.probdr.fit_le_elbo` for each eta in ``etas``
     (default: 30 values over the chapter's slider range, its default ``eta`` and every value of ``include``; the
@@ -461,9 +463,13 @@ def eta_live(L_hat, labels, etas=None, name="eta", beta=0.3, n_components=2, n_s
     from probdr_lite.presentation.figures.unrolling import GAP_LIMITS, GRAM_LIMITS, run_verdict
     from probdr_lite.probdr import CONVERGED, fit_le_elbo, le_closed_form, le_elbo
 
+    from probdr_lite.chapters.probdr_elbo import SETUP
     from probdr_lite.chapters.unrolled_inference import ETA_SLIDER
 
     text = _text(text, "eta_live")
+    if beta is None:  # the book's beta, set once (chapter 3's SETUP)
+        beta = SETUP.beta
+    beta = check_scalar(beta, "beta", low=0.0, low_inclusive=False)
     if eta is None:
         eta = ETA_SLIDER["default"]
     if etas is None:
