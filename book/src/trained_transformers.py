@@ -367,7 +367,32 @@ claim(all(rf["any_excl"] for rf in reading_facts),
 # alone. The claims are therefore grouped into *families*, fixed in the package
 # (`experiments.families.FAMILIES`) before the runs they read were made, and each family is
 # corrected on its own by Holm's step-down rule, which keeps the chance of *any* false sign claim
-# in the family below 5 % whatever the dependence between its tests:
+# in the family below 5 % whatever the dependence between its tests. The cell below reads every
+# committed row and forms the families.
+
+# %%
+rows = {task: task_rows(task) for task in ("charlm", "vit")}
+families = {name: family_table(name, rows, margins=EQUIVALENCE_MARGINS) for name in ("primary", "recipes", "arms")}
+primary = families["primary"]
+
+# %% tags=["remove-cell"]
+for _name in ("primary", "recipes", "arms"):
+    glue(f"fam_{_name}_m", str(len(families[_name])))
+N_INTERVENTION_TESTS = len(FAMILIES["intervention"]["schemes"]) * len(rows)  # each scheme in each model
+glue("fam_intervention_m", str(N_INTERVENTION_TESTS))
+glue("margin_charlm", num(EQUIVALENCE_MARGINS["charlm"], 2))
+glue("margin_vit", num(100 * EQUIVALENCE_MARGINS["vit"], 1))
+claim(len(primary) == len(PRIMARY_RECIPES) * len(INITS) * len(BUDGETS) == 8
+      and all(e["m"] == 8 and e["arm"] == "diffusion" for e in primary),
+      "the primary family: A - I against attention per model, initialisation and budget, 8 tests")
+claim(EQUIVALENCE_MARGINS == {"charlm": 0.02, "vit": 0.005} and FAMILIES["primary"]["correction"] == "holm"
+      and all(f["correction"] == "holm" for f in FAMILIES.values()),
+      "margins 0.02 nats and 0.5 percentage points; each family corrected by Holm's step-down rule")
+_att = {t: [r["final_val_loss"] for r in rows[t] if r["variant"] == "attention"] for t in ("charlm",)}
+claim(all(1.6 < v < 2.2 for v in _att["charlm"]), "about 1 % of its validation loss")
+
+# %% [markdown]
+# The families, the question each asks and its number of tests:
 #
 # | family | the question | tests |
 # | --- | --- | --- |
@@ -393,25 +418,6 @@ claim(all(rf["any_excl"] for rf in reading_facts),
 #   equivalence test (two one-sided tests, TOST, at the family's level); "no difference was found"
 #   is not the same claim, and is not made;
 # - **cannot tell**: neither.
-
-# %%
-rows = {task: task_rows(task) for task in ("charlm", "vit")}
-families = {name: family_table(name, rows, margins=EQUIVALENCE_MARGINS) for name in ("primary", "recipes", "arms")}
-primary = families["primary"]
-
-# %% tags=["remove-cell"]
-for _name in ("primary", "recipes", "arms"):
-    glue(f"fam_{_name}_m", str(len(families[_name])))
-glue("margin_charlm", num(EQUIVALENCE_MARGINS["charlm"], 2))
-glue("margin_vit", num(100 * EQUIVALENCE_MARGINS["vit"], 1))
-claim(len(primary) == len(PRIMARY_RECIPES) * len(INITS) * len(BUDGETS) == 8
-      and all(e["m"] == 8 and e["arm"] == "diffusion" for e in primary),
-      "the primary family: A - I against attention per model, initialisation and budget, 8 tests")
-claim(EQUIVALENCE_MARGINS == {"charlm": 0.02, "vit": 0.005} and FAMILIES["primary"]["correction"] == "holm"
-      and all(f["correction"] == "holm" for f in FAMILIES.values()),
-      "margins 0.02 nats and 0.5 percentage points; each family corrected by Holm's step-down rule")
-_att = {t: [r["final_val_loss"] for r in rows[t] if r["variant"] == "attention"] for t in ("charlm",)}
-claim(all(1.6 < v < 2.2 for v in _att["charlm"]), "about 1 % of its validation loss")
 
 # %% [markdown]
 # ## Does the initialisation decide the sign?
@@ -806,7 +812,14 @@ else:
 # in the same direction in both models is a candidate for what the initialisation changes, not a
 # demonstration of what decides the sign: two initialisations and two models are few cases, and
 # nothing above changes one of these quantities while holding the others fixed.
-#
+
+# %% tags=["remove-cell"]
+vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}  # the interventions and their base cells
+vo_seeds = sorted({int(r["seed"]) for rows_ in vo_rows.values() for r in rows_})
+glue("vo_seeds", f"{vo_seeds[0]} to {vo_seeds[-1]}")
+glue("vo_n_seeds", str(len(vo_seeds)))
+
+# %% [markdown]
 # ### The intervention: only the value and output weights change scale
 #
 # The experiment that decides keeps one initialisation and changes only the scale of $W_V$ and
@@ -837,17 +850,14 @@ else:
 # `experiments.families`).
 
 # %%
-vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}  # the interventions and their base cells
 vo = intervention_table({task: (r, r) for task, r in vo_rows.items() if r})
 display(R.intervention_family_table(vo, caption=(
     "The intervention family, paired by seed: the mean of each paired difference, the shift with its two intervals, "
     "and the share of the initialisation's effect with Fieller's 95 % sets (simultaneous: at level 0.05 / 4).")))
 
 # %% tags=["remove-cell"]
-vo_seeds = sorted({tuple(e["seeds"]) for e in vo})
-claim(len(vo_seeds) == 1 and len(vo) == 4, "every row of the intervention table is paired over the same seeds")
-glue("vo_seeds", f"{vo_seeds[0][0]} to {vo_seeds[0][-1]}")
-glue("vo_n_seeds", str(len(vo_seeds[0])))
+claim({tuple(e["seeds"]) for e in vo} == {tuple(vo_seeds)} and len(vo) == N_INTERVENTION_TESTS,
+      "Both arms ran with seeds ...: every row of the intervention table is paired over the same seeds")
 vo_by = {(e["task"], e["scheme"]): e for e in vo}
 for (_task, _scheme), _e in vo_by.items():
     _key = f"vo_{_task}_{'g' if _scheme == 'gpt2-vo-default' else 'd'}"
@@ -864,7 +874,7 @@ def _towards(e):  # the shift's simultaneous interval lies on the side of the wh
 _g = [vo_by[t, "gpt2-vo-default"] for t in ("charlm", "vit")]
 _d = [vo_by[t, "default-vo-gpt2"] for t in ("charlm", "vit")]
 _early_vit_gpt2 = next(e for e in primary if (e["task"], e["init"], e["budget"]) == ("vit", "gpt2", "early"))
-claim(_early_vit_gpt2["n"] > len(vo_seeds[0])
+claim(_early_vit_gpt2["n"] > len(vo_seeds)
       and _early_vit_gpt2["recipe"] == {**next(r["recipe"] for r in vo_rows["vit"]), "init": "gpt2"},
       "the primary family's early cells hold more seeds than the intervention, so their means differ")
 glue("vo_vit_gpt2_base_here", TR.quantity_difference(vo_by["vit", "gpt2-vo-default"]["d_base"], "final_val_acc"))

@@ -84,7 +84,7 @@ def test_gates_claim_fails_when_the_two_starts_end_together():
 # ------------------------------------------------------------------------ the families' verdicts (issue 36)
 
 def _families():
-    from probdr_lite.experiments.families import (EQUIVALENCE_MARGINS, INTERACTION, family_table,
+    from probdr_lite.experiments.families import (EQUIVALENCE_MARGINS, FAMILIES, INTERACTION, family_table,
                                                   initialisation_effect, intervention_table)
     from probdr_lite.experiments.files import intervention_rows, task_rows
 
@@ -94,7 +94,9 @@ def _families():
                                             alpha=INTERACTION["alpha"]) for t in rows}
     vo_rows = {t: intervention_rows(t) for t in rows}
     vo = intervention_table({t: (vo_rows[t], vo_rows[t]) for t in rows})
+    vo_seeds = sorted({int(r["seed"]) for rows_ in vo_rows.values() for r in rows_})
     return {"rows": rows, "primary": primary, "interaction": interaction, "vo_rows": vo_rows, "vo": vo,
+            "vo_seeds": vo_seeds, "N_INTERVENTION_TESTS": len(FAMILIES["intervention"]["schemes"]) * len(rows),
             "EQUIVALENCE_MARGINS": EQUIVALENCE_MARGINS, "R": R, "TR": TR, "pvalue": prose.pvalue}
 
 
