@@ -813,15 +813,18 @@ else:
 # demonstration of what decides the sign: two initialisations and two models are few cases, and
 # nothing above changes one of these quantities while holding the others fixed.
 
-# %% tags=["remove-cell"]
+# %% [markdown]
+# ### The intervention: only the value and output weights change scale
+
+# %%
 vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}  # the interventions and their base cells
+
+# %% tags=["remove-cell"]
 vo_seeds = sorted({int(r["seed"]) for rows_ in vo_rows.values() for r in rows_})
 glue("vo_seeds", f"{vo_seeds[0]} to {vo_seeds[-1]}")
 glue("vo_n_seeds", str(len(vo_seeds)))
 
 # %% [markdown]
-# ### The intervention: only the value and output weights change scale
-#
 # The experiment that decides keeps one initialisation and changes only the scale of $W_V$ and
 # $W_O$: the GPT-2 initialisation with just those two matrices drawn as PyTorch's default draws them
 # ($\mathcal{U}(\pm 1/\sqrt{C})$, init `gpt2-vo-default`), and PyTorch's default with just those two

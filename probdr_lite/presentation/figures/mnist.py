@@ -291,10 +291,10 @@ def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dp
     metrics = ([m for m in result if "@" not in m and m in METRIC_NAMES] if metrics is None else
                list(check_metric_names(metrics)))
     # the NMI's cells hold two lines (mean, then ± its standard deviation): its panel is wider
-    widths = [1.6 if m == "kmeans_nmi" else 1.0 for m in metrics]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * sum(widths), 3.4), dpi=dpi, squeeze=False,
+    widths = [1.55 if m == "kmeans_nmi" else 1.0 for m in metrics]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * sum(widths), 3.4), dpi=dpi, squeeze=False,
                              gridspec_kw={"width_ratios": widths})
-    for ax, m in zip(axes[0], metrics):
+    for n, (ax, m) in enumerate(zip(axes[0], metrics)):
         grid = np.asarray(result[m])
         if grid.shape != (len(etas), len(kappas)):
             raise ValueError(f"result[{m!r}] has shape {grid.shape}; expected (len(etas), len(kappas)) = "
@@ -310,13 +310,16 @@ def sweep_figure(result, kappas, etas, metrics=None, n_layers=PAPER.n_layers, dp
                 text = f"{grid[i, j]:.2f}\n±{sd[i, j]:.2f}" if spread else f"{grid[i, j]:.2f}"
                 ax.text(j, i, text, ha="center", va="center", fontsize=6 if spread else 7, linespacing=0.9,
                         color="white" if dark else "black")
-        ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=10, rotation=90)
-        ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=10)
+        # ticks at 11 pt: the page shows the figure at a desktop column's width, where they stay readable
+        ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas], fontsize=11, rotation=90)
+        ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas], fontsize=11)
         ax.set_xlabel(slider_label("kappa"))
-        ax.set_ylabel(slider_label("eta"))
+        if n == 0:  # the panels share their rows: one label says what they are
+            ax.set_ylabel(slider_label("eta"))
         at0 = f"{base:.2f} ± {result['kmeans_nmi_sd@0']:.2f}" if spread else f"{base:.2f}"
         ax.set_title(f"{METRIC_LABELS[m]} after {n_layers} blocks\n(layer 0: {at0}; colour = change)", fontsize=9)
-        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="change from layer 0")
+        bar = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="change from layer 0")
+        bar.ax.tick_params(labelsize=11)
     fig.tight_layout()
     return fig
 

@@ -549,12 +549,12 @@ def family_figure(entries: list, *, titles: dict, xlabels: dict):
             ax.plot([k * e["sim_ci"][0], k * e["sim_ci"][1]], [y, y], color=colour, lw=3.5, alpha=0.6)
             ax.plot([k * e["mean_diff"]], [y], marker=marker, color=colour, ms=7, ls="none",
                     mfc=colour if filled else "white")
-            ax.text(1.01, y, e["verdict"], transform=ax.get_yaxis_transform(), fontsize=8, va="center")
+            ax.text(1.01, y, e["verdict"], transform=ax.get_yaxis_transform(), fontsize=9, va="center")
         ax.axvline(0.0, color="0.3", ls="--", lw=1)
         ax.set_yticks(range(len(mine) - 1, -1, -1))
         ax.set_yticklabels([cell_label(e).split(", ", 1)[1] + (f" ({ARM_STYLE[e['arm']]['text']})"
                                                                if e["arm"] != "diffusion" else "") for e in mine],
-                           fontsize=8)
+                           fontsize=9)
         ax.set_ylim(-0.7, len(mine) - 0.3)
         ax.set_xlabel(xlabels[task], fontsize=9)
         ax.set_title(titles[task], fontsize=9)
