@@ -456,7 +456,7 @@ def test_pca_closed_form_matches_sklearn_ppca(pca_data):
     Yc = Y - Y.mean(axis=1, keepdims=True)  # sklearn centres each of the n coordinates
     S = Yc @ Yc.T / (d - 1)  # sklearn's explained_variance_ uses d - 1
     q = 3
-    pca = PCA(n_components=q).fit(Yc.T)
+    pca = PCA(n_components=q, svd_solver="full").fit(Yc.T)  # exact, never the randomised solver
     sigma2 = pca.noise_variance_  # PPCA's maximum-likelihood noise (Tipping & Bishop)
     X, lam = pca_closed_form(S, q, sigma2, return_eigenvalues=True)
     np.testing.assert_allclose(lam, pca.explained_variance_, rtol=1e-10)
