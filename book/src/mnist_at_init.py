@@ -228,15 +228,15 @@ claim(bool(0 < int(np.argmax(sil_full)) < L and max(sil_full) < 0.25),
 # scores above the highest run at layer 0, *worse* when its highest is below layer 0's lowest, and
 # the two cannot be told apart when the ranges overlap.
 #
-# - **After eight blocks: neither.** The NMI is {glue:text}`mnist_nmi_first` at layer 0 (runs from
-#   {glue:text}`nmi_range0`) and {glue:text}`mnist_nmi_last` at layer 8 (runs from
-#   {glue:text}`nmi_range8`): the ranges overlap, and the difference of the means,
-#   {glue:text}`nmi_gain_last`, is smaller than layer 0's own seed spread.
+# - **After eight blocks: neither.** The NMI's runs span {glue:text}`nmi_range0` at layer 0 and
+#   {glue:text}`nmi_range8` at layer 8: the ranges overlap, and the difference of the means,
+#   {glue:text}`nmi_gain_last`, is smaller than layer 0's own seed spread (the standard deviation
+#   in the table).
 # - **After the best number of blocks: better.** The NMI is largest after
-#   {glue:text}`mnist_nmi_best_layer` blocks, {glue:text}`mnist_nmi_best` (runs from
-#   {glue:text}`nmi_range_best`), {glue:text}`mnist_nmi_gain_best` above layer 0, with no overlap;
-#   {glue:text}`nmi_n_better` of the eight layers are better by the rule. Later blocks keep merging
-#   clumps, and merged clumps mix classes: the smoothing overshoots.
+#   {glue:text}`mnist_nmi_best_layer` blocks, {glue:text}`mnist_nmi_gain_best` above layer 0, and its
+#   runs there span {glue:text}`nmi_range_best`, clear of layer 0's; {glue:text}`nmi_n_better` of
+#   the eight layers are better by the rule. Later blocks keep merging clumps, and merged clumps mix classes: the smoothing
+#   overshoots.
 # - **Neighbourhoods get worse all along.** The k-NN accuracy falls at every block, from
 #   {glue:text}`mnist_knn_first` to {glue:text}`mnist_knn_last`; with five seeds of the folds it
 #   spans {glue:text}`knn_fold_range0` at layer 0 and {glue:text}`knn_fold_range8` at layer 8, so
@@ -580,12 +580,11 @@ print(f"k-NN accuracy on the raw 784 pixels {knn_pixels:.3f}, on the 128 latents
 # %% tags=["remove-cell"]
 claim(bool(0 < nmi["best"] < L and 0 < int(np.argmax(sil_full)) < L),
       "the silhouette and the NMI are largest before the last block and then fall")
-glue("sil_last", num(sil_full[L]))
 
 # %% [markdown]
 # **2.** The silhouette and the NMI are largest after {glue:text}`sil_peak_layer` and
-# {glue:text}`mnist_nmi_best_layer` blocks and then fall (by layer 8: {glue:text}`sil_last` and
-# {glue:text}`mnist_nmi_last`). What happens after many more blocks? Predict, then check with
+# {glue:text}`mnist_nmi_best_layer` blocks and then fall (the table's last rows). What happens after
+# many more blocks? Predict, then check with
 # `run_blocks(X0_1k, n_layers=40)` and `layer_rows`.
 
 # %% [markdown]
