@@ -6,6 +6,7 @@ computes the facts as the chapter does from the committed results, and executes 
 holding them, as they are and flipped.
 """
 
+import copy
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -100,41 +101,45 @@ def _families():
             "EQUIVALENCE_MARGINS": EQUIVALENCE_MARGINS, "R": R, "TR": TR, "pvalue": prose.pvalue}
 
 
+def _holds_and_fails_when_flipped(sentence: str, name: str, flip, match: str) -> None:
+    """The claim cell naming ``sentence`` passes on the committed families and raises, naming the sentence, once
+    ``flip`` has changed one fact in a copy of ``names[name]``."""
+    names = _families()
+    source = claim_cell(sentence)
+    run(source, **names)
+    flipped = copy.deepcopy(names[name])
+    flip(flipped)
+    with pytest.raises(ClaimError, match=match):
+        run(source, **{**names, name: flipped})
+
+
 GPT2_WORSE = "Under GPT-2's initialisation A - I is worse than attention in all four cells"
 
 
 def test_primary_verdict_claim_fails_when_one_gpt2_cell_cannot_tell():
-    names = _families()
-    source = claim_cell(GPT2_WORSE)
-    run(source, **names)
-    flipped = [dict(e) for e in names["primary"]]
-    next(e for e in flipped if e["init"] == "gpt2")["verdict"] = "cannot tell"
-    with pytest.raises(ClaimError, match="worse than attention in all four cells"):
-        run(source, **{**names, "primary": flipped})
+    def one_gpt2_cell_cannot_tell(primary):
+        next(e for e in primary if e["init"] == "gpt2")["verdict"] = "cannot tell"
+
+    _holds_and_fails_when_flipped(GPT2_WORSE, "primary", one_gpt2_cell_cannot_tell,
+                                  "worse than attention in all four cells")
 
 
 INTERACTION = "In both models the answer is yes"
 
 
 def test_interaction_claim_fails_when_an_interval_holds_zero():
-    names = _families()
-    source = claim_cell(INTERACTION)
-    run(source, **names)
-    flipped = {t: dict(e) for t, e in names["interaction"].items()}
-    flipped["charlm"]["ci"] = (flipped["charlm"]["ci"][0], 0.01)
-    with pytest.raises(ClaimError, match=INTERACTION):
-        run(source, **{**names, "interaction": flipped})
+    def charlm_interval_holds_zero(interaction):
+        interaction["charlm"]["ci"] = (interaction["charlm"]["ci"][0], 0.01)
+
+    _holds_and_fails_when_flipped(INTERACTION, "interaction", charlm_interval_holds_zero, INTERACTION)
 
 
 REVERSE = "its share's simultaneous set holds zero and stops short of 100 %"
 
 
 def test_intervention_claim_fails_when_the_reverse_share_may_be_all_of_it():
-    names = _families()
-    source = claim_cell(REVERSE)
-    run(source, **names)
-    flipped = [dict(e) for e in names["vo"]]
-    reverse = next(e for e in flipped if (e["task"], e["scheme"]) == ("vit", "default-vo-gpt2"))
-    reverse["share_sim_pieces"] = [(reverse["share_sim_pieces"][0][0], 1.2)]
-    with pytest.raises(ClaimError, match="stops short of 100 %"):
-        run(source, **{**names, "vo": flipped})
+    def reverse_set_reaches_all_of_it(vo):
+        reverse = next(e for e in vo if (e["task"], e["scheme"]) == ("vit", "default-vo-gpt2"))
+        reverse["share_sim_pieces"] = [(reverse["share_sim_pieces"][0][0], 1.2)]
+
+    _holds_and_fails_when_flipped(REVERSE, "vo", reverse_set_reaches_all_of_it, "stops short of 100 %")
