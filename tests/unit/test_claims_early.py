@@ -310,7 +310,8 @@ def test_the_pca_claim_fails_if_a_nearby_x_scored_higher():
     sigma2 = np.linalg.eigvalsh(C_hat)[::-1][2:].mean()
     X_pca = pca_closed_form(C_hat, 2, sigma2)
     best = pca_elbo(X_pca, C_hat, sigma2, Y.shape[1])
-    ns = {"X_pca": X_pca, "C_hat": C_hat, "sigma2": sigma2, "d": Y.shape[1], "Y": Y, "q": 2, "PCA": PCA,
+    ns = {"X_pca": X_pca, "C_hat": C_hat, "sigma2": sigma2, "d": Y.shape[1], "Y": Y, "q": 2,
+          "pca_scores": PCA(n_components=2, svd_solver="full").fit_transform(Y),
           "pca_elbo": pca_elbo, "subspace_agreement": __import__("probdr_lite.metrics").metrics.subspace_agreement}
     run(source, {**ns, "worse": [best - 1.0, best - 2.0]})
     raises_naming(source, {**ns, "worse": [best - 1.0, best + 1.0]}, "every nearby X scores lower")
