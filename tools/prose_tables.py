@@ -32,10 +32,10 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-SKIP_DIRS = {"_static", "_sources", "_images", "_downloads", "vendor", "live-data", "reports", ".doctrees"}
-SKIP_FILES = {"genindex.html", "search.html", "py-modindex.html", "index.html"}
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
-        "track", "wbr"}
+import tool_loader  # tools/ is on sys.path when this runs as a script; the tests register the loader
+
+page_numbers = tool_loader.tool("page_numbers")  # its list of chapter pages and of void HTML elements
+VOID = page_numbers.VOID
 HIDDEN_TAGS = {"script", "style", "svg", "pre", "table"}  # text that is not prose (tables are read apart)
 HIDDEN_CLASSES = {"cell_input", "cell_output", "headerlink"}
 
@@ -140,17 +140,6 @@ def page_share(html: str) -> dict:
             "tables": len(parser.tables)}
 
 
-def chapter_pages(root: Path) -> list:
-    """The built chapter pages under ``root``, relative paths, sorted."""
-    pages = []
-    for path in sorted(root.rglob("*.html")):
-        rel = path.relative_to(root)
-        if rel.name in SKIP_FILES or any(part in SKIP_DIRS for part in rel.parts):
-            continue
-        pages.append(rel.as_posix())
-    return pages
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", type=Path, help="the built site, e.g. _build/html")
@@ -162,8 +151,9 @@ def main(argv=None) -> int:
         return 2
     over = []
     print(f"{'page':34s} {'prose words':>11s} {'reading tables':>14s} {'share':>6s}")
-    for page in chapter_pages(args.root):
-        result = page_share((args.root / page).read_text(encoding="utf-8"))
+    for path in page_numbers.chapter_pages(args.root):
+        page = path.relative_to(args.root).as_posix()
+        result = page_share(path.read_text(encoding="utf-8"))
         print(f"{page:34s} {result['words']:11d} {result['reciting']:14d} {result['share']:6.1%}")
         if args.sentences:
             for s, shared in result["sentences"]:

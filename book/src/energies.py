@@ -471,8 +471,7 @@ pix_ends = {q: {v: float(le[v]["pixels"][q][-1]) for v in VARIANTS} for q in the
 move_tol = thesis.MOVE_TOL  # the one tolerance of every comparison of the thesis test (thesis.compare_ends)
 glue("move_tol", pct(move_tol))
 glue("random_sd", f"{thesis.RANDOM_SD:g}")
-_level = {g: {q: baseline[g][q]["mean"] + thesis.RANDOM_SD * baseline[g][q]["sd"] for q in thesis.QS}
-          for g in ("attention", "pixels")}  # the random level, as the thesis test reads it
+_level = {g: {q: thesis.random_level(baseline[g][q]) for q in thesis.QS} for g in ("attention", "pixels")}
 claim(all(le["attention"]["attention"][q][0] <= _level["attention"][q] for q in thesis.QS),
       "at layer 0 the latents are no closer to [the attention graph's embedding] than random subspaces")
 claim(all(pix_start[q] > 2 * _level["pixels"][q] for q in thesis.QS),
@@ -590,10 +589,9 @@ no_loops = thesis.graph_targets(images, X0, KAPPA, BETA)["attention_no_loops"]
 centring = {c: thesis.le_alignment({v: paths[v] for v in ("attention", "diffusion")}, {"g": no_loops}, qs=(2,),
                                    centre=c) for c in (True, False)}
 const_share = float(np.abs(no_loops[:, 0].mean()) * np.sqrt(no_loops.shape[0]) / np.linalg.norm(no_loops[:, 0]))
-for _c, _k in ((True, "centred"), (False, "raw")):
-    glue(f"{_k}_start", num(centring[_c]["attention"]["g"][2][0]))
-    for _v in ("attention", "diffusion"):
-        glue(f"{_k}_end_{_v}", num(centring[_c][_v]["g"][2][-1]))
+glue("raw_start", num(centring[False]["attention"]["g"][2][0]))
+for _v in ("attention", "diffusion"):
+    glue(f"raw_end_{_v}", num(centring[False][_v]["g"][2][-1]))
 glue("const_share", pct(const_share))
 claim(all(centring[False][v]["g"][2][i] < centring[True][v]["g"][2][i] for v, i in
           (("attention", 0), ("attention", -1), ("diffusion", -1))),

@@ -235,8 +235,8 @@ claim(bool(0 < int(np.argmax(sil_full)) < L and max(sil_full) < 0.25),
 # - **After the best number of blocks: better.** The NMI is largest after
 #   {glue:text}`mnist_nmi_best_layer` blocks, {glue:text}`mnist_nmi_gain_best` above layer 0, and its
 #   runs there span {glue:text}`nmi_range_best`, clear of layer 0's; {glue:text}`nmi_n_better` of
-#   the eight layers are better by the rule. Later blocks keep merging clumps, and merged clumps mix classes: the smoothing
-#   overshoots.
+#   the eight layers are better by the rule. Later blocks keep merging clumps, and merged clumps mix
+#   classes: the smoothing overshoots.
 # - **Neighbourhoods get worse all along.** The k-NN accuracy falls at every block, from
 #   {glue:text}`mnist_knn_first` to {glue:text}`mnist_knn_last`; with five seeds of the folds it
 #   spans {glue:text}`knn_fold_range0` at layer 0 and {glue:text}`knn_fold_range8` at layer 8, so

@@ -65,7 +65,7 @@ from probdr_lite.experiments.stats import (
 from probdr_lite.presentation.figures import recipes as R
 from probdr_lite.presentation.figures import training as TR
 from probdr_lite.presentation.plotting import Table
-from probdr_lite.presentation.prose import claim, glue, num, pct, pvalue, signed
+from probdr_lite.presentation.prose import claim, glue, num, pct, signed
 from probdr_lite.presentation.style import describe
 from probdr_lite.presentation.figures.training import OPERATOR_TEXT, TASK_NAMES, arms_table, curves_figure, gates_figure
 
@@ -443,7 +443,6 @@ display(R.interaction_table(interaction, caption=(
 for _task, _e in interaction.items():
     glue(f"int_{_task}_est", TR.quantity_difference(_e["estimate"], _e["quantity"]))
     glue(f"int_{_task}_ci", R.interval_text(_e["ci"], _e["quantity"]))
-    glue(f"int_{_task}_p", pvalue(_e["pvalue"]))
     for _init in ("gpt2", "default"):
         _s = _e["signs"][_init]
         glue(f"int_{_task}_{_init}_n", str(_s["better"] + _s["worse"] + _s["tied"]))
@@ -517,9 +516,6 @@ claim(all(-0.01 < e["sim_ci"][0] and e["sim_ci"][1] < 0.01 for e in _rest[1:]),
       "percentage point either way")
 claim(all(e["tost_pvalue"] < 0.05 for e in _rest[1:]), "Taken alone, the vision transformer's two cells pass the "
       "equivalence test at the 5 % level")
-for _k, _e in _cell.items():
-    glue("tost_" + "_".join(_k), pvalue(_e["tost_pvalue"]))
-glue("margin_charlm_pp", num(EQUIVALENCE_MARGINS["charlm"], 2))
 
 # %% [markdown]
 # Under GPT-2's initialisation $A - I$ is worse than attention in all four cells of the family,
@@ -822,7 +818,6 @@ vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}  # the i
 # %% tags=["remove-cell"]
 vo_seeds = sorted({int(r["seed"]) for rows_ in vo_rows.values() for r in rows_})
 glue("vo_seeds", f"{vo_seeds[0]} to {vo_seeds[-1]}")
-glue("vo_n_seeds", str(len(vo_seeds)))
 
 # %% [markdown]
 # The experiment that decides keeps one initialisation and changes only the scale of $W_V$ and
@@ -862,11 +857,6 @@ display(R.intervention_family_table(vo, caption=(
 claim({tuple(e["seeds"]) for e in vo} == {tuple(vo_seeds)} and len(vo) == N_INTERVENTION_TESTS,
       "Both arms ran with seeds ...: every row of the intervention table is paired over the same seeds")
 vo_by = {(e["task"], e["scheme"]): e for e in vo}
-for (_task, _scheme), _e in vo_by.items():
-    _key = f"vo_{_task}_{'g' if _scheme == 'gpt2-vo-default' else 'd'}"
-    glue(_key + "_shift", TR.quantity_difference(_e["shift"], _e["quantity"]))
-    glue(_key + "_sim", R.interval_text(_e["sim_ci"], _e["quantity"]))
-    glue(_key + "_share", pct(_e["share"]))
 
 
 def _towards(e):  # the shift's simultaneous interval lies on the side of the whole initialisation's effect
@@ -882,8 +872,9 @@ claim(_early_vit_gpt2["n"] > len(vo_seeds)
       "the primary family's early cells hold more seeds than the intervention, so the same cell's mean differs "
       "between this table and the primary family's")
 glue("vo_vit_gpt2_base_n", str(_early_vit_gpt2["n"]))
-for (_task, _scheme), _e in vo_by.items():
+for (_task, _scheme), _e in vo_by.items():  # the intervention's shares, pasted here and by the introduction
     _key = f"vo_{_task}_{'g' if _scheme == 'gpt2-vo-default' else 'd'}"
+    glue(_key + "_share", pct(_e["share"]))
     glue(_key + "_simset", R.set_text(_e["share_sim_pieces"]))
     glue(_key + "_simlow", pct(_e["share_sim_pieces"][0][0]))
     glue(_key + "_simhigh", pct(_e["share_sim_pieces"][-1][1]))

@@ -104,8 +104,8 @@ __all__ = ["READINGS", "SENSE", "FROZEN", "FILTER_READINGS", "UPDATES", "FILTER_
            "update_alignment", "gradient_field_asymmetry", "energy_path", "energy_table", "attention_spectrum",
            "frequency_response", "differential_gap", "QS", "principal_subspace", "attention_graph", "le_targets",
            "GRAPHS", "graph_label", "MOVE_TOL", "graph_targets", "le_alignment", "random_baseline", "participation_ratio", "effective_rank",
-           "effective_rank_path", "CEILING", "RANDOM_SD", "compare_ends", "robustness", "robustness_facts",
-           "step_family_facts", "spectrum_facts", "ceiling_facts"]
+           "effective_rank_path", "CEILING", "RANDOM_SD", "random_level", "compare_ends", "robustness",
+           "robustness_facts", "step_family_facts", "spectrum_facts", "ceiling_facts"]
 
 #: The readings with an energy, in the order of the chapter's table.
 READINGS = ("ple", "phi", "hopfield", "energy_transformer", "sphere", "crate", "sinkformer", "grand")
@@ -1100,6 +1100,12 @@ def robustness(images, paths_by_kappa: dict, beta=1.0, qs=(2, 10), n_draws=20) -
     return out
 
 
+def random_level(baseline_entry: dict, n_sd=RANDOM_SD) -> float:
+    """The random level of one graph and q: the random subspaces' mean cosine plus ``n_sd`` standard deviations
+    (``baseline_entry`` is one ``{"mean", "sd"}`` of :func:`random_baseline`)."""
+    return baseline_entry["mean"] + n_sd * baseline_entry["sd"]
+
+
 def robustness_facts(robust: dict, n_sd=RANDOM_SD, rel_tol=MOVE_TOL, ceiling=CEILING) -> list:
     """One dict per (kappa, graph, q) of :func:`robustness`: where the latents start, the random level, how each
     block moves, where it peaks, and which of plain attention and A - I ends closer.
@@ -1119,7 +1125,7 @@ def robustness_facts(robust: dict, n_sd=RANDOM_SD, rel_tol=MOVE_TOL, ceiling=CEI
         for g in base:
             for q in base[g]:
                 b = base[g][q]
-                level = b["mean"] + n_sd * b["sd"]
+                level = random_level(b, n_sd)
                 start = float(le[variants[0]][g][q][0])
                 ends = {v: float(le[v][g][q][-1]) for v in variants}
                 margin = rel_tol * abs(start)
@@ -1163,7 +1169,7 @@ def step_family_facts(family_le: dict, steps: dict, baseline: dict, qs=QS, n_sd=
                 "start": start, "change": end_d - end_a, "margin": rel_tol * abs(start),
                 "closer": {"first": "diffusion", "second": "attention", "tie": "tie"}[
                     compare_ends(end_d, end_a, start, rel_tol)],
-                "room": bool(b["mean"] + n_sd * b["sd"] < start < ceiling)}
+                "room": bool(random_level(b, n_sd) < start < ceiling)}
     return facts
 
 
