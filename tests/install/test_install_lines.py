@@ -19,11 +19,18 @@ that index cannot be reached. Each test prints how long the line and the noteboo
 These tests download packages from PyPI; with one process they run after the book's tests.
 
 All the selected lines run at once, each in its own copy and virtual environment (a thread each, waiting on its
-``bash``; at most :data:`AT_ONCE` at a time), started by the first test of this module that asks for one; each test
-then waits for its own line and fails with what that line raised. A line spends much of its time waiting: on the
+``bash``; at most :func:`lines_at_once` at a time), started by the first test of this module that asks for one; each
+test then waits for its own line and fails with what that line raised. A line spends much of its time waiting: on the
 package index (pip resolves one requirement after another), on the disk (several GB of files written) and on its
 kernel starting; side by side those waits overlap, and with the other test worker's work (``make test``), instead of
 holding a worker each in turn.
+
+Each line writes everything it writes into its own folder: the clone, the virtual environment and pip's temporary
+files (``TMPDIR``), which hold the downloaded wheels while pip installs them. The folder is deleted as soon as the
+line ends, before the next line starts. How many lines run at once follows the free disk there
+(:data:`LINE_DISK_GB` each, :data:`SPARE_DISK_GB` left for the tests beside them); where not even one fits, every
+line's test fails saying how much disk it needs and how much is free, instead of pip failing half-way with ``No space
+left on device``.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import time
 import urllib.request
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 import yaml
@@ -50,8 +58,15 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu/"
 #: Deadlines of one install command and of the notebook: only a hung one waits this long. The lines share the machine
 #: (see above), so on two busy cores one takes several times its usual 3-5 minutes.
 INSTALL_TIMEOUT_S, NOTEBOOK_TIMEOUT_S = 3600, 900
-#: Lines installing at the same time (each writes a virtual environment of up to 6.3 GB).
+#: Lines installing at the same time at most (each writes a virtual environment of up to 6.3 GB), when the disk has
+#: room for them (:func:`lines_at_once`).
 AT_ONCE = 3
+#: Free disk one line takes at its peak: the virtual environment with PyTorch's CUDA build, pip's temporary files, the
+#: clone and the notebook's output. Measured (free disk sampled every 2 s): 7.0 GB at the peak for one line alone,
+#: 19.7 GB for the three side by side; 9 leaves a margin.
+LINE_DISK_GB = 9
+#: Free disk kept for the other tests running beside the lines (the book build and its browsers).
+SPARE_DISK_GB = 3
 
 
 def readme_lines() -> dict[str, str]:
@@ -87,11 +102,15 @@ def _checkout_copy(dest: Path) -> Path:
 
 def _env(venv: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "JUPYTER", "CONDA"))}
+    # TMPDIR: pip's downloads and unpacked wheels (GBs for PyTorch's CUDA build) stay in the line's own folder, so
+    # the folder's deletion takes them too, and the disk a line uses is counted in one place (lines_at_once).
+    tmp = venv.parent.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
     # PIP_NO_COMPILE: pip writes no bytecode for the packages it installs (PyTorch alone has thousands of modules);
     # Python compiles the modules the notebook imports when it imports them, so what the line installs and what
     # runs are the same, and the three installs take less of the machine.
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv),
-               PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_COMPILE="1", MPLBACKEND="Agg")
+               PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_COMPILE="1", MPLBACKEND="Agg", TMPDIR=str(tmp))
     return env
 
 
@@ -158,6 +177,15 @@ def test_readme_marks_every_install_line():
     assert LINES["lab"] == 'pip install -e ".[lab]"'
 
 
+def test_lines_at_once_follows_the_free_disk():
+    """One line more for each LINE_DISK_GB free beyond the spare, none where one does not fit, never more than
+    AT_ONCE."""
+    one = SPARE_DISK_GB + LINE_DISK_GB
+    assert [lines_at_once(gb) for gb in (0, one - 0.5, one, one + LINE_DISK_GB - 0.5, one + LINE_DISK_GB)] == \
+        [0, 0, 1, 1, min(2, AT_ONCE)]
+    assert lines_at_once(one + 100 * LINE_DISK_GB) == AT_ONCE
+
+
 def _pip_line(name: str, repo: Path, venv: Path, env: dict) -> str:
     """README's line ``name``, as written, then the notebook."""
     seconds = _run(LINES[name], repo, env, INSTALL_TIMEOUT_S)
@@ -205,30 +233,46 @@ def torch_cpu_index() -> bool:
 
 
 def _install(name: str, folder: Path) -> str:
-    """One line from nothing: a reader's clone and new venv in ``folder``, the line, the notebook. The folder (a
-    venv with PyTorch is several GB of small files, which take a minute to delete) is deleted afterwards by a process
-    of its own, while the tests go on."""
+    """One line from nothing: a reader's clone and new venv in ``folder``, the line, the notebook. The folder is
+    deleted afterwards, before this thread takes the next line, so that line finds the disk free again."""
     try:
         repo, venv, env = _new_reader(folder)
         return INSTALLS[name](name, repo, venv, env)
     finally:
-        subprocess.Popen(["rm", "-rf", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def lines_at_once(free_gb: float) -> int:
+    """How many lines may install side by side with ``free_gb`` GB free: at most :data:`AT_ONCE`, each taking
+    :data:`LINE_DISK_GB`, leaving :data:`SPARE_DISK_GB`; 0 when not even one fits."""
+    return max(0, min(AT_ONCE, int((free_gb - SPARE_DISK_GB) // LINE_DISK_GB)))
+
+
+def _no_room(free_gb: float, where: Path) -> NoReturn:
+    pytest.fail(f"README's install lines need {LINE_DISK_GB + SPARE_DISK_GB} GB of free disk at {where} (one line "
+                f"takes up to {LINE_DISK_GB} GB: a virtual environment with PyTorch and pip's unpacked wheels); "
+                f"{free_gb:.1f} GB are free", pytrace=False)
 
 
 @pytest.fixture(scope="module")
 def lines(request, tmp_path_factory):
     """{name: the future of that line's run} for every line a selected test of this module asks for, all started at
-    once (at most :data:`AT_ONCE` at a time); a line that needs PyTorch's CPU index is not started without it (the
-    others start before the index is asked)."""
+    once (at most :func:`lines_at_once` at a time, as the disk allows); a line that needs PyTorch's CPU index is not
+    started without it (the others start before the index is asked)."""
     selected = [item.callspec.params["name"] for item in request.session.items
                 if getattr(item, "module", None) is request.module and item.originalname == "test_install_works"]
-    pool = ThreadPoolExecutor(max_workers=AT_ONCE, thread_name_prefix="install-line")
+    where = tmp_path_factory.getbasetemp()
+    free_gb = shutil.disk_usage(where).free / 1e9
+    at_once = lines_at_once(free_gb)
+    pool = ThreadPoolExecutor(max_workers=max(at_once, 1), thread_name_prefix="install-line")
     futures = {}
 
     def start(names):
         for n in names:
-            futures[n] = pool.submit(_install, n, tmp_path_factory.mktemp(f"install-{n}"))
+            if at_once:
+                futures[n] = pool.submit(_install, n, tmp_path_factory.mktemp(f"install-{n}"))
+            else:  # each test fails with the message, none installs
+                futures[n] = pool.submit(_no_room, free_gb, where)
 
     start(n for n in INSTALLS if n in selected and n not in NEEDS_TORCH_CPU_INDEX)
     if any(n in selected for n in NEEDS_TORCH_CPU_INDEX) and request.getfixturevalue("torch_cpu_index"):
