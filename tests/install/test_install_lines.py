@@ -100,12 +100,10 @@ def _checkout_copy(dest: Path) -> Path:
     return dest
 
 
-def _env(venv: Path) -> dict:
+def _env(venv: Path, tmp: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "JUPYTER", "CONDA"))}
-    # TMPDIR: pip's downloads and unpacked wheels (GBs for PyTorch's CUDA build) stay in the line's own folder, so
-    # the folder's deletion takes them too, and the disk a line uses is counted in one place (lines_at_once).
-    tmp = venv.parent.parent / "tmp"
-    tmp.mkdir(exist_ok=True)
+    # TMPDIR (``tmp``, in the line's own folder): pip's downloads and unpacked wheels (GBs for PyTorch's CUDA build)
+    # go where the folder's deletion takes them too, and the disk a line uses is counted in one place.
     # PIP_NO_COMPILE: pip writes no bytecode for the packages it installs (PyTorch alone has thousands of modules);
     # Python compiles the modules the notebook imports when it imports them, so what the line installs and what
     # runs are the same, and the three installs take less of the machine.
@@ -148,11 +146,13 @@ def _run(cmd: str, cwd: Path, env: dict, timeout: int) -> float:
 
 
 def _new_reader(folder: Path) -> tuple[Path, Path, dict]:
-    """A fresh clone (a copy of the checkout) and a new, empty virtual environment inside it."""
+    """A fresh clone (a copy of the checkout) and a new, empty virtual environment inside it; temporary files go to
+    ``folder/tmp``."""
     repo = _checkout_copy(folder / "probdr-lite")
     venv = repo / ".venv"
     subprocess.run([_python(), "-m", "venv", str(venv)], check=True)
-    return repo, venv, _env(venv)
+    (folder / "tmp").mkdir()
+    return repo, venv, _env(venv, folder / "tmp")
 
 
 def _then_a_notebook_runs(name: str, repo: Path, venv: Path, env: dict, install_s: float) -> str:
