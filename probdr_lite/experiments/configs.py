@@ -109,7 +109,8 @@ class ViTConfig(ConfigDict):
     # data and evaluation
     n_train: int = 8000  # ignored with standard_split
     n_val: int = 2000  # ignored with standard_split
-    split_seed: int = 0  # the train/validation split, the same for every run
+    n_test: int = 0  # a test split held out before train/validation (0: none); scored once, at the end of a run
+    split_seed: int = 0  # the train/validation(/test) split, the same for every run
     standard_split: bool = False  # 60,000 train / 10,000 test (needs a network)
     n_train_eval: int = 2000  # training images whose loss is tracked in the curve
 
@@ -121,14 +122,14 @@ class ViTConfig(ConfigDict):
         ints = {"image_size": (1, 4096), "patch_size": (1, 4096), "n_layer": (1, 64), "n_head": (1, 64),
                 "n_embd": (1, 8192), "n_classes": (2, 100_000), "batch_size": (1, 1_000_000),
                 "epochs": (1, 100_000), "patience": (0, 100_000), "decay_epochs": (0, 100_000), "warmup_iters": (0, 10_000_000), "n_train": (1, 9_999),
-                "n_val": (1, 9_999), "split_seed": (0, 2**32 - 1), "n_train_eval": (1, 60_000)}
+                "n_val": (1, 9_999), "n_test": (0, 9_998), "split_seed": (0, 2**32 - 1), "n_train_eval": (1, 60_000)}
         for name, (lo, hi) in ints.items():
             setattr(self, name, check_scalar(getattr(self, name), name, low=lo, high=hi, integer=True))
         if self.image_size % self.patch_size != 0:
             raise ValueError(f"patch_size must divide image_size={self.image_size}; got {self.patch_size}")
-        if self.n_train + self.n_val > 10_000:
-            raise ValueError(f"n_train + n_val must be at most 10000 (the vendored MNIST test set); "
-                             f"got {self.n_train} + {self.n_val}")
+        if self.n_train + self.n_val + self.n_test > 10_000:
+            raise ValueError(f"n_train + n_val + n_test must be at most 10000 (the vendored MNIST test set); "
+                             f"got {self.n_train} + {self.n_val} + {self.n_test}")
         if self.decay_epochs and not self.patience:
             raise ValueError(f"decay_epochs must be 0 when patience is 0 (no plateau rule, nothing to decay "
                              f"after); got decay_epochs={self.decay_epochs}")
@@ -136,9 +137,20 @@ class ViTConfig(ConfigDict):
         for name in ("bias", "standard_split"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        if self.standard_split and self.n_test:
+            raise ValueError(f"n_test must be 0 with standard_split (its 10,000 test images are the validation "
+                             f"set); got n_test={self.n_test}")
         self.init = check_choice(self.init, "init", INIT_SCHEMES)
         self.schedule = check_choice(self.schedule, "schedule", SCHEDULES)
         return self
+
+    def to_dict(self) -> dict:
+        """The config as a dict; ``n_test`` only when a test split is used (it came after the exploratory rows,
+        whose stored configs, and so their identity in the grids, stay what they were)."""
+        d = super().to_dict()
+        if not d["n_test"]:
+            del d["n_test"]
+        return d
 
     def lr_at(self, it: int, total_iters: int) -> float:
         """Learning rate at step ``it`` of ``total_iters`` under this config's schedule (before any plateau)."""

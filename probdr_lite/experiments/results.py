@@ -39,7 +39,10 @@ command              str         the command line that produced the row
 timestamp            str         ISO 8601, UTC, when the row was written (end of the run)
 ===================  ==========  =====================================================
 
-Optional: ``gates`` (gated arms: the learned g per layer and head at the end),
+Optional: ``study`` ("exploratory" or "confirmatory": the confirmatory round's rows say so; rows without it are
+exploratory), ``test_loss``, ``test_acc`` and ``test_predictions`` (vit, exactly when ``config.n_test`` > 0: the
+final model on the held-out test split, and each test image's predicted class as a string of digits),
+``gates`` (gated arms: the learned g per layer and head at the end),
 ``mechanism`` (what the attention blocks did along training,
 :mod:`.mechanism`), ``n_params``, ``threads``, ``python_version``.
 :func:`validate_results` checks the schema and that the summary numbers, the
@@ -109,6 +112,9 @@ V1_RENAMES = {"vit": {"symmetric": "sym-normalised"}}
 LAYER_SERIES = ("update_ratio", "v_over_av", "shrink", "wvwo_top_sv", "wvwo_mean_eig")
 #: mechanism series recorded once per interval between evaluation points (the others: once per evaluation point)
 INTERVAL_SERIES = ("lr", "grad_norm", "clipped", "attn_grad_norm")
+#: what a row's ``study`` field may say: a run of the exploratory study, or of the confirmatory round declared in
+#: :mod:`.confirmatory` before its first run (rows without the field are exploratory)
+STUDIES = ("exploratory", "confirmatory")
 #: what version 2 rows were run with, for the factors they did not record
 V2_DEFAULTS = {"charlm": {}, "vit": {"decay_epochs": 0}}
 
@@ -159,6 +165,7 @@ _COMMON_PROPERTIES = {
     "mechanism": {"type": "object", "required": ["iters"]},
     "n_params": _number("integer", minimum=0), "threads": _number("integer", minimum=1),
     "python_version": {"type": "string"},
+    "study": {"enum": list(STUDIES)},
 }
 
 
@@ -183,7 +190,9 @@ def _task_schema(task: str) -> dict:
                      checkpoint_val_acc=_number(),
                      plateau_index={"anyOf": [_number("integer", minimum=0), {"type": "null"}]},
                      plateau_val_loss={"anyOf": [_number(), {"type": "null"}]},
-                     plateau_val_acc={"anyOf": [_number(), {"type": "null"}]})
+                     plateau_val_acc={"anyOf": [_number(), {"type": "null"}]},
+                     test_loss=_number(minimum=0), test_acc=_number(minimum=0, maximum=1),
+                     test_predictions={"type": "string", "pattern": "^[0-9]+$"})
         required += ["final_val_acc", "best_val_acc", "epochs_run", "checkpoint_val_acc", "plateau_index",
                      "plateau_val_loss", "plateau_val_acc"]
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
@@ -306,6 +315,14 @@ def validate_row(row, index: int = 0) -> dict:
             raise ValueError(f"{where}: field {name!r} is {got!r} but its curve gives {expected!r}")
     if "mechanism" in row:
         _check_mechanism(row["mechanism"], row["curve"], where)
+    n_test = row["config"].get("n_test") or 0 if task == "vit" else 0
+    for name in ("test_loss", "test_acc", "test_predictions"):
+        if (name in row) != bool(n_test):
+            raise ValueError(f"{where}: field {name!r} must be present exactly when config.n_test > 0 "
+                             f"(a held-out test split); config.n_test is {n_test}")
+    if n_test and len(row["test_predictions"]) != n_test:
+        raise ValueError(f"{where}: field 'test_predictions' must hold one class per test image "
+                         f"({n_test}); got {len(row['test_predictions'])}")
     return row
 
 

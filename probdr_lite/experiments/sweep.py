@@ -88,6 +88,7 @@ class Grid:
     large_seeds: tuple = ()  # seeds of the largest cells (the plateau rule, 5,000 iterations); () = ``seeds``
     cell_seeds: tuple = ()  # the seeds of each recipe, in the order of ``recipes``; () = the rule above
     file: str = ""  # the results file its rows go to; "" = the task's recipe file (:data:`.files.RECIPE_FILES`)
+    study: str = ""  # written into every row as its ``study`` (:data:`.results.STUDIES`); "" = no field (exploratory)
 
     def config(self, recipe: dict):
         cls = CharLMConfig if self.task == "charlm" else ViTConfig
@@ -300,6 +301,8 @@ def run_grid(grid: Grid, out, *, device: str = "cpu", threads: int = 1, quiet: b
         if limit is not None and len(written) >= limit:
             break
         row = train(config, arm, seed, device=device, threads=threads, quiet=quiet, command=command)
+        if grid.study:
+            row["study"] = grid.study
         n_rows, saved = save_rows(out, [row], lock_timeout=lock_timeout, say=print)
         written.append(row)
         if n_rows is None:

@@ -20,6 +20,11 @@ With ``standard_split=True`` (``--standard-split``) the model is trained on the
 60,000-image training set and validated on the 10,000-image test set; this
 needs torchvision's download and so a network. Pixels are standardised with
 the usual MNIST mean 0.1307 and standard deviation 0.3081; no augmentation.
+With ``n_test`` > 0 (the confirmatory round, :mod:`.confirmatory`) a test split of
+that many images is held out first by the same stratified split, the training
+and validation images are drawn from the rest, and the final model is scored on
+it once, after training: the row gains ``test_loss``, ``test_acc`` and
+``test_predictions`` (each test image's predicted class, in order).
 
 Training: AdamW (weight decay on the 2-D weights only), gradient clipping,
 and up to ``epochs`` passes over the training images in an order drawn from
@@ -119,9 +124,25 @@ class ViT(BlockStack):
 
 
 def load_split(config: ViTConfig):
-    """Standardised (train_x, train_y, val_x, val_y) tensors as described in the module docstring."""
+    """Standardised (train_x, train_y, val_x, val_y) tensors as described in the module docstring.
+
+    With ``config.n_test`` > 0 a test split of that many images is held out first (stratified, ``split_seed``),
+    and the training and validation images are drawn from the rest; :func:`load_test_split` returns it.
+    """
+    return _split(config)[:4]
+
+
+def load_test_split(config: ViTConfig):
+    """Standardised (test_x, test_y) of the held-out test split (``config.n_test`` > 0; else ValueError)."""
+    if not config.n_test:
+        raise ValueError("config.n_test must be > 0 for a test split; got 0")
+    return _split(config)[4:]
+
+
+def _split(config: ViTConfig):
     from ..data import load_mnist
 
+    test = None
     if config.standard_split:
         train_x, train_y = load_mnist(split="train")
         val_x, val_y = load_mnist(split="test")
@@ -129,27 +150,38 @@ def load_split(config: ViTConfig):
         from sklearn.model_selection import train_test_split
 
         images, labels = load_mnist(split="test")
-        idx_train, idx_val = train_test_split(np.arange(len(labels)), train_size=config.n_train,
-                                              test_size=config.n_val, stratify=labels,
+        pool = np.arange(len(labels))
+        if config.n_test:
+            # the test images first, so that no choice of n_train or n_val can move one of them into training
+            pool, idx_test = train_test_split(pool, test_size=config.n_test, stratify=labels,
                                               random_state=config.split_seed)
+            test = (images[idx_test], labels[idx_test])
+        idx_train, idx_val = train_test_split(pool, train_size=config.n_train, test_size=config.n_val,
+                                              stratify=labels[pool], random_state=config.split_seed)
         train_x, train_y = images[idx_train], labels[idx_train]
         val_x, val_y = images[idx_val], labels[idx_val]
 
     def prep(x, y):
         return torch.from_numpy((x - MNIST_MEAN) / MNIST_STD).float(), torch.from_numpy(y).long()
 
-    return (*prep(train_x, train_y), *prep(val_x, val_y))
+    out = (*prep(train_x, train_y), *prep(val_x, val_y))
+    return out if test is None else (*out, *prep(*test))
 
 
-def evaluate(model: ViT, x: torch.Tensor, y: torch.Tensor, device: str, batch_size: int = 1000):
-    """Mean cross-entropy and accuracy of ``model`` on (x, y)."""
+def evaluate(model: ViT, x: torch.Tensor, y: torch.Tensor, device: str, batch_size: int = 1000,
+             predictions: list | None = None):
+    """Mean cross-entropy and accuracy of ``model`` on (x, y); the predicted classes are appended to
+    ``predictions`` when a list is given."""
     loss_sum, correct = 0.0, 0
     with evaluating(model):
         for i in range(0, len(y), batch_size):
             xb, yb = x[i:i + batch_size].to(device), y[i:i + batch_size].to(device)
             logits, _ = model(xb)
             loss_sum += F.cross_entropy(logits, yb, reduction="sum").item()
-            correct += (logits.argmax(dim=1) == yb).sum().item()
+            predicted = logits.argmax(dim=1)
+            correct += (predicted == yb).sum().item()
+            if predictions is not None:
+                predictions.extend(int(c) for c in predicted.tolist())
     return loss_sum / len(y), correct / len(y)
 
 
@@ -170,7 +202,8 @@ def train_vit(config: ViTConfig | None = None, variant: str = "attention", seed:
     config, variant, seed, device, threads, wall_start = start_run(
         config, ViTConfig, variant, causal=False, seed=seed, device=device, threads=threads)
 
-    train_x, train_y, val_x, val_y = load_split(config)
+    split = _split(config)
+    train_x, train_y, val_x, val_y = split[:4]
     n_train = len(train_y)
     steps_per_epoch = math.ceil(n_train / config.batch_size)
     total_steps = steps_per_epoch * config.epochs
@@ -228,9 +261,16 @@ def train_vit(config: ViTConfig | None = None, variant: str = "attention", seed:
         elif decay is not None and epochs_run >= decay[3]:
             break
     bar.close()
+    test = {}
+    if config.n_test:
+        # scored once, on the final model: nothing in training or in the plateau rule ever saw these images
+        test_x, test_y = split[4:]
+        predicted = []
+        test["test_loss"], test["test_acc"] = evaluate(model, test_x, test_y, device, predictions=predicted)
+        test["test_predictions"] = "".join(str(c) for c in predicted)
 
     return results_row("vit", variant, seed, config, curve, throughput=n_train * epochs_run / clock.seconds,
                        throughput_unit="images/s", n_params=model.num_parameters(), train_seconds=clock.seconds,
                        wall_start=wall_start, device=device, threads=threads, command=command,
-                       gates=model.gates(), extra={"epochs_run": epochs_run, **(
+                       gates=model.gates(), extra={"epochs_run": epochs_run, **test, **(
                            {} if recorder is None else {"mechanism": recorder.finish()})})

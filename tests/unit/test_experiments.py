@@ -346,7 +346,7 @@ def test_sweep_from_the_command_line(tmp_path, capsys):
     (["sweep", "--task", "vit", "--seeds", "0,x", "--out", "x.json"], "--seeds"),
     (["charlm", "--n-embd", "30"], "n_embd must be divisible by n_head"),
     (["charlm", "--lr", "-1"], "lr must be in"),
-    (["vit", "--n-train", "9000"], "n_train \\+ n_val must be at most 10000"),
+    (["vit", "--n-train", "9000"], "n_train \\+ n_val \\+ n_test must be at most 10000"),
     (["charlm", "--seed", "-2"], "--seed must be >= 0"),
     (["charlm", "--no-such-option", "1"], "unrecognized arguments"),
 ])
