@@ -24,6 +24,8 @@ statistics. Core code only (no figures, no prose; those are in
   TOST, the initialisation effect (OLS on the paired differences), the W_V W_O intervention's shifts and
   Fieller's sets for its shares;
 - :mod:`.sweep`      the recipe grids and their resumable runner;
+- :mod:`.confirmatory` the confirmatory round for A - I: declared before its first run (its cells, seeds, power
+  calculation, margins, tests and verdict words), its grids, and the one function that reads its rows;
 - :mod:`.measure`    the spread of a k-batch loss estimate (nanoGPT's 20 batches vs our 200);
 - ``python -m probdr_lite.experiments`` the command line (:mod:`.__main__`).
 """

@@ -1,4 +1,4 @@
-"""Command line: ``python -m probdr_lite.experiments {charlm,vit,sweep,grid,append,families,eval-spread} ...``.
+"""Command line: ``python -m probdr_lite.experiments {charlm,vit,sweep,grid,append,families,confirmatory,eval-spread}``.
 
 Examples::
 
@@ -8,6 +8,8 @@ Examples::
     python -m probdr_lite.experiments grid vit --threads 1     # run it (resumable: done rows are skipped)
     python -m probdr_lite.experiments append saved-row.json --out probdr_lite/results/vit_recipes.json
     python -m probdr_lite.experiments families                # the chapter's tests, from the committed rows
+    python -m probdr_lite.experiments confirmatory --declare  # the confirmatory round's declaration (Markdown)
+    python -m probdr_lite.experiments confirmatory            # its table, once every declared row is in
     python -m probdr_lite.experiments eval-spread --out probdr_lite/results/charlm_eval_spread.json
     python -m probdr_lite.experiments sweep --task charlm --variants attention,diffusion,gated \\
         --seeds 0,1,2,3,4 --out probdr_lite/results/charlm_cpu.json --threads 1 --quiet
@@ -44,10 +46,13 @@ from .attention import check_variant
 from .charlm import train_charlm
 from .configs import CharLMConfig, ViTConfig
 from .results import LOCK_TIMEOUT, append_results, check_results_file, load_results, save_rows
-from .sweep import GRIDS, PLATEAU, estimate_hours, get_grid, pending_runs, run_grid, unit_seconds
+from .confirmatory import GRIDS as CONFIRMATORY_GRIDS
+from .sweep import GRIDS as RECIPE_GRIDS, PLATEAU, estimate_hours, pending_runs, run_grid, unit_seconds
 from .vit import train_vit
 
 TASKS = {"charlm": (CharLMConfig, train_charlm, "max_iters"), "vit": (ViTConfig, train_vit, None)}
+#: Every grid the ``grid`` command runs: the exploratory recipe grids and the confirmatory round's.
+GRIDS = {**RECIPE_GRIDS, **CONFIRMATORY_GRIDS}
 
 
 def _add_config_options(parser: argparse.ArgumentParser, config_cls, iters_field: str) -> None:
@@ -86,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train the character LM or the MNIST ViT with A, A - I, A - gI (or, ViT, A_sym, A_sym - I) "
                     "attention; run or estimate a recipe grid; measure the spread of a k-batch loss.")
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{charlm,vit,sweep,grid,append,eval-spread}")
+                                metavar="{charlm,vit,sweep,grid,append,families,confirmatory,eval-spread}")
     for task, (config_cls, _, iters_field) in TASKS.items():
         sp = sub.add_parser(task, help=f"one {task} run", description=f"Train one {task} arm for one seed.")
         sp.add_argument("--variant", default="attention",
@@ -127,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("families", help="the chapter's families of tests, from the committed rows, as Markdown",
                         description="Print the interaction test, the primary family and the intervention family of "
                                     "the trained-transformers chapter, computed from the committed results files.")
+    sp.add_argument("--results-dir", default=None, help="folder of the results files [probdr_lite/results]")
+    sp = sub.add_parser("confirmatory", help="the confirmatory round: its declaration, or its table once complete",
+                        description="Print the confirmatory round's declaration (--declare), or, once every declared "
+                                    "run is in, its table of verdicts.")
+    sp.add_argument("--declare", action="store_true", help="print the declaration as Markdown")
     sp.add_argument("--results-dir", default=None, help="folder of the results files [probdr_lite/results]")
     sp = sub.add_parser("eval-spread", help="spread of a k-batch validation loss (nanoGPT's 20 vs our 200)",
                         description="Train charlm's attention arm and measure the loss of many single batches.")
@@ -234,7 +244,7 @@ def main(argv=None) -> int:
     command = "python -m probdr_lite.experiments " + shlex.join(argv)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if args.command in ("grid", "eval-spread", "append", "families") and extra:
+    if args.command in ("grid", "eval-spread", "append", "families", "confirmatory") and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "families":
         from .families import format_families
@@ -244,6 +254,19 @@ def main(argv=None) -> int:
             rows = {task: task_rows(task, args.results_dir) for task in TASKS}
             vo = {task: intervention_rows(task, args.results_dir) for task in TASKS}  # with their base cells
             print(format_families(rows, {task: (r, r) for task, r in vo.items() if r}))
+        except ValueError as exc:
+            parser.error(str(exc))
+        return 0
+    if args.command == "confirmatory":
+        from . import confirmatory
+        from .files import task_rows
+
+        try:
+            if args.declare:
+                print(confirmatory.declaration({task: task_rows(task, args.results_dir) for task in TASKS}))
+            else:
+                print(confirmatory.format_table(confirmatory.confirmatory_table(
+                    confirmatory.load_rows(args.results_dir))))
         except ValueError as exc:
             parser.error(str(exc))
         return 0
@@ -287,7 +310,7 @@ def main(argv=None) -> int:
             return 0
         from .files import RECIPE_FILES, results_dir
 
-        grid = get_grid(args.name)
+        grid = GRIDS[args.name]
         out = args.out or str(results_dir(args.results_dir) / (grid.file or RECIPE_FILES[grid.task]))
         try:
             if not args.estimate:
