@@ -120,3 +120,45 @@ def _seed_global_rngs():
     torch.manual_seed(0)
     np.random.seed(0)
     yield
+
+
+#: Why a browser test can be skipped: what tests/chromium.py's ``require`` and the browser fixtures say is missing.
+BROWSER_MISSING = ("no Chromium found", "Playwright for Python is not installed")
+#: How to get Chromium where it is missing (README's prerequisites say the same).
+CHROMIUM_INSTALL = "sudo apt-get install chromium   (Debian, Ubuntu; or set PROBDR_CHROMIUM to a Chromium binary)"
+
+
+def _skip_reason(report) -> str:
+    longrepr = getattr(report, "longrepr", None)
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr or "")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Count the browser tests that did not run for want of Chromium or Playwright (:func:`pytest_unconfigure` says
+    so after everything else)."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if any(m in _skip_reason(r) for m in BROWSER_MISSING)]
+    if skipped:
+        config.stash[_BROWSER_SKIPS] = (len(skipped), sorted({m for r in skipped for m in BROWSER_MISSING
+                                                              if m in _skip_reason(r)}))
+
+
+_BROWSER_SKIPS = pytest.StashKey[tuple]()
+
+
+def pytest_unconfigure(config):
+    """Say in the very last lines how many browser tests did not run and why, with the line that installs Chromium:
+    without it the suite passes, and a skip list is easy to miss. (CI sets PROBDR_REQUIRE_BROWSER=1, which makes them
+    fail instead.)"""
+    found = config.stash.get(_BROWSER_SKIPS, None)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if not found or reporter is None:
+        return
+    n, reasons = found
+    reporter.write_sep("=", f"{n} browser tests did not run", yellow=True, bold=True)
+    reporter.write_line(
+        f"{n} tests that check the built book in a browser (every page offline, maths, live figures, Live Code, "
+        f"search, dark mode, phone and desktop sizes, print) were skipped: {'; '.join(reasons)}.")
+    reporter.write_line(f"Install Chromium and run the tests again:  {CHROMIUM_INSTALL}")
+    reporter.write_line("(CI sets PROBDR_REQUIRE_BROWSER=1, which makes them fail instead of being skipped.)")

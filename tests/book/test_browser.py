@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import re
 import threading
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.chromium import chromium_path
+from tests.chromium import chromium_path, require
 
 from .conftest import ROOT, toc_pages
 from .screens import LOCAL_HOSTS, PAGE_TIMEOUT_S, new_context
@@ -59,10 +58,7 @@ def browser():
     if missing is None and exe is None:
         missing = "no Chromium found (apt-get install chromium, or set PROBDR_CHROMIUM to its path)"
     if missing:
-        if os.environ.get("PROBDR_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"the browser tests are required here (PROBDR_REQUIRE_BROWSER=1) but {missing}",
-                        pytrace=False)
-        pytest.skip(f"browser tests skipped: {missing}")
+        require("browser tests", missing)  # skipped, or failed where CI requires them (PROBDR_REQUIRE_BROWSER=1)
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
         try:
