@@ -39,16 +39,25 @@ def test_npm_packages_are_pinned_exactly_and_locked():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
 
 
-def test_test_only_npm_packages_are_pinned_and_never_served():
-    """axe-core runs in the browser tests only (injected from node_modules): pinned, locked, not copied to the site."""
+def test_build_and_test_npm_packages_are_pinned_and_never_served():
+    """The tools that build and check the site, never copied into it: axe-core (injected into pages by the browser
+    tests), Lighthouse (benchmarks/bench_lighthouse.py; 12.x runs on Node 20, 13 needs 22) and mathjax-full, MathJax
+    for Node, which typesets the maths when the book is built (tools/typeset_maths.js) and must be the release of the
+    MathJax the site serves, so that maths typeset later looks the same. Pinned exactly and locked."""
+    deps = json.loads((ROOT / "package.json").read_text())["dependencies"]
     dev = json.loads((ROOT / "package.json").read_text())["devDependencies"]
-    assert set(dev) == {"axe-core"}
+    assert set(dev) == {"axe-core", "lighthouse", "mathjax-full"}
+    for name, version in dev.items():
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} must be pinned to an exact version: {version}"
     assert re.fullmatch(r"4\.\d+\.\d+", dev["axe-core"]), dev
+    assert dev["lighthouse"].startswith("12."), "Lighthouse 13 needs Node 22"
+    assert dev["mathjax-full"] == deps["mathjax"]
     lock = json.loads((ROOT / "package-lock.json").read_text())
     assert lock["packages"][""]["devDependencies"] == dev
-    assert lock["packages"]["node_modules/axe-core"]["version"] == dev["axe-core"]
+    for name, version in dev.items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version
     assets = _assets_module()
-    assert "axe-core" not in {package for package, _, _ in assets.ASSETS}
+    assert not set(dev) & {package for package, _, _ in assets.ASSETS}
 
 
 def test_the_site_points_at_its_own_copies_of_the_javascript():
