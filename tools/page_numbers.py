@@ -35,9 +35,12 @@ redirect) is listed with no numbers.
 Left out, as not visible text: ``<script>`` and ``<style>`` (including the live figures' JSON specs),
 ``<svg>`` icons, the headings' ``#`` links, link ``title`` tooltips (the figure links' "(676 × 295 pixels)", the
 citations' full references), elements marked ``hidden`` or ``display: none``, and MathJax's own typeset copies
-and hidden assistive MathML (``mjx-*``, ``.MathJax*``; present only in a page saved from a browser) whose
-source is recorded instead (MathJax 2's ``<script type="math/tex">``; a page MathJax 3 has typeset keeps no
-source, so snapshot the build's own HTML, not a page saved from a browser). Out of scope: the pixels of images
+and hidden assistive MathML (``mjx-*``, ``.MathJax*``), whose source is recorded instead: the book typesets its
+maths when it is built (``tools/site_speed.py``) and keeps each formula's TeX in its MathML as ``<annotation
+encoding="application/x-tex">``, which is read as the formula's source with the delimiters Sphinx writes around it
+(``\\(...\\)``, ``\\[...\\]``), so a snapshot of a build from before that change pairs its formulas with one
+after it; likewise MathJax 2's ``<script type="math/tex">``. A page that MathJax 3 typeset in a browser and that
+was saved from there keeps no source: snapshot the build's own HTML. Out of scope: the pixels of images
 (a number drawn in a figure is not text).
 
 Comparing. Per page, the two token sequences are aligned by ``difflib.SequenceMatcher`` on each token's key
@@ -122,11 +125,12 @@ def math_key(source: str) -> str:
 
 
 class _Frame:
-    __slots__ = ("tag", "skip", "kind", "math", "pre", "heading", "cell", "table")
+    __slots__ = ("tag", "skip", "kind", "math", "pre", "heading", "cell", "table", "tex")
 
-    def __init__(self, tag, skip=False, kind=None, math=False, pre=False, heading=False, cell=None, table=None):
+    def __init__(self, tag, skip=False, kind=None, math=False, pre=False, heading=False, cell=None, table=None,
+                 tex=None):
         self.tag, self.skip, self.kind, self.math, self.pre = tag, skip, kind, math, pre
-        self.heading, self.cell, self.table = heading, cell, table
+        self.heading, self.cell, self.table, self.tex = heading, cell, table, tex
 
 
 class _Table:
@@ -161,6 +165,8 @@ class PageParser(HTMLParser):
         self.pieces: list = []  # [("text"|"math", str)] of the current block
         self.math_text: list | None = None
         self.math_display = False
+        self.tex_note: list | None = None  # the TeX annotation of a typeset formula, while it is read
+        self.tex_display = False
         self.tokens: list = []
 
     # --- state read from the open elements -------------------------------------------------------------
@@ -204,6 +210,14 @@ class PageParser(HTMLParser):
 
     def _start_in_article(self, tag, attrs):
         cls = _classes(attrs)
+        if tag == "mjx-container" and self.math_text is not None:
+            self.tex_display = attrs.get("display") == "true"
+        if (tag == "annotation" and attrs.get("encoding") == "application/x-tex" and self.math_text is not None
+                and self.tex_note is None):
+            # a formula typeset when the book was built: its TeX source, inside the hidden assistive MathML
+            self.tex_note = []
+            self.stack.append(_Frame(tag, skip=True, tex=True))
+            return
         style = re.sub(r"\s+", "", attrs.get("style", "")).lower()
         skip = (
             tag in SKIP_TAGS or tag.startswith("mjx-") or bool(cls & SKIP_CLASSES)
@@ -284,6 +298,12 @@ class PageParser(HTMLParser):
                 break
 
     def _end_frame(self, frame):
+        if frame.tex and self.tex_note is not None:
+            # the formula's source where MathJax's typeset copy sits, with the delimiters Sphinx wrote around it
+            tex, self.tex_note = "".join(self.tex_note), None
+            if self.math_text is not None:
+                self.math_text.append(("\\[" + tex + "\\]") if self.tex_display else ("\\(" + tex + "\\)"))
+            return
         if not self.in_article:
             return
         if len(self.stack) - 1 <= self.article_depth:  # the article itself ends
@@ -325,6 +345,9 @@ class PageParser(HTMLParser):
     def handle_data(self, data):
         if self._in_title and not self.in_article:
             self.title += data
+        if self.tex_note is not None:
+            self.tex_note.append(data)
+            return
         if not self.in_article or self._skipping():
             return
         if self.math_text is not None:

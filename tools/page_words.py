@@ -14,8 +14,9 @@ sentence. The limits the book keeps (``tests/book/test_page_words.py`` holds eve
 - *rendered*: every visible word of the article outside code cells' source and folded blocks: prose, headings,
   tables, captions, printed output.
 
-A formula counts as one word where it sits in the text. Hidden text (``hidden``, ``display: none``, screen-reader
-copies of maths, the headings' ``#`` links) is not counted.
+A formula counts as one word where it sits in the text: its TeX source (as Sphinx writes it, or, once the build
+has typeset it, the TeX annotation of its assistive MathML), never the glyphs or MathML of its typeset copy. Hidden
+text (``hidden``, ``display: none``, screen-reader copies of maths, the headings' ``#`` links) is not counted.
 
 Exit status: 0, or 1 with ``--check`` when a page is over a limit; 2 when the folder cannot be read.
 """
@@ -79,7 +80,11 @@ class _Counter(HTMLParser):
         f["output"] = f["output"] or "cell_output" in classes
         f["folded"] = f["folded"] or tag == "details"
         f["text"] = f["text"] or tag in ("p", "li")
+        if "math" in classes and not f["math"]:
+            f["box"] = dict(f)  # the flags where the formula sits: its TeX annotation is counted there
         f["math"] = f["math"] or "math" in classes
+        if tag == "annotation" and attrs.get("encoding") == "application/x-tex" and f.get("box") is not None:
+            f = {**f["box"], "math": True, "box": None}
         self.stack.append(f)
 
     def handle_endtag(self, tag):

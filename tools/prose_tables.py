@@ -64,13 +64,19 @@ def sentences(paragraph: str) -> list:
 
 
 class _Article(HTMLParser):
-    """Collects the article body's table text and its paragraphs' text."""
+    """Collects the article body's table text and its paragraphs' text.
+
+    A formula typeset when the book was built (``tools/site_speed.py``: SVG and MathJax's assistive MathML inside an
+    ``mjx-container``) reads as its TeX source, ``\\(...\\)`` or ``\\[...\\]``, taken from the MathML's TeX
+    annotation, as the page's text read before the maths was typeset there: its glyphs and MathML are not words."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.stack = []  # (tag, in_article, hidden, in_table, in_paragraph)
         self.tables, self.paragraphs = [], []
         self._table, self._paragraph = None, None
+        self._maths = None  # (the formula's flags, display) while inside a typeset formula
+        self._tex = None  # the TeX annotation's text while it is read
 
     def _top(self):
         return self.stack[-1] if self.stack else (None, False, False, False, False)
@@ -81,8 +87,13 @@ class _Article(HTMLParser):
         attrs = dict(attrs)
         classes = set((attrs.get("class") or "").split())
         _, in_article, hidden, in_table, in_paragraph = self._top()
+        if tag == "mjx-container" and self._maths is None:
+            self._maths = (self._top(), attrs.get("display") == "true")
+        if tag == "annotation" and attrs.get("encoding") == "application/x-tex" and self._maths is not None:
+            self._tex = []
         if tag == "article" and "bd-article" in classes:
             in_article = True
+        hidden = hidden or tag.startswith("mjx-")
         opens_table = in_article and tag == "table" and not in_table and "cell_input" not in classes
         if opens_table:
             self._table = []
@@ -96,6 +107,13 @@ class _Article(HTMLParser):
     def handle_endtag(self, tag):
         if tag in VOID or not any(t == tag for t, *_ in self.stack):
             return
+        if tag == "annotation" and self._tex is not None:
+            (_, in_article, hidden, in_table, in_paragraph), display = self._maths
+            tex, self._tex = "".join(self._tex), None
+            self._text(("\\[" + tex + "\\]") if display else ("\\(" + tex + "\\)"), in_article, hidden, in_table,
+                       in_paragraph)
+        if tag == "mjx-container":
+            self._maths = None
         while self.stack:
             t, _, _, in_table, in_paragraph = self.stack.pop()
             outer = self._top()
@@ -109,7 +127,13 @@ class _Article(HTMLParser):
                 return
 
     def handle_data(self, data):
+        if self._tex is not None:
+            self._tex.append(data)
+            return
         _, in_article, hidden, in_table, in_paragraph = self._top()
+        self._text(data, in_article, hidden, in_table, in_paragraph)
+
+    def _text(self, data, in_article, hidden, in_table, in_paragraph):
         if not in_article:
             return
         if in_table and self._table is not None:
