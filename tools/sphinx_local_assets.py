@@ -1,4 +1,5 @@
-"""Sphinx extension: serve MathJax, require.js, the ipywidgets HTML manager, Thebe and the live figures from the book.
+"""Sphinx extension: serve MathJax, require.js, the ipywidgets HTML manager, Thebe and the live figures from the book,
+and make every page fast to open on a phone (issue 44; the build steps are in ``tools/site_speed.py``).
 
 By default Sphinx loads MathJax from jsDelivr, and myst-nb loads require.js from
 cdnjs and the ipywidgets HTML manager from jsDelivr, so the site shows raw TeX
@@ -36,11 +37,21 @@ Two more things come from here:
   the kernel's server (Binder, or the one a page configures) is reached, and
   only after the click.
 - The kernel-free live figures (``probdr_lite.presentation.live``): ``live.js`` and
-  ``live.css`` are package resources, copied to ``vendor/probdr-live/`` and
-  loaded only on pages that have a live figure. A figure whose points come in
-  chunks (one per setting) has them moved out of its page into one file per
-  setting under ``live-data/`` (:func:`_externalise_chunks`), which the page
-  loads when the reader first picks that setting.
+  ``live.css`` are package resources, copied to ``vendor/probdr-live/``; on a page
+  that has a live figure ``probdr-site.js`` loads them once the page has painted.
+  Each figure's spec (controls, panels, precomputed data) is moved out of its page
+  into ``live-data/<page>/<figure>/spec.js`` (:func:`_externalise_specs`), which
+  live.js loads when the reader comes near the figure; a figure whose points come
+  in chunks (one per setting) has them moved into one file per setting there too
+  (:func:`_externalise_chunks`), loaded when the reader first picks that setting.
+- Maths: typeset when the book is built (:func:`site_speed.typeset_site`, MathJax
+  in Node, SVG with assistive MathML); no page loads MathJax. ``mathjax_path`` is
+  the MathJax that ``probdr-site.js`` loads only for maths that appears later
+  (search summaries, Live Code's outputs), configured by ``mathjax3_config``.
+- Nothing render-blocking that the first screen does not need: every script of
+  the head is deferred (the search page's excepted), and at the end of the build
+  :func:`site_speed.rewrite_head` and :func:`site_speed.subset_icons` finish the
+  head of every page and cut the theme's icon fonts to the icons the site uses.
 
 The site's own stylesheet and script (``tools/site/``, copied to
 ``vendor/probdr-site/`` and loaded on every page) and the post-processing of
@@ -49,17 +60,21 @@ each page (:func:`_site_page`, :func:`_finish_site`):
 - every figure a notebook output shows (an ``<img>`` of ``_images/``) gets the
   alt text its figure builder gave it (``probdr_lite.presentation.style.describe``
   writes it into the PNG), a link to the image itself (the figure at full
-  size) and a smallest width at which its tick labels are 9 pixels high; a
-  figure wider than the column then scrolls sideways, with a visible cue. The
-  scrub animations get their frames' alt text;
+  size), a smallest width at which its tick labels are 9 pixels high (a figure
+  wider than the column then scrolls sideways, with a visible cue), and sources
+  sized for the screen (``srcset``: WebP copies, :func:`site_speed.figure_sources`).
+  The scrub animations get their frames' alt text, and their frames become files
+  loaded when the figure is near (:func:`site_speed.externalise_frames`);
 - Font Awesome's 1.5 MB script is dropped: the theme's stylesheet already
-  draws every icon from Font Awesome's web fonts;
+  draws every icon from Font Awesome's web fonts, which the end of the build
+  cuts to the icons the site uses (:func:`site_speed.subset_icons`);
 - markup of the theme and extensions that axe-core's WCAG rules reject is
   rewritten (:data:`MARKUP_FIXES`: names that differ from the visible text,
   docutils' deprecated ``doc-biblioentry`` role), and the scrub figures'
   frame sliders are named;
 - section titles in ``searchindex.js`` read as text, not TeX (``\\kappa`` ->
-  κ), and the search page typesets the maths of its result summaries;
+  κ), and the search page typesets the maths of its result summaries (with the
+  MathJax that probdr-site.js loads then);
 - a print stylesheet: no navigation, code that wraps, live figures as sharp
   pictures at their current settings without their controls (``live.css``).
 """
@@ -85,10 +100,11 @@ NODE_MODULES = ROOT / "node_modules"
 PREFIX = "vendor"
 
 #: What is copied: (npm package, glob inside the package, folder under vendor/).
-#: MathJax's TeX bundle (base, AMS, newcommand, require, autoload) covers the
-#: book's maths; the other TeX extensions are copied too, so that one a page
-#: asks for (autoload, ``\\require``) comes from the site, never a CDN. Its CHTML
-#: output needs only the woff-v2 fonts. The HTML
+#: MathJax's TeX bundle (base, AMS, newcommand, require, autoload), for maths that
+#: appears after the book was built (the pages' own is typeset then, by npm's
+#: mathjax-full, the same release, in Node); the other TeX extensions are copied
+#: too, so that one a page asks for (autoload, ``\\require``) comes from the site,
+#: never a CDN. Its CHTML output needs only the woff-v2 fonts. The HTML
 #: manager's Font Awesome fonts are loaded from next to embed-amd.js (Chromium,
 #: Firefox and Safari all take woff2; woff is the fallback).
 ASSETS = [
@@ -372,6 +388,16 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
             if new is not None:
                 asset = cls(new, priority=asset.priority, **asset.attributes)
                 used.add(new)
+            if key == "script_files" and new is not None and new == str(app.config.mathjax_path):
+                continue  # the maths is typeset when the book is built (site_speed); MathJax loads only when needed
+            if key == "script_files" and name and pagename != "search" \
+                    and not str(name).endswith("documentation_options.js") \
+                    and not {"async", "defer"} & set(getattr(asset, "attributes", {})):
+                # nothing blocks the first paint: the scripts run in order once the page is parsed, as before but
+                # after it; documentation_options.js is written into the page at the end of the build instead. (The
+                # search page keeps them as they were: its search scripts, which the theme writes after them and
+                # which need them, block.)
+                asset = cls(asset.filename, priority=asset.priority, **{**asset.attributes, "defer": "defer"})
             # an inline script is registered with filename None or "" depending on the route
             ident = (str(getattr(asset, "filename", asset) or ""),
                      repr(sorted(getattr(asset, "attributes", {}).items())))
@@ -398,12 +424,8 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
                 used.update(urls.values())
         files[:] = kept
     if isinstance(body_html, str) and LIVE_MARKER in body_html:
-        for name, cls, extra in (("live.js", _JavaScript, {"defer": "defer"}), ("live.css", _CascadingStyleSheet, {})):
-            target = f"{LIVE_DIR}/{name}"
-            files = context.get("script_files" if cls is _JavaScript else "css_files")
-            if isinstance(files, list):
-                files.append(cls(target, priority=900, **extra))
-                used.add(target)
+        # probdr-site.js loads live.js and live.css once the page has painted (see _site_page)
+        used.update(f"{LIVE_DIR}/{name}" for name in ("live.js", "live.css"))
     if isinstance(context.get("body"), str):
         for pattern in CDN_LINKS_DROPPED:
             context["body"] = pattern.sub("", context["body"])
@@ -429,20 +451,24 @@ def _site_page(app: Sphinx, pagename, templatename, context, doctree) -> None:
         css.append(_CascadingStyleSheet(f"{SITE_DIR}/probdr-site.css", priority=900))
         used.add(f"{SITE_DIR}/probdr-site.css")
     if isinstance(scripts, list):
-        scripts.append(_JavaScript(f"{SITE_DIR}/probdr-site.js", priority=900, defer="defer"))
-        used.add(f"{SITE_DIR}/probdr-site.js")
-        # the search page typesets the maths in its result summaries (taken from the pages' own text)
+        # where probdr-site.js finds what it loads only when it is needed: MathJax (maths that appears after the
+        # page is built: search summaries, Live Code's outputs), and the live figures' script and stylesheet
         mathjax = str(app.config.mathjax_path)
-        if pagename == "search" and mathjax.startswith(f"{PREFIX}/") and not any(
-                str(getattr(a, "filename", "")).endswith(mathjax) for a in scripts):
-            if app.config.mathjax3_config:  # as sphinx.ext.mathjax writes it on the pages with maths
-                scripts.append(_JavaScript("", priority=500, body="window.MathJax = "
-                                           + json.dumps(app.config.mathjax3_config)))
-            scripts.append(_JavaScript(mathjax, priority=500, defer="defer"))
-            used.add(mathjax)
+        lazy = {"data-mathjax": mathjax, "data-live-js": f"{LIVE_DIR}/live.js", "data-live-css": f"{LIVE_DIR}/live.css"}
+        used.update(lazy.values())
+        attrs = {k: context["pathto"](v, resource=True) for k, v in lazy.items()}
+        scripts.append(_JavaScript(f"{SITE_DIR}/probdr-site.js", priority=900, defer="defer", **attrs))
+        used.add(f"{SITE_DIR}/probdr-site.js")
+        # the search page typesets the maths of its result summaries (taken from the pages' own text) with the
+        # MathJax that probdr-site.js loads once a summary holds some, configured as the pages' own was
+        if pagename == "search" and app.config.mathjax3_config and not any(
+                "window.MathJax" in str(getattr(a, "attributes", {}).get("body", "")) for a in scripts):
+            scripts.append(_JavaScript("", priority=500, body="window.MathJax = "
+                                       + json.dumps(app.config.mathjax3_config)))
     if isinstance(context.get("body"), str):
         context["body"] = _externalise_chunks(app, pagename, context["body"], context["pathto"])
-        context["body"] = _static_figures(app, context["body"])
+        context["body"] = _externalise_specs(app, pagename, context["body"], context["pathto"])
+        context["body"] = _static_figures(app, context["body"], context["pathto"])
 
 
 _CHUNKS = re.compile(r'<script type="application/json" class="probdr-live-chunks">(.*?)</script>', re.S)
@@ -477,6 +503,35 @@ def _externalise_chunks(app: Sphinx, pagename: str, body: str, pathto) -> str:
     return "".join(out) + body[pos:] if out else body
 
 
+_SPEC = re.compile(r'<script type="application/json" class="probdr-live-spec">(.*?)</script>', re.S)
+
+
+def _externalise_specs(app: Sphinx, pagename: str, body: str, pathto) -> str:
+    """Move each live figure's spec (its controls, panels and precomputed data) into ``live-data/<page>/<figure
+    id>/spec.js``, which live.js loads when the reader comes near the figure: the page itself carries only its text.
+
+    The file calls ``probdrLive.spec(id, spec)`` (a <script>, so it works from ``file://`` too); in the page the spec
+    is replaced by where it is and how large. At the end of the build the caption's maths is typeset into the file
+    (``spec["captionHtml"]``, :func:`site_speed.typeset_site`)."""
+    speed = _tool("site_speed")
+    out, pos = [], 0
+    for m in _SPEC.finditer(body):
+        ids = _LIVE_DIV.findall(body, 0, m.start())
+        if not ids:
+            raise ExtensionError(f"{pagename}: a live-figure spec outside a live figure")
+        fid = ids[-1]
+        folder = f"{LIVE_DATA}/{pagename}/{fid}"
+        target = Path(app.outdir) / folder
+        target.mkdir(parents=True, exist_ok=True)
+        text = speed.spec_text(fid, json.loads(m.group(1)))
+        (target / "spec.js").write_text(text, encoding="utf-8")
+        info = json.dumps({"src": pathto(folder + "/spec.js", resource=True), "bytes": len(text.encode("utf-8"))},
+                          separators=(",", ":")).replace("</", "<\\/")
+        out += [body[pos:m.start()], f'<script type="application/json" class="probdr-live-spec-file">{info}</script>']
+        pos = m.end()
+    return "".join(out) + body[pos:] if out else body
+
+
 def png_text(data) -> tuple[dict, tuple[int, int]]:
     """The text chunks (tEXt, zTXt, iTXt) and the size of a PNG, from its path or bytes."""
     from io import BytesIO
@@ -490,22 +545,44 @@ def png_text(data) -> tuple[dict, tuple[int, int]]:
 _IMG = re.compile(r'<img alt="([^"]*)" src="([^"]*_images/([^"/]+\.png))" />')
 _ANIM_IMG = re.compile(r'<img id="(_anim_img[0-9a-f]+)">')
 _ANIM_FRAME = re.compile(r'frames\[0\] = "data:image/png;base64,((?:[A-Za-z0-9+/=]|\\\n)+)"')
+_ANIM_SCRIPT = re.compile(r'<script language="javascript">(?:(?!</script>).)*?frames\[0\] = "data:image/png;base64,.*?</script>',
+                          re.S)
 
 
-def _static_figures(app: Sphinx, body: str) -> str:
-    """Alt text, a full-size link and a smallest readable width for every figure of a notebook output.
+def _static_figures(app: Sphinx, body: str, pathto=None) -> str:
+    """Alt text, a full-size link, a smallest readable width and sources sized for the screen for every figure of a
+    notebook output; the frames of the scrub figures as files.
 
     The alt text and the height of the smallest tick label (``probdr:tick-px``) are read from the PNG, where
-    ``probdr_lite.presentation.style.describe`` put them (and the smallest text's, ``probdr:text-px``, for phones). The image loads when the reader scrolls near it (``loading=
-    "lazy"``; its width and height are given, so the page does not jump), not with the page. The image is never shown so small that its tick labels fall
-    below ``MIN_TICK_PX`` pixels (nor wider than it is): where the column is narrower, the figure scrolls sideways
-    and ``probdr-site.js`` shows the cue below it. A figure without a description keeps Sphinx's alt (its path),
-    which the book's tests reject.
+    ``probdr_lite.presentation.style.describe`` put them (and the smallest text's, ``probdr:text-px``, for phones).
+    The image is never shown so small that its tick labels fall below ``MIN_TICK_PX`` pixels (nor wider than it is):
+    where the column is narrower, the figure scrolls sideways and ``probdr-site.js`` shows the cue below it. A figure
+    without a description keeps Sphinx's alt (its path), which the book's tests reject.
+
+    Sources (``tools/site_speed.py``, :func:`site_speed.figure_sources`): the PNG stays the ``src`` (the link
+    target, what is printed); ``srcset`` offers a lossless WebP of it and, for a figure wider than the column, a WebP
+    at the column's width, and ``sizes`` says how wide the page shows it, so a browser fetches the smallest that is
+    sharp on its screen. Its width and height are given, so the page does not jump when it arrives. The first figure
+    of a page loads with the page when little text comes before it (on a phone's first screen); every other one
+    when the reader scrolls near it (``loading="lazy"``).
     """
+    import time
+
+    speed = _tool("site_speed")
+    started = time.perf_counter()
+    try:
+        return _figures(app, body, pathto, speed)
+    finally:
+        app.__dict__["_figure_seconds"] = app.__dict__.get("_figure_seconds", 0.0) + time.perf_counter() - started
+
+
+def _figures(app: Sphinx, body: str, pathto, speed) -> str:
     import base64
     import html as html_lib
 
     images = {dest: uri for uri, dest in getattr(app.builder, "images", {}).items()}
+    outimages = Path(app.outdir) / "_images"
+    first = [True]
 
     def figure(m):
         alt, src, name = m.group(1), m.group(2), m.group(3)
@@ -529,10 +606,18 @@ def _static_figures(app: Sphinx, body: str) -> str:
         narrowest = min(w, round(w * MIN_TICK_PX / tick)) if tick else 0
         phone = max(narrowest, min(w, round(w * MIN_TICK_PX / smallest))) if smallest else narrowest
         extra = f' data-tick-px="{tick:.2f}"' if tick else ""
+        folder = src[: -len(name)]
+        sources = speed.figure_sources(path, outimages, name)
+        srcset = ", ".join(f"{folder}{file} {width}w" for file, width in sources)
+        sizes = speed.sizes_attr(w, narrowest, phone)
+        eager = first[0] and speed.text_before(body[:m.start()]) < speed.FIRST_SCREEN_CHARS
+        first[0] = False
+        load = 'fetchpriority="high"' if eager else 'loading="lazy"'
         return (f'<figure class="probdr-figure"><div class="probdr-figure-scroll">'
                 f'<a class="probdr-figure-link" href="{src}" title="Open the figure at full size ({w} × {h} pixels)">'
-                f'<img alt="{html_lib.escape(alt, quote=True)}" src="{src}" width="{w}" height="{h}"{extra} '
-                f'loading="lazy" decoding="async" style="--probdr-min: {narrowest}px; --probdr-min-phone: {phone}px" />'
+                f'<img alt="{html_lib.escape(alt, quote=True)}" src="{src}" srcset="{srcset}" sizes="{sizes}" '
+                f'width="{w}" height="{h}"{extra} {load} decoding="async" '
+                f'style="--probdr-min: {narrowest}px; --probdr-min-phone: {phone}px" />'
                 '</a></div>'
                 f'<figcaption class="probdr-figure-cue">Wider than the page: scroll sideways, or '
                 f'<a href="{src}">open the figure at full size</a>.</figcaption></figure>')
@@ -543,11 +628,29 @@ def _static_figures(app: Sphinx, body: str) -> str:
         frame = _ANIM_FRAME.search(body, m.end())
         if not frame:
             return m.group(0)
-        text, _ = png_text(base64.b64decode(frame.group(1).replace("\\\n", "")))
+        text, (w, h) = png_text(base64.b64decode(frame.group(1).replace("\\\n", "")))
         alt = text.get("Description")
-        return m.group(0) if not alt else f'<img id="{m.group(1)}" alt="{html_lib.escape(alt, quote=True)}">'
+        attrs = f' alt="{html_lib.escape(alt, quote=True)}"' if alt else ""
+        # its frames come as files when the figure is near (site_speed.externalise_frames): sized, so nothing jumps
+        return f'<img id="{m.group(1)}"{attrs} width="{w}" height="{h}" loading="lazy" decoding="async">'
 
-    return _ANIM_IMG.sub(animation, body)
+    body = _ANIM_IMG.sub(animation, body)
+    if pathto is None:
+        return body
+
+    def frames(m):
+        script, urls, _ = speed.externalise_frames(
+            m.group(0), outimages, lambda file: pathto(f"_images/{file}", resource=True))
+        ids = re.search(r'var img_id = "(_anim_img[0-9a-f]+)"', script)
+        if ids and urls:
+            found[ids.group(1)] = urls
+        return script
+
+    found: dict = {}
+    body = _ANIM_SCRIPT.sub(frames, body)
+    for img_id, urls in found.items():  # probdr-site.js fetches the other frames once the first is in
+        body = body.replace(f'<img id="{img_id}" ', f'<img id="{img_id}" data-probdr-frames="{" ".join(urls)}" ', 1)
+    return body
 
 
 #: TeX that section titles hold (Sphinx indexes a heading's maths as its TeX source), written as text.
@@ -588,19 +691,54 @@ def fix_markup(html: str) -> str:
 
 
 def _finish_site(app: Sphinx, exception) -> None:
-    """After the build: drop Font Awesome's script from every page, and the TeX from the search index's titles."""
+    """After the build: every page made fast to open (``tools/site_speed.py``), Font Awesome's script dropped, the
+    markup fixes applied, and the TeX taken out of the search index's titles.
+
+    In order: the markup of each page; the icon fonts cut to the icons the pages and scripts name; the head of each
+    page (nothing render-blocking it does not need); the maths of every page typeset in one run of MathJax in Node,
+    its stylesheet added to the site's own. A TeX error, or TeX left untypeset in a page, fails the build."""
     if exception is not None or app.builder.format != "html":
         return
+    import time
+
+    speed = _tool("site_speed")
+    started = time.perf_counter()
     out = Path(app.outdir)
-    for page in out.rglob("*.html"):
-        if page.relative_to(out).parts[0] in (PREFIX, "_static", LIVE_DATA):
-            continue
+    pages = [p for p in sorted(out.rglob("*.html")) if p.relative_to(out).parts[0] not in (PREFIX, "_static", LIVE_DATA)]
+    for page in pages:
         text = page.read_text(encoding="utf-8")
         new = fix_markup(FONTAWESOME_JS.sub("", text))
         if new != text:
             page.write_text(new, encoding="utf-8")
     for name in FONTAWESOME_FILES:
         (out / name).unlink(missing_ok=True)
+    try:
+        icons = speed.subset_icons(out)
+        options = out / "_static" / "documentation_options.js"
+        doc_options = options.read_text(encoding="utf-8") if options.is_file() else None
+        basic = speed.theme_css_imports_only_basic(out)
+        for page in pages:
+            text = page.read_text(encoding="utf-8")
+            new = speed.rewrite_head(text, page.relative_to(out).as_posix() == "search.html", doc_options, basic)
+            if new != text:
+                page.write_text(new, encoding="utf-8")
+        maths = speed.typeset_site(out, pages, LIVE_DATA)
+        for page in pages:  # past the first screens, rendered as the reader comes near (probdr-site.css)
+            text = page.read_text(encoding="utf-8")
+            new = speed.mark_far_blocks(text)
+            if new != text:
+                page.write_text(new, encoding="utf-8")
+    except speed.SiteError as exc:
+        raise ExtensionError(str(exc)) from exc
+    if maths["css"]:
+        css = out / SITE_DIR / "probdr-site.css"
+        with css.open("a", encoding="utf-8") as f:
+            f.write("\n/* MathJax's stylesheet for its SVG output (the maths typeset when the book was built) */\n"
+                    + re.sub(r"\s*\n\s*", " ", maths["css"]).strip() + "\n")
+    logger.info(f"[local assets] {maths['formulas']} formulas typeset on {maths['pages']} pages; "
+                f"{icons.get('glyphs', 0)} icons kept of Font Awesome's fonts; the end of the build took "
+                f"{time.perf_counter() - started:.1f} s, the figures' sources "
+                f"{app.__dict__.get('_figure_seconds', 0.0):.1f} s")
     index = out / "searchindex.js"
     if index.is_file():
         raw = index.read_text(encoding="utf-8")
@@ -610,7 +748,6 @@ def _finish_site(app: Sphinx, exception) -> None:
             data["alltitles"] = {tex_to_text(k): v for k, v in data.get("alltitles", {}).items()}
             data["titles"] = [tex_to_text(t) for t in data.get("titles", [])]
             index.write_text(head + json.dumps(data, ensure_ascii=False) + tail, encoding="utf-8")
-
 
 
 def _check(app: Sphinx, exception) -> None:

@@ -19,7 +19,8 @@
  *   that no request is lost in the restart.
  * - Markdown outputs (IPython's display(Markdown(...))) are rendered: Thebe's output renderer has no Markdown
  *   parser and shows them as source. marked (from npm, served by the site) makes the HTML and the site's
- *   MathJax 3 typesets the maths, which JupyterLab's renderer keeps away from the parser.
+ *   MathJax 3, loaded at that moment (window.probdrMaths, probdr-site.js), typesets the maths, which JupyterLab's
+ *   renderer keeps away from the parser.
  * - The launch button says what is happening and where (mybinder.org or the Jupyter server at host:port),
  *   stops its spinner when the kernel is ready or the launch failed, and wraps its text.
  */
@@ -134,7 +135,10 @@
 
   var mathjax = null;
 
+  // The site's MathJax, loaded only now: probdr-site.js's loader (the page's own maths was typeset when the book was
+  // built, so no MathJax runs before a Markdown output needs it).
   function loadMathJax() {
+    if (window.probdrMaths) return window.probdrMaths.load();
     if (window.MathJax && window.MathJax.typesetPromise) return window.MathJax.startup.promise;
     if (!mathjax) {
       if (!window.MathJax) window.MathJax = {};

@@ -1,7 +1,10 @@
 /* Kernel-free live figures of the probdr-lite book.
  *
  * Each figure is a <div class="probdr-live"> holding a JSON spec (a <script type="application/json">
- * written by probdr_lite.presentation.live at build time). This script builds, for each of them, labelled
+ * written by probdr_lite.presentation.live at build time). On the book's site the spec is a file of its own
+ * (tools/sphinx_local_assets.py moves it out of the page, with the caption's maths typeset into it), and this
+ * script, which the site's probdr-site.js loads once the page has painted, fetches it when the reader comes near
+ * the figure (IntersectionObserver), or before printing. This script builds, for each of them, labelled
  * controls (<input type=range>, <select>, <input type=checkbox>), one <canvas> per panel, a colour key
  * where the spec asks for one and a list of the current numbers (aria-live), and redraws the canvases
  * whenever a control moves.
@@ -669,6 +672,7 @@
   }
 
   function setPrinting(on) {
+    if (on) loadAll();  // a figure the reader has not come near yet is drawn for paper too
     const want = on ? PRINT_SCALE : 0;
     if (want === printScale) return;
     printScale = want;
@@ -698,8 +702,9 @@
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Maths in sentences (captions): $...$ becomes a span that the page's MathJax typesets, as Sphinx
-  // writes inline maths (without MathJax the TeX stays readable as text); `...` becomes code.
+  // Maths in sentences (captions): $...$ becomes a span that MathJax typesets, as Sphinx writes inline maths
+  // (without MathJax the TeX stays readable as text); `...` becomes code. On the book's site the caption comes
+  // typeset already (spec.captionHtml, the maths typeset when the book was built) and this is not needed.
 
   function withMaths(el, text) {
     String(text).split(/(\$[^$]+\$|`[^`]+`)/).forEach((part) => {
@@ -715,6 +720,12 @@
         el.appendChild(m);
       } else el.appendChild(document.createTextNode(part));
     });
+    if (!el.querySelector(".math")) return;
+    // the book's site loads MathJax only now (probdr-site.js); a notebook has its own
+    if (window.probdrMaths) {
+      window.probdrMaths.typeset([el]).catch((err) => console.warn("probdr-live: MathJax", err));
+      return;
+    }
     const MJ = window.MathJax;
     const typeset = () => window.MathJax.typesetPromise([el]).catch((err) => console.warn("probdr-live: MathJax", err));
     if (MJ && MJ.startup && MJ.startup.promise) MJ.startup.promise.then(() => { if (window.MathJax.typesetPromise) return typeset(); });
@@ -853,7 +864,8 @@
     fig.appendChild(this.readoutList);
     if (spec.caption) {
       const cap = document.createElement("figcaption");
-      withMaths(cap, spec.caption);
+      if (spec.captionHtml) cap.innerHTML = spec.captionHtml;
+      else withMaths(cap, spec.caption);
       fig.appendChild(cap);
     }
     this.root.appendChild(fig);
@@ -1065,21 +1077,104 @@
     return null;
   }
 
+  function draw(root, spec) {
+    try {
+      root.probdrLive = new LiveFigure(root, spec, readChunks(root));
+    } catch (err) {
+      root.classList.add("probdr-live-broken");
+      console.error("probdr-live: could not draw figure " + root.id, err);
+    }
+  }
+
+  // Specs in files of their own (the book's site): each figure's is fetched when the reader comes within half a
+  // screen of it, as a <script> that calls probdrLive.spec(id, spec) (which works from file:// too).
+  const waiting = new Map();  // figure id -> the spec's promise's resolve
+
+  function receiveSpec(id, spec) {
+    const resolve = waiting.get(id);
+    if (resolve) { waiting.delete(id); resolve(spec); }
+  }
+
+  function loadSpec(root, ref) {
+    const info = JSON.parse(ref.textContent);
+    const url = new URL(info.src, document.baseURI).href;
+    return new Promise((resolve, reject) => {
+      waiting.set(root.id, resolve);
+      const script = document.createElement("script");
+      script.src = url;
+      script.async = true;
+      script.addEventListener("error", () => {
+        waiting.delete(root.id);
+        script.remove();
+        reject(new Error("could not load " + url));
+      });
+      document.head.appendChild(script);
+    });
+  }
+
+  let near = null;
+
+  function whenNear(root, start) {
+    root.probdrStart = start;
+    if (!window.IntersectionObserver) { startNow(root); return; }
+    if (!near) {
+      near = new IntersectionObserver((entries) => {
+        entries.forEach((e) => { if (e.isIntersecting) startNow(e.target); });
+      }, {rootMargin: "50% 0px 50% 0px"});
+    }
+    near.observe(root);
+  }
+
+  function startNow(root) {
+    const start = root.probdrStart;
+    if (!start) return;
+    delete root.probdrStart;
+    if (near) near.unobserve(root);
+    start();
+  }
+
+  // Every figure not drawn yet, now (before printing).
+  function loadAll() {
+    document.querySelectorAll("div.probdr-live").forEach(startNow);
+  }
+
   function init() {
     document.querySelectorAll("div.probdr-live").forEach((root) => {
-      if (root.probdrLive) return;
+      if (root.probdrLive || root.probdrStart || root.probdrLoading || root.probdrFailed) return;
       const script = root.querySelector("script.probdr-live-spec");
-      if (!script) return;
+      const ref = root.querySelector("script.probdr-live-spec-file");
+      if (!script && !ref) return;
       // A copy of a drawn figure (Thebe re-renders a cell's output from its HTML) has the controls but
       // not the script behind them: drop them and draw it again.
       root.querySelectorAll(":scope > figure.probdr-live-figure").forEach((old) => old.remove());
       root.classList.remove("probdr-live-ready", "probdr-live-broken");
-      try {
-        root.probdrLive = new LiveFigure(root, JSON.parse(script.textContent), readChunks(root));
-      } catch (err) {
-        root.classList.add("probdr-live-broken");
-        console.error("probdr-live: could not draw figure " + root.id, err);
+      if (script) {
+        let spec = null;
+        try {
+          spec = JSON.parse(script.textContent);
+        } catch (err) {
+          root.classList.add("probdr-live-broken");
+          console.error("probdr-live: could not read the spec of figure " + root.id, err);
+          return;
+        }
+        draw(root, spec);
+        return;
       }
+      whenNear(root, () => {
+        root.probdrLoading = true;
+        root.setAttribute("aria-busy", "true");
+        loadSpec(root, ref).then((spec) => {
+          root.probdrLoading = false;
+          root.removeAttribute("aria-busy");
+          draw(root, spec);
+        }, (err) => {
+          root.probdrLoading = false;
+          root.probdrFailed = true;  // not again by itself (a reload of the page tries again)
+          root.removeAttribute("aria-busy");
+          root.classList.add("probdr-live-broken");
+          console.error("probdr-live: could not load figure " + root.id, err);
+        });
+      });
     });
   }
 
@@ -1102,7 +1197,8 @@
     }).observe(document.body, {childList: true, subtree: true});
   }
 
-  window.probdrLive = {init, toyStep, toyStart, unlift, chunk: receiveChunk, setPrinting, MIN_TEXT, MIN_PANEL_WIDTH};
+  window.probdrLive = {init, toyStep, toyStart, unlift, chunk: receiveChunk, spec: receiveSpec, loadAll, setPrinting,
+    MIN_TEXT, MIN_PANEL_WIDTH};
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
   else watch();
 })();
