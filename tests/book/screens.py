@@ -58,10 +58,17 @@ def screen(browser, screen_name: str, theme: str = "light", remote=None):
         ctx.close()
 
 
+#: A stylesheet that lays out and draws the whole page at once: what a reader is not near is drawn only as the reader
+#: comes near it (``content-visibility: auto``, probdr-site.css), so a tool that reads pixels or hit-tests points
+#: across the whole page (a full-page screenshot, axe-core's colour contrast, which scrolls as it goes) needs it all
+#: drawn first, as on paper. It changes where nothing is, only when it is drawn.
+ALL_DRAWN_CSS = ".probdr-far, .probdr-far > *, mjx-assistive-mml { content-visibility: visible !important; }"
+
+
 def open_page(ctx, url: str, live: bool = True):
-    """Open ``url`` and wait until the page has settled (:func:`settle`): MathJax has typeset every formula, the
-    fonts and the images in view have loaded, every live figure is drawn (its points loaded), and the layout no
-    longer changes."""
+    """Open ``url`` and wait until the page has settled (:func:`settle`): every formula is typeset (when the book
+    was built), the fonts and the images in view have loaded, every live figure is drawn (its points loaded), and
+    the layout no longer changes."""
     page = ctx.new_page()
     page.goto(url, wait_until="load")
     settle(page, live=live)
@@ -73,18 +80,21 @@ def open_page(ctx, url: str, live: bool = True):
 LIVE_DRAWN_JS = """() => Array.from(document.querySelectorAll('div.probdr-live')).every(
   (d) => d.classList.contains('probdr-live-ready') && d.getAttribute('aria-busy') !== 'true')"""
 
-#: The page has loaded what the layout depends on: the document and its fonts, every formula typeset by MathJax
-#: (each span.math or div.math holds its mjx-container), every image loaded but those that load lazily and are out
-#: of view.
+#: The page has loaded what the layout depends on: the document and its fonts, every formula typeset (each span.math
+#: or div.math holds its mjx-container: typeset when the book was built, or by MathJax for maths that came later),
+#: every image loaded but those that load lazily and are out of view, and probdr-site.js has done what it does once
+#: the page has painted (the figures' cues, skip links, Tab stops of what scrolls: data-probdr-site="ready").
 LOADED_JS = """() => {
   const inView = (el) => { const r = el.getBoundingClientRect(); return r.bottom >= 0 && r.top <= innerHeight; };
   return document.readyState === 'complete' && document.fonts.status === 'loaded'
+    && document.documentElement.dataset.probdrSite === 'ready'
     && Array.from(document.querySelectorAll('span.math, div.math')).every((m) => m.querySelector('mjx-container'))
     && Array.from(document.images).every((im) => im.complete || (im.loading === 'lazy' && !inView(im)));
 }"""
 
 #: What is not loaded yet (for the message of a wait that timed out).
 NOT_LOADED_JS = """() => ({readyState: document.readyState, fonts: document.fonts.status,
+  site: document.documentElement.dataset.probdrSite || '(probdr-site.js not done)',
   untypeset: Array.from(document.querySelectorAll('span.math, div.math')).filter((m) => !m.querySelector('mjx-container'))
     .map((m) => m.textContent.slice(0, 60)).slice(0, 5),
   images: Array.from(document.images).filter((im) => !im.complete).map((im) => im.currentSrc.slice(-60)).slice(0, 5),
@@ -97,11 +107,38 @@ LAYOUT_SIZE_JS = """() => { const se = document.scrollingElement;
           Array.from(document.images).filter((im) => im.complete).length]; }"""
 
 
+#: Each live figure brought into view, as a reader scrolling to it would, until live.js has drawn it (live.js, which
+#: the page loads once it has painted, draws a figure when the reader comes near it), then the page back where it
+#: was. Re-checked every 150 ms, bounded by the deadline given; returns whether every figure was drawn.
+REVEAL_LIVE_JS = """async (timeoutMs) => {
+  const until = Date.now() + timeoutMs, x = scrollX, y = scrollY;
+  const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+  const pause = () => new Promise((r) => setTimeout(r, 150));
+  const done = (d) => d.classList.contains('probdr-live-ready') || d.classList.contains('probdr-live-broken');
+  for (const fig of document.querySelectorAll('div.probdr-live')) {
+    while (!done(fig) && Date.now() < until) {
+      fig.scrollIntoView({block: 'center'});
+      await frames();
+      if (!done(fig)) await pause();
+    }
+  }
+  window.scrollTo(x, y);
+  await frames();
+  return Array.from(document.querySelectorAll('div.probdr-live')).every(done);
+}"""
+
+
+def reveal_live(page, timeout_s: float = PAGE_TIMEOUT_S) -> bool:
+    """Bring each live figure of the page into view until it is drawn, then scroll back (:data:`REVEAL_LIVE_JS`)."""
+    return page.evaluate(REVEAL_LIVE_JS, timeout_s * 1000)
+
+
 def settle(page, live: bool = True, what: str = ""):
-    """Wait (never a fixed time) until the page has settled: MathJax has started and typeset (the page's typeset is
-    run once more, as a reader's late formulas would be), the fonts and images have loaded (:data:`LOADED_JS`),
-    every live figure is drawn (``live``; :data:`LIVE_DRAWN_JS`), and the layout reads the same before and after two
-    animation frames. Every wait is bounded by :data:`PAGE_TIMEOUT_S` and fails saying what it waited for."""
+    """Wait (never a fixed time) until the page has settled: MathJax, if a page loaded it for maths that came later,
+    has started and typeset (once more, as a reader's late formulas would be), the fonts and images have loaded
+    (:data:`LOADED_JS`), every live figure is drawn (``live``: each brought into view as a reader would, then the
+    page back at the top; :data:`LIVE_DRAWN_JS`), and the layout reads the same before and after two animation
+    frames. Every wait is bounded by :data:`PAGE_TIMEOUT_S` and fails saying what it waited for."""
     from tests.chromium import wait_stable, wait_until
 
     where = what or page.url
@@ -109,13 +146,16 @@ def settle(page, live: bool = True, what: str = ""):
     wait_until(page, LOADED_JS, f"{where} to load its fonts and images and typeset its maths", timeout_s=PAGE_TIMEOUT_S,
                state=NOT_LOADED_JS)
     if live:
+        reveal_live(page)
         wait_until(page, LIVE_DRAWN_JS, f"the live figures of {where} to be drawn", timeout_s=PAGE_TIMEOUT_S,
                    state=NOT_LOADED_JS)
     wait_stable(page, LAYOUT_SIZE_JS, f"the layout of {where} to settle", timeout_s=PAGE_TIMEOUT_S,
                 ready=f"() => ({LOADED_JS})() && (!{str(live).lower()} || ({LIVE_DRAWN_JS})())")
 
 
-#: MathJax's start (its first typeset of the page), then one more typeset of the whole page.
+#: Where a page has loaded MathJax (for maths that came after the build: search summaries, Live Code's outputs), its
+#: start, then one more typeset of the whole page; a page whose maths was all typeset when the book was built has no
+#: MathJax (window.MathJax is at most its configuration) and nothing to wait for.
 MATHJAX_JS = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   if (window.MathJax && MathJax.typesetPromise) await MathJax.typesetPromise();

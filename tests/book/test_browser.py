@@ -5,8 +5,10 @@ thread); Playwright drives Debian's Chromium (``/usr/bin/chromium``, or
 ``PROBDR_CHROMIUM``; it never downloads a browser). Every request to any other
 host is aborted and recorded, so these tests show that the site works with no
 network. Each page in ``_toc.yml`` is loaded once, in a fresh browser context
-(a reader's first visit), and checked for console errors, maths, scrub figures,
-widgets and images; a full-page screenshot goes to ``_build/screenshots/``.
+(a reader's first visit), scrolled through as a reader would (figures and live
+figures load as they come near), and checked for console errors, maths (typeset
+when the book was built), scrub figures, widgets and images; a full-page
+screenshot goes to ``_build/screenshots/``.
 
 Without Chromium (or Playwright) the tests are skipped with a message; with
 ``PROBDR_REQUIRE_BROWSER=1`` (CI) that is a failure instead.
@@ -25,7 +27,7 @@ import pytest
 from tests.chromium import chromium_path, require
 
 from .conftest import ROOT, toc_pages
-from .screens import LOCAL_HOSTS, PAGE_TIMEOUT_S, new_context
+from .screens import ALL_DRAWN_CSS, LOCAL_HOSTS, PAGE_TIMEOUT_S, new_context
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
@@ -86,7 +88,8 @@ def server(built_book):
         httpd.server_close()
 
 
-# Runs in the page after it has loaded: waits for MathJax and the widget manager, loads every figure, then waits
+# Runs in the page after it has loaded: waits for MathJax (where a page has loaded it) and the widget manager, loads
+# every figure and live figure as a reader scrolling through it would, then waits
 # until the page has settled: every wait is on a condition, re-checked every 150 ms, never a fixed time. Returns
 # whether each held before the deadline, and what was still awaited if not.
 _SETTLE_JS = """async (timeoutMs) => {
@@ -109,11 +112,19 @@ _SETTLE_JS = """async (timeoutMs) => {
   window.scrollTo(0, document.body.scrollHeight);
   await frames();
   await waitFor(() => Array.from(document.images).every((i) => i.complete), "every image to load");
+  // live figures are drawn when the reader comes near them (live.js loads once the page has painted): each in view
+  // until it is drawn
+  for (const fig of document.querySelectorAll("div.probdr-live")) {
+    fig.scrollIntoView({block: "center"});
+    await frames();
+    await waitFor(() => fig.classList.contains("probdr-live-ready") || fig.classList.contains("probdr-live-broken")
+                        ? true : (fig.scrollIntoView({block: "center"}), false), "the live figure " + fig.id + " to be drawn");
+  }
   window.scrollTo(0, 0);
   const maths = () => Array.from(document.querySelectorAll("span.math, div.math"));
   await waitFor(() => window.scrollY === 0 && document.fonts.status === "loaded"
                       && maths().every((m) => m.querySelector("mjx-container")),
-                "the fonts to load and MathJax to typeset every formula");
+                "the fonts to load and every formula to be typeset");
   // the layout holds: the same sizes before and after two animation frames
   const size = () => JSON.stringify([document.documentElement.scrollWidth, document.documentElement.scrollHeight,
     Array.from(document.images).map((i) => [i.width, i.height]),
@@ -147,7 +158,8 @@ _INSPECT_JS = """() => {
     mathsTypeset: maths.filter((m) => m.querySelector("mjx-container")).length,
     untypeset: maths.filter((m) => !m.querySelector("mjx-container")).map((m) => m.textContent.slice(0, 80)),
     mjx: document.querySelectorAll("mjx-container").length,
-    mathErrors: Array.from(document.querySelectorAll("mjx-merror")).map((e) => e.textContent.slice(0, 80)),
+    mathErrors: Array.from(document.querySelectorAll("mjx-merror, mjx-container [data-mjx-error]")).map(
+      (e) => (e.getAttribute("data-mjx-error") || e.textContent).slice(0, 80)),
     // display equations wider than the text column (the reader would have to scroll sideways)
     mathTooWide: Array.from(document.querySelectorAll("div.math")).map((d) => {
       const inner = d.querySelector("mjx-container > *");
@@ -237,6 +249,9 @@ def visit(browser, server):
             result.update(page.evaluate(_INSPECT_JS))
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             shot = SCREENSHOTS / (doc.replace("/", "__") + ".png")
+            # the whole page drawn for the picture, as on paper: on screen what is far from the reader is drawn only
+            # as the reader comes near it (content-visibility, probdr-site.css)
+            page.add_style_tag(content=ALL_DRAWN_CSS)
             page.screenshot(path=str(shot), full_page=True)
             result["screenshot"] = shot
             result["scrubs"] = page.evaluate(_SCRUB_JS)

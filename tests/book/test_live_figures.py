@@ -28,7 +28,7 @@ from tests.chromium import Requests, wait_loaded, wait_seen, wait_until
 
 from . import sitemap
 from .conftest import ROOT, toc_pages
-from .screens import LIVE_DRAWN_JS, LOADED_JS, LOCAL_HOSTS, PAGE_TIMEOUT_S, new_context
+from .screens import LIVE_DRAWN_JS, LOADED_JS, LOCAL_HOSTS, PAGE_TIMEOUT_S, new_context, reveal_live
 from .test_browser import browser, server  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
@@ -94,6 +94,7 @@ def figure_page(context, server):  # noqa: F811
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto(f"{server}/{LIVE[name]}", wait_until="load")
+            reveal_live(page)  # live.js draws a figure when the reader comes near it
             page.wait_for_selector(f"#probdr-live-{name}.probdr-live-ready", timeout=60_000)
             _wait_drawn(page, name)
             page.locator(f"#probdr-live-{name}").scroll_into_view_if_needed()
@@ -382,6 +383,7 @@ def test_chapter6_loads_each_setting_on_demand_within_its_budgets(browser, serve
     rel = LIVE["mnist"]
     html = (ROOT / "_build" / "html" / rel).read_text(encoding="utf-8")
     assert 'class="probdr-live-chunks"' not in html and 'class="probdr-live-chunk-files"' in html
+    setting = re.compile(r"/live-data/.+/\d+\.js$")  # a setting's file (the figure's spec.js is not one)
     ctx = new_context(browser, viewport={"width": 1280, "height": 900})
     held, sizes = [], {}
 
@@ -389,7 +391,7 @@ def test_chapter6_loads_each_setting_on_demand_within_its_budgets(browser, serve
         url = r.request.url
         if urlsplit(url).hostname not in LOCAL_HOSTS:
             r.abort()
-        elif "/live-data/" in url and any("/live-data/" in u for u in sizes):
+        elif setting.search(url) and any(setting.search(u) for u in sizes):
             held.append(r)  # after the first setting's file: hold the next one back, to see the figure wait for it
         else:
             r.continue_()
@@ -405,6 +407,7 @@ def test_chapter6_loads_each_setting_on_demand_within_its_budgets(browser, serve
     in_flight = Requests(page, finished=record)
     try:
         page.goto(f"{server}/{rel}", wait_until="load")
+        reveal_live(page)
         page.wait_for_selector("#probdr-live-mnist.probdr-live-ready")
         _wait_drawn(page, "mnist")
         # the first load is over: the page's fonts, maths and figure in, nothing in flight (not Playwright's
@@ -412,7 +415,7 @@ def test_chapter6_loads_each_setting_on_demand_within_its_budgets(browser, serve
         wait_loaded(page, in_flight, f"() => ({LOADED_JS})() && ({LIVE_DRAWN_JS})()", f"{rel}'s first load",
                     timeout_s=PAGE_TIMEOUT_S)
         first = dict(sizes)
-        chunks = [u for u in first if "/live-data/" in u]
+        chunks = [u for u in first if setting.search(u)]
         assert len(chunks) == 1, f"the first load should fetch the default setting's file only: {chunks}"
         assert sum(first.values()) <= MAX_FIRST_LOAD, (sum(first.values()), sorted(first.items(), key=lambda kv: -kv[1])[:6])
         page.evaluate(_SET, ["probdr-live-mnist", {"kappa": 3.0}])
@@ -431,7 +434,7 @@ def test_chapter6_loads_each_setting_on_demand_within_its_budgets(browser, serve
         # and its size is recorded once its request has finished
         wait_seen(page, lambda: not in_flight.pending, "the second setting's file to arrive", timeout_s=PAGE_TIMEOUT_S)
         assert page.evaluate("() => document.querySelector('#probdr-live-mnist .probdr-live-status').hidden")
-        chunks = [u for u in sizes if "/live-data/" in u]
+        chunks = [u for u in sizes if setting.search(u)]
         assert len(chunks) == 2, chunks
         assert max(sizes[u] for u in chunks) <= MAX_SETTING_BYTES, {u: sizes[u] for u in chunks}
         info = json.loads(page.evaluate("() => document.querySelector('#probdr-live-mnist script.probdr-live-chunk-files').textContent"))
@@ -593,6 +596,7 @@ def test_no_widget_control_is_rendered(context, server, doc, rel):  # noqa: F811
     page = context.new_page()
     try:
         page.goto(f"{server}/{rel}", wait_until="load")
+        reveal_live(page)
         # nothing to render is a positive state: the page has loaded, its live figures are drawn, and every saved
         # widget view (there are none on the built site) has been handled by the widget manager
         wait_until(page, f"""() => document.readyState === 'complete' && ({LIVE_DRAWN_JS})()
@@ -607,11 +611,24 @@ def test_no_widget_control_is_rendered(context, server, doc, rel):  # noqa: F811
 
 
 def test_every_live_figure_is_on_its_page(built_book):
+    """Each live figure is on its page with its spec in a file of its own (loaded when the reader comes near it, so
+    the page carries only its text), which names the figure; the page names the site's live.js and live.css, which
+    probdr-site.js loads once the page has painted (no page loads them in its head)."""
     for name, rel in LIVE.items():
         html = (built_book / rel).read_text(encoding="utf-8")
         assert f'id="probdr-live-{name}"' in html, f"no live figure {name} on {rel}"
-        assert re.search(r'<script[^>]+src="(\.\./)*vendor/probdr-live/live\.js', html), rel
+        assert 'class="probdr-live-spec"' not in html, f"{rel} still carries a live figure's spec"
+        refs = re.findall(r'<script type="application/json" class="probdr-live-spec-file">(.*?)</script>', html)
+        assert refs, f"{rel}: no spec file for its live figure"
+        for ref in refs:
+            info = json.loads(ref)
+            target, _ = sitemap.resolve(built_book, rel, info["src"])
+            spec = (built_book / target).read_text(encoding="utf-8")
+            assert spec.startswith("probdrLive.spec(") and len(spec.encode()) == info["bytes"], target
+        assert not re.search(r'<script[^>]+src="[^"]*vendor/probdr-live/live\.js', html), f"{rel} loads live.js at once"
+        assert re.search(r'data-live-js="(\.\./)*vendor/probdr-live/live\.js"', html), rel
     assert (built_book / "vendor" / "probdr-live" / "live.css").is_file()
+    assert (built_book / "vendor" / "probdr-live" / "live.js").is_file()
 
 
 def test_thebe_is_configured_and_served_from_the_site(built_book):
@@ -645,6 +662,7 @@ def test_thebe_loads_nothing_before_the_click_and_fails_politely_offline(context
         page.goto(f"{server}/{rel}", wait_until="load")
         # the page has done what it does by itself: loaded, its figure drawn, sphinx-thebe's button set up, and no
         # request in flight; only then does "no Thebe before the click" mean something
+        reveal_live(page)
         wait_loaded(page, in_flight, f"() => ({LOADED_JS})() && ({LIVE_DRAWN_JS})() && typeof initThebeSBT === 'function'",
                     f"{rel} to finish loading", timeout_s=PAGE_TIMEOUT_S)
         assert not [u for u in requests if "/vendor/thebe/" in u], "Thebe's bundle was loaded before the click"

@@ -10,8 +10,13 @@ In Chromium with the network cut off, as in test_browser.py:
 - static figures: each has a real alt text (a sentence, not a path), opens at full size, and at desktop width
   its tick labels are at least 9 pixels high; on a phone a figure that does not fit scrolls inside its own box
   with a visible cue, and no page scrolls sideways;
-- weight: what each page loads before its figures are drawn (printed, and written to _build/site-weight.json),
-  without Font Awesome's script, whose icons the theme's stylesheet draws (checked: every icon has a glyph);
+- weight: what each page loads until its figures are drawn (printed, and written to _build/site-weight.json),
+  without Font Awesome's script, whose icons the theme's stylesheet draws from fonts cut to the site's icons
+  (checked: every icon has a glyph);
+- what loads when (issue 44): opening a page on a phone, nothing but what its first screen needs: no MathJax (the
+  maths was typeset when the book was built), no Thebe, require.js or widget manager (Live Code's, on its click),
+  no search index (the search page's), no whole icon font, no live figure's script before the page has painted
+  and no figure's data before the reader comes near it;
 - print: a printed chapter has no controls, says each live figure's settings, draws its canvases at three device
   pixels per pixel and wraps its code (Chromium's page.pdf writes _build/print/transformer_block.pdf).
 """
@@ -43,6 +48,7 @@ from .screens import (
     contrast,
     emulate_print,
     open_page,
+    reveal_live,
     screen,
     text_problems,
 )
@@ -54,9 +60,9 @@ pytestmark = [pytest.mark.book, pytest.mark.browser]
 PAGES = toc_pages()
 IDS = [d for d, _ in PAGES]
 WEIGHTS = ROOT / "_build" / "site-weight.json"
-#: What a first visit to any page may load before its figures are drawn (bytes, as received): the theme, MathJax
-#: (1.2 MB) and the page. Two chapters carry their scrub figures' frames inside the page (about 0.5 MB each), which
-#: is what this budget leaves room for; chapter 6's live-figure page has the issue's 3 MB (test_live_figures.py).
+#: What a first visit to any page may load until its figures are drawn (bytes, as received): the theme, the page with
+#: its typeset maths, the figures in view and each live figure's data (chapter 6's live-figure page has the issue's
+#: 3 MB, test_live_figures.py).
 FIRST_LOAD_BUDGET = 3_300_000
 PRINTS = ROOT / "_build" / "print"
 
@@ -204,6 +210,8 @@ def _wait_loaded(page, requests: Requests, live: bool = True) -> None:
     with no request in flight (:func:`tests.chromium.wait_loaded`). Playwright's "networkidle" (no request for
     500 ms) has twice waited out its whole timeout in CI on pages that had long finished loading, and a quiet time
     is a guess; a page that keeps fetching still fails."""
+    if live:
+        reveal_live(page)  # live.js draws a figure when the reader comes near it
     ready = f"() => ({LOADED_JS})() && (!{str(live).lower()} || ({LIVE_DRAWN_JS})())"
     wait_loaded(page, requests, ready, f"{page.url} to finish loading", timeout_s=PAGE_TIMEOUT_MS / 1000)
 
@@ -225,6 +233,8 @@ def test_first_load_weight_and_icons(browser, server, doc, rel):  # noqa: F811
         icons = page.evaluate(_ICONS_JS)
         page.close()
     assert not [u for u in sizes if "fontawesome.js" in u], "Font Awesome's script is still loaded"
+    whole = [u for u in sizes if re.search(r"/fa-(?:solid|brands|regular)-\d+\.(?:woff2|ttf)$", urlsplit(u).path)]
+    assert not whole, f"{rel}: Font Awesome's whole fonts loaded: {whole}"
     assert icons, f"{rel}: no icon found"
     blank = [i for i in icons if i["content"] in ("none", "normal", '""') or "Font Awesome" not in i["font"]]
     assert not blank, f"{rel}: icons without a glyph: {blank[:5]}"
@@ -241,6 +251,45 @@ def test_first_load_weight_and_icons(browser, server, doc, rel):  # noqa: F811
     data[rel] = {"total": sum(sizes.values()), **kinds}
     WEIGHTS.write_text(json.dumps(data, indent=1, sort_keys=True))
     assert sum(sizes.values()) <= FIRST_LOAD_BUDGET, f"{rel}: first load {sum(sizes.values()):,} bytes"
+
+
+#: A first visit's requests that its first screen never needs, by what they are (issue 44): URL pattern -> why.
+NOT_AT_FIRST = {
+    r"/vendor/mathjax/": "MathJax (the maths is typeset when the book is built)",
+    r"/vendor/thebe/|/require\.js|/embed-amd\.js|/marked/": "Live Code's scripts (loaded on its click)",
+    r"/searchindex\.js|/searchtools\.js|/language_data\.js": "the search index (the search page's)",
+    r"/fa-(?:solid|brands|regular)-\d+\.(?:woff2|ttf)$": "a whole Font Awesome font (the site's are cut to its icons)",
+    r"fontawesome\.js": "Font Awesome's script",
+}
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_a_first_visit_loads_only_what_its_first_screen_needs(browser, server, doc, rel):  # noqa: F811
+    """Opened on a phone and left alone (no scrolling, no click) until it has loaded what it loads by itself: none of
+    :data:`NOT_AT_FIRST`; the live figures' script only after the page's first paint, and a live figure's data only
+    for a figure within a screen and a half of the top (live.js loads one when the reader comes near it)."""
+    with screen(browser, "phone") as ctx:
+        page = ctx.new_page()
+        urls = []
+        page.on("request", lambda r: urls.append(r.url) if urlsplit(r.url).hostname in LOCAL_HOSTS else None)
+        requests = Requests(page)
+        page.goto(f"{server}/{rel}", wait_until="load")
+        live = page.evaluate("() => document.querySelectorAll('div.probdr-live').length")
+        ready = f"() => ({LOADED_JS})() && (!{str(bool(live)).lower()} || !!window.probdrLive)"
+        wait_loaded(page, requests, ready, f"{rel} to load what it loads by itself", timeout_s=PAGE_TIMEOUT_MS / 1000)
+        seen = page.evaluate("""() => ({
+          paint: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime,
+          live: (performance.getEntriesByType('resource').find((e) => e.name.includes('/live.js')) || {}).startTime,
+          near: Array.from(document.querySelectorAll('div.probdr-live')).filter(
+            (d) => d.getBoundingClientRect().top < 1.5 * innerHeight).map((d) => d.id)})""")
+        page.close()
+    early = [f"{u} ({why})" for u in urls for pattern, why in NOT_AT_FIRST.items() if re.search(pattern, u)]
+    assert not early, f"{rel} loaded at once what its first screen does not need:\n" + "\n".join(early)
+    data = [u for u in urls if "/live-data/" in u and not any(f"/{fid}/" in u for fid in seen["near"])]
+    assert not data, f"{rel} loaded the data of live figures far below its first screen: {data}"
+    if live:
+        assert seen["live"] is not None and seen["paint"] is not None and seen["live"] > seen["paint"], (
+            f"{rel}: live.js was requested at {seen['live']} ms, before the first paint at {seen['paint']} ms")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

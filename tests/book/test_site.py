@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.tool_modules import tool
+
 from . import sitemap
 from .conftest import ROOT, toc_pages
 
@@ -41,7 +43,8 @@ def all_pages(built_book):
 
 
 def test_no_page_loads_anything_from_a_cdn(built_book, all_pages):
-    """MathJax, require.js and the widget manager are served from the site's vendor/ folder."""
+    """MathJax (for maths that appears later), require.js and the widget manager are served from the site's vendor/
+    folder."""
     bad = []
     for rel in all_pages:
         for tag, attr, url in sitemap.parse(built_book / rel).urls:
@@ -64,16 +67,121 @@ def test_vendor_files_come_from_the_locked_npm_packages(built_book):
         assert f"- {name} {lock[f'node_modules/{name}']['version']} " in listed, (name, listed)
 
 
-def test_maths_pages_load_the_local_mathjax(built_book):
-    n = 0
-    for doc, rel in PAGES:
+_FORMULA = re.compile(r'<(span|div) class="math notranslate nohighlight[^"]*"[^>]*>(.*?)</\1>', re.S)
+
+
+def test_maths_is_typeset_when_the_book_is_built(built_book):
+    """Every formula of every page is in the page already typeset (issue 44): MathJax's SVG, hidden from assistive
+    technology, with MathJax's assistive MathML, which a screen reader reads and which keeps the TeX as an annotation
+    (copied by the copy handler, read by tools/page_numbers.py); the glyphs once per page; no page loads MathJax,
+    and no TeX is left in a page's text."""
+    speed = tool("site_speed")
+    pages_with_maths = 0
+    for rel in sitemap.site_pages(built_book):
         html = (built_book / rel).read_text(encoding="utf-8")
-        if 'class="math notranslate' in html:
-            n += 1
-            assert re.search(r'<script[^>]+src="(\.\./)*vendor/mathjax/tex-chtml\.js', html), rel
-    assert n >= 1, "no page with maths at all?"
+        assert not re.search(r'<script[^>]+src="[^"]*mathjax', html, re.I), f"{rel} loads MathJax"
+        assert not speed.raw_tex(html), f"{rel}: TeX left untypeset: {speed.raw_tex(html)[:3]}"
+        formulas = _FORMULA.findall(html)
+        if not formulas:
+            continue
+        pages_with_maths += 1
+        assert 'id="MJX-SVG-global-cache"' in html, f"{rel}: typeset maths without its glyphs"
+        for _, inner in formulas:
+            assert inner.count('<mjx-container class="MathJax" jax="SVG"') == 1, (rel, inner[:200])
+            assert re.search(r'<svg [^>]*aria-hidden="true"', inner), (rel, inner[:200])
+            note = re.search(r'<mjx-assistive-mml[^>]*><math[^>]*><semantics>.*<annotation encoding="application/x-tex">'
+                             r'([^<]+)</annotation></semantics></math></mjx-assistive-mml>', inner, re.S)
+            assert note and note.group(1).strip(), (rel, inner[-300:])
+    assert pages_with_maths >= 8, "the chapters' maths was not found"
 
 
+def test_the_numbers_in_the_maths_are_read_from_its_tex(built_book):
+    """tools/page_numbers.py records each formula's TeX source from its annotation, with Sphinx's delimiters, so that a
+    snapshot of this build pairs its formulas with one of a build whose maths MathJax typeset in the browser."""
+    page_numbers = tool("page_numbers")
+    html = (built_book / "book" / "transformer_block.html").read_text(encoding="utf-8")
+    maths = [t for t in page_numbers.page_tokens(html)["tokens"] if t["kind"] == "math"]
+    assert maths and all(t["text"].startswith(("\\(", "\\[")) and t["text"].endswith(("\\)", "\\]"))
+                         for t in maths), maths[:3]
+    assert not [t for t in maths if re.search(r"<(?:mjx|svg|math|g|use)\b|xlink", t["text"])]
+
+
+def test_no_page_blocks_its_first_paint_on_what_it_does_not_need(built_book):
+    """Issue 44: in the head of every page (the search page's own search scripts aside) every script is deferred or
+    asynchronous; documentation_options.js is written into the page; no script is preloaded; the theme's stylesheets
+    come without the @import of theme.css; the search index and its scripts load on the search page only."""
+    for rel in sitemap.site_pages(built_book):
+        html = (built_book / rel).read_text(encoding="utf-8")
+        if "</head>" not in html:
+            continue  # index.html: a redirect to the first page
+        head = html[:html.index("</head>")]
+        blocking = [m.group(0) for m in re.finditer(r"<script\b[^>]*\bsrc=[^>]*>", head)
+                    if not re.search(r"\b(defer|async)\b", m.group(0))]
+        if rel == "search.html":
+            assert all(re.search(r"searchtools|language_data|searchindex|_static/[\w/.-]+\.js", b) for b in blocking)
+            assert "searchindex.js" in html
+            continue
+        assert not blocking, f"{rel}: scripts that block the first paint: {blocking}"
+        assert "documentation_options.js" not in head and "const DOCUMENTATION_OPTIONS" in head, rel
+        assert not re.search(r'<link rel="preload" as="script"', head), rel
+        assert "searchindex.js" not in html and "searchtools.js" not in html, rel
+        assert "_static/styles/theme.css" not in head and "_static/basic.css" in head, rel
+
+
+def test_the_icon_fonts_hold_only_the_sites_icons(built_book):
+    """The theme's Font Awesome fonts (274 KiB of woff2) are cut to the icons the site names, and its stylesheet
+    points at the cut fonts and keeps only those icons' rules; every icon a page names keeps its rule."""
+    speed = tool("site_speed")
+    css = (built_book / speed.FA_CSS).read_text(encoding="utf-8")
+    assert "fa-solid-900.woff2" not in css and "fa-brands-400.woff2" not in css
+    for font in speed.FA_FONTS:
+        cut = built_book / speed.FA_DIR / f"{font}.subset.woff"
+        assert cut.is_file() and cut.stat().st_size < 20_000, cut
+        assert f"{font}.subset.woff" in css
+    rules = set(re.findall(r"\.(fa-[a-z0-9-]+):before", css))
+    named = set()
+    for rel in sitemap.site_pages(built_book):
+        named |= set(re.findall(r'class="[^"]*\b(fa-[a-z0-9-]+)', (built_book / rel).read_text(encoding="utf-8")))
+    modifiers = {"fa-solid", "fa-brands", "fa-regular", "fa-lg", "fa-fw", "fa-flip-horizontal", "fa-2x", "fa-xs",
+                 "fa-sm"}
+    missing = sorted(n for n in named - modifiers if n not in rules)
+    assert not missing, f"icons named by pages without a rule: {missing}"
+    assert len(rules) < 200, f"{len(rules)} icon rules kept"
+
+
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_figures_offer_sources_sized_for_the_screen(built_book, doc, rel):
+    """Each figure: its PNG (the link and the fallback), a lossless WebP of it and, where the figure is wider than the
+    column, a WebP at the column's width, offered by srcset with the width the page shows it at (sizes); its width
+    and height given; lazy unless it is the page's first and close to the top. The scrub figures' frames are files."""
+    import numpy as np
+    from PIL import Image
+
+    html = (built_book / rel).read_text(encoding="utf-8")
+    imgs = re.findall(r"<img [^>]*>", html[html.index("<article"):])
+    figures = [i for i in imgs if "_images/" in i and "srcset=" in i]
+    plain = [i for i in imgs if re.search(r'src="[^"]*_images/[^"]+\.png"', i) and "srcset=" not in i]
+    assert not plain, f"{rel}: figures without sources sized for the screen: {plain[:2]}"
+    for k, img in enumerate(figures):
+        attrs = dict(re.findall(r'([a-z-]+)="([^"]*)"', img))
+        png = built_book / sitemap.resolve(built_book, rel, attrs["src"])[0]
+        with Image.open(png) as im:
+            size = im.size
+        assert (int(attrs["width"]), int(attrs["height"])) == size, (rel, attrs["src"])
+        candidates = [c.strip().rsplit(" ", 1) for c in attrs["srcset"].split(",")]
+        for url, width in candidates:
+            target = built_book / sitemap.resolve(built_book, rel, url)[0]
+            assert target.is_file() and url.endswith(".webp"), (rel, url)
+            with Image.open(target) as im:
+                assert im.size[0] == int(width[:-1]), (rel, url, im.size)
+        full = built_book / sitemap.resolve(built_book, rel, candidates[-1][0])[0]
+        with Image.open(full) as im, Image.open(png) as orig:  # what shows: alpha, and colour where not transparent
+            a, b = np.asarray(im.convert("RGBA")), np.asarray(orig.convert("RGBA"))
+            assert a.shape == b.shape and np.array_equal(a[..., 3], b[..., 3]), full
+            assert np.array_equal(a[a[..., 3] > 0], b[b[..., 3] > 0]), f"{full} is not the PNG's picture"
+        assert attrs.get("sizes"), (rel, attrs["src"])
+        assert attrs.get("loading") == "lazy" or (k == 0 and attrs.get("fetchpriority") == "high"), (rel, img[:200])
+    assert 'frames[0] = "data:image' not in html, f"{rel}: a scrub figure's frames inside the page"
 @pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
 def test_widget_pages_load_the_local_widget_manager(built_book, doc, rel):
     html = (built_book / rel).read_text(encoding="utf-8")
