@@ -13,7 +13,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.probdr-lite-installed
 # The JavaScript the site serves itself (MathJax, require.js, the ipywidgets HTML
-# manager), at the exact versions of package-lock.json; npm ci removes node_modules
+# manager) and the tools that build and check it (MathJax for Node, axe-core, Lighthouse),
+# at the exact versions of package-lock.json; npm ci removes node_modules
 # first, so this stamp inside it is rewritten only by a complete install.
 NPM_STAMP := node_modules/.probdr-lite-installed
 # The exact versions every install uses (the book's numbers depend on them); `make lock`
@@ -58,7 +59,7 @@ help:
 	@echo "make lock   refresh requirements-lock.txt from pyproject.toml, then run make test"
 	@echo "make colab  run the reader notebooks in a replica of Colab's runtime"
 	@echo "make notebooks  rewrite book/*.ipynb and the reader notebooks (notebooks/) from book/src/*.py"
-	@echo "make bench  run the benchmarks (speed and memory against their targets, printed, nothing asserted)"
+	@echo "make bench  run the benchmarks (speed and memory against their targets, Lighthouse per page; printed, nothing asserted)"
 	@echo "make clean  remove _build (keeps .venv)"
 
 install: $(STAMP) $(NPM_STAMP) $(COLAB_WIDGETS)/.installed
@@ -95,11 +96,14 @@ test: install colab-replica
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # The benchmarks: each prints its measurements with their ratios to the targets, from one run (nothing asserted).
+# bench_lighthouse.py: Lighthouse's mobile audit of every page, this build beside the site before issue 44 (built once
+# into ~/.cache/probdr-lite/ when it is not there; README's "Speed").
 bench: install
 	$(PY) benchmarks/bench_eigenmaps.py
 	$(PY) benchmarks/bench_attention.py
 	$(PY) benchmarks/bench_panel.py
 	$(PY) benchmarks/bench_browser.py
+	$(PY) benchmarks/bench_lighthouse.py
 
 colab-replica: install
 	nice -n 5 $(COLAB_REPLICA) build --optional
