@@ -21,6 +21,7 @@ nowhere else.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -443,9 +444,31 @@ def equation_numbers(markdown_sources, chapter: int) -> dict[str, str]:
     return {label: f"{chapter}.{k}" for k, label in enumerate(labels, start=1)}
 
 
+@functools.lru_cache(maxsize=None)
+def _chapter_markdown(src: str, stamp: int) -> tuple[str, ...]:
+    """The Markdown cells of one chapter source (``stamp``, its modification time, keys the cache)."""
+    return tuple(c.source for c in _read_source(Path(src)).cells if c.cell_type == "markdown")
+
+
+def book_equations(root: Path = ROOT) -> dict[str, str]:
+    """``{label: "3.1"}`` for the labelled equations of every chapter: Sphinx's equation labels hold across the
+    book, so a chapter may cite another's ({eq}`elbo`), and no two chapters may use one label."""
+    pages = toc_pages(root / "_toc.yml")
+    out: dict[str, str] = {}
+    for name, src in reader_chapters(root):
+        chapter = next(i for i, p in enumerate(pages) if Path(p).name == name)  # the root page is not numbered
+        numbers = equation_numbers(_chapter_markdown(str(src), src.stat().st_mtime_ns), chapter)
+        clash = sorted(set(numbers) & set(out))
+        if clash:
+            raise ValueError(f"equation label(s) {clash} are used by two chapters; a label names one equation "
+                             "of the book")
+        out.update(numbers)
+    return out
+
+
 def _equation(label: str, ctx: "_Context") -> str:
     if label not in ctx.equations:
-        raise ValueError(f"{{eq}}`{label}` cites no labelled equation of this chapter ($$ ({label}))")
+        raise ValueError(f"{{eq}}`{label}` cites no labelled equation of the book ($$ ({label}))")
     return ctx.equations[label]
 _LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(([^)\s]+)(\s+\"[^\"]*\")?\)")
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\s*(\{([\w-]+)\})?\s*(.*)$")
@@ -622,9 +645,8 @@ def reader_notebook_for(src: Path, flavour: str, root: Path = ROOT) -> dict:
     names = _live_names(nb.cells)
     config = _config(ctx.config_path)
     name = Path(src).stem
-    pages = toc_pages(root / "_toc.yml")
-    page = next(p for p in pages if Path(p).name == name)
-    ctx.equations = equation_numbers([c.source for c in nb.cells if c.cell_type == "markdown"], pages.index(page))
+    page = next(p for p in toc_pages(root / "_toc.yml") if Path(p).name == name)
+    ctx.equations = book_equations(root)
     cells = []
     hidden_meta = {"cellView": "form", "jupyter": {"source_hidden": True}}
     for cell in nb.cells:

@@ -276,6 +276,10 @@ def test_numbered_equations_carry_the_sites_numbers():
         notebooks.markdown_for_reader("By {eq}`missing`.", ctx)
     with pytest.raises(ValueError, match="more than once"):
         notebooks.equation_numbers(["$$\na\n$$ (x)", "$$\nb\n$$ (x)"], 1)
+    # across the book: the ELBO chapter's (elbo) is its first labelled equation, numbered with the chapter's place
+    pages = notebooks.toc_pages(ROOT / "_toc.yml")
+    chapter = next(i for i, p in enumerate(pages) if p.endswith("/probdr_elbo"))
+    assert notebooks.book_equations(ROOT)["elbo"] == f"{chapter}.1"
 
 
 @pytest.mark.parametrize("name,src", CHAPTERS, ids=lambda x: str(x))
