@@ -264,7 +264,7 @@ def test_the_agreement_claims_hold_and_fail_with_their_numbers():
 # The ELBO chapter: the closed form and PCA
 
 
-CLOSED_FORM = "its squared column lengths are 1/lambda - beta"
+CLOSED_FORM = "The squared column lengths match (shrinkage)"
 
 
 @lru_cache(maxsize=1)
