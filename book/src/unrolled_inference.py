@@ -15,15 +15,16 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # eigendecomposition. That does not generalise: as soon as the graph depends on the embedding itself, as it
 # will in [the transformer-block chapter](transformer_block.ipynb), there is no eigendecomposition to take.
 # What always works is to climb the ELBO by gradient ascent from a random start, and this chapter does exactly
-# that. Each step applies one fixed function to the current embedding, so $T$ steps are a network of $T$
-# identical layers. The rest of the book reads a transformer this way {cite:p}`ravuri2025transformers`.
+# that.
 #
 # **What the chapter finds.** Gradient ascent from random noise reaches the closed-form embedding, with no
-# eigendecomposition. Each step is a smoothing over the graph plus one small linear map applied to every point,
-# added to its input: a residual layer. The step size decides what happens. Small steps are guaranteed to
-# climb but are slow; larger ones, up to a threshold set by the extreme eigenvalues of the Laplacian, converge
-# faster; past that threshold the run blows up. The last and longest phase of a run is set by the gap between
-# two eigenvalues, and its measured rate matches the prediction.
+# eigendecomposition. Each step applies one fixed function to the current embedding: a smoothing over the graph
+# plus one small linear map applied to every point, added to its input. So $T$ steps are a network of $T$
+# identical residual layers, which is how the rest of the book reads a transformer
+# {cite:p}`ravuri2025transformers`. The step size decides what happens. Small steps are guaranteed to climb but
+# are slow; larger ones, up to a threshold set by the extreme eigenvalues of the Laplacian, converge faster;
+# past that threshold the run blows up. The last and longest phase of a run is set by the gap between two
+# eigenvalues, and its measured rate matches the prediction.
 #
 # **In this chapter you will learn**
 #
