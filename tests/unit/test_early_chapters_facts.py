@@ -112,6 +112,22 @@ def test_eta_runs_follow_the_gram_error_and_the_divergence_threshold():
     assert UI.eta_runs(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)["converged"] == [True]
 
 
+def test_curvature_facts_are_the_centred_hessians_eigenvalues():
+    """At X = 0 the log-det part is I / beta and the trace part -L: the curvatures are 1/beta - lambda over the
+    centred eigenvalues lambda of L (each q times), computed here with SciPy; a second iterate only widens the
+    range."""
+    L, beta = graph_laplacian(n=30), 0.3
+    lam = sla.eigh(L.toarray(), eigvals_only=True)[1:]  # the centred directions leave out L's constant eigenvector
+    f = UI.curvature_facts(L, beta, [np.zeros((30, 2))])
+    assert f["logdet_low"] == pytest.approx(1 / beta) and f["logdet_high"] == pytest.approx(1 / beta)
+    assert f["lowest"] == pytest.approx(1 / beta - lam.max()) and f["highest"] == pytest.approx(1 / beta - lam.min())
+    assert f["largest"] == pytest.approx(max(abs(1 / beta - lam.max()), abs(1 / beta - lam.min())))
+    X = np.random.default_rng(1).normal(size=(30, 2))
+    g = UI.curvature_facts(L, beta, [np.zeros((30, 2)), X - X.mean(axis=0)])
+    assert g["largest"] >= f["largest"] and g["logdet_low"] < f["logdet_low"]
+    assert -1 / (8 * beta) <= g["logdet_low"] and g["logdet_high"] <= 1 / beta + 1e-12
+
+
 def test_the_eta_slider_is_defined_once():
     """The chapter's eta slider: the kernel panel and the live figure read ETA_SLIDER, and no second literal of its
     range or default appears in the chapter or in the panel's and the live figure's code."""
