@@ -1,8 +1,11 @@
-"""The trained-transformers chapter's families of tests, declared before the numbers are read, and their statistics.
+"""The exploratory study's families of tests and their statistics.
 
 A verdict is a claim about the sign of a paired difference (arm - attention, seed by seed). Which claims are read
 together, and so corrected together, is fixed here as data (:data:`FAMILIES`), not by the rows that happen to be
-committed, so that adding an arm or a recipe to a secondary family can never move a primary verdict:
+committed, so that adding an arm or a recipe to a secondary family can never move a primary verdict. The families
+were written down after most of the rows they read had been run and looked at (:data:`DECLARED`,
+:func:`exploratory_history`), so what they find is exploratory; the confirmatory round, declared before any of its
+runs, is :mod:`.confirmatory`. The families:
 
 - ``primary``: A - I ("diffusion") against plain attention in the cells of :data:`PRIMARY_RECIPES`, per model
   (charlm, vit), initialisation (:data:`INITS`) and budget (:data:`BUDGETS`): 8 tests, the chapter's question;
