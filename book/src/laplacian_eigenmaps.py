@@ -386,9 +386,9 @@ claim(bool(harmonic_score(X_default[:, 0], X_default[:, 1]) > 0.5),
 # survives up to $k$ = {glue:text}`k_kept_last` neighbours and is gone from $k$ =
 # {glue:text}`k_lost_first` on: the short-cuts have glued the turns of the roll together. Keeping
 # {glue:text}`k_many` neighbours and shrinking $t$ gives the long edges less and less weight; the order is back at
-# $t = t_0$ = {glue:text}`t_back` and stays at $t_0 / 4$. That $t_0$ is still the ten-neighbour value:
-# the mean squared distance to {glue:text}`k_many` neighbours is {glue:text}`t_many_ratio` times
-# larger, so at $t = t_0$ the edges to the farther neighbours weigh little.
+# $t = t_0$ = {glue:text}`t_back` and stays at $t_0 / 4$. Since $t_0$ is not recomputed, it is short
+# for {glue:text}`k_many` neighbours: their mean squared distance is {glue:text}`t_many_ratio` times
+# $t_0$, so at $t = t_0$ the edges to the farther neighbours weigh little.
 
 # %% tags=["remove-input"]
 order_table(order)
@@ -476,8 +476,8 @@ claim(agreement["fewest"] == mnist and min(a["bn"] for a in agreement["sets"]) <
 # - **What was shown.** Laplacian Eigenmaps keeps only local distances (the graph $W$) and scores
 #   an embedding by the weighted squared length of its edges, $E(X) = 2\operatorname{tr}(X^\top L X)$.
 #   Under $X^\top D X = I$ and $X^\top D \mathbf{1} = 0$ the minimum is $X = [v_1, \dots, v_q]$,
-#   the eigenvectors of $L v = \lambda D v$ with the smallest non-zero eigenvalues, at twice their
-#   sum. The graph carries all the information: too few neighbours and it falls apart, too many
+#   the eigenvectors of $L v = \lambda D v$ with the smallest non-zero eigenvalues, and its energy
+#   is twice their sum. The graph carries all the information: too few neighbours and it falls apart, too many
 #   with flat weights and it short-circuits.
 # - **What it rests on.** The derivation through the Lagrangian, and checks on this chapter's data:
 #   the eigenproblem's residuals, the order scores of the swiss roll's table, and the principal
