@@ -265,8 +265,8 @@ claim(bool(largest_deviation < 1e-10 and np.allclose(energies, 2 * lam, rtol=1e-
       "their eigenvalues")
 
 # %% [markdown]
-# Its two smallest non-zero eigenvalues are $\lambda_1$ = {glue:text}`lam1_spiral` and
-# $\lambda_2$ = {glue:text}`lam2_spiral`. The eigenvectors satisfy $L v = \lambda D v$ and both
+# On the spiral's graph, the two smallest non-zero eigenvalues are $\lambda_1$ = {glue:text}`lam1_spiral`
+# and $\lambda_2$ = {glue:text}`lam2_spiral`. Their eigenvectors satisfy $L v = \lambda D v$ and both
 # constraints to round-off (no deviation above {glue:text}`deviation_spiral`), and their energies
 # are twice their eigenvalues: the check needs nothing but the definitions.
 #
