@@ -28,11 +28,9 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #
 # **In this chapter you will learn**
 #
-# - how to turn data into a neighbourhood graph $W$ and its three Laplacians $L = D - W$,
-#   $L_{\mathrm{sym}}$ and $L_{\mathrm{rw}}$;
-# - why the energy $\sum_{ij} W_{ij} \lVert x_i - x_j \rVert^2 = 2 \operatorname{tr}(X^\top L X)$
-#   measures how badly an embedding tears the graph apart, and why the eigenproblem
-#   $L v = \lambda D v$ minimises it;
+# - how to turn data into a neighbourhood graph and its three Laplacians;
+# - why an energy, the weighted squared length of the graph's edges, measures how badly an
+#   embedding tears the graph apart, and why $L v = \lambda D v$ minimises it;
 # - how the number of neighbours $k$ and the bandwidth $t$ decide whether a swiss roll unrolls;
 # - how to compare two embeddings whose eigenvectors have no fixed sign.
 
@@ -174,15 +172,13 @@ claim(bool(abs(E_edges - E_trace) <= 1e-12 * abs(E_trace)), "Added up edge by ed
 #
 # Why $X^\top D X = I$ rather than $X^\top X = I$? Written out, $X^\top D X = \sum_i D_{ii}\, x_i x_i^\top$:
 # each point counts with its degree, the weight that $\lVert x_i \rVert^2$ carries in $E(X)$ (the
-# expansion above). A coordinate that is non-zero at one point $i$ only shows why that matters. Its
-# energy is $2 D_{ii} x_i^2$: only that point's own edges stretch. Scaled by $X^\top X = I$
-# ($x_i = 1$) it costs $2 D_{ii}$, cheap for a point whose edges are light (a point far from its
-# neighbours, under the heat kernel), so the cheapest coordinates could describe a few stragglers
-# rather than the data. Scaled by $X^\top D X = I$ ($D_{ii} x_i^2 = 1$) it costs 2, whatever the
-# point. The weighting also decides whose eigenvectors the coordinates are: with $D$, those of the
-# random walk, $L_{\mathrm{rw}} v = \lambda v$ (Exercise 1 at the end), the matrix $I - A$ that the
-# transformer chapters build on; with $I$, those of $L$. The second constraint asks for
-# orthogonality to the constant vector in the same $D$-weighted sense. So the problem is
+# expansion above). Take a coordinate that is non-zero at one point $i$ only: its energy is
+# $2 D_{ii} x_i^2$. Scaled by $X^\top X = I$ ($x_i = 1$) it costs $2 D_{ii}$, cheap for a point whose
+# edges are light, so the cheapest coordinates could describe a few stragglers rather than the
+# data. Scaled by $X^\top D X = I$ ($D_{ii} x_i^2 = 1$) it costs 2, whatever the point. The
+# weighting also makes the coordinates eigenvectors of the random walk, $L_{\mathrm{rw}} v = \lambda v$
+# (Exercise 1 at the end), the $I - A$ that the transformer chapters build on. The second
+# constraint is orthogonality to the constant vector in the same weights. So the problem is
 #
 # $$
 # \min_{X \in \mathbb{R}^{n \times q}} \operatorname{tr}(X^\top L X)
@@ -396,20 +392,20 @@ order_table(order)
 # %% tags=["remove-cell"]
 along = np.argsort(t_roll)  # the roll's length: its spiral x = t cos t, z = t sin t, walked in order of t
 roll_length = np.linalg.norm(np.diff(Y_roll[along][:, [0, 2]], axis=0), axis=1).sum()
-claim(bool(roll_length > 2 * np.ptp(Y_roll[:, 1])), "The swiss roll is such a strip")
+claim(bool(roll_length > 2 * np.ptp(Y_roll[:, 1])), "a strip more than twice as long as it is wide, such as the "
+      "swiss roll")
 
 # %% [markdown]
 # **The second coordinate.** At the default setting the second coordinate is mostly a *second
-# harmonic* of the first. Along a strip of length $\ell$, the smoothest non-constant function is
-# half a wave, $\cos(\pi s / \ell)$ with $s$ the position along the strip; the next smoothest
-# along it is a whole wave, $\cos(2\pi s / \ell)$, the second harmonic. It is a function of the
-# first ($\cos 2\theta = 2\cos^2\theta - 1$), so in the plane of the two coordinates the points lie
-# along an arch instead of filling a rectangle. A half wave *across* the strip, of width $w$,
-# would show the second direction of the sheet, but its energy grows like $(\pi / w)^2$ against
-# $(2\pi / \ell)^2$, so on a strip more than twice as long as it is wide the second harmonic comes
-# first. The swiss roll is such a strip. This is not a defect of the code: it is the exact
-# minimiser. It is a limit of the method: the $q$ cheapest coordinates need not be $q$ different
-# directions of the sheet, and seeing the width takes more coordinates.
+# harmonic* of the first. On a strip of length $\ell$ the smoothest non-constant function is half a
+# wave along it, $\cos(\pi s / \ell)$ with $s$ the position along the strip; the second harmonic is
+# a whole wave, $\cos(2\pi s / \ell)$. It is a function of the first
+# ($\cos 2\theta = 2\cos^2\theta - 1$), so the points lie along an arch in the plane of the two
+# coordinates instead of filling a rectangle. Half a wave *across* a strip of width $w$ would show
+# the sheet's second direction, but its energy grows like $(\pi / w)^2$ against $(2\pi / \ell)^2$:
+# on a strip more than twice as long as it is wide, such as the swiss roll, the second harmonic
+# comes first. It is the exact minimiser, not a defect of the code, but it is a limit of the
+# method: the $q$ cheapest coordinates need not be $q$ directions of the sheet.
 
 # %% [markdown]
 # ## The same embedding as scikit-learn
@@ -474,20 +470,18 @@ claim(agreement["fewest"] == mnist and min(a["bn"] for a in agreement["sets"]) <
 # ## Summary
 #
 # - **What was shown.** Laplacian Eigenmaps keeps only local distances (the graph $W$) and scores
-#   an embedding by the weighted squared length of its edges, $E(X) = 2\operatorname{tr}(X^\top L X)$.
-#   Under $X^\top D X = I$ and $X^\top D \mathbf{1} = 0$ the minimum is $X = [v_1, \dots, v_q]$,
-#   the eigenvectors of $L v = \lambda D v$ with the smallest non-zero eigenvalues, and its energy
-#   is twice their sum. The graph carries all the information: too few neighbours and it falls apart, too many
-#   with flat weights and it short-circuits.
+#   an embedding by $E(X) = 2\operatorname{tr}(X^\top L X)$. Under $X^\top D X = I$ and
+#   $X^\top D \mathbf{1} = 0$ the minimum is $X = [v_1, \dots, v_q]$, the eigenvectors of
+#   $L v = \lambda D v$ with the smallest non-zero eigenvalues. The graph carries all the
+#   information: too few neighbours and it falls apart, too many with flat weights and it
+#   short-circuits.
 # - **What it rests on.** The derivation through the Lagrangian, and checks on this chapter's data:
-#   the eigenproblem's residuals, the order scores of the swiss roll's table, and the principal
-#   angles against scikit-learn. What $k$ and $t$ do was measured on one 800-point roll, at the
-#   settings of the table.
+#   the eigenproblem's residuals, the swiss roll's order scores (one 800-point roll, at the
+#   settings of the table) and the principal angles against scikit-learn.
 # - **What it does not show.** How to choose $k$ and $t$ when, unlike here, the order along the
-#   sheet is not known; that the $q$ coordinates are different directions of the data (the second
-#   harmonic is not); and where the constraints come from. They look like an add-on here;
-#   [the next chapter](probdr_elbo.ipynb) shows that a probabilistic model provides them by itself,
-#   through a log-determinant.
+#   sheet is not known; that the $q$ coordinates are $q$ directions of the data (the second
+#   harmonic is not); and where the constraints come from. [The next chapter](probdr_elbo.ipynb)
+#   shows that a probabilistic model provides them by itself, through a log-determinant.
 #
 # ## Exercises
 #
