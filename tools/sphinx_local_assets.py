@@ -50,7 +50,8 @@ each page (:func:`_site_page`, :func:`_finish_site`):
   alt text its figure builder gave it (``probdr_lite.presentation.style.describe``
   writes it into the PNG), a link to the image itself (the figure at full
   size) and a smallest width at which its tick labels are 9 pixels high; a
-  figure wider than the column then scrolls sideways, with a visible cue. The
+  figure wider than the column then scrolls sideways, with a cue that is a caption style
+  (its words in the stylesheet, not in the page). The
   scrub animations get their frames' alt text;
 - Font Awesome's 1.5 MB script is dropped: the theme's stylesheet already
   draws every icon from Font Awesome's web fonts;
@@ -534,8 +535,9 @@ def _static_figures(app: Sphinx, body: str) -> str:
                 f'<img alt="{html_lib.escape(alt, quote=True)}" src="{src}" width="{w}" height="{h}"{extra} '
                 f'loading="lazy" decoding="async" style="--probdr-min: {narrowest}px; --probdr-min-phone: {phone}px" />'
                 '</a></div>'
-                f'<figcaption class="probdr-figure-cue">Wider than the page: scroll sideways, or '
-                f'<a href="{src}">open the figure at full size</a>.</figcaption></figure>')
+                # the cue's words are the stylesheet's (probdr-site.css), shown only while the figure scrolls: the
+                # page's text, as a reader mode or a text dump reads it, holds no sentence about the page's width
+                '<figcaption class="probdr-figure-cue"></figcaption></figure>')
 
     body = _IMG.sub(figure, body)
 
