@@ -526,7 +526,8 @@ glue("constant_length", num(np.sqrt(1 / SETUP.gamma - beta), 2))
 #   without changing its shape. With $\gamma$ = {glue:text}`gamma` the closed form's first column is constant,
 #   of length $\sqrt{1/\gamma - \beta}$ ≈ {glue:text}`constant_length`.
 # - **Centre**: require $\mathbf{1}^\top X = 0$, which removes the constant direction from the
-#   problem. The closed form then uses eigenvectors 2 to $q + 1$ of $L$, as classical Laplacian
+#   problem. The closed form then uses the eigenvectors $v_1, \dots, v_q$ of $L$ (counting the constant
+#   vector as $v_0$, as [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) does), as classical Laplacian
 #   Eigenmaps does; that is what the closed form above did.
 
 # %%
@@ -621,8 +622,8 @@ print(f"grid maximiser s = {grid[np.argmax(F_pca)]:.3f};  sqrt(lambda_1 - sigma^
 #
 # :::{dropdown} Solution
 # $L$ and $L + \gamma I$ have the same eigenvectors, and the constant vector is an eigenvector of
-# $L$, so the others all lie in $\mathbf{1}^\perp$: the non-constant columns are eigenvectors 2 and
-# 3 of $L$, exactly those of the centred problem. Their eigenvalues move from $\lambda$ to
+# $L$, so the others all lie in $\mathbf{1}^\perp$: the non-constant columns are the eigenvectors
+# $v_1$ and $v_2$ of $L$, exactly those of the centred problem. Their eigenvalues move from $\lambda$ to
 # $\lambda + \gamma$, so their scales shrink slightly, $s^2 = 1/(\lambda + \gamma) - \beta$, and the
 # constant column's length $\sqrt{1/\gamma - \beta}$ falls as $\gamma$ grows.
 # :::
