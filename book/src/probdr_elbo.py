@@ -526,9 +526,9 @@ glue("constant_length", num(np.sqrt(1 / SETUP.gamma - beta), 2))
 #   without changing its shape. With $\gamma$ = {glue:text}`gamma` the closed form's first column is constant,
 #   of length $\sqrt{1/\gamma - \beta}$ ≈ {glue:text}`constant_length`.
 # - **Centre**: require $\mathbf{1}^\top X = 0$, which removes the constant direction from the
-#   problem. The closed form then uses the eigenvectors $v_1, \dots, v_q$ of $L$ (counting the constant
-#   vector as $v_0$, as [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) does), as classical Laplacian
-#   Eigenmaps does; that is what the closed form above did.
+#   problem. The closed form then uses the eigenvectors $v_1, \dots, v_q$ of $L$, the constant vector
+#   being $v_0$, as classical [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) does; that is what the
+#   closed form above did.
 
 # %%
 gamma = SETUP.gamma  # the shift of L + gamma I
