@@ -178,6 +178,63 @@ claim(abs(F_value - 2 * le_elbo(X0.numpy(), L.numpy(), beta) - beta * float(L.tr
       "F(X) = log det C - tr(X^T L X) = 2 ELBO(X) + beta tr L + const")
 
 # %% [markdown]
+# ## LayerNorm is a projection
+#
+# LayerNorm without its learned scale and shift (and without $\epsilon$) maps a row
+# $x \in \mathbb{R}^{d_q}$, with $\bar x$ the mean of its $d_q$ features, to
+#
+# $$
+# \Pi(x) = \sqrt{d_q}\, \frac{x - \bar x \mathbf{1}_{d_q}}{\|x - \bar x \mathbf{1}_{d_q}\|} ,
+# $$
+#
+# the nearest point to $x$ of the set
+#
+# $$
+# \mathcal{S} = \{x \in \mathbb{R}^{d_q} : x^\top \mathbf{1}_{d_q} = 0,\ \|x\|^2 = d_q\},
+# $$
+#
+# a sphere of radius $\sqrt{d_q}$ in the hyperplane of centred vectors: centring projects onto the
+# hyperplane, and there the nearest point of the sphere lies on the ray through $x$. Applied to every
+# row, $\Pi$ makes a block a step of *projected* gradient ascent. Two facts follow: $\Pi(a x) = \Pi(x)$
+# for every $a > 0$; and LayerNorm constrains each *row*, whereas
+# [the ELBO chapter](probdr_elbo.ipynb) centred each *column*, $X^\top \mathbf{1}_n = 0$: the block's
+# constraint is not the ELBO's.
+#
+# What does $\Pi$ keep of a step? Write $P d = d - \bar d \mathbf{1}_{d_q}$ for the centred direction
+# $d$. For $x \in \mathcal{S}$, $\|x + \epsilon P d\|^2 = d_q + 2\epsilon\, x^\top P d + O(\epsilon^2)$,
+# so
+#
+# $$
+# \Pi(x + \epsilon d) = x + \epsilon \Big(P d - \frac{x^\top P d}{d_q}\, x\Big) + O(\epsilon^2).
+# $$
+#
+# The bracket is the *tangent part* of $d$, its projection onto the plane touching $\mathcal{S}$ at
+# $x$. To first order only the tangent part of each row $\Delta_i$ moves $x_i$: adding a multiple of
+# $X$ to $\Delta$ changes only the step's length, and two directions move the points alike when their
+# tangent parts are parallel. The book compares directions this way, here and in the
+# [objections](objections.ipynb) and [energies](energies.ipynb) chapters.
+#
+# The check: the package's `layer_norm` against `torch.nn.LayerNorm`, and $\Pi(x)$ against 20,000
+# random points of $\mathcal{S}$, none of which may be closer to $x$.
+
+# %%
+gen = torch.Generator().manual_seed(0)
+x = torch.randn(1, d_q, generator=gen, dtype=torch.float64) * 3 + 1
+ln = torch.nn.LayerNorm(d_q, eps=0.0, elementwise_affine=False)
+candidates = layer_norm(torch.randn(20_000, d_q, generator=gen, dtype=torch.float64))  # points of the set
+closest = (candidates - x).norm(dim=1).min()
+Table(["check", "value"],
+      [["layer_norm against torch.nn.LayerNorm: largest difference", f"{(layer_norm(x) - ln(x)).abs().max():.1e}"],
+       ["distance from x to Π(x)", f"{(layer_norm(x) - x).norm():.4f}"],
+       ["distance from x to the closest of 20,000 random points of the set", f"{closest:.4f}"]])
+
+# %% tags=["remove-cell"]
+claim(bool((layer_norm(x) - ln(x)).abs().max() < 1e-12 and closest >= (layer_norm(x) - x).norm()
+           and len(candidates) == 20_000),
+      "the package's layer_norm against torch.nn.LayerNorm, and "
+      "Pi(x) against 20,000 random points of the constraint set, none of which may be closer to x")
+
+# %% [markdown]
 # ## Attention is the random walk of a heat-kernel graph
 #
 # After LayerNorm every row has $\|x_i\|^2 = d_q$, so with unit rows $\hat x_i = x_i / \sqrt{d_q}$
@@ -325,8 +382,9 @@ claim(bool(marks_elbo["divergent"] > fixed["h_stable"]),
 # Take the diagonal weights of
 # [an ordinary transformer](transformer_block.ipynb#an-ordinary-transformer-with-diagonal-weights):
 # the value weights are the identity and the output weights $2\eta I$, so the attention branch adds
-# $2\eta A X$, and a *plain* attention block with step $\eta'$ is $\Pi(X + 2\eta' A X)$. LayerNorm
-# ignores a positive factor on a row, $\Pi(a x) = \Pi(x)$ for $a > 0$, so whenever $1 - 2\eta > 0$
+# $2\eta A X$, and a *plain* attention block with step $\eta'$ is $\Pi(X + 2\eta' A X)$. Since
+# $\Pi(a x) = \Pi(x)$ for $a > 0$ ([LayerNorm is a projection](transformer_block.ipynb#layernorm-is-a-projection)),
+# whenever $1 - 2\eta > 0$
 #
 # $$
 # \Pi\big(X + 2\eta (A - I) X\big) = \Pi\big((1 - 2\eta) X + 2\eta A X\big)
@@ -405,62 +463,6 @@ claim(bool(ratio_reg < 1 / 50), "the exact term is less than a fiftieth as long"
 # $\lVert X\rVert_F^2 = n d_q$ cannot grow). It does not stop points collapsing onto one spot of the
 # sphere: a wide kernel pulls the whole toy together, and a narrow one gathers it into beads that only
 # the narrowness of the kernel keeps apart.
-#
-# ## LayerNorm is a projection
-#
-# LayerNorm without its learned scale and shift (and without $\epsilon$) maps a row
-# $x \in \mathbb{R}^{d_q}$, with $\bar x$ the mean of its $d_q$ features, to
-#
-# $$
-# \Pi(x) = \sqrt{d_q}\, \frac{x - \bar x \mathbf{1}_{d_q}}{\|x - \bar x \mathbf{1}_{d_q}\|} ,
-# $$
-#
-# the nearest point to $x$ of the set
-#
-# $$
-# \mathcal{S} = \{x \in \mathbb{R}^{d_q} : x^\top \mathbf{1}_{d_q} = 0,\ \|x\|^2 = d_q\},
-# $$
-#
-# a sphere of radius $\sqrt{d_q}$ in the hyperplane of centred vectors: centring projects onto the
-# hyperplane, and there the nearest point of the sphere lies on the ray through $x$. Applied to every
-# row, $\Pi$ makes a block a step of *projected* gradient ascent. Two facts follow: $\Pi(a x) = \Pi(x)$
-# for every $a > 0$; and LayerNorm constrains each *row*, whereas
-# [the ELBO chapter](probdr_elbo.ipynb) centred each *column*, $X^\top \mathbf{1}_n = 0$: the block's
-# constraint is not the ELBO's.
-#
-# What does $\Pi$ keep of a step? Write $P d = d - \bar d \mathbf{1}_{d_q}$ for the centred direction
-# $d$. For $x \in \mathcal{S}$, $\|x + \epsilon P d\|^2 = d_q + 2\epsilon\, x^\top P d + O(\epsilon^2)$,
-# so
-#
-# $$
-# \Pi(x + \epsilon d) = x + \epsilon \Big(P d - \frac{x^\top P d}{d_q}\, x\Big) + O(\epsilon^2).
-# $$
-#
-# The bracket is the *tangent part* of $d$, its projection onto the plane touching $\mathcal{S}$ at
-# $x$. To first order only the tangent part of each row $\Delta_i$ moves $x_i$: adding a multiple of
-# $X$ to $\Delta$ changes only the step's length, and two directions move the points alike when their
-# tangent parts are parallel. The book compares directions this way, here and in the
-# [objections](objections.ipynb) and [energies](energies.ipynb) chapters.
-#
-# The check: the package's `layer_norm` against `torch.nn.LayerNorm`, and $\Pi(x)$ against 20,000
-# random points of $\mathcal{S}$, none of which may be closer to $x$.
-
-# %%
-gen = torch.Generator().manual_seed(0)
-x = torch.randn(1, d_q, generator=gen, dtype=torch.float64) * 3 + 1
-ln = torch.nn.LayerNorm(d_q, eps=0.0, elementwise_affine=False)
-candidates = layer_norm(torch.randn(20_000, d_q, generator=gen, dtype=torch.float64))  # points of the set
-closest = (candidates - x).norm(dim=1).min()
-Table(["check", "value"],
-      [["layer_norm against torch.nn.LayerNorm: largest difference", f"{(layer_norm(x) - ln(x)).abs().max():.1e}"],
-       ["distance from x to Π(x)", f"{(layer_norm(x) - x).norm():.4f}"],
-       ["distance from x to the closest of 20,000 random points of the set", f"{closest:.4f}"]])
-
-# %% tags=["remove-cell"]
-claim(bool((layer_norm(x) - ln(x)).abs().max() < 1e-12 and closest >= (layer_norm(x) - x).norm()
-           and len(candidates) == 20_000),
-      "the package's layer_norm against torch.nn.LayerNorm, and "
-      "Pi(x) against 20,000 random points of the constraint set, none of which may be closer to x")
 
 # %% [markdown]
 # ## How far the simplified steps turn from the gradient

@@ -54,8 +54,8 @@ pytestmark = [pytest.mark.book, pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "book/transformer_block.html"
 #: Code cells run, counted among the page's inputs: imports (folded), the toy (with the sliders' defaults), one block
-#: against its formula, the heat-kernel check, then the bump's panel (the fifth).
-N_CELLS = 5
+#: against its formula, LayerNorm against torch's, the heat-kernel check, then the bump's panel (the sixth).
+N_CELLS = 6
 PANEL_LABEL = "κ (sharpness)"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]
