@@ -18,13 +18,13 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # numbers.
 #
 # **What it finds.** With diagonal weights, a post-LayerNorm transformer block computes, to rounding
-# error, one projected gradient step on a Laplacian-Eigenmaps objective: attention is the random walk
-# on a heat-kernel graph of the latents, $A - I$ is minus its Laplacian, and LayerNorm projects back
-# onto a sphere. In that sense a block is one step of Laplacian-Eigenmaps inference. It is not a step
-# on the ELBO itself: the graph is rebuilt in every block and held fixed, the data term is the
-# gradient only for a symmetric graph, the log-determinant that keeps points apart becomes a term
-# that only rescales the step, and LayerNorm's constraint is not the ELBO's. And plain attention is
-# the same block with a shorter step.
+# error, the update the paper derives from the ELBO's gradient step: softmax attention is the random
+# walk on a heat-kernel graph of the latents, $A - I$ is minus its Laplacian (one Euler step of
+# diffusion on the graph), and LayerNorm projects the result back onto a sphere. In that sense a
+# block is one step of Laplacian-Eigenmaps inference. It is not a gradient step on the ELBO: the graph
+# is rebuilt in every block and held fixed, the data term is the gradient only for a symmetric graph,
+# the log-determinant that keeps points apart becomes a term that only rescales the step, and
+# LayerNorm's constraint is not the ELBO's. And plain attention is the same block with a shorter step.
 #
 # **In this chapter you will learn**
 #
@@ -374,7 +374,7 @@ claim(bool(marks_elbo["divergent"] > fixed["h_stable"]),
 # For the block, $\lambda_{\max}(I - A) \le 2$ makes $h = 2\eta \le 1$ stable on every graph, and
 # in that range each step $(1 - 2\eta) X + 2\eta A X$ is a convex combination of a point and the
 # weighted mean of its neighbours. Beyond it each point is pushed past that mean: the step no longer
-# averages, though it blows up only at $h = 2/\lambda_{\max}(I - A)$. This is why the paper keeps
+# averages, though it turns unstable only past $h = 2/\lambda_{\max}(I - A)$. This is why the paper keeps
 # $\eta < 1/2$, as the book does.
 #
 # ### Plain attention changes only the step size
@@ -456,7 +456,7 @@ claim(bool(ratio_reg < 1 / 50), "the exact term is less than a fiftieth as long"
 # three-dimensional span; [the objections chapter](objections.ipynb) measures it on MNIST latents.
 #
 # What, then, keeps the points apart? Nothing. The approximation is parallel to $X$, so after $\Pi$
-# it only lengthens the step
+# it only shortens the step of the $A - I$ block
 # ([as above](transformer_block.ipynb#plain-attention-changes-only-the-step-size)). LayerNorm's
 # sphere fixes each row's length: no blow-up, no collapse to $X = 0$, and the zero-eigenvalue trap of
 # [the ELBO chapter](probdr_elbo.ipynb) is harmless (again $(I - A)\mathbf{1}_n = 0$, but
@@ -718,7 +718,7 @@ claim(asym_causal > 3 * asym_full and cos_causal < cosines["diffusion"] - 0.2,
 # | --- | --- | --- |
 # | precision $\hat L$, a symmetric graph Laplacian | $L = I - A$, with $A$ the softmax attention | approximated: $I - A$ is a random-walk Laplacian, not symmetric |
 # | data term $-(L + L^\top) X$ | attention minus the value, $2(A - I)X$ | approximated: equal only for a symmetric $A$ (variant `exact`) |
-# | log-determinant term $2 C^{-1} X$ | feed-forward block $2X/(d_q + \beta)$ | approximated: exact when the rows of $X$ are orthogonal; after $\Pi$ it only lengthens the step |
+# | log-determinant term $2 C^{-1} X$ | feed-forward block $2X/(d_q + \beta)$ | approximated: exact when the rows of $X$ are orthogonal; after $\Pi$ it only shortens the step |
 # | a fixed graph, built once from the data | a graph rebuilt from the latents in every block, held fixed during the step | approximated: the stop-gradient drops the graph's own gradient |
 # | centring over the points, $X^\top \mathbf{1}_n = 0$ | LayerNorm: each row centred, $X \mathbf{1}_{d_q} = 0$, and scaled to $\lVert x_i\rVert^2 = d_q$ | replaced: a different constraint |
 # | $\beta$ in $C$: jitter, threshold $1/\beta$, shrinkage | $\beta$ in $2/(d_q + \beta)$, and $-\beta$ on every self-logit | approximated: threshold and shrinkage go with $2C^{-1}X$; the self-logit term is added, not derived |
