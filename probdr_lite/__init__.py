@@ -113,7 +113,7 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
     "probdr_lite.presentation.figures.neighbourhoods": ("BANDWIDTH_FACTORS", "NEIGHBOURS", "agreement_table", "compare_figure",
                                                         "energy_figure", "laplacians_figure", "neighbours_panel",
                                                         "order_table"),
-    "probdr_lite.presentation.figures.objection_tests": ("asymmetry_figure", "final_metrics_table",
+    "probdr_lite.presentation.figures.objection_tests": ("asymmetry_figure",
                                                          "layer_metrics_figure", "regulariser_figure",
                                                          "regulariser_table", "single_runs_table", "spectrum_figure",
                                                          "stop_gradient_figure", "thresholds_table"),

@@ -82,8 +82,6 @@ THRESHOLDS = {
     "approx_error": 0.10,
     # derived: an identity holds "to rounding" if the largest difference is below this (float64)
     "identity": 1e-10,
-    # derived: logits and similarities count as unrelated if |correlation| is below this
-    "correlation": 0.20,
 }
 
 F64 = torch.float64

@@ -15,7 +15,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar
+from probdr_lite._validation import check_array, check_length, check_result, check_scalar
 from probdr_lite.presentation.prose import num
 from probdr_lite.presentation.style import METRIC_LABELS as METRICS
 from probdr_lite.presentation.style import variant_style
@@ -32,7 +32,6 @@ __all__ = [
     "THRESHOLD_DECIDES",
     "thresholds_table",
     "regulariser_table",
-    "final_metrics_table",
     "asymmetry_figure",
     "spectrum_figure",
     "stop_gradient_figure",
@@ -71,8 +70,7 @@ THRESHOLD_DECIDES = {
     "eigen_tol": "2: an eigenvalue below minus this is negative; a residual below it is zero",
     "cosine": "3: smallest mean cosine for stop-gradient to pass (and F must rise for every seed)",
     "approx_error": "4: largest relative error for the approximation to pass",
-    "identity": "exercises: largest difference for an identity to hold to rounding",
-    "correlation": "exercises: |correlation| below this means unrelated, above 1 minus this means related",
+    "identity": "3, 4 and exercises: largest difference for an identity to hold to rounding",
 }
 
 
@@ -99,30 +97,6 @@ def regulariser_table(points) -> Table:
     for label, n, r in points:
         body.append([label, str(n), num(r["cosine"]), num(r["relative_error"], 2), num(r["norm_ratio"])])
     return Table(["latents", "n", "cosine", "relative error", "||exact|| / ||approx||"], body)
-
-
-def _value(m: dict, key: str, i: int) -> str:
-    """One clustering number at scored layer ``i``; the NMI of k-means as mean ± standard deviation over the k-means
-    seeds, as the MNIST chapter's tables print it."""
-    if key == "kmeans_nmi":
-        return f"{num(m[key][i])} ± {num(m['kmeans_nmi_sd'][i])}"
-    return num(m[key][i])
-
-
-def final_metrics_table(metrics: dict, variants=None, caption=None) -> Table:
-    """The four clustering numbers at the first and the last scored layer, one row per variant; the NMI with its
-    standard deviation over the k-means seeds.
-
-    ``metrics`` is the dict returned by :func:`probdr_lite.chapters.objections.metrics_by_variant`; ``caption`` is
-    the chapter's.
-    """
-    run = [v for v in _metrics(metrics) if v != "layers"]
-    variants = run if variants is None else [check_choice(v, "variants", run) for v in variants]
-    first, last = int(metrics["layers"][0]), int(metrics["layers"][-1])
-    header = ["update"] + [f"{label}, layer {first} → {last}" for label in METRICS.values()]
-    body = [[_style(v)[0]] + [f"{_value(metrics[v], k, 0)} → {_value(metrics[v], k, -1)}" for k in METRICS]
-            for v in variants]
-    return Table(header, body, caption)
 
 
 def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
