@@ -235,8 +235,8 @@ claim(bool(abs(E_edges - E_trace) <= 1e-12 * abs(E_trace)), "Added up edge by ed
 #
 # and the minimum takes the $q$ smallest eigenvalues the constraints allow. $X^\top D \mathbf{1} = 0$
 # excludes $v_0$, so the embedding is $X = [v_1, \dots, v_q]$, with energy
-# $2(\lambda_1 + \dots + \lambda_q)$. The code below solves the problem in its symmetric form,
-# $L_{\mathrm{sym}} u = \lambda u$ with $v = D^{-1/2} u$, as scikit-learn does. Its data are a spiral of
+# $2(\lambda_1 + \dots + \lambda_q)$. This book's code solves the problem in its symmetric form,
+# $L_{\mathrm{sym}} u = \lambda u$ with $v = D^{-1/2} u$, as scikit-learn does. Here it runs on a spiral of
 # 300 points: a swiss roll like the next section's (which has more points) seen end on.
 
 # %%

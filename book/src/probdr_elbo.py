@@ -533,9 +533,9 @@ glue("constant_length", num(np.sqrt(1 / SETUP.gamma - beta), 2))
 #   without changing its shape. With $\gamma$ = {glue:text}`gamma` the closed form's first column is constant,
 #   of length $\sqrt{1/\gamma - \beta}$ ≈ {glue:text}`constant_length`.
 # - **Centre**: require $\mathbf{1}^\top X = 0$, which removes the constant direction from the
-#   problem. The closed form then uses the eigenvectors $v_1, \dots, v_q$ of $L$, the constant vector
-#   being $v_0$, as classical [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) does; that is what the
-#   closed form above did.
+#   problem. The closed form then uses the eigenvectors $u_1, \dots, u_q$ of $L$ orthogonal to
+#   $\mathbf{1}$, leaving the constant one out as classical [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb)
+#   does; that is what the closed form above did.
 
 # %%
 gamma = SETUP.gamma  # the shift of L + gamma I
@@ -635,7 +635,7 @@ claim(bool(np.linalg.eigvalsh(L.toarray()).max() > 1 / beta),
 # :::{dropdown} Solution
 # $L$ and $L + \gamma I$ have the same eigenvectors, and the constant vector is an eigenvector of
 # $L$, so the others all lie in $\mathbf{1}^\perp$: the non-constant columns are the eigenvectors
-# $v_1$ and $v_2$ of $L$, exactly those of the centred problem. Their eigenvalues move from $\lambda$ to
+# $u_1$ and $u_2$ of $L$, exactly those of the centred problem. Their eigenvalues move from $\lambda$ to
 # $\lambda + \gamma$, so their scales shrink slightly, $s^2 = 1/(\lambda + \gamma) - \beta$, and the
 # constant column's length $\sqrt{1/\gamma - \beta}$ falls as $\gamma$ grows.
 # :::

@@ -286,9 +286,8 @@ claim(bool(np.all(np.diff(etas_) > 0) and np.all(np.diff(gram_) < 0)),
 # %% [markdown]
 # ## From noise to the answer, layer by layer
 #
-# Now one run at $\eta = 1/\ell$, watched closely. The code below runs it twice: with the book's fitting
-# routine, which records the ELBO and the Gram error at every step, and by applying the three-line layer
-# above $T$ times.
+# Now one run at $\eta = 1/\ell$, watched closely and made twice: with the book's fitting routine, which
+# records the ELBO and the Gram error at every step, and by applying the three-line layer function $T$ times.
 
 # %%
 eta = marks["safe"]
