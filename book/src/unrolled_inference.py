@@ -244,8 +244,9 @@ eta_live(L, labels, beta=beta, n_components=q, n_steps=N_STEPS, include=ETAS_SHO
 
 # %% [markdown]
 # For nine of the figure's step sizes, the table gives $\eta$ in units of $1/\ell$, the step at which a run
-# diverged, if it did (its iterate grew past $10^6$ times the norm of the start, and the run was stopped), and the
-# Gram error after {glue:text}`n_steps` steps.
+# diverged, if it did (the run is stopped once its iterate is $10^6$ times the size of the start, or so large
+# that $C = X X^\top + \beta I$ can no longer be inverted in floating point), and the Gram error after
+# {glue:text}`n_steps` steps.
 
 # %%
 ascent = eta_runs(L, beta, ETAS_SHOWN, marks, n_components=q, n_steps=N_STEPS)
