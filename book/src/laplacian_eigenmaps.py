@@ -21,9 +21,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # **What the chapter finds.** The best coordinates, in the method's sense, are the eigenvectors
 # of one matrix problem, $L v = \lambda D v$, with the smallest eigenvalues above zero. They are
 # the smoothest functions on the graph: on a spiral, the first of them alone lists the points in
-# their order along it. The graph decides everything. On a swiss roll, too many neighbours with
-# flat weights glue neighbouring turns together and the embedding folds; a smaller bandwidth
-# undoes it. On the same graph, this book's code and scikit-learn give the same embedding to
+# their order along it. On a swiss roll, too many neighbours with flat weights glue neighbouring
+# turns together and the embedding folds; a smaller bandwidth undoes it. On the same graph, this book's code and scikit-learn give the same embedding to
 # round-off.
 #
 # **In this chapter you will learn**
@@ -41,7 +40,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist, toy_manifold
-from probdr_lite.eigenmaps import embed_graph
+from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite.presentation.figures.neighbourhoods import (
     BANDWIDTH_FACTORS,
     NEIGHBOURS,
@@ -54,6 +53,7 @@ from probdr_lite.presentation.figures.neighbourhoods import (
 )
 from probdr_lite.chapters.laplacian_eigenmaps import (
     agreement_facts,
+    classes_apart,
     harmonic_score,
     order_score,
     smooth_functions,
@@ -61,7 +61,7 @@ from probdr_lite.chapters.laplacian_eigenmaps import (
     unrolling_facts,
 )
 from probdr_lite.presentation.live.builders import neighbours_live
-from probdr_lite.presentation.prose import claim, glue, num, sci
+from probdr_lite.presentation.prose import claim, glue, num, pct, sci
 from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
 
@@ -134,7 +134,7 @@ claim(len(set(D.diagonal())) == 2, "here a point has degree_min or degree_max ed
 # every row of $D - W$ and of $I - D^{-1}W$ sums to zero, and $L_{\mathrm{sym}}$ the vector
 # $D^{1/2}\mathbf{1}$. $L$ and $L_{\mathrm{sym}}$ are symmetric; $L_{\mathrm{rw}}$ is not, because
 # each row is divided by its own degree, and the degrees differ from point to point (here a point
-# has {glue:text}`degree_min` or {glue:text}`degree_max` edges; count them in the drawing).
+# has {glue:text}`degree_min` or {glue:text}`degree_max` edges).
 #
 # ## What the Laplacian measures
 #
@@ -176,9 +176,9 @@ claim(bool(abs(E_edges - E_trace) <= 1e-12 * abs(E_trace)), "Added up edge by ed
 # $2 D_{ii} x_i^2$. Scaled by $X^\top X = I$ ($x_i = 1$) it costs $2 D_{ii}$, cheap for a point whose
 # edges are light, so the cheapest coordinates could describe a few stragglers rather than the
 # data. Scaled by $X^\top D X = I$ ($D_{ii} x_i^2 = 1$) it costs 2, whatever the point. The
-# weighting also makes the coordinates eigenvectors of the random walk, $L_{\mathrm{rw}} v = \lambda v$
-# (Exercise 1 at the end), the $I - A$ that the transformer chapters build on. The second
-# constraint is orthogonality to the constant vector in the same weights. So the problem is
+# weighting also ties the coordinates to the random walk $L_{\mathrm{rw}} = I - A$ that the
+# transformer chapters build on (Exercise 1). The second constraint is orthogonality to the
+# constant vector in the same weights. So the problem is
 #
 # $$
 # \min_{X \in \mathbb{R}^{n \times q}} \operatorname{tr}(X^\top L X)
@@ -235,14 +235,15 @@ claim(bool(abs(E_edges - E_trace) <= 1e-12 * abs(E_trace)), "Added up edge by ed
 #
 # and the minimum takes the $q$ smallest eigenvalues the constraints allow. $X^\top D \mathbf{1} = 0$
 # excludes $v_0$, so the embedding is $X = [v_1, \dots, v_q]$, with energy
-# $2(\lambda_1 + \dots + \lambda_q)$. The code below (`embed_graph`) solves the problem in its
-# symmetric form, $L_{\mathrm{sym}} u = \lambda u$ with $v = D^{-1/2} u$, as scikit-learn does, on a
-# spiral of 300 points: the swiss roll used later, seen end on.
+# $2(\lambda_1 + \dots + \lambda_q)$. This book's code solves the problem in its symmetric form,
+# $L_{\mathrm{sym}} u = \lambda u$ with $v = D^{-1/2} u$, as scikit-learn does. Here it runs on a spiral of
+# 300 points: a swiss roll like the next section's (which has more points) seen end on.
 
 # %%
 Y_roll_300, t_spiral = toy_manifold("swiss_roll", n=300, seed=0)  # t: the position along the roll
 Y_spiral = Y_roll_300[:, [0, 2]]  # a 2-D spiral
-W_spiral = knn_graph(Y_spiral, n_neighbors=6)
+k_spiral = 6  # neighbours, 0/1 weights
+W_spiral = knn_graph(Y_spiral, n_neighbors=k_spiral)
 L_spiral = laplacian(W_spiral)
 D_spiral = sp.diags(np.asarray(W_spiral.sum(axis=1)).ravel())
 V, lam = embed_graph(W_spiral, n_components=2, return_eigenvalues=True)  # v_1, v_2 and lambda_1, lambda_2
@@ -253,6 +254,7 @@ energies = [graph_energy(V[:, [k]], W_spiral) for k in range(2)]  # E(v_k) = 2 l
 
 # %% tags=["remove-cell"]
 largest_deviation = max(residual, scale, not_constant)
+glue("k_spiral", str(k_spiral))
 glue("lam1_spiral", f"{lam[0]:.3g}")
 glue("lam2_spiral", f"{lam[1]:.3g}")
 glue("deviation_spiral", sci(largest_deviation))
@@ -261,10 +263,11 @@ claim(bool(largest_deviation < 1e-10 and np.allclose(energies, 2 * lam, rtol=1e-
       "their eigenvalues")
 
 # %% [markdown]
-# On the spiral's graph, the two smallest non-zero eigenvalues are $\lambda_1$ = {glue:text}`lam1_spiral`
-# and $\lambda_2$ = {glue:text}`lam2_spiral`. Their eigenvectors satisfy $L v = \lambda D v$ and both
-# constraints to round-off (no deviation above {glue:text}`deviation_spiral`), and their energies
-# are twice their eigenvalues: the check needs nothing but the definitions.
+# On the spiral's graph ({glue:text}`k_spiral` neighbours, 0/1 weights), the two smallest non-zero
+# eigenvalues are $\lambda_1$ = {glue:text}`lam1_spiral` and $\lambda_2$ = {glue:text}`lam2_spiral`.
+# Their eigenvectors satisfy $L v = \lambda D v$ and both constraints to round-off (no deviation above
+# {glue:text}`deviation_spiral`), and their energies, added up edge by edge, are twice their
+# eigenvalues, as derived above.
 #
 # The figure shows what "cheap" looks like. Each panel colours the points of a spiral by one
 # function $f$, drawn over the graph's edges, with $f$ scaled to the same size
@@ -296,12 +299,13 @@ claim(bool(order_score(smooth[0]["f"], t_spiral) > 0.999),
 
 # %% [markdown]
 # The first eigenvector alone already *unrolls* the spiral: sorted by $v_1$, the points come out
-# in the order in which they lie along it. That is the whole idea of the method. Distances in
-# the plane are never used beyond choosing the neighbours.
+# in the order in which they lie along it. That is the whole idea of the method. With 0/1 weights,
+# as here, distances in the plane only chose the neighbours; heat-kernel weights use them once
+# more, to weigh the edges.
 #
 # ## Neighbours and bandwidth
 #
-# The graph is the only thing the method sees, so the graph has to be right. Take a swiss roll,
+# The method sees the data only through the graph, so the graph has to be right. Take a swiss roll,
 # a rectangle rolled up in three dimensions, coloured by the position along the roll. On the
 # left it is seen from the side, with the graph's edges drawn darker the heavier they are; on the
 # right is its two-dimensional Laplacian-eigenmaps embedding.
@@ -314,17 +318,18 @@ glue("k_many", str(k_many))
 claim(NEIGHBOURS[2] == 10, "the live figure's caption: t0, the mean squared distance to the ten nearest neighbours")
 
 # %% [markdown]
-# At the default, $k$ = {glue:text}`k_default` neighbours and $t = t_0$, the mean squared distance
-# from a point to its ten nearest neighbours, the colours run in order along the first
-# coordinate: the roll is unrolled. The figure below lets $k$ and $t$ vary. $t_0$ is computed once,
-# at the default $k$, and is not recomputed when $k$ changes; the bandwidth control sets $t$ itself.
+# With $k$ = {glue:text}`k_default` neighbours and heat-kernel weights at $t = t_0$, the mean squared
+# distance from a point to its ten nearest neighbours, the colours run in order along the first
+# coordinate: the roll is unrolled. The figure below shows the embedding over a grid of $k$ and of $t$
+# in multiples of $t_0$. $t_0$ is computed once, at $k$ = {glue:text}`k_default`, and kept for every $k$.
 #
 # - **More neighbours** eventually reach across the gap between two turns of the roll. A few such
 #   short-cut edges are enough to glue the turns together, and the embedding folds: the colours mix.
 # - **A smaller bandwidth** $t$ gives long edges almost no weight, so the short-cuts fade and the
 #   roll unrolls again even with many neighbours. As $t$ grows every weight tends to 1 and the
 #   graph becomes the plain 0/1 graph.
-# - **Too few neighbours** break the graph into pieces, and then no single embedding exists.
+# - **Too few neighbours** break the graph into pieces; the smallest eigenvectors then only say
+#   which piece a point is in (Exercise 2).
 
 # %% tags=["remove-output"]
 Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
@@ -367,9 +372,10 @@ claim(not any(f["in_order"] for f in by_t[:2]) and all(f["in_order"] for f in by
       "with 40 neighbours the order comes back once t is shrunk to t0 and stays at a quarter of it")
 X_default = embed_graph(knn_graph(Y_roll, n_neighbors=k0, mode="heat", bandwidth=t0), n_components=2)
 claim(bool(order_score(X_default[:, 0], t_roll) >= order["in_order_from"]),
-      "At the default (k = 10, and t = t0) the colours run in order along the first coordinate: the roll is unrolled")
+      "With k = 10 neighbours and heat-kernel weights at t = t0 ... the colours run in order along the first "
+      "coordinate: the roll is unrolled")
 claim(bool(harmonic_score(X_default[:, 0], X_default[:, 1]) > 0.5),
-      "The second coordinate is mostly a second harmonic of the first")
+      "At k = 10 and t = t0 the second coordinate is mostly a second harmonic of the first")
 
 # %% [markdown]
 # The table follows one path through these settings, {glue:text}`n_settings` in all: first more
@@ -396,8 +402,8 @@ claim(bool(roll_length > 2 * np.ptp(Y_roll[:, 1])), "a strip more than twice as 
       "swiss roll")
 
 # %% [markdown]
-# **The second coordinate.** At the default setting the second coordinate is mostly a *second
-# harmonic* of the first. On a strip of length $\ell$ the smoothest non-constant function is half a
+# **The second coordinate.** At $k$ = {glue:text}`k_default` and $t = t_0$ the second coordinate is
+# mostly a *second harmonic* of the first. On a strip of length $\ell$ the smoothest non-constant function is half a
 # wave along it, $\cos(\pi s / \ell)$ with $s$ the position along the strip; the second harmonic is
 # a whole wave, $\cos(2\pi s / \ell)$. It is a function of the first
 # ($\cos 2\theta = 2\cos^2\theta - 1$), so the points lie along an arch in the plane of the two
@@ -410,37 +416,43 @@ claim(bool(roll_length > 2 * np.ptp(Y_roll[:, 1])), "a strip more than twice as 
 # %% [markdown]
 # ## The same embedding as scikit-learn
 #
-# scikit-learn's `SpectralEmbedding` solves the same eigenproblem.
+# scikit-learn's spectral embedding (its class `SpectralEmbedding`) solves the same eigenproblem.
 # Its graph differs in two small ways: each point counts as one of its own $k$ neighbours, and
 # the two directions of an edge are averaged, $(G + G^\top)/2$, instead of taking the larger. So we
-# compare twice: with the Belkin-Niyogi graph, and with `probdr_lite` run on scikit-learn's
+# compare twice: with the Belkin-Niyogi graph, and with this book's code run on scikit-learn's
 # convention, where the two should agree to round-off.
 #
-# Eigenvectors have no fixed sign, and when two eigenvalues are close any rotation of the pair is
-# as good as the original. What *is* fixed is the subspace the columns span, so we compare
-# subspaces. The *principal angles* between two $q$-dimensional subspaces $\mathcal{A}$ and
+# Eigenvectors have no fixed sign, and when two eigenvalues are close, a small change of the graph
+# can rotate the pair a long way (a rotation $X R$ changes neither the objective nor the
+# constraints, as the derivation showed). What *is* fixed is the subspace the columns span, so we
+# compare subspaces. The *principal angles* between two $q$-dimensional subspaces $\mathcal{A}$ and
 # $\mathcal{B}$ of $\mathbb{R}^n$ are found one at a time: $\theta_1$ is the smallest angle between
 # a unit vector $a_1 \in \mathcal{A}$ and a unit vector $b_1 \in \mathcal{B}$; $\theta_2$ is the
 # smallest angle between unit vectors $a_2 \perp a_1$ in $\mathcal{A}$ and $b_2 \perp b_1$ in
 # $\mathcal{B}$; and so on up to $\theta_q$. In practice: take orthonormal bases $Q_A, Q_B$
 # ($n \times q$) of the two subspaces; the cosines $\cos\theta_1 \ge \dots \ge \cos\theta_q$ are
 # the singular values of $Q_A^\top Q_B$. They do not
-# depend on the bases chosen, and all of them equal 1 exactly when the subspaces coincide. Here
-# $q = 2$, and the smallest cosine, $\cos\theta_2$, is the agreement. The bottom row below is
-# scikit-learn's embedding rotated onto ours, for the eye only.
+# depend on the bases chosen, and all of them equal 1 exactly when the subspaces coincide
+# (Exercise 3). Here
+# $q = 2$, and the smallest cosine, $\cos\theta_2$, is the agreement; the table counts the
+# *decimals it shares with 1*, the nines after the point, $\lfloor -\log_{10}(1 - \cos\theta_2) \rfloor$,
+# up to 15, the round-off of double precision. The bottom row of the figure is scikit-learn's
+# embedding $X'$ turned onto ours by its *Procrustes rotation*, the orthogonal $R$ that minimises
+# $\lVert X' R - X \rVert_F$, for the eye only.
 
 # %%
 Y_s, t_s = toy_manifold("s_curve", n=800, seed=0)
 Y_mnist, labels_mnist = load_mnist(n=1000, stratified=True)
 mnist = "MNIST (1,000 digits)"
+k_compare = 10  # neighbours, with 0/1 weights, for every data set
 fig, rows = compare_figure({
     "swiss roll": (Y_roll, t_roll, False),
     "S-curve": (Y_s, t_s, False),
     mnist: (Y_mnist, labels_mnist, True),
-}, n_neighbors=10)
+}, n_neighbors=k_compare)
 agreement = agreement_facts(rows)
-describe(fig, f"Two-dimensional Laplacian Eigenmaps of {len(rows)} data sets, one per column: probdr_lite's in the "
-              "top row, scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.")
+describe(fig, f"Two-dimensional Laplacian Eigenmaps of {len(rows)} data sets, one per column: this book's in the "
+              "top row, scikit-learn's in the bottom row with the agreement of the two.")
 plt.show()
 agreement_table(rows, agreement)
 
@@ -455,33 +467,43 @@ claim(agreement["fewest"] == mnist and min(a["bn"] for a in agreement["sets"]) <
       min(a["bn"] for a in agreement["sets"] if a["name"] != mnist),
       "the Belkin-Niyogi graph moves the embedding most on MNIST")
 
-# %% [markdown]
-# On the same graph the smallest cosine shares at least {glue:text}`same_decimals_min` decimals
-# with 1 on every data set: the two implementations agree to round-off, so the difference left
-# on the Belkin-Niyogi graph, {glue:text}`bn_decimals_min` to {glue:text}`bn_decimals_max`
-# decimals, comes from the graph convention alone, and it is largest on MNIST.
+# %% tags=["remove-cell"]
+glue("k_compare", str(k_compare))
+digits = classes_apart(laplacian_eigenmaps(Y_mnist, 2, n_neighbors=k_compare), labels_mnist, n_neighbors=10)
+glue("purity_0", pct(digits["purity"][0]))
+glue("purity_1", pct(digits["purity"][1]))
+glue("purity_others", pct(digits["others_max"]))
+claim(digits["apart"] == [0, 1] and digits["classes"][:2] == [0, 1],
+      "the first two coordinates, found with no labels, already set the 0s and the 1s apart")
 
 # %% [markdown]
-# The convention shifts the embedding most where the small eigenvalues lie close together, since
-# there a small change of the graph can rotate the eigenvectors. On MNIST, look at which digits
-# the first two coordinates already set apart from the rest, with no labels used.
-# [The MNIST chapter](mnist_at_init.ipynb) returns to this picture through a transformer.
+# On the same graph the smallest cosine shares at least {glue:text}`same_decimals_min` decimals
+# with 1 on every data set: the two implementations agree to round-off. On the Belkin-Niyogi graph
+# they agree to only {glue:text}`bn_decimals_min` to {glue:text}`bn_decimals_max` decimals, so that
+# gap comes from the graph convention alone. It is largest on MNIST.
 #
+# All three data sets use $k$ = {glue:text}`k_compare` neighbours with 0/1 weights. On MNIST the
+# first two coordinates, found with no labels, already set the 0s and the 1s apart, each at the end
+# of an arm of its own: in the plane, on average {glue:text}`purity_0` of a 0's ten nearest points are 0s and
+# {glue:text}`purity_1` of a 1's are 1s, against at most {glue:text}`purity_others` for any other
+# digit. [The MNIST chapter](mnist_at_init.ipynb) returns to this picture through a transformer.
+
+# %% [markdown]
 # ## Summary
 #
 # - **What was shown.** Laplacian Eigenmaps keeps only local distances (the graph $W$) and scores
 #   an embedding by $E(X) = 2\operatorname{tr}(X^\top L X)$. Under $X^\top D X = I$ and
 #   $X^\top D \mathbf{1} = 0$ the minimum is $X = [v_1, \dots, v_q]$, the eigenvectors of
-#   $L v = \lambda D v$ with the smallest non-zero eigenvalues. The graph carries all the
-#   information: too few neighbours and it falls apart, too many with flat weights and it
-#   short-circuits.
+#   $L v = \lambda D v$ with the smallest non-zero eigenvalues. Too few neighbours and the graph
+#   falls apart, too many with flat weights and it short-circuits.
 # - **What it rests on.** The derivation through the Lagrangian, and checks on this chapter's data:
 #   the eigenproblem's residuals, the swiss roll's order scores (one 800-point roll, at the
 #   settings of the table) and the principal angles against scikit-learn.
 # - **What it does not show.** How to choose $k$ and $t$ when, unlike here, the order along the
 #   sheet is not known; that the $q$ coordinates are $q$ directions of the data (the second
-#   harmonic is not); and where the constraints come from. [The next chapter](probdr_elbo.ipynb)
-#   shows that a probabilistic model provides them by itself, through a log-determinant.
+#   harmonic is not); and why these constraints. In [the next chapter](probdr_elbo.ipynb) a
+#   probabilistic model supplies the scale by itself, through a log-determinant, but not the degree
+#   weighting or the orthogonality to the constant vector.
 #
 # ## Exercises
 #
@@ -500,8 +522,8 @@ claim(agreement["fewest"] == mnist and min(a["bn"] for a in agreement["sets"]) <
 # %% tags=["hide-cell"]
 Lrw = laplacian(W_spiral, kind="random_walk").toarray()
 eig_rw = np.sort(np.linalg.eigvals(Lrw).real)[:3]
-print(f"On the spiral, the eigenvalues of L_rw after 0 are {eig_rw[1]:.3g} and {eig_rw[2]:.3g}, those of "
-      f"L v = lambda D v {lam[0]:.3g} and {lam[1]:.3g}.")
+print(f"On the spiral, the two smallest non-zero eigenvalues of L_rw are {eig_rw[1]:.3g} and {eig_rw[2]:.3g}, "
+      f"and those of L v = lambda D v are {lam[0]:.3g} and {lam[1]:.3g}.")
 claim(bool(np.allclose(eig_rw[1:], lam, rtol=1e-8, atol=1e-12) and abs(eig_rw[0]) < 1e-10
            and np.abs(Lrw @ V - V * lam).max() < 1e-10),
       "Exercise 1: the eigenvectors of L_rw are the coordinates v themselves")
@@ -525,18 +547,21 @@ W3 = knn_graph(Y_roll, n_neighbors=3)
 n_parts, _ = connected_components(W3, directed=False)
 smallest = np.linalg.eigvalsh(laplacian(W3).toarray())[:5]
 n_zero = int(np.sum(np.abs(smallest) < 1e-10))
-print(f"The 800-point swiss roll with k = 3: {n_parts} pieces, and {n_zero} zero eigenvalues of L.")
+claim(n_parts == n_zero > 1, "Exercise 2: with k = 3 the swiss roll's graph falls into as many pieces as L has zero "
+      "eigenvalues")
+print(f"With k = 3 neighbours the 800-point swiss roll's graph falls into {n_parts} pieces, and L has {n_zero} zero "
+      "eigenvalues.")
 
 # %% [markdown]
-# **Exercise 3.** Show that the energy $E(X)$ does not change when the embedding is rotated,
-# $X \to X R$ with $R^\top R = I$. Why does that force us to compare two embeddings by their
-# subspaces, or after a Procrustes rotation, rather than column by column?
+# **Exercise 3.** Show that the principal-angle cosines, the singular values of $Q_A^\top Q_B$, do
+# not depend on which orthonormal bases $Q_A$ and $Q_B$ of the two subspaces are taken, and that all
+# of them equal 1 exactly when the subspaces coincide.
 #
 # :::{dropdown} Solution
-# $\operatorname{tr}(R^\top X^\top L X R) = \operatorname{tr}(X^\top L X R R^\top) = \operatorname{tr}(X^\top L X)$,
-# and the constraint $R^\top X^\top D X R = I$ still holds. So when the constraint is all that fixes
-# the answer, any rotation of the optimum is equally optimal; only the distinct eigenvalues pin
-# the columns down, and then only up to sign. Two correct implementations can therefore return
-# different columns that span the same subspace, which the principal angles (or a Procrustes
-# fit) ignore, as they should.
+# Any other orthonormal bases are $Q_A R_A$ and $Q_B R_B$ with $R_A, R_B$ orthogonal $q \times q$
+# matrices, and $(Q_A R_A)^\top Q_B R_B = R_A^\top (Q_A^\top Q_B) R_B$ has the same singular values as
+# $Q_A^\top Q_B$. For a unit vector $b \in \mathbb{R}^q$, $Q_B b$ is a unit vector of $\mathcal{B}$, and
+# $\lVert Q_A^\top Q_B b \rVert$ is the length of its projection onto $\mathcal{A}$, at most 1. All
+# singular values equal 1 exactly when that length is 1 for every $b$, that is, when every vector of
+# $\mathcal{B}$ lies in $\mathcal{A}$; with equal dimensions, when $\mathcal{A} = \mathcal{B}$.
 # :::

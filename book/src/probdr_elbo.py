@@ -12,17 +12,19 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # # Dimensionality reduction as probabilistic inference
 #
 # [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) found an embedding by minimising an energy under two
-# constraints imposed by hand. This chapter reaches the same embedding by inference instead: a probability model
-# of the *precision* among the points, fitted to the graph Laplacian by variational inference. This is the
-# ProbDR view {cite:p}`ravuri2023probdr,ravuri2024onemodel`.
+# constraints imposed by hand. This chapter reaches nearly the same embedding by inference instead: a
+# probability model of the *precision* among the points (the inverse of their covariance), fitted to the graph
+# Laplacian by variational inference. This is the ProbDR view {cite:p}`ravuri2023probdr,ravuri2024onemodel`.
 #
-# **What the chapter finds.** Laplacian Eigenmaps maximises an evidence lower bound (ELBO) whose trace term is
-# the Laplacian energy and whose log-determinant term does the work of the constraints, so none has to be
-# imposed. The maximiser has a closed form: the eigenvectors of the Laplacian with the smallest eigenvalues, each
-# shrunk by an amount that one new number, $\beta$, sets; $\beta$ also decides how many of them survive. On MNIST
-# digits the plane it spans is close to that of classical Laplacian Eigenmaps, and the same plane once the
-# Laplacian is normalised. PCA is the same construction for a covariance. A raw Laplacian, with its zero
-# eigenvalue, leaves the ELBO without a maximum; a small shift or centring mends that. The ELBO is what
+# **What the chapter finds.** The embedding maximises an evidence lower bound (ELBO) whose trace term is half
+# the Laplacian energy and whose log-determinant term replaces the scale constraint: it keeps the embedding from
+# collapsing. The maximiser has a closed form: the eigenvectors of the Laplacian with the smallest eigenvalues,
+# each shrunk by an amount that one new number, $\beta$, sets; $\beta$ also decides how many survive. The rest of
+# the constraints' work, the degree weighting and the exclusion of the constant direction, is still done by
+# hand. Without the weighting, the ELBO's plane on MNIST digits is close to classical Laplacian Eigenmaps', and
+# the normalised Laplacian makes it the same; and a raw Laplacian, with its zero eigenvalue along the constant
+# direction, leaves the ELBO without a maximum until the embedding is centred or the Laplacian shifted. PCA is
+# the same construction for a covariance. The ELBO is what
 # [the next chapter](unrolled_inference.ipynb) climbs by gradient ascent, and
 # [the chapter after that](transformer_block.ipynb) reads the climb as a transformer.
 #
@@ -31,7 +33,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # - PCA as a Gaussian model of the *covariance* among the $n$ points, and its closed-form maximiser;
 # - the Wishart distribution, and the ProbDR model of Laplacian Eigenmaps built on it;
 # - how the ELBO's two terms balance, and how to solve for its maximiser;
-# - the three jobs of $\beta$ (jitter, threshold, shrinkage), with a slider;
+# - the three jobs of $\beta$ (jitter, threshold, shrinkage);
 # - the trap of a raw Laplacian and its two fixes.
 
 # %% tags=["hide-input"]
@@ -46,6 +48,7 @@ from probdr_lite.data import load_mnist
 from probdr_lite.eigenmaps import laplacian_eigenmaps
 from probdr_lite.presentation.figures.elbo import BETA, N_SHOW, beta_panel, elbo_terms_figure, pca_figure, trap_figure
 from probdr_lite.presentation.live.builders import beta_live
+from probdr_lite.presentation.plotting import Table
 from probdr_lite.presentation.prose import claim, glue, num, sci
 from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import graph_energy, knn_graph, laplacian
@@ -66,11 +69,13 @@ blas = threadpool_limits(limits=1)  # a few hundred points: one BLAS thread beat
 # %% tags=["remove-cell"]
 glue("n_digits", str(SETUP.n))
 glue("per_class", str(SETUP.n // 10))
+glue("beta_value", f"{SETUP.beta:g}")
+glue("k_value", str(SETUP.k))
 
 # %% [markdown]
 # Throughout, the data are {glue:text}`n_digits` MNIST digits, {glue:text}`per_class` of each class, as rows of
-# $Y \in \mathbb{R}^{n \times d}$ with $n = 300$ and $d = 784$, embedded in $q = 2$ dimensions. Three settings
-# are fixed here: the number $q$ of latent dimensions, the number $k$ of neighbours of the graph, and $\beta$, a
+# $Y \in \mathbb{R}^{n \times d}$ with $n = 300$ and $d = 784$. Three settings are fixed here: $q = 2$ latent
+# dimensions, $k$ = {glue:text}`k_value` neighbours in the graph, and $\beta$ = {glue:text}`beta_value`, a
 # positive number that the model below adds to $X X^\top$.
 
 # %%
@@ -82,8 +87,9 @@ k = SETUP.k  # neighbours of the k-NN graph
 beta = SETUP.beta  # the beta slider's default
 
 # %% tags=["remove-cell"]
-claim(n == 300 and d == 784 and q == 2 and len(np.unique(labels)) == 10,
-      "Y in R^{n x d} with n = 300 and d = 784, embedded in q = 2 dimensions")
+claim(n == 300 and d == 784 and q == 2 and len(np.unique(labels)) == 10 and k == SETUP.k and beta == SETUP.beta,
+      "Y in R^{n x d} with n = 300 and d = 784. Three settings are fixed here: q = 2 latent dimensions, k neighbours "
+      "and beta")
 
 # %% [markdown]
 # ## PCA as a model of the covariance among points
@@ -96,7 +102,7 @@ claim(n == 300 and d == 784 and q == 2 and len(np.unique(labels)) == 10,
 # y_{:,j} \sim \mathcal{N}(0, C), \qquad C = X X^\top + \sigma^2 I \in \mathbb{R}^{n \times n},
 # $$
 #
-# so that two images whose latent rows $x_i, x_k$ point the same way have correlated pixels. The
+# so that two images whose latent rows $x_i, x_{i'}$ point the same way have correlated pixels. The
 # log-likelihood of all $d$ columns is a sum of $d$ terms, hence the factor $d$ below, and it depends on the
 # data only through the $n \times n$ sample covariance $\hat C = Y Y^\top / d$, the data's estimate of $C$:
 #
@@ -144,26 +150,23 @@ glue("sigma2", num(sigma2, 4))
 glue("pca_drop_min", num(pca_drops.min(), 1))
 glue("pca_drop_max", num(pca_drops.max(), 1))
 
-# %% tags=["remove-cell"]
-glue("beta_value", f"{beta:g}")
-glue("k_value", str(k))
-
 # %% [markdown]
 # Here $\sigma^2$ = {glue:text}`sigma2`. The subspace is exactly that of ordinary PCA, and every nearby $X$
 # scores lower: the five perturbations (0.01 times a standard normal per entry) lose between
 # {glue:text}`pca_drop_min` and {glue:text}`pca_drop_max` in $F_{\mathrm{PCA}}$. The spectrum on the left has
 # the pattern to remember. Directions above the line $\sigma^2$ could be kept, those below are noise, and a kept
-# one has squared length $\lambda - \sigma^2$. Laplacian Eigenmaps will turn out to be the same picture turned
-# upside down.
+# one has squared length $\lambda - \sigma^2$.
 #
 # ## Laplacian Eigenmaps as a model of the precision
 #
-# A covariance says which points vary *together*. A *precision* matrix, the inverse of a
-# covariance, says which points are tied together once the rest are known. A graph Laplacian looks
-# like one. For a Gaussian with precision $L$ the log-density of a coordinate vector $f$ is, up to a constant,
+# A covariance says which points vary *together*; its inverse, the precision, says which points are
+# tied together once the rest are known. A graph Laplacian looks
+# like one, except that it is singular ($L\mathbf{1} = 0$), so shift it by a small $\gamma > 0$ (the last
+# section returns to this). For a Gaussian with precision
+# $L + \gamma I$ the log-density of a coordinate vector $f$ is, up to a constant,
 #
 # $$
-# -\tfrac{1}{2} f^\top L f = -\tfrac{1}{4}\sum_{ij} W_{ij}\,(f_i - f_j)^2 ,
+# -\tfrac{1}{2} f^\top (L + \gamma I) f = -\tfrac{1}{4}\sum_{ij} W_{ij}\,(f_i - f_j)^2 - \tfrac{\gamma}{2}\lVert f\rVert^2 ,
 # $$
 #
 # so coordinates that differ across heavy edges are improbable: the Laplacian energy of
@@ -198,7 +201,7 @@ glue("k_value", str(k))
 # $$
 #
 # A Monte-Carlo estimate, the average of $\log \mathcal{W}(P \mid V_1) - \log \mathcal{W}(P \mid V_2)$ over
-# samples $P$ from the first, checks it independently on small matrices (with SciPy's Wishart):
+# samples $P$ from the first, checks it independently on small matrices, with SciPy's Wishart distribution.
 
 # %%
 V1 = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, 0.1], [0.0, 0.1, 0.5]])
@@ -212,13 +215,17 @@ kl_mc, kl_se = log_ratio.mean(), log_ratio.std() / np.sqrt(len(log_ratio))  # Mo
 # %% tags=["remove-cell"]
 claim(bool(abs(kl_mc - kl_closed) < 3 * kl_se),
       "A Monte-Carlo estimate ... checks it independently: the two agree within three standard errors")
+glue("n_small", str(V1.shape[0]))
+glue("nu_small", str(nu))
+glue("n_samples", f"{len(log_ratio):,}")
 glue("kl_closed", num(kl_closed, 4))
 glue("kl_mc", num(kl_mc, 4))
 glue("kl_se", num(kl_se, 4))
 
 # %% [markdown]
-# The closed form gives {glue:text}`kl_closed` and the estimate {glue:text}`kl_mc` ± {glue:text}`kl_se` (one
-# standard error): the two agree within three standard errors.
+# On {glue:text}`n_small` × {glue:text}`n_small` matrices with $\nu$ = {glue:text}`nu_small`, the closed form
+# gives {glue:text}`kl_closed` and the estimate from {glue:text}`n_samples` samples {glue:text}`kl_mc` ±
+# {glue:text}`kl_se` (one standard error): the two agree within three standard errors.
 #
 # ### The model
 #
@@ -228,29 +235,29 @@ glue("kl_se", num(kl_se, 4))
 # called latent coordinates, but no distribution over them is formed.
 #
 # - **The prior.** $P$ scatters around $C^{-1}$, with $C = X X^\top + \beta I$ and $\beta > 0$ the number set
-#   at the start ($\beta$ = {glue:text}`beta_value` in this chapter):
-#   $p(P \mid X) = \mathcal{W}(P \mid C^{-1}/\nu,\ \nu)$, whose mean is $C^{-1}$.
+#   at the start: $p(P \mid X) = \mathcal{W}(P \mid C^{-1}/\nu,\ \nu)$, whose mean is $C^{-1}$.
 # - **The data, in place of a likelihood.** A Bayesian model would next say how the data depend on $P$, a
 #   likelihood, and infer the posterior of $P$ from it. ProbDR writes no likelihood. The data enter as one
-#   summary, the graph Laplacian $\hat L$ of their $k$-nearest-neighbour graph ($k$ = {glue:text}`k_value`,
-#   0/1 weights), read as a noisy estimate of $P$, and it goes where the posterior would go: the *variational
+#   summary, the graph Laplacian $\hat L$ of their $k$-nearest-neighbour graph (0/1 weights), read as a noisy
+#   estimate of $P$, and it goes where the posterior would go: the *variational
 #   distribution* $\hat p$, variational inference's stand-in for the posterior, is a Wishart centred on $\hat L$,
 #   $\hat p(P) = \mathcal{W}(P \mid \hat L/\nu,\ \nu)$.
 #
-# For any distribution $\hat p$ over $P$, Jensen's inequality bounds the log-evidence, the log-probability
-# of the data given $X$ with $P$ integrated out:
+# In a model with a likelihood, Jensen's inequality bounds the log-evidence, the log-probability of the data
+# given $X$ with $P$ integrated out, for any distribution $\hat p$ over $P$:
 #
 # $$
 # \log p(\text{data} \mid X) \;\ge\; \mathbb{E}_{\hat p(P)}\big[\log p(\text{data} \mid P)\big]
 # - \mathrm{KL}\big(\hat p(P)\,\|\,p(P \mid X)\big) .
 # $$
 #
-# The right-hand side is the *evidence lower bound*, the ELBO. Variational inference usually fits $\hat p$ too,
-# by maximising the bound over it. Here that would lose the data: with no likelihood written, the first term is
-# a constant, the best $\hat p$ would be the prior itself, and the KL divergence would be zero for every $X$.
-# Pinning $\hat p$ at $\hat L$ is how the data enter. Only $X$ is left to fit, and maximising the ELBO over $X$
-# is minimising $\mathrm{KL}(\hat p \,\|\, p)$: making the model's distribution of precisions as close as it can
-# be to the one the graph suggests.
+# The right-hand side is the *evidence lower bound*, the ELBO. ProbDR keeps its form without the likelihood:
+# the first term is then a constant, the left-hand side is no quantity the model defines, and the ELBO is
+# $-\mathrm{KL}(\hat p \,\|\, p)$ up to a constant, an objective in its own right. Variational inference
+# would also fit $\hat p$, by maximising the bound over it; here that would lose the data, since the best
+# $\hat p$ would be the prior itself, with a KL divergence of zero for every $X$. Pinning $\hat p$ at $\hat L$
+# is how the data enter. Only $X$ is left to fit: maximising the ELBO makes the model's distribution of
+# precisions as close as it can be to the one the graph suggests.
 #
 # Put $V_1 = \hat L/\nu$ and $V_2 = C^{-1}/\nu$ in the KL divergence. Then $V_2^{-1} V_1 = C \hat L$ for
 # every $\nu$, and dropping all that does not involve $X$ leaves the objective of this chapter and the next two,
@@ -263,8 +270,7 @@ glue("kl_se", num(kl_se, 4))
 # gradient, only its length. The book takes $\nu = 1$, and that is formal: with $n$ = {glue:text}`n_digits`
 # points no Wishart with one degree of freedom has a density, and the ELBO at $\nu = 1$ stands for the ELBO
 # of any proper $\nu > n - 1$, divided by $\nu$. Its difference from $-\mathrm{KL}$ must not depend on $X$; we
-# check that on two random $X$, with a proper $\nu = n + 1$ and a positive-definite $\hat L$ (the last section
-# explains why it has to be one).
+# check that at two random $X$, with a proper $\nu = n + 1$ and the positive-definite $\hat L = L + \gamma I$.
 
 # %%
 W = knn_graph(Y, n_neighbors=k)  # the k-NN graph of Laplacian Eigenmaps
@@ -286,16 +292,17 @@ claim(bool(abs(elbo_plus_kl[0] - elbo_plus_kl[1]) <= 1e-9 * abs(elbo_plus_kl[0])
 glue("gap_to_kl", sci(abs(elbo_plus_kl[0] - elbo_plus_kl[1]) / abs(elbo_plus_kl[0])))
 
 # %% [markdown]
-# On the two, ELBO + KL agrees to {glue:text}`gap_to_kl` of its size, which is round-off. The two terms of
-# the ELBO pull in opposite directions.
+# At the two, ELBO + KL takes the same value to within {glue:text}`gap_to_kl` of its size, which is round-off.
+# The two terms of the ELBO pull in opposite directions.
 #
 # - The **trace term** expands to $\operatorname{tr}(X^\top \hat L X) + \beta \operatorname{tr}\hat L$,
 #   and for $\hat L = L$ the first part is half the Laplacian energy
 #   $\tfrac{1}{2}\sum_{ij} W_{ij}\lVert x_i - x_j\rVert^2$ of Laplacian Eigenmaps (on a random $X$ the two
 #   agree to round-off). On its own it would put every point at the same place.
 # - The **log-determinant term** $\log\det(X X^\top + \beta I)$ grows as the columns of $X$ grow
-#   and point in different directions. It plays the part of Laplacian Eigenmaps' constraint
-#   $X^\top D X = I$: it rules out collapse, and no constraint has to be imposed.
+#   and point in different directions. It does the job of the scale constraint $X^\top D X = I$ of
+#   Laplacian Eigenmaps, ruling out collapse without a constraint. It does not weight the points by
+#   their degrees, nor exclude the constant direction; both come back below, once the maximiser is known.
 
 # %%
 X = np.random.default_rng(2).normal(size=(n, 2))
@@ -341,8 +348,9 @@ claim(bool(lam_directions[directions[0] - 1] < 1 / beta < lam_directions[directi
 # %% [markdown]
 # ### All directions at once
 #
-# The same balance holds for every direction together. Take $\hat L$ symmetric positive definite.
-# The gradient of {eq}`elbo` is
+# The same balance holds for every direction together. Take $\hat L$ symmetric positive definite. The raw
+# $L = D - W$ is not ($L\mathbf{1} = 0$): it is used below on centred $X$, $\mathbf{1}^\top X = 0$, where the
+# Laplacian of a connected graph is positive definite, and the last section shows why that is needed. The gradient of {eq}`elbo` is
 #
 # $$
 # \frac{\partial\,\mathrm{ELBO}}{\partial X} = \frac{\nu}{2}\left[2\,C^{-1} X - (\hat L + \hat L^\top) X\right]
@@ -388,9 +396,7 @@ claim(bool(lam_directions[directions[0] - 1] < 1 / beta < lam_directions[directi
 #
 # for any rotation $R$, and directions with $\lambda \ge 1/\beta$ get scale 0. Compare PCA: the
 # same formula, with the largest eigenvalues of a covariance in place of the smallest of a
-# precision, and $1/\lambda$ in place of $\lambda$. (For now we stay in the subspace
-# $\mathbf{1}^\top X = 0$, where the Laplacian of a connected graph is positive definite; the last
-# section explains why.) On the digits, with $\beta$ = {glue:text}`beta_value`:
+# precision, and $1/\lambda$ in place of $\lambda$. On the digits, with $X$ centred:
 
 # %%
 X_star, lam = le_closed_form(L, q, beta, centre=True, return_eigenvalues=True)  # U_q (Lambda_q^{-1} - beta I)^{1/2}
@@ -411,7 +417,6 @@ for j in range(q):
     glue(f"length_{j + 1}", num(np.sum(X_star[:, j] ** 2), 4))
     glue(f"shrunk_{j + 1}", num(1 / lam[j] - beta, 4))
     glue(f"le_cosine_{j + 1}", num(le_cosines[j], 4))
-glue("grad_max", sci(np.abs(grad).max()))
 
 # %% [markdown]
 # | column $j$ of $X^*$ | $\lambda_j$ | squared length | $1/\lambda_j - \beta$ |
@@ -419,16 +424,19 @@ glue("grad_max", sci(np.abs(grad).max()))
 # | 1 | {glue:text}`lam_1` | {glue:text}`length_1` | {glue:text}`shrunk_1` |
 # | 2 | {glue:text}`lam_2` | {glue:text}`length_2` | {glue:text}`shrunk_2` |
 #
-# The squared column lengths match {eq}`shrinkage`, and the gradient vanishes there (its largest entry is
-# {glue:text}`grad_max`). Classical [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) spans a nearby plane:
-# the principal-angle cosines between the two are {glue:text}`le_cosine_1` and {glue:text}`le_cosine_2`, so
-# the two subspaces are close but not equal. Here $\hat L = D - W$ enters as an ordinary eigenproblem
-# $\hat L u = \lambda u$, while classical Laplacian Eigenmaps solves $L v = \lambda D v$, which weights each
-# point by its degree. They coincide when all degrees are equal. The degree-weighted version comes back with
-# $\hat L = L_{\mathrm{sym}} + \gamma I$ instead (exercise 1 of [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb)
-# related the two Laplacians). The null vector of $L_{\mathrm{sym}}$ is $D^{1/2}\mathbf{1}$, which centring does
-# not remove, hence the $\gamma I$ explained in the last section; so we take $q + 1 = 3$ columns of the closed
-# form, drop the first (the one along $D^{1/2}\mathbf{1}$), and map the other two back with $v = D^{-1/2} u$.
+# The squared column lengths match {eq}`shrinkage`, and the gradient vanishes there to round-off. Classical
+# [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) spans a nearby plane: the principal-angle cosines between the
+# two are {glue:text}`le_cosine_1` and {glue:text}`le_cosine_2`, so the two subspaces are close but not equal.
+# The difference is the constraint the log-determinant does not supply. With $\hat L = D - W$ the columns solve
+# the ordinary eigenproblem $\hat L u = \lambda u$, the unweighted case $X^\top X = I$ that
+# [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb#what-the-laplacian-measures) warned about, while classical
+# Laplacian Eigenmaps solves $L v = \lambda D v$, which weights each point by its degree; the two coincide only
+# when all degrees are equal. The weighting has to be put into $\hat L$ by hand: with
+# $\hat L = L_{\mathrm{sym}} + \gamma I$ the columns are eigenvectors $u$ of $L_{\mathrm{sym}}$, and $v = D^{-1/2} u$
+# solves $L v = \lambda D v$ (Exercise 1 of [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb#exercises)). The
+# constant direction needs a hand too: the null vector of $L_{\mathrm{sym}}$ is $D^{1/2}\mathbf{1}$, which
+# centring does not remove, so we add $\gamma I$, take $q + 1 = 3$ columns of the closed form, drop the first
+# (the one along $D^{1/2}\mathbf{1}$) and map the other two back.
 
 # %%
 degrees = np.asarray(W.sum(axis=1)).ravel()
@@ -438,12 +446,11 @@ sym_cosines = subspace_agreement(V_sym, laplacian_eigenmaps(Y, q, n_neighbors=k)
 
 # %% tags=["remove-cell"]
 claim(bool(np.all(np.abs(1 - sym_cosines) < 1e-10)),
-      "Using L_sym + gamma I instead and mapping back with v = D^{-1/2} u recovers the degree-weighted version exactly")
+      "This recovers the degree-weighted version exactly: the two principal-angle cosines are 1 to ten decimals")
 
 # %% [markdown]
-# Using $L_{\mathrm{sym}} + \gamma I$ instead and mapping back with $v = D^{-1/2} u$ recovers the degree-weighted
-# version exactly: the two principal-angle cosines between those two columns and the two columns of classical
-# Laplacian Eigenmaps are 1 to ten decimals.
+# This recovers the degree-weighted version exactly: the two principal-angle cosines between these columns and
+# those of classical Laplacian Eigenmaps are 1 to ten decimals.
 
 # %% tags=["remove-cell"]
 glue("n_show", str(N_SHOW))
@@ -463,8 +470,8 @@ claim(q == 2 and BETA[0] < 1 / lam[1] < 1 / lam[0] < BETA[1],
 # 3. **Shrinkage.** A surviving direction gets the squared scale of {eq}`shrinkage`, less than the $1/\lambda$
 #    it would get without $\beta$.
 #
-# In the panel, the left plot shows the {glue:text}`n_show` smallest eigenvalues of $\hat L$ (on $\mathbf{1}^\top x = 0$)
-# against the threshold $1/\beta$. Red marks the $q = 2$ directions the embedding uses, blue
+# The figure below is drawn for a range of $\beta$. Its left plot shows the {glue:text}`n_show` smallest
+# eigenvalues of $\hat L$ (on $\mathbf{1}^\top x = 0$) against the threshold $1/\beta$. Red marks the $q = 2$ directions the embedding uses, blue
 # those that would survive with a larger $q$, grey those that are dropped. The middle plot shows
 # their squared scales, read off the columns of the closed form; the right one shows $X^*$ on
 # fixed axes. As $\beta$ grows, the embedding shrinks, then loses its second coordinate (a line)
@@ -502,8 +509,8 @@ beta_live(L, labels, n_components=q, n_show=N_SHOW, text={
 # $$
 #
 # There is no maximiser. In {eq}`shrinkage` this is $\lambda = 0$ giving $s = \infty$; in the Wishart model,
-# $\mathcal{W}(L/\nu, \nu)$ is not even a proper distribution, since its scale matrix is singular. The closed
-# form used above refuses a raw Laplacian unless $X$ is centred.
+# $\mathcal{W}(L/\nu, \nu)$ is not even a proper distribution, since its scale matrix is singular. With a raw
+# Laplacian, then, the closed form exists only for centred $X$.
 
 # %% tags=["remove-cell"]
 try:
@@ -511,7 +518,7 @@ try:
     refused = False
 except ValueError:
     refused = True
-claim(refused, "The closed form used above refuses a raw Laplacian unless X is centred")
+claim(refused, "With a raw Laplacian, then, the closed form exists only for centred X")
 
 # %% tags=["remove-cell"]
 glue("gamma", f"{SETUP.gamma:g}")
@@ -526,9 +533,9 @@ glue("constant_length", num(np.sqrt(1 / SETUP.gamma - beta), 2))
 #   without changing its shape. With $\gamma$ = {glue:text}`gamma` the closed form's first column is constant,
 #   of length $\sqrt{1/\gamma - \beta}$ ≈ {glue:text}`constant_length`.
 # - **Centre**: require $\mathbf{1}^\top X = 0$, which removes the constant direction from the
-#   problem. The closed form then uses the eigenvectors $v_1, \dots, v_q$ of $L$, the constant vector
-#   being $v_0$, as classical [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb) does; that is what the
-#   closed form above did.
+#   problem. The closed form then uses the eigenvectors $u_1, \dots, u_q$ of $L$ orthogonal to
+#   $\mathbf{1}$, leaving the constant one out as classical [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb)
+#   does; that is what the closed form above did.
 
 # %%
 gamma = SETUP.gamma  # the shift of L + gamma I
@@ -563,14 +570,14 @@ claim(all(abs(t / np.sqrt(1 / g - beta) - 1) < 0.01 for t, g in zip(peaks, gamma
 # - **What was shown.** PCA and Laplacian Eigenmaps are two fits of one kind of model. PCA matches a
 #   *covariance* $X X^\top + \sigma^2 I$ to the sample covariance; ProbDR's Laplacian Eigenmaps matches a
 #   *precision* $(X X^\top + \beta I)^{-1}$ to the graph Laplacian through a KL divergence between Wisharts,
-#   which gives the ELBO {eq}`elbo`. Its trace term is the Laplacian energy and its log-determinant prevents
-#   collapse, so no constraint is imposed. The maximiser is $U_q(\Lambda_q^{-1} - \beta I)^{1/2}$, with $\beta$
-#   as jitter, threshold and shrinkage at once; on the digits it spans a plane close to classical Laplacian
-#   Eigenmaps', and the same plane with $L_{\mathrm{sym}} + \gamma I$.
+#   which gives the ELBO {eq}`elbo`. Its trace term is half the Laplacian energy, and its log-determinant
+#   prevents collapse in place of the scale constraint. The maximiser is $U_q(\Lambda_q^{-1} - \beta I)^{1/2}$,
+#   with $\beta$ as jitter, threshold and shrinkage at once. With $\hat L = D - W$ it spans a plane close to
+#   classical Laplacian Eigenmaps' on the digits; the same plane takes two steps by hand: the degree weighting,
+#   through $\hat L = L_{\mathrm{sym}} + \gamma I$, and dropping the column along $D^{1/2}\mathbf{1}$.
 # - **What it rests on.** The data enter only through the $k$-nearest-neighbour Laplacian, pinned as the
 #   variational distribution instead of a likelihood; $\hat L$ must be positive definite (a raw Laplacian is
-#   shifted by $\gamma I$ or the embedding centred); and $\nu = 1$ is formal, harmless because $\nu$ only scales
-#   the objective.
+#   shifted by $\gamma I$ or the embedding centred); and $\nu = 1$, which is formal.
 # - **What it does not show.** That the Wishart model describes the digits well, or that its embedding is a
 #   better one: it reproduces Laplacian Eigenmaps with a probabilistic reading, nothing more. Nor does it say how
 #   to find $X^*$ without an eigendecomposition; [the next chapter](unrolled_inference.ipynb) climbs
@@ -580,15 +587,12 @@ claim(all(abs(t / np.sqrt(1 / g - beta) - 1) < 0.01 for t, g in zip(peaks, gamma
 #
 # **Exercise 1.** The PCA objective along $X = s\,u$, where $u$ is a unit eigenvector of $\hat C$ with
 # eigenvalue $\lambda$, is $-\frac{d}{2}\left[\log(\sigma^2 + s^2) + \frac{\lambda}{\sigma^2 + s^2}\right]$
-# plus a constant. Find the best $s$. Which directions survive, and how does the answer mirror
-# {eq}`shrinkage`?
+# plus a constant. Find the best $s$. Which directions survive?
 #
 # :::{dropdown} Solution
 # Write $c = \sigma^2 + s^2$. The derivative of $\log c + \lambda / c$ in $c$ is $1/c - \lambda/c^2$,
 # zero at $c = \lambda$. So $s^2 = \lambda - \sigma^2$ if $\lambda > \sigma^2$, and otherwise the
-# constraint $s^2 \ge 0$ binds and $s = 0$. PCA keeps the *large* eigenvalues of a covariance and
-# subtracts the noise; the ELBO of Laplacian Eigenmaps keeps the *small* eigenvalues of a precision, inverts them
-# and subtracts $\beta$. On the digits, a grid search over $s$ along the top eigenvector agrees.
+# constraint $s^2 \ge 0$ binds and $s = 0$: only the directions above the noise level survive.
 # :::
 
 # %% tags=["hide-cell"]
@@ -597,42 +601,52 @@ lam1 = float(np.sum(u**2))
 u = u / np.sqrt(lam1)
 grid = np.linspace(0.0, 2.0, 401)
 F_pca = [pca_elbo(s * u, C_hat, sigma2, d) for s in grid]
-print(f"grid maximiser s = {grid[np.argmax(F_pca)]:.3f};  sqrt(lambda_1 - sigma^2) = {np.sqrt(lam1 - sigma2):.3f}")
+s_best = grid[np.argmax(F_pca)]
+claim(bool(abs(s_best - np.sqrt(lam1 - sigma2)) <= grid[1]),
+      "Exercise 1: along the top eigenvector the grid's best s is sqrt(lambda_1 - sigma^2), to the grid's step")
+print(f"On the digits, along the top eigenvector, the best s on a grid of step {grid[1]:.3f} is {s_best:.3f}, "
+      f"and sqrt(lambda_1 - sigma^2) = {np.sqrt(lam1 - sigma2):.3f}.")
 
 # %% [markdown]
 # **Exercise 2.** Show that the gradient of the ELBO at $X = 0$ is zero, yet $X = 0$ is not a
 # maximum as long as $\lambda_1 < 1/\beta$. What does that mean for gradient ascent started at
-# exactly zero, and why does [the next chapter](unrolled_inference.ipynb) start from a small
-# random $X$?
+# exactly zero, and why does [the next chapter](unrolled_inference.ipynb) start from a random $X$
+# (with small entries) rather than from zero?
 #
 # :::{dropdown} Solution
 # The gradient $\frac{\nu}{2}[2C^{-1}X - (\hat L + \hat L^\top)X]$ is linear in $X$ up to the factor
 # $C^{-1}$, so it is zero at $X = 0$. Along $X = s\,u_1$ the ELBO is
 # $\frac{1}{2}\log(\beta + s^2) - \frac{1}{2}\lambda_1 s^2 + \text{const}$, whose second
-# derivative at $s = 0$ is $1/\beta - \lambda_1 > 0$: $X = 0$ is a minimum along that direction, a
-# saddle point overall. Gradient ascent started exactly at zero never moves; any small random
-# start has a component along $u_1$ that grows, roughly by a factor $1 + \eta(1/\beta - \lambda_1)$
-# per step.
+# derivative at $s = 0$ is $1/\beta - \lambda_1 > 0$: $X = 0$ is a minimum along that direction.
+# Along an eigenvector with $\lambda > 1/\beta$ it is a maximum, so where such eigenvalues exist, as
+# on the digits, $X = 0$ is a saddle point. Gradient ascent started exactly at zero never moves;
+# any random start has a component along $u_1$, and the ascent makes it grow.
 # :::
 
+# %% tags=["remove-cell"]
+claim(bool(np.linalg.eigvalsh(L.toarray()).max() > 1 / beta),
+      "Exercise 2: on the digits some eigenvalue exceeds 1/beta, so X = 0 is a saddle point")
+
 # %% [markdown]
-# **Exercise 3.** Run the closed form with $\hat L = L + \gamma I$ for $\gamma = 0.01$ and
-# $\gamma = 0.1$ and compare the last two columns with the centred solution. Why are they (almost)
-# the same, and what changes with $\gamma$?
+# **Exercise 3.** Run the closed form with $\hat L = L + \gamma I$, for $\gamma = 0.01$ and
+# $\gamma = 0.1$, with $q + 1 = 3$ columns, the first of which is the constant one. Compare the other
+# two with the centred solution. Why are they (almost) the same, and what changes with $\gamma$?
 #
 # :::{dropdown} Solution
 # $L$ and $L + \gamma I$ have the same eigenvectors, and the constant vector is an eigenvector of
 # $L$, so the others all lie in $\mathbf{1}^\perp$: the non-constant columns are the eigenvectors
-# $v_1$ and $v_2$ of $L$, exactly those of the centred problem. Their eigenvalues move from $\lambda$ to
+# $u_1$ and $u_2$ of $L$, exactly those of the centred problem. Their eigenvalues move from $\lambda$ to
 # $\lambda + \gamma$, so their scales shrink slightly, $s^2 = 1/(\lambda + \gamma) - \beta$, and the
 # constant column's length $\sqrt{1/\gamma - \beta}$ falls as $\gamma$ grows.
 # :::
 
 # %% tags=["hide-cell"]
 claim(gammas == (0.01, 0.1), "Exercise 3: the closed form with gamma = 0.01 and gamma = 0.1")
+rows = []
 for g in gammas:
-    Xg, lam_g = le_closed_form(regularize_laplacian(L, g), q + 1, beta, return_eigenvalues=True)
+    Xg = le_closed_form(regularize_laplacian(L, g), q + 1, beta)
     cos_g, sq_g = subspace_agreement(Xg[:, 1:], X_star), np.sum(Xg[:, 1:] ** 2, axis=0)
-    print(f"gamma = {g}: cosines to the centred X* {cos_g[0]:.6f}, {cos_g[1]:.6f}; squared scales "
-          f"{sq_g[0]:.6f}, {sq_g[1]:.6f}; 1/(lambda + gamma) - beta = {1 / (lam[0] + g) - beta:.6f}, "
-          f"{1 / (lam[1] + g) - beta:.6f}")
+    rows.append([f"{g}", f"{cos_g[0]:.6f}, {cos_g[1]:.6f}", f"{sq_g[0]:.6f}, {sq_g[1]:.6f}",
+                 f"{1 / (lam[0] + g) - beta:.6f}, {1 / (lam[1] + g) - beta:.6f}"])
+Table(["$\\gamma$", "cosines to the centred $X^*$", "squared scales of columns 2 and 3",
+       "$1/(\\lambda + \\gamma) - \\beta$"], rows)

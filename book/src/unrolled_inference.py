@@ -18,8 +18,9 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # that.
 #
 # **What the chapter finds.** Gradient ascent from random noise reaches the closed-form embedding, with no
-# eigendecomposition. Each step applies one fixed function to the current embedding: a smoothing over the graph
-# plus one small linear map applied to every point, added to its input. So $T$ steps are a network of $T$
+# eigendecomposition. Each step applies the same function to the current embedding: a smoothing over the graph
+# plus a push outwards that multiplies every point by one $q \times q$ matrix computed from the embedding,
+# added to its input. So $T$ steps are a network of $T$
 # identical residual layers, which is how the rest of the book reads a transformer
 # {cite:p}`ravuri2025transformers`. The step size decides what happens. Small steps are guaranteed to climb but
 # are slow; larger ones, up to a threshold set by the extreme eigenvalues of the Laplacian, converge faster;
@@ -28,7 +29,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 #
 # **In this chapter you will learn**
 #
-# - the gradient step written out, and why it splits into a graph-smoothing part and a per-point linear map;
+# - the gradient step written out, and why it splits into a graph-smoothing part and a push that acts on each
+#   point separately;
 # - how the step size $\eta$ decides between slow, stable and divergent ascent, with the exact thresholds,
 #   and how to measure the distance to a closed form that is defined only up to a rotation;
 # - the idea the rest of the book rests on: a stack of identical layers *is* an optimiser, unrolled.
@@ -63,7 +65,7 @@ claim(SETUP.q == 2, "the set-up of the ELBO chapter: q = 2 coordinates")
 # The set-up is that of the ELBO chapter: {glue:text}`n_digits` MNIST digits, their
 # {glue:text}`k_value`-nearest-neighbour graph with Laplacian $\hat L = L = D - W$,
 # $\beta$ = {glue:text}`beta_value`, $q = 2$ coordinates, and
-# [the ELBO, equation (3.1)](probdr_elbo.ipynb#equation-elbo) with $\nu = 1$. $X \in \mathbb{R}^{n \times q}$
+# [the ELBO](probdr_elbo.ipynb#the-model) {eq}`elbo` with $\nu = 1$. $X \in \mathbb{R}^{n \times q}$
 # is kept centred over the points, $X^\top \mathbf{1}_n = 0$: each column (one coordinate) sums to zero over the
 # $n$ points. This centring keeps the constant eigenvector of $\hat L$ (eigenvalue 0) out of the ELBO, the trap
 # of [the ELBO chapter](probdr_elbo.ipynb).
@@ -81,7 +83,7 @@ X_star = le_closed_form(L, q, beta, centre=True)  # the answer the ascent should
 #
 # With $\nu = 1$ and a symmetric $\hat L$, the gradient of the ELBO is
 # $\partial\,\mathrm{ELBO}/\partial X = C^{-1}X - \hat L X$ with $C = X X^\top + \beta I$ (a
-# larger $\nu$ would only multiply it by $\nu$, the same as a larger step). One step of
+# larger $\nu$ would act as a larger step). One step of
 # size $\eta$, followed by re-centring with the centring matrix $H = I - \mathbf{1}_n\mathbf{1}_n^\top/n$, is
 #
 # $$
@@ -99,8 +101,8 @@ X_star = le_closed_form(L, q, beta, centre=True)  # the answer the ascent should
 #   embedding. On its own, such a step is stable for $h < 2/\lambda_{\max}(\hat L)$. In the full step the
 #   second part adds some of $X$ back, and near the optimum that moves the threshold slightly higher (next
 #   section).
-# - $\eta\,X_t (X_t^\top X_t + \beta I)^{-1}$ multiplies every row by the same $q \times q$ matrix. It
-#   never mixes points, and it pushes outwards, most strongly along directions in which $X_t$ is
+# - $\eta\,X_t (X_t^\top X_t + \beta I)^{-1}$ multiplies every row by the same $q \times q$ matrix,
+#   computed from the current $X_t$. It never mixes points, and it pushes outwards, most strongly along directions in which $X_t$ is
 #   still small. This is the log-determinant's defence against collapse.
 #
 # In [the transformer-block chapter](transformer_block.ipynb) the first part becomes attention and
@@ -128,8 +130,8 @@ claim(bool(push_through_gap < 1e-10),
 # direction the trace term curves by between $-\lambda_{\max}$ and 0, where $\lambda_{\max}$ is the largest
 # eigenvalue of $\hat L$, and the log-determinant by between $-1/(8\beta)$ and $1/\beta$ (derived below). The
 # curvature of the ELBO is the sum of the two, so its size is at most
-# $\ell = \lambda_{\max} + 1/\beta$. The gradient then changes by at most $\ell$ per unit of distance, and any
-# $\eta \le 1/\ell$ raises the ELBO at every step, whatever the start.
+# $\ell = \lambda_{\max} + 1/\beta$. The gradient then changes by at most $\ell$ per unit of distance, and the
+# usual ascent lemma guarantees that any $\eta < 2/\ell$ raises the ELBO at every step, whatever the start. The guaranteed rise is largest at $\eta = 1/\ell$, the *safe step*.
 #
 # Near the optimum the step can be described more precisely by linearising it. Write $u_1, u_2, \dots$ for the
 # eigenvectors of $\hat L$ orthogonal to $\mathbf{1}_n$, with eigenvalues $\lambda_1 \le \lambda_2 \le \dots$;
@@ -138,8 +140,8 @@ claim(bool(push_through_gap < 1e-10),
 # gradient by $-(\lambda_k - \lambda_j)$ times the tilt (Exercise 2 derives it), so each step
 # multiplies the tilt by $1 - \eta(\lambda_k - \lambda_j)$. Two consequences follow.
 #
-# - The fastest tilt, towards the sharpest direction $\lambda_{\max}$, overshoots as soon as
-#   $\eta > 2/(\lambda_{\max} - \lambda_1)$. Past this *divergence threshold* every step makes the error
+# - The fastest tilt, of column 1 towards $u_{\max}$, the eigenvector with the largest eigenvalue
+#   $\lambda_{\max}$, overshoots as soon as $\eta > 2/(\lambda_{\max} - \lambda_1)$. Past this *divergence threshold* every step makes the error
 #   larger, and the iterates blow up.
 # - The slowest tilt, between the last direction used and the first one left out, shrinks by
 #   $1 - \eta(\lambda_{q+1} - \lambda_q)$ per step. The spectral gap sets the pace. (The lengths of
@@ -154,25 +156,26 @@ claim(bool(push_through_gap < 1e-10),
 # negative and can outweigh the first, so this part needs a closer look.
 #
 # **The log-determinant part.** Rotate the rows and the columns of $X$ to its singular bases, so that column $i$
-# of $X$ is $\sigma_i e_i$ and $C$ is diagonal, with $a_i = \sigma_i^2 + \beta$ in its first $q$ places and $\beta$
+# of $X$ is $s_i e_i$ and $C$ is diagonal, with $a_i = s_i^2 + \beta$ in its first $q$ places and $\beta$
 # elsewhere; rotations change neither $\lVert V\rVert_F$ nor the second derivative. The second derivative then
 # splits into independent pieces of $V$:
 #
 # - an entry $V_{ki}$ with $k > q$, a move out of the span of $X$: curvature $1/a_i$;
-# - a diagonal entry $V_{ii}$, a change of the length of column $i$: curvature $(\beta - \sigma_i^2)/a_i^2$;
-# - a pair $(V_{ij}, V_{ji})$, $i \ne j$, turning two columns: curvatures $(\beta \pm \sigma_i\sigma_j)/(a_i a_j)$.
+# - a diagonal entry $V_{ii}$, a change of the length of column $i$: curvature $(\beta - s_i^2)/a_i^2$;
+# - a pair $(V_{ij}, V_{ji})$, $i \ne j$, turning two columns: curvatures $(\beta \pm s_is_j)/(a_i a_j)$.
 #
-# Since $a_i a_j \ge (\beta + \sigma_i\sigma_j)^2$, every piece is at most $1/\beta$ and at least
-# $g(u) = (\beta - u)/(\beta + u)^2$ for some $u \ge 0$, and $g$ is smallest at $u = 3\beta$, where
-# $g = -1/(8\beta)$. So the log-determinant curves by between $-1/(8\beta)$ (a column with $\sigma_i^2 = 3\beta$)
+# Since $a_i a_j \ge (\beta + s_is_j)^2$, every piece is at most $1/\beta$ and at least
+# $\varphi(u) = (\beta - u)/(\beta + u)^2$ for some $u \ge 0$, and $\varphi$ is smallest at $u = 3\beta$, where
+# $\varphi = -1/(8\beta)$. So the log-determinant curves by between $-1/(8\beta)$ (a column with $s_i^2 = 3\beta$)
 # and $1/\beta$ (at $X = 0$).
 #
 # **The bound.** The size of the sum is at most the sum of the sizes, $\lambda_{\max} + 1/\beta = \ell$. (The
 # range of the sum, $[-\lambda_{\max} - 1/(8\beta),\, 1/\beta]$, gives the slightly smaller
 # $\max(\lambda_{\max} + 1/(8\beta), 1/\beta)$; the book keeps the simpler $\ell$.) So the gradient is
-# Lipschitz with constant $\ell$, and the usual ascent lemma,
-# $\mathrm{ELBO}(X + \eta g) \ge \mathrm{ELBO}(X) + \eta(1 - \eta\ell/2)\lVert g\rVert_F^2$ for the gradient
-# $g$, guarantees a rise for every $\eta \le 1/\ell$. Re-centring changes nothing here: for a centred $X$,
+# Lipschitz with constant $\ell$, and the usual ascent lemma, with $\nabla$ the gradient at $X$,
+# $\mathrm{ELBO}(X + \eta \nabla) \ge \mathrm{ELBO}(X) + \eta(1 - \eta\ell/2)\lVert \nabla\rVert_F^2$, guarantees
+# a rise for every $0 < \eta < 2/\ell$. The guaranteed rise $\eta(1 - \eta\ell/2)\lVert \nabla\rVert_F^2$ is
+# largest at $\eta = 1/\ell$, where it is $\lVert \nabla\rVert_F^2/(2\ell)$. Re-centring changes nothing here: for a centred $X$,
 # $C\mathbf{1}_n = \beta\mathbf{1}_n$ and $\hat L \mathbf{1}_n = 0$, so the gradient is already centred.
 #
 # **The column length.** Keep the direction $u_j$ of column $j$ and vary its length $s$. Along that line the
@@ -188,17 +191,13 @@ claim(bool(push_through_gap < 1e-10),
 marks = step_sizes(L, beta, n_components=q)
 Table(["for this graph", "value"], [
     ["largest eigenvalue $\\lambda_{\\max}$ of $\\hat L$", f"{marks['lambda_max']:.3f}"],
-    ["safe step $1/\\ell$: every step uphill up to it", f"{marks['safe']:.4f}"],
+    ["safe step $1/\\ell$: the largest guaranteed rise", f"{marks['safe']:.4f}"],
     ["divergence threshold: runs blow up past it", f"{marks['divergent']:.4f}"],
     ["slowest rate near $X^*$, per unit $\\eta$", f"{marks['slowest']:.4f}"]])
 
 # %% tags=["remove-cell"]
 glue("eta_low", num(ETA_SLIDER["low"], 3))
 glue("eta_high", num(ETA_SLIDER["high"], 2))
-glue("eta_default", num(ETA_SLIDER["default"], 3))
-glue("eta_safe", num(marks["safe"], 4))
-claim(abs(ETA_SLIDER["default"] - marks["safe"]) < 0.01 * marks["safe"],
-      "The figure starts within 1 % of 1/ell")
 X_0 = fit_le_elbo(L, q, beta, n_steps=0, seed=0, centre=True).X  # the start of every run of the chapter
 start_ratio = np.linalg.norm(X_0) / np.linalg.norm(X_star)
 glue("start_norm", num(np.linalg.norm(X_0), 2))
@@ -214,12 +213,9 @@ claim(bool(np.allclose(X_0.mean(axis=0), 0) and start_ratio > 1 and np.abs(X_0).
 # centred. Each entry is small, but its norm $\lVert X_0\rVert_F$ = {glue:text}`start_norm` is
 # {glue:text}`start_ratio` times the answer's, $\lVert X^*\rVert_F$ = {glue:text}`answer_norm`.
 #
-# The figure runs {glue:text}`n_steps` steps from $X_0$ for a step size $\eta$ between {glue:text}`eta_low` and
+# The figure runs {glue:text}`n_steps` steps from $X_0$ for step sizes $\eta$ between {glue:text}`eta_low` and
 # {glue:text}`eta_high` on a logarithmic scale. On the left is the gap to the optimal ELBO, in the middle the
-# distance to the closed form, and on the right the last iterate. It starts at $\eta$ = {glue:text}`eta_default`,
-# within 1 % of $1/\ell$ = {glue:text}`eta_safe`. A smaller $\eta$ is stable but slower, since the slowest
-# mode contracts only by $1 - \eta \times$ rate per step; a larger one, up to the divergence threshold, converges
-# faster for the same reason; past the threshold the run blows up.
+# distance to the closed form, and on the right the last iterate.
 #
 # The middle plot needs a word. $X^*$ is defined only up to a rotation $R$ (see the ELBO chapter), so
 # $\lVert X_t - X^* \rVert$ would be no use. The *Gram matrix* $X X^\top$ does not see $R$, so the
@@ -248,7 +244,9 @@ eta_live(L, labels, beta=beta, n_components=q, n_steps=N_STEPS, include=ETAS_SHO
 
 # %% [markdown]
 # For nine of the figure's step sizes, the table gives $\eta$ in units of $1/\ell$, the step at which a run
-# left every bound, if it did, and the Gram error after {glue:text}`n_steps` steps.
+# diverged, if it did (the run is stopped once its iterate is $10^6$ times the size of the start, or so large
+# that $C = X X^\top + \beta I$ can no longer be inverted in floating point), and the Gram error after
+# {glue:text}`n_steps` steps.
 
 # %%
 ascent = eta_runs(L, beta, ETAS_SHOWN, marks, n_components=q, n_steps=N_STEPS)
@@ -284,13 +282,13 @@ claim(bool(np.all(np.diff(etas_) > 0) and np.all(np.diff(gram_) < 0)),
 # (about $1/\ell$) to {glue:text}`eta_conv_max` they converge within the {glue:text}`n_steps` steps. The
 # {glue:text}`n_diverged` larger step sizes diverge, and they are exactly those past the divergence threshold,
 # {glue:text}`eta_divergent`. That threshold was derived only near the optimum, yet from this start it also
-# marks where the runs blow up; the guarantee from any start is the smaller $1/\ell$.
+# marks where the runs blow up.
 
 # %% [markdown]
 # ## From noise to the answer, layer by layer
 #
-# Now one run at $\eta = 1/\ell$, watched closely. `fit_le_elbo` runs the same step as `layer`
-# (with the gradient written out in the package) and records the ELBO and the Gram error at every step.
+# Now one run at $\eta = 1/\ell$, watched closely and made twice: with the book's fitting routine, which
+# records the ELBO and the Gram error at every step, and by applying the three-line layer function $T$ times.
 
 # %%
 eta = marks["safe"]
@@ -303,7 +301,7 @@ for t in range(T):
 
 # %% tags=["remove-cell"]
 claim(bool(np.abs(X - fit.X).max() < 1e-10 and np.all(np.diff(fit.elbo) >= -1e-9)),
-      "Running layer 600 times by hand gives the same iterate to round-off, and the ELBO never goes down")
+      "The two give the same iterate to round-off, and the ELBO never goes down")
 
 # %% tags=["remove-cell"]
 glue("gram_start", f"{fit.gram_error[0]:.3g}")
@@ -321,12 +319,12 @@ claim(bool(curvature["largest"] <= 1 / marks["safe"]
       "1/beta]")
 
 # %% [markdown]
-# Running `layer` {glue:text}`n_steps` times by hand gives the same iterate to round-off, and the ELBO never
-# goes down. The Gram error falls from {glue:text}`gram_start` at the start to {glue:text}`gram_100` at step 100
+# The two give the same iterate to round-off, and the ELBO never goes down. The Gram error falls from {glue:text}`gram_start` at the start to {glue:text}`gram_100` at step 100
 # and {glue:text}`gram_end` at step {glue:text}`n_steps`, and is below $10^{-2}$ from step
-# {glue:text}`first_converged` on. The run also checks the bound $\ell$: at every tenth step, the largest
-# curvature met is {glue:text}`curvature_largest`, below $\ell$ = {glue:text}`ell`, and the log-determinant's
-# curvatures stay within $[-1/(8\beta), 1/\beta]$.
+# {glue:text}`first_converged` on. The run also checks the bound $\ell$. At every tenth step we took the ELBO's
+# Hessian over all centred directions of $X$; its eigenvalues are the curvatures along its eigen-directions. The
+# largest in size is {glue:text}`curvature_largest`, below $\ell$ = {glue:text}`ell`, and those of the
+# log-determinant part alone stay within $[-1/(8\beta), 1/\beta]$.
 
 # %%
 shown = (0, 10, 50, 150, T)
@@ -353,9 +351,10 @@ claim(bool(fit.gram_error[shown[3]] > 1e-2 > fit.gram_error[-1] and T - shown[3]
 # 1. **Smoothing** (the first frames). The diffusion term $-\eta \hat L X$ quickly removes everything in the
 #    start that changes sharply across edges, and the cloud, larger than the answer, shrinks.
 # 2. **Growth** (the middle frames). Along the smoothest directions, those with
-#    $\lambda < 1/\beta$, the log-determinant pushes harder than the trace term pulls, so these grow
-#    by about $1 + \eta(1/\beta - \lambda)$ per step until they reach their scale
-#    $\sqrt{1/\lambda - \beta}$.
+#    $\lambda < 1/\beta$, the log-determinant pushes harder than the trace term pulls (near $X = 0$ the
+#    ELBO curves upwards by $1/\beta - \lambda$ along them, Exercise 2 of
+#    [the ELBO chapter](probdr_elbo.ipynb#exercises)), so these grow by about $1 + \eta(1/\beta - \lambda)$ per
+#    step until they reach their scale $\sqrt{1/\lambda - \beta}$.
 # 3. **Alignment** (the last and longest phase). The embedding has the right size but still mixes the
 #    second eigenvector with the third, whose eigenvalue is only slightly larger. The mixture
 #    fades by $1 - \eta(\lambda_3 - \lambda_2)$ per step.
@@ -385,30 +384,35 @@ steps_scrub(fit, labels, frames, alt="The iterate coloured by class on fixed axe
 # %% [markdown]
 # ## A stack of identical layers is an optimiser, unrolled
 #
-# Look again at the loop `for t in range(T): X = layer(X, eta)`. Read as an algorithm, it is
+# Look again at the loop that applied the layer $T$ times. Read as an algorithm, it is
 # gradient ascent on the ELBO. Read as an architecture, it is a network of depth $T$. Each
 # layer takes the $n \times q$ representation, mixes every point with its neighbours (the
-# $-\eta \hat L X$ term), applies the same small linear map to every point (the
-# $\eta X(X^\top X + \beta I)^{-1}$ term), adds the result to its input (a residual connection),
-# and normalises (here only centring). The weights are shared across layers, and the depth is the
-# number of iterations. The step size plays the part of the residual branch's scale, with the same
+# $-\eta \hat L X$ term), multiplies every point by one $q \times q$ matrix computed from the
+# representation (the $\eta X(X^\top X + \beta I)^{-1}$ term), adds the result to its input (a residual
+# connection), and normalises (here only centring). Every layer is the same function, as if its weights
+# were tied across layers, though the $q \times q$ matrix changes with the input; the depth is the number
+# of iterations. The step size plays the part of the residual branch's scale, with the same
 # dangers: too small and a deep network barely moves its input, too large and the activations
 # blow up.
 #
 # This reading is the engine of the rest of the book.
 # [The transformer-block chapter](transformer_block.ipynb) keeps the loop but changes one thing:
-# the graph is no longer fixed by the data. It is rebuilt at every layer from the current latents, with
-# weights whose random-walk normalisation is softmax attention, so that the smoothing step
-# $X - h(I - A)X$ becomes an attention update. That is the claim of {cite:t}`ravuri2025transformers`: a
+# the graph is no longer fixed by the data. It is rebuilt at every layer from the current latents, and the
+# Laplacian changes with it: in place of this chapter's $L = D - W$ comes the random-walk
+# $L_{\mathrm{rw}} = I - A$ of [Laplacian Eigenmaps](laplacian_eigenmaps.ipynb#from-data-to-a-graph), whose
+# $A = D^{-1} W$ is softmax attention when $W$ is a heat kernel on the latents
+# ([two Laplacians, two step sizes](transformer_block.ipynb#two-laplacians-two-step-sizes) compares the two).
+# The smoothing step $X - h(I - A)X$ then becomes an attention update. That is the claim of {cite:t}`ravuri2025transformers`: a
 # transformer block is one such layer. The next chapters take the claim apart and test each piece.
 #
 # ## Summary
 #
 # - **What was shown.** Gradient ascent on the ELBO, from random noise, reaches the closed-form embedding
-#   without an eigendecomposition. Each step is a graph-smoothing term plus one linear map
-#   applied to every point, added to the input, so $T$ steps are a network of $T$ identical residual layers.
-#   Steps up to $1/\ell$ climb at every step; larger ones converge faster up to the divergence threshold and
-#   blow up past it; the last phase of a run goes at the rate the spectral gap predicts.
+#   without an eigendecomposition. Each step is a graph-smoothing term plus a push outwards, one $q \times q$
+#   matrix computed from the embedding and applied to every point, added to the input, so $T$ steps are a
+#   network of $T$ identical residual layers. Steps below $2/\ell$ climb at every step from any start; larger
+#   ones converged here up to the divergence threshold and blew up past it; the last phase of a run goes at the
+#   rate the spectral gap predicts.
 # - **What it rests on.** A graph and a $\beta$ fixed in advance, $\nu = 1$, an embedding kept centred, and
 #   the curvature bound $\ell$, which holds from any start. The threshold and the rates come from linearising
 #   the step near $X^*$, so they describe the end of a run, not its start.
@@ -423,8 +427,7 @@ steps_scrub(fit, labels, frames, alt="The iterate coloured by class on fixed axe
 # the closed form?
 #
 # :::{dropdown} Solution
-# The columns differ. The ELBO depends on $X$ only through $X X^\top$, so every rotation $X R$ of an
-# optimum is an optimum, and different starts end at different rotations. The Gram matrices, and
+# The columns differ: different starts end at different rotations $X R$ of the optimum. The Gram matrices, and
 # with them the principal-angle cosines to $X^*$, agree to the accuracy of the runs. Any
 # comparison of a learned representation with a closed form has to be rotation-invariant in the
 # same way.
@@ -448,12 +451,11 @@ Table(["seeds 0 and 1", "largest difference"], [
 # The gradient is $C^{-1}X - \hat L X$. The trace part changes by $-\varepsilon\lambda_k u_k e_j^\top$.
 # For the other part, $C^{-1}X^* = X^*(X^{*\top}X^* + \beta I)^{-1}$ has columns $\lambda_j s_j u_j$,
 # because $s_j^2 + \beta = 1/\lambda_j$. Perturbing $X$ changes $C^{-1}X$ by
-# $C^{-1}\,dX - C^{-1}\,dC\,C^{-1}X^*$ with $dC = \varepsilon(u_k x_j^\top + x_j u_k^\top)$. Since $u_k$ is
+# $C^{-1}\,dX - C^{-1}\,dC\,C^{-1}X^*$ with $dC = \varepsilon s_j(u_k u_j^\top + u_j u_k^\top)$. Since $u_k$ is
 # orthogonal to every column of $X^*$, $C^{-1}u_k = u_k/\beta$ and $u_k^\top C^{-1} X^* = 0$, so the
 # change is $\frac{\varepsilon}{\beta}(1 - \lambda_j s_j^2)\,u_k e_j^\top = \varepsilon\lambda_j\,u_k e_j^\top$.
 # Adding the two parts gives $-\varepsilon(\lambda_k - \lambda_j)\,u_k e_j^\top$. A step multiplies the tilt
-# by $1 - \eta(\lambda_k - \lambda_j)$, which leaves $[-1, 1]$ first for $k$ the sharpest direction and
-# $j = 1$. Hence $\eta < 2/(\lambda_{\max} - \lambda_1)$.
+# by $1 - \eta(\lambda_k - \lambda_j)$, which leaves $[-1, 1]$ first for $u_k = u_{\max}$ and $j = 1$. Hence $\eta < 2/(\lambda_{\max} - \lambda_1)$.
 # :::
 
 # %% tags=["hide-cell"]
@@ -465,19 +467,23 @@ for factor in (0.97, 1.03):
                  str(run.n_steps + 1) if run.diverged else "", "" if run.diverged else f"{gram:.1e}"])
 Table(["step size η", "diverged at step", "Gram error after 3000 steps"], rows)
 
+# %% tags=["remove-cell"]
+claim(bool(0.9 * marks["divergent"] > 2 * marks["safe"]),
+      "Exercise 3: this eta is past 2/ell, so nothing guarantees that the ELBO still rises at every step")
+
 # %% [markdown]
-# **Exercise 3.** The safe step $1/\ell$ is a worst-case guarantee, valid from any start; the divergence
-# threshold only describes the neighbourhood of $X^*$. From the same random start, run the layers with $\eta$ at
-# 0.9 times the threshold. Does the ELBO still rise at every step? How many layers does it take to reach a Gram
+# **Exercise 3.** The divergence threshold describes only the neighbourhood of $X^*$. From the same random
+# start, run the layers with $\eta$ at 0.9 times the threshold. Does the ELBO still rise at every step? How many layers does it take to reach a Gram
 # error of $10^{-2}$? What does this suggest about the depth and the residual scale of a network built from such
 # layers?
 #
 # :::{dropdown} Solution
-# Nothing guarantees that the ELBO still rises at every step; on this start it does, and the number of layers
-# needed to bring the Gram error below $10^{-2}$ falls. The slow alignment phase contracts by
+# This $\eta$ is past $2/\ell$, twice the $1/\ell$ in the table below, so nothing guarantees that the ELBO
+# still rises at every step; on this start it does, and the number of layers needed to bring the Gram
+# error below $10^{-2}$ falls. The slow alignment phase contracts by
 # $1 - \eta(\lambda_3 - \lambda_2)$ per layer, so the number of layers needed falls roughly in proportion to
 # $1/\eta$. For a network this means that a larger residual scale reaches the same accuracy with fewer layers,
-# but only up to the point where the sharpest direction overshoots. Beyond that, adding layers makes the output
+# but only up to the point where the tilt towards $u_{\max}$ overshoots. Beyond that, adding layers makes the output
 # worse, not better.
 # :::
 

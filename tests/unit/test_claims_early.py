@@ -115,8 +115,8 @@ def test_the_order_claim_fails_if_a_graph_fell_apart():
     raises_naming(source, with_order(ns, flipped), "the graph stays in one piece at every setting of the table")
 
 
-UNROLLED = "At the default (k = 10, and t = t0) the colours run in order along the first coordinate"
-HARMONIC = "The second coordinate is mostly a second harmonic of the first"
+UNROLLED = "With k = 10 neighbours and heat-kernel weights at t = t0 ... the colours run in order along the first"
+HARMONIC = "the second coordinate is mostly a second harmonic of the first"
 
 
 def test_the_default_claims_fail_when_the_default_folds():
@@ -262,6 +262,22 @@ def test_the_agreement_claims_hold_and_fail_with_their_numbers():
     flipped = agreement_facts(agreement_rows())
     flipped["to_roundoff"] = False
     raises_naming(source, {"agreement": flipped, "mnist": MNIST}, ROUNDOFF)
+
+
+APART = "the first two coordinates, found with no labels, already set the 0s and the 1s apart"
+
+
+def test_the_digits_claim_holds_and_fails_with_the_digits_set_apart():
+    """The claim cell reads which digits classes_apart sets apart; any other set, or none, makes it fail."""
+    source = claim_cell("laplacian_eigenmaps", APART)
+    facts = {"classes": list(range(10)), "purity": [0.865, 0.814, 0.41, 0.6, 0.47, 0.37, 0.69, 0.6, 0.34, 0.43],
+             "apart": [0, 1], "others_max": 0.69}
+    ns = {"k_compare": 10, "Y_mnist": None, "labels_mnist": None, "laplacian_eigenmaps": lambda *a, **k: None,
+          "pct": prose.pct}
+    glued = run(source, {**ns, "classes_apart": lambda *a, **k: facts})
+    assert (glued["purity_0"], glued["purity_1"], glued["purity_others"]) == ("86 %", "81 %", "69 %")
+    for apart in ([0], [0, 1, 6], []):
+        raises_naming(source, {**ns, "classes_apart": lambda *a, apart=apart, **k: {**facts, "apart": apart}}, APART)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -119,7 +119,7 @@ def test_the_three_phases_fail_when_the_run_does_something_else(watched_run):
 
 def test_the_hand_run_and_the_slope_claims(watched_run):
     fit = watched_run["fit"]
-    sentence = "Running layer 600 times by hand gives the same iterate to round-off"
+    sentence = "The two give the same iterate to round-off"
     check("unrolled_inference", sentence, {"X": fit.X.copy(), "fit": fit}, {"X": fit.X + 1e-6, "fit": fit})
     falling = fit.elbo.copy()
     falling[300] -= 1.0  # one step that lowers the ELBO
