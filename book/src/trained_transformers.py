@@ -137,22 +137,22 @@ plt.show()
 # tests were written down late.
 
 # %% tags=["remove-cell"]
-history = exploratory_history(rows)
-_before = sum(len(h["before"]) for h in history)
-_total = sum(len(h["seeds"]) for h in history)
-_all_before = [h for h in history if not h["after"]]
+_history = exploratory_history(rows)
+_before = sum(len(h["before"]) for h in _history)
+_total = sum(len(h["seeds"]) for h in _history)
+_all_before = [h for h in _history if not h["after"]]
 glue("hist_before", str(_before))
 glue("hist_total", str(_total))
 glue("hist_families", DECLARED["families"][1][:10])
 glue("hist_families_commit", DECLARED["families"][0])
 glue("hist_interaction", DECLARED["interaction"][1][:10])
-glue("hist_first", min(h["first"] for h in history))
+glue("hist_first", min(h["first"] for h in _history))
 claim(_before > _total / 2 and len(_all_before) == 1 and (_all_before[0]["task"], _all_before[0]["init"],
                                                           _all_before[0]["budget"]) == ("vit", "default", "plateau"),
       "of the ... primary pairs, were run and read before the families were declared, among them every pair of the "
       "ViT-plateau / default cell")
-claim(all(h["after"] for h in history if h is not _all_before[0]) and all(min(h["after"]) > max(h["before"])
-                                                                        for h in history if h["after"]),
+claim(all(h["after"] for h in _history if h is not _all_before[0]) and all(min(h["after"]) > max(h["before"])
+                                                                        for h in _history if h["after"]),
       "seeds were then added to cells that had been looked at")
 
 # %% [markdown]
@@ -171,14 +171,16 @@ claim(all(h["after"] for h in history if h is not _all_before[0]) and all(min(h[
 # shows how large the difference may be.
 
 # %%
+explo = family_table("primary", rows, margins=EQUIVALENCE_MARGINS)  # Holm over the family's 16 one-sided tests
 bonferroni = family_table("primary", rows, margins=EQUIVALENCE_MARGINS, method="bonferroni")
+history = exploratory_history(rows)  # which pairs were written before the families were declared
 loo = leave_one_out("primary", rows)
-display(R.exploratory_table(_explo, bonferroni, history, loo, caption=(
+display(R.exploratory_table(explo, bonferroni, history, loo, caption=(
     "The exploratory primary family: A − I minus attention at the end of each run (vision: validation accuracy; "
     "language: validation loss), with the verdict recomputed with each seed left out in turn.")))
 
 # %% tags=["remove-cell"]
-_cell = {(e["task"], e["init"], e["budget"]): e for e in _explo}
+_cell = {(e["task"], e["init"], e["budget"]): e for e in explo}
 _loo = {(e["task"], e["init"], e["budget"]): e for e in loo}
 _signed = [k for k, e in _cell.items() if e["verdict"] in ("better", "worse")]
 _fragile = [k for k in _signed if any(v != _cell[k]["verdict"] for v in _loo[k]["without"].values())]

@@ -40,6 +40,7 @@ from probdr_lite.presentation.prose import claim, glue, num, signed
 from probdr_lite.presentation.style import describe
 
 rows = {task: task_rows(task) for task in ("charlm", "vit")}  # every exploratory row of the recipe grids
+vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}  # the intervention and its base cells
 confirmatory = load_rows()  # the confirmatory round's rows
 
 # %% [markdown]
@@ -62,7 +63,6 @@ display(R.grids_table(
     caption="The grids of the exploratory study; a command is resumable, and --estimate prints its CPU hours first."))
 
 # %% tags=["remove-cell"]
-vo_rows = {task: intervention_rows(task) for task in ("charlm", "vit")}  # the intervention and its base cells
 every_file = {task: rows[task] + vo_rows[task] + [r for r in mechanism_rows(task) if r not in rows[task]]
               + confirmatory[task] for task in rows}
 cost = R.compute_facts(every_file)
@@ -151,8 +151,11 @@ glue("nano_z", num(nano["z"], 1))
 claim(nano["within"], "the gap is within what one run evaluated on 20 batches can produce")
 
 # %% [markdown]
-# The recipe is nanoGPT's for a CPU {cite:p}`karpathy2022nanogpt` in every setting of the model and of training; it
-# differs in how the loss is estimated: nanoGPT averages {glue:text}`nano_their_eval_iters` random validation
+# The character model's recipe is nanoGPT's for a CPU {cite:p}`karpathy2022nanogpt` in every setting of the model and
+# of training.
+
+# %% [markdown]
+# It differs in how the loss is estimated: nanoGPT averages {glue:text}`nano_their_eval_iters` random validation
 # batches, the rows {glue:text}`nano_our_eval_iters`. Our attention arm ends {glue:text}`nano_gap` nats from
 # nanoGPT's published {glue:text}`nano_published`. One batch's loss has standard deviation
 # {glue:text}`nano_batch_sd`, so a single nanoGPT-style number (one seed, {glue:text}`nano_their_eval_iters`
@@ -371,6 +374,8 @@ glue("gates_n_twins", str(gate_facts["n_twins"]))
 glue("gates_apart", num(gate_facts["apart_threshold"], 1))
 claim(gate_facts["apart"], "In every one, where a gate ends depends on where it started (some head ends more than "
       "0.1 from its twin)")
+
+# %% tags=["remove-cell"]
 _ends = {start: [g for label, cell in gate_cells.items() for r in cell if r["variant"] == arm
                  for layer in r["gates"] for g in layer]
          for start, arm in ((0.0, "gated"), (1.0, "gated-from-1"))}
