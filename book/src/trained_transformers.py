@@ -41,7 +41,7 @@ from probdr_lite.experiments.files import intervention_rows, task_rows
 from probdr_lite.presentation.figures import recipes as R
 from probdr_lite.presentation.figures import training as TR
 from probdr_lite.presentation.plotting import Table
-from probdr_lite.presentation.prose import claim, glue, num, pct, pvalue, signed
+from probdr_lite.presentation.prose import claim, glue, num, pct
 from probdr_lite.presentation.style import describe
 
 rows = {task: task_rows(task) for task in ("charlm", "vit")}  # the exploratory study: every row of the recipe grids

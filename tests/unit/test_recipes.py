@@ -393,20 +393,6 @@ def test_cell_labels_raise_on_a_missing_label():
         R.recipe_label({"init": "gpt2", "lr": 1e-3, "schedule": "linear"})
 
 
-def test_family_figure_draws_every_test_with_its_word():
-    families = {"primary": {"arms": ("diffusion", "gated"), "baseline": "attention", "cells": "all",
-                            "correction": "holm"}}
-    entries = F.family_table("primary", {"charlm": _family_rows()}, families=families, margins={"charlm": 0.02})
-    fig = R.family_figure(entries, titles={"charlm": "T"}, xlabels={"charlm": "X"})
-    ax, = fig.axes
-    assert ax.get_title() == "T" and ax.get_xlabel() == "X" and len(ax.get_yticklabels()) == len(entries)
-    words = [t.get_text() for t in ax.texts]
-    assert words == [e["verdict"] for e in entries]
-    plt.close(fig)
-    with pytest.raises(ValueError, match="no title label for 'charlm'"):
-        R.family_figure(entries, titles={}, xlabels={"charlm": "X"})
-
-
 def test_interaction_table_shows_the_initialisation_effect():
     rows = make_rows({("gpt2", "diffusion"): 0.05, ("default", "diffusion"): -0.02})
     for r in rows:  # nanoGPT's 2,000 iterations, the recipe LM-2k

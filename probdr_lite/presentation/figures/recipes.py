@@ -8,7 +8,9 @@ formats them, with labels defined once here. The sentences about them are the ch
 
 - :func:`recipe_label`               a recipe's factors in a few words;
 - :func:`family_results_table`       every test of a family: its two labelled intervals, p values and verdict;
-- :func:`family_figure`              the same tests as a dot plot, one panel per model;
+- :func:`exploratory_table`          the exploratory primary family: half-open Holm intervals, Bonferroni's beside,
+                                     the verdict with one seed left out;
+- :func:`round_table`, :func:`round_figure`  the confirmatory round, as declared;
 - :func:`interaction_table`          does A - I's effect depend on the initialisation, per model;
 - :func:`intervention_family_table`  the W_V W_O intervention: shifts, shares and Fieller's sets;
 - :func:`grids_table`                which recipe cells of each grid are complete or not run, and the command;
@@ -41,7 +43,7 @@ from probdr_lite.presentation.plotting import Table
 from ..prose import pct, pvalue
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
-__all__ = ["recipe_label", "recipe_name", "recipe_names_table", "cell_label", "interval_text", "set_text", "family_results_table", "family_figure",
+__all__ = ["recipe_label", "recipe_name", "recipe_names_table", "cell_label", "interval_text", "set_text", "family_results_table",
            "interaction_table", "intervention_family_table", "exploratory_table", "round_table", "round_figure",
            "round_cell", "paired_seeds_table", "grids_table", "provenance_table", "nanogpt_facts",
            "plateau_figure", "plateau_facts", "plateau_table", "plateau_cell_facts", "readings_table",
@@ -555,51 +557,8 @@ def family_results_table(entries: list, caption=None) -> Table:
     return Table(list(FAMILY_HEADER.values()), body, caption=caption)
 
 
-#: The marker of each verdict word in :func:`family_figure`: (marker, filled).
+#: The marker of each verdict word in :func:`round_figure`: (marker, filled).
 VERDICT_MARKS = {"better": ("o", True), "worse": ("X", True), "equivalent": ("D", True), "cannot tell": ("o", False)}
-
-
-def family_figure(entries: list, *, titles: dict, xlabels: dict):
-    """A family's tests in one figure: one panel per model, one row per test, the mean paired difference with its
-    simultaneous interval (thick) and its unadjusted interval (thin), marked by the verdict word
-    (:data:`VERDICT_MARKS`), which is also written at the row's right; the equivalence margin, where the entries
-    carry one, as a shaded band. ``titles`` and ``xlabels`` map each task to its panel's title and x-axis label (the
-    chapter's words). The chapter describes the figure (its alt text)."""
-    entries = _check_entries(entries)
-    tasks = list(dict.fromkeys(e["task"] for e in entries))
-    for what, d in (("titles", titles), ("xlabels", xlabels)):
-        if not isinstance(d, dict):
-            raise ValueError(f"{what} must map each task to a label")
-        for t in tasks:
-            _label(d, t, what[:-1])
-    sizes = {t: sum(e["task"] == t for e in entries) for t in tasks}
-    fig, axes = plt.subplots(len(tasks), 1, squeeze=False, figsize=(8.5, 0.42 * sum(sizes.values()) + 1.5 * len(tasks)),
-                             gridspec_kw={"height_ratios": [n + 1.5 for n in sizes.values()]})
-    for ax, task in zip(axes[:, 0], tasks):
-        mine = [e for e in entries if e["task"] == task]
-        k, _ = _difference_units(mine[0]["quantity"])
-        margin = mine[0].get("margin")
-        if margin:
-            ax.axvspan(-k * margin, k * margin, color="0.92", zorder=0)
-        for y, e in zip(range(len(mine) - 1, -1, -1), mine):
-            colour = ARM_STYLE[e["arm"]]["colour"]
-            marker, filled = VERDICT_MARKS[e["verdict"]]
-            ax.plot([k * e["ci"][0], k * e["ci"][1]], [y, y], color=colour, lw=1)
-            ax.plot([k * e["sim_ci"][0], k * e["sim_ci"][1]], [y, y], color=colour, lw=3.5, alpha=0.6)
-            ax.plot([k * e["mean_diff"]], [y], marker=marker, color=colour, ms=7, ls="none",
-                    mfc=colour if filled else "white")
-            ax.text(1.01, y, e["verdict"], transform=ax.get_yaxis_transform(), fontsize=9, va="center")
-        ax.axvline(0.0, color="0.3", ls="--", lw=1)
-        ax.set_yticks(range(len(mine) - 1, -1, -1))
-        ax.set_yticklabels([cell_label(e).split(", ", 1)[1] + (f" ({ARM_STYLE[e['arm']]['text']})"
-                                                               if e["arm"] != "diffusion" else "") for e in mine],
-                           fontsize=9)
-        ax.set_ylim(-0.7, len(mine) - 0.3)
-        ax.set_xlabel(xlabels[task], fontsize=9)
-        ax.set_title(titles[task], fontsize=9)
-        ax.grid(alpha=0.3, axis="x")
-    fig.tight_layout()
-    return fig
 
 
 #: The columns of :func:`interaction_table`.
