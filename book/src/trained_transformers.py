@@ -111,8 +111,53 @@ claim(min(_pairs) == 8 and max(_pairs) <= 16 and min(e["n"] for e in _explo) >= 
 
 # %% [markdown]
 # ## The confirmatory round
+
+# %% tags=["remove-cell"]
+_rows_cf = [r for task_rows_ in confirmatory.values() for r in task_rows_]
+_n = {(c["task"], c["init"]): len(c["seeds"]) for c in C.cells()}
+glue("cf_commit", C.DECLARED_AT[0])
+glue("cf_declared", C.DECLARED_AT[1].replace("T", " ")[:16] + " UTC")
+glue("cf_first_row", min(r["timestamp"] for r in _rows_cf).replace("T", " ")[:16] + " UTC")
+glue("cf_last_row", max(r["timestamp"] for r in _rows_cf).replace("T", " ")[:16] + " UTC")
+glue("cf_runs", str(len(_rows_cf)))
+glue("cf_first_seed", str(C.FIRST_SEED))
+for (_t, _i), _k in _n.items():
+    glue(f"cf_n_{_t}_{_i}", str(_k))
+glue("cf_n_train", f"{C.VIT_SPLIT['n_train']:,}")
+glue("cf_n_val", f"{C.VIT_SPLIT['n_val']:,}")
+glue("cf_n_test", f"{C.VIT_SPLIT['n_test']:,}")
+glue("cf_margin_charlm", num(C.MARGINS["charlm"], 2))
+glue("cf_margin_vit", num(100 * C.MARGINS["vit"], 1))
+glue("cf_level", pct(1 - C.ALPHA / C.FAMILY_SIZE, 2))
+glue("cf_power", pct(C.TARGET_POWER))
+claim(min(r["timestamp"] for r in _rows_cf) > C.DECLARED_AT[1]
+      and all(r.get("study") == "confirmatory" for r in _rows_cf)
+      and {r["git_commit"][:7] for r in _rows_cf} == {C.DECLARED_AT[0]},
+      "The round was written down and committed before any of its runs ... every run from that commit")
+claim(len(_rows_cf) == sum(2 * k for k in _n.values()) and C.FIRST_SEED > max(r["seed"] for t in rows.values()
+                                                                             for r in t),
+      "on seeds that no earlier run had used ... all ... runs")
+
+# %% [markdown]
+# The round was written down and committed before any of its runs ([the declaration](https://github.com/probdr-lite/probdr-lite/blob/main/probdr_lite/results/confirmatory/declaration.md),
+# commit {glue:text}`cf_commit`, {glue:text}`cf_declared`), with every run from that commit: four cells, the
+# vision transformer at its plateau and the character model at LM-2k, each under both initialisations, attention
+# against $A - I$ on seeds from {glue:text}`cf_first_seed` on, which no earlier run had used. The vision transformer
+# now trains on {glue:text}`cf_n_train` images, is stopped by the plateau rule on {glue:text}`cf_n_val` validation
+# images and is scored once on {glue:text}`cf_n_test` test images that neither training nor the rule ever sees. The
+# pairs per cell come from a power calculation on the exploratory spread: {glue:text}`cf_n_vit_default` and
+# {glue:text}`cf_n_charlm_default` pairs under PyTorch's default, enough for the equivalence test to succeed
+# {glue:text}`cf_power` of the time if the two arms were equal, and {glue:text}`cf_n_vit_gpt2` under GPT-2's, where
+# the exploratory effect was large. The runs went from {glue:text}`cf_first_row` to {glue:text}`cf_last_row`, all
+# {glue:text}`cf_runs` of them, and nothing of the round was computed before the last.
 #
-# CONFIRMATORY-DESIGN
+# The margins say what difference would matter, before any data: {glue:text}`cf_margin_charlm` nats for the
+# character model (a 2 % change of perplexity; nanoGPT reports this loss to two decimals) and
+# {glue:text}`cf_margin_vit` percentage points for the vision transformer (the sampling error of one model's accuracy
+# on the test images). The four cells form one family: each interval has level {glue:text}`cf_level`, so the four hold
+# together with probability at least 95 %. "Better" or "worse" needs the interval on one side of zero and an exact
+# sign-flip permutation test of the same pairs to agree; "equivalent" needs the interval inside $\pm$ the margin; any
+# other interval reads "cannot tell".
 
 # %%
 round_cells = C.confirmatory_table(confirmatory)
