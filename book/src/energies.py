@@ -786,8 +786,8 @@ claim(bool(att_all.max() < 0.5) and closer["diffusion"] < len(room) / 2,
 # and descent $X_t - h L X_t$ is the $A - I$ block. Plain attention's direction $2 A X$ differs
 # from $-2 L X = 2 (A - I) X$ by $2X$, which has no tangent part on the sphere, so after LayerNorm
 # the two agree in direction to first order (not in length: $A - I$'s step is the longer, as
-# [the step-size section](energies.ipynb#the-control-is-a-step-size) says). The first table after
-# the solutions gives the cosines.
+# [the step-size section](energies.ipynb#the-control-is-a-step-size) says). The folded check at the
+# end of the page gives the cosines.
 # :::
 #
 # :::{dropdown} Solution 2
@@ -795,8 +795,8 @@ claim(bool(att_all.max() < 0.5) and closer["diffusion"] < len(room) / 2,
 # connected: its smallest non-trivial generalised eigenvalues are no longer near 0, and its LE vectors
 # spread over many images. But the latents' principal subspace already agrees with that embedding
 # before any block, above the ceiling of the thesis test at both $q$, so the test has no room to show a
-# block moving towards it. The second table after the solutions reruns the test on 500 of the images
-# (to stay quick) and gives those numbers.
+# block moving towards it. The folded check at the end of the page reruns the test on 500 of the
+# images (to stay quick) and gives those numbers.
 # :::
 #
 # :::{dropdown} Solution 3

@@ -703,8 +703,10 @@ def frequency_response(lam, variant, eta=0.4, d_q=128, beta=1.0, relative=True) 
     - "flow": exp(-h lambda), the exact graph diffusion dX/dtau = -L X over the time tau = h that the Euler step
       stands for (1 - h lambda < exp(-h lambda) for every lambda > 0: the step damps every mode more than the flow).
 
-    With ``relative`` (default) the factor is divided by its value at lambda = 0, the constant mode, since a
-    common positive factor is what LayerNorm's rescaling takes out. The "exact" variant is not a filter of A alone
+    With ``relative`` (default) the factor is divided by its value at lambda = 0, the constant mode, so that a
+    factor common to every mode (the overall scale) drops out. LayerNorm is not in this picture: it rescales each
+    token by its own factor, not every mode by one (:func:`mode_retention` measures the real path). The "exact"
+    variant is not a filter of A alone
     (its 2 C^{-1} X depends on X), so it has no response here.
 
     Parameters
