@@ -119,7 +119,7 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                                          "layer_metrics_figure", "regulariser_figure",
                                                          "regulariser_table", "single_runs_table", "spectrum_figure",
                                                          "stop_gradient_figure", "thresholds_table"),
-    "probdr_lite.presentation.figures.readings": ("alignment_table", "energy_path_figure", "energy_readings_table",
+    "probdr_lite.presentation.figures.readings": ("alignment_table", "closest", "energy_path_figure",
                                                   "exact_for", "gradient_field_table", "harness_table", "NAMES",
                                                   "retention_facts", "robustness_table", "spectrum_figure",
                                                   "step_family_figure", "thesis_figure", "thesis_table"),

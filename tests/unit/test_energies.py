@@ -215,20 +215,43 @@ def field_by_hand(Z, update, kappa, beta):
 
 @pytest.mark.parametrize("update, is_gradient", [("attention", False), ("diffusion", False), ("exact", True)])
 def test_gradient_field_asymmetry_against_the_full_jacobian(update, is_gradient):
+    """The probes' estimates against ||J - J^T||_F and ||J||_F of the whole Jacobian, by autograd on a small X."""
     X = latents(9, 4, seed=3)
     J = torch.autograd.functional.jacobian(lambda Z: field_by_hand(Z, update, 3.0, 1.0), X).reshape(36, 36)
-    full = float((J - J.T).norm() / J.norm())
-    a = E.gradient_field_asymmetry(X, update, 3.0, 1.0, n_pairs=5)
+    anti, size = float((J - J.T).norm()), float(J.norm())
+    a = E.gradient_field_asymmetry(X, update, 3.0, 1.0, n_probes=100)
+    assert a["jacobian"] == pytest.approx(size, rel=0.2)
+    assert a["asymmetry"] == pytest.approx(a["antisymmetric"] / a["jacobian"], rel=1e-12)
     if is_gradient:
-        assert full < 1e-13 and a < 1e-13
+        assert anti / size < 1e-13 and a["asymmetry"] < 1e-13
     else:
-        assert full > 1e-3 and a > 1e-5
+        assert anti / size > 1e-2 and a["antisymmetric"] == pytest.approx(anti, rel=0.3)
+
+
+def test_gradient_field_asymmetry_is_calibrated_by_linear_fields(monkeypatch):
+    """A linear field X -> M X has the Jacobian M (x) I: a symmetric M scores 0, an antisymmetric one 2, whatever
+    the probes; the estimate of ||J||_F is ||M||_F sqrt(d_q) to the probes' accuracy."""
+    X = latents(12, 4, seed=5)
+    K = torch.randn(12, 12, dtype=F64, generator=torch.Generator().manual_seed(0))
+    for M, expected in ((K + K.T, 0.0), (K - K.T, 2.0)):
+        monkeypatch.setattr(E, "_dense_direction", lambda Z, update, kappa, beta, causal, M=M: M @ Z)
+        a = E.gradient_field_asymmetry(X, "attention", 3.0, 1.0, n_probes=100)
+        assert a["asymmetry"] == pytest.approx(expected, abs=1e-12)
+        assert a["jacobian"] == pytest.approx(float(M.norm()) * 2.0, rel=0.15)
+
+
+def test_attention_diffusion_and_paper_share_one_antisymmetric_part(X):
+    """Their Jacobians differ by multiples of I, which is symmetric: with the same probes, the same J - J^T."""
+    a = {u: E.gradient_field_asymmetry(X, u, 5.0, 1.0) for u in ("attention", "diffusion", "paper")}
+    anti = [a[u]["antisymmetric"] for u in a]
+    assert max(anti) - min(anti) < 1e-10 * max(anti)
+    assert len({round(a[u]["jacobian"], 6) for u in a}) == 3
 
 
 def test_sinkformer_and_energy_transformer_updates_are_gradient_fields(X):
     for u in ("energy_transformer", "sinkformer"):
-        assert E.gradient_field_asymmetry(X, u, 5.0, 1.0) < 1e-12
-    assert E.gradient_field_asymmetry(X, "symmetric", 5.0, 1.0) > 1e-6
+        assert E.gradient_field_asymmetry(X, u, 5.0, 1.0)["asymmetry"] < 1e-12
+    assert E.gradient_field_asymmetry(X, "symmetric", 5.0, 1.0)["asymmetry"] > 1e-3
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -365,7 +388,7 @@ def test_differential_gap_tends_to_zero(X):
     (lambda X: E.update_direction(X, "sinkformer", mask="causal"), "mask"),
     (lambda X: E.update_alignment(X, "phi"), "readings"),
     (lambda X: E.update_alignment(X, ("phi",), ()), "updates"),
-    (lambda X: E.gradient_field_asymmetry(X, "exact", n_pairs=0), "n_pairs"),
+    (lambda X: E.gradient_field_asymmetry(X, "exact", n_probes=0), "n_probes"),
     (lambda X: E.energy_path([X], ("phi",)), "path"),
     (lambda X: E.energy_path([X, X[:5]], ("phi",)), "path"),
     (lambda X: E.energy_path([X, X], ("nope",)), "reading"),
