@@ -95,7 +95,7 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                            "SLIDERS", "sweep", "variant_metrics"),
     "probdr_lite.chapters.probdr_elbo": ("SETUP",),
     "probdr_lite.chapters.objections": ("THRESHOLDS", "asymmetry_along_path", "asymmetry_by_kappa", "asymmetry_facts",
-                                        "clustering_facts", "metrics_by_variant", "mnist_paths",
+                                        "clustering_facts", "full_gradient", "metrics_by_variant", "mnist_paths",
                                         "regulariser_approximation", "regulariser_facts", "regulariser_sweep",
                                         "rescaled_step_gaps", "single_runs_facts", "spectrum_along_path",
                                         "stop_gradient_facts", "stop_gradient_sweep", "symmetric_part_min_eigenvalue",

@@ -177,7 +177,7 @@ def test_the_regulariser_approximation_is_poor_on_the_toy(toy):
 def test_halving_h_halves_the_error(toy):
     kappa, eta, beta = (TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta"))
     A = attention_matrix(toy.X0, kappa, beta)
-    rows = euler_diffusion_errors(A.numpy(), toy.X0.numpy(), t=2 * eta, n_steps=(1, 2, 4, 8, 16))
+    rows = euler_diffusion_errors(A.numpy(), toy.X0.numpy(), tau=2 * eta, n_steps=(1, 2, 4, 8, 16))
     second_order = [{**r, "relative_error": 1e-3 / 4 ** i} for i, r in enumerate(rows)]
     check("transformer_block", "Halving h about halves the error", {"rows": rows}, {"rows": second_order})
 

@@ -130,6 +130,18 @@ def test_the_better_layers_claim_fails_when_a_layer_is_worse():
         run_better(worse)
 
 
+TIED = "after seven and after eight blocks the ranges overlap layer 0's"
+
+
+def test_the_tied_layers_claim_fails_when_seven_blocks_cluster_better():
+    """The page reads "after 7 and after eight blocks: neither"; a layer 7 whose runs all lie above layer 0's would
+    make the better layers 1 to 7 and the sentence false."""
+    better7 = list(NMI_RANGES)
+    better7[7] = (0.51, 0.53)
+    with pytest.raises(ClaimError, match=re.escape(TIED)):
+        run_better(better7)
+
+
 SUBSET = "after eight blocks the 2,000 images have the smaller between/within ratio"
 
 
@@ -184,6 +196,14 @@ def test_the_panel_claim_fails_when_four_blocks_clear_layer_0_by_far():
     clear[4] = (0.50, 0.53)
     with pytest.raises(ClaimError, match=re.escape(PANEL)):
         run_panel(clear)
+
+
+def test_the_panel_claim_fails_when_four_blocks_fall_just_short_of_layer_0():
+    """The page says the rule reads a gain, by the smallest of margins: runs that miss by as little fail it."""
+    short = list(NMI_RANGES_1K)
+    short[4] = (0.4754, 0.528)  # lowest run 0.0002 below layer 0's highest
+    with pytest.raises(ClaimError, match="the rule reads a gain after that many blocks"):
+        run_panel(short)
 
 
 def test_the_panel_claim_fails_when_eight_blocks_are_told_apart():

@@ -84,7 +84,7 @@ def test_euler_errors_are_first_order_and_agree_with_a_direct_recomputation():
     W = rng.uniform(size=(15, 15))
     A = W / W.sum(1, keepdims=True)
     X = rng.normal(size=(15, 3))
-    rows = euler_diffusion_errors(A, X, t=1.0, n_steps=(1, 4, 16, 64))
+    rows = euler_diffusion_errors(A, X, tau=1.0, n_steps=(1, 4, 16, 64))
     errors = [r["relative_error"] for r in rows]
     assert all(a > b for a, b in zip(errors, errors[1:]))
     assert 3.0 < errors[2] / errors[3] < 5.0  # h divided by 4, error divided by about 4: first order

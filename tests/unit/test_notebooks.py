@@ -225,10 +225,14 @@ def test_author_year_labels_follow_the_sites_style():
 
 @pytest.mark.parametrize("name,src", CHAPTERS, ids=lambda x: str(x))
 def test_dropdowns_become_closed_details(name, src):
+    """Every dropdown, in a plain Markdown cell or in one whose numbers are pasted (a ``paste`` cell), is folded."""
     text = src.read_text(encoding="utf-8")
     n = len(re.findall(r"^# :::\{dropdown\}", text, re.M))
     for flavour in notebooks.FLAVOURS:
-        md = _markdown(_reader(name, flavour))
+        nb = _reader(name, flavour)
+        pasted = ["".join(c["source"]) for c in nb["cells"]
+                  if c["cell_type"] == "code" and "paste(r" in "".join(c["source"])]
+        md = "\n\n".join([_markdown(nb)] + pasted)
         assert md.count("<details>") == md.count("</details>") == md.count("<summary>") == n
         assert "<details open" not in md
 

@@ -523,10 +523,11 @@ def metrics_dict(paper, attention, nmi_spread=0.01):
 
 def test_threshold_table_reads_its_labels_from_the_package():
     table = figs.thresholds_table()
-    assert [row[0] for row in table.body] == list(O.THRESHOLDS)
+    assert [row[0] for row in table.body] == [figs.THRESHOLD_NAMES[k] for k in O.THRESHOLDS]  # words, not keys
+    assert not set(row[0] for row in table.body) & set(O.THRESHOLDS)
     assert [row[2] for row in table.body] == [figs.THRESHOLD_DECIDES[k] for k in O.THRESHOLDS]
-    assert table.body[0][1] == f"{O.THRESHOLDS[table.body[0][0]]:g}"
-    assert set(figs.THRESHOLD_DECIDES) == set(O.THRESHOLDS)  # one label per threshold, none left over
+    assert [row[1] for row in table.body] == [f"{v:g}" for v in O.THRESHOLDS.values()]
+    assert set(figs.THRESHOLD_DECIDES) == set(O.THRESHOLDS) == set(figs.THRESHOLD_NAMES)  # one each, none left over
     with pytest.raises(KeyError, match="'unknown' has no label"):  # a missing label raises, never prints the key
         figs.thresholds_table({**O.THRESHOLDS, "unknown": 0.5})
 

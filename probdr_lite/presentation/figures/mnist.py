@@ -346,11 +346,11 @@ def step_family_figure(family_rows: dict, steps: dict, metrics=METRIC_NAMES, dpi
     fig, axes = plt.subplots(1, len(metrics), figsize=(2.55 * len(metrics), 2.7), dpi=dpi, squeeze=False)
     for ax, m in zip(axes[0], metrics):
         _line(ax, s_grid, [family_rows[s] for s in s_grid], m, ls="-", color="0.3", lw=1.2,
-              label="plain attention at step $s$")
+              label=r"plain attention at step $2\eta'$")
         for v, s in steps.items():
             _line(ax, [s], [family_rows[s]], m, marker="o", ls="", ms=6, color=variant_colour(v),
                   label=variant_label(v))
-        ax.set(xscale="log", xlabel="step $s$")
+        ax.set(xscale="log", xlabel=r"step $2\eta'$")
         ax.set_title(METRIC_LABELS[m], fontsize="small")
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     handles, labels = axes[0, 0].get_legend_handles_labels()

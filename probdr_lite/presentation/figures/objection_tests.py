@@ -30,6 +30,7 @@ CLASS_LEVEL = ("between_within", "kmeans_nmi")
 
 __all__ = [
     "THRESHOLD_DECIDES",
+    "THRESHOLD_NAMES",
     "thresholds_table",
     "regulariser_table",
     "asymmetry_figure",
@@ -62,15 +63,26 @@ def _style(variant):
     return tuple(variant_style(variant, "block"))
 
 
+#: The name of each threshold of :data:`probdr_lite.chapters.objections.THRESHOLDS` in the chapter's table of
+#: thresholds: words, not the package's keys.
+THRESHOLD_NAMES = {
+    "asymmetry": "relative difference",
+    "tangent_cosine": "cosine of the tangent parts",
+    "eigen_tol": "eigenvalue tolerance",
+    "cosine": "mean cosine",
+    "approx_error": "relative error",
+    "identity": "identity tolerance",
+}
+
 #: What each threshold of :data:`probdr_lite.chapters.objections.THRESHOLDS` decides: the labels of the chapter's
 #: table of thresholds, defined once.
 THRESHOLD_DECIDES = {
     "asymmetry": "1: largest relative difference still counted as 'the same direction' (full space)",
     "tangent_cosine": "1: smallest cosine of the tangent parts still counted as 'the same direction'",
     "eigen_tol": "2: an eigenvalue below minus this is negative; a residual below it is zero",
-    "cosine": "3: smallest mean cosine for stop-gradient to pass (and F must rise for every seed)",
+    "cosine": "3: smallest mean cosine for stop-gradient to pass (and F_full must rise for every seed)",
     "approx_error": "4: largest relative error for the approximation to pass",
-    "identity": "3, 4 and exercises: largest difference for an identity to hold to rounding",
+    "identity": "3 and 4: largest difference for an identity to hold to rounding",
 }
 
 
@@ -83,11 +95,13 @@ def _label(labels: dict, key: str, what: str) -> str:
 
 
 def thresholds_table(thresholds: dict | None = None) -> Table:
-    """The thresholds behind the verdicts (default :data:`probdr_lite.chapters.objections.THRESHOLDS`), with what each
-    decides (:data:`THRESHOLD_DECIDES`); a threshold without a label raises ``KeyError`` naming it."""
+    """The thresholds behind the verdicts (default :data:`probdr_lite.chapters.objections.THRESHOLDS`), each by its
+    name (:data:`THRESHOLD_NAMES`) with what it decides (:data:`THRESHOLD_DECIDES`); a threshold without a name or
+    a label raises ``KeyError`` naming it."""
     thresholds = THRESHOLDS if thresholds is None else thresholds
     return Table(["threshold", "value", "decides"],
-                 [[k, f"{v:g}", _label(THRESHOLD_DECIDES, k, "threshold")] for k, v in thresholds.items()])
+                 [[_label(THRESHOLD_NAMES, k, "threshold"), f"{v:g}", _label(THRESHOLD_DECIDES, k, "threshold")]
+                  for k, v in thresholds.items()])
 
 
 def regulariser_table(points) -> Table:
