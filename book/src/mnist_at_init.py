@@ -633,8 +633,8 @@ claim(bool(0 < nmi["best"] < L and 0 < int(np.argmax(sil_full)) < L),
       "the silhouette and the NMI are largest before the last block and then fall")
 
 # %% [markdown]
-# **2.** The silhouette and the NMI are largest after {glue:text}`sil_peak_layer` and
-# {glue:text}`mnist_nmi_best_layer` blocks and then fall (the 10,000-image table). What happens after
+# **2.** The silhouette and the NMI are largest in the middle of the stack (the NMI after
+# {glue:text}`mnist_nmi_best_layer` blocks) and then fall (the 10,000-image table). What happens after
 # many more blocks? Predict, then check on 1,000 images (hint: `run_blocks(X0_1k, n_layers=40)`
 # runs the blocks, `layer_rows` measures the four numbers).
 
