@@ -103,7 +103,7 @@ claim(n == 300 and d_q == 16 and len(np.unique(toy.labels)) == 2 and toy.offset 
 # ## From the gradient step to a residual update
 #
 # With the Wishart's degrees of freedom $\nu = 1$ (they only scale the objective) and a graph
-# Laplacian $L$, the [ELBO](probdr_elbo.ipynb#equation-elbo) is
+# Laplacian $L$, [the ELBO](probdr_elbo.ipynb#the-model) {eq}`elbo` is
 # $\tfrac12\left[\log\det C - \operatorname{tr}(C L)\right] + \text{const}$, with
 # $C = X X^\top + \beta I$. Since $\operatorname{tr}(C L) = \operatorname{tr}(X^\top L X) + \beta
 # \operatorname{tr} L$, the paper's objective is
