@@ -482,20 +482,22 @@ def write_charlm(path, n_seeds, shift, spread=0.001):
     return rows
 
 
-def test_training_runs_read_the_trained_transformers_chapters_family():
-    """Objection 5 reads the chapter's primary family and interaction test, with the chapter's settings."""
-    from probdr_lite.experiments.families import (EQUIVALENCE_MARGINS, INTERACTION, family_table,
-                                                  initialisation_effect)
+def test_training_runs_read_the_trained_transformers_chapters_round():
+    """Objection 5 reads the chapter's confirmatory round and its per-budget test of the initialisation's effect."""
+    from probdr_lite.experiments.confirmatory import confirmatory_table, load_rows
+    from probdr_lite.experiments.families import initialisation_effect
     from probdr_lite.experiments.files import task_rows
 
     runs = V.training_runs()
+    theirs = confirmatory_table(load_rows())
+    assert [(e["task"], e["init"], e["verdict"], e["n"]) for e in runs["round"]] == \
+        [(e["task"], e["init"], e["verdict"], e["n"]) for e in theirs]
     rows = {t: task_rows(t) for t in ("charlm", "vit")}
-    theirs = family_table("primary", rows, margins=EQUIVALENCE_MARGINS)
-    assert [(e["task"], e["init"], e["budget"], e["verdict"]) for e in runs["primary"]] == \
-        [(e["task"], e["init"], e["budget"], e["verdict"]) for e in theirs]
-    for task in rows:
-        e = initialisation_effect(rows[task], cells=INTERACTION["cells"], cov_type=INTERACTION["cov_type"])
-        assert runs["interaction"][task]["ci"] == pytest.approx(e["ci"])
+    for e in runs["interaction"]:
+        ref = initialisation_effect(rows[e["task"]], cells="both", budget=e["budget"], cov_type="cluster")
+        assert e["ci"] == pytest.approx(ref["ci"])
+    assert sorted((e["task"], e["budget"]) for e in runs["interaction"]) == [
+        ("charlm", "early"), ("charlm", "plateau"), ("vit", "early"), ("vit", "plateau")]
 
 
 def test_training_runs_without_results_raise(tmp_path):
@@ -533,8 +535,10 @@ def test_threshold_table_reads_its_labels_from_the_package():
 
 
 def test_a_missing_label_raises_instead_of_printing_its_key(monkeypatch):
+    from probdr_lite.presentation.figures import recipes as R
+
     runs = V.training_runs()
-    monkeypatch.delitem(figs.TASK_NAMES, "charlm")
+    monkeypatch.delitem(R.ROUND_NAMES, "charlm")
     with pytest.raises(KeyError, match="'charlm' has no label"):
         figs.single_runs_table(runs)
     with pytest.raises(ValueError):  # an update without a style: no fallback to its key
@@ -610,9 +614,9 @@ def test_single_runs_table():
     runs = V.training_runs()
     table = figs.single_runs_table(runs, caption="a caption")
     assert table.header == list(figs.SINGLE_RUNS_HEADER) and table.caption == "a caption"
-    assert len(table.body) == len(runs["primary"]) == 8
-    for e, row in zip(runs["primary"], table.body):
-        assert row[0] == figs.TASK_NAMES[e["task"]] and row[3] == str(e["n"]) and row[-1] == e["verdict"]
-        assert len(row[4].split(", ")) == e["n"] and row[5] == f"{e['n_better']} / {e['n_worse']} / {e['n_tied']}"
+    assert len(table.body) == len(runs["round"]) == 4
+    for e, row in zip(runs["round"], table.body):
+        assert row[2] == str(e["n"]) and row[-1] == e["verdict"]
+        assert len(row[3].split(", ")) == e["n"] and row[4] == f"{e['n_better']} / {e['n_worse']}"
     with pytest.raises(ValueError, match="runs"):
         figs.single_runs_table({})

@@ -285,23 +285,23 @@ def layer_metrics_figure(metrics: dict):
 
 
 #: The columns of :func:`single_runs_table`, each label written once.
-SINGLE_RUNS_HEADER = ("model", "budget", "initialisation", "paired seeds", "A − I − attention, seed by seed",
-                      "seeds better / worse / tied", "the chapter's verdict (simultaneous interval)")
+SINGLE_RUNS_HEADER = ("cell", "initialisation", "paired seeds", "A − I − attention, seed by seed",
+                      "seeds better / worse", "the round's verdict")
 
 
 def single_runs_table(runs: dict, caption=None) -> Table:
-    """Objection 5: each cell of the trained-transformers chapter's primary family, its paired differences (A − I
-    minus attention) seed by seed, how many point each way, and that chapter's verdict (read from the family's
-    simultaneous interval). ``runs`` is the dict returned by :func:`probdr_lite.chapters.objections.training_runs`."""
-    from probdr_lite.presentation.figures.recipes import BUDGET_LABELS, INIT_LABELS
+    """Objection 5: each cell of the trained-transformers chapter's confirmatory round, its paired differences (A − I
+    minus attention) seed by seed, how many point each way, and the round's verdict (read from the family interval).
+    ``runs`` is the dict returned by :func:`probdr_lite.chapters.objections.training_runs`."""
+    from probdr_lite.presentation.figures.recipes import INIT_LABELS, ROUND_NAMES
     from probdr_lite.presentation.figures.training import quantity_difference
 
-    check_result(runs, "runs", training_runs, keys=("primary", "interaction"))
+    check_result(runs, "runs", training_runs, keys=("round", "interaction"))
     body = []
-    for e in runs["primary"]:
-        q = e["quantity"]
-        body.append([_label(TASK_NAMES, e["task"], "task"), _label(BUDGET_LABELS, e["budget"], "budget"),
-                     _label(INIT_LABELS, e["init"], "initialisation"), str(e["n"]),
-                     ", ".join(quantity_difference(d, q) for d in e["differences"]),
-                     f"{e['n_better']} / {e['n_worse']} / {e['n_tied']}", e["verdict"]])
+    for e in runs["round"]:
+        q = "final_val_acc" if e["metric"].endswith("acc") else "final_val_loss"
+        body.append([_label(ROUND_NAMES, e["task"], "task"), _label(INIT_LABELS, e["init"], "initialisation"),
+                     str(e["n"]), ", ".join(quantity_difference(float(d), q, 3 if q.endswith("loss") else 2)
+                                            for d in e["differences"]),
+                     f"{e['n_better']} / {e['n_worse']}", e["verdict"]])
     return Table(list(SINGLE_RUNS_HEADER), body, caption=caption)
