@@ -775,8 +775,11 @@ def mode_retention(path, eta=0.4, d_q=128, beta=1.0, kappa=30.0, variant="diffus
 
     Returns {"top": ..., "middle": ...}, each {"measured": median kept_j, "predicted": median prediction} over
     the ``n_modes`` modes with the largest eigenvalues ("top") and the ``n_modes`` around the median eigenvalue
-    ("middle"), plus "n_modes", "n_steps" and "lam" (the eigenvalues at X_0). ``modes``: the
-    ``graph_modes(path[0], kappa, beta)`` of an earlier call on the same X_0, to save the eigendecomposition.
+    ("middle"), plus "n_modes", "n_steps" and "lam" (the eigenvalues at X_0), and "steps": the same medians after
+    each number of steps t = 0, ..., T, {"top": {"measured": (T + 1,), "predicted": (T + 1,)}, "middle": ...}
+    (the prediction after t steps being the response to the power t), to show where a path leaves its prediction.
+    ``modes``: the ``graph_modes(path[0], kappa, beta)`` of an earlier call on the same X_0, to save the
+    eigendecomposition.
     """
     if not isinstance(path, (list, tuple)) or len(path) < 2:
         raise ValueError("path must be a list of at least two latents [X_0, ..., X_T], e.g. from unrolled.unroll")
@@ -792,14 +795,41 @@ def mode_retention(path, eta=0.4, d_q=128, beta=1.0, kappa=30.0, variant="diffus
         s = np.linalg.norm(R @ _latents(Z).numpy(), axis=1)
         return s / s[0]
 
-    kept = sizes(path[-1]) / sizes(path[0])
+    first = sizes(path[0])
+    kept = [sizes(Z) / first for Z in path]  # kept[t]: every mode after t steps
     n_steps = len(path) - 1
-    predicted = np.abs(frequency_response(lam, variant, eta, d_q, beta)) ** n_steps
+    response = np.abs(frequency_response(lam, variant, eta, d_q, beta))
     mid = n // 2
     picks = {"top": slice(n - n_modes, n), "middle": slice(mid - n_modes // 2, mid - n_modes // 2 + n_modes)}
-    out = {k: {"measured": float(np.median(kept[sl])), "predicted": float(np.median(predicted[sl]))}
-           for k, sl in picks.items()}
-    return {**out, "n_modes": n_modes, "n_steps": n_steps, "lam": lam}
+    steps = {k: {"measured": np.array([np.median(kept[t][sl]) for t in range(n_steps + 1)]),
+                 "predicted": np.array([np.median(response[sl] ** t) for t in range(n_steps + 1)])}
+             for k, sl in picks.items()}
+    out = {k: {"measured": float(v["measured"][-1]), "predicted": float(v["predicted"][-1])} for k, v in steps.items()}
+    return {**out, "n_modes": n_modes, "n_steps": n_steps, "lam": lam, "steps": steps}
+
+
+def frozen_graph_path(X0, n_steps, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion") -> list:
+    """The blocks with their LayerNorm but with the graph held at X_0: [X_0, ..., X_T], X_{t+1} = Pi(X_t + eta Delta).
+
+    Delta is the direction of ``variant`` with A = A(X_0) throughout: 2 A X ("attention"), 2 (A - I) X
+    ("diffusion"), 2 (A - I) X + 2 X / (d_q + beta) ("paper"); Pi is :func:`probdr_lite.unrolled.layer_norm`. The
+    first step is the real block's; after it only the graph differs from :func:`probdr_lite.unrolled.unroll`, so
+    the two paths, read with :func:`mode_retention`, separate what the moving graph does from what LayerNorm does.
+    """
+    X0 = _latents(X0, "X0")
+    n_steps = check_scalar(n_steps, "n_steps", low=1, high=1000, integer=True)
+    kappa, beta = _kappa(kappa), _beta(beta)
+    eta = check_scalar(eta, "eta", low=0.0, high=U.ETA_MAX, low_inclusive=False)
+    variant = check_choice(variant, "variant", U.STEP_FAMILY)
+    d_q = X0.shape[1]
+    with torch.no_grad():
+        A = U.attention_matrix(X0, kappa, beta)
+        shift = {"attention": 0.0, "diffusion": 2.0, "paper": 2.0 - 2.0 / (d_q + beta)}[variant]
+        path = [X0]
+        for _ in range(n_steps):
+            Z = path[-1]
+            path.append(U.layer_norm(Z + eta * (2.0 * (A @ Z) - shift * Z)))
+    return path
 
 
 @one_thread

@@ -91,6 +91,30 @@ def test_the_thesis_verdict_fails_when_a_block_moves_towards_every_embedding():
         run(cell(EVERY), **verdict_namespace(flipped))
 
 
+AWAY = "plain attention moves towards the embedding in most constructions and away in none"
+
+
+def away_namespace(attention_away=0, k10_moves=("towards", "towards", "towards")):
+    """The counts of the constructions with room, shaped as the chapter's, and the two rows of the attention graph
+    with its self-loops at kappa = 10 (both in the room), whose blocks move as ``k10_moves`` says."""
+    k10 = [{"kappa": 10.0, "graph": "attention", "q": q, "start_above_random": True, "at_ceiling": False,
+            "moves": dict(zip(("attention", "diffusion", "paper"), k10_moves))} for q in thesis.QS]
+    count = {"attention": {"towards": 14, "away": attention_away, "still": 4 - attention_away},
+             "diffusion": {"towards": 13, "away": 4, "still": 1}, "paper": {"towards": 13, "away": 4, "still": 1}}
+    return {"count": count, "room": [None] * 18, "rows": k10}
+
+
+def test_the_away_claims_hold_on_the_pages_counts_and_fail_when_plain_attention_moves_away():
+    run(cell(AWAY), **away_namespace())
+    with pytest.raises(ClaimError, match=re.escape(AWAY)):
+        run(cell(AWAY), **away_namespace(attention_away=1))
+
+
+def test_the_kappa_10_claim_fails_when_a_block_stays_still_on_the_attention_graph():
+    with pytest.raises(ClaimError, match="every block moves towards its embedding at both q"):
+        run(cell(AWAY), **away_namespace(k10_moves=("towards", "still", "towards")))
+
+
 def proposition_namespace(gaps_mnist):
     from probdr_lite.presentation.figures.block import make_toy
 
@@ -134,6 +158,14 @@ def test_the_gradient_field_claim_fails_when_an_asymmetry_is_small():
 def test_the_shared_antisymmetric_part_claim_fails_when_the_parts_differ():
     with pytest.raises(ClaimError, match="have the same antisymmetric part"):
         run(cell(FIELDS), asymmetry=asymmetry_of({**FIELD_NORMS, "diffusion": (50.0, 85.9)}),
+            TOL=THRESHOLDS["identity"])
+
+
+def test_the_jacobian_size_claim_fails_when_the_papers_block_keeps_a_quarter_of_plain_attentions():
+    """The sentence says the Jacobians of A - I and the paper's block are under a quarter of plain attention's: a
+    paper's block with a third of it (its shift no longer cancelling as much) makes the cell raise."""
+    with pytest.raises(ClaimError, match="under a quarter of plain attention's"):
+        run(cell(FIELDS), asymmetry=asymmetry_of({**FIELD_NORMS, "paper": (55.7, 372.0 / 3)}),
             TOL=THRESHOLDS["identity"])
 
 

@@ -349,6 +349,51 @@ def test_mode_retention_on_the_frozen_graph_is_the_prediction(variant):
         float(np.median(np.abs(E.frequency_response(lam[-10:], variant, eta, d_q, beta)) ** T)), rel=1e-12)
 
 
+def test_mode_retention_by_step_is_the_prediction_on_the_frozen_graph_and_ends_at_the_last_step():
+    """On X_0's graph without LayerNorm every step keeps exactly |response|^t of each mode: the per-step medians
+    follow the prediction from t = 0 (all 1) to t = T, whose values are the summary's."""
+    X0 = latents(60, 8, seed=5)
+    kappa, beta, eta, T = 4.0, 1.0, 0.3, 4
+    A = torch.softmax(logits(X0, X0, kappa, beta, False), 1)
+    path = [X0]
+    for _ in range(T):
+        path.append(path[-1] + eta * 2 * (A @ path[-1] - path[-1]))
+    out = E.mode_retention(path, eta, X0.shape[1], beta, kappa, "diffusion", n_modes=10)
+    for part in ("top", "middle"):
+        steps = out["steps"][part]
+        assert steps["measured"].shape == steps["predicted"].shape == (T + 1,)
+        assert steps["measured"][0] == pytest.approx(1.0) and steps["predicted"][0] == pytest.approx(1.0)
+        assert np.allclose(steps["measured"], steps["predicted"], rtol=1e-6)
+        assert steps["measured"][-1] == out[part]["measured"] and steps["predicted"][-1] == out[part]["predicted"]
+        assert np.all(np.diff(steps["predicted"]) < 0)  # every mode above the constant one is damped
+
+
+@pytest.mark.parametrize("variant", ["attention", "diffusion", "paper"])
+def test_frozen_graph_path_is_the_block_with_the_graph_of_x0(variant):
+    """Its first step is the real block's; every later step is Pi(X + eta Delta) with A computed at X_0 by hand."""
+    X0 = latents(30, 6, seed=6)
+    kappa, beta, eta = 5.0, 1.0, 0.4
+    path = E.frozen_graph_path(X0, 3, kappa, eta, beta, variant)
+    assert len(path) == 4 and torch.equal(path[0], X0)
+    assert torch.allclose(path[1], U.block_step(X0, kappa, eta, beta, variant), atol=1e-12)
+    A = torch.softmax(logits(X0, X0, kappa, beta, False), 1)
+    c = {"attention": 0.0, "diffusion": 2.0, "paper": 2.0 - 2.0 / (6 + beta)}[variant]
+    Z = path[2]
+    assert torch.allclose(path[3], ln(Z + eta * (2 * A @ Z - c * Z)), atol=1e-12)
+    real = U.unroll(X0, 3, kappa, eta, beta, variant)
+    assert not torch.allclose(path[3], real[3], atol=1e-6)  # the real graph moves
+
+
+def test_frozen_graph_path_refuses_bad_input():
+    X0 = latents(10, 4)
+    with pytest.raises(ValueError, match="n_steps"):
+        E.frozen_graph_path(X0, 0)
+    with pytest.raises(ValueError, match="variant"):
+        E.frozen_graph_path(X0, 2, variant="exact")
+    with pytest.raises(ValueError, match="eta"):
+        E.frozen_graph_path(X0, 2, eta=-1.0)
+
+
 def test_mode_retention_refuses_bad_input():
     X0 = latents(20, 6)
     with pytest.raises(ValueError, match="path"):
