@@ -139,8 +139,9 @@ claim(len(_rows_cf) == sum(2 * k for k in _n.values()) and C.FIRST_SEED > max(r[
       "on seeds that no earlier run had used ... all ... runs")
 
 # %% [markdown]
-# The round was written down and committed before any of its runs ([the declaration](https://github.com/probdr-lite/probdr-lite/tree/main/probdr_lite/results/confirmatory),
-# commit {glue:text}`cf_commit`, {glue:text}`cf_declared`), with every run from that commit: four cells, the
+# The round was written down and committed before any of its runs (the declaration,
+# `probdr_lite/results/confirmatory/declaration.md` in the repository, commit {glue:text}`cf_commit`,
+# {glue:text}`cf_declared`), with every run from that commit: four cells, the
 # vision transformer at its plateau and the character model at LM-2k, each under both initialisations, attention
 # against $A - I$ on seeds from {glue:text}`cf_first_seed` on, which no earlier run had used. The vision transformer
 # now trains on {glue:text}`cf_n_train` images, is stopped by the plateau rule on {glue:text}`cf_n_val` validation
