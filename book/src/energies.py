@@ -743,7 +743,8 @@ for _k in ("diffusion_middle", "diffusion_middle_pred", "attention_middle", "att
 _filter_ratio = float(f"{retained['filter_ratio']:.2g}")  # the ratio of the two printed predictions, to 2 digits
 glue("filter_ratio", f"{_filter_ratio:,.0f}")
 glue("factor", f"{retained['factor']:g}")
-glue("real_top_ai", sci(retention["diffusion"]["top"]["measured"]))  # the introduction pastes these two
+glue("real_top_ai", sci(retention["diffusion"]["top"]["measured"]))  # the introduction pastes these three
+glue("real_top_att", sci(retention["attention"]["top"]["measured"]))
 glue("frozen_top_ai", sci(retention["diffusion"]["top"]["predicted"]))
 claim(bool(retained["diffusion_top_ratio"] > 100), "A - I's real path keeps far more (over a hundred times) than the "
                                                  "frozen graph's prediction")
