@@ -398,8 +398,8 @@ claim(all(0.0 < statistics.mean(v) < 1.0 for v in _ends.values())
 # (`probdr_lite.experiments.mechanism`): the attention update against the stream, $\|\text{update}\| / \|x\|$;
 # the subtracted term against the attended one, $\|v\| / \|A v\|$; the share of the attention update that the $-v$
 # cancels, $1 - \|W_O(Av - v)\| / \|W_O A v\|$ (negative: the $-v$ enlarges it; for plain attention, what subtracting
-# $v$ would do to its weights); the spectrum of $W_V W_O$; and the gradient norm before clipping and how often it was
-# clipped.
+# $v$ would do to its weights); the spectrum of $W_V W_O$; and, over each *training window* (the steps between two
+# evaluation points), the gradient norm before clipping and how often it was clipped.
 
 # %%
 mechanism_cells = {  # the measured cells: the plateau cells of both models, and the LM-2k reruns
@@ -437,8 +437,8 @@ display(TR.mechanism_table({case_names[case]: c for case, c in mechanism_cells.i
     "start, layer 1: ‖v‖/‖Av‖", "start, layer 1: update/‖x‖, $A - I$ ($A$)",
     "end, $A - I$: share of the update its $-v$ cancels", "end, $A - I$: ‖v‖/‖Av‖",
     "end, $A - I$: mean eigenvalue of $W_V W_O$", "end, $A$: share subtracting $v$ would cancel", "end, $A$: ‖v‖/‖Av‖",
-    "end, $A$: mean eigenvalue", "first interval: gradient norm, $A - I$ / $A$ (seeds)",
-    "last interval: clipped, $A - I$ ($A$)"], caption=(
+    "end, $A$: mean eigenvalue", "first training window: gradient norm, $A - I$ / $A$ (seeds)",
+    "last training window: clipped, $A - I$ ($A$)"], caption=(
     "The attention blocks at the start and at the end of training, means over layers and over the seeds the row "
     "counts; the verdict column is the exploratory primary family's for the cell the rows come from (all its seeds); "
     "a negative share means the $-v$ enlarges the attention update.")))
@@ -454,7 +454,7 @@ agreement_rows = {  # each measurement's row
     ("wvwo_top_sv", "end"): "σ_max($W_V W_O$) at the end",
     ("wvwo_mean_eig", "end"): "mean eigenvalue of $W_V W_O$ at the end",
     ("clipped", "end"): "clipped steps at the end",
-    ("grad_ratio", "start"): "gradient norm / plain attention's, first interval",
+    ("grad_ratio", "start"): "gradient norm / plain attention's, first training window",
 }
 directions = {"lower": "lower with GPT-2 in every case", "higher": "higher with GPT-2 in every case",
               "differs": "differs between cases", "equal": "equal in a case"}
