@@ -81,7 +81,7 @@ alignment = E.update_alignment(X0, E.READINGS, VARIANTS, KAPPA, BETA)
 asymmetry = {u: E.gradient_field_asymmetry(X0[:300], u, KAPPA, BETA) for u in E.UPDATES}
 # every energy along the eight steps of every block
 harness = E.energy_table(paths, E.READINGS, KAPPA, BETA)
-# the thesis: the principal subspace of X_t against the Laplacian Eigenmaps embeddings
+# the thesis: the principal subspace of X_l against the Laplacian Eigenmaps embeddings
 targets = thesis.le_targets(images, X0, KAPPA, BETA)
 le = thesis.le_alignment(paths, targets)
 baseline = thesis.random_baseline(targets)
@@ -188,18 +188,18 @@ claim(bool(diff_gap[-1] < 1e-3),
 # ## The readings, one by one
 #
 # Each reading names an energy and the way its update moves it. Where a reading holds part of
-# the state at the start of a step, $X_t$, the logits are
-# $S_{ij}(X, X_t) = \tfrac{\kappa}{d_q} x_i^\top x_{t,j} - \beta [i = j] + M_{ij}$.
+# the state at the start of a step, $X_l$, the logits are
+# $S_{ij}(X, X_l) = \tfrac{\kappa}{d_q} x_i^\top x_{l,j} - \beta [i = j] + M_{ij}$.
 #
 # - **The paper's PLE ELBO, with the stop-gradient** {cite:p}`ravuri2025transformers`:
-#   $F(X; A_t) = \log\det C - \operatorname{tr}(X^\top (I - A_t) X)$, with the graph held at the
+#   $F(X; A_l) = \log\det C - \operatorname{tr}(X^\top (I - A_l) X)$, with the graph held at the
 #   step's start: twice [the ELBO](probdr_elbo.ipynb#the-model) at $\nu = 1$, up to a constant;
 #   *raised*; its gradient step is the exact block by construction.
 # - **$\Phi$**, above: *raised*; the exact block again, with nothing held fixed.
 # - **Modern Hopfield networks** {cite:p}`ramsauer2020hopfield`: each token queries the tokens at
 #   the step's start as stored patterns, with energy
-#   $\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}(X, X_t)$,
-#   *lowered*. Its gradient at $X_t$ is $L X_t$, so the $A - I$ block is exactly its
+#   $\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}(X, X_l)$,
+#   *lowered*. Its gradient at $X_l$ is $L X_l$, so the $A - I$ block is exactly its
 #   gradient-descent step.
 # - **The Energy Transformer** {cite:p}`hoover2023energy`: the attention energy
 #   $-\tfrac{d_q}{\kappa}\sum_i \operatorname{logsumexp}_j S_{ij}$ of all tokens at once, keys
@@ -228,7 +228,7 @@ claim(bool(diff_gap[-1] < 1e-3),
 #   damped scaling $u \leftarrow (u / E u)^{1/2}$ from $u = 1$.
 # - **GRAND** {cite:p}`chamberlain2021grand`: the attention diffusion $dX/d\tau = (A(X) - I) X$,
 #   whose explicit Euler step is the $A - I$ block. Its energy is the Dirichlet energy
-#   $\operatorname{tr}(X^\top (I - A_t) X)$, *lowered*, but its gradient is $(L + L^\top) X$, so
+#   $\operatorname{tr}(X^\top (I - A_l) X)$, *lowered*, but its gradient is $(L + L^\top) X$, so
 #   $A - I$ descends it exactly only when $A$ is symmetric.
 # - **GFSA** {cite:p}`choi2023gfsa` replaces $A$ by a polynomial $w_0 I + w_1 A + w_K A^K$, the
 #   **Differential Transformer** {cite:p}`ye2024differential` by a difference of two attention maps;
@@ -336,8 +336,8 @@ claim(bool(max(_anti) - min(_anti) < 1e-8 * max(_anti))
 # ## Every energy along the MNIST path
 #
 # At each of the eight steps of every block, does each energy go up or down? The readings that
-# hold part of the state fixed (the PLE ELBO, Hopfield, GRAND) judge the step from $X_t$ with that
-# part held at $X_t$.
+# hold part of the state fixed (the PLE ELBO, Hopfield, GRAND) judge the step from $X_l$ with that
+# part held at $X_l$.
 
 # %% tags=["hide-input"]
 display(Markdown(figs.harness_table(harness, {
@@ -347,7 +347,7 @@ display(Markdown(figs.harness_table(harness, {
     "third column), out of all")).to_markdown()))
 fig = figs.energy_path_figure(harness, {
     "title": "{reading}\n(its reading: {arrow})", "arrow": {1: "↑", -1: "↓"},
-    "xlabel": "layer $t$", "ylabel": r"$E(X_t) - E(X_0)$"}, NAMES)
+    "xlabel": "layer $l$", "ylabel": r"$E(X_l) - E(X_0)$"}, NAMES)
 describe(fig, f"{len(harness)} panels, one per energy reading, each showing how far every block's steps move that "
               "energy from its value at layer 0, layer by layer.")
 plt.show()
@@ -422,7 +422,7 @@ claim(max(objective["phi"], key=lambda v: objective["phi"][v][1]) == "diffusion"
 # ## The thesis, tested head-on
 #
 # The paper's title says that a transformer block performs Laplacian Eigenmaps. If it did, the
-# top-$q$ principal subspace of the latents $X_t$ would turn towards the span of the $q$ smallest
+# top-$q$ principal subspace of the latents $X_l$ would turn towards the span of the $q$ smallest
 # non-trivial generalised eigenvectors, $(D - W) v = \lambda D v$ with $D$ the diagonal matrix of
 # the degrees $W \mathbf 1$
 # ([the Laplacian Eigenmaps chapter](laplacian_eigenmaps.ipynb#what-the-laplacian-measures)), of the
@@ -431,7 +431,7 @@ claim(max(objective["phi"], key=lambda v: objective["phi"][v][1]) == "diffusion"
 # graph of the pixels (10 neighbours, 0/1 weights). The measure is the mean cosine of the principal
 # angles between the two subspaces, for $q = 2$ and $q = 10$, both sides centred; random
 # $q$-dimensional subspaces give the level of no alignment (about $\sqrt{q/n}$). The table also
-# gives the effective rank of $X_t$, $\exp$ of the entropy of its normalised singular values
+# gives the effective rank of $X_l$, $\exp$ of the entropy of its normalised singular values
 # {cite:p}`roy2007effective`, which tracks the rank collapse of deep attention
 # {cite:p}`dong2021attention`.
 
@@ -453,7 +453,7 @@ claim(thesis.compare_ends(centring[True]["attention"]["g"][2][0], centring[False
 
 # %% [markdown]
 # :::{dropdown} Why the test centres the LE vectors
-# The principal subspace of $X_t$ is taken after subtracting the mean row, so it cannot contain the
+# The principal subspace of $X_l$ is taken after subtracting the mean row, so it cannot contain the
 # constant vector $\mathbf 1$. An LE vector solves $(D - W) v = \lambda D v$, so it is $D$-orthogonal
 # to $\mathbf 1$ ($v^\top D \mathbf 1 = 0$) but not orthogonal to it, and its constant part, which no
 # centred subspace holds, would lower every block's cosine alike; the test subtracts each LE vector's
@@ -462,14 +462,14 @@ claim(thesis.compare_ends(centring[True]["attention"]["g"][2][0], centring[False
 
 # %% tags=["hide-input"]
 display(Markdown(figs.thesis_table(le, baseline, erank, {
-    "block": "block", "graph": "{graph}, $q = {q}$", "rank": "effective rank of $X_t$", "random": "random subspace",
+    "block": "block", "graph": "{graph}, $q = {q}$", "rank": "effective rank of $X_l$", "random": "random subspace",
 }, NAMES, caption=(
     f"layer 0 → layer {N_STEPS} (in brackets the highest and the layer where it is reached): mean cosine of the "
-    "principal angles between the top-$q$ principal subspace of $X_t$ and the centred LE embedding (1: the same "
+    "principal angles between the top-$q$ principal subspace of $X_l$ and the centred LE embedding (1: the same "
     "subspace); random: mean ± sd over random subspaces"))
                  .to_markdown()))
 fig = figs.thesis_figure(le, baseline, {"random": "random subspace", "title": "{graph}, $q$ = {q}",
-                                        "xlabel": "layer $t$", "ylabel": "mean principal-angle cosine"}, NAMES)
+                                        "xlabel": "layer $l$", "ylabel": "mean principal-angle cosine"}, NAMES)
 describe(fig, f"{2 * len(baseline)} panels, one per graph and subspace dimension q, each showing per layer how "
               "closely every block's principal subspace matches the Laplacian Eigenmaps embedding, against the level "
               "of a random subspace.")
@@ -550,7 +550,7 @@ rows = thesis.robustness_facts(robust, n_sd=N_SD, rel_tol=move_tol)
 display(Markdown(figs.robustness_table(rows, {
     "kappa": "$\\kappa$", "graph": "graph", "q": "$q$", "start": "layer 0", "random": "random",
     "end": "{variant}: last layer (peak at layer)", "closer": "ends closer"}, NAMES, caption=(
-    "mean principal-angle cosine between the top-$q$ principal subspace of $X_t$ and each graph's centred LE "
+    "mean principal-angle cosine between the top-$q$ principal subspace of $X_l$ and each graph's centred LE "
     f"embedding; ↑ towards it, ↓ away, · neither (within {pct(move_tol)} of the start, or at the random level: mean + "
     f"{N_SD:g} sd); 'ends closer' uses the same {pct(move_tol)} of the start, 'tie' means within it, and 'neither' "
     "that both blocks end at the random level"))

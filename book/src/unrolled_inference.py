@@ -87,7 +87,7 @@ X_star = le_closed_form(L, q, beta, centre=True)  # the answer the ascent should
 # size $\eta$, followed by re-centring with the centring matrix $H = I - \mathbf{1}_n\mathbf{1}_n^\top/n$, is
 #
 # $$
-# X_{t+1} = H\left[X_t - \eta\,\hat L X_t + \eta\, X_t \left(X_t^\top X_t + \beta I\right)^{-1}\right].
+# X_{l+1} = H\left[X_l - \eta\,\hat L X_l + \eta\, X_l \left(X_l^\top X_l + \beta I\right)^{-1}\right].
 # $$
 #
 # The last term uses the push-through identity
@@ -95,14 +95,14 @@ X_star = le_closed_form(L, q, beta, centre=True)  # the answer the ascent should
 # a $q \times q$ one (on a random $X$ the two sides agree to round-off). The two parts of the step do
 # different things.
 #
-# - $X_t - \eta \hat L X_t$ moves every point towards its neighbours: row $i$ of $-\hat L X$ is
+# - $X_l - \eta \hat L X_l$ moves every point towards its neighbours: row $i$ of $-\hat L X$ is
 #   $\sum_j W_{ij}(x_j - x_i)$. This is one explicit Euler step of graph diffusion,
 #   $dX/d\tau = -\hat L X$, with step $h = \eta$: the smoothing that on its own would collapse the
 #   embedding. On its own, such a step is stable for $h < 2/\lambda_{\max}(\hat L)$. In the full step the
 #   second part adds some of $X$ back, and near the optimum that moves the threshold slightly higher (next
 #   section).
-# - $\eta\,X_t (X_t^\top X_t + \beta I)^{-1}$ multiplies every row by the same $q \times q$ matrix,
-#   computed from the current $X_t$. It never mixes points, and it pushes outwards, most strongly along directions in which $X_t$ is
+# - $\eta\,X_l (X_l^\top X_l + \beta I)^{-1}$ multiplies every row by the same $q \times q$ matrix,
+#   computed from the current $X_l$. It never mixes points, and it pushes outwards, most strongly along directions in which $X_l$ is
 #   still small. This is the log-determinant's defence against collapse.
 #
 # In [the transformer-block chapter](transformer_block.ipynb) the first part becomes attention and
@@ -218,11 +218,11 @@ claim(bool(np.allclose(X_0.mean(axis=0), 0) and start_ratio > 1 and np.abs(X_0).
 # distance to the closed form, and on the right the last iterate.
 #
 # The middle plot needs a word. $X^*$ is defined only up to a rotation $R$ (see the ELBO chapter), so
-# $\lVert X_t - X^* \rVert$ would be no use. The *Gram matrix* $X X^\top$ does not see $R$, so the
+# $\lVert X_l - X^* \rVert$ would be no use. The *Gram matrix* $X X^\top$ does not see $R$, so the
 # distance is
 #
 # $$
-# \text{Gram error}(X_t) = \frac{\lVert X_t X_t^\top - X^* X^{*\top}\rVert_F}{\lVert X^* X^{*\top}\rVert_F},
+# \text{Gram error}(X_l) = \frac{\lVert X_l X_l^\top - X^* X^{*\top}\rVert_F}{\lVert X^* X^{*\top}\rVert_F},
 # $$
 #
 # and the run counts as converged below $10^{-2}$.
@@ -296,8 +296,8 @@ T = N_STEPS
 fit = fit_le_elbo(L, q, beta, eta=eta, n_steps=T, seed=0, centre=True, store_every=1)
 
 X = fit.iterates[0].copy()  # the same random start X_0
-for t in range(T):
-    X = layer(X, eta)  # X_{t+1} = layer(X_t): a network of T identical layers
+for _ in range(T):
+    X = layer(X, eta)  # X_{l+1} = layer(X_l): a network of T identical layers
 
 # %% tags=["remove-cell"]
 claim(bool(np.abs(X - fit.X).max() < 1e-10 and np.all(np.diff(fit.elbo) >= -1e-9)),
@@ -334,7 +334,7 @@ describe(fig, f"The embedding coloured by class after {', '.join(map(str, shown)
 plt.show()
 
 # %% tags=["remove-cell"]
-size = np.linalg.norm(fit.iterates, axis=(1, 2))  # ||X_t||_F at every step
+size = np.linalg.norm(fit.iterates, axis=(1, 2))  # ||X_l||_F at every step
 smallest = int(np.argmin(size))
 claim(bool(size[0] > np.linalg.norm(X_star) and np.all(np.diff(size[:smallest + 1]) < 0) and smallest < shown[2]),
       "Smoothing (the first frames). The diffusion term quickly removes everything in the start that changes "

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: How the chapter's tables and figures name each block (MathJax where it is maths), each reading (with the paper it
-#: comes from, cited in the text), each reading's energy (A_t, X_t: held at the step's start), each graph of the
+#: comes from, cited in the text), each reading's energy (A_l, X_l: held at the step's start), each graph of the
 #: thesis test (read from :data:`probdr_lite.chapters.energies.GRAPHS`, where the graphs are defined), which way a
 #: reading moves its energy, and the marks of the robustness table. Defined once; a missing label raises KeyError.
 _VARIANT_NAMES = {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
@@ -57,14 +57,14 @@ NAMES = {
                 "sinkformer": "Sinkformer (Sander et al.)", "grand": "GRAND, Dirichlet energy (Chamberlain et al.)",
                 "gfsa": "GFSA, graph filter (Choi et al.)", "diff_transformer": "Differential Transformer (Ye et al.)"},
     "energy": {
-        "ple": r"$\log\det C - \operatorname{tr}(X^\top (I - A_t) X)$",
+        "ple": r"$\log\det C - \operatorname{tr}(X^\top (I - A_l) X)$",
         "phi": r"$\log\det C - \lVert X \rVert_F^2 + \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}$",
-        "hopfield": r"$\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}(X, X_t)$",
+        "hopfield": r"$\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}(X, X_l)$",
         "energy_transformer": r"$-\tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}$",
         "sphere": r"$\tfrac{d_q}{2\kappa n^2}\sum_{ij} e^{S_{ij} - \kappa}$",
         "crate": r"$\tfrac12 \log\det(I + X X^\top / \beta)$",
         "sinkformer": r"$\tfrac{d_q}{2\kappa}\min_f \big[\sum_{ij} e^{f_i + S_{ij} + f_j} - 2\sum_i f_i\big]$",
-        "grand": r"$\operatorname{tr}(X^\top (I - A_t) X)$",
+        "grand": r"$\operatorname{tr}(X^\top (I - A_l) X)$",
         "gfsa": r"none: a filter $w_0 I + w_1 A + w_K A^K$",
         "diff_transformer": r"none: a difference $A(\kappa) - \lambda A(\kappa_2)$",
     },
@@ -196,7 +196,7 @@ def harness_table(table: dict, columns: dict, names=None, caption=None) -> Table
 
 
 def energy_path_figure(table: dict, labels: dict, names=None):
-    """One panel per reading: E(X_t) - E(X_0) along the layers, one line per variant. ``labels``: the chapter's
+    """One panel per reading: E(X_l) - E(X_0) along the layers, one line per variant. ``labels``: the chapter's
     ``title`` ({reading}, {arrow}: ``labels["arrow"]`` of the reading's sense), ``xlabel`` and ``ylabel``."""
     readings = list(_check_table(table))
     cols = 2  # two panels a row, so that the ticks stay readable at the page's width
