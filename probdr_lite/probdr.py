@@ -25,13 +25,14 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
-from probdr_lite._elbo import elbo_gradient, is_regular, log_det_covariance
+from probdr_lite._elbo import elbo_gradient, inverse_covariance_times, is_regular, log_det_covariance
 from probdr_lite._validation import check_array, check_scalar, check_seed, check_square
 
 __all__ = [
     "wishart_kl",
     "le_elbo",
     "le_elbo_grad",
+    "le_elbo_hessian",
     "le_closed_form",
     "le_lipschitz",
     "step_sizes",
@@ -200,6 +201,52 @@ def le_elbo_grad(X, L_hat, beta, nu=1.0) -> np.ndarray:
     return elbo_gradient(X64, L @ X64 + L.T @ X64, beta, nu).astype(X.dtype, copy=False)
 
 
+def le_elbo_hessian(X, L_hat, beta, nu=1.0, centre=False, term="elbo") -> np.ndarray:
+    """Hessian of :func:`le_elbo` in X: a symmetric matrix acting on X's entries in row-major order (entry
+    (i, a) of X at index i q + a).
+
+    Along a direction V, with C = X X^T + beta I and S = X V^T + V X^T, the second derivative of the ELBO is
+
+        nu [ tr(C^{-1} V V^T) - 1/2 tr(C^{-1} S C^{-1} S) ]  -  nu tr(V^T L_sym V),
+
+    the log-det term's part, then the trace term's (L_sym the symmetric part of L_hat). ``term`` picks one part
+    ("logdet" or "trace") or their sum ("elbo"). The log-det part's eigenvalues lie in [-nu/(8 beta), nu/beta]
+    for every X: in the singular bases of X it splits into pieces with values 1/(sigma_i^2 + beta) and
+    (beta -+ sigma_i sigma_j) / ((sigma_i^2 + beta)(sigma_j^2 + beta)), and (beta - u)/(beta + u)^2 >= -1/(8 beta)
+    (its minimum, at u = 3 beta). :func:`le_lipschitz` adds the two parts' norms.
+
+    With ``centre=True`` the Hessian is restricted to the centred directions, 1^T V = 0, in an orthonormal basis
+    of them: shape ((n - 1) q, (n - 1) q). The matrix is dense, (n q)^2 numbers: meant for a few hundred points.
+
+    Parameters
+    ----------
+    X, L_hat, beta, nu : as in :func:`le_elbo`.
+    centre : bool, default False
+    term : "elbo", "logdet" or "trace", default "elbo"
+
+    Returns
+    -------
+    ndarray, float64, shape (n q, n q), or ((n - 1) q, (n - 1) q) with ``centre``.
+    """
+    X, L, beta, nu = _check_le(X, L_hat, beta, nu)
+    if term not in ("elbo", "logdet", "trace"):
+        raise ValueError(f"term must be 'elbo', 'logdet' or 'trace', got {term!r}")
+    X64 = X.astype(np.float64)
+    n, q = X64.shape
+    Q = la.null_space(np.ones((1, n))) if centre else np.eye(n)  # orthonormal basis of the directions kept
+    H = np.zeros((Q.shape[1] * q,) * 2)
+    if term in ("elbo", "logdet"):
+        Y = inverse_covariance_times(X64, beta)  # C^{-1} X
+        G = Q.T @ ((np.eye(n) - X64 @ Y.T) / beta) @ Q  # C^{-1} = (I - X (X^T X + beta I)^{-1} X^T) / beta
+        Z = Q.T @ Y
+        # d(C^{-1} X)[V] = C^{-1} V - C^{-1} V (X^T C^{-1} X) - C^{-1} X V^T C^{-1} X, entry by entry
+        H += nu * (np.kron(G, np.eye(q)) - np.kron(G, X64.T @ Y)
+                   - np.einsum("ib,ja->iajb", Z, Z).reshape(H.shape))
+    if term in ("elbo", "trace"):
+        H -= nu * np.kron(Q.T @ _sym_part(L) @ Q, np.eye(q))
+    return 0.5 * (H + H.T)
+
+
 def regularize_laplacian(L, gamma=1e-2):
     """Return L + gamma I, the SPD Laplacian the Wishart model needs (notes section 2).
 
@@ -304,10 +351,15 @@ def le_closed_form(L_hat, n_components, beta, centre=False, return_eigenvalues=F
 def le_lipschitz(L_hat, beta, nu=1.0) -> float:
     """Curvature bound of the LE-ELBO, ell = nu (max(lambda_max(S), 0) + 1/beta).
 
-    The trace term has Hessian -nu S (S the symmetric part of L_hat); the
-    log-det term (nu/2) log det(X X^T + beta I) has curvature at most nu/beta
-    (attained at X = 0). Gradient ascent with step eta <= 1/ell then increases
-    the ELBO every step; :func:`fit_le_elbo` uses eta = 1/ell by default.
+    The Hessian in X is the sum of two parts (:func:`le_elbo_hessian`): the
+    trace term's, -nu S acting on each column (S the symmetric part of L_hat),
+    of norm nu max|lambda(S)|, and the log-det term's, whose eigenvalues lie in
+    [-nu/(8 beta), nu/beta] at every X (nu/beta is reached at X = 0), so of
+    norm at most nu/beta. The norm of the sum is at most the sum of the norms,
+    so the gradient is ell-Lipschitz (for the positive semi-definite Laplacians
+    of the book, max(lambda_max(S), 0) is that norm). Gradient ascent with step
+    eta <= 1/ell then increases the ELBO every step; :func:`fit_le_elbo` uses
+    eta = 1/ell by default.
     Near the optimum the iteration diverges for steps beyond about
     2/(nu (lambda_max - lambda_1)), lambda_1 the smallest eigenvalue
     (:func:`step_sizes` computes it, and its tests check it against runs).

@@ -630,24 +630,25 @@ def attention_step(eta, variant, d_q, beta=0.0) -> float:
 # One block as one Euler step of graph diffusion (notes 3.3)
 
 
-def euler_diffusion_errors(A, X, t: float = 1.0, n_steps=(1, 2, 4, 8, 16, 32, 64)) -> list:
-    """How well k explicit Euler steps of size h = t / k solve the graph diffusion dX/dt = -L X, L = I - A.
+def euler_diffusion_errors(A, X, tau: float = 1.0, n_steps=(1, 2, 4, 8, 16, 32, 64)) -> list:
+    """How well k explicit Euler steps of size h = tau / k solve the graph diffusion dX/dtau = -L X, L = I - A.
 
-    Euler's method gives X_k = (I - h L)^k X_0 = (I + h (A - I))^k X_0; the exact solution is expm(-t L) X_0
-    (scipy). Returns a list of dicts {"steps": k, "h": h, "relative_error": ||X_k - X(t)||_F / ||X(t)||_F}.
+    The time is tau (the book keeps t for a heat kernel's bandwidth). Euler's method gives
+    X_k = (I - h L)^k X_0 = (I + h (A - I))^k X_0; the exact solution is expm(-tau L) X_0 (scipy). Returns a list
+    of dicts {"steps": k, "h": h, "relative_error": ||X_k - X(tau)||_F / ||X(tau)||_F}.
     The error shrinks like h (a first-order method); one block with step 2 eta is the k = 1 row with h = 2 eta.
     """
     A = check_array(A, "A", ndim=2, square=True).astype(np.float64)
     X = check_array(X, "X", ndim=2).astype(np.float64)
     if X.shape[0] != A.shape[0]:
         raise ValueError(f"X must have n = {A.shape[0]} rows to match A; got shape {X.shape}")
-    t = check_scalar(t, "t", low=0.0, high=100.0, low_inclusive=False)
+    tau = check_scalar(tau, "tau", low=0.0, high=100.0, low_inclusive=False)
     L = np.eye(A.shape[0]) - A
-    exact = expm(-t * L) @ X
+    exact = expm(-tau * L) @ X
     rows = []
     for k in n_steps:
         k = check_scalar(k, "n_steps", low=1, high=10_000, integer=True)
-        h = t / k
+        h = tau / k
         Xk = X.copy()
         for _ in range(k):
             Xk = Xk - h * (L @ Xk)

@@ -21,6 +21,7 @@ nowhere else.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -414,6 +415,7 @@ class _Context:
         self.site = pages_url(config_path)
         self.repo, self.branch = repository(config_path)
         self.cited: list[str] = []
+        self.equations: dict[str, str] = {}  # {label: "3.1"}, the chapter's numbered equations (equation_numbers)
 
     def site_page(self, docname: str, anchor: str = "") -> str:
         return f"{self.site}{docname}.html{anchor}"
@@ -427,6 +429,47 @@ class _Context:
 
 
 _CITE = re.compile(r"\{cite(?::(p|t|ps|ts))?\}`([^`]+)`")
+#: A numbered equation: MyST's closing ``$$`` with a label (``$$ (elbo)``), and the role that cites it.
+_EQ_LABEL = re.compile(r"^(\s*)\$\$\s*\(([\w:.-]+)\)\s*$")
+_EQ_ROLE = re.compile(r"\{eq\}`([^`]+)`")
+
+
+def equation_numbers(markdown_sources, chapter: int) -> dict[str, str]:
+    """``{label: "3.1"}``: the number the site gives each labelled equation of a chapter (chapter ``chapter`` of
+    the numbered table of contents; its labelled equations counted in page order), for the reader notebooks."""
+    labels = [m.group(2) for text in markdown_sources for line in text.split("\n") if (m := _EQ_LABEL.match(line))]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise ValueError(f"equation label(s) {repeated} are used more than once in one chapter")
+    return {label: f"{chapter}.{k}" for k, label in enumerate(labels, start=1)}
+
+
+@functools.lru_cache(maxsize=None)
+def _chapter_markdown(src: str, stamp: int) -> tuple[str, ...]:
+    """The Markdown cells of one chapter source (``stamp``, its modification time, keys the cache)."""
+    return tuple(c.source for c in _read_source(Path(src)).cells if c.cell_type == "markdown")
+
+
+def book_equations(root: Path = ROOT) -> dict[str, str]:
+    """``{label: "3.1"}`` for the labelled equations of every chapter: Sphinx's equation labels hold across the
+    book, so a chapter may cite another's ({eq}`elbo`), and no two chapters may use one label."""
+    pages = toc_pages(root / "_toc.yml")
+    out: dict[str, str] = {}
+    for name, src in reader_chapters(root):
+        chapter = next(i for i, p in enumerate(pages) if Path(p).name == name)  # the root page is not numbered
+        numbers = equation_numbers(_chapter_markdown(str(src), src.stat().st_mtime_ns), chapter)
+        clash = sorted(set(numbers) & set(out))
+        if clash:
+            raise ValueError(f"equation label(s) {clash} are used by two chapters; a label names one equation "
+                             "of the book")
+        out.update(numbers)
+    return out
+
+
+def _equation(label: str, ctx: "_Context") -> str:
+    if label not in ctx.equations:
+        raise ValueError(f"{{eq}}`{label}` cites no labelled equation of the book ($$ ({label}))")
+    return ctx.equations[label]
 _LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(([^)\s]+)(\s+\"[^\"]*\")?\)")
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\s*(\{([\w-]+)\})?\s*(.*)$")
 
@@ -471,6 +514,7 @@ def _link_target(target: str, image: bool, ctx: _Context) -> str:
 
 def _inline(text: str, ctx: _Context) -> str:
     text = _CITE.sub(lambda m: _cite(m, ctx), text)
+    text = _EQ_ROLE.sub(lambda m: f"({_equation(m.group(1), ctx)})", text)  # the number the site shows
 
     def link(m):
         return f"{m.group(1)}[{m.group(2)}]({_link_target(m.group(3), bool(m.group(1)), ctx)}{m.group(4) or ''})"
@@ -529,6 +573,11 @@ def markdown_for_reader(text: str, ctx: _Context) -> str:
                 j += 1
             out += lines[i:j + 1]
             i = j + 1
+            continue
+        eq = _EQ_LABEL.match(line)
+        if eq:  # a labelled equation's closing $$: the site's number as a tag, which Jupyter's and Colab's maths show
+            out += [f"{eq.group(1)}\\tag{{{_equation(eq.group(2), ctx)}}}", f"{eq.group(1)}$$"]
+            i += 1
             continue
         if re.match(r"\s*\([\w:.-]+\)=\s*$", line) or re.match(r"%( |$)", line) or line.strip() == "+++":
             i += 1  # MyST targets, comments and block breaks have no meaning outside the site
@@ -596,6 +645,8 @@ def reader_notebook_for(src: Path, flavour: str, root: Path = ROOT) -> dict:
     names = _live_names(nb.cells)
     config = _config(ctx.config_path)
     name = Path(src).stem
+    page = next(p for p in toc_pages(root / "_toc.yml") if Path(p).name == name)
+    ctx.equations = book_equations(root)
     cells = []
     hidden_meta = {"cellView": "form", "jupyter": {"source_hidden": True}}
     for cell in nb.cells:
@@ -626,7 +677,6 @@ def reader_notebook_for(src: Path, flavour: str, root: Path = ROOT) -> dict:
                     meta["jupyter"]["outputs_hidden"] = True
         cells.append({"cell_type": "code", "execution_count": None, "metadata": meta, "outputs": [],
                       "source": source})
-    page = next(p for p in toc_pages(root / "_toc.yml") if Path(p).name == name)
     where = "Jupyter" if flavour == "jupyter" else "Colab"
     # Only a chapter with live figures (figures the site's script redraws) has figures that move without a kernel.
     site = f"[The same chapter on the book's site]({ctx.site_page(page)})"

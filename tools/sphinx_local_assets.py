@@ -61,10 +61,11 @@ each page (:func:`_site_page`, :func:`_finish_site`):
   alt text its figure builder gave it (``probdr_lite.presentation.style.describe``
   writes it into the PNG), a link to the image itself (the figure at full
   size), a smallest width at which its tick labels are 9 pixels high (a figure
-  wider than the column then scrolls sideways, with a visible cue), and sources
-  sized for the screen (``srcset``: WebP copies, :func:`site_speed.figure_sources`).
-  The scrub animations get their frames' alt text, and their frames become files
-  loaded when the figure is near (:func:`site_speed.externalise_frames`);
+  wider than the column then scrolls sideways, with a cue that is a caption style:
+  its words in the stylesheet, not in the page), and sources sized for the screen
+  (``srcset``: WebP copies, :func:`site_speed.figure_sources`). The scrub
+  animations get their frames' alt text, and their frames become files loaded
+  when the figure is near (:func:`site_speed.externalise_frames`);
 - Font Awesome's 1.5 MB script is dropped: the theme's stylesheet already
   draws every icon from Font Awesome's web fonts, which the end of the build
   cuts to the icons the site uses (:func:`site_speed.subset_icons`);
@@ -619,8 +620,9 @@ def _figures(app: Sphinx, body: str, pathto, speed) -> str:
                 f'width="{w}" height="{h}"{extra} {load} decoding="async" '
                 f'style="--probdr-min: {narrowest}px; --probdr-min-phone: {phone}px" />'
                 '</a></div>'
-                f'<figcaption class="probdr-figure-cue">Wider than the page: scroll sideways, or '
-                f'<a href="{src}">open the figure at full size</a>.</figcaption></figure>')
+                # the cue's words are the stylesheet's (probdr-site.css), shown only while the figure scrolls: the
+                # page's text, as a reader mode or a text dump reads it, holds no sentence about the page's width
+                '<figcaption class="probdr-figure-cue"></figcaption></figure>')
 
     body = _IMG.sub(figure, body)
 

@@ -18,26 +18,29 @@ if "google.colab" in sys.modules and importlib.util.find_spec("probdr_lite") is 
 # other distance, and looks for coordinates in which linked points stay close. The whole book
 # grows out of this method, so this chapter builds it slowly and checks each step.
 #
+# **What the chapter finds.** The best coordinates, in the method's sense, are the eigenvectors
+# of one matrix problem, $L v = \lambda D v$, with the smallest eigenvalues above zero. They are
+# the smoothest functions on the graph: on a spiral, the first of them alone lists the points in
+# their order along it. On a swiss roll, too many neighbours with flat weights glue neighbouring
+# turns together and the embedding folds; a smaller bandwidth undoes it. On the same graph, this book's code and scikit-learn give the same embedding to
+# round-off.
+#
 # **In this chapter you will learn**
 #
-# - how to turn data into a neighbourhood graph $W$ (k nearest neighbours, heat-kernel weights),
-#   and its three Laplacians $L = D - W$, $L_{\mathrm{sym}}$ and $L_{\mathrm{rw}}$;
-# - why the Laplacian energy $\sum_{ij} W_{ij} \lVert x_i - x_j \rVert^2 = 2 \operatorname{tr}(X^\top L X)$
-#   measures how badly an embedding tears the graph apart, and why the generalised eigenproblem
-#   $L v = \lambda D v$ minimises it;
-# - how the number of neighbours $k$ and the bandwidth $t$ decide whether a swiss roll unrolls
-#   or folds;
-# - that `probdr_lite` agrees with scikit-learn's `SpectralEmbedding` on a swiss roll, an
-#   S-curve and MNIST, and how to measure that agreement when eigenvectors have no fixed sign.
+# - how to turn data into a neighbourhood graph and its three Laplacians;
+# - why an energy, the weighted squared length of the graph's edges, measures how badly an
+#   embedding tears the graph apart, and why $L v = \lambda D v$ minimises it;
+# - how the number of neighbours $k$ and the bandwidth $t$ decide whether a swiss roll unrolls;
+# - how to compare two embeddings whose eigenvectors have no fixed sign.
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from probdr_lite.data import load_mnist, toy_manifold
-from probdr_lite.eigenmaps import embed_graph
+from probdr_lite.eigenmaps import embed_graph, laplacian_eigenmaps
 from probdr_lite.presentation.figures.neighbourhoods import (
     BANDWIDTH_FACTORS,
     NEIGHBOURS,
@@ -50,6 +53,7 @@ from probdr_lite.presentation.figures.neighbourhoods import (
 )
 from probdr_lite.chapters.laplacian_eigenmaps import (
     agreement_facts,
+    classes_apart,
     harmonic_score,
     order_score,
     smooth_functions,
@@ -57,7 +61,7 @@ from probdr_lite.chapters.laplacian_eigenmaps import (
     unrolling_facts,
 )
 from probdr_lite.presentation.live.builders import neighbours_live
-from probdr_lite.presentation.prose import claim, glue, num
+from probdr_lite.presentation.prose import claim, glue, num, pct, sci
 from probdr_lite.presentation.style import describe
 from probdr_lite.graphs import default_bandwidth, graph_energy, knn_graph, laplacian
 
@@ -104,13 +108,8 @@ L = laplacian(W, kind="unnormalized")  # L = D - W
 L_sym = laplacian(W, kind="symmetric")  # I - D^{-1/2} W D^{-1/2}
 L_rw = laplacian(W, kind="random_walk")  # I - D^{-1} W
 
-ones = np.ones(12)
-sqrt_d = np.sqrt(D.diagonal())
-print("||L 1||            =", np.abs(L @ ones).max())
-print("||L_rw 1||         =", np.abs(L_rw @ ones).max())
-print("||L_sym D^1/2 1||  =", np.abs(L_sym @ sqrt_d).max())
-print("L symmetric:", abs(L - L.T).max() == 0, "  L_rw symmetric:", abs(L_rw - L_rw.T).max() == 0)
-print("degrees (edges per point):", D.diagonal().astype(int).tolist())
+ones = np.ones(12)  # L 1 = 0 and L_rw 1 = 0
+sqrt_d = np.sqrt(D.diagonal())  # L_sym D^{1/2} 1 = 0
 
 # %%
 fig = laplacians_figure(Y_small, W)
@@ -125,18 +124,22 @@ claim(bool(abs(L - L.T).max() < 1e-15 and abs(L_sym - L_sym.T).max() < 1e-15 and
            and len(set(D.diagonal())) > 1),
       "L and L_sym are symmetric; L_rw is not, because each row is divided by its own degree, and the degrees differ "
       "from point to point")
+glue("degree_min", str(int(D.diagonal().min())))
+glue("degree_max", str(int(D.diagonal().max())))
+claim(len(set(D.diagonal())) == 2, "here a point has degree_min or degree_max edges")
 
 # %% [markdown]
 # The points are numbered along the wave, so each matrix is a band around its diagonal. All
 # three Laplacians send something to zero: $L$ and $L_{\mathrm{rw}}$ the constant vector, since
 # every row of $D - W$ and of $I - D^{-1}W$ sums to zero, and $L_{\mathrm{sym}}$ the vector
 # $D^{1/2}\mathbf{1}$. $L$ and $L_{\mathrm{sym}}$ are symmetric; $L_{\mathrm{rw}}$ is not, because
-# each row is divided by its own degree, and the degrees differ from point to point (printed
-# above; count the edges of a point in the drawing to check one).
+# each row is divided by its own degree, and the degrees differ from point to point (here a point
+# has {glue:text}`degree_min` or {glue:text}`degree_max` edges).
 #
 # ## What the Laplacian measures
 #
-# Give every point a coordinate $x_i \in \mathbb{R}^{q}$, the rows of $X \in \mathbb{R}^{n \times q}$.
+# Give every point a coordinate $x_i \in \mathbb{R}^{q}$: the rows $x_i$ of $X \in \mathbb{R}^{n \times q}$
+# are the points, its $q$ columns the coordinates, and $q$ is the dimension of the embedding.
 # A good embedding keeps linked points close, so add up the squared lengths of all edges,
 # each weighted by $W_{ij}$. Expanding the square shows where $L$ comes from:
 #
@@ -148,24 +151,34 @@ claim(bool(abs(L - L.T).max() < 1e-15 and abs(L_sym - L_sym.T).max() < 1e-15 and
 # = 2 \operatorname{tr}(X^\top L X).
 # \end{aligned}
 # $$
-#
-# `graph_energy` adds up the edges one by one; the trace is one line of linear algebra. They agree.
 
 # %%
 X_random = np.random.default_rng(1).normal(size=(12, 2))
-E_edges = graph_energy(X_random, W)  # sum_ij W_ij ||x_i - x_j||^2
+E_edges = graph_energy(X_random, W)  # sum_ij W_ij ||x_i - x_j||^2, edge by edge
 E_trace = 2 * np.trace(X_random.T @ (L @ X_random))  # 2 tr(X^T L X)
-print(f"sum over edges: {E_edges:.10f}\n2 tr(X^T L X):  {E_trace:.10f}")
 
 # %% tags=["remove-cell"]
-claim(bool(abs(E_edges - E_trace) <= 1e-12 * abs(E_trace)), "graph_energy adds up the edges one by one; the trace is "
-      "one line of linear algebra. They agree.")
+glue("energy_small", num(E_trace, 4))
+claim(bool(abs(E_edges - E_trace) <= 1e-12 * abs(E_trace)), "Added up edge by edge or computed as the trace, the "
+      "energy of a random embedding of the twelve points is the same")
 
 # %% [markdown]
+# Added up edge by edge or computed as the trace, the energy of a random embedding of the twelve
+# points is the same, $E(X)$ = {glue:text}`energy_small`, to round-off.
+#
 # Minimising $E(X)$ alone is pointless: $X = 0$, or every point at the same place, costs
 # nothing. Laplacian Eigenmaps rules that out with two constraints. The scale is fixed,
-# $X^\top D X = I$, and the coordinates must not be constant, $X^\top D \mathbf{1} = 0$. (The
-# weighting by $D$ gives well-connected points more say.) So the problem is
+# $X^\top D X = I$, and the coordinates must not be constant, $X^\top D \mathbf{1} = 0$.
+#
+# Why $X^\top D X = I$ rather than $X^\top X = I$? Written out, $X^\top D X = \sum_i D_{ii}\, x_i x_i^\top$:
+# each point counts with its degree, the weight that $\lVert x_i \rVert^2$ carries in $E(X)$ (the
+# expansion above). Take a coordinate that is non-zero at one point $i$ only: its energy is
+# $2 D_{ii} x_i^2$. Scaled by $X^\top X = I$ ($x_i = 1$) it costs $2 D_{ii}$, cheap for a point whose
+# edges are light, so the cheapest coordinates could describe a few stragglers rather than the
+# data. Scaled by $X^\top D X = I$ ($D_{ii} x_i^2 = 1$) it costs 2, whatever the point. The
+# weighting also ties the coordinates to the random walk $L_{\mathrm{rw}} = I - A$ that the
+# transformer chapters build on (Exercise 1). The second constraint is orthogonality to the
+# constant vector in the same weights. So the problem is
 #
 # $$
 # \min_{X \in \mathbb{R}^{n \times q}} \operatorname{tr}(X^\top L X)
@@ -208,34 +221,54 @@ claim(bool(abs(E_edges - E_trace) <= 1e-12 * abs(E_trace)), "graph_energy adds u
 # L v = \lambda D v, \qquad 0 = \lambda_0 \le \lambda_1 \le \lambda_2 \le \dots
 # $$
 #
-# For an eigenvector with $v^\top D v = 1$ the energy is $E(v) = 2 v^\top L v = 2\lambda$, so the
-# eigenvectors with the smallest eigenvalues are the cheapest coordinates there are. The first,
-# $\lambda_0 = 0$, belongs to the constant vector and is excluded by the second constraint; the
-# next $q$ are the embedding. `embed_graph` solves the problem in its symmetric form,
-# $L_{\mathrm{sym}} u = \lambda u$ with $v = D^{-1/2} u$, as scikit-learn does. The check below
-# needs nothing but the definition.
+# The eigenvalues are numbered from zero, and so are the eigenvectors $v_0, v_1, \dots$, each
+# scaled to $v^\top D v = 1$. The *zeroth*, $v_0$, is the constant vector: $L \mathbf{1} = 0$, so
+# $\lambda_0 = 0$. In this book "the first eigenvector" is $v_1$, the first that is not constant.
+#
+# Which eigenvectors make the minimum? For an eigenvector, $v^\top L v = \lambda\, v^\top D v = \lambda$,
+# so its energy is $E(v) = 2\lambda$. A stationary $X$ (rotated as above) has $q$ eigenvectors
+# $v_{k_1}, \dots, v_{k_q}$ as its columns, so the trace is the sum of their eigenvalues,
+#
+# $$
+# \operatorname{tr}(X^\top L X) = \sum_{j=1}^{q} v_{k_j}^\top L\, v_{k_j} = \sum_{j=1}^{q} \lambda_{k_j} ,
+# $$
+#
+# and the minimum takes the $q$ smallest eigenvalues the constraints allow. $X^\top D \mathbf{1} = 0$
+# excludes $v_0$, so the embedding is $X = [v_1, \dots, v_q]$, with energy
+# $2(\lambda_1 + \dots + \lambda_q)$. This book's code solves the problem in its symmetric form,
+# $L_{\mathrm{sym}} u = \lambda u$ with $v = D^{-1/2} u$, as scikit-learn does. Here it runs on a spiral of
+# 300 points: a swiss roll like the next section's (which has more points) seen end on.
 
 # %%
 Y_roll_300, t_spiral = toy_manifold("swiss_roll", n=300, seed=0)  # t: the position along the roll
 Y_spiral = Y_roll_300[:, [0, 2]]  # a 2-D spiral
-W_spiral = knn_graph(Y_spiral, n_neighbors=6)
+k_spiral = 6  # neighbours, 0/1 weights
+W_spiral = knn_graph(Y_spiral, n_neighbors=k_spiral)
 L_spiral = laplacian(W_spiral)
 D_spiral = sp.diags(np.asarray(W_spiral.sum(axis=1)).ravel())
 V, lam = embed_graph(W_spiral, n_components=2, return_eigenvalues=True)  # v_1, v_2 and lambda_1, lambda_2
-print("lambda_1, lambda_2          =", lam)
-print("max |L v - lambda D v|      =", np.abs(L_spiral @ V - (D_spiral @ V) * lam).max())
-print("V^T D V (should be I):\n", np.round(V.T @ (D_spiral @ V), 12))
-print("V^T D 1 (should be 0)       =", V.T @ D_spiral.diagonal())
-print("energy E(v_k) vs 2 lambda_k =", [graph_energy(V[:, [k]], W_spiral) for k in range(2)], 2 * lam)
+residual = np.abs(L_spiral @ V - (D_spiral @ V) * lam).max()  # L v = lambda D v
+scale = np.abs(V.T @ (D_spiral @ V) - np.eye(2)).max()  # V^T D V = I
+not_constant = np.abs(V.T @ D_spiral.diagonal()).max()  # V^T D 1 = 0
+energies = [graph_energy(V[:, [k]], W_spiral) for k in range(2)]  # E(v_k) = 2 lambda_k
 
 # %% tags=["remove-cell"]
-claim(bool(np.abs(L_spiral @ V - (D_spiral @ V) * lam).max() < 1e-10
-           and np.abs(V.T @ (D_spiral @ V) - np.eye(2)).max() < 1e-10 and np.abs(V.T @ D_spiral.diagonal()).max() < 1e-10
-           and np.allclose([graph_energy(V[:, [k]], W_spiral) for k in range(2)], 2 * lam, rtol=1e-8, atol=0)),
-      "embed_graph solves the generalised eigenproblem under both constraints, and E(v) = 2 lambda: the check needs "
-      "nothing but the definition")
+largest_deviation = max(residual, scale, not_constant)
+glue("k_spiral", str(k_spiral))
+glue("lam1_spiral", f"{lam[0]:.3g}")
+glue("lam2_spiral", f"{lam[1]:.3g}")
+glue("deviation_spiral", sci(largest_deviation))
+claim(bool(largest_deviation < 1e-10 and np.allclose(energies, 2 * lam, rtol=1e-8, atol=0)),
+      "the eigenvectors satisfy L v = lambda D v and both constraints to round-off, and their energies are twice "
+      "their eigenvalues")
 
 # %% [markdown]
+# On the spiral's graph ({glue:text}`k_spiral` neighbours, 0/1 weights), the two smallest non-zero
+# eigenvalues are $\lambda_1$ = {glue:text}`lam1_spiral` and $\lambda_2$ = {glue:text}`lam2_spiral`.
+# Their eigenvectors satisfy $L v = \lambda D v$ and both constraints to round-off (no deviation above
+# {glue:text}`deviation_spiral`), and their energies, added up edge by edge, are twice their
+# eigenvalues, as derived above.
+#
 # The figure shows what "cheap" looks like. Each panel colours the points of a spiral by one
 # function $f$, drawn over the graph's edges, with $f$ scaled to the same size
 # ($f^\top D f = 1$, $f^\top D \mathbf{1} = 0$). The first eigenvector changes slowly from one end
@@ -266,12 +299,13 @@ claim(bool(order_score(smooth[0]["f"], t_spiral) > 0.999),
 
 # %% [markdown]
 # The first eigenvector alone already *unrolls* the spiral: sorted by $v_1$, the points come out
-# in the order in which they lie along it. That is the whole idea of the method. Distances in
-# the plane are never used beyond choosing the neighbours.
+# in the order in which they lie along it. That is the whole idea of the method. With 0/1 weights,
+# as here, distances in the plane only chose the neighbours; heat-kernel weights use them once
+# more, to weigh the edges.
 #
 # ## Neighbours and bandwidth
 #
-# The graph is the only thing the method sees, so the graph has to be right. Take a swiss roll,
+# The method sees the data only through the graph, so the graph has to be right. Take a swiss roll,
 # a rectangle rolled up in three dimensions, coloured by the position along the roll. On the
 # left it is seen from the side, with the graph's edges drawn darker the heavier they are; on the
 # right is its two-dimensional Laplacian-eigenmaps embedding.
@@ -284,21 +318,18 @@ glue("k_many", str(k_many))
 claim(NEIGHBOURS[2] == 10, "the live figure's caption: t0, the mean squared distance to the ten nearest neighbours")
 
 # %% [markdown]
-# At the default ($k$ = {glue:text}`k_default`, and $t = t_0$, the mean squared distance to the $k$
-# nearest neighbours) the colours run in order along the first coordinate: the roll is unrolled. The second coordinate
-# is mostly a second harmonic of the first, a well-known feature of the method on long thin
-# sheets. With a kernel (Binder, Colab, a local Jupyter) move the sliders:
+# With $k$ = {glue:text}`k_default` neighbours and heat-kernel weights at $t = t_0$, the mean squared
+# distance from a point to its ten nearest neighbours, the colours run in order along the first
+# coordinate: the roll is unrolled. The figure below shows the embedding over a grid of $k$ and of $t$
+# in multiples of $t_0$. $t_0$ is computed once, at $k$ = {glue:text}`k_default`, and kept for every $k$.
 #
-# - **more neighbours** eventually reach across the gap between two turns of the roll. A few such
-#   short-cut edges are enough to glue the turns together, and the embedding folds: the colours mix;
-# - **a smaller bandwidth** $t$ gives long edges almost no weight, so the short-cuts fade and the
-#   roll unrolls again even with many neighbours; as $t$ grows every weight tends to 1 and the
-#   graph becomes the plain 0/1 graph;
-# - **too few neighbours** break the graph into pieces, and then no single embedding exists.
-#
-# To see both effects in turn: with the bandwidth at its largest (every edge weighs about 1), add
-# neighbours until the colours stop running in order; then keep {glue:text}`k_many` neighbours and shrink the
-# bandwidth until they run in order again.
+# - **More neighbours** eventually reach across the gap between two turns of the roll. A few such
+#   short-cut edges are enough to glue the turns together, and the embedding folds: the colours mix.
+# - **A smaller bandwidth** $t$ gives long edges almost no weight, so the short-cuts fade and the
+#   roll unrolls again even with many neighbours. As $t$ grows every weight tends to 1 and the
+#   graph becomes the plain 0/1 graph.
+# - **Too few neighbours** break the graph into pieces; the smallest eigenvectors then only say
+#   which piece a point is in (Exercise 2).
 
 # %% tags=["remove-output"]
 Y_roll, t_roll = toy_manifold("swiss_roll", n=800, seed=0)
@@ -307,14 +338,11 @@ panel = neighbours_panel(Y_roll, t_roll, n_neighbors=NEIGHBOURS, alt=(
     "Laplacian Eigenmaps embedding, both coloured by position along the sheet."))
 panel.show()
 
-# %% [markdown] tags=["site-only"]
-# Without a kernel, the figure below tells the same story, with the same sliders.
-
 # %% tags=["hide-input"]
 neighbours_live(Y_roll, t_roll, text={
-    "caption": "Precomputed by `probdr_lite` for {n_ks} × {n_bandwidths} settings ($t$ from {factor_first:g} to "
-               "{factor_last:g} times $t_0 = {t0:.3g}$, the mean squared distance to the ten nearest neighbours). "
-               "Colour: position along the roll (viridis).",
+    "caption": "{n_ks} × {n_bandwidths} settings: $t$ from {factor_first:g} to {factor_last:g} times "
+               "$t_0 = {t0:.3g}$, the mean squared distance to the ten nearest neighbours, the same $t_0$ at every "
+               "$k$. Colour: position along the roll (viridis).",
     "alt": "Embedding of the Swiss roll coloured by position along the roll, k = {n_neighbors}, t = {bandwidth}; "
            "λ₁ = {=lam1}, λ₂ = {=lam2}",
 })
@@ -332,6 +360,10 @@ glue("t_wide", f"{t_widest:.3g}")
 glue("k_kept_last", str(k_sweep[2]))
 glue("k_lost_first", str(k_sweep[3]))
 glue("t_back", f"{t0:.3g}")
+t_many = default_bandwidth(Y_roll, k_many)  # the mean squared distance to k_many neighbours (not used as t)
+glue("t_many_ratio", num(t_many / t0, 1))
+claim(t_many > 2 * t0, "the mean squared distance to 40 neighbours is several times t0, so at t = t0 the farther "
+      "neighbours' edges weigh little")
 claim(not any(f["apart"] for f in order["frames"]), "the graph stays in one piece at every setting of the table")
 claim(all(f["in_order"] for f in by_k[:3]) and not any(f["in_order"] for f in by_k[3:]),
       "at the widest bandwidth the first coordinate keeps the order up to k = 20 neighbours and loses it from "
@@ -340,59 +372,87 @@ claim(not any(f["in_order"] for f in by_t[:2]) and all(f["in_order"] for f in by
       "with 40 neighbours the order comes back once t is shrunk to t0 and stays at a quarter of it")
 X_default = embed_graph(knn_graph(Y_roll, n_neighbors=k0, mode="heat", bandwidth=t0), n_components=2)
 claim(bool(order_score(X_default[:, 0], t_roll) >= order["in_order_from"]),
-      "At the default (k = 10, and t = t0) the colours run in order along the first coordinate: the roll is unrolled")
+      "With k = 10 neighbours and heat-kernel weights at t = t0 ... the colours run in order along the first "
+      "coordinate: the roll is unrolled")
 claim(bool(harmonic_score(X_default[:, 0], X_default[:, 1]) > 0.5),
-      "The second coordinate is mostly a second harmonic of the first")
+      "At k = 10 and t = t0 the second coordinate is mostly a second harmonic of the first")
 
 # %% [markdown]
-# The table scores {glue:text}`n_settings` settings along that path. The score is the absolute Spearman rank
-# correlation between the first coordinate $v_1$ and the position along the roll: 1 when sorting
-# the points by $v_1$ lists them exactly in their order along the sheet, near 0 when the two have
-# nothing to do with each other. Call a setting *in order* when its score is at least
-# {glue:text}`in_order_from`.
+# The table follows one path through these settings, {glue:text}`n_settings` in all: first more
+# neighbours at the widest bandwidth, then a shrinking bandwidth with {glue:text}`k_many`
+# neighbours. Its score is the absolute Spearman rank correlation between the first coordinate
+# $v_1$ and the position along the roll: 1 when sorting the points by $v_1$ lists them exactly in
+# their order along the sheet, near 0 when the two have nothing to do with each other. Call a
+# setting *in order* when its score is at least {glue:text}`in_order_from`.
 # At the widest bandwidth, $t$ = {glue:text}`t_wide` (every edge weighs nearly 1), the order
 # survives up to $k$ = {glue:text}`k_kept_last` neighbours and is gone from $k$ =
 # {glue:text}`k_lost_first` on: the short-cuts have glued the turns of the roll together. Keeping
 # {glue:text}`k_many` neighbours and shrinking $t$ gives the long edges less and less weight; the order is back at
-# $t = t_0$ = {glue:text}`t_back` and stays at $t_0 / 4$.
+# $t = t_0$ = {glue:text}`t_back` and stays at $t_0 / 4$. Since $t_0$ is not recomputed, it is short
+# for {glue:text}`k_many` neighbours: their mean squared distance is {glue:text}`t_many_ratio` times
+# $t_0$, so at $t = t_0$ the edges to the farther neighbours weigh little.
 
 # %% tags=["remove-input"]
 order_table(order)
 
+# %% tags=["remove-cell"]
+along = np.argsort(t_roll)  # the roll's length: its spiral x = t cos t, z = t sin t, walked in order of t
+roll_length = np.linalg.norm(np.diff(Y_roll[along][:, [0, 2]], axis=0), axis=1).sum()
+claim(bool(roll_length > 2 * np.ptp(Y_roll[:, 1])), "a strip more than twice as long as it is wide, such as the "
+      "swiss roll")
+
+# %% [markdown]
+# **The second coordinate.** At $k$ = {glue:text}`k_default` and $t = t_0$ the second coordinate is
+# mostly a *second harmonic* of the first. On a strip of length $\ell$ the smoothest non-constant function is half a
+# wave along it, $\cos(\pi s / \ell)$ with $s$ the position along the strip; the second harmonic is
+# a whole wave, $\cos(2\pi s / \ell)$. It is a function of the first
+# ($\cos 2\theta = 2\cos^2\theta - 1$), so the points lie along an arch in the plane of the two
+# coordinates instead of filling a rectangle. Half a wave *across* a strip of width $w$ would show
+# the sheet's second direction, but its energy grows like $(\pi / w)^2$ against $(2\pi / \ell)^2$:
+# on a strip more than twice as long as it is wide, such as the swiss roll, the second harmonic
+# comes first. It is the exact minimiser, not a defect of the code, but it is a limit of the
+# method: the $q$ cheapest coordinates need not be $q$ directions of the sheet.
+
 # %% [markdown]
 # ## The same embedding as scikit-learn
 #
-# scikit-learn's `SpectralEmbedding` solves the same eigenproblem.
+# scikit-learn's spectral embedding (its class `SpectralEmbedding`) solves the same eigenproblem.
 # Its graph differs in two small ways: each point counts as one of its own $k$ neighbours, and
 # the two directions of an edge are averaged, $(G + G^\top)/2$, instead of taking the larger. So we
-# compare twice: with the Belkin-Niyogi graph, and with `probdr_lite` run on scikit-learn's
+# compare twice: with the Belkin-Niyogi graph, and with this book's code run on scikit-learn's
 # convention, where the two should agree to round-off.
 #
-# Eigenvectors have no fixed sign, and when two eigenvalues are close any rotation of the pair is
-# as good as the original. What *is* fixed is the subspace the columns span, so we compare
-# subspaces. The *principal angles* between two $q$-dimensional subspaces $\mathcal{A}$ and
+# Eigenvectors have no fixed sign, and when two eigenvalues are close, a small change of the graph
+# can rotate the pair a long way (a rotation $X R$ changes neither the objective nor the
+# constraints, as the derivation showed). What *is* fixed is the subspace the columns span, so we
+# compare subspaces. The *principal angles* between two $q$-dimensional subspaces $\mathcal{A}$ and
 # $\mathcal{B}$ of $\mathbb{R}^n$ are found one at a time: $\theta_1$ is the smallest angle between
 # a unit vector $a_1 \in \mathcal{A}$ and a unit vector $b_1 \in \mathcal{B}$; $\theta_2$ is the
 # smallest angle between unit vectors $a_2 \perp a_1$ in $\mathcal{A}$ and $b_2 \perp b_1$ in
 # $\mathcal{B}$; and so on up to $\theta_q$. In practice: take orthonormal bases $Q_A, Q_B$
 # ($n \times q$) of the two subspaces; the cosines $\cos\theta_1 \ge \dots \ge \cos\theta_q$ are
-# the singular values of $Q_A^\top Q_B$ (`scipy.linalg.subspace_angles` computes them so). They do not
-# depend on the bases chosen, and all of them equal 1 exactly when the subspaces coincide. Here
-# $q = 2$, and the smallest cosine, $\cos\theta_2$, is the agreement. The bottom row below is
-# scikit-learn's embedding rotated onto ours, for the eye only.
+# the singular values of $Q_A^\top Q_B$. They do not
+# depend on the bases chosen, and all of them equal 1 exactly when the subspaces coincide
+# (Exercise 3). Here
+# $q = 2$, and the smallest cosine, $\cos\theta_2$, is the agreement; the table counts the
+# *decimals it shares with 1*, the nines after the point, $\lfloor -\log_{10}(1 - \cos\theta_2) \rfloor$,
+# up to 15, the round-off of double precision. The bottom row of the figure is scikit-learn's
+# embedding $X'$ turned onto ours by its *Procrustes rotation*, the orthogonal $R$ that minimises
+# $\lVert X' R - X \rVert_F$, for the eye only.
 
 # %%
 Y_s, t_s = toy_manifold("s_curve", n=800, seed=0)
 Y_mnist, labels_mnist = load_mnist(n=1000, stratified=True)
 mnist = "MNIST (1,000 digits)"
+k_compare = 10  # neighbours, with 0/1 weights, for every data set
 fig, rows = compare_figure({
     "swiss roll": (Y_roll, t_roll, False),
     "S-curve": (Y_s, t_s, False),
     mnist: (Y_mnist, labels_mnist, True),
-}, n_neighbors=10)
+}, n_neighbors=k_compare)
 agreement = agreement_facts(rows)
-describe(fig, f"Two-dimensional Laplacian Eigenmaps of {len(rows)} data sets, one per column: probdr_lite's in the "
-              "top row, scikit-learn's SpectralEmbedding in the bottom row with the agreement of the two.")
+describe(fig, f"Two-dimensional Laplacian Eigenmaps of {len(rows)} data sets, one per column: this book's in the "
+              "top row, scikit-learn's in the bottom row with the agreement of the two.")
 plt.show()
 agreement_table(rows, agreement)
 
@@ -407,27 +467,43 @@ claim(agreement["fewest"] == mnist and min(a["bn"] for a in agreement["sets"]) <
       min(a["bn"] for a in agreement["sets"] if a["name"] != mnist),
       "the Belkin-Niyogi graph moves the embedding most on MNIST")
 
-# %% [markdown]
-# On the same graph the smallest cosine shares at least {glue:text}`same_decimals_min` decimals
-# with 1 on every data set: the two implementations agree to round-off, so the difference left
-# on the Belkin-Niyogi graph, {glue:text}`bn_decimals_min` to {glue:text}`bn_decimals_max`
-# decimals, comes from the graph convention alone, and it is largest on MNIST.
+# %% tags=["remove-cell"]
+glue("k_compare", str(k_compare))
+digits = classes_apart(laplacian_eigenmaps(Y_mnist, 2, n_neighbors=k_compare), labels_mnist, n_neighbors=10)
+glue("purity_0", pct(digits["purity"][0]))
+glue("purity_1", pct(digits["purity"][1]))
+glue("purity_others", pct(digits["others_max"]))
+claim(digits["apart"] == [0, 1] and digits["classes"][:2] == [0, 1],
+      "the first two coordinates, found with no labels, already set the 0s and the 1s apart")
 
 # %% [markdown]
-# The convention shifts the embedding most where the small eigenvalues lie close together, since
-# there a small change of the graph can rotate the eigenvectors. On MNIST, look at which digits
-# the first two coordinates already set apart from the rest, with no labels used.
-# [The MNIST chapter](mnist_at_init.ipynb) returns to this picture through a transformer.
+# On the same graph the smallest cosine shares at least {glue:text}`same_decimals_min` decimals
+# with 1 on every data set: the two implementations agree to round-off. On the Belkin-Niyogi graph
+# they agree to only {glue:text}`bn_decimals_min` to {glue:text}`bn_decimals_max` decimals, so that
+# gap comes from the graph convention alone. It is largest on MNIST.
 #
+# All three data sets use $k$ = {glue:text}`k_compare` neighbours with 0/1 weights. On MNIST the
+# first two coordinates, found with no labels, already set the 0s and the 1s apart, each at the end
+# of an arm of its own: in the plane, on average {glue:text}`purity_0` of a 0's ten nearest points are 0s and
+# {glue:text}`purity_1` of a 1's are 1s, against at most {glue:text}`purity_others` for any other
+# digit. [The MNIST chapter](mnist_at_init.ipynb) returns to this picture through a transformer.
+
+# %% [markdown]
 # ## Summary
 #
-# Laplacian Eigenmaps keeps only local distances (the graph $W$), scores an embedding by the
-# weighted squared length of its edges, $2\operatorname{tr}(X^\top L X)$, and finds the best
-# scaled, non-constant embedding with the eigenvectors of $L v = \lambda D v$ of smallest
-# eigenvalue. The graph carries all the information: too few neighbours and it falls apart, too
-# many with flat weights and it short-circuits. The constraints $X^\top D X = I$ and
-# $X^\top D \mathbf{1} = 0$ look like an add-on here. [The next chapter](probdr_elbo.ipynb) shows
-# that a probabilistic model provides them by itself, through a log-determinant.
+# - **What was shown.** Laplacian Eigenmaps keeps only local distances (the graph $W$) and scores
+#   an embedding by $E(X) = 2\operatorname{tr}(X^\top L X)$. Under $X^\top D X = I$ and
+#   $X^\top D \mathbf{1} = 0$ the minimum is $X = [v_1, \dots, v_q]$, the eigenvectors of
+#   $L v = \lambda D v$ with the smallest non-zero eigenvalues. Too few neighbours and the graph
+#   falls apart, too many with flat weights and it short-circuits.
+# - **What it rests on.** The derivation through the Lagrangian, and checks on this chapter's data:
+#   the eigenproblem's residuals, the swiss roll's order scores (one 800-point roll, at the
+#   settings of the table) and the principal angles against scikit-learn.
+# - **What it does not show.** How to choose $k$ and $t$ when, unlike here, the order along the
+#   sheet is not known; that the $q$ coordinates are $q$ directions of the data (the second
+#   harmonic is not); and why these constraints. In [the next chapter](probdr_elbo.ipynb) a
+#   probabilistic model supplies the scale by itself, through a log-determinant, but not the degree
+#   weighting or the orthogonality to the constant vector.
 #
 # ## Exercises
 #
@@ -440,14 +516,14 @@ claim(agreement["fewest"] == mnist and min(a["bn"] for a in agreement["sets"]) <
 # so the two are similar matrices and share their eigenvalues. If $L_{\mathrm{sym}} u = \lambda u$
 # then $L_{\mathrm{rw}} (D^{-1/2}u) = \lambda D^{-1/2} u$. Multiplying $L v = \lambda D v$ by
 # $D^{-1}$ gives $L_{\mathrm{rw}} v = \lambda v$: the eigenvectors of $L_{\mathrm{rw}}$ are the
-# coordinates $v$ themselves. The hidden cell checks it on the spiral graph.
+# coordinates $v$ themselves.
 # :::
 
 # %% tags=["hide-cell"]
 Lrw = laplacian(W_spiral, kind="random_walk").toarray()
 eig_rw = np.sort(np.linalg.eigvals(Lrw).real)[:3]
-print("smallest eigenvalues of L_rw:", eig_rw, " lambda_1, lambda_2 from embed_graph:", lam)
-print("max |L_rw v - lambda v|:", np.abs(Lrw @ V - V * lam).max())
+print(f"On the spiral, the two smallest non-zero eigenvalues of L_rw are {eig_rw[1]:.3g} and {eig_rw[2]:.3g}, "
+      f"and those of L v = lambda D v are {lam[0]:.3g} and {lam[1]:.3g}.")
 claim(bool(np.allclose(eig_rw[1:], lam, rtol=1e-8, atol=1e-12) and abs(eig_rw[0]) < 1e-10
            and np.abs(Lrw @ V - V * lam).max() < 1e-10),
       "Exercise 1: the eigenvectors of L_rw are the coordinates v themselves")
@@ -461,8 +537,7 @@ claim(bool(np.allclose(eig_rw[1:], lam, rtol=1e-8, atol=1e-12) and abs(eig_rw[0]
 # $E(v) = \sum_{ij} W_{ij}(v_i - v_j)^2 = 0$ exactly when $v$ is constant on every component, so
 # the eigenvalue 0 has multiplicity $c$, with the components' indicator vectors as a basis.
 # With $c > 1$ the "smallest non-trivial" eigenvectors are just indicators: they say which piece a
-# point is in, and nothing about where in the piece it lies. The hidden cell counts the pieces
-# of the 800-point swiss roll with $k = 3$ and the zero eigenvalues of its $L$.
+# point is in, and nothing about where in the piece it lies.
 # :::
 
 # %% tags=["hide-cell"]
@@ -471,18 +546,22 @@ from scipy.sparse.csgraph import connected_components
 W3 = knn_graph(Y_roll, n_neighbors=3)
 n_parts, _ = connected_components(W3, directed=False)
 smallest = np.linalg.eigvalsh(laplacian(W3).toarray())[:5]
-print(f"k = 3: {n_parts} components; the five smallest eigenvalues of L:", np.round(smallest, 10))
+n_zero = int(np.sum(np.abs(smallest) < 1e-10))
+claim(n_parts == n_zero > 1, "Exercise 2: with k = 3 the swiss roll's graph falls into as many pieces as L has zero "
+      "eigenvalues")
+print(f"With k = 3 neighbours the 800-point swiss roll's graph falls into {n_parts} pieces, and L has {n_zero} zero "
+      "eigenvalues.")
 
 # %% [markdown]
-# **Exercise 3.** Show that the energy $E(X)$ does not change when the embedding is rotated,
-# $X \to X R$ with $R^\top R = I$. Why does that force us to compare two embeddings by their
-# subspaces, or after a Procrustes rotation, rather than column by column?
+# **Exercise 3.** Show that the principal-angle cosines, the singular values of $Q_A^\top Q_B$, do
+# not depend on which orthonormal bases $Q_A$ and $Q_B$ of the two subspaces are taken, and that all
+# of them equal 1 exactly when the subspaces coincide.
 #
 # :::{dropdown} Solution
-# $\operatorname{tr}(R^\top X^\top L X R) = \operatorname{tr}(X^\top L X R R^\top) = \operatorname{tr}(X^\top L X)$,
-# and the constraint $R^\top X^\top D X R = I$ still holds. So when the constraint is all that fixes
-# the answer, any rotation of the optimum is equally optimal; only the distinct eigenvalues pin
-# the columns down, and then only up to sign. Two correct implementations can therefore return
-# different columns that span the same subspace, which the principal angles (or a Procrustes
-# fit) ignore, as they should.
+# Any other orthonormal bases are $Q_A R_A$ and $Q_B R_B$ with $R_A, R_B$ orthogonal $q \times q$
+# matrices, and $(Q_A R_A)^\top Q_B R_B = R_A^\top (Q_A^\top Q_B) R_B$ has the same singular values as
+# $Q_A^\top Q_B$. For a unit vector $b \in \mathbb{R}^q$, $Q_B b$ is a unit vector of $\mathcal{B}$, and
+# $\lVert Q_A^\top Q_B b \rVert$ is the length of its projection onto $\mathcal{A}$, at most 1. All
+# singular values equal 1 exactly when that length is 1 for every $b$, that is, when every vector of
+# $\mathcal{B}$ lies in $\mathcal{A}$; with equal dimensions, when $\mathcal{A} = \mathcal{B}$.
 # :::

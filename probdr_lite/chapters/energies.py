@@ -44,7 +44,7 @@ from X_t is judged on E(X_{t+1}; X_t) - E(X_t; X_t).
 - :func:`update_alignment`: cosine of each block's direction with the reading's ascent direction (sense times the
   gradient), in the full space and after LayerNorm (tangent parts, :func:`probdr_lite.tangent.tangent_part`);
 - :func:`gradient_field_asymmetry`: is a block's direction field the gradient of *any* energy? (its Jacobian must be
-  symmetric; checked with autograd);
+  symmetric: ||J - J^T||_F / ||J||_F, estimated with autograd);
 - :func:`energy_path`, :func:`energy_table`: the energies along the MNIST paths and the sign of every step;
 - :func:`sinkhorn_attention`: the symmetric doubly stochastic attention of the Sinkformer reading;
 - :func:`attention_spectrum`, :func:`frequency_response`: the blocks as graph filters on the spectrum of I - A;
@@ -99,7 +99,7 @@ from probdr_lite.metrics import subspace_agreement
 from probdr_lite.tangent import cosine, tangent_part
 from probdr_lite.unrolled import KAPPA_MAX, BETA_MAX, MAX_DENSE_N
 
-__all__ = ["READINGS", "SENSE", "FROZEN", "FILTER_READINGS", "UPDATES", "FILTER_VARIANTS", "phi", "phi_gradient",
+__all__ = ["READINGS", "SENSE", "FROZEN", "UPDATES", "FILTER_VARIANTS", "phi", "phi_gradient",
            "proposition_gaps", "energy", "energy_gradient", "sinkhorn_attention", "update_direction",
            "update_alignment", "gradient_field_asymmetry", "energy_path", "energy_table", "attention_spectrum",
            "frequency_response", "differential_gap", "QS", "principal_subspace", "attention_graph", "le_targets",
@@ -114,8 +114,6 @@ SENSE = {"ple": 1, "phi": 1, "hopfield": -1, "energy_transformer": -1, "sphere":
          "grand": -1}
 #: The readings that hold part of the state at a reference X_ref (see the module docstring).
 FROZEN = ("ple", "hopfield", "grand")
-#: Readings without an energy: graph filters (GFSA) and differences of attention maps (Differential Transformer).
-FILTER_READINGS = ("gfsa", "diff_transformer")
 #: The update directions :func:`update_direction` knows: the book's block variants and two readings' own updates.
 UPDATES = U.CHAPTER_VARIANTS + ("energy_transformer", "sinkformer")
 #: The block variants that are graph filters of A (:func:`frequency_response`), and the flow they discretise.
@@ -557,44 +555,50 @@ def update_alignment(X, readings=READINGS, updates=U.CHAPTER_VARIANTS, kappa=30.
 
 
 @one_thread
-def gradient_field_asymmetry(X, update, kappa=30.0, beta=1.0, mask=None, n_pairs=3, seed=0) -> float:
+def gradient_field_asymmetry(X, update, kappa=30.0, beta=1.0, mask=None, n_probes=8, seed=0) -> dict:
     """Is the direction field X -> Delta(X) of an update the gradient of some energy? (Euclidean metric)
 
-    A smooth field is a gradient exactly when its Jacobian J is symmetric (then J is the energy's Hessian). For
-    random unit directions u, v (seeded) this compares u . (J v) with v . (J u), both by autograd (one
-    Jacobian-vector product each), and returns
+    A smooth field is a gradient exactly when its Jacobian J is symmetric (then J is the energy's Hessian). The
+    measure is the size of J's antisymmetric part against the size of J,
 
-        max over pairs of |u.Jv - v.Ju| / (||Jv|| + ||Ju||),
+        ||J - J^T||_F / ||J||_F ,
 
-    which is at rounding level (about 1e-15) for a gradient field and of order 0.1 for a field that is not one.
+    0 for a gradient field, sqrt(2) for a Jacobian with independent random entries and 2 for an antisymmetric one
+    (a pure rotation field). J has (n d_q)^2 entries, so both norms are estimated from ``n_probes`` seeded standard
+    normal probes v (Hutchinson): E ||M v||^2 = ||M||_F^2 for any matrix M, with J v by autograd's
+    Jacobian-vector product and J^T v by its vector-Jacobian product, both exact. Two fields whose Jacobians differ
+    by a multiple of the identity (plain attention, A - I and the paper's block) have the same J - J^T: with the
+    same probes their "antisymmetric" estimates agree to rounding, and only "jacobian" differs.
 
     Parameters
     ----------
     X : array or tensor (n, d_q); update : one of :data:`UPDATES`; kappa, beta, mask : as in :func:`energy`
-    n_pairs : int in [1, 100], default 3
+    n_probes : int in [1, 100], default 8
     seed : int >= 0, default 0
 
     Returns
     -------
-    float >= 0.
+    dict {"asymmetry": ||J - J^T||_F / ||J||_F, "antisymmetric": ||J - J^T||_F, "jacobian": ||J||_F}, the norms
+    estimated from the same probes (floats >= 0).
     """
     X, update, kappa, beta, causal = _prepare_update(X, update, kappa, beta, mask)
-    n_pairs = check_scalar(n_pairs, "n_pairs", low=1, high=100, integer=True)
+    n_probes = check_scalar(n_probes, "n_probes", low=1, high=100, integer=True)
     gen = torch.Generator().manual_seed(check_seed(seed))
 
     def field(Z):
         return _dense_direction(Z, update, kappa, beta, causal)
 
-    worst = 0.0
-    for _ in range(n_pairs):
-        u = torch.randn(X.shape, generator=gen, dtype=F64)
+    Z = X.detach().clone().requires_grad_(True)
+    out = field(Z)
+    anti = size = 0.0
+    for k in range(n_probes):
         v = torch.randn(X.shape, generator=gen, dtype=F64)
-        u, v = u / u.norm(), v / v.norm()
         _, Jv = torch.autograd.functional.jvp(field, X, v)
-        _, Ju = torch.autograd.functional.jvp(field, X, u)
-        gap = abs(float((u * Jv).sum() - (v * Ju).sum())) / (float(Jv.norm()) + float(Ju.norm()))
-        worst = max(worst, gap)
-    return worst
+        (JTv,) = torch.autograd.grad(out, Z, v, retain_graph=k + 1 < n_probes)
+        anti += float((Jv - JTv).pow(2).sum())
+        size += float(Jv.pow(2).sum())
+    anti, size = math.sqrt(anti / n_probes), math.sqrt(size / n_probes)
+    return {"asymmetry": anti / size, "antisymmetric": anti, "jacobian": size}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -699,8 +703,10 @@ def frequency_response(lam, variant, eta=0.4, d_q=128, beta=1.0, relative=True) 
     - "flow": exp(-h lambda), the exact graph diffusion dX/dtau = -L X over the time tau = h that the Euler step
       stands for (1 - h lambda < exp(-h lambda) for every lambda > 0: the step damps every mode more than the flow).
 
-    With ``relative`` (default) the factor is divided by its value at lambda = 0, the constant mode, since a
-    common positive factor is what LayerNorm's rescaling takes out. The "exact" variant is not a filter of A alone
+    With ``relative`` (default) the factor is divided by its value at lambda = 0, the constant mode, so that a
+    factor common to every mode (the overall scale) drops out. LayerNorm is not in this picture: it rescales each
+    token by its own factor, not every mode by one (:func:`mode_retention` measures the real path). The "exact"
+    variant is not a filter of A alone
     (its 2 C^{-1} X depends on X), so it has no response here.
 
     Parameters
@@ -769,8 +775,11 @@ def mode_retention(path, eta=0.4, d_q=128, beta=1.0, kappa=30.0, variant="diffus
 
     Returns {"top": ..., "middle": ...}, each {"measured": median kept_j, "predicted": median prediction} over
     the ``n_modes`` modes with the largest eigenvalues ("top") and the ``n_modes`` around the median eigenvalue
-    ("middle"), plus "n_modes", "n_steps" and "lam" (the eigenvalues at X_0). ``modes``: the
-    ``graph_modes(path[0], kappa, beta)`` of an earlier call on the same X_0, to save the eigendecomposition.
+    ("middle"), plus "n_modes", "n_steps" and "lam" (the eigenvalues at X_0), and "steps": the same medians after
+    each number of steps t = 0, ..., T, {"top": {"measured": (T + 1,), "predicted": (T + 1,)}, "middle": ...}
+    (the prediction after t steps being the response to the power t), to show where a path leaves its prediction.
+    ``modes``: the ``graph_modes(path[0], kappa, beta)`` of an earlier call on the same X_0, to save the
+    eigendecomposition.
     """
     if not isinstance(path, (list, tuple)) or len(path) < 2:
         raise ValueError("path must be a list of at least two latents [X_0, ..., X_T], e.g. from unrolled.unroll")
@@ -786,14 +795,41 @@ def mode_retention(path, eta=0.4, d_q=128, beta=1.0, kappa=30.0, variant="diffus
         s = np.linalg.norm(R @ _latents(Z).numpy(), axis=1)
         return s / s[0]
 
-    kept = sizes(path[-1]) / sizes(path[0])
+    first = sizes(path[0])
+    kept = [sizes(Z) / first for Z in path]  # kept[t]: every mode after t steps
     n_steps = len(path) - 1
-    predicted = np.abs(frequency_response(lam, variant, eta, d_q, beta)) ** n_steps
+    response = np.abs(frequency_response(lam, variant, eta, d_q, beta))
     mid = n // 2
     picks = {"top": slice(n - n_modes, n), "middle": slice(mid - n_modes // 2, mid - n_modes // 2 + n_modes)}
-    out = {k: {"measured": float(np.median(kept[sl])), "predicted": float(np.median(predicted[sl]))}
-           for k, sl in picks.items()}
-    return {**out, "n_modes": n_modes, "n_steps": n_steps, "lam": lam}
+    steps = {k: {"measured": np.array([np.median(kept[t][sl]) for t in range(n_steps + 1)]),
+                 "predicted": np.array([np.median(response[sl] ** t) for t in range(n_steps + 1)])}
+             for k, sl in picks.items()}
+    out = {k: {"measured": float(v["measured"][-1]), "predicted": float(v["predicted"][-1])} for k, v in steps.items()}
+    return {**out, "n_modes": n_modes, "n_steps": n_steps, "lam": lam, "steps": steps}
+
+
+def frozen_graph_path(X0, n_steps, kappa=30.0, eta=0.4, beta=1.0, variant="diffusion") -> list:
+    """The blocks with their LayerNorm but with the graph held at X_0: [X_0, ..., X_T], X_{t+1} = Pi(X_t + eta Delta).
+
+    Delta is the direction of ``variant`` with A = A(X_0) throughout: 2 A X ("attention"), 2 (A - I) X
+    ("diffusion"), 2 (A - I) X + 2 X / (d_q + beta) ("paper"); Pi is :func:`probdr_lite.unrolled.layer_norm`. The
+    first step is the real block's; after it only the graph differs from :func:`probdr_lite.unrolled.unroll`, so
+    the two paths, read with :func:`mode_retention`, separate what the moving graph does from what LayerNorm does.
+    """
+    X0 = _latents(X0, "X0")
+    n_steps = check_scalar(n_steps, "n_steps", low=1, high=1000, integer=True)
+    kappa, beta = _kappa(kappa), _beta(beta)
+    eta = check_scalar(eta, "eta", low=0.0, high=U.ETA_MAX, low_inclusive=False)
+    variant = check_choice(variant, "variant", U.STEP_FAMILY)
+    d_q = X0.shape[1]
+    with torch.no_grad():
+        A = U.attention_matrix(X0, kappa, beta)
+        shift = {"attention": 0.0, "diffusion": 2.0, "paper": 2.0 - 2.0 / (d_q + beta)}[variant]
+        path = [X0]
+        for _ in range(n_steps):
+            Z = path[-1]
+            path.append(U.layer_norm(Z + eta * (2.0 * (A @ Z) - shift * Z)))
+    return path
 
 
 @one_thread
@@ -1006,7 +1042,9 @@ def random_baseline(targets: dict, qs=QS, n_draws=20, seed=0, centre=True) -> di
     """The mean principal-angle cosine of random q-dimensional subspaces (Gaussian bases, seeded) with each target.
 
     For a uniformly random subspace the sum of squared cosines with a fixed q-dimensional one has mean q^2 / n, so
-    the mean cosine is about sqrt(q / n) (a little less: the mean of a root is below the root of the mean).
+    the mean cosine is about sqrt(q / n) (a little less: the mean of a root is below the root of the mean). Every
+    target is compared with the same draws (the generator restarts from ``seed`` for each), so a target's level does
+    not depend on which other targets are measured with it.
 
     Returns
     -------
@@ -1016,9 +1054,10 @@ def random_baseline(targets: dict, qs=QS, n_draws=20, seed=0, centre=True) -> di
     n = next(iter(targets.values())).shape[0]
     qs = _qs(qs, n)
     n_draws = check_scalar(n_draws, "n_draws", low=2, high=10_000, integer=True)
-    rng = np.random.default_rng(check_seed(seed))
+    seed = check_seed(seed)
     out = {}
     for k, V in targets.items():
+        rng = np.random.default_rng(seed)
         out[k] = {}
         for q in qs:
             Vq = _centred(V[:, :q], centre)
@@ -1106,6 +1145,15 @@ def random_level(baseline_entry: dict, n_sd=RANDOM_SD) -> float:
     return baseline_entry["mean"] + n_sd * baseline_entry["sd"]
 
 
+def _closer(end_diffusion, end_attention, start, level, rel_tol) -> str:
+    """Which of A - I and plain attention ends closer: "diffusion", "attention", "tie" (within the tolerance) or
+    "random" (both end at or below the random level ``level``)."""
+    if max(end_diffusion, end_attention) <= level:
+        return "random"
+    return {"first": "diffusion", "second": "attention", "tie": "tie"}[
+        compare_ends(end_diffusion, end_attention, start, rel_tol)]
+
+
 def robustness_facts(robust: dict, n_sd=RANDOM_SD, rel_tol=MOVE_TOL, ceiling=CEILING) -> list:
     """One dict per (kappa, graph, q) of :func:`robustness`: where the latents start, the random level, how each
     block moves, where it peaks, and which of plain attention and A - I ends closer.
@@ -1114,7 +1162,8 @@ def robustness_facts(robust: dict, n_sd=RANDOM_SD, rel_tol=MOVE_TOL, ceiling=CEI
     ``rel_tol`` of the start apart. A block "moves towards" the LE embedding when its last layer is above its start
     by more than that and the run leaves the random level (more than ``n_sd`` standard deviations of the random
     subspaces above their mean), "away" likewise below, else "still". ``closer`` is "diffusion" or "attention" when
-    that block's last layer is above the other's by more than the same margin, else "tie". ``peaks`` {variant: layer of its highest cosine} and
+    that block's last layer is above the other's by more than the same margin, "random" when both end at or below
+    the random level (neither is closer than a random subspace), else "tie". ``peaks`` {variant: layer of its highest cosine} and
     ``peak_values`` beside ``ends`` (the last layer). ``start_above_random`` and ``at_ceiling`` (start >=
     ``ceiling``) say whether the test has room to show a move.
     """
@@ -1135,8 +1184,7 @@ def robustness_facts(robust: dict, n_sd=RANDOM_SD, rel_tol=MOVE_TOL, ceiling=CEI
                          for v, end in ends.items()}
                 closer = "tie"
                 if {"attention", "diffusion"} <= set(ends):
-                    closer = {"first": "diffusion", "second": "attention", "tie": "tie"}[
-                        compare_ends(ends["diffusion"], ends["attention"], start, rel_tol)]
+                    closer = _closer(ends["diffusion"], ends["attention"], start, level, rel_tol)
                 rows.append({"kappa": float(kappa), "graph": g, "q": int(q), "start": start, "ends": ends,
                              "moves": moves, "closer": closer, "margin": margin,
                              "peaks": {v: int(np.argmax(le[v][g][q])) for v in variants},
@@ -1155,7 +1203,8 @@ def step_family_facts(family_le: dict, steps: dict, baseline: dict, qs=QS, n_sd=
     "attention" and "diffusion" (and any other block of the family) to its s, each one of the keys; ``baseline`` is
     :func:`random_baseline` of the graphs compared. For each graph g of ``baseline`` and each q, ``"<g>_q<q>"``
     holds ``start`` (the layer-0 cosine), ``change`` (the last layer's cosine at A - I's step minus at plain
-    attention's), ``closer`` ("diffusion", "attention" or "tie", by :func:`compare_ends`), ``margin`` (the
+    attention's), ``closer`` ("diffusion", "attention", "tie" by :func:`compare_ends`, or "random" when both end
+    at or below the random level), ``margin`` (the
     tolerance, ``rel_tol`` of the start) and ``room`` (the start is above the random level and below ``ceiling``).
     """
     a, d = family_le[steps["attention"]], family_le[steps["diffusion"]]
@@ -1167,8 +1216,7 @@ def step_family_facts(family_le: dict, steps: dict, baseline: dict, qs=QS, n_sd=
             end_a, end_d = float(a[g][q][-1]), float(d[g][q][-1])
             facts[f"{g}_q{q}"] = {
                 "start": start, "change": end_d - end_a, "margin": rel_tol * abs(start),
-                "closer": {"first": "diffusion", "second": "attention", "tie": "tie"}[
-                    compare_ends(end_d, end_a, start, rel_tol)],
+                "closer": _closer(end_d, end_a, start, random_level(b, n_sd), rel_tol),
                 "room": bool(random_level(b, n_sd) < start < ceiling)}
     return facts
 

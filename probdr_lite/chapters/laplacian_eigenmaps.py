@@ -10,7 +10,7 @@ Laplacian Eigenmaps embedding, and scores how well that coordinate sorts the poi
 (:func:`decimals_of_agreement`). :func:`smooth_functions` are the three functions the energy figure draws
 (:func:`probdr_lite.presentation.figures.neighbourhoods.energy_figure`) and :func:`smoothness_facts` what the
 chapter says of them; :func:`order_score` and :func:`harmonic_score` read a coordinate against the position along a
-sheet and against another coordinate.
+sheet and against another coordinate. :func:`classes_apart` says which classes (digits) an embedding sets apart.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import spearmanr
 
-from probdr_lite._validation import check_array, check_length, check_scalar, check_seed
+from probdr_lite._validation import check_array, check_class_labels, check_length, check_scalar, check_seed
 from probdr_lite.eigenmaps import embed_graph
 from probdr_lite.graphs import check_weights, graph_energy, knn_graph
 
 __all__ = ["order_score", "harmonic_score", "order_along_roll", "unrolling_facts", "agreement_facts",
-           "decimals_of_agreement", "smooth_functions", "smoothness_facts"]
+           "decimals_of_agreement", "smooth_functions", "smoothness_facts", "classes_apart"]
 
 
 def order_score(x, t) -> float:
@@ -161,3 +161,31 @@ def smoothness_facts(W, functions, colour_step: float = 0.05) -> dict:
         out["largest_step"].append(float(step.max()))
         out["changes"].append(float(np.mean(step > colour_step)))
     return out
+
+
+def classes_apart(X, labels, n_neighbors: int = 10, apart: float = 0.75) -> dict:
+    """Which classes an embedding ``X`` (n, q) sets apart: for each point, the share of its ``n_neighbors`` nearest
+    other points in ``X`` (Euclidean) that have its label; averaged over the points of each class, that is the
+    class's ``purity`` (1 when a class lies on its own, about its share of the points when it is mixed in).
+
+    Returns a dict: ``classes`` (the sorted labels), ``purity`` (one float per class, in that order), ``apart`` (the
+    classes whose purity is at least ``apart``, in order) and ``others_max`` (the largest purity of the other classes,
+    NaN if there are none).
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    X = check_array(X, "X", ndim=2, min_rows=3)
+    labels = check_class_labels(labels, X.shape[0], "X")
+    k = check_scalar(n_neighbors, "n_neighbors", low=1, high=X.shape[0] - 1, integer=True)
+    apart = check_scalar(apart, "apart", low=0.0, high=1.0)
+    _, idx = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+    same = np.empty(X.shape[0])
+    for i, row in enumerate(idx):
+        others = row[row != i][:k]  # the point itself left out (a duplicate point may come first)
+        same[i] = np.mean(labels[others] == labels[i])
+    classes = np.unique(labels)
+    purity = [float(same[labels == c].mean()) for c in classes]
+    kept = [int(c) for c, p in zip(classes, purity) if p >= apart]
+    rest = [p for c, p in zip(classes, purity) if int(c) not in kept]
+    return {"classes": [int(c) for c in classes], "purity": purity, "apart": kept,
+            "others_max": float(max(rest)) if rest else float("nan")}

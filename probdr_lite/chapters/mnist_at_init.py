@@ -15,6 +15,7 @@ M = 0, all 10,000 test images, W_E ~ N(0, 1/784) with seed 0, one block shared b
 - :func:`variant_metrics`    those rows per variant and layer; :func:`pick` reads them back;
 - :func:`nmi_facts`          the NMI per layer read by the chapter's rule (better or worse than layer 0 only where
   the ranges over the k-means seeds do not overlap);
+- :func:`rule_p_value`       the significance level of that rule, read as a permutation test of the runs;
 - :func:`knn_over_seeds`     k-NN accuracy with several seeds of its folds;
 - :func:`self_attention_share`  the weight an image gives itself in A, on average;
 - :func:`sweep`              the numbers after 8 blocks over a grid of kappa and eta;
@@ -32,6 +33,7 @@ booleans its hidden cells glue and claim.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
 import torch
@@ -43,7 +45,7 @@ from probdr_lite.metrics import (METRIC_NAMES, METRICS, kmeans_nmi, kmeans_nmi_o
 from probdr_lite.unrolled import CHAPTER_VARIANTS, check_block_variants, embed, unroll
 from probdr_lite.unrolled import CHAPTER_VARIANTS as VARIANTS
 
-__all__ = ["NMI_KEYS", "SLIDERS", "nmi_summary", "layer_rows", "nmi_facts", "knn_over_seeds",
+__all__ = ["NMI_KEYS", "SLIDERS", "nmi_summary", "layer_rows", "nmi_facts", "rule_p_value", "knn_over_seeds",
            "self_attention_share", "kappa_ends", "PAPER", "MnistSettings", "SMALL_N", "mnist_latents", "run_blocks",
            "variant_metrics", "pick", "sweep"]
 
@@ -104,6 +106,18 @@ def nmi_facts(rows, variant="paper") -> dict:
     return {"mean": mean, "sd": _pick(rows, "kmeans_nmi_sd", variant), "min": lo, "max": hi, "last": last,
             "best": best, "gain_best": mean[best] - mean[0], "gain_last": mean[last] - mean[0],
             "better": better, "worse": worse, "n_better": int(sum(better[1:]))}
+
+
+def rule_p_value(n_runs: int = METRICS.nmi_seeds) -> float:
+    """The two-sided p-value of :func:`nmi_facts`' rule, read as a permutation test: ``2 / comb(2 n_runs, n_runs)``.
+
+    If the layer made no difference, the 2 ``n_runs`` runs of two layers (``n_runs`` each) would be exchangeable,
+    so each of the ``comb(2 n_runs, n_runs)`` ways to say which runs belong to which layer would be equally likely.
+    Only two of them put one layer's runs wholly above the other's (ranges that do not overlap, either way): with
+    5 runs a layer, p = 2/252.
+    """
+    n_runs = check_scalar(n_runs, "n_runs", low=1, integer=True)
+    return 2 / comb(2 * n_runs, n_runs)
 
 
 def knn_over_seeds(X, labels, seeds=range(5), settings=METRICS) -> np.ndarray:

@@ -82,8 +82,6 @@ THRESHOLDS = {
     "approx_error": 0.10,
     # derived: an identity holds "to rounding" if the largest difference is below this (float64)
     "identity": 1e-10,
-    # derived: logits and similarities count as unrelated if |correlation| is below this
-    "correlation": 0.20,
 }
 
 F64 = torch.float64
@@ -856,43 +854,43 @@ def regulariser_facts(ns, rel_err, d_q, mnist_rel_err, mnist_cos, mnist_n, beta=
 
 
 def training_runs(directory=None) -> dict:
-    """Objection 5's evidence, read from the trained-transformers chapter's committed rows with that chapter's rule.
+    """Objection 5's evidence, read as the trained-transformers chapter reads it.
 
-    Returns ``{"primary": ..., "interaction": ...}``: the primary family of
-    :func:`probdr_lite.experiments.families.family_table` (A − I against attention per model, initialisation and
-    budget, paired by seed; Holm within the family; the verdict word read from its simultaneous interval; the
-    equivalence margins of :data:`~probdr_lite.experiments.families.EQUIVALENCE_MARGINS`), and per model the
-    interaction test of :func:`~probdr_lite.experiments.families.initialisation_effect` with the chapter's declared
-    settings (:data:`~probdr_lite.experiments.families.INTERACTION`). One quantity, one function, one set of settings:
-    the chapter's own.
+    Returns ``{"round": ..., "interaction": ...}``: the confirmatory round's table
+    (:func:`probdr_lite.experiments.confirmatory.confirmatory_table`: A − I against attention per model and
+    initialisation, paired by seed, declared before it ran), and the exploratory study's test of whether A − I's effect
+    depends on the initialisation, per model and budget (:func:`~probdr_lite.experiments.families.initialisation_effect`
+    on the recipe run under both initialisations, clustered by seed), as the chapter computes them.
     """
-    from probdr_lite.experiments.families import EQUIVALENCE_MARGINS, INTERACTION, family_table, initialisation_effect
+    from probdr_lite.experiments.confirmatory import confirmatory_table, load_rows
+    from probdr_lite.experiments.families import initialisation_effect
     from probdr_lite.experiments.files import task_rows
 
     rows = {task: task_rows(task, directory) for task in HEADLINE}
-    return {"primary": family_table("primary", rows, margins=EQUIVALENCE_MARGINS),
-            "interaction": {task: initialisation_effect(r, cells=INTERACTION["cells"],
-                                                        cov_type=INTERACTION["cov_type"], alpha=INTERACTION["alpha"])
-                            for task, r in rows.items()}}
+    return {"round": confirmatory_table(load_rows(directory)),
+            "interaction": [initialisation_effect(rows[task], cells="both", budget=budget, cov_type="cluster")
+                            for task in HEADLINE for budget in ("early", "plateau")]}
 
 
 def single_runs_facts(runs: dict) -> dict:
     """Objection 5, one question only: could one pair of training runs per arm have told whether A − I helps?
 
-    From :func:`training_runs` (the trained-transformers chapter's primary family and interaction test): ``cells``,
-    one dict per primary cell (``task``, ``init``, ``budget``, ``n`` paired seeds, ``n_better`` / ``n_worse`` /
-    ``n_tied`` seeds, ``verdict``, ``mixed``: its seeds point both ways); ``n_cells``; ``n_mixed`` cells whose seeds
-    point both ways; ``verdicts``, the verdict words that occur; ``depends_on_init``: in every model the interval of
-    the initialisation's effect on A − I's effect excludes zero (``interaction_ci`` per model), so the sign a single
-    pair shows depends on the initialisation it was run with. Numbers and booleans only; the chapter writes the words.
+    From :func:`training_runs`: ``cells``, one dict per cell of the confirmatory round (``task``, ``init``, ``n``
+    paired seeds, ``n_better`` / ``n_worse`` seeds, ``verdict``, ``mixed``: its seeds point both ways); ``n_cells``;
+    ``n_mixed``; ``mixed_inits``, the initialisations of the mixed cells; ``one_way_inits``, the initialisations all of
+    whose cells point one way; ``verdicts`` by (task, init); ``depends_on_init``: every interval of the exploratory
+    test of the initialisation's effect excludes zero (``interaction_ci``, per model and budget). Numbers and booleans
+    only; the chapter writes the words.
     """
-    check_result(runs, "runs", training_runs, keys=("primary", "interaction"))
-    cells = [{"task": e["task"], "init": e["init"], "budget": e["budget"], "n": e["n"], "n_better": e["n_better"],
-              "n_worse": e["n_worse"], "n_tied": e["n_tied"], "verdict": e["verdict"],
-              "mixed": e["n_better"] > 0 and e["n_worse"] > 0} for e in runs["primary"]]
-    ci = {task: tuple(e["ci"]) for task, e in runs["interaction"].items()}
+    check_result(runs, "runs", training_runs, keys=("round", "interaction"))
+    cells = [{"task": e["task"], "init": e["init"], "n": e["n"], "n_better": e["n_better"], "n_worse": e["n_worse"],
+              "verdict": e["verdict"], "mixed": e["n_better"] > 0 and e["n_worse"] > 0} for e in runs["round"]]
+    ci = {(e["task"], e["budget"]): tuple(e["ci"]) for e in runs["interaction"]}
+    inits = sorted({c["init"] for c in cells})
     return {"cells": cells, "n_cells": len(cells), "n_mixed": sum(c["mixed"] for c in cells),
-            "verdicts": sorted({c["verdict"] for c in cells}), "interaction_ci": ci,
+            "mixed_inits": sorted({c["init"] for c in cells if c["mixed"]}),
+            "one_way_inits": [i for i in inits if not any(c["mixed"] for c in cells if c["init"] == i)],
+            "verdicts": {(c["task"], c["init"]): c["verdict"] for c in cells}, "interaction_ci": ci,
             "depends_on_init": bool(ci) and all(lo > 0 or hi < 0 for lo, hi in ci.values())}
 
 

@@ -5,15 +5,19 @@
 (:func:`probdr_lite.presentation.live.builders.eta_live`), the chapter's text and the tests. :data:`ETAS_SHOWN` are
 the step sizes of the chapter's table, and :data:`N_STEPS` the length of every run it shows. :func:`eta_runs` runs
 gradient ascent on the LE-ELBO at each step size and returns what each run does, as numbers and booleans; the
-chapter's sentences are its own Markdown, checked by ``claim`` cells against these facts. The data, graph and beta
+chapter's sentences are its own Markdown, checked by ``claim`` cells against these facts. :func:`curvature_facts`
+measures the ELBO's curvature along a run, to check the bound ell of :func:`probdr_lite.probdr.le_lipschitz`. The
+data, graph and beta
 are the ELBO chapter's (:data:`probdr_lite.chapters.probdr_elbo.SETUP`).
 """
 
 from __future__ import annotations
 
-from probdr_lite.probdr import CONVERGED, fit_le_elbo
+import numpy as np
 
-__all__ = ["ETA_SLIDER", "ETAS_SHOWN", "N_STEPS", "eta_runs"]
+from probdr_lite.probdr import CONVERGED, fit_le_elbo, le_elbo_hessian
+
+__all__ = ["ETA_SLIDER", "ETAS_SHOWN", "N_STEPS", "curvature_facts", "eta_runs"]
 
 #: The chapter's step-size slider: a logarithmic range and its default (the default is close to 1/ell of the
 #: chapter's graph, 0.0251).
@@ -48,3 +52,20 @@ def eta_runs(L_hat, beta, etas, marks, *, n_components=2, n_steps=N_STEPS, seed=
     out.update(n_steps=int(n_steps), gram_below=float(converged), safe=float(marks["safe"]),
                divergent=float(marks["divergent"]))
     return out
+
+
+def curvature_facts(L_hat, beta, iterates) -> dict:
+    """The curvatures of the LE-ELBO (nu = 1) met at the given iterates: the eigenvalues of its Hessian
+    (:func:`probdr_lite.probdr.le_elbo_hessian`) over the centred directions, 1^T V = 0.
+
+    Returns a dict of floats: ``largest``, the largest absolute eigenvalue at any of the iterates (the curvature the
+    bound ell must cover); ``lowest`` and ``highest``, the extreme eigenvalues; ``logdet_low`` and ``logdet_high``,
+    the extreme eigenvalues of the log-det term's part alone, which theory keeps in [-1/(8 beta), 1/beta].
+    """
+    whole, logdet = [], []
+    for X in iterates:
+        whole.append(np.linalg.eigvalsh(le_elbo_hessian(X, L_hat, beta, centre=True)))
+        logdet.append(np.linalg.eigvalsh(le_elbo_hessian(X, L_hat, beta, centre=True, term="logdet")))
+    whole, logdet = np.concatenate(whole), np.concatenate(logdet)
+    return {"largest": float(np.abs(whole).max()), "lowest": float(whole.min()), "highest": float(whole.max()),
+            "logdet_low": float(logdet.min()), "logdet_high": float(logdet.max())}

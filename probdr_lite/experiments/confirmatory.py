@@ -64,6 +64,9 @@ TARGET_POWER = 0.8
 MARGINS = {"vit": EQUIVALENCE_MARGINS["vit"], "charlm": EQUIVALENCE_MARGINS["charlm"]}
 #: The verdict words, each defined in :func:`verdict_word`.
 VERDICTS = ("better", "worse", "equivalent", "cannot tell")
+#: The commit that declared the round and its time (written after the commit: the declaration itself cannot know
+#: its own hash; every row of the round records this commit as its ``git_commit``).
+DECLARED_AT = ("adbac62", "2026-12-05T13:48:03+00:00")
 #: Where the declaration and the rows live, inside the results folder.
 FOLDER = "confirmatory"
 FILES = {"vit": f"{FOLDER}/vit.json", "charlm": f"{FOLDER}/charlm.json"}

@@ -1,8 +1,11 @@
-"""The trained-transformers chapter's families of tests, declared before the numbers are read, and their statistics.
+"""The exploratory study's families of tests and their statistics.
 
 A verdict is a claim about the sign of a paired difference (arm - attention, seed by seed). Which claims are read
 together, and so corrected together, is fixed here as data (:data:`FAMILIES`), not by the rows that happen to be
-committed, so that adding an arm or a recipe to a secondary family can never move a primary verdict:
+committed, so that adding an arm or a recipe to a secondary family can never move a primary verdict. The families
+were written down after most of the rows they read had been run and looked at (:data:`DECLARED`,
+:func:`exploratory_history`), so what they find is exploratory; the confirmatory round, declared before any of its
+runs, is :mod:`.confirmatory`. The families:
 
 - ``primary``: A - I ("diffusion") against plain attention in the cells of :data:`PRIMARY_RECIPES`, per model
   (charlm, vit), initialisation (:data:`INITS`) and budget (:data:`BUDGETS`): 8 tests, the chapter's question;
@@ -351,6 +354,81 @@ def family_table(family: str, rows_by_task: dict, *, alpha: float = 0.05, method
     return out
 
 
+# ------------------------------------------------------------------------------------ how the study was made
+
+#: When each part of the exploratory design was committed (the repository's history): the families of tests
+#: (8cb2f22), the equivalence margins (d19c732; their rationale used attention's observed seed-to-seed spread) and
+#: the interaction test's specification (061702a). Every primary row carries the time it was written, so
+#: :func:`exploratory_history` can say which were run, and read, before each of these.
+DECLARED = {"families": ("8cb2f22", "2026-12-03T17:16:21+00:00"),
+            "margins": ("d19c732", "2026-12-03T17:30:00+00:00"),
+            "interaction": ("061702a", "2026-12-04T17:37:00+00:00")}
+
+
+def exploratory_history(rows_by_task: dict) -> list:
+    """Per primary cell, which paired seeds were written before the families were declared, and which after.
+
+    Returns, in :func:`family_cells` order, ``{"task", "init", "budget", "seeds", "before", "after", "first",
+    "last"}``: ``before`` the seeds whose two runs (attention and A - I) were both written before
+    ``DECLARED["families"]``, ``after`` the others, ``first`` / ``last`` the dates of the cell's first and last row.
+    """
+    from datetime import datetime
+
+    declared = datetime.fromisoformat(DECLARED["families"][1])
+    out = []
+    for c in family_cells("primary", rows_by_task):
+        spec = FAMILIES["primary"]
+        times = {}
+        for r in rows_by_task[c["task"]]:
+            if _same_recipe(r["recipe"], c["recipe"]) and r["variant"] in (spec["baseline"], c["arm"]):
+                times.setdefault(int(r["seed"]), []).append(datetime.fromisoformat(r["timestamp"]))
+        before = [s for s in c["seeds"] if max(times[s]) < declared]
+        every = [t for s in c["seeds"] for t in times[s]]
+        out.append({"task": c["task"], "init": c["init"], "budget": c["budget"], "seeds": list(c["seeds"]),
+                    "before": before, "after": [s for s in c["seeds"] if s not in before],
+                    "first": min(every).date().isoformat(), "last": max(every).date().isoformat()})
+    return out
+
+
+def leave_one_out(family: str, rows_by_task: dict, *, margins: dict | None = None, alpha: float = 0.05,
+                  method: str = "holm", complete: bool = True) -> list:
+    """The verdict of every cell of a family with each of its seeds left out in turn (the family recomputed each time,
+    every other cell unchanged): ``[{"task", "init", "budget", "verdict", "without": {seed: verdict}}]``, in
+    :func:`family_table` order (``complete`` as there). A verdict that a single seed can change is marginal."""
+    margins = EQUIVALENCE_MARGINS if margins is None else margins
+    full = family_table(family, rows_by_task, alpha=alpha, method=method, margins=margins, complete=complete)
+    out = []
+    for i, cell in enumerate(full):
+        without = {}
+        for seed in cell["seeds"]:
+            dropped = {task: [r for r in rows if not (task == cell["task"] and int(r["seed"]) == seed
+                                                     and _same_recipe(r["recipe"], cell["recipe"]))]
+                       for task, rows in rows_by_task.items()}
+            without[seed] = family_table(family, dropped, alpha=alpha, method=method, margins=margins,
+                                         complete=complete)[i]["verdict"]
+        out.append({"task": cell["task"], "init": cell["init"], "budget": cell["budget"], "verdict": cell["verdict"],
+                    "without": without})
+    return out
+
+
+def arm_correlations(rows_by_task: dict, family: str = "primary") -> list:
+    """Per cell of a family, the correlation across seeds between the baseline's and the arm's headline values.
+
+    Pairing by seed removes the noise the two arms share only as far as they move together from seed to seed: the
+    variance of a paired difference is var(a) + var(b) - 2 cov(a, b). Returns ``[{"task", "init", "budget",
+    "n", "correlation"}]`` in :func:`family_table` order."""
+    out = []
+    for c in family_cells(family, rows_by_task):
+        spec = FAMILIES[family]
+        runs = {(r["variant"], int(r["seed"])): row_quantity(r, c["quantity"]) for r in rows_by_task[c["task"]]
+                if _same_recipe(r["recipe"], c["recipe"])}
+        a = np.array([runs[(spec["baseline"], s)] for s in c["seeds"]])
+        b = np.array([runs[(c["arm"], s)] for s in c["seeds"]])
+        out.append({"task": c["task"], "init": c["init"], "budget": c["budget"], "n": len(a),
+                    "correlation": float(np.corrcoef(a, b)[0, 1])})
+    return out
+
+
 # ------------------------------------------------------------------------------------ the interaction test
 
 def _dummies(labels) -> np.ndarray:
@@ -359,7 +437,7 @@ def _dummies(labels) -> np.ndarray:
 
 
 def ols_group_effect(values, groups, factors: dict | None = None, *, first: str = "gpt2", second: str = "default",
-                     alpha: float = 0.05, cov_type: str = "nonrobust") -> dict:
+                     alpha: float = 0.05, cov_type: str = "nonrobust", clusters=None) -> dict:
     """OLS of ``values`` on an indicator of ``groups == second`` (against ``first``) and categorical ``factors``.
 
     ``values`` (n,); ``groups`` (n,) labels, each ``first`` or ``second``; ``factors``: ``{name: (n,) labels}``,
@@ -370,7 +448,11 @@ def ols_group_effect(values, groups, factors: dict | None = None, *, first: str 
 
     ``cov_type="nonrobust"``: one residual variance pooled over every cell; ``"HC3"``: MacKinnon and White's
     heteroscedasticity-consistent covariance (each residual scaled by 1 / (1 - leverage)), for cells whose seeds
-    spread differently (the t distribution with n - rank degrees of freedom is kept for its p and interval).
+    spread differently (the t distribution with n - rank degrees of freedom is kept for its p and interval);
+    ``"cluster"``: the cluster-robust covariance over the labels ``clusters`` (n,) (values that share a seed share
+    its batches and evaluation batches, so they are not independent), with the usual small-sample factor
+    G/(G - 1) (n - 1)/(n - rank) and the t distribution with G - 1 degrees of freedom, G the number of clusters
+    (statsmodels' ``cov_type="cluster"`` with ``use_t=True``).
     """
     from scipy import stats
 
@@ -379,7 +461,13 @@ def ols_group_effect(values, groups, factors: dict | None = None, *, first: str 
     if len(groups) != len(y) or not set(groups) <= {first, second} or len(set(groups)) < 2:
         raise ValueError(f"groups must hold one label per value, each {first!r} or {second!r}, both present")
     alpha = _alpha(alpha)
-    cov_type = check_choice(cov_type, "cov_type", ("nonrobust", "HC3"))
+    cov_type = check_choice(cov_type, "cov_type", ("nonrobust", "HC3", "cluster"))
+    if (cov_type == "cluster") != (clusters is not None):
+        raise ValueError("clusters must be given exactly when cov_type is 'cluster'")
+    if clusters is not None:
+        clusters = list(clusters)
+        if len(clusters) != len(y) or len(set(clusters)) < 2:
+            raise ValueError(f"clusters must hold one label per value ({len(y)}) and at least 2 distinct labels")
     factors = {} if factors is None else factors
     columns = [np.ones(len(y)), np.array([1.0 if g == second else 0.0 for g in groups])]
     kept = []
@@ -405,6 +493,15 @@ def ols_group_effect(values, groups, factors: dict | None = None, *, first: str 
     bread = np.linalg.inv(x.T @ x)
     if cov_type == "nonrobust":
         cov = float(resid @ resid) / df * bread
+    elif cov_type == "cluster":
+        labels = np.array([json.dumps(c) for c in clusters])
+        meat = np.zeros((p, p))
+        for g in dict.fromkeys(labels):
+            score = x[labels == g].T @ resid[labels == g]  # (p,)
+            meat += np.outer(score, score)
+        n_clusters = len(set(labels))
+        cov = n_clusters / (n_clusters - 1) * (n - 1) / (n - p) * bread @ meat @ bread
+        df = n_clusters - 1
     else:
         leverage = np.einsum("ij,jk,ik->i", x, bread, x)
         if np.any(leverage > 1 - 1e-10):
@@ -412,11 +509,12 @@ def ols_group_effect(values, groups, factors: dict | None = None, *, first: str 
                              "(a value alone in its cell has leverage 1)")
         w = (resid / (1 - leverage)) ** 2
         cov = bread @ (x.T * w) @ x @ bread
-    est, se = float(beta[1]), float(math.sqrt(cov[1, 1]))
+    est, se = float(beta[1]), float(math.sqrt(max(cov[1, 1], 0.0)))  # round-off can leave -1e-20 for a zero variance
     t = est / se if se > 0 else math.copysign(math.inf, est) if est != 0 else 0.0
     half = float(stats.t.ppf(1 - alpha / 2, df)) * se
     return {"estimate": est, "se": se, "t": t, "df": df, "pvalue": float(2 * stats.t.sf(abs(t), df)),
-            "ci": (est - half, est + half), "n": n, "factors": kept, "alpha": alpha, "cov_type": cov_type}
+            "ci": (est - half, est + half), "n": n, "factors": kept, "alpha": alpha, "cov_type": cov_type,
+            "clusters": None if clusters is None else len(set(json.dumps(c) for c in clusters))}
 
 
 #: The recipe factors :func:`initialisation_effect` enters beside the initialisation, per task; a tuple of names
@@ -432,20 +530,25 @@ INTERACTION = {"cells": "all", "cov_type": "HC3", "alpha": 0.05}
 
 def initialisation_effect(rows, *, arm: str = "diffusion", baseline: str = "attention", cells: str = "all",
                           first: str = "gpt2", second: str = "default", alpha: float = 0.05,
-                          cov_type: str = "nonrobust") -> dict:
+                          cov_type: str = "nonrobust", budget: str | None = None) -> dict:
     """Does the effect of ``arm`` depend on the initialisation? OLS on the seed-paired differences.
 
     Every recipe of ``rows`` (one task) with both arms gives its paired differences ``arm - baseline`` of the
     headline quantity; they are regressed (:func:`ols_group_effect`) on the initialisation (``second`` against
     ``first``) and the other recipe factors of :data:`EFFECT_FACTORS` (``cells="primary"``: only the primary cells,
-    with the budget as the factor). The model is additive: one initialisation effect across the recipes, with a
-    pooled residual variance (``cov_type="HC3"``: a covariance robust to cells that spread differently). Returns
+    with the budget as the factor; ``cells="both"``: only the recipes run under both initialisations, whose other
+    factors are then matched). ``budget`` ("early" or "plateau", as :data:`BUDGETS`) keeps only the recipes of that
+    budget (the character model's 2,000 or 5,000 iterations; the ViT's fixed epochs or its plateau rule). The model
+    is additive: one initialisation effect across the recipes, with a pooled residual variance (``cov_type="HC3"``:
+    a covariance robust to cells that spread differently; ``"cluster"``: clustered by seed). Returns
     :func:`ols_group_effect`'s dict plus ``task``, ``quantity``, ``cells``, ``means`` (per initialisation, the
     mean paired difference) and ``signs`` (per initialisation, the paired seeds where the arm is better, worse and
     tied).
     """
     rows, task = check_task_rows(rows)
-    cells = check_choice(cells, "cells", ("all", "primary"))
+    cells = check_choice(cells, "cells", ("all", "primary", "both"))
+    if budget is not None:
+        budget = check_choice(budget, "budget", BUDGETS)
     quantity = HEADLINE[task]
     lower = lower_is_better(quantity)
     wanted = None
@@ -453,21 +556,29 @@ def initialisation_effect(rows, *, arm: str = "diffusion", baseline: str = "atte
         wanted = {_key(primary_recipe(task, i, b)) for i in (first, second) for b in BUDGETS}
     by_recipe = {}
     for r in rows:
-        if r["recipe"].get("init") in (first, second) and (wanted is None or _key(r["recipe"]) in wanted):
+        if r["recipe"].get("init") in (first, second) and (wanted is None or _key(r["recipe"]) in wanted) \
+                and (budget is None or budget_of(task, r["recipe"]) == budget):
             by_recipe.setdefault(_key(r["recipe"]), []).append(r)
-    values, groups, labels = [], [], {"+".join(f): [] for f in EFFECT_FACTORS[task]}
+    by_recipe = {k: v for k, v in by_recipe.items() if not {arm, baseline} - {r["variant"] for r in v}}
+    if cells == "both":
+        def twin(recipe):
+            return _key({**recipe, "init": second if recipe["init"] == first else first})
+        by_recipe = {k: v for k, v in by_recipe.items() if twin(v[0]["recipe"]) in by_recipe}
+    values, groups, seeds, recipes = [], [], [], []
+    labels = {"+".join(f): [] for f in EFFECT_FACTORS[task]}
     for recipe_rows in by_recipe.values():
-        if {arm, baseline} - {r["variant"] for r in recipe_rows}:
-            continue
-        _, d = paired_differences(recipe_rows, quantity, baseline)[arm]
+        seed_list, d = paired_differences(recipe_rows, quantity, baseline)[arm]
         recipe = recipe_rows[0]["recipe"]
         values += list(d)
+        seeds += [int(x) for x in seed_list]
         groups += [recipe["init"]] * len(d)
+        recipes.append(dict(recipe))
         for f in EFFECT_FACTORS[task]:
             labels["+".join(f)] += [[recipe[k] for k in f]] * len(d)
     if not values:
         raise ValueError(f"rows must hold recipes with both arms {arm!r} and {baseline!r}")
-    out = ols_group_effect(values, groups, labels, first=first, second=second, alpha=alpha, cov_type=cov_type)
+    out = ols_group_effect(values, groups, labels, first=first, second=second, alpha=alpha, cov_type=cov_type,
+                           clusters=seeds if cov_type == "cluster" else None)
     v, g = np.asarray(values), np.asarray(groups)
     signs = {}
     for init in (first, second):
@@ -475,8 +586,18 @@ def initialisation_effect(rows, *, arm: str = "diffusion", baseline: str = "atte
         b = int(np.sum(d < 0 if lower else d > 0))
         w = int(np.sum(d > 0 if lower else d < 0))
         signs[init] = {"better": b, "worse": w, "tied": len(d) - b - w}
-    return {**out, "task": task, "quantity": quantity, "cells": cells,
+    return {**out, "task": task, "quantity": quantity, "cells": cells, "budget": budget, "recipes": recipes,
+            "seeds": sorted(set(seeds)),
             "means": {init: float(v[g == init].mean()) for init in (first, second)}, "signs": signs}
+
+
+def budget_of(task: str, recipe: dict) -> str:
+    """The budget of a recipe: ``"plateau"`` for the character model's 5,000 iterations and the ViT's plateau rule
+    (with or without its decay), ``"early"`` otherwise (2,000 iterations; a fixed number of epochs)."""
+    task = check_choice(task, "task", tuple(PRIMARY_RECIPES))
+    if task == "charlm":
+        return "plateau" if recipe.get("max_iters") == PRIMARY_RECIPES["charlm"]["plateau"]["max_iters"] else "early"
+    return "plateau" if recipe.get("patience") else "early"
 
 
 # ------------------------------------------------------------------------------------------- Fieller's ratio

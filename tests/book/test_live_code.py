@@ -53,8 +53,8 @@ pytestmark = [pytest.mark.book, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "book/transformer_block.html"
-#: Code cells run, counted among the page's inputs: imports, the toy (with the sliders' defaults), the settings
-#: printed, one block, the heat-kernel bump, then its panel (the sixth).
+#: Code cells run, counted among the page's inputs: imports (folded), the toy (with the sliders' defaults), one block
+#: against its formula, LayerNorm against torch's, the heat-kernel check, then the bump's panel (the sixth).
 N_CELLS = 6
 PANEL_LABEL = "κ (sharpness)"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -296,7 +296,7 @@ def test_live_code_runs_the_first_cells_and_a_panel(page, servers):
     # has drawn its lines and its height holds across two animation frames (under load Thebe's editors are
     # measured late: read earlier, every one was its 10 px of padding)
     heights = _editor_heights(page, thebe.count())
-    # not CodeMirror's fixed 300 px: the 38-line import cell is taller, a one-line cell far shorter
+    # not CodeMirror's fixed 300 px: the 24-line import cell is taller, a one-line cell far shorter
     assert max(h for h, _ in heights) > 300 and min(h for h, n in heights if n == 1) < 60, heights
     live_cells = page.locator("div.cell:has(.thebe-cell)")
     t_first = None

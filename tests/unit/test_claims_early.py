@@ -115,8 +115,8 @@ def test_the_order_claim_fails_if_a_graph_fell_apart():
     raises_naming(source, with_order(ns, flipped), "the graph stays in one piece at every setting of the table")
 
 
-UNROLLED = "At the default (k = 10, and t = t0) the colours run in order along the first coordinate"
-HARMONIC = "The second coordinate is mostly a second harmonic of the first"
+UNROLLED = "With k = 10 neighbours and heat-kernel weights at t = t0 ... the colours run in order along the first"
+HARMONIC = "the second coordinate is mostly a second harmonic of the first"
 
 
 def test_the_default_claims_fail_when_the_default_folds():
@@ -173,10 +173,14 @@ def test_the_laplacian_claims_hold_on_a_path_and_fail_on_a_ring():
     raises_naming(source, broken, ZERO)
 
 
+SAME_ENERGY = "Added up edge by edge or computed as the trace, the energy of a random embedding of the twelve points"
+
+
 def test_the_energy_claim_fails_when_the_two_sums_differ():
-    source = claim_cell("laplacian_eigenmaps", "They agree.")
-    run(source, {"E_edges": 49.674001738929135, "E_trace": 49.674001738929114})
-    raises_naming(source, {"E_edges": 49.674001738929135, "E_trace": 49.6740018}, "They agree.")
+    source = claim_cell("laplacian_eigenmaps", SAME_ENERGY)
+    glued = run(source, {"E_edges": 49.674001738929135, "E_trace": 49.674001738929114})
+    assert glued["energy_small"] == "49.6740"
+    raises_naming(source, {"E_edges": 49.674001738929135, "E_trace": 49.6740018}, SAME_ENERGY)
 
 
 SLOW = "The first eigenvector changes slowly from one end of the spiral to the other"
@@ -260,11 +264,27 @@ def test_the_agreement_claims_hold_and_fail_with_their_numbers():
     raises_naming(source, {"agreement": flipped, "mnist": MNIST}, ROUNDOFF)
 
 
+APART = "the first two coordinates, found with no labels, already set the 0s and the 1s apart"
+
+
+def test_the_digits_claim_holds_and_fails_with_the_digits_set_apart():
+    """The claim cell reads which digits classes_apart sets apart; any other set, or none, makes it fail."""
+    source = claim_cell("laplacian_eigenmaps", APART)
+    facts = {"classes": list(range(10)), "purity": [0.865, 0.814, 0.41, 0.6, 0.47, 0.37, 0.69, 0.6, 0.34, 0.43],
+             "apart": [0, 1], "others_max": 0.69}
+    ns = {"k_compare": 10, "Y_mnist": None, "labels_mnist": None, "laplacian_eigenmaps": lambda *a, **k: None,
+          "pct": prose.pct}
+    glued = run(source, {**ns, "classes_apart": lambda *a, **k: facts})
+    assert (glued["purity_0"], glued["purity_1"], glued["purity_others"]) == ("86 %", "81 %", "69 %")
+    for apart in ([0], [0, 1, 6], []):
+        raises_naming(source, {**ns, "classes_apart": lambda *a, apart=apart, **k: {**facts, "apart": apart}}, APART)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # The ELBO chapter: the closed form and PCA
 
 
-CLOSED_FORM = "its squared column lengths are 1/lambda - beta"
+CLOSED_FORM = "The squared column lengths match (shrinkage)"
 
 
 @lru_cache(maxsize=1)

@@ -91,6 +91,30 @@ def test_the_thesis_verdict_fails_when_a_block_moves_towards_every_embedding():
         run(cell(EVERY), **verdict_namespace(flipped))
 
 
+AWAY = "plain attention moves towards the embedding in most constructions and away in none"
+
+
+def away_namespace(attention_away=0, k10_moves=("towards", "towards", "towards")):
+    """The counts of the constructions with room, shaped as the chapter's, and the two rows of the attention graph
+    with its self-loops at kappa = 10 (both in the room), whose blocks move as ``k10_moves`` says."""
+    k10 = [{"kappa": 10.0, "graph": "attention", "q": q, "start_above_random": True, "at_ceiling": False,
+            "moves": dict(zip(("attention", "diffusion", "paper"), k10_moves))} for q in thesis.QS]
+    count = {"attention": {"towards": 14, "away": attention_away, "still": 4 - attention_away},
+             "diffusion": {"towards": 13, "away": 4, "still": 1}, "paper": {"towards": 13, "away": 4, "still": 1}}
+    return {"count": count, "room": [None] * 18, "rows": k10}
+
+
+def test_the_away_claims_hold_on_the_pages_counts_and_fail_when_plain_attention_moves_away():
+    run(cell(AWAY), **away_namespace())
+    with pytest.raises(ClaimError, match=re.escape(AWAY)):
+        run(cell(AWAY), **away_namespace(attention_away=1))
+
+
+def test_the_kappa_10_claim_fails_when_a_block_stays_still_on_the_attention_graph():
+    with pytest.raises(ClaimError, match="every block moves towards its embedding at both q"):
+        run(cell(AWAY), **away_namespace(k10_moves=("towards", "still", "towards")))
+
+
 def proposition_namespace(gaps_mnist):
     from probdr_lite.presentation.figures.block import make_toy
 
@@ -108,21 +132,41 @@ def test_the_proposition_claim_holds_and_fails_with_a_gap_above_rounding():
         run(cell(PROPOSITION), **proposition_namespace(np.array([1e-6])))
 
 
+#: The page's Jacobian norms (book/energies.html): ||J - J^T||_F and ||J||_F of each update's field.
+FIELD_NORMS = {"attention": (55.7, 372.0), "diffusion": (55.7, 85.9), "paper": (55.7, 84.9), "exact": (9e-13, 149.8),
+               "symmetric": (19.2, 147.7), "energy_transformer": (8e-13, 396.6), "sinkformer": (3e-13, 184.6)}
+
+
+def asymmetry_of(norms):
+    return {u: {"antisymmetric": a, "jacobian": j, "asymmetry": a / j} for u, (a, j) in norms.items()}
+
+
 def test_the_gradient_field_claim_fails_when_plain_attention_becomes_symmetric():
-    """The page's asymmetries (book/energies.html), then plain attention's set to rounding."""
-    page = {"attention": 4.5e-04, "diffusion": 2.0e-03, "paper": 2.0e-03, "exact": 1.9e-17, "symmetric": 1.0e-03,
-            "energy_transformer": 5.2e-18, "sinkformer": 1.8e-18}
-    run(cell(FIELDS), asymmetry=page, TOL=THRESHOLDS["identity"])
+    run(cell(FIELDS), asymmetry=asymmetry_of(FIELD_NORMS), TOL=THRESHOLDS["identity"])
     with pytest.raises(ClaimError, match="Sinkhorn attention are gradient fields"):
-        run(cell(FIELDS), asymmetry={**page, "attention": 1e-15}, TOL=THRESHOLDS["identity"])
+        run(cell(FIELDS), asymmetry=asymmetry_of({**FIELD_NORMS, "attention": (1e-13, 372.0)}),
+            TOL=THRESHOLDS["identity"])
 
 
-def test_the_gradient_field_claim_fails_when_an_asymmetry_shows_at_the_third_decimal():
-    """'Near a gradient field to about three decimals': an asymmetry of 0.006 would make the sentence false."""
-    page = {"attention": 4.5e-04, "diffusion": 2.0e-03, "paper": 2.0e-03, "exact": 1.9e-17, "symmetric": 1.0e-03,
-            "energy_transformer": 5.2e-18, "sinkformer": 1.8e-18}
-    with pytest.raises(ClaimError, match="to about three decimals"):
-        run(cell(FIELDS), asymmetry={**page, "paper": 6e-3}, TOL=THRESHOLDS["identity"])
+def test_the_gradient_field_claim_fails_when_an_asymmetry_is_small():
+    """'Not near a gradient field': an antisymmetric part of 5 % of the Jacobian would make the sentence false."""
+    with pytest.raises(ClaimError, match="not near a gradient field"):
+        run(cell(FIELDS), asymmetry=asymmetry_of({**FIELD_NORMS, "symmetric": (0.05 * 147.7, 147.7)}),
+            TOL=THRESHOLDS["identity"])
+
+
+def test_the_shared_antisymmetric_part_claim_fails_when_the_parts_differ():
+    with pytest.raises(ClaimError, match="have the same antisymmetric part"):
+        run(cell(FIELDS), asymmetry=asymmetry_of({**FIELD_NORMS, "diffusion": (50.0, 85.9)}),
+            TOL=THRESHOLDS["identity"])
+
+
+def test_the_jacobian_size_claim_fails_when_the_papers_block_keeps_a_quarter_of_plain_attentions():
+    """The sentence says the Jacobians of A - I and the paper's block are under a quarter of plain attention's: a
+    paper's block with a third of it (its shift no longer cancelling as much) makes the cell raise."""
+    with pytest.raises(ClaimError, match="under a quarter of plain attention's"):
+        run(cell(FIELDS), asymmetry=asymmetry_of({**FIELD_NORMS, "paper": (55.7, 372.0 / 3)}),
+            TOL=THRESHOLDS["identity"])
 
 
 STEPS = "the steps of A - I and the paper's block are several times longer than plain"

@@ -59,7 +59,7 @@ def ascent_facts(diverging=(0.06, 0.07), short=(0.002, 0.005, 0.01)):
 
 
 def test_the_divergent_runs_are_those_past_the_threshold():
-    sentence = "The runs that diverge are exactly those past 2/(lambda_max - lambda_1)"
+    sentence = "The runs that diverge are exactly those past the divergence threshold"
     check("unrolled_inference", sentence, {"ascent": ascent_facts(), "marks": {"slowest": 0.59}},
           {"ascent": ascent_facts(diverging=(0.056, 0.06, 0.07)), "marks": {"slowest": 0.59}})
 
@@ -119,7 +119,7 @@ def test_the_three_phases_fail_when_the_run_does_something_else(watched_run):
 
 def test_the_hand_run_and_the_slope_claims(watched_run):
     fit = watched_run["fit"]
-    sentence = "Running layer 600 times by hand gives the same iterate to round-off"
+    sentence = "The two give the same iterate to round-off"
     check("unrolled_inference", sentence, {"X": fit.X.copy(), "fit": fit}, {"X": fit.X + 1e-6, "fit": fit})
     falling = fit.elbo.copy()
     falling[300] -= 1.0  # one step that lowers the ELBO
@@ -127,6 +127,34 @@ def test_the_hand_run_and_the_slope_claims(watched_run):
           {"X": fit.X.copy(), "fit": _Fit(fit, elbo=falling)})
     check("unrolled_inference", "The fitted slope of the Gram error", {"measured": 0.014905, "predicted": 0.0149051},
           {"measured": 0.0160, "predicted": 0.0149051})
+
+
+def test_the_curvature_bound_claim_fails_past_ell_or_outside_the_log_det_interval():
+    sentence = "the largest curvature met is below ell"
+    beta, marks = 0.3, {"safe": 0.0251}  # ell = 39.8; the log-det interval [-0.417, 3.333]
+    measured = {"largest": 36.28, "lowest": -36.28, "highest": 1.46, "logdet_low": -0.254, "logdet_high": 3.138}
+    check("unrolled_inference", sentence, {"curvature": measured, "marks": marks, "beta": beta},
+          {"curvature": {**measured, "largest": 40.0}, "marks": marks, "beta": beta})
+    check("unrolled_inference", sentence, {"curvature": measured, "marks": marks, "beta": beta},
+          {"curvature": {**measured, "logdet_low": -0.5}, "marks": marks, "beta": beta})
+
+
+def test_the_start_is_small_entry_by_entry_and_larger_than_the_answer():
+    sentence = "Each entry is small, but its norm is larger than the answer's"
+    X_0 = 0.1 * np.random.default_rng(0).standard_normal((300, 2))
+    X_0 -= X_0.mean(axis=0)
+    check("unrolled_inference", sentence, {"X_0": X_0, "start_ratio": 3.1}, {"X_0": X_0, "start_ratio": 0.9})
+    check("unrolled_inference", sentence, {"X_0": X_0, "start_ratio": 3.1}, {"X_0": X_0 + 0.5, "start_ratio": 3.1})
+
+
+def test_the_faster_step_claim_of_exercise_3(watched_run):
+    sentence = "on this start it does, and the number of layers needed to bring the Gram error below 1e-2 falls"
+    fit = watched_run["fit"]
+    faster = _Fit(fit, gram_error=np.r_[fit.gram_error[::2], fit.gram_error[-1:]])  # there in about half the steps
+    falling = fit.elbo.copy()
+    falling[5] -= 1.0
+    check("unrolled_inference", sentence, {"fit": fit, "fast": faster}, {"fit": fit, "fast": _Fit(faster, elbo=falling)})
+    check("unrolled_inference", sentence, {"fit": fit, "fast": faster}, {"fit": faster, "fast": fit})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -149,7 +177,7 @@ def test_the_regulariser_approximation_is_poor_on_the_toy(toy):
 def test_halving_h_halves_the_error(toy):
     kappa, eta, beta = (TOY_SETTINGS[k]["default"] for k in ("kappa", "eta", "beta"))
     A = attention_matrix(toy.X0, kappa, beta)
-    rows = euler_diffusion_errors(A.numpy(), toy.X0.numpy(), t=2 * eta, n_steps=(1, 2, 4, 8, 16))
+    rows = euler_diffusion_errors(A.numpy(), toy.X0.numpy(), tau=2 * eta, n_steps=(1, 2, 4, 8, 16))
     second_order = [{**r, "relative_error": 1e-3 / 4 ** i} for i, r in enumerate(rows)]
     check("transformer_block", "Halving h about halves the error", {"rows": rows}, {"rows": second_order})
 

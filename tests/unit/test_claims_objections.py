@@ -42,7 +42,7 @@ def raises_naming(sentence: str, **namespace):
 
 
 # Objection 2: the paper's scale is indefinite and singular at every step
-WISHART = "the scale is indefinite and singular at every one of the steps"
+WISHART = "the scale is indefinite and singular at every one of the points of the path"
 
 
 def test_wishart_claim_holds_with_the_chapters_kind_of_facts_and_fails_when_one_step_is_positive():

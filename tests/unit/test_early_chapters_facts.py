@@ -74,6 +74,34 @@ def test_agreement_facts():
         LE.agreement_facts(agreement_rows(), roundoff=16)
 
 
+def test_classes_apart_against_hand_counted_neighbours():
+    """Two tight clusters far from a mixed third group: the clusters score 1, the mixed classes their share of the
+    group, and the threshold decides on both sides of a purity."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(0, 0.01, size=(20, 2))
+    b = rng.normal(0, 0.01, size=(20, 2)) + [10.0, 0.0]
+    mixed = rng.normal(0, 1.0, size=(40, 2)) + [0.0, 50.0]  # classes 2 and 3 interleaved in one blob
+    X = np.vstack([a, b, mixed])
+    labels = np.array([0] * 20 + [1] * 20 + [2, 3] * 20)
+    f = LE.classes_apart(X, labels, n_neighbors=5)
+    assert f["classes"] == [0, 1, 2, 3]
+    assert f["purity"][:2] == [1.0, 1.0] and f["apart"] == [0, 1]
+    assert 0.2 < f["purity"][2] < 0.8 and 0.2 < f["purity"][3] < 0.8 and f["others_max"] == max(f["purity"][2:])
+    # on a line of four points labelled 0 0 1 1, the end points' nearest neighbour shares their label, the
+    # middle ones' nearest (at distance 1 versus 1.5) does not
+    line = np.array([[0.0, 0], [1, 0], [2.5, 0], [3.5, 0]])
+    g = LE.classes_apart(line, np.array([0, 0, 1, 1]), n_neighbors=1)
+    assert g["purity"] == [1.0, 1.0]
+    h = LE.classes_apart(np.array([[0.0, 0], [1, 0], [1.8, 0], [3.5, 0]]), np.array([0, 0, 1, 1]), n_neighbors=1)
+    assert h["purity"] == [0.5, 0.5] and h["apart"] == [] and h["others_max"] == 0.5
+    assert LE.classes_apart(X, labels, n_neighbors=5, apart=0.0)["apart"] == [0, 1, 2, 3]
+    assert np.isnan(LE.classes_apart(X, labels, n_neighbors=5, apart=0.0)["others_max"])
+    with pytest.raises(ValueError, match="n_neighbors"):
+        LE.classes_apart(X, labels, n_neighbors=len(X))
+    with pytest.raises(ValueError, match="labels"):
+        LE.classes_apart(X, labels[:-1])
+
+
 def test_order_along_a_curve_and_a_broken_graph():
     Y, t = helix()
     rho = LE.order_along_roll(Y, t, [(8, 1.0), (1, 1.0)])
@@ -110,6 +138,22 @@ def test_eta_runs_follow_the_gram_error_and_the_divergence_threshold():
     assert f["gram"][0] == pytest.approx(gram, rel=1e-12) and np.isnan(f["gram"][1])
     assert (f["gram_below"], f["n_steps"], f["safe"], f["divergent"]) == (0.01, 200, 0.01, marks["divergent"])
     assert UI.eta_runs(L, 0.3, [slow], marks, n_steps=200, converged=1.1 * gram)["converged"] == [True]
+
+
+def test_curvature_facts_are_the_centred_hessians_eigenvalues():
+    """At X = 0 the log-det part is I / beta and the trace part -L: the curvatures are 1/beta - lambda over the
+    centred eigenvalues lambda of L (each q times), computed here with SciPy; a second iterate only widens the
+    range."""
+    L, beta = graph_laplacian(n=30), 0.3
+    lam = sla.eigh(L.toarray(), eigvals_only=True)[1:]  # the centred directions leave out L's constant eigenvector
+    f = UI.curvature_facts(L, beta, [np.zeros((30, 2))])
+    assert f["logdet_low"] == pytest.approx(1 / beta) and f["logdet_high"] == pytest.approx(1 / beta)
+    assert f["lowest"] == pytest.approx(1 / beta - lam.max()) and f["highest"] == pytest.approx(1 / beta - lam.min())
+    assert f["largest"] == pytest.approx(max(abs(1 / beta - lam.max()), abs(1 / beta - lam.min())))
+    X = np.random.default_rng(1).normal(size=(30, 2))
+    g = UI.curvature_facts(L, beta, [np.zeros((30, 2)), X - X.mean(axis=0)])
+    assert g["largest"] >= f["largest"] and g["logdet_low"] < f["logdet_low"]
+    assert -1 / (8 * beta) <= g["logdet_low"] and g["logdet_high"] <= 1 / beta + 1e-12
 
 
 def test_the_eta_slider_is_defined_once():

@@ -215,20 +215,43 @@ def field_by_hand(Z, update, kappa, beta):
 
 @pytest.mark.parametrize("update, is_gradient", [("attention", False), ("diffusion", False), ("exact", True)])
 def test_gradient_field_asymmetry_against_the_full_jacobian(update, is_gradient):
+    """The probes' estimates against ||J - J^T||_F and ||J||_F of the whole Jacobian, by autograd on a small X."""
     X = latents(9, 4, seed=3)
     J = torch.autograd.functional.jacobian(lambda Z: field_by_hand(Z, update, 3.0, 1.0), X).reshape(36, 36)
-    full = float((J - J.T).norm() / J.norm())
-    a = E.gradient_field_asymmetry(X, update, 3.0, 1.0, n_pairs=5)
+    anti, size = float((J - J.T).norm()), float(J.norm())
+    a = E.gradient_field_asymmetry(X, update, 3.0, 1.0, n_probes=100)
+    assert a["jacobian"] == pytest.approx(size, rel=0.2)
+    assert a["asymmetry"] == pytest.approx(a["antisymmetric"] / a["jacobian"], rel=1e-12)
     if is_gradient:
-        assert full < 1e-13 and a < 1e-13
+        assert anti / size < 1e-13 and a["asymmetry"] < 1e-13
     else:
-        assert full > 1e-3 and a > 1e-5
+        assert anti / size > 1e-2 and a["antisymmetric"] == pytest.approx(anti, rel=0.3)
+
+
+def test_gradient_field_asymmetry_is_calibrated_by_linear_fields(monkeypatch):
+    """A linear field X -> M X has the Jacobian M (x) I: a symmetric M scores 0, an antisymmetric one 2, whatever
+    the probes; the estimate of ||J||_F is ||M||_F sqrt(d_q) to the probes' accuracy."""
+    X = latents(12, 4, seed=5)
+    K = torch.randn(12, 12, dtype=F64, generator=torch.Generator().manual_seed(0))
+    for M, expected in ((K + K.T, 0.0), (K - K.T, 2.0)):
+        monkeypatch.setattr(E, "_dense_direction", lambda Z, update, kappa, beta, causal, M=M: M @ Z)
+        a = E.gradient_field_asymmetry(X, "attention", 3.0, 1.0, n_probes=100)
+        assert a["asymmetry"] == pytest.approx(expected, abs=1e-12)
+        assert a["jacobian"] == pytest.approx(float(M.norm()) * 2.0, rel=0.15)
+
+
+def test_attention_diffusion_and_paper_share_one_antisymmetric_part(X):
+    """Their Jacobians differ by multiples of I, which is symmetric: with the same probes, the same J - J^T."""
+    a = {u: E.gradient_field_asymmetry(X, u, 5.0, 1.0) for u in ("attention", "diffusion", "paper")}
+    anti = [a[u]["antisymmetric"] for u in a]
+    assert max(anti) - min(anti) < 1e-10 * max(anti)
+    assert len({round(a[u]["jacobian"], 6) for u in a}) == 3
 
 
 def test_sinkformer_and_energy_transformer_updates_are_gradient_fields(X):
     for u in ("energy_transformer", "sinkformer"):
-        assert E.gradient_field_asymmetry(X, u, 5.0, 1.0) < 1e-12
-    assert E.gradient_field_asymmetry(X, "symmetric", 5.0, 1.0) > 1e-6
+        assert E.gradient_field_asymmetry(X, u, 5.0, 1.0)["asymmetry"] < 1e-12
+    assert E.gradient_field_asymmetry(X, "symmetric", 5.0, 1.0)["asymmetry"] > 1e-3
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -326,6 +349,51 @@ def test_mode_retention_on_the_frozen_graph_is_the_prediction(variant):
         float(np.median(np.abs(E.frequency_response(lam[-10:], variant, eta, d_q, beta)) ** T)), rel=1e-12)
 
 
+def test_mode_retention_by_step_is_the_prediction_on_the_frozen_graph_and_ends_at_the_last_step():
+    """On X_0's graph without LayerNorm every step keeps exactly |response|^t of each mode: the per-step medians
+    follow the prediction from t = 0 (all 1) to t = T, whose values are the summary's."""
+    X0 = latents(60, 8, seed=5)
+    kappa, beta, eta, T = 4.0, 1.0, 0.3, 4
+    A = torch.softmax(logits(X0, X0, kappa, beta, False), 1)
+    path = [X0]
+    for _ in range(T):
+        path.append(path[-1] + eta * 2 * (A @ path[-1] - path[-1]))
+    out = E.mode_retention(path, eta, X0.shape[1], beta, kappa, "diffusion", n_modes=10)
+    for part in ("top", "middle"):
+        steps = out["steps"][part]
+        assert steps["measured"].shape == steps["predicted"].shape == (T + 1,)
+        assert steps["measured"][0] == pytest.approx(1.0) and steps["predicted"][0] == pytest.approx(1.0)
+        assert np.allclose(steps["measured"], steps["predicted"], rtol=1e-6)
+        assert steps["measured"][-1] == out[part]["measured"] and steps["predicted"][-1] == out[part]["predicted"]
+        assert np.all(np.diff(steps["predicted"]) < 0)  # every mode above the constant one is damped
+
+
+@pytest.mark.parametrize("variant", ["attention", "diffusion", "paper"])
+def test_frozen_graph_path_is_the_block_with_the_graph_of_x0(variant):
+    """Its first step is the real block's; every later step is Pi(X + eta Delta) with A computed at X_0 by hand."""
+    X0 = latents(30, 6, seed=6)
+    kappa, beta, eta = 5.0, 1.0, 0.4
+    path = E.frozen_graph_path(X0, 3, kappa, eta, beta, variant)
+    assert len(path) == 4 and torch.equal(path[0], X0)
+    assert torch.allclose(path[1], U.block_step(X0, kappa, eta, beta, variant), atol=1e-12)
+    A = torch.softmax(logits(X0, X0, kappa, beta, False), 1)
+    c = {"attention": 0.0, "diffusion": 2.0, "paper": 2.0 - 2.0 / (6 + beta)}[variant]
+    Z = path[2]
+    assert torch.allclose(path[3], ln(Z + eta * (2 * A @ Z - c * Z)), atol=1e-12)
+    real = U.unroll(X0, 3, kappa, eta, beta, variant)
+    assert not torch.allclose(path[3], real[3], atol=1e-6)  # the real graph moves
+
+
+def test_frozen_graph_path_refuses_bad_input():
+    X0 = latents(10, 4)
+    with pytest.raises(ValueError, match="n_steps"):
+        E.frozen_graph_path(X0, 0)
+    with pytest.raises(ValueError, match="variant"):
+        E.frozen_graph_path(X0, 2, variant="exact")
+    with pytest.raises(ValueError, match="eta"):
+        E.frozen_graph_path(X0, 2, eta=-1.0)
+
+
 def test_mode_retention_refuses_bad_input():
     X0 = latents(20, 6)
     with pytest.raises(ValueError, match="path"):
@@ -365,7 +433,7 @@ def test_differential_gap_tends_to_zero(X):
     (lambda X: E.update_direction(X, "sinkformer", mask="causal"), "mask"),
     (lambda X: E.update_alignment(X, "phi"), "readings"),
     (lambda X: E.update_alignment(X, ("phi",), ()), "updates"),
-    (lambda X: E.gradient_field_asymmetry(X, "exact", n_pairs=0), "n_pairs"),
+    (lambda X: E.gradient_field_asymmetry(X, "exact", n_probes=0), "n_probes"),
     (lambda X: E.energy_path([X], ("phi",)), "path"),
     (lambda X: E.energy_path([X, X[:5]], ("phi",)), "path"),
     (lambda X: E.energy_path([X, X], ("nope",)), "reading"),

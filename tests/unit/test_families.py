@@ -5,6 +5,7 @@ forms (the pooled two-sample t, Bonferroni's t quantile, the delta method), the 
 paired t-test of x - R y, point by point) and small seeded Monte Carlo runs of coverage with loose tolerances.
 """
 
+import copy
 import json
 import math
 import warnings
@@ -408,6 +409,74 @@ def test_initialisation_effect_on_rows_matches_statsmodels(rows):
     assert out["n"] == len(df) and out["signs"]["gpt2"]["worse"] == int((df["d"][df["init"] == "gpt2"] > 0).sum())
     primary = F.initialisation_effect(rows, cells="primary")
     assert primary["n"] == 20 and primary["factors"] == ["max_iters"]
+
+
+def test_cluster_robust_initialisation_effect_matches_statsmodels():
+    rng = np.random.default_rng(21)
+    df = _frame(rng, n=32)
+    df["seed"] = np.tile(np.arange(8), 4)
+    df["d"] += 0.03 * rng.standard_normal(8)[df["seed"]]  # a shared part per seed
+    fit = smf.ols("d ~ C(init, Treatment('gpt2')) + C(lr)", data=df).fit(
+        cov_type="cluster", cov_kwds={"groups": df["seed"]}, use_t=True)
+    name = "C(init, Treatment('gpt2'))[T.default]"
+    ours = F.ols_group_effect(df["d"], df["init"], {"lr": df["lr"]}, cov_type="cluster", clusters=df["seed"])
+    assert math.isclose(ours["se"], fit.bse[name], rel_tol=1e-8)
+    assert math.isclose(ours["pvalue"], fit.pvalues[name], rel_tol=1e-6)
+    np.testing.assert_allclose(ours["ci"], fit.conf_int().loc[name], rtol=1e-8)
+    assert ours["df"] == 7 and ours["clusters"] == 8
+    with pytest.raises(ValueError, match="clusters"):
+        F.ols_group_effect(df["d"], df["init"], cov_type="cluster")
+    with pytest.raises(ValueError, match="clusters"):
+        F.ols_group_effect(df["d"], df["init"], clusters=df["seed"])
+
+
+def test_initialisation_effect_per_budget_reads_only_recipes_run_under_both(rows):
+    out = F.initialisation_effect(rows, cells="both", budget="early", cov_type="cluster")
+    # the 2,000-iteration recipes run under both initialisations: lr 1e-3 only (lr 3e-3 ran under GPT-2's alone)
+    assert sorted(r["init"] for r in out["recipes"]) == ["default", "gpt2"]
+    assert all(r["lr"] == 1e-3 and r["max_iters"] == 2000 for r in out["recipes"])
+    def value(init, arm, seed):
+        return next(r["final_val_loss"] for r in rows if r["recipe"] == {"init": init, "lr": 1e-3, "max_iters": 2000}
+                    and r["variant"] == arm and r["seed"] == seed)
+
+    means = {i: np.mean([value(i, "diffusion", s) - value(i, "attention", s) for s in range(5)])
+             for i in ("gpt2", "default")}
+    assert out["n"] == 10 and out["seeds"] == list(range(5)) and out["clusters"] == 5
+    assert math.isclose(out["estimate"], means["default"] - means["gpt2"], rel_tol=1e-9)
+    late = F.initialisation_effect(rows, cells="both", budget="plateau")
+    assert {r["max_iters"] for r in late["recipes"]} == {5000}
+    with pytest.raises(ValueError, match="budget"):
+        F.initialisation_effect(rows, budget="late")
+
+
+def test_leave_one_out_recomputes_the_family_without_each_seed(rows):
+    full = F.family_table("primary", {"charlm": rows}, margins=F.EQUIVALENCE_MARGINS, complete=False)
+    loo = F.leave_one_out("primary", {"charlm": rows}, complete=False)
+    assert [(e["task"], e["init"], e["budget"]) for e in loo] == [(e["task"], e["init"], e["budget"]) for e in full]
+    cell = full[0]
+    dropped = [r for r in rows if not (r["seed"] == cell["seeds"][0] and r["recipe"] == cell["recipe"])]
+    again = F.family_table("primary", {"charlm": dropped}, margins=F.EQUIVALENCE_MARGINS, complete=False)
+    assert loo[0]["without"][cell["seeds"][0]] == again[0]["verdict"]
+    assert loo[0]["verdict"] == cell["verdict"] and set(loo[0]["without"]) == set(cell["seeds"])
+
+
+def test_arm_correlations_are_pearson_across_seeds(rows):
+    out = F.arm_correlations({"charlm": rows})
+    cell = F.family_cells("primary", {"charlm": rows})[0]
+    a = [next(r["final_val_loss"] for r in rows if r["recipe"] == cell["recipe"] and r["variant"] == "attention"
+              and r["seed"] == s) for s in cell["seeds"]]
+    b = [next(r["final_val_loss"] for r in rows if r["recipe"] == cell["recipe"] and r["variant"] == "diffusion"
+              and r["seed"] == s) for s in cell["seeds"]]
+    assert math.isclose(out[0]["correlation"], stats.pearsonr(a, b)[0], rel_tol=1e-9)
+
+
+def test_exploratory_history_splits_pairs_at_the_declaration(rows):
+    late = copy.deepcopy(rows)
+    for r in late:
+        r["timestamp"] = "2026-12-04T10:00:00+00:00" if r["seed"] >= 3 else "2026-12-01T10:00:00+00:00"
+    out = F.exploratory_history({"charlm": late})
+    assert out and all(h["before"] == [0, 1, 2] and h["after"] == [3, 4] for h in out)
+    assert out[0]["first"] == "2026-12-01" and out[0]["last"] == "2026-12-04"
 
 
 def test_initialisation_effect_refuses_bad_input(rows):

@@ -84,7 +84,7 @@ def test_euler_errors_are_first_order_and_agree_with_a_direct_recomputation():
     W = rng.uniform(size=(15, 15))
     A = W / W.sum(1, keepdims=True)
     X = rng.normal(size=(15, 3))
-    rows = euler_diffusion_errors(A, X, t=1.0, n_steps=(1, 4, 16, 64))
+    rows = euler_diffusion_errors(A, X, tau=1.0, n_steps=(1, 4, 16, 64))
     errors = [r["relative_error"] for r in rows]
     assert all(a > b for a, b in zip(errors, errors[1:]))
     assert 3.0 < errors[2] / errors[3] < 5.0  # h divided by 4, error divided by about 4: first order
@@ -207,6 +207,13 @@ def test_variant_metrics_is_a_tidy_table_that_starts_from_one_X0(small_mnist):
     assert str(per_layer).splitlines()[-1] == f"| 2 | {value:.3f} |"
     with pytest.raises(ValueError, match="one variant and one n"):
         M.layer_table(rows)
+    # the NMI's range over the k-means seeds, the two numbers the chapter's rule compares, as a last column
+    exact = [r for r in rows if r["variant"] == "exact"]
+    ranged = M.layer_table(exact, metrics=("kmeans_nmi",), nmi_range=True)
+    assert ranged.header[-1] == "NMI runs, lowest to highest"
+    assert ranged.body[2][-1] == f"{exact[2]['kmeans_nmi_min']:.3f} to {exact[2]['kmeans_nmi_max']:.3f}"
+    with pytest.raises(ValueError, match="nmi_range needs rows that hold the NMI's range"):
+        M.layer_table([{k: v for k, v in r.items() if k not in MB.NMI_KEYS} for r in exact], nmi_range=True)
     for builder in (M.metrics_table, M.layer_table, M.metric_lines_figure):
         with pytest.raises(ValueError, match=r"rows must be the list returned by probdr_lite\.metrics\.layer_metrics; "
                                              r"got an empty list"):

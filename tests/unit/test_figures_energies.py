@@ -23,7 +23,6 @@ PATHS = chapter_passed("energy_path_figure", 1)
 THESIS = chapter_passed("thesis_table", 3)
 ROBUST = chapter_passed("robustness_table", 1)
 SPECTRUM = chapter_passed("spectrum_figure", 1)
-READINGS = chapter_passed("energy_readings_table", keyword="columns")
 
 
 @pytest.fixture(autouse=True)
@@ -49,13 +48,14 @@ def test_exact_for_and_alignment_table():
     assert t.header[0] == ALIGNMENT["reading"] and t.header[1] == "plain attention" and t.body[0][0] == NAMES[
         "reading"]["ple"]
     assert t.header[-3:] == [ALIGNMENT["exact"], ALIGNMENT["tangent"], ALIGNMENT["closest"]]
-    assert t.body[0][-3:] == ["$A - I$", "plain attention, $A - I$", "$A - I$ (0)"]
+    assert t.body[0][-3:] == ["$A - I$", "plain attention, $A - I$", "plain attention, $A - I$ (0)"]
     assert t.body[0][1] == "0.9000 / 1.0000"
     assert t.caption == "the chapter's caption"
     markdown_rows_are_whole(t)
     none = F.alignment_table(alignment((), ()), ALIGNMENT)  # no exact block: "none", and how close the nearest comes
     assert none.body[0][0] == NAMES["reading"]["ple"]
-    assert none.body[0][-3:] == ["none", "none", "plain attention (1.0e-01)"]
+    assert none.body[0][-3:] == ["none", "none", "plain attention, $A - I$, the paper's block, the exact block, the "
+                                 "symmetric block (5.0e-02)"]  # every tangent cosine 0.95: a five-way tie
     with pytest.raises(ValueError, match="alignment must be the dict returned by .*update_alignment; it lacks"):
         F.exact_for({"ple": {}}, "phi")
 
@@ -74,11 +74,29 @@ def test_harness_table_counts_the_steps():
         F.harness_table([], HARNESS)
 
 
+def test_closest_is_read_after_layernorm_and_lists_ties():
+    """The closest blocks by the tangent cosine (what LayerNorm keeps), not the full-space one, with every block
+    within the identity threshold of the best."""
+    a = alignment()
+    a["hopfield"]["attention"] = {"cosine": 0.999, "tangent_cosine": 0.9}  # closest in the full space only
+    a["hopfield"]["paper"]["tangent_cosine"] = a["hopfield"]["diffusion"]["tangent_cosine"] = 0.99
+    assert F.closest(a, "hopfield") == ["exact"]  # tangent cosine 1
+    a["hopfield"]["exact"]["tangent_cosine"] = 0.99 - 1e-12  # within the threshold of the best: a tie
+    assert F.closest(a, "hopfield") == ["diffusion", "paper", "exact"]
+    a["hopfield"]["exact"]["tangent_cosine"] = 0.98
+    assert F.closest(a, "hopfield") == ["diffusion", "paper"]
+
+
 def test_gradient_field_table():
-    t = F.gradient_field_table({"attention": 1e-3, "exact": 1e-17}, FIELDS, NAMES, caption="a caption")
-    assert t.body[0][-1] == "no" and t.body[1][-1] == "yes" and t.caption == "a caption"
-    assert t.header == [FIELDS["update"], FIELDS["asymmetry"], FIELDS["field"]] and t.body[1][0] == "the exact block"
+    rows = {"attention": {"asymmetry": 0.15, "antisymmetric": 55.7, "jacobian": 372.0},
+            "exact": {"asymmetry": 6e-15, "antisymmetric": 9e-13, "jacobian": 150.0}}
+    t = F.gradient_field_table(rows, FIELDS, NAMES, caption="a caption")
+    assert t.body[0] == ["plain attention", "55.7", "372.0", "0.15", "no"]
+    assert t.body[1] == ["the exact block", "9.0e-13", "150.0", "6.0e-15", "yes"] and t.caption == "a caption"
+    assert t.header == [FIELDS[k] for k in ("update", "antisymmetric", "jacobian", "asymmetry", "field")]
     markdown_rows_are_whole(t)
+    with pytest.raises(ValueError, match="lacks \\['jacobian'\\]"):
+        F.gradient_field_table({"attention": {"asymmetry": 0.1, "antisymmetric": 1.0}}, FIELDS, NAMES)
 
 
 def thesis_numbers(att_end, pix_end, sd=0.01):
@@ -118,33 +136,13 @@ def test_spectrum_figure():
         F.spectrum_figure(np.array([]), SPECTRUM)
 
 
-def test_energy_path_figure_and_readings_table():
+def test_energy_path_figure():
     h = harness()
     fig = F.energy_path_figure(h, PATHS, NAMES)
     assert sum(ax.axison for ax in fig.axes) == len(E.READINGS)
     titles = [ax.get_title() for ax in fig.axes if ax.axison]
     assert titles[0] == NAMES["reading"]["ple"] + "\n(its reading: ↑)"  # raised
     assert titles[list(E.READINGS).index("energy_transformer")].endswith("(its reading: ↓)")  # not frozen, lowered
-    rows = E.READINGS + E.FILTER_READINGS
-    predicts = {r: f"predicts {r}" for r in rows}
-    measured = {r: f"measured {r}" for r in rows}
-    notes = {r: f"exact {r}" for r in E.FILTER_READINGS}
-    t = F.energy_readings_table(h, alignment(("exact",), ("exact", "diffusion")), predicts, measured, notes,
-                                READINGS, NAMES, caption="c")
-    assert [row[0] for row in t.body] == [NAMES["reading"][r] for r in rows]
-    assert t.body[0][1:3] == [NAMES["energy"]["ple"], "raised"] and t.body[2][2] == "lowered"
-    assert t.body[0][3:5] == ["the exact block", "the exact block (0)"]
-    assert [row[5] for row in t.body] == [predicts[r] for r in rows]
-    assert [row[6] for row in t.body] == [measured[r] for r in rows]
-    assert t.body[-1][2:5] == ["none", "exact diff_transformer", "none"] and t.body[-2][1] == NAMES["energy"]["gfsa"]
-    assert t.header == [READINGS[k] for k in ("reading", "energy", "sense", "exact", "closest", "predicts",
-                                              "measured")] and t.caption == "c"
-    markdown_rows_are_whole(t)
-    del measured["grand"]
-    with pytest.raises(ValueError, match="measured must .* lacks \\['grand'\\]"):
-        F.energy_readings_table(h, alignment(), predicts, measured, notes, READINGS)
-    with pytest.raises(ValueError, match="exact_notes must"):
-        F.energy_readings_table(h, alignment(), predicts, {**measured, "grand": "x"}, {}, READINGS)
 
 
 def test_robustness_table():
@@ -157,6 +155,8 @@ def test_robustness_table():
                        "0.400 ↓ (0.700 at 3)", "plain attention"]]
     assert t.header[-3:] == ["plain attention: last layer (peak at layer)", "$A - I$: last layer (peak at layer)",
                              "ends closer"] and t.caption == "c"
+    both_random = F.robustness_table([{**row, "closer": "random"}], ROBUST, NAMES)
+    assert both_random.body[0][-1] == NAMES["closer"]["random"]
     with pytest.raises(KeyError):
         F.robustness_table([{**row, "graph": "no_such_graph"}], ROBUST, NAMES)
     with pytest.raises(ValueError, match="facts must be the list returned by"):

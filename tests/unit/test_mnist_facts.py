@@ -58,6 +58,30 @@ def test_nmi_facts_follow_the_chapters_rule():
     assert f["better"] == [False, False, False] and f["worse"] == [False, False, True]
 
 
+@pytest.mark.parametrize("n_runs", [1, 2, 3, 5])
+def test_rule_p_value_counts_the_splits_that_put_one_layer_wholly_above_the_other(n_runs):
+    """Against an enumeration: of all the ways to say which n_runs of 2 n_runs distinct runs belong to layer t, the
+    share for which nmi_facts' rule calls layer t better or worse than layer 0."""
+    from itertools import combinations
+
+    values = np.arange(2 * n_runs, dtype=float)
+    splits = list(combinations(range(2 * n_runs), n_runs))
+    told = 0
+    for layer_t in splits:
+        runs_t = values[list(layer_t)]
+        runs_0 = np.delete(values, list(layer_t))
+        f = MT.nmi_facts(nmi_rows([(runs_0.min(), runs_0.max()), (runs_t.min(), runs_t.max())]))
+        told += f["better"][1] or f["worse"][1]
+    assert MT.rule_p_value(n_runs) == pytest.approx(told / len(splits), rel=1e-12)
+
+
+def test_rule_p_value_of_five_runs_a_layer_is_two_in_252():
+    assert MT.rule_p_value(5) == pytest.approx(2 / 252, rel=1e-15)
+    assert MT.rule_p_value() == MT.rule_p_value(METRICS.nmi_seeds)
+    with pytest.raises(ValueError, match="n_runs"):
+        MT.rule_p_value(0)
+
+
 def test_self_attention_share_is_the_mean_diagonal_of_a_dense_softmax(blobs):
     X, _ = blobs
     X = torch.as_tensor(X, dtype=torch.float64)

@@ -225,10 +225,14 @@ def test_author_year_labels_follow_the_sites_style():
 
 @pytest.mark.parametrize("name,src", CHAPTERS, ids=lambda x: str(x))
 def test_dropdowns_become_closed_details(name, src):
+    """Every dropdown, in a plain Markdown cell or in one whose numbers are pasted (a ``paste`` cell), is folded."""
     text = src.read_text(encoding="utf-8")
     n = len(re.findall(r"^# :::\{dropdown\}", text, re.M))
     for flavour in notebooks.FLAVOURS:
-        md = _markdown(_reader(name, flavour))
+        nb = _reader(name, flavour)
+        pasted = ["".join(c["source"]) for c in nb["cells"]
+                  if c["cell_type"] == "code" and "paste(r" in "".join(c["source"])]
+        md = "\n\n".join([_markdown(nb)] + pasted)
         assert md.count("<details>") == md.count("</details>") == md.count("<summary>") == n
         assert "<details open" not in md
 
@@ -261,6 +265,25 @@ def test_link_rewriting(tmp_path):
     assert notebooks._link_target("../LICENSE", False, jupyter).endswith("/blob/main/LICENSE")
     with pytest.raises(ValueError, match="does not exist"):
         notebooks._link_target("no_such_chapter.ipynb", False, jupyter)
+
+
+def test_numbered_equations_carry_the_sites_numbers():
+    """A labelled equation ($$ (elbo)) and its citations ({eq}`elbo`) read in Jupyter and Colab as the site numbers
+    them: chapter.k, the chapter's labelled equations counted in page order."""
+    ctx = notebooks._Context("jupyter")
+    ctx.equations = notebooks.equation_numbers(["$$\nE = 1\n$$ (elbo)", "so\n\n$$\ns = 2\n$$ (shrinkage)"], 3)
+    assert ctx.equations == {"elbo": "3.1", "shrinkage": "3.2"}
+    text = notebooks.markdown_for_reader("$$\nE = 1\n$$ (elbo)\n\nBy {eq}`shrinkage` and {eq}`elbo`.", ctx)
+    assert text == "$$\nE = 1\n\\tag{3.1}\n$$\n\nBy (3.2) and (3.1)."
+    assert notebooks.myst_leftovers(text) == []
+    with pytest.raises(ValueError, match="cites no labelled equation"):
+        notebooks.markdown_for_reader("By {eq}`missing`.", ctx)
+    with pytest.raises(ValueError, match="more than once"):
+        notebooks.equation_numbers(["$$\na\n$$ (x)", "$$\nb\n$$ (x)"], 1)
+    # across the book: the ELBO chapter's (elbo) is its first labelled equation, numbered with the chapter's place
+    pages = notebooks.toc_pages(ROOT / "_toc.yml")
+    chapter = next(i for i, p in enumerate(pages) if p.endswith("/probdr_elbo"))
+    assert notebooks.book_equations(ROOT)["elbo"] == f"{chapter}.1"
 
 
 @pytest.mark.parametrize("name,src", CHAPTERS, ids=lambda x: str(x))

@@ -482,20 +482,22 @@ def write_charlm(path, n_seeds, shift, spread=0.001):
     return rows
 
 
-def test_training_runs_read_the_trained_transformers_chapters_family():
-    """Objection 5 reads the chapter's primary family and interaction test, with the chapter's settings."""
-    from probdr_lite.experiments.families import (EQUIVALENCE_MARGINS, INTERACTION, family_table,
-                                                  initialisation_effect)
+def test_training_runs_read_the_trained_transformers_chapters_round():
+    """Objection 5 reads the chapter's confirmatory round and its per-budget test of the initialisation's effect."""
+    from probdr_lite.experiments.confirmatory import confirmatory_table, load_rows
+    from probdr_lite.experiments.families import initialisation_effect
     from probdr_lite.experiments.files import task_rows
 
     runs = V.training_runs()
+    theirs = confirmatory_table(load_rows())
+    assert [(e["task"], e["init"], e["verdict"], e["n"]) for e in runs["round"]] == \
+        [(e["task"], e["init"], e["verdict"], e["n"]) for e in theirs]
     rows = {t: task_rows(t) for t in ("charlm", "vit")}
-    theirs = family_table("primary", rows, margins=EQUIVALENCE_MARGINS)
-    assert [(e["task"], e["init"], e["budget"], e["verdict"]) for e in runs["primary"]] == \
-        [(e["task"], e["init"], e["budget"], e["verdict"]) for e in theirs]
-    for task in rows:
-        e = initialisation_effect(rows[task], cells=INTERACTION["cells"], cov_type=INTERACTION["cov_type"])
-        assert runs["interaction"][task]["ci"] == pytest.approx(e["ci"])
+    for e in runs["interaction"]:
+        ref = initialisation_effect(rows[e["task"]], cells="both", budget=e["budget"], cov_type="cluster")
+        assert e["ci"] == pytest.approx(ref["ci"])
+    assert sorted((e["task"], e["budget"]) for e in runs["interaction"]) == [
+        ("charlm", "early"), ("charlm", "plateau"), ("vit", "early"), ("vit", "plateau")]
 
 
 def test_training_runs_without_results_raise(tmp_path):
@@ -523,17 +525,20 @@ def metrics_dict(paper, attention, nmi_spread=0.01):
 
 def test_threshold_table_reads_its_labels_from_the_package():
     table = figs.thresholds_table()
-    assert [row[0] for row in table.body] == list(O.THRESHOLDS)
+    assert [row[0] for row in table.body] == [figs.THRESHOLD_NAMES[k] for k in O.THRESHOLDS]  # words, not keys
+    assert not set(row[0] for row in table.body) & set(O.THRESHOLDS)
     assert [row[2] for row in table.body] == [figs.THRESHOLD_DECIDES[k] for k in O.THRESHOLDS]
-    assert table.body[0][1] == f"{O.THRESHOLDS[table.body[0][0]]:g}"
-    assert set(figs.THRESHOLD_DECIDES) == set(O.THRESHOLDS)  # one label per threshold, none left over
+    assert [row[1] for row in table.body] == [f"{v:g}" for v in O.THRESHOLDS.values()]
+    assert set(figs.THRESHOLD_DECIDES) == set(O.THRESHOLDS) == set(figs.THRESHOLD_NAMES)  # one each, none left over
     with pytest.raises(KeyError, match="'unknown' has no label"):  # a missing label raises, never prints the key
         figs.thresholds_table({**O.THRESHOLDS, "unknown": 0.5})
 
 
 def test_a_missing_label_raises_instead_of_printing_its_key(monkeypatch):
+    from probdr_lite.presentation.figures import recipes as R
+
     runs = V.training_runs()
-    monkeypatch.delitem(figs.TASK_NAMES, "charlm")
+    monkeypatch.delitem(R.ROUND_NAMES, "charlm")
     with pytest.raises(KeyError, match="'charlm' has no label"):
         figs.single_runs_table(runs)
     with pytest.raises(ValueError):  # an update without a style: no fallback to its key
@@ -592,7 +597,7 @@ def test_stop_gradient_and_regulariser_figures():
         figs.regulariser_figure(reg, d_q=1)
 
 
-def test_metric_figures_and_tables():
+def test_metric_figure():
     m = metrics_dict(([0.9, 0.05, 0.8, 0.4], [0.7, 0.01, 1.5, 0.5]), ([0.9, 0.05, 0.8, 0.4], [0.85, 0.08, 1.2, 0.45]))
     fig = figs.layer_metrics_figure(m)
     assert len(fig.axes) == 4
@@ -603,20 +608,15 @@ def test_metric_figures_and_tables():
     bars = [c for c in nmi_axis.containers if c.has_yerr][0]
     segments = bars.lines[2][0].get_segments()
     assert np.allclose([seg[:, 1] for seg in segments][0], [0.39, 0.41])
-    table = figs.final_metrics_table(m, ["paper"], caption="NMI: mean ± sd.")
-    assert table.body[0][1] == "0.900 → 0.700" and table.caption == "NMI: mean ± sd."
-    assert table.body[0][4] == "0.400 ± 0.010 → 0.500 ± 0.010"  # the NMI with its spread, as the MNIST chapter
-    with pytest.raises(ValueError, match="variants"):
-        figs.final_metrics_table(m, ["exact"])
 
 
 def test_single_runs_table():
     runs = V.training_runs()
     table = figs.single_runs_table(runs, caption="a caption")
     assert table.header == list(figs.SINGLE_RUNS_HEADER) and table.caption == "a caption"
-    assert len(table.body) == len(runs["primary"]) == 8
-    for e, row in zip(runs["primary"], table.body):
-        assert row[0] == figs.TASK_NAMES[e["task"]] and row[3] == str(e["n"]) and row[-1] == e["verdict"]
-        assert len(row[4].split(", ")) == e["n"] and row[5] == f"{e['n_better']} / {e['n_worse']} / {e['n_tied']}"
+    assert len(table.body) == len(runs["round"]) == 4
+    for e, row in zip(runs["round"], table.body):
+        assert row[2] == str(e["n"]) and row[-1] == e["verdict"]
+        assert len(row[3].split(", ")) == e["n"] and row[4] == f"{e['n_better']} / {e['n_worse']}"
     with pytest.raises(ValueError, match="runs"):
         figs.single_runs_table({})

@@ -196,29 +196,31 @@ def test_regulariser_verdict_turns_at_the_threshold(side):
 # Objection 5
 
 
-def _cell(task, init, budget, diffs):
+def _cell(task, init, diffs, verdict="cannot tell"):
     d = np.asarray(diffs, dtype=float)
     lower = task == "charlm"
     better = int(np.sum(d < 0 if lower else d > 0))
     worse = int(np.sum(d > 0 if lower else d < 0))
-    return {"task": task, "init": init, "budget": budget, "n": len(d), "n_better": better, "n_worse": worse,
-            "n_tied": len(d) - better - worse, "verdict": "cannot tell", "differences": d}
+    return {"task": task, "init": init, "n": len(d), "n_better": better, "n_worse": worse, "verdict": verdict,
+            "differences": d}
 
 
 def _runs(cells, cis):
-    return {"primary": cells, "interaction": {t: {"ci": ci} for t, ci in cis.items()}}
+    return {"round": cells, "interaction": [{"task": t, "budget": b, "ci": ci} for (t, b), ci in cis.items()]}
 
 
 def test_single_runs_facts_count_the_cells_and_read_the_interaction():
-    cells = [_cell("charlm", "gpt2", "early", [0.05, 0.06, 0.04]),
-             _cell("charlm", "default", "early", [-0.01, 0.02, -0.03]),
-             _cell("vit", "default", "plateau", [0.0, 0.01, -0.01])]
-    f = V.single_runs_facts(_runs(cells, {"charlm": (-0.1, -0.05), "vit": (0.02, 0.08)}))
+    cells = [_cell("charlm", "gpt2", [0.05, 0.06, 0.04], "worse"),
+             _cell("charlm", "default", [-0.01, 0.02, -0.03]),
+             _cell("vit", "default", [0.0, 0.01, -0.01])]
+    cis = {("charlm", "early"): (-0.1, -0.05), ("vit", "early"): (0.02, 0.08)}
+    f = V.single_runs_facts(_runs(cells, cis))
     assert f["n_cells"] == 3 and f["n_mixed"] == 2 and [c["mixed"] for c in f["cells"]] == [False, True, True]
-    assert f["cells"][2]["n_tied"] == 1 and f["verdicts"] == ["cannot tell"] and f["depends_on_init"]
+    assert f["mixed_inits"] == ["default"] and f["one_way_inits"] == ["gpt2"] and f["depends_on_init"]
+    assert f["verdicts"][("charlm", "gpt2")] == "worse"
     # an interval of the initialisation's effect that holds zero: the sign need not depend on the initialisation
-    g = V.single_runs_facts(_runs(cells, {"charlm": (-0.1, -0.05), "vit": (-0.01, 0.08)}))
-    assert not g["depends_on_init"] and g["interaction_ci"]["vit"] == (-0.01, 0.08)
+    g = V.single_runs_facts(_runs(cells, {**cis, ("vit", "plateau"): (-0.01, 0.08)}))
+    assert not g["depends_on_init"] and g["interaction_ci"][("vit", "plateau")] == (-0.01, 0.08)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from probdr_lite.probdr import (
     le_closed_form,
     le_elbo,
     le_elbo_grad,
+    le_elbo_hessian,
     le_lipschitz,
     pca_closed_form,
     pca_elbo,
@@ -202,6 +203,66 @@ def test_le_bad_inputs():
         badL[2, 2] = np.nan
         with pytest.raises(ValueError, match="L_hat"):
             fn(X, badL, 1.0)
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_le_elbo_hessian_matches_autograd(symmetric):
+    rng = np.random.default_rng(16)
+    n, q, beta, nu = 9, 3, 0.4, 2.0
+    L = rng.normal(size=(n, n))
+    if symmetric:
+        L = L + L.T
+    X = rng.normal(size=(n, q))
+    Lt = torch.tensor(L)
+
+    def elbo(x, term):
+        C = x.reshape(n, q) @ x.reshape(n, q).T + beta * torch.eye(n, dtype=torch.float64)
+        return 0.5 * nu * ((torch.logdet(C) if term != "trace" else 0) - (torch.trace(C @ Lt) if term != "logdet" else 0))
+
+    for term in ("elbo", "logdet", "trace"):
+        ref = torch.autograd.functional.hessian(lambda x: elbo(x, term), torch.tensor(X.ravel())).numpy()
+        np.testing.assert_allclose(le_elbo_hessian(X, L, beta, nu, term=term), ref, rtol=1e-9, atol=1e-9)
+        # centred: the same quadratic form on an orthonormal basis Q of the directions with 1^T V = 0
+        Hc = le_elbo_hessian(X, sp.csr_matrix(L), beta, nu, centre=True, term=term)
+        Q = np.linalg.qr(np.eye(n) - np.ones((n, n)) / n)[0][:, : n - 1]
+        B = np.kron(Q, np.eye(q))  # row-major vec of Q V
+        assert Hc.shape == ((n - 1) * q,) * 2
+        np.testing.assert_allclose(np.linalg.eigvalsh(Hc), np.linalg.eigvalsh(B.T @ ref @ B), rtol=1e-9, atol=1e-9)
+
+
+def test_le_elbo_hessian_log_det_part_stays_in_its_interval():
+    """The log-det part's curvatures lie in [-nu/(8 beta), nu/beta] at every X, and both ends are reached: 1/beta
+    at X = 0, -1/(8 beta) at a column with sigma^2 = 3 beta."""
+    rng = np.random.default_rng(17)
+    beta, nu = 0.3, 1.5
+    low, high = np.inf, -np.inf
+    for _ in range(300):
+        n, q = rng.integers(2, 7), rng.integers(1, 4)
+        X = rng.normal(size=(n, q)) * rng.uniform(0.01, 3.0) * np.sqrt(beta)
+        lam = np.linalg.eigvalsh(le_elbo_hessian(X, np.eye(n), beta, nu, term="logdet"))
+        low, high = min(low, lam.min()), max(high, lam.max())
+    assert -nu / (8 * beta) - 1e-12 <= low < 0 < high <= nu / beta + 1e-12
+    np.testing.assert_allclose(np.linalg.eigvalsh(le_elbo_hessian(np.zeros((4, 2)), np.eye(4), beta, nu,
+                                                                  term="logdet")), nu / beta)
+    at = np.zeros((4, 1))
+    at[0, 0] = np.sqrt(3 * beta)
+    assert np.linalg.eigvalsh(le_elbo_hessian(at, np.eye(4), beta, nu, term="logdet")).min() == \
+        pytest.approx(-nu / (8 * beta), rel=1e-12)
+    # so the whole Hessian's norm stays within le_lipschitz, the sum of the two parts' norms
+    L = random_spd(6, rng)
+    for _ in range(50):
+        X = rng.normal(size=(6, 2)) * rng.uniform(0.01, 3.0)
+        assert np.abs(np.linalg.eigvalsh(le_elbo_hessian(X, L, beta, nu))).max() <= le_lipschitz(L, beta, nu)
+
+
+def test_le_elbo_hessian_bad_inputs():
+    X, L = np.ones((4, 2)), np.eye(4)
+    with pytest.raises(ValueError, match="term"):
+        le_elbo_hessian(X, L, 1.0, term="log")
+    with pytest.raises(ValueError, match="L_hat"):
+        le_elbo_hessian(X, np.eye(5), 1.0)
+    with pytest.raises(ValueError, match="beta"):
+        le_elbo_hessian(X, L, 0.0)
 
 
 # --- the closed form ---------------------------------------------------------

@@ -393,28 +393,39 @@ def test_cell_labels_raise_on_a_missing_label():
         R.recipe_label({"init": "gpt2", "lr": 1e-3, "schedule": "linear"})
 
 
-def test_family_figure_draws_every_test_with_its_word():
-    families = {"primary": {"arms": ("diffusion", "gated"), "baseline": "attention", "cells": "all",
-                            "correction": "holm"}}
-    entries = F.family_table("primary", {"charlm": _family_rows()}, families=families, margins={"charlm": 0.02})
-    fig = R.family_figure(entries, titles={"charlm": "T"}, xlabels={"charlm": "X"})
-    ax, = fig.axes
-    assert ax.get_title() == "T" and ax.get_xlabel() == "X" and len(ax.get_yticklabels()) == len(entries)
-    words = [t.get_text() for t in ax.texts]
-    assert words == [e["verdict"] for e in entries]
-    plt.close(fig)
-    with pytest.raises(ValueError, match="no title label for 'charlm'"):
-        R.family_figure(entries, titles={}, xlabels={"charlm": "X"})
-
-
 def test_interaction_table_shows_the_initialisation_effect():
     rows = make_rows({("gpt2", "diffusion"): 0.05, ("default", "diffusion"): -0.02})
-    effect = F.initialisation_effect(rows)
-    body, = R.interaction_table({"charlm": effect}).body
+    for r in rows:  # nanoGPT's 2,000 iterations, the recipe LM-2k
+        r["config"]["max_iters"] = r["recipe"]["max_iters"] = r["curve"][-1][0] = 2000
+    effect = F.initialisation_effect(rows, cells="both", budget="early", cov_type="cluster")
+    body, = R.interaction_table([effect]).body
     row = dict(zip(R.INTERACTION_HEADER, body))
-    assert row["model"] == "character model" and row["cells"] == str(2 * N_SEEDS)
+    assert row["cells"] == "LM-2k" and row["pairs"] == f"{2 * N_SEEDS} ({N_SEEDS})"
     assert row["estimate"].startswith(f"{effect['estimate']:+.4f} [")
     assert row["signs_gpt2"] == f"0 / {N_SEEDS} / 0" and row["signs_default"] == f"{N_SEEDS} / 0 / 0"
+    with pytest.raises(ValueError, match="effects"):
+        R.interaction_table({"charlm": effect})
+
+
+def test_half_open_intervals_print_an_end_at_zero_as_open():
+    assert R.interval_text((0.0, 0.0706), "final_val_loss", half_open=True) == "(0, +0.0706]"
+    assert R.interval_text((-0.1064, 0.0), "final_val_acc", half_open=True) == "[-10.64 pp, 0)"
+    assert R.interval_text((-0.01, 0.02), "final_val_loss", half_open=True) == "[-0.0100, +0.0200]"
+    assert R.interval_text((0.0, 0.0706), "final_val_loss") == "[0.0000, +0.0706]"
+
+
+def test_recipe_names_are_defined_once_and_refuse_unknown_recipes():
+    assert R.recipe_name("charlm", {"init": "gpt2", "lr": 1e-3, "max_iters": 5000}) == "LM-5k, GPT-2"
+    plateau = {"init": "default", "lr": 3e-3, "schedule": "cosine", "epochs": 60, "patience": 5, "decay_epochs": 5}
+    assert R.recipe_name("vit", plateau, init=False) == "ViT-plateau"
+    names = [n for entries in R.RECIPE_NAMES.values() for _, n in entries]
+    assert len(set(names)) == len(names)
+    with pytest.raises(ValueError, match="no short name"):
+        R.recipe_name("charlm", {"init": "gpt2", "lr": 1e-2, "max_iters": 2000})
+    table = R.recipe_names_table(["m", "n", "r"], {n: f"words {n}" for n in names})
+    assert [row[1] for row in table.body] == names
+    with pytest.raises(ValueError, match="recipe description"):
+        R.recipe_names_table(["m", "n", "r"], {})
 
 
 def test_set_text_writes_fieller_sets_in_interval_notation():

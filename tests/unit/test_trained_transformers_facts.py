@@ -18,13 +18,15 @@ from .chapter_calls import chapter_calls, source_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "book" / "src" / "trained_transformers.py"
+RECORD = ROOT / "book" / "src" / "training_record.py"  # the chapter's appendix: the full record
+PAGES = (CHAPTER, RECORD)
 
 
 def chapter_assignment(name: str) -> ast.AST:
-    """The expression the chapter assigns to ``name`` (once: a label is defined in one place)."""
-    found = [n.value for n in ast.walk(ast.parse(CHAPTER.read_text(encoding="utf-8"))) if isinstance(n, ast.Assign)
-             and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
-    assert len(found) == 1, f"the chapter assigns {name} {len(found)} times"
+    """The expression the two pages assign to ``name`` (once: a label is defined in one place)."""
+    found = [n.value for page in PAGES for n in ast.walk(ast.parse(page.read_text(encoding="utf-8")))
+             if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    assert len(found) == 1, f"the pages assign {name} {len(found)} times"
     return found[0]
 
 
@@ -42,14 +44,15 @@ def test_the_figure_facts_give_the_labels_the_alt_texts_paste():
 @pytest.mark.parametrize("builder,columns", [("provenance_table", "PROVENANCE_COLUMNS"),
                                              ("grids_table", "GRIDS_COLUMNS"), ("plateau_table", "PLATEAU_COLUMNS"),
                                              ("gates_table", "GATES_COLUMNS"), ("mechanism_table", "MECHANISM_COLUMNS")])
-def test_the_chapter_names_every_column_of_its_tables(builder, columns):
-    call, = chapter_calls("trained_transformers", builder)
+def test_the_record_names_every_column_of_its_tables(builder, columns):
+    call, = chapter_calls("training_record", builder)
     header = ast.literal_eval({k.arg: k.value for k in call.keywords}["header"])
     assert len(header) == len(getattr(R, columns, None) or getattr(TR, columns)) and len(set(header)) == len(header)
 
 
 def test_the_family_tables_label_every_column_once():
-    for labels in (R.FAMILY_HEADER, R.INTERACTION_HEADER, R.INTERVENTION_FAMILY_HEADER):
+    for labels in (R.FAMILY_HEADER, R.INTERACTION_HEADER, R.INTERVENTION_FAMILY_HEADER, R.EXPLORATORY_HEADER,
+                   R.ROUND_HEADER):
         assert len(set(labels.values())) == len(labels)
     from probdr_lite.experiments.families import BUDGETS, INITS, VERDICTS
 
@@ -57,11 +60,11 @@ def test_the_family_tables_label_every_column_once():
     assert set(R.VERDICT_MARKS) == set(VERDICTS)
 
 
-def test_the_chapter_describes_every_figure_it_builds():
+def test_the_pages_describe_every_figure_they_build():
     """The builders leave the alt text to the chapter: each figure a cell builds is described in that cell."""
-    builders = {"curves_figure", "plateau_figure", "family_figure", "gates_figure", "mechanism_figure"}
+    builders = {"curves_figure", "plateau_figure", "round_figure", "gates_figure", "mechanism_figure"}
     seen = set()
-    for cell in source_cells(CHAPTER):
+    for cell in [c for page in PAGES for c in source_cells(page)]:
         calls = [n for n in ast.walk(cell) if isinstance(n, ast.Call)]
         names = {n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", "") for n in calls}
         built = [n for n in calls if (n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", ""))
@@ -72,7 +75,8 @@ def test_the_chapter_describes_every_figure_it_builds():
     assert seen == builders
 
 
-def test_the_chapter_chooses_no_word_in_code():
-    """No template is filled and no Markdown is displayed from code: the chapter's sentences are its Markdown."""
-    source = CHAPTER.read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_the_pages_choose_no_word_in_code(page):
+    """No template is filled and no Markdown is displayed from code: the pages' sentences are their Markdown."""
+    source = page.read_text(encoding="utf-8")
     assert "fill(" not in source and "Markdown(" not in source

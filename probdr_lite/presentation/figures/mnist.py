@@ -96,16 +96,26 @@ def metrics_table(rows, layers=(0, 8), metrics=METRIC_NAMES, digits: int = 3, ca
     return Table(header, body, caption)
 
 
-def layer_table(rows, metrics=METRIC_NAMES, digits: int = 3, caption=None) -> Table:
-    """One line per layer, one column per metric, for the rows of a single (variant, n)."""
+def layer_table(rows, metrics=METRIC_NAMES, digits: int = 3, caption=None, nmi_range: bool = False) -> Table:
+    """One line per layer, one column per metric, for the rows of a single (variant, n).
+
+    With ``nmi_range=True`` a last column gives the lowest and highest NMI of k-means over the k-means seeds (the
+    rows of :func:`probdr_lite.chapters.mnist_at_init.layer_rows`), the two numbers the chapter's rule compares.
+    """
     metrics = check_metric_names(metrics)
     digits = check_scalar(digits, "digits", low=1, high=6, integer=True)
     check_result(rows, "rows", layer_metrics, kind=list)
     names = {_row_name(r) for r in rows}
     if len(names) != 1:
         raise ValueError(f"rows must come from one variant and one n; got {sorted(names)}")
-    body = [[str(r["layer"])] + [_cell(r, m, digits) for m in metrics] for r in sorted(rows, key=lambda r: r["layer"])]
-    return Table(["layer"] + [METRIC_LABELS[m] for m in metrics], body, caption)
+    if nmi_range and not all("kmeans_nmi_min" in r and "kmeans_nmi_max" in r for r in rows):
+        raise ValueError("nmi_range needs rows that hold the NMI's range over the k-means seeds "
+                         "(probdr_lite.chapters.mnist_at_init.layer_rows)")
+    header = ["layer"] + [METRIC_LABELS[m] for m in metrics] + (["NMI runs, lowest to highest"] if nmi_range else [])
+    body = [[str(r["layer"])] + [_cell(r, m, digits) for m in metrics]
+            + ([f"{r['kmeans_nmi_min']:.{digits}f} to {r['kmeans_nmi_max']:.{digits}f}"] if nmi_range else [])
+            for r in sorted(rows, key=lambda r: r["layer"])]
+    return Table(header, body, caption)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -336,11 +346,11 @@ def step_family_figure(family_rows: dict, steps: dict, metrics=METRIC_NAMES, dpi
     fig, axes = plt.subplots(1, len(metrics), figsize=(2.55 * len(metrics), 2.7), dpi=dpi, squeeze=False)
     for ax, m in zip(axes[0], metrics):
         _line(ax, s_grid, [family_rows[s] for s in s_grid], m, ls="-", color="0.3", lw=1.2,
-              label="plain attention at step $s$")
+              label=r"plain attention at step $2\eta'$")
         for v, s in steps.items():
             _line(ax, [s], [family_rows[s]], m, marker="o", ls="", ms=6, color=variant_colour(v),
                   label=variant_label(v))
-        ax.set(xscale="log", xlabel="step $s$")
+        ax.set(xscale="log", xlabel=r"step $2\eta'$")
         ax.set_title(METRIC_LABELS[m], fontsize="small")
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     handles, labels = axes[0, 0].get_legend_handles_labels()

@@ -69,9 +69,8 @@ LABELS = {
     "n": "$n$",
     "cos1": r"$\cos\theta_1$ (Belkin-Niyogi graph)",
     "cos2": r"$\cos\theta_2$ (Belkin-Niyogi graph)",
-    "bn_decimals": "decimals shared with 1 (Belkin-Niyogi graph)",
-    "same": r"$\cos\theta_2$ (same graph)",
-    "same_decimals": "decimals shared with 1 (same graph)",
+    "bn_decimals": r"decimals of $\cos\theta_2$ shared with 1 (Belkin-Niyogi graph)",
+    "same_decimals": r"decimals of $\cos\theta_2$ shared with 1 (same graph)",
 }
 
 #: Colour map for "position along the manifold" (the toy manifolds' t).
@@ -366,7 +365,7 @@ def compare_figure(datasets, n_neighbors: int = 10, random_state: int = 0):
                "agreement_same_graph": float(subspace_agreement(same, theirs)[-1])}
         rows.append(row)
         R, _ = orthogonal_procrustes(theirs, ours)
-        for i, (X, who) in enumerate([(ours, "probdr_lite"), (theirs @ R, "scikit-learn")]):
+        for i, (X, who) in enumerate([(ours, "this book"), (theirs @ R, "scikit-learn")]):
             ax = axes[i, j]
             if is_class:
                 class_scatter(ax, X, colour.astype(int), s=3, legend=(j == len(datasets) - 1 and i == 0))
@@ -394,15 +393,15 @@ def order_table(order):
 def agreement_table(rows, agreement):
     """A :class:`~probdr_lite.presentation.plotting.Table` of :func:`compare_figure`'s ``rows`` and their
     :func:`probdr_lite.chapters.laplacian_eigenmaps.agreement_facts`: per data set its n, the two principal-angle
-    cosines with the Belkin-Niyogi graph (5 decimals, trailing zeros dropped) and the smallest with the same graph
-    (8 decimals), each beside the decimals it shares with 1."""
+    cosines with the Belkin-Niyogi graph (5 decimals each) and the decimals the smaller shares with 1, then the
+    decimals that the smaller cosine with the same graph shares with 1 (a cosine printed to a few decimals would
+    show 1 whether it shared 8 decimals or 15)."""
     body = []
     for r, a in zip(rows, agreement["sets"]):
         if r["name"] != a["name"]:
             raise ValueError(f"rows and agreement must list the same data sets in order; got {r['name']!r} "
                              f"and {a['name']!r}")
-        cos = [np.format_float_positional(c, precision=5, trim="-") for c in r["cosines"]]
-        body.append([r["name"], str(r["n"]), *cos, str(a["bn"]), f"{r['agreement_same_graph']:.8f}",
-                     str(a["same"])])
-    keys = ["data", "n", "cos1", "cos2", "bn_decimals", "same", "same_decimals"]
+        cos = [f"{c:.5f}" for c in r["cosines"]]
+        body.append([r["name"], str(r["n"]), *cos, str(a["bn"]), str(a["same"])])
+    keys = ["data", "n", "cos1", "cos2", "bn_decimals", "same_decimals"]
     return Table([LABELS[k] for k in keys], body)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from probdr_lite._validation import check_array, check_choice, check_length, check_result, check_scalar
+from probdr_lite._validation import check_array, check_length, check_result, check_scalar
 from probdr_lite.presentation.prose import num
 from probdr_lite.presentation.style import METRIC_LABELS as METRICS
 from probdr_lite.presentation.style import variant_style
@@ -30,9 +30,9 @@ CLASS_LEVEL = ("between_within", "kmeans_nmi")
 
 __all__ = [
     "THRESHOLD_DECIDES",
+    "THRESHOLD_NAMES",
     "thresholds_table",
     "regulariser_table",
-    "final_metrics_table",
     "asymmetry_figure",
     "spectrum_figure",
     "stop_gradient_figure",
@@ -63,16 +63,26 @@ def _style(variant):
     return tuple(variant_style(variant, "block"))
 
 
+#: The name of each threshold of :data:`probdr_lite.chapters.objections.THRESHOLDS` in the chapter's table of
+#: thresholds: words, not the package's keys.
+THRESHOLD_NAMES = {
+    "asymmetry": "relative difference",
+    "tangent_cosine": "cosine of the tangent parts",
+    "eigen_tol": "eigenvalue tolerance",
+    "cosine": "mean cosine",
+    "approx_error": "relative error",
+    "identity": "identity tolerance",
+}
+
 #: What each threshold of :data:`probdr_lite.chapters.objections.THRESHOLDS` decides: the labels of the chapter's
 #: table of thresholds, defined once.
 THRESHOLD_DECIDES = {
     "asymmetry": "1: largest relative difference still counted as 'the same direction' (full space)",
     "tangent_cosine": "1: smallest cosine of the tangent parts still counted as 'the same direction'",
     "eigen_tol": "2: an eigenvalue below minus this is negative; a residual below it is zero",
-    "cosine": "3: smallest mean cosine for stop-gradient to pass (and F must rise for every seed)",
+    "cosine": "3: smallest mean cosine for stop-gradient to pass (and F_full must rise for every seed)",
     "approx_error": "4: largest relative error for the approximation to pass",
-    "identity": "exercises: largest difference for an identity to hold to rounding",
-    "correlation": "exercises: |correlation| below this means unrelated, above 1 minus this means related",
+    "identity": "3 and 4: largest difference for an identity to hold to rounding",
 }
 
 
@@ -85,11 +95,13 @@ def _label(labels: dict, key: str, what: str) -> str:
 
 
 def thresholds_table(thresholds: dict | None = None) -> Table:
-    """The thresholds behind the verdicts (default :data:`probdr_lite.chapters.objections.THRESHOLDS`), with what each
-    decides (:data:`THRESHOLD_DECIDES`); a threshold without a label raises ``KeyError`` naming it."""
+    """The thresholds behind the verdicts (default :data:`probdr_lite.chapters.objections.THRESHOLDS`), each by its
+    name (:data:`THRESHOLD_NAMES`) with what it decides (:data:`THRESHOLD_DECIDES`); a threshold without a name or
+    a label raises ``KeyError`` naming it."""
     thresholds = THRESHOLDS if thresholds is None else thresholds
     return Table(["threshold", "value", "decides"],
-                 [[k, f"{v:g}", _label(THRESHOLD_DECIDES, k, "threshold")] for k, v in thresholds.items()])
+                 [[_label(THRESHOLD_NAMES, k, "threshold"), f"{v:g}", _label(THRESHOLD_DECIDES, k, "threshold")]
+                  for k, v in thresholds.items()])
 
 
 def regulariser_table(points) -> Table:
@@ -99,30 +111,6 @@ def regulariser_table(points) -> Table:
     for label, n, r in points:
         body.append([label, str(n), num(r["cosine"]), num(r["relative_error"], 2), num(r["norm_ratio"])])
     return Table(["latents", "n", "cosine", "relative error", "||exact|| / ||approx||"], body)
-
-
-def _value(m: dict, key: str, i: int) -> str:
-    """One clustering number at scored layer ``i``; the NMI of k-means as mean ± standard deviation over the k-means
-    seeds, as the MNIST chapter's tables print it."""
-    if key == "kmeans_nmi":
-        return f"{num(m[key][i])} ± {num(m['kmeans_nmi_sd'][i])}"
-    return num(m[key][i])
-
-
-def final_metrics_table(metrics: dict, variants=None, caption=None) -> Table:
-    """The four clustering numbers at the first and the last scored layer, one row per variant; the NMI with its
-    standard deviation over the k-means seeds.
-
-    ``metrics`` is the dict returned by :func:`probdr_lite.chapters.objections.metrics_by_variant`; ``caption`` is
-    the chapter's.
-    """
-    run = [v for v in _metrics(metrics) if v != "layers"]
-    variants = run if variants is None else [check_choice(v, "variants", run) for v in variants]
-    first, last = int(metrics["layers"][0]), int(metrics["layers"][-1])
-    header = ["update"] + [f"{label}, layer {first} → {last}" for label in METRICS.values()]
-    body = [[_style(v)[0]] + [f"{_value(metrics[v], k, 0)} → {_value(metrics[v], k, -1)}" for k in METRICS]
-            for v in variants]
-    return Table(header, body, caption)
 
 
 def asymmetry_figure(mnist: dict, causal: dict, kappas, random_values):
@@ -297,23 +285,23 @@ def layer_metrics_figure(metrics: dict):
 
 
 #: The columns of :func:`single_runs_table`, each label written once.
-SINGLE_RUNS_HEADER = ("model", "budget", "initialisation", "paired seeds", "A − I − attention, seed by seed",
-                      "seeds better / worse / tied", "the chapter's verdict (simultaneous interval)")
+SINGLE_RUNS_HEADER = ("cell", "initialisation", "paired seeds", "A − I − attention, seed by seed",
+                      "seeds better / worse", "the round's verdict")
 
 
 def single_runs_table(runs: dict, caption=None) -> Table:
-    """Objection 5: each cell of the trained-transformers chapter's primary family, its paired differences (A − I
-    minus attention) seed by seed, how many point each way, and that chapter's verdict (read from the family's
-    simultaneous interval). ``runs`` is the dict returned by :func:`probdr_lite.chapters.objections.training_runs`."""
-    from probdr_lite.presentation.figures.recipes import BUDGET_LABELS, INIT_LABELS
+    """Objection 5: each cell of the trained-transformers chapter's confirmatory round, its paired differences (A − I
+    minus attention) seed by seed, how many point each way, and the round's verdict (read from the family interval).
+    ``runs`` is the dict returned by :func:`probdr_lite.chapters.objections.training_runs`."""
+    from probdr_lite.presentation.figures.recipes import INIT_LABELS, ROUND_NAMES
     from probdr_lite.presentation.figures.training import quantity_difference
 
-    check_result(runs, "runs", training_runs, keys=("primary", "interaction"))
+    check_result(runs, "runs", training_runs, keys=("round", "interaction"))
     body = []
-    for e in runs["primary"]:
-        q = e["quantity"]
-        body.append([_label(TASK_NAMES, e["task"], "task"), _label(BUDGET_LABELS, e["budget"], "budget"),
-                     _label(INIT_LABELS, e["init"], "initialisation"), str(e["n"]),
-                     ", ".join(quantity_difference(d, q) for d in e["differences"]),
-                     f"{e['n_better']} / {e['n_worse']} / {e['n_tied']}", e["verdict"]])
+    for e in runs["round"]:
+        q = "final_val_acc" if e["metric"].endswith("acc") else "final_val_loss"
+        body.append([_label(ROUND_NAMES, e["task"], "task"), _label(INIT_LABELS, e["init"], "initialisation"),
+                     str(e["n"]), ", ".join(quantity_difference(float(d), q, 3 if q.endswith("loss") else 2)
+                                            for d in e["differences"]),
+                     f"{e['n_better']} / {e['n_worse']}", e["verdict"]])
     return Table(list(SINGLE_RUNS_HEADER), body, caption=caption)

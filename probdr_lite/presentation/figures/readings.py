@@ -17,8 +17,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from probdr_lite._validation import check_array, check_result, check_scalar
-from probdr_lite.chapters.energies import (FILTER_READINGS, GRAPHS, READINGS, SENSE, energy_table, frequency_response,
-                                           graph_label, robustness_facts, update_alignment)
+from probdr_lite.chapters.energies import (GRAPHS, SENSE, energy_table, frequency_response, graph_label,
+                                           robustness_facts, update_alignment)
 from probdr_lite.chapters.objections import THRESHOLDS
 from probdr_lite.presentation.plotting import Table
 from probdr_lite.presentation.prose import num, sci
@@ -27,6 +27,7 @@ from probdr_lite.presentation.style import variant_colour
 __all__ = [
     "NAMES",
     "exact_for",
+    "closest",
     "gradient_field_table",
     "alignment_table",
     "harness_table",
@@ -34,7 +35,6 @@ __all__ = [
     "spectrum_figure",
     "relation",
     "retention_facts",
-    "energy_readings_table",
     "thesis_table",
     "robustness_table",
     "thesis_figure",
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: How the chapter's tables and figures name each block (MathJax where it is maths), each reading (with the paper it
-#: comes from, cited in the text), each reading's energy (A_t, X_t: held at the step's start), each graph of the
+#: comes from, cited in the text), each reading's energy (A_l, X_l: held at the step's start), each graph of the
 #: thesis test (read from :data:`probdr_lite.chapters.energies.GRAPHS`, where the graphs are defined), which way a
 #: reading moves its energy, and the marks of the robustness table. Defined once; a missing label raises KeyError.
 _VARIANT_NAMES = {"attention": "plain attention", "diffusion": "$A - I$", "paper": "the paper's block",
@@ -57,14 +57,14 @@ NAMES = {
                 "sinkformer": "Sinkformer (Sander et al.)", "grand": "GRAND, Dirichlet energy (Chamberlain et al.)",
                 "gfsa": "GFSA, graph filter (Choi et al.)", "diff_transformer": "Differential Transformer (Ye et al.)"},
     "energy": {
-        "ple": r"$\log\det C - \operatorname{tr}(X^\top (I - A_t) X)$",
+        "ple": r"$\log\det C - \operatorname{tr}(X^\top (I - A_l) X)$",
         "phi": r"$\log\det C - \lVert X \rVert_F^2 + \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}$",
-        "hopfield": r"$\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}(X, X_t)$",
+        "hopfield": r"$\tfrac12 \lVert X \rVert_F^2 - \tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}(X, X_l)$",
         "energy_transformer": r"$-\tfrac{d_q}{\kappa}\sum_i \operatorname{lse}_j S_{ij}$",
         "sphere": r"$\tfrac{d_q}{2\kappa n^2}\sum_{ij} e^{S_{ij} - \kappa}$",
         "crate": r"$\tfrac12 \log\det(I + X X^\top / \beta)$",
         "sinkformer": r"$\tfrac{d_q}{2\kappa}\min_f \big[\sum_{ij} e^{f_i + S_{ij} + f_j} - 2\sum_i f_i\big]$",
-        "grand": r"$\operatorname{tr}(X^\top (I - A_t) X)$",
+        "grand": r"$\operatorname{tr}(X^\top (I - A_l) X)$",
         "gfsa": r"none: a filter $w_0 I + w_1 A + w_K A^K$",
         "diff_transformer": r"none: a difference $A(\kappa) - \lambda A(\kappa_2)$",
     },
@@ -72,7 +72,8 @@ NAMES = {
     "graph_short": {g: graph_label(g, short=True) for g in GRAPHS},
     "sense": {1: "raised", -1: "lowered"},
     "move": {"towards": "↑", "away": "↓", "still": "·"},
-    "closer": {"diffusion": _VARIANT_NAMES["diffusion"], "attention": _VARIANT_NAMES["attention"], "tie": "tie"},
+    "closer": {"diffusion": _VARIANT_NAMES["diffusion"], "attention": _VARIANT_NAMES["attention"], "tie": "tie",
+               "random": "neither (random level)"},
     "none": "none",  # a table cell's list of no block
 }
 
@@ -118,28 +119,49 @@ _ASYMMETRY = "{update: energies.gradient_field_asymmetry(...)}"
 
 
 def gradient_field_table(asymmetry: dict, columns: dict, names=None, tol=None, caption=None) -> Table:
-    """One row per update: the Jacobian asymmetry of :func:`probdr_lite.chapters.energies.gradient_field_asymmetry` and
-    whether the update is the gradient of some energy (below ``tol``). ``columns``: the chapter's headers
-    ``update``, ``asymmetry``, ``field`` and the cells ``yes`` and ``no``."""
+    """One row per update, from :func:`probdr_lite.chapters.energies.gradient_field_asymmetry`: the size of the
+    Jacobian's antisymmetric part, the size of the Jacobian, their ratio, and whether the update is the gradient of
+    some energy (ratio below ``tol``). ``columns``: the chapter's headers ``update``, ``antisymmetric``,
+    ``jacobian``, ``asymmetry``, ``field`` and the cells ``yes`` and ``no``."""
     t = _tol(tol)
     check_result(asymmetry, "asymmetry", _ASYMMETRY)
-    body = [[_name(u, names), sci(a), columns["yes"] if a < t else columns["no"]] for u, a in asymmetry.items()]
-    return Table([columns["update"], columns["asymmetry"], columns["field"]], body, caption=caption)
+    for u, a in asymmetry.items():
+        check_result(a, f"asymmetry[{u!r}]", "energies.gradient_field_asymmetry(...)",
+                     keys=("asymmetry", "antisymmetric", "jacobian"))
+
+    def size(x):  # a norm that is rounding shows as one, not as a number with a meaningless second digit
+        return sci(x) if x < 1e-3 else num(x, 1)
+
+    body = [[_name(u, names), size(a["antisymmetric"]), size(a["jacobian"]), sci(a["asymmetry"]) if
+             a["asymmetry"] < 1e-3 else num(a["asymmetry"], 2), columns["yes"] if a["asymmetry"] < t else columns["no"]]
+            for u, a in asymmetry.items()]
+    return Table([columns[k] for k in ("update", "antisymmetric", "jacobian", "asymmetry", "field")], body,
+                 caption=caption)
 
 
-def _closest_cell(alignment, r, names) -> str:
-    """The block whose full-space cosine with reading ``r``'s step is highest, with how far that cosine is from 1:
-    ``"plain attention (9.1e-04)"``, so that a reading no block takes exactly says how close the nearest one comes."""
-    a = alignment[r]
-    best = max(a, key=lambda u: a[u]["cosine"])
-    return f"{_name(best, names)} ({sci(1.0 - a[best]['cosine'])})"
+def closest(alignment: dict, reading: str, tol=None) -> list:
+    """The blocks whose step after LayerNorm (tangent parts) is closest to the reading's: the highest tangent
+    cosine, and every block within ``tol`` (default the identity threshold) of it, since blocks that differ by a
+    multiple of X share one tangent direction. ``alignment`` is
+    :func:`probdr_lite.chapters.energies.update_alignment`'s result."""
+    t = _tol(tol)
+    a = check_result(alignment, "alignment", update_alignment, keys=(reading,))[reading]
+    best = max(c["tangent_cosine"] for c in a.values())
+    return [u for u, c in a.items() if c["tangent_cosine"] >= best - t]
+
+
+def _closest_cell(alignment, r, names, tol=None) -> str:
+    """The blocks of :func:`closest` with how far their tangent cosine is from 1: ``"the exact block (1.7e-04)"``,
+    so that a reading no block takes exactly says how close the nearest one comes after LayerNorm."""
+    near = closest(alignment, r, tol)
+    return f"{_names(near, names)} ({sci(max(0.0, 1.0 - alignment[r][near[0]]['tangent_cosine']))})"  # no -0
 
 
 def alignment_table(alignment: dict, columns: dict, names=None, tol=None, caption=None) -> Table:
     """Reading by reading: cosine of each block's step with the reading's own step at X_0 (full space, and
     tangent parts after LayerNorm), the blocks that take it exactly (cosine within ``tol`` of 1: :func:`exact_for`)
-    in the full space and after LayerNorm, and the closest block with 1 - its cosine. ``columns``: the chapter's
-    headers ``reading``, ``exact``, ``tangent`` and ``closest``."""
+    in the full space and after LayerNorm, and the closest blocks after LayerNorm with 1 - their tangent cosine
+    (:func:`closest`). ``columns``: the chapter's headers ``reading``, ``exact``, ``tangent`` and ``closest``."""
     updates = list(next(iter(check_result(alignment, "alignment", update_alignment).values())))
     header = ([columns["reading"]] + [_name(u, names) for u in updates]
               + [columns["exact"], columns["tangent"], columns["closest"]])
@@ -148,7 +170,7 @@ def alignment_table(alignment: dict, columns: dict, names=None, tol=None, captio
         ex = exact_for(alignment, r, tol)
         body.append([_label(names, "reading", r)]
                     + [f"{num(a[u]['cosine'], 4)} / {num(a[u]['tangent_cosine'], 4)}" for u in updates]
-                    + [_names(ex["full"], names), _names(ex["tangent"], names), _closest_cell(alignment, r, names)])
+                    + [_names(ex["full"], names), _names(ex["tangent"], names), _closest_cell(alignment, r, names, tol)])
     return Table(header, body, caption=caption)
 
 
@@ -174,7 +196,7 @@ def harness_table(table: dict, columns: dict, names=None, caption=None) -> Table
 
 
 def energy_path_figure(table: dict, labels: dict, names=None):
-    """One panel per reading: E(X_t) - E(X_0) along the layers, one line per variant. ``labels``: the chapter's
+    """One panel per reading: E(X_l) - E(X_0) along the layers, one line per variant. ``labels``: the chapter's
     ``title`` ({reading}, {arrow}: ``labels["arrow"]`` of the reading's sense), ``xlabel`` and ``ylabel``."""
     readings = list(_check_table(table))
     cols = 2  # two panels a row, so that the ticks stay readable at the page's width
@@ -245,7 +267,8 @@ def retention_facts(retention: dict) -> dict:
     ``v_p_above`` and ``v_p_below`` (:func:`relation` of the two) and ``v_p_ratio``; ``top_above`` and
     ``top_below``, the relation of A - I's measured top retention to plain attention's; ``factor`` (the relation's
     :data:`RETENTION_FACTOR`), ``filter_ratio``, plain attention's predicted top retention over A - I's (how far
-    apart the frozen filters are there), ``n_modes`` and ``n_steps``.
+    apart the frozen filters are there), each as :func:`~probdr_lite.presentation.prose.sci` prints it, so that the
+    ratio of the printed numbers is the ratio stated, ``n_modes`` and ``n_steps``.
     """
     check_result(retention, "retention", "{variant: energies.mode_retention(...)}", keys=("attention", "diffusion"))
     facts = {"factor": RETENTION_FACTOR}
@@ -258,45 +281,9 @@ def retention_facts(retention: dict) -> dict:
     d, a = retention["diffusion"], retention["attention"]
     rel = relation(d["top"]["measured"], a["top"]["measured"])
     facts["top_above"], facts["top_below"] = rel["above"], rel["below"]
-    facts["filter_ratio"] = a["top"]["predicted"] / d["top"]["predicted"]
+    facts["filter_ratio"] = float(sci(a["top"]["predicted"])) / float(sci(d["top"]["predicted"]))
     facts["n_modes"], facts["n_steps"] = d["n_modes"], d["n_steps"]
     return facts
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# All the readings in one table
-
-
-def energy_readings_table(table: dict, alignment: dict, predicts: dict, measured: dict, exact_notes: dict,
-                          columns: dict, names=None, tol=None, caption=None) -> Table:
-    """The chapter's closing table, reading by reading: the energy, the block whose step is its exact gradient
-    step, what the reading predicts, and what this book measured.
-
-    The reading, its energy, its sense, the blocks that take its step exactly and the closest block (1 - its
-    cosine) are computed here (:func:`exact_for`); the chapter writes the rest: ``predicts`` and ``measured`` map
-    every reading of the table (each of :data:`~probdr_lite.chapters.energies.READINGS` in ``table``, then
-    :data:`~probdr_lite.chapters.energies.FILTER_READINGS`) to its cell, and ``exact_notes`` the readings that name
-    no energy to their "exact gradient step of" cell (their sense and closest block are ``names["none"]``).
-    ``columns``: the chapter's seven headers (``reading``, ``energy``, ``sense``, ``exact``, ``closest``,
-    ``predicts``, ``measured``).
-    """
-    _check_table(table)
-    rows = [r for r in READINGS if r in table] + list(FILTER_READINGS)
-    for name, cells, need in (("predicts", predicts, rows), ("measured", measured, rows),
-                              ("exact_notes", exact_notes, FILTER_READINGS)):
-        check_result(cells, name, "{reading: cell}", keys=need)
-    none = (NAMES if names is None else names)["none"]
-    body = []
-    for r in rows:
-        energy = _label(names, "energy", r)
-        if r in FILTER_READINGS:
-            body.append([_label(names, "reading", r), energy, none, exact_notes[r], none, predicts[r], measured[r]])
-            continue
-        body.append([_label(names, "reading", r), energy, _label(names, "sense", SENSE[r]),
-                     _names(exact_for(alignment, r, tol)["full"], names), _closest_cell(alignment, r, names),
-                     predicts[r], measured[r]])
-    keys = ("reading", "energy", "sense", "exact", "closest", "predicts", "measured")
-    return Table([columns[k] for k in keys], body, caption=caption)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

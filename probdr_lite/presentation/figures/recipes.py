@@ -8,7 +8,9 @@ formats them, with labels defined once here. The sentences about them are the ch
 
 - :func:`recipe_label`               a recipe's factors in a few words;
 - :func:`family_results_table`       every test of a family: its two labelled intervals, p values and verdict;
-- :func:`family_figure`              the same tests as a dot plot, one panel per model;
+- :func:`exploratory_table`          the exploratory primary family: half-open Holm intervals, Bonferroni's beside,
+                                     the verdict with one seed left out;
+- :func:`round_table`, :func:`round_figure`  the confirmatory round, as declared;
 - :func:`interaction_table`          does A - I's effect depend on the initialisation, per model;
 - :func:`intervention_family_table`  the W_V W_O intervention: shifts, shares and Fieller's sets;
 - :func:`grids_table`                which recipe cells of each grid are complete or not run, and the command;
@@ -41,8 +43,9 @@ from probdr_lite.presentation.plotting import Table
 from ..prose import pct, pvalue
 from .training import ARM_STYLE, QUANTITY_LABELS, TASK_NAMES, quantity_difference, quantity_level
 
-__all__ = ["recipe_label", "cell_label", "interval_text", "set_text", "family_results_table", "family_figure",
-           "interaction_table", "intervention_family_table", "grids_table", "provenance_table", "nanogpt_facts",
+__all__ = ["recipe_label", "recipe_name", "recipe_names_table", "cell_label", "interval_text", "set_text", "family_results_table",
+           "interaction_table", "intervention_family_table", "exploratory_table", "round_table", "round_figure",
+           "round_cell", "paired_seeds_table", "grids_table", "provenance_table", "nanogpt_facts",
            "plateau_figure", "plateau_facts", "plateau_table", "plateau_cell_facts", "readings_table",
            "readings_facts", "scale_facts", "scale_table", "compute_facts"]
 
@@ -483,10 +486,48 @@ def cell_label(entry: dict) -> str:
     return f"{task}, {recipe_label(entry['recipe'])}"
 
 
-def interval_text(interval, quantity: str) -> str:
-    """An interval of a paired difference in the quantity's units, e.g. ``"[-11.67 pp, -4.45 pp]"``."""
+def interval_text(interval, quantity: str, *, half_open: bool = False) -> str:
+    """An interval of a paired difference in the quantity's units, e.g. ``"[-11.67 pp, -4.45 pp]"``.
+
+    ``half_open=True`` prints an end that is exactly zero as open, ``"(0, +0.0706]"``: Holm's simultaneous interval
+    stops at zero on a side whose hypothesis it rejects, so zero itself is excluded, not a value it allows."""
     low, high = interval
-    return f"[{quantity_difference(low, quantity)}, {quantity_difference(high, quantity)}]"
+    left = "(0" if half_open and low == 0 else f"[{quantity_difference(low, quantity)}"
+    right = "0)" if half_open and high == 0 else f"{quantity_difference(high, quantity)}]"
+    return f"{left}, {right}"
+
+
+#: Short names of the recipes, defined once (``recipe_names_table`` lists them): per task, the recipe factors
+#: other than the initialisation, and the name. The initialisation is written after the name.
+RECIPE_NAMES = {
+    "charlm": ((({"lr": 1e-3, "max_iters": 2000}), "LM-2k"), (({"lr": 3e-3, "max_iters": 2000}), "LM-2k-fast"),
+               (({"lr": 1e-3, "max_iters": 5000}), "LM-5k")),
+    "vit": ((({"lr": 3e-3, "schedule": "cosine", "epochs": 10, "patience": 0, "decay_epochs": 0}), "ViT-10"),
+            (({"lr": 1e-3, "schedule": "cosine", "epochs": 10, "patience": 0, "decay_epochs": 0}), "ViT-10-slow"),
+            (({"lr": 3e-3, "schedule": "onecycle", "epochs": 10, "patience": 0, "decay_epochs": 0}), "ViT-10-1cycle"),
+            (({"lr": 3e-3, "schedule": "cosine", "epochs": 60, "patience": 5, "decay_epochs": 0}), "ViT-stop"),
+            (({"lr": 3e-3, "schedule": "cosine", "epochs": 60, "patience": 5, "decay_epochs": 5}), "ViT-plateau")),
+}
+
+
+def recipe_name(task: str, recipe: dict, *, init: bool = True) -> str:
+    """A recipe's short name (:data:`RECIPE_NAMES`), with its initialisation (``"LM-2k, GPT-2"``) unless
+    ``init=False``; ValueError for a recipe without a name."""
+    for factors, name in _label(RECIPE_NAMES, task, "task"):
+        if all(recipe.get(k) == v for k, v in factors.items()):
+            return f"{name}, {_label(INIT_LABELS, recipe['init'], 'initialisation')}" if init else name
+    raise ValueError(f"no short name for the {task} recipe {recipe!r}")
+
+
+def recipe_names_table(header, descriptions: dict, caption=None) -> Table:
+    """The short names of :data:`RECIPE_NAMES`, one row each: the model, the name and the chapter's description of
+    the recipe (``descriptions`` maps each name to its words)."""
+    check_length(header, "header", 3, "column")
+    body = []
+    for task, entries in RECIPE_NAMES.items():
+        for _, name in entries:
+            body.append([_label(TASK_NAMES, task, "task"), name, _label(descriptions, name, "recipe description")])
+    return Table(header, body, caption=caption)
 
 
 def _check_entries(entries, name="entries") -> list:
@@ -516,70 +557,31 @@ def family_results_table(entries: list, caption=None) -> Table:
     return Table(list(FAMILY_HEADER.values()), body, caption=caption)
 
 
-#: The marker of each verdict word in :func:`family_figure`: (marker, filled).
+#: The marker of each verdict word in :func:`round_figure`: (marker, filled).
 VERDICT_MARKS = {"better": ("o", True), "worse": ("X", True), "equivalent": ("D", True), "cannot tell": ("o", False)}
 
 
-def family_figure(entries: list, *, titles: dict, xlabels: dict):
-    """A family's tests in one figure: one panel per model, one row per test, the mean paired difference with its
-    simultaneous interval (thick) and its unadjusted interval (thin), marked by the verdict word
-    (:data:`VERDICT_MARKS`), which is also written at the row's right; the equivalence margin, where the entries
-    carry one, as a shaded band. ``titles`` and ``xlabels`` map each task to its panel's title and x-axis label (the
-    chapter's words). The chapter describes the figure (its alt text)."""
-    entries = _check_entries(entries)
-    tasks = list(dict.fromkeys(e["task"] for e in entries))
-    for what, d in (("titles", titles), ("xlabels", xlabels)):
-        if not isinstance(d, dict):
-            raise ValueError(f"{what} must map each task to a label")
-        for t in tasks:
-            _label(d, t, what[:-1])
-    sizes = {t: sum(e["task"] == t for e in entries) for t in tasks}
-    fig, axes = plt.subplots(len(tasks), 1, squeeze=False, figsize=(8.5, 0.42 * sum(sizes.values()) + 1.5 * len(tasks)),
-                             gridspec_kw={"height_ratios": [n + 1.5 for n in sizes.values()]})
-    for ax, task in zip(axes[:, 0], tasks):
-        mine = [e for e in entries if e["task"] == task]
-        k, _ = _difference_units(mine[0]["quantity"])
-        margin = mine[0].get("margin")
-        if margin:
-            ax.axvspan(-k * margin, k * margin, color="0.92", zorder=0)
-        for y, e in zip(range(len(mine) - 1, -1, -1), mine):
-            colour = ARM_STYLE[e["arm"]]["colour"]
-            marker, filled = VERDICT_MARKS[e["verdict"]]
-            ax.plot([k * e["ci"][0], k * e["ci"][1]], [y, y], color=colour, lw=1)
-            ax.plot([k * e["sim_ci"][0], k * e["sim_ci"][1]], [y, y], color=colour, lw=3.5, alpha=0.6)
-            ax.plot([k * e["mean_diff"]], [y], marker=marker, color=colour, ms=7, ls="none",
-                    mfc=colour if filled else "white")
-            ax.text(1.01, y, e["verdict"], transform=ax.get_yaxis_transform(), fontsize=9, va="center")
-        ax.axvline(0.0, color="0.3", ls="--", lw=1)
-        ax.set_yticks(range(len(mine) - 1, -1, -1))
-        ax.set_yticklabels([cell_label(e).split(", ", 1)[1] + (f" ({ARM_STYLE[e['arm']]['text']})"
-                                                               if e["arm"] != "diffusion" else "") for e in mine],
-                           fontsize=9)
-        ax.set_ylim(-0.7, len(mine) - 0.3)
-        ax.set_xlabel(xlabels[task], fontsize=9)
-        ax.set_title(titles[task], fontsize=9)
-        ax.grid(alpha=0.3, axis="x")
-    fig.tight_layout()
-    return fig
-
-
 #: The columns of :func:`interaction_table`.
-INTERACTION_HEADER = {"model": "model", "cells": "recipes (paired seeds)", "gpt2": "$A - I$ − attention, GPT-2",
-                      "default": "$A - I$ − attention, PyTorch default",
-                      "estimate": "default − GPT-2 at equal recipe factors [95 % interval]", "p": "$p$",
+INTERACTION_HEADER = {"cells": "recipes", "pairs": "paired seeds (distinct seeds)",
+                      "gpt2": "$A - I$ − attention, GPT-2", "default": "$A - I$ − attention, PyTorch default",
+                      "estimate": "default − GPT-2 [95 % interval]", "p": "$p$",
                       "signs_gpt2": "seeds better / worse / tied, GPT-2",
                       "signs_default": "seeds better / worse / tied, PyTorch default"}
 
 
-def interaction_table(effects: dict, caption=None) -> Table:
-    """One row per model of :func:`probdr_lite.experiments.families.initialisation_effect`: how many paired seeds
-    entered, the mean paired difference under each initialisation, the initialisation's effect on it at equal
-    levels of the other recipe factors with its interval and p, and the seeds that point each way."""
+def interaction_table(effects: list, caption=None) -> Table:
+    """One row per effect of :func:`probdr_lite.experiments.families.initialisation_effect` (e.g. one per model and
+    budget): the recipes that entered (their short names), the paired seeds and how many distinct seeds they come
+    from, the mean paired difference under each initialisation, the initialisation's effect on it with its interval
+    and p, and the seeds that point each way."""
+    if not isinstance(effects, list) or not effects:
+        raise ValueError("effects must be a non-empty list of initialisation_effect results")
     body = []
-    for task, e in effects.items():
+    for e in effects:
         q = e["quantity"]
         signs = {i: "{better} / {worse} / {tied}".format(**e["signs"][i]) for i in ("gpt2", "default")}
-        body.append([_label(TASK_NAMES, task, "task"), str(e["n"]), quantity_difference(e["means"]["gpt2"], q),
+        names = ", ".join(dict.fromkeys(recipe_name(e["task"], r, init=False) for r in e["recipes"]))
+        body.append([names, f"{e['n']} ({len(e['seeds'])})", quantity_difference(e["means"]["gpt2"], q),
                      quantity_difference(e["means"]["default"], q),
                      f"{quantity_difference(e['estimate'], q)} {interval_text(e['ci'], q)}", pvalue(e["pvalue"]),
                      signs["gpt2"], signs["default"]])
@@ -628,3 +630,131 @@ def intervention_family_table(entries: list, caption=None) -> Table:
                      interval_text(e["sim_ci"], q), pvalue(e["adjusted_pvalue"]), pct(e["share"]),
                      set_text(e["share_pieces"]), set_text(e["share_sim_pieces"])])
     return Table(list(INTERVENTION_FAMILY_HEADER.values()), body, caption=caption)
+
+
+# ------------------------------------------------------------------------------ the exploratory primary family
+
+#: The columns of :func:`exploratory_table`.
+EXPLORATORY_HEADER = {"cell": "cell", "seeds": "paired seeds (run before the families were declared)",
+                      "difference": "$A - I$ − attention", "holm": "95 % simultaneous (Holm)",
+                      "bonferroni": "95 % simultaneous (Bonferroni)", "p": "$p$, Holm over 16 one-sided",
+                      "signs": "seeds better / worse", "verdict": "verdict (Holm)",
+                      "loo": "verdict with one seed left out"}
+
+
+def exploratory_table(entries: list, bonferroni: list, history: list, loo: list, caption=None) -> Table:
+    """The exploratory primary family, one row per cell: its paired seeds (and how many were run before the families
+    were declared, :func:`probdr_lite.experiments.families.exploratory_history`), the mean paired difference, Holm's
+    simultaneous interval printed half-open where it ends at zero, Bonferroni's beside it for the size, Holm's
+    adjusted p (over the family's 2m one-sided p values), the seeds each way, the verdict and how it fares with each
+    seed left out (:func:`probdr_lite.experiments.families.leave_one_out`). The four lists are in the family's
+    order."""
+    entries = _check_entries(entries)
+    if not (len(bonferroni) == len(history) == len(loo) == len(entries)):
+        raise ValueError("entries, bonferroni, history and loo must describe the same cells, in one order")
+    body = []
+    for e, b, h, out in zip(entries, bonferroni, history, loo):
+        if len({(x["task"], x["init"], x["budget"]) for x in (e, b, h, out)}) != 1:
+            raise ValueError("entries, bonferroni, history and loo must describe the same cells, in one order")
+        q = e["quantity"]
+        others = [v for v in out["without"].values() if v != out["verdict"]]
+        stable = "unchanged" if not others else f"{len(others)} of {len(out['without'])}: " + ", ".join(
+            sorted(set(others)))
+        body.append([recipe_name(e["task"], e["recipe"]), f"{e['n']} ({len(h['before'])})",
+                     quantity_difference(e["mean_diff"], q), interval_text(e["sim_ci"], q, half_open=True),
+                     interval_text(b["sim_ci"], q), pvalue(e["adjusted_pvalue"]), f"{e['n_better']} / {e['n_worse']}",
+                     e["verdict"], stable])
+    return Table(list(EXPLORATORY_HEADER.values()), body, caption=caption)
+
+
+# ------------------------------------------------------------------------------ the confirmatory round
+
+#: The columns of :func:`round_table`.
+ROUND_HEADER = {"cell": "cell", "pairs": "paired seeds", "attention": "attention", "difference": "$A - I$ − attention",
+                "interval": "98.75 % interval (family: 95 %)", "p": "$p$, t × 4", "perm": "$p$, sign-flip × 4",
+                "signs": "seeds better / worse", "verdict": "verdict", "margin": "inside the margin"}
+
+
+def _check_round(entries) -> list:
+    needed = ("task", "init", "n", "attention_mean", "mean_diff", "interval", "adjusted_pvalue", "perm_adjusted",
+              "n_better", "n_worse", "verdict", "equivalent", "metric")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise ValueError("entries must be the non-empty list of probdr_lite.experiments.confirmatory."
+                         "confirmatory_table")
+    missing = sorted({k for e in entries for k in needed if k not in e})
+    if missing:
+        raise ValueError(f"entries must be complete cells of confirmatory_table; missing {missing}")
+    return entries
+
+
+def _round_quantity(e) -> str:
+    return "final_val_acc" if e["metric"].endswith("acc") else "final_val_loss"
+
+
+#: How the round's cells are named: the model's recipe in the round.
+ROUND_NAMES = {"vit": "ViT-plateau, test split", "charlm": "LM-2k"}
+
+
+def round_cell(entry: dict) -> str:
+    """A cell of the confirmatory round in a few words: ``"ViT-plateau, test split, GPT-2"``."""
+    return f"{_label(ROUND_NAMES, entry['task'], 'task')}, {_label(INIT_LABELS, entry['init'], 'initialisation')}"
+
+
+def round_table(entries: list, caption=None) -> Table:
+    """One row per cell of the confirmatory round (:func:`probdr_lite.experiments.confirmatory.confirmatory_table`):
+    the pairs, attention's mean, the mean paired difference, the family interval, the t-test's and the sign-flip
+    check's p values times the family size, the seeds each way, the verdict word and whether the interval lies inside
+    the margin."""
+    body = []
+    for e in _check_round(entries):
+        q = _round_quantity(e)
+        body.append([round_cell(e), str(e["n"]), quantity_level(e["attention_mean"], q),
+                     quantity_difference(e["mean_diff"], q), interval_text(e["interval"], q),
+                     pvalue(e["adjusted_pvalue"]), pvalue(e["perm_adjusted"]), f"{e['n_better']} / {e['n_worse']}",
+                     e["verdict"], "yes" if e["equivalent"] else "no"])
+    return Table(list(ROUND_HEADER.values()), body, caption=caption)
+
+
+def round_figure(entries: list, *, titles: dict, xlabels: dict, margins: dict):
+    """The confirmatory round in one figure: one panel per model, one row per initialisation, the mean paired
+    difference with its family interval, the margin shaded (``margins`` per task, in the quantity's units) and the
+    verdict written at the right. ``titles`` and ``xlabels`` are the chapter's words per task."""
+    entries = _check_round(entries)
+    tasks = list(dict.fromkeys(e["task"] for e in entries))
+    fig, axes = plt.subplots(len(tasks), 1, squeeze=False, figsize=(8.5, 1.6 * len(tasks) + 0.6))
+    for ax, task in zip(axes[:, 0], tasks):
+        mine = [e for e in entries if e["task"] == task]
+        k, _ = _difference_units(_round_quantity(mine[0]))
+        m = _label(margins, task, "margin")
+        ax.axvspan(-k * m, k * m, color="0.92", zorder=0)
+        for y, e in zip(range(len(mine) - 1, -1, -1), mine):
+            marker, filled = VERDICT_MARKS[e["verdict"]]
+            colour = ARM_STYLE["diffusion"]["colour"]
+            ax.plot([k * e["interval"][0], k * e["interval"][1]], [y, y], color=colour, lw=3.5, alpha=0.7)
+            ax.plot([k * e["mean_diff"]], [y], marker=marker, color=colour, ms=8, ls="none",
+                    mfc=colour if filled else "white")
+            ax.text(1.01, y, e["verdict"], transform=ax.get_yaxis_transform(), fontsize=10, va="center")
+        ax.axvline(0.0, color="0.3", ls="--", lw=1)
+        ax.set_yticks(range(len(mine) - 1, -1, -1))
+        ax.set_yticklabels([_label(INIT_LABELS, e["init"], "initialisation") for e in mine], fontsize=10)
+        ax.set_ylim(-0.6, len(mine) - 0.4)
+        ax.set_xlabel(_label(xlabels, task, "xlabel"), fontsize=10)
+        ax.set_title(_label(titles, task, "title"), fontsize=10)
+        ax.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    return fig
+
+
+def paired_seeds_table(cells: list, header, caption=None) -> Table:
+    """Paired runs seed by seed: ``cells`` is a list of ``(label, quantity, pairs)`` with ``pairs`` a list of
+    ``(seed, attention value, arm value, note)``; one row per seed: the cell's label, the seed, both values, the
+    difference (arm - attention) and the note (the chapter's words, e.g. when the pair was run). The ``header`` (five
+    names, or six with notes) and the caption are the chapter's."""
+    body = []
+    for label, quantity, pairs in cells:
+        for seed, a, b, note in pairs:
+            row = [label, str(seed), quantity_level(a, quantity), quantity_level(b, quantity),
+                   quantity_difference(b - a, quantity)]
+            body.append(row + ([note] if len(header) == 6 else []))
+    check_length(header, "header", len(body[0]) if body else len(header), "column")
+    return Table(header, body, caption=caption)

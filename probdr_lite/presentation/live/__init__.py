@@ -231,8 +231,9 @@ class LiveFigure:
                     + "]</script>")
         return (
             f'<div class="probdr-live" id="{html.escape(self.element_id)}" data-probdr-live="1">'
-            '<p class="probdr-live-fallback"><em>This is a kernel-free figure drawn by the script of the book\'s '
-            "web page; in a notebook, use the slider panel above instead.</em></p>"
+            # only a browser without JavaScript shows this; the page's text otherwise holds no sentence about the page
+            '<noscript><p class="probdr-live-fallback"><em>This figure is drawn by JavaScript, which this browser '
+            "does not run.</em></p></noscript>"
             f'<script type="application/json" class="probdr-live-spec">{_json(self.spec)}</script>{tail}</div>'
         )
 
