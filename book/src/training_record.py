@@ -493,6 +493,9 @@ claim(all(_same[t, "gpt2"] for t in vo_rows) and not any(_same[t, "default"] for
 # round-off, and training amplifies the round-off (`probdr_lite/results/README.md`).
 #
 # ## The confirmatory round, seed by seed
+#
+# Every pair that [the round's table](trained_transformers.ipynb#the-confirmatory-round) reads, one row per seed, in the
+# order the seeds were declared.
 
 # %%
 round_cells = confirmatory_table(confirmatory)
