@@ -75,7 +75,7 @@ PUBLIC_API: dict[str, tuple[str, ...]] = {
                                       "rows_provenance", "task_rows"),
     "probdr_lite.experiments.confirmatory": ("ALPHA", "cells", "confirmatory_table", "DECLARED_AT", "FAMILY_SIZE",
                                              "FIRST_SEED", "load_rows", "MARGINS", "planning", "TARGET_POWER",
-                                             "VIT_SPLIT"),
+                                             "verdict_word", "VIT_SPLIT"),
     "probdr_lite.experiments.families": ("arm_correlations", "DECLARED", "EQUIVALENCE_MARGINS", "exploratory_history",
                                          "family_table", "initialisation_effect", "intervention_table",
                                          "leave_one_out"),

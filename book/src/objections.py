@@ -567,15 +567,15 @@ glue("t5_n_cells", str(f5["n_cells"]))
 claim(f5["n_mixed"] == f5["n_cells"] - 1 and [(c["task"], c["init"], c["verdict"]) for c in _one_way]
       == [("charlm", "gpt2", "worse")], "objection 5: in all cells but one the pairs point both ways; only in LM-2k "
       "under GPT-2's initialisation does every pair agree, and it agrees against the paper")
-claim(f5["depends_on_init"], "objection 5: the exploratory study found that the sign depends on the initialisation "
-      "(every interval of the initialisation's effect excludes zero)")
+claim(f5["depends_on_init"], "objection 5: the exploratory study found that A - I's effect depends on the "
+      "initialisation (every interval of the initialisation's effect excludes zero)")
 
 # %% [markdown]
 # **Verdict: holds.** In {glue:text}`t5_n_mixed` of the {glue:text}`t5_n_cells` cells the pairs point both ways, so
 # a single pair there could have shown either sign. Only in the character model under GPT-2's initialisation does
-# every pair agree, and it agrees against the paper. The exploratory study adds that the sign depends on the
+# every pair agree, and it agrees against the paper. The exploratory study adds that $A - I$'s effect depends on the
 # initialisation, which the paper does not state
-# ([the test](trained_transformers.ipynb#does-the-initialisation-decide-the-sign)). The verdict is about the evidence
+# ([the test](trained_transformers.ipynb#does-the-initialisation-change-the-effect)). The verdict is about the evidence
 # at this scale; wider, deeper or longer-trained models may change the size of the effect and its sign.
 
 # %% [markdown]

@@ -662,7 +662,8 @@ def exploratory_table(entries: list, bonferroni: list, history: list, loo: list,
             sorted(set(others)))
         body.append([recipe_name(e["task"], e["recipe"]), f"{e['n']} ({len(h['before'])})",
                      quantity_difference(e["mean_diff"], q), interval_text(e["sim_ci"], q, half_open=True),
-                     interval_text(b["sim_ci"], q), pvalue(e["adjusted_pvalue"]), f"{e['n_better']} / {e['n_worse']}",
+                     interval_text(b["sim_ci"], q), pvalue(e["adjusted_pvalue"]),
+                     f"{e['n_better']} / {e['n_worse']}" + (f" ({e['n_tied']} tied)" if e.get("n_tied") else ""),
                      e["verdict"], stable])
     return Table(list(EXPLORATORY_HEADER.values()), body, caption=caption)
 
