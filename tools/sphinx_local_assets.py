@@ -176,6 +176,11 @@ MARKUP_FIXES = [
     # docutils marks each citation role="doc-biblioentry", deprecated in DPUB-ARIA 1.1 (aria-deprecated-role), inside
     # a role="list" that must then hold list items (aria-required-children): each entry is a list item.
     (re.compile(r'role="doc-biblioentry"'), 'role="listitem"', "citations are the items of their list"),
+    # the theme folds a chapter's own pages (chapter 7's record) under a <summary> that holds only a chevron icon
+    # (summary-name, serious): it is named by what it does.
+    (re.compile(r'<summary><span class="toctree-toggle" role="presentation">'),
+     '<summary aria-label="Show or hide this chapter\'s pages"><span class="toctree-toggle" role="presentation">',
+     "a table of contents' fold is named"),
 ]
 #: matplotlib's scrub figures (Animation.to_jshtml): the frame slider has no name (axe's "label", critical).
 ANIM_SLIDER = re.compile(r'(<input id="_anim_slider[0-9a-f]+" type="range" class="anim-slider")')

@@ -676,7 +676,7 @@ Table(["layer"] + [METRIC_LABELS[m] for m in METRIC_NAMES],
 wide = run_blocks(X0_1k, n_layers=PAPER.n_layers, kappa=0.01, eta=PAPER.eta, beta=PAPER.beta, variant=PAPER.variant)
 spread = [float(np.sqrt(((X - X.mean(0)) ** 2).sum(1).mean())) for X in (wide[0], wide[-1])]
 ratio = [between_within_ratio(X, labels_1k) for X in (wide[0], wide[-1])]
-Table(["κ = 0.01", "layer 0", f"layer {PAPER.n_layers}"],
+Table(["$\\kappa = 0.01$", "layer 0", f"layer {PAPER.n_layers}"],
       [["rms distance to the mean", f"{spread[0]:.3f}", f"{spread[1]:.3f}"],
        [METRIC_LABELS["between_within"], f"{ratio[0]:.4f}", f"{ratio[1]:.4f}"]],
-      caption=f"The paper's block on the panel's {len(labels_1k):,} images at a very small κ.")
+      caption=f"The paper's block on the panel's {len(labels_1k):,} images at a very small $\\kappa$.")

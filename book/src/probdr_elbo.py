@@ -183,8 +183,10 @@ glue("pca_drop_max", num(pca_drops.max(), 1))
 # log-density is
 #
 # $$
-# \log \mathcal{W}(P \mid V, \nu) = \frac{\nu - n - 1}{2}\log\det P - \frac{1}{2}\operatorname{tr}(V^{-1} P)
-# - \frac{\nu}{2}\log\det V - \log Z_n(\nu),
+# \begin{aligned}
+# \log \mathcal{W}(P \mid V, \nu) = {} & \frac{\nu - n - 1}{2}\log\det P - \frac{1}{2}\operatorname{tr}(V^{-1} P) \\
+# & - \frac{\nu}{2}\log\det V - \log Z_n(\nu),
+# \end{aligned}
 # $$
 #
 # where the normaliser $Z_n(\nu)$ depends on $n$ and $\nu$ only. This is a density for every real
@@ -318,8 +320,10 @@ claim(bool(abs(trace_part - half_energy) < 1e-10 * graph_energy(X, W)),
 # see. For $X = s\,u$, with $\nu = 1$ and everything that does not depend on $s$ dropped,
 #
 # $$
-# \mathrm{ELBO}(s\,u) = \tfrac{1}{2}\log(\beta + s^2) - \tfrac{1}{2}\lambda s^2 + \text{const}, \qquad
-# \frac{d}{ds}\,\mathrm{ELBO}(s\,u) = \frac{s}{\beta + s^2} - \lambda s ,
+# \begin{aligned}
+# \mathrm{ELBO}(s\,u) &= \tfrac{1}{2}\log(\beta + s^2) - \tfrac{1}{2}\lambda s^2 + \text{const}, \\
+# \frac{d}{ds}\,\mathrm{ELBO}(s\,u) &= \frac{s}{\beta + s^2} - \lambda s ,
+# \end{aligned}
 # $$
 #
 # and the derivative vanishes at $s > 0$ only where

@@ -211,6 +211,7 @@ claim(len(_rows_cf) == sum(2 * k for k in _n.values()) and C.FIRST_SEED > max(r[
 # is smaller than the margin. Any other interval reads "cannot tell".
 
 # %%
+round_cells = C.confirmatory_table(confirmatory)  # the round's only reading, as declared
 display(R.round_table(round_cells, caption=(
     "The confirmatory round: A − I minus attention, paired by seed (vision: test accuracy; language: validation "
     "loss). Each interval is at level 1 − 0.05/4, so the four hold together at 95 %; p values are multiplied by 4.")))

@@ -74,6 +74,11 @@
       button.title = state === "failed" ? "Try again" : "";
     });
     document.body.setAttribute("data-thebe-kernel", state);
+    // Live Code runs the page's code: a cell whose source the page folds (a chapter's imports) is unfolded, so that
+    // the reader sees what will run and its run button is there to press (inside a closed <details> it is not)
+    if (state !== "failed") {
+      document.querySelectorAll("div.cell > details.above-input").forEach(function (d) { d.open = true; });
+    }
   }
 
   function hostOf(url, fallback) {
