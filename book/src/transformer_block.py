@@ -700,7 +700,7 @@ fig = mask_figure(toy, **masked)
 describe(fig, f"The attention matrix A of the toy without and with the causal mask on a log colour scale, and "
          f"where {masked['n_steps']} blocks of the {masked['variant']} variant move the toy in each case.")
 plt.show()
-Table(["", "no mask", "causal mask"],
+Table(["measure", "no mask", "causal mask"],
       [["share of attention above the diagonal", f"{upper_full:.3f}", f"{float(torch.triu(A_causal, 1).sum()):.1f}"],
        ["asymmetry ‖A − Aᵀ‖ / ‖A‖", f"{asym_full:.3f}", f"{asym_causal:.3f}"],
        ["cosine of the diffusion and exact directions", f"{cosines['diffusion']:.3f}", f"{cos_causal:.3f}"]])
