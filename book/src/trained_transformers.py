@@ -119,7 +119,7 @@ claim(cf["charlm", "default"]["interval"][0] < -C.MARGINS["charlm"] < 0,
 # does not say which it used; beside it, this book:
 
 # %% [markdown]
-# | | the paper | this book |
+# | aspect | the paper | this book |
 # | --- | --- | --- |
 # | language model | character model on Tiny Shakespeare, configuration not given | nanoGPT's CPU recipe |
 # | vision model | a simple vision transformer on down-sampled ImageNet | a 4-layer vision transformer on MNIST |
