@@ -481,6 +481,14 @@ _CHUNKS = re.compile(r'<script type="application/json" class="probdr-live-chunks
 _LIVE_DIV = re.compile(r'<div class="probdr-live" id="([^"]+)" data-probdr-live="1">')
 
 
+def _enclosing_live_figure(body: str, pos: int, pagename: str, what: str) -> str:
+    """The id of the live figure whose markup comes last before ``pos`` (the one ``what`` belongs to)."""
+    ids = _LIVE_DIV.findall(body, 0, pos)
+    if not ids:
+        raise ExtensionError(f"{pagename}: {what} outside a live figure")
+    return ids[-1]
+
+
 def _externalise_chunks(app: Sphinx, pagename: str, body: str, pathto) -> str:
     """Move each live figure's embedded chunks into ``live-data/<page>/<figure id>/<cell>.js``, one file per setting.
 
@@ -489,10 +497,7 @@ def _externalise_chunks(app: Sphinx, pagename: str, body: str, pathto) -> str:
     """
     out, pos = [], 0
     for m in _CHUNKS.finditer(body):
-        ids = _LIVE_DIV.findall(body, 0, m.start())
-        if not ids:
-            raise ExtensionError(f"{pagename}: live-figure chunks outside a live figure")
-        fid = ids[-1]
+        fid = _enclosing_live_figure(body, m.start(), pagename, "live-figure chunks")
         chunks = json.loads(m.group(1))
         folder = f"{LIVE_DATA}/{pagename}/{fid}"
         target = Path(app.outdir) / folder
@@ -522,10 +527,7 @@ def _externalise_specs(app: Sphinx, pagename: str, body: str, pathto) -> str:
     speed = _tool("site_speed")
     out, pos = [], 0
     for m in _SPEC.finditer(body):
-        ids = _LIVE_DIV.findall(body, 0, m.start())
-        if not ids:
-            raise ExtensionError(f"{pagename}: a live-figure spec outside a live figure")
-        fid = ids[-1]
+        fid = _enclosing_live_figure(body, m.start(), pagename, "a live-figure spec")
         folder = f"{LIVE_DATA}/{pagename}/{fid}"
         target = Path(app.outdir) / folder
         target.mkdir(parents=True, exist_ok=True)
