@@ -26,11 +26,15 @@ every page). What they do, and why:
 - **The first screens first** (:func:`mark_far_blocks`): paragraphs, display formulas and code cells past a page's
   first screens get a class for which probdr-site.css sets ``content-visibility: auto``, so that opening a chapter of
   hundreds of formulas lays out and paints what the reader sees, and the rest as the reader comes near it.
-- **Nothing render-blocking that the first screen does not need** (:func:`rewrite_head`): Sphinx's tiny
-  ``documentation_options.js`` is written into the page; the search scripts and the 86 KB index load only on the
-  search page; the theme's scripts are deferred (``tools/sphinx_local_assets.py``) and no longer preloaded; the
-  theme's ``theme.css``, which only ``@import``\\ s ``basic.css`` (a second round trip before the first paint), is
-  replaced by a link to ``basic.css`` itself.
+- **Nothing on the way of the first paint that the first screen does not need** (:func:`rewrite_head`): Sphinx's
+  tiny ``documentation_options.js`` is written into the page; the search scripts and the 86 KB index load only on
+  the search page; the theme's scripts are no longer preloaded; every deferred script (the theme's, Sphinx's, the
+  extensions', the site's own: ``tools/sphinx_local_assets.py`` defers them) is fetched once the page has painted
+  (:func:`scripts_after_paint`), so that on a slow connection the stylesheets and the text have the bandwidth to
+  themselves; the launch menu's logos are fetched at low priority; the theme's ``theme.css``, which only
+  ``@import``\\ s ``basic.css`` (a second round trip before the first paint), is replaced by a link to ``basic.css``
+  itself; and a reader whose system is in dark mode gets the dark theme from the first paint, not once the theme's
+  script has run.
 """
 
 from __future__ import annotations
@@ -482,10 +486,110 @@ THEME_PRELOADS = re.compile(r'[ \t]*<link rel="preload" as="script" href="[^"]*_
 THEME_CSS = re.compile(r'<link href="((?:\.\./)*)_static/styles/theme\.css[^"]*" rel="stylesheet" />')
 
 
+#: The theme's first script sets the colour theme before the page paints, but leaves "auto" (the reader's system
+#: setting) for its own script to resolve, which runs after the first paint: a reader in dark mode would see the page
+#: drawn light first. Resolved here as the theme's script resolves it (its ``p(mode)``: "auto" follows
+#: ``prefers-color-scheme``).
+THEME_AUTO = re.compile(r'document\.documentElement\.dataset\.theme = localStorage\.getItem\("theme"\) \|\| "auto";')
+THEME_RESOLVED = ('document.documentElement.dataset.theme = /^(light|dark)$/.test(document.documentElement.dataset.mode)'
+                  ' ? document.documentElement.dataset.mode'
+                  ' : (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");')
+
+#: A deferred or asynchronous script of the page (the head's and the two of the theme at the end of the body).
+LATER_SCRIPT = re.compile(r'[ \t]*<script\b(?=[^>]*\b(?:defer|async)\b)(?=[^>]*\bsrc=")[^>]*>\s*</script>[ \t]*\n?')
+#: The element that holds them until the page has painted, and the event the loader sends once every one has run
+#: (the book's own launch of Live Code waits for it: ``THEBE_SETUP_JS`` in ``tools/sphinx_local_assets.py``).
+LATER_ID = "probdr-later"
+SCRIPTS_READY_EVENT = "probdr-scripts"
+#: Runs each held script, in the page's order, once the page is parsed and has painted. A script written to run
+#: deferred expects to run before DOMContentLoaded and the window's load; a listener it adds for either event, once
+#: that event is past, is called in a task of its own, as the event would have called it. When every script has
+#: run: ``data-probdr-scripts="ready"`` on the root element and the event :data:`SCRIPTS_READY_EVENT`.
+LATER_LOADER_JS = """(function () {
+  var doc = document;
+  function run() {
+    var held = doc.getElementById("%(id)s"), left;
+    if (!held) return;
+    var scripts = Array.prototype.slice.call(held.content.querySelectorAll("script"));
+    var past = function (target, type) {
+      return (target === doc && type === "DOMContentLoaded" && doc.readyState !== "loading")
+        || (target === window && type === "load" && doc.readyState === "complete");
+    };
+    [doc, window].forEach(function (target) {
+      target.addEventListener = function (type, listener, options) {
+        if (listener && past(target, type)) {
+          setTimeout(function () {
+            var event = new Event(type);
+            if (typeof listener === "function") listener.call(target, event); else listener.handleEvent(event);
+          }, 0);
+        }
+        return EventTarget.prototype.addEventListener.call(target, type, listener, options);
+      };
+    });
+    var settled = function () {
+      if (--left > 0) return;
+      delete doc.addEventListener;
+      delete window.addEventListener;
+      doc.documentElement.dataset.probdrScripts = "ready";
+      doc.dispatchEvent(new Event("%(event)s"));
+    };
+    left = scripts.length || 1;
+    if (!scripts.length) settled();
+    scripts.forEach(function (inert) {
+      var script = doc.createElement("script");
+      Array.prototype.forEach.call(inert.attributes, function (a) { script.setAttribute(a.name, a.value); });
+      script.async = false;
+      script.addEventListener("load", settled);
+      script.addEventListener("error", settled);
+      doc.head.appendChild(script);
+    });
+  }
+  function afterPaint() {
+    if (doc.visibilityState === "hidden") run();
+    else requestAnimationFrame(function () { setTimeout(run, 0); });
+  }
+  if (doc.readyState === "loading") doc.addEventListener("DOMContentLoaded", afterPaint, {once: true});
+  else afterPaint();
+})();""" % {"id": LATER_ID, "event": SCRIPTS_READY_EVENT}
+
+
+def scripts_after_paint(html: str) -> str:
+    """A page whose deferred and asynchronous scripts (the theme's, Sphinx's, the extensions' and the site's own) are
+    fetched once it has painted, not beside the stylesheets and the text the first screen needs: they are moved, in
+    their order (``probdr-site.js`` last, so that its "ready" means every script has run), into a ``<template>`` in the
+    head, which the browser neither fetches nor runs, and :data:`LATER_LOADER_JS` runs them after the first paint.
+    Deferred, they mostly ran after it already (a long page paints before it is parsed to its end); what changes is
+    that they no longer take the phone's bandwidth from the stylesheets the first paint waits for."""
+    found = list(LATER_SCRIPT.finditer(html))
+    head_end = html.find("</head>")
+    if not found or head_end < 0 or found[0].start() > head_end:
+        return html
+    tags = [re.sub(r'\s(?:defer|async)(?:="(?:defer|async)")?(?=[\s>])', "", m.group(0).strip()) for m in found]
+    tags.sort(key=lambda t: "probdr-site.js" in t)
+    block = (f'<template id="{LATER_ID}">' + "".join(tags) + "</template>\n"
+             f"<script>{LATER_LOADER_JS}</script>\n")
+    out, pos = [], 0
+    for k, m in enumerate(found):
+        out.append(html[pos:m.start()])
+        if k == 0:
+            out.append(block)
+        pos = m.end()
+    out.append(html[pos:])
+    return "".join(out)
+
+
+#: The logos of the launch menu (Binder, Colab): hidden until the reader opens the menu, but fetched with the page at
+#: a higher priority than its figures; at low priority they wait for what the first screen needs.
+LAUNCH_LOGO = re.compile(r'<img (alt="[^"]*" )src="((?:\.\./)*_static/images/logo_[a-z]+\.(?:svg|png))">')
+
+
 def rewrite_head(html: str, is_search: bool, doc_options: str | None, theme_imports_basic: bool) -> str:
-    """A page with the changes of this module's docstring ("Nothing render-blocking ...") made to its head."""
+    """A page with the changes of this module's docstring ("Nothing on the way of the first paint ...") made to it."""
+    html = THEME_AUTO.sub(THEME_RESOLVED, html, count=1)
+    html = LAUNCH_LOGO.sub(r'<img \1fetchpriority="low" src="\2">', html)
     if not is_search:
         html = SEARCH_SCRIPTS.sub("", html)
+        html = scripts_after_paint(html)
     if doc_options is not None:
         html = DOC_OPTIONS.sub(lambda m: "<script>" + doc_options.strip() + "</script>", html, count=1)
     html = THEME_PRELOADS.sub("", html)

@@ -51,7 +51,8 @@ Two more things come from here:
 - Nothing render-blocking that the first screen does not need: every script of
   the head is deferred (the search page's excepted), and at the end of the build
   :func:`site_speed.rewrite_head` and :func:`site_speed.subset_icons` finish the
-  head of every page and cut the theme's icon fonts to the icons the site uses.
+  head of every page (its scripts fetched once it has painted) and cut the theme's
+  icon fonts to the icons the site uses.
 
 The site's own stylesheet and script (``tools/site/``, copied to
 ``vendor/probdr-site/`` and loaded on every page) and the post-processing of
@@ -300,30 +301,37 @@ CDN_LINKS_DROPPED = [
 #: first click loads ``probdr-thebe.js`` (``tools/site/``, copied to ``vendor/probdr-site/``; its comments say
 #: what it does), every click calls ``probdrLiveCode.launch``. Nothing is loaded before the click; a launch script
 #: that does not load is reported in the button, and the next click tries again.
-THEBE_SETUP_JS = """window.addEventListener("load", function () {
-  if (typeof window.initThebe !== "function") return;
-  var urls = %s;
-  var loading = false;
+THEBE_SETUP_JS = """(function () {
+  var urls = %s, done = false;
   var say = function (text) {
     document.querySelectorAll(".thebe-launch-button").forEach(function (b) {
       b.textContent = text; b.setAttribute("role", "status"); b.classList.add("probdr-live-button");
     });
   };
-  window.initThebe = function () {
-    if (window.probdrLiveCode) { window.probdrLiveCode.launch(urls); return; }
-    if (loading) return;
-    loading = true;
-    say("Loading Live Code…");
-    var script = document.createElement("script");
-    script.src = new URL(urls.launcher, document.baseURI).href;
-    script.addEventListener("load", function () { loading = false; window.probdrLiveCode.launch(urls); });
-    script.addEventListener("error", function () {
-      loading = false; script.remove();
-      say("Could not load Live Code from this site. Click Live Code to try again.");
-    });
-    document.head.appendChild(script);
-  };
-});"""
+  function setup() {
+    if (done || typeof window.initThebe !== "function") return;
+    done = true;
+    var loading = false;
+    window.initThebe = function () {
+      if (window.probdrLiveCode) { window.probdrLiveCode.launch(urls); return; }
+      if (loading) return;
+      loading = true;
+      say("Loading Live Code…");
+      var script = document.createElement("script");
+      script.src = new URL(urls.launcher, document.baseURI).href;
+      script.addEventListener("load", function () { loading = false; window.probdrLiveCode.launch(urls); });
+      script.addEventListener("error", function () {
+        loading = false; script.remove();
+        say("Could not load Live Code from this site. Click Live Code to try again.");
+      });
+      document.head.appendChild(script);
+    };
+  }
+  // sphinx-thebe.js has run by the window's load or, where the page fetches its scripts once it has painted, by the
+  // event that says they have all run (SCRIPTS_READY_EVENT of tools/site_speed.py)
+  window.addEventListener("load", setup);
+  document.addEventListener("%s", setup);
+})();"""
 
 
 def _tool(name: str):
@@ -426,7 +434,8 @@ def _rewrite(app: Sphinx, pagename, templatename, context, doctree) -> None:
                         "marked": MARKED, "mathjax": str(app.config.mathjax_path)}
                 setup = {k: context["pathto"](v, resource=True) for k, v in urls.items()}
                 setup["notebook"] = f"{Path(pagename).name}.ipynb"  # the chapter's own kernel session
-                kept.append(_JavaScript("", priority=asset.priority, body=THEBE_SETUP_JS % json.dumps(setup)))
+                kept.append(_JavaScript("", priority=asset.priority, body=THEBE_SETUP_JS % (
+                    json.dumps(setup), _tool("site_speed").SCRIPTS_READY_EVENT)))
                 used.update(urls.values())
         files[:] = kept
     if isinstance(body_html, str) and LIVE_MARKER in body_html:

@@ -83,11 +83,14 @@ LIVE_DRAWN_JS = """() => Array.from(document.querySelectorAll('div.probdr-live')
 #: The page has loaded what the layout depends on: the document and its fonts, every formula typeset (each span.math
 #: or div.math holds its mjx-container: typeset when the book was built, or by MathJax for maths that came later),
 #: every image loaded but those that load lazily and are out of view, and probdr-site.js has done what it does once
-#: the page has painted (the figures' cues, skip links, Tab stops of what scrolls: data-probdr-site="ready").
+#: the page has painted (the figures' cues, skip links, Tab stops of what scrolls: data-probdr-site="ready"), after
+#: every other script the page fetches once it has painted (data-probdr-scripts="ready"; the search page's load at
+#: once).
 LOADED_JS = """() => {
   const inView = (el) => { const r = el.getBoundingClientRect(); return r.bottom >= 0 && r.top <= innerHeight; };
   return document.readyState === 'complete' && document.fonts.status === 'loaded'
     && document.documentElement.dataset.probdrSite === 'ready'
+    && (document.documentElement.dataset.probdrScripts === 'ready' || !document.getElementById('probdr-later'))
     && Array.from(document.querySelectorAll('span.math, div.math')).every((m) => m.querySelector('mjx-container'))
     && Array.from(document.images).every((im) => im.complete || (im.loading === 'lazy' && !inView(im)));
 }"""
@@ -95,6 +98,7 @@ LOADED_JS = """() => {
 #: What is not loaded yet (for the message of a wait that timed out).
 NOT_LOADED_JS = """() => ({readyState: document.readyState, fonts: document.fonts.status,
   site: document.documentElement.dataset.probdrSite || '(probdr-site.js not done)',
+  scripts: document.documentElement.dataset.probdrScripts || '(not every held script has run)',
   untypeset: Array.from(document.querySelectorAll('span.math, div.math')).filter((m) => !m.querySelector('mjx-container'))
     .map((m) => m.textContent.slice(0, 60)).slice(0, 5),
   images: Array.from(document.images).filter((im) => !im.complete).map((im) => im.currentSrc.slice(-60)).slice(0, 5),

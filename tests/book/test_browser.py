@@ -98,6 +98,9 @@ _SETTLE_JS = """async (timeoutMs) => {
   const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
   const waitFor = async (cond, what) => {
     while (!(await cond())) { if (Date.now() > until) { late.push(what); return; } await pause(); } };
+  // the page's scripts are fetched and run once it has painted (tools/site_speed.py, scripts_after_paint)
+  await waitFor(() => document.documentElement.dataset.probdrScripts === "ready" || !document.getElementById("probdr-later"),
+                "the page's scripts to run");
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   const views = () => Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'));
   const done = (s) => s.previousElementSibling && s.previousElementSibling.classList.contains("widget-subarea")
@@ -359,3 +362,60 @@ def test_screenshot_is_saved(visit, doc, rel):
     shot = visit(doc, rel)["screenshot"]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, shot
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What the first paint waits for (issue 44): the page's scripts are fetched once it has painted, and then work
+
+#: Added before any script of the page: what the page holds at its first animation frame (the frame of its first
+#: paint: a document's frames wait for its stylesheets), which is before the site's loader may fetch anything.
+_FIRST_FRAME_JS = """requestAnimationFrame(() => { window.__probdrFirstFrame = {
+  t: performance.now(), theme: document.documentElement.dataset.theme,
+  inserted: document.querySelectorAll('head > script[src]').length }; });"""
+
+_AFTER_SCRIPTS_JS = """() => {
+  const held = document.getElementById('probdr-later');
+  const urls = held ? Array.from(held.content.querySelectorAll('script')).map(
+    (s) => new URL(s.getAttribute('src'), document.baseURI).href) : [];
+  const fetched = performance.getEntriesByType('resource');
+  return {first: window.__probdrFirstFrame, held: urls,
+    starts: urls.map((u) => fetched.filter((e) => e.name === u).map((e) => e.startTime)),
+    liveCode: !!document.querySelector("button[onclick='initThebeSBT()']"),
+    siteLaunch: typeof window.initThebe === 'function' && String(window.initThebe).includes('probdrLiveCode'),
+    code: document.querySelectorAll('div.cell_input div.highlight pre').length,
+    copyButtons: document.querySelectorAll('div.cell_input button.copybtn').length,
+    mode: document.documentElement.dataset.mode};
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("doc, rel", PAGES, ids=IDS)
+def test_scripts_wait_for_the_first_paint_and_then_work(browser, server, doc, rel, scheme):
+    """At a phone's size, a first visit with the system in light or dark mode: the page is drawn in the system's
+    colours from its first frame, before any of its scripts is fetched; every held script is fetched once, after
+    that frame, and runs: copy buttons on the code cells, the book's own Live Code launch in place of
+    sphinx-thebe's, and the theme's colour switch."""
+    context = new_context(browser, viewport={"width": 412, "height": 823}, color_scheme=scheme)
+    context.add_init_script(_FIRST_FRAME_JS)
+    context.route("**/*", lambda r: r.continue_() if urlsplit(r.request.url).hostname in LOCAL_HOSTS else r.abort())
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/{rel}", wait_until="load")
+        page.wait_for_function("() => document.documentElement.dataset.probdrScripts === 'ready'"
+                               " && document.documentElement.dataset.probdrSite === 'ready' && window.__probdrFirstFrame")
+        seen = page.evaluate(_AFTER_SCRIPTS_JS)
+        first = seen["first"]
+        assert first["theme"] == scheme, f"{rel}: first frame drawn in the {first['theme']} theme, the system's is {scheme}"
+        assert first["inserted"] == 0, f"{rel}: scripts were in the page before its first frame"
+        assert len(seen["held"]) >= 10, f"{rel}: the page's scripts are not held for after the first paint"
+        late = [(u, s) for u, s in zip(seen["held"], seen["starts"]) if len(s) != 1 or s[0] < first["t"]]
+        assert not late, f"{rel}: scripts fetched before the first frame, or not once: {late}"
+        if seen["code"]:
+            assert seen["copyButtons"] == seen["code"], f"{rel}: {seen['copyButtons']} copy buttons, {seen['code']} cells"
+        if seen["liveCode"]:
+            assert seen["siteLaunch"], f"{rel}: Live Code would start sphinx-thebe's launch, not the book's"
+        assert seen["mode"] == "auto"
+        page.evaluate("() => document.querySelector('.theme-switch-button').click()")  # on a phone it is in a menu
+        page.wait_for_function("() => document.documentElement.dataset.mode !== 'auto'")
+    finally:
+        context.close()

@@ -107,21 +107,30 @@ def test_the_numbers_in_the_maths_are_read_from_its_tex(built_book):
 
 
 def test_no_page_blocks_its_first_paint_on_what_it_does_not_need(built_book):
-    """Issue 44: in the head of every page (the search page's own search scripts aside) every script is deferred or
-    asynchronous; documentation_options.js is written into the page; no script is preloaded; the theme's stylesheets
+    """Issue 44: in the head of every page (the search page's own search scripts aside) no script blocks, and every
+    script file waits for the first paint (probdr-site.js last, so that its "ready" means all have run);
+    documentation_options.js is written into the page; no script is preloaded; the theme's stylesheets
     come without the @import of theme.css; the search index and its scripts load on the search page only."""
     for rel in sitemap.site_pages(built_book):
         html = (built_book / rel).read_text(encoding="utf-8")
         if "</head>" not in html:
             continue  # index.html: a redirect to the first page
         head = html[:html.index("</head>")]
-        blocking = [m.group(0) for m in re.finditer(r"<script\b[^>]*\bsrc=[^>]*>", head)
+        held = re.search(r'<template id="probdr-later">(.*?)</template>', head, re.S)
+        blocking = [m.group(0) for m in re.finditer(r"<script\b[^>]*\bsrc=[^>]*>",
+                                                     head.replace(held.group(0), "") if held else head)
                     if not re.search(r"\b(defer|async)\b", m.group(0))]
         if rel == "search.html":
             assert all(re.search(r"searchtools|language_data|searchindex|_static/[\w/.-]+\.js", b) for b in blocking)
             assert "searchindex.js" in html
             continue
         assert not blocking, f"{rel}: scripts that block the first paint: {blocking}"
+        # every script file of the page waits, in a <template>, for the first paint (site_speed.scripts_after_paint)
+        assert held and "probdr-scripts" in head, f"{rel}: the page's scripts are not held for after the first paint"
+        outside = [t for t in re.findall(r"<script\b[^>]*\bsrc=[^>]*>", html.replace(held.group(0), ""))
+                   if re.search(r"\b(defer|async)\b", t)]
+        assert not outside, f"{rel}: deferred scripts fetched with the page: {outside}"
+        assert "probdr-site.js" in held.group(1).split("<script")[-1], f"{rel}: probdr-site.js is not the last script"
         assert "documentation_options.js" not in head and "const DOCUMENTATION_OPTIONS" in head, rel
         assert not re.search(r'<link rel="preload" as="script"', head), rel
         assert "searchindex.js" not in html and "searchtools.js" not in html, rel

@@ -158,6 +158,44 @@ def test_the_head_loses_what_the_first_paint_does_not_need():
     assert "searchindex.js" in kept and "theme.css" in kept
 
 
+def test_the_pages_scripts_wait_in_order_for_the_first_paint():
+    """Deferred and asynchronous scripts (head and end of body) move, in their order with probdr-site.js last and
+    without defer / async, into the held template, which the loader after it runs; inline scripts stay where they
+    were; a page without such scripts, or rewritten twice, is unchanged. The colour theme is resolved before the
+    paint as the theme resolves it, and the launch menu's logos are fetched at low priority."""
+    page = """<html><head>
+  <script data-cfasync="false">
+    document.documentElement.dataset.mode = localStorage.getItem("mode") || "auto";
+    document.documentElement.dataset.theme = localStorage.getItem("theme") || "auto";
+  </script>
+    <script defer="defer" src="../_static/doctools.js?v=1"></script>
+    <script>let toggleHintShow = 'Click to show';</script>
+    <script data-live-js="../vendor/live.js" defer="defer" src="../vendor/probdr-site/probdr-site.js?v=2"></script>
+    <script async="async" src="../_static/sphinx-thebe.js?v=3"></script>
+</head><body><img alt="Binder logo" src="../_static/images/logo_binder.svg">
+  <script defer src="../_static/scripts/bootstrap.js?digest=4"></script>
+<script src="../vendor/requirejs/require.js"></script>
+</body></html>"""
+    out = SPEED.rewrite_head(page, False, None, False)
+    held = re.search(r'<template id="probdr-later">(.*?)</template>', out, re.S).group(1)
+    srcs = re.findall(r'<script([^>]*)src="([^"]*)"', held)
+    assert [src for _, src in srcs] == ["../_static/doctools.js?v=1", "../_static/sphinx-thebe.js?v=3",
+                                       "../_static/scripts/bootstrap.js?digest=4",
+                                       "../vendor/probdr-site/probdr-site.js?v=2"]
+    assert not [a for a, _ in srcs if re.search(r"\b(defer|async)\b", a)]
+    assert 'data-live-js="../vendor/live.js"' in held  # the attributes a script reads from its own element
+    assert out.index("</template>") < out.index(SPEED.SCRIPTS_READY_EVENT) < out.index("</head>")
+    assert out.index("let toggleHintShow") < out.index("</head>") and "require.js" in out.split("</template>")[1]
+    assert len(re.findall(r"<script\b[^>]*\bsrc=", out.replace(held, ""))) == 1  # require.js: not deferred, kept
+    assert 'matchMedia("(prefers-color-scheme: dark)")' in out and '|| "auto";' not in out.split("dataset.mode")[2]
+    assert '<img alt="Binder logo" fetchpriority="low" src="../_static/images/logo_binder.svg">' in out
+    assert SPEED.rewrite_head(out, False, None, False) == out
+    bare = "<html><head><title>x</title></head><body></body></html>"
+    assert SPEED.rewrite_head(bare, False, None, False) == bare
+    search = SPEED.rewrite_head(page, True, None, False)  # the search page's scripts stay as they are
+    assert "probdr-later" not in search and 'defer="defer" src="../_static/doctools.js' in search
+
+
 def test_a_scrub_figures_frames_become_files_it_loads_when_shown(tmp_path, monkeypatch):
     import base64
     from io import BytesIO
