@@ -206,9 +206,13 @@ def before_site(commit: str) -> Path:
     return site
 
 
+#: What a page that one of the two sites does not have shows in the tables.
+NEW_PAGE = "not in this site"
+
+
 def fmt(r: dict | None, key: str) -> str:
     if not r or "error" in r:
-        return "error" if r else "-"
+        return "-" if not r or r["error"] == NEW_PAGE else "error"
     v = r[key]
     return {"performance": f"{v:.2f}", "accessibility": f"{v:.2f}", "lcp_s": f"{v:.1f} s",
             "tbt_ms": f"{v:,.0f} ms", "kib": f"{v:,.0f}"}[key]
@@ -255,7 +259,10 @@ def main(argv=None) -> int:
             for page in pages:
                 runs[page] = {"before": [], "after": []}
                 for _ in range(args.runs):  # before and after in turn, so that both meet the same load
-                    for name, url in (("before", b_url), ("after", a_url)):
+                    for name, url, site in (("before", b_url, before), ("after", a_url, args.after)):
+                        if not (site / page).is_file():  # a page that the site before did not have yet
+                            runs[page][name].append({kind: {"error": NEW_PAGE} for kind in ("standard", "calibrated")})
+                            continue
                         runs[page][name].append(audit(f"{url}/{page}", chrome, Path(tmp)))
                 b, a = (median_run(runs[page][n], "standard") for n in ("before", "after"))
                 print(f"  {page}: {fmt(b, 'performance')} -> {fmt(a, 'performance')}", flush=True)
@@ -280,7 +287,9 @@ def main(argv=None) -> int:
         print(f"Lighthouse: {w}")
     for page, r in results["standard"].items():
         for name, s in r.items():
-            if "error" in s:
+            if "error" in s and s["error"] == NEW_PAGE:
+                print(f"{page} ({name}): {NEW_PAGE}")
+            elif "error" in s:
                 print(f"{page} ({name}): Lighthouse failed: {s['error']}")
             elif s["failed_a11y"]:
                 print(f"{page} ({name}): accessibility audits failed: {', '.join(s['failed_a11y'])}")
