@@ -21,8 +21,9 @@ every page). What they do, and why:
   view (and the others once its first frame is there) instead of with the page.
 - **Icons without two icon fonts** (:func:`subset_icons`): the theme draws its header icons with Font Awesome's
   solid and brands fonts (274 KiB of woff2, on the critical path of every page). The fonts are cut to the glyphs the
-  site names (every ``fa-*`` class in its pages and scripts) and the theme's stylesheet keeps only those icons'
-  rules; the icons are the same glyphs of the same fonts.
+  site names (every ``fa-*`` class in its pages and scripts), a few KB, and written into the theme's stylesheet,
+  which keeps only those icons' rules: no font request waits on the stylesheet before the first paint, and the icons
+  are the same glyphs of the same fonts.
 - **The first screens first** (:func:`mark_far_blocks`): paragraphs, display formulas and code cells past a page's
   first screens get a class for which probdr-site.css sets ``content-visibility: auto``, so that opening a chapter of
   hundreds of formulas lays out and paints what the reader sees, and the rest as the reader comes near it.
@@ -430,8 +431,12 @@ def icon_names(outdir: Path) -> set[str]:
 def subset_icons(outdir: Path) -> dict:
     """Cut the theme's Font Awesome fonts to the icons the site uses and its stylesheet to their rules.
 
-    Writes ``<font>.subset.woff`` next to each font and rewrites the theme's stylesheet (in the built site only) to
-    load them; returns what it kept. Does nothing (returns ``{}``) if the theme's files are not where it expects."""
+    Rewrites the theme's stylesheet (in the built site only) with each cut font in it as a ``data:`` URL (a few KB:
+    a font file would be one more request after the stylesheet, on the way of the first paint, for the header's
+    icons); returns what it kept. Does nothing (returns ``{}``) if the theme's files are not where it expects."""
+    import base64
+    import io
+
     from fontTools import subset
 
     css_path = outdir / FA_CSS
@@ -452,7 +457,7 @@ def subset_icons(outdir: Path) -> dict:
         return m.group(0)
 
     trimmed = _FA_RULE.sub(rule, css)
-    sizes = {}
+    sizes, fonts = {}, {}
     for font in FA_FONTS:
         options = subset.Options()
         options.flavor = "woff"
@@ -461,11 +466,13 @@ def subset_icons(outdir: Path) -> dict:
         sub = subset.Subsetter(options)
         sub.populate(unicodes=sorted(codepoints))
         sub.subset(font_obj)
-        target = outdir / FA_DIR / f"{font}.subset.woff"
-        subset.save_font(font_obj, str(target), options)
-        sizes[font] = target.stat().st_size
-    trimmed, n = _FA_SRC.subn(lambda m: f'src:url(../vendor/fontawesome/webfonts/{m.group(1)}.subset.woff) '
-                                        'format("woff")', trimmed)
+        buffer = io.BytesIO()
+        subset.save_font(font_obj, buffer, options)
+        fonts[font] = buffer.getvalue()
+        sizes[font] = len(fonts[font])
+        (outdir / FA_DIR / f"{font}.subset.woff").unlink(missing_ok=True)  # a file of an earlier build's
+    trimmed, n = _FA_SRC.subn(lambda m: "src:url(data:font/woff;base64," + base64.b64encode(fonts[m.group(1)]).decode()
+                                        + ') format("woff")', trimmed)
     if n < 2:
         raise SiteError(f"{FA_CSS}: found {n} Font Awesome @font-face rules to point at the cut fonts (expected 2 "
                         "or 3); has the theme changed?")

@@ -138,15 +138,29 @@ def test_no_page_blocks_its_first_paint_on_what_it_does_not_need(built_book):
 
 
 def test_the_icon_fonts_hold_only_the_sites_icons(built_book):
-    """The theme's Font Awesome fonts (274 KiB of woff2) are cut to the icons the site names, and its stylesheet
-    points at the cut fonts and keeps only those icons' rules; every icon a page names keeps its rule."""
+    """The theme's Font Awesome fonts (274 KiB of woff2) are cut to the icons the site names and written into its
+    stylesheet (no font file is fetched after it), which keeps only those icons' rules; every icon a page names keeps
+    its rule, and every glyph a kept rule draws is in the cut font of its family."""
+    import base64
+    import io
+
+    from fontTools.ttLib import TTFont
+
     speed = tool("site_speed")
     css = (built_book / speed.FA_CSS).read_text(encoding="utf-8")
     assert "fa-solid-900.woff2" not in css and "fa-brands-400.woff2" not in css
-    for font in speed.FA_FONTS:
-        cut = built_book / speed.FA_DIR / f"{font}.subset.woff"
-        assert cut.is_file() and cut.stat().st_size < 20_000, cut
-        assert f"{font}.subset.woff" in css
+    assert not re.search(r"url\([^)]*webfonts/fa-", css), "the stylesheet still fetches Font Awesome's font files"
+    faces = re.findall(r"@font-face\{[^}]*font-family:Font Awesome\\? 6 (\w+)[^}]*font-weight:(\d+)[^}]*"
+                       r"src:url\(data:font/woff;base64,([A-Za-z0-9+/=]+)\)", css)
+    assert {(family, weight) for family, weight, _ in faces} >= {("Free", "900"), ("Brands", "400")}, faces
+    cmaps = {}
+    for family, weight, data in faces:
+        raw = base64.b64decode(data)
+        assert len(raw) < 20_000, (family, weight, len(raw))
+        cmaps[(family, weight)] = set(TTFont(io.BytesIO(raw)).getBestCmap())
+    drawn = {int(m.group(1), 16) for m in re.finditer(r'\.fa-[a-z0-9-]+:before\{content:"\\([0-9a-fA-F]+)"\}', css)}
+    assert drawn and drawn <= cmaps[("Free", "900")] | cmaps[("Brands", "400")], sorted(
+        drawn - cmaps[("Free", "900")] - cmaps[("Brands", "400")])
     rules = set(re.findall(r"\.(fa-[a-z0-9-]+):before", css))
     named = set()
     for rel in sitemap.site_pages(built_book):
