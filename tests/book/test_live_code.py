@@ -49,6 +49,8 @@ import pytest
 
 from tests.chromium import chromium_path, free_port, require, wait_stable, wait_until
 
+from .screens import SCRIPTS_RAN_JS
+
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,6 +199,8 @@ def _open(browser, servers, path: str):
     p.on("console", lambda m: p.console_errors.append(m.text) if m.type == "error" else None)
     p.set_default_timeout(CELL_TIMEOUT_S * 1000)
     p.goto(f"{site}/{path}")
+    # the page's scripts (copy buttons, the launch menu, the book's Live Code launch) run once it has painted
+    p.wait_for_function(SCRIPTS_RAN_JS)
     return p
 
 
