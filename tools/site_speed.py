@@ -540,8 +540,7 @@ LATER_LOADER_JS = """(function () {
       doc.documentElement.dataset.probdrScripts = "ready";
       doc.dispatchEvent(new Event("%(event)s"));
     };
-    left = scripts.length || 1;
-    if (!scripts.length) settled();
+    left = scripts.length + 1;  // each script once it has run or failed, and this function once all are in
     scripts.forEach(function (inert) {
       var script = doc.createElement("script");
       Array.prototype.forEach.call(inert.attributes, function (a) { script.setAttribute(a.name, a.value); });
@@ -550,6 +549,7 @@ LATER_LOADER_JS = """(function () {
       script.addEventListener("error", settled);
       doc.head.appendChild(script);
     });
+    settled();
   }
   function afterPaint() {
     if (doc.visibilityState === "hidden") run();
@@ -575,14 +575,8 @@ def scripts_after_paint(html: str) -> str:
     tags.sort(key=lambda t: "probdr-site.js" in t)
     block = (f'<template id="{LATER_ID}">' + "".join(tags) + "</template>\n"
              f"<script>{LATER_LOADER_JS}</script>\n")
-    out, pos = [], 0
-    for k, m in enumerate(found):
-        out.append(html[pos:m.start()])
-        if k == 0:
-            out.append(block)
-        pos = m.end()
-    out.append(html[pos:])
-    return "".join(out)
+    start = found[0].start()  # the held scripts and their loader where the first of them was
+    return html[:start] + block + LATER_SCRIPT.sub("", html[start:])
 
 
 #: The logos of the launch menu (Binder, Colab): hidden until the reader opens the menu, but fetched with the page at

@@ -80,17 +80,20 @@ def open_page(ctx, url: str, live: bool = True):
 LIVE_DRAWN_JS = """() => Array.from(document.querySelectorAll('div.probdr-live')).every(
   (d) => d.classList.contains('probdr-live-ready') && d.getAttribute('aria-busy') !== 'true')"""
 
+#: Every script the page holds until it has painted has run (tools/site_speed.py, scripts_after_paint; the search
+#: page holds none: its scripts load at once).
+SCRIPTS_RAN_JS = "(document.documentElement.dataset.probdrScripts === 'ready' || !document.getElementById('probdr-later'))"
+
 #: The page has loaded what the layout depends on: the document and its fonts, every formula typeset (each span.math
 #: or div.math holds its mjx-container: typeset when the book was built, or by MathJax for maths that came later),
 #: every image loaded but those that load lazily and are out of view, and probdr-site.js has done what it does once
 #: the page has painted (the figures' cues, skip links, Tab stops of what scrolls: data-probdr-site="ready"), after
-#: every other script the page fetches once it has painted (data-probdr-scripts="ready"; the search page's load at
-#: once).
+#: every other script the page holds until then (:data:`SCRIPTS_RAN_JS`).
 LOADED_JS = """() => {
   const inView = (el) => { const r = el.getBoundingClientRect(); return r.bottom >= 0 && r.top <= innerHeight; };
   return document.readyState === 'complete' && document.fonts.status === 'loaded'
     && document.documentElement.dataset.probdrSite === 'ready'
-    && (document.documentElement.dataset.probdrScripts === 'ready' || !document.getElementById('probdr-later'))
+    && """ + SCRIPTS_RAN_JS + """
     && Array.from(document.querySelectorAll('span.math, div.math')).every((m) => m.querySelector('mjx-container'))
     && Array.from(document.images).every((im) => im.complete || (im.loading === 'lazy' && !inView(im)));
 }"""

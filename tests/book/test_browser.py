@@ -27,7 +27,7 @@ import pytest
 from tests.chromium import chromium_path, require
 
 from .conftest import ROOT, toc_pages
-from .screens import ALL_DRAWN_CSS, LOCAL_HOSTS, PAGE_TIMEOUT_S, new_context
+from .screens import ALL_DRAWN_CSS, LOCAL_HOSTS, PAGE_TIMEOUT_S, SCRIPTS_RAN_JS, new_context
 
 pytestmark = [pytest.mark.book, pytest.mark.browser]
 
@@ -99,8 +99,7 @@ _SETTLE_JS = """async (timeoutMs) => {
   const waitFor = async (cond, what) => {
     while (!(await cond())) { if (Date.now() > until) { late.push(what); return; } await pause(); } };
   // the page's scripts are fetched and run once it has painted (tools/site_speed.py, scripts_after_paint)
-  await waitFor(() => document.documentElement.dataset.probdrScripts === "ready" || !document.getElementById("probdr-later"),
-                "the page's scripts to run");
+  await waitFor(() => """ + SCRIPTS_RAN_JS + """, "the page's scripts to run");
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   const views = () => Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'));
   const done = (s) => s.previousElementSibling && s.previousElementSibling.classList.contains("widget-subarea")

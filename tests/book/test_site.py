@@ -111,12 +111,13 @@ def test_no_page_blocks_its_first_paint_on_what_it_does_not_need(built_book):
     script file waits for the first paint (probdr-site.js last, so that its "ready" means all have run);
     documentation_options.js is written into the page; no script is preloaded; the theme's stylesheets
     come without the @import of theme.css; the search index and its scripts load on the search page only."""
+    speed = tool("site_speed")
     for rel in sitemap.site_pages(built_book):
         html = (built_book / rel).read_text(encoding="utf-8")
         if "</head>" not in html:
             continue  # index.html: a redirect to the first page
         head = html[:html.index("</head>")]
-        held = re.search(r'<template id="probdr-later">(.*?)</template>', head, re.S)
+        held = re.search(rf'<template id="{speed.LATER_ID}">(.*?)</template>', head, re.S)
         blocking = [m.group(0) for m in re.finditer(r"<script\b[^>]*\bsrc=[^>]*>",
                                                      head.replace(held.group(0), "") if held else head)
                     if not re.search(r"\b(defer|async)\b", m.group(0))]
@@ -126,7 +127,7 @@ def test_no_page_blocks_its_first_paint_on_what_it_does_not_need(built_book):
             continue
         assert not blocking, f"{rel}: scripts that block the first paint: {blocking}"
         # every script file of the page waits, in a <template>, for the first paint (site_speed.scripts_after_paint)
-        assert held and "probdr-scripts" in head, f"{rel}: the page's scripts are not held for after the first paint"
+        assert held and speed.SCRIPTS_READY_EVENT in head, f"{rel}: the page's scripts are not held for after the first paint"
         outside = [t for t in re.findall(r"<script\b[^>]*\bsrc=[^>]*>", html.replace(held.group(0), ""))
                    if re.search(r"\b(defer|async)\b", t)]
         assert not outside, f"{rel}: deferred scripts fetched with the page: {outside}"

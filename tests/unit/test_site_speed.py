@@ -177,7 +177,7 @@ def test_the_pages_scripts_wait_in_order_for_the_first_paint():
 <script src="../vendor/requirejs/require.js"></script>
 </body></html>"""
     out = SPEED.rewrite_head(page, False, None, False)
-    held = re.search(r'<template id="probdr-later">(.*?)</template>', out, re.S).group(1)
+    held = re.search(rf'<template id="{SPEED.LATER_ID}">(.*?)</template>', out, re.S).group(1)
     srcs = re.findall(r'<script([^>]*)src="([^"]*)"', held)
     assert [src for _, src in srcs] == ["../_static/doctools.js?v=1", "../_static/sphinx-thebe.js?v=3",
                                        "../_static/scripts/bootstrap.js?digest=4",
@@ -193,7 +193,7 @@ def test_the_pages_scripts_wait_in_order_for_the_first_paint():
     bare = "<html><head><title>x</title></head><body></body></html>"
     assert SPEED.rewrite_head(bare, False, None, False) == bare
     search = SPEED.rewrite_head(page, True, None, False)  # the search page's scripts stay as they are
-    assert "probdr-later" not in search and 'defer="defer" src="../_static/doctools.js' in search
+    assert SPEED.LATER_ID not in search and 'defer="defer" src="../_static/doctools.js' in search
 
 
 def test_a_scrub_figures_frames_become_files_it_loads_when_shown(tmp_path, monkeypatch):
